@@ -1,0 +1,19 @@
+/*
+ * The CPU references of the cases, declared here so that tests/ can check
+ * each one against known answers on a machine with no GPU: a wrong
+ * reference must not be able to make a wrong kernel pass.
+ */
+#ifndef CUPROOF_CASES_REFERENCES_H
+#define CUPROOF_CASES_REFERENCES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* vector-add: c[i] = a[i] + b[i] in float arithmetic. */
+void cp_ref_vector_add(const float *a, const float *b, float *c, size_t n);
+
+/* multi-kernel: what mult_ker does to one element: 50 times, x * 2.0 then
+ * / 2.0, each in double and stored back as float. */
+float cp_ref_mult(float x);
+
+#endif

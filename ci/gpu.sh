@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The one script for a GPU machine: configure, build, run the GPU tests,
+# then every case in the full profile, writing reports and traces.
+#
+#   ci/gpu.sh [OUT_DIR]          (default: gpu-out)
+#
+# On an offline machine, stage the libraries first (../shared/tools/gpu-deps.sh
+# writes .gpu-deps/); this script sources .gpu-deps/env.sh when it exists.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mkdir -p "${1:-$root/gpu-out}" && cd "${1:-$root/gpu-out}" && pwd)
+cd "$root"
+if [ -f .gpu-deps/env.sh ]; then
+    # shellcheck disable=SC1091
+    source .gpu-deps/env.sh
+fi
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/nvidia-smi.txt"
+cmake --preset default
+cmake --build --preset default
+
+# A GPU machine must run the GPU tests, not skip them.
+export CUPROOF_REQUIRE_GPU=1
+ctest --test-dir build/default -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log"
+
+./build/default/cuproof run --profile full --out "$out/full" 2>&1 | tee "$out/run-full.log"

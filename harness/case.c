@@ -1,0 +1,263 @@
+/* The registry and the functions cases call. */
+#include "case.h"
+
+#include "nvtx.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CASES 128
+
+static struct {
+    const cp_case_def *defs[MAX_CASES];
+    char names[MAX_CASES][64];
+    size_t n;
+    bool sorted;
+} reg;
+
+void cp_registry_add(const cp_case_def *def)
+{
+    /* Called from constructors before main: no CUDA, no allocation. */
+    if (reg.n == MAX_CASES) {
+        fprintf(stderr, "cuproof: more than %d cases registered; '%s' ignored\n", MAX_CASES,
+                def->id);
+        return;
+    }
+    size_t i = reg.n++;
+    reg.defs[i] = def;
+    snprintf(reg.names[i], sizeof reg.names[i], "%s", def->id);
+    for (char *p = reg.names[i]; *p; p++)
+        if (*p == '_')
+            *p = '-';
+    reg.sorted = false;
+}
+
+static void sort_registry(void)
+{
+    if (reg.sorted)
+        return;
+    /* Insertion sort: a few dozen cases, sorted once. */
+    for (size_t i = 1; i < reg.n; i++) {
+        for (size_t j = i; j > 0 && strcmp(reg.names[j - 1], reg.names[j]) > 0; j--) {
+            const cp_case_def *d = reg.defs[j];
+            char name[64];
+            memcpy(name, reg.names[j], sizeof name);
+            reg.defs[j] = reg.defs[j - 1];
+            memcpy(reg.names[j], reg.names[j - 1], sizeof name);
+            reg.defs[j - 1] = d;
+            memcpy(reg.names[j - 1], name, sizeof name);
+        }
+    }
+    reg.sorted = true;
+}
+
+size_t cp_registry_count(void)
+{
+    return reg.n;
+}
+
+const cp_case_def *cp_registry_at(size_t i)
+{
+    sort_registry();
+    return i < reg.n ? reg.defs[i] : NULL;
+}
+
+const char *cp_case_name(const cp_case_def *def)
+{
+    for (size_t i = 0; i < reg.n; i++)
+        if (reg.defs[i] == def)
+            return reg.names[i];
+    return def->id;
+}
+
+const cp_case_def *cp_registry_find(const char *name)
+{
+    for (size_t i = 0; name && i < reg.n; i++)
+        if (strcmp(reg.names[i], name) == 0)
+            return reg.defs[i];
+    return NULL;
+}
+
+int cp_skip(cp_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->result->skip_reason, sizeof ctx->result->skip_reason, fmt, ap);
+    va_end(ap);
+    return CP_ESKIP;
+}
+
+static cp_check_result *new_check(cp_ctx *ctx, const char *name, const char *expected)
+{
+    cp_case_result *r = ctx->result;
+    if (r->nchecks == CP_MAX_CHECKS) {
+        /* Overflowing the table must not pass silently: fail the case. */
+        r->status = CP_STATUS_FAILED;
+        snprintf(r->error, sizeof r->error, "more than %d checks; '%s' was not recorded",
+                 CP_MAX_CHECKS, name);
+        return NULL;
+    }
+    cp_check_result *c = &r->checks[r->nchecks++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    snprintf(c->expected, sizeof c->expected, "%s", expected);
+    return c;
+}
+
+void cp_check(cp_ctx *ctx, const char *name, bool ok, const char *expected, const char *measured,
+              ...)
+{
+    cp_check_result *c = new_check(ctx, name, expected);
+    if (!c)
+        return;
+    c->status = ok ? CP_CHECK_PASSED : CP_CHECK_FAILED;
+    va_list ap;
+    va_start(ap, measured);
+    vsnprintf(c->measured, sizeof c->measured, measured, ap);
+    va_end(ap);
+}
+
+void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
+                    const char *expected, const char *measured, ...)
+{
+    const cp_variant_result *v = cp_variant_result_get(ctx, variant);
+    cp_check_result *c = new_check(ctx, name, expected);
+    if (!c)
+        return;
+    if (!v || !v->traced) {
+        c->status = CP_CHECK_SKIPPED;
+        snprintf(c->skip_reason, sizeof c->skip_reason, "variant '%s' %s%s", variant,
+                 v ? "ran untraced: " : "did not run",
+                 v ? v->untraced_reason : "");
+        snprintf(c->measured, sizeof c->measured, "not measured");
+        return;
+    }
+    c->status = ok ? CP_CHECK_PASSED : CP_CHECK_FAILED;
+    va_list ap;
+    va_start(ap, measured);
+    vsnprintf(c->measured, sizeof c->measured, measured, ap);
+    va_end(ap);
+}
+
+const cp_variant_result *cp_variant_result_get(const cp_ctx *ctx, const char *variant)
+{
+    for (size_t i = 0; i < ctx->result->nvariants; i++)
+        if (strcmp(ctx->result->variants[i].name, variant) == 0 && ctx->result->variants[i].ran)
+            return &ctx->result->variants[i];
+    return NULL;
+}
+
+double cp_variant_median_ms(const cp_ctx *ctx, const char *variant)
+{
+    const cp_variant_result *v = cp_variant_result_get(ctx, variant);
+    return v && v->timing.runs > 0 ? v->timing.median_ms : -1.0;
+}
+
+void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char *claimed,
+                  const char *measured, cp_verdict verdict, const char *reason, ...)
+{
+    cp_case_result *r = ctx->result;
+    if (r->nclaims == CP_MAX_CLAIMS)
+        return;
+    cp_claim_result *c = &r->claims[r->nclaims++];
+    snprintf(c->text, sizeof c->text, "%s", text);
+    snprintf(c->source, sizeof c->source, "%s", source);
+    snprintf(c->claimed, sizeof c->claimed, "%s", claimed);
+    snprintf(c->measured, sizeof c->measured, "%s", measured);
+    c->verdict = verdict;
+    va_list ap;
+    va_start(ap, reason);
+    vsnprintf(c->reason, sizeof c->reason, reason, ap);
+    va_end(ap);
+}
+
+void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit)
+{
+    cp_case_result *r = ctx->result;
+    if (r->nfigures == CP_MAX_FIGURES)
+        return;
+    cp_figure *f = &r->figures[r->nfigures++];
+    snprintf(f->name, sizeof f->name, "%s", name);
+    snprintf(f->unit, sizeof f->unit, "%s", unit);
+    f->value = value;
+}
+
+void cp_phase_begin(cp_ctx *ctx, const char *phase)
+{
+    (void)ctx;
+    cp_nvtx_push("%s", phase);
+}
+
+void cp_phase_end(cp_ctx *ctx)
+{
+    (void)ctx;
+    cp_nvtx_pop();
+}
+
+uint64_t cp_count_bit_mismatches(const float *got, const float *want, size_t n)
+{
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += memcmp(&got[i], &want[i], sizeof got[i]) != 0;
+    return bad;
+}
+
+uint32_t cp_rand_next(uint32_t *state)
+{
+    uint32_t x = *state ? *state : 0x9e3779b9u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *state = x;
+}
+
+float cp_rand_float(uint32_t *state, float lo, float hi)
+{
+    /* 24 random bits give every float step in [0, 1). */
+    float u = (float)(cp_rand_next(state) >> 8) * (1.0f / 16777216.0f);
+    return lo + (hi - lo) * u;
+}
+
+static const char *const status_names[] = {"passed", "failed", "skipped"};
+static const char *const verdict_names[] = {"confirmed", "refuted", "not measured"};
+
+const char *cp_status_name(cp_status s)
+{
+    return (unsigned)s < 3 ? status_names[s] : "unknown";
+}
+
+const char *cp_check_status_name(cp_check_status s)
+{
+    return cp_status_name((cp_status)s);
+}
+
+const char *cp_verdict_name(cp_verdict v)
+{
+    return (unsigned)v < 3 ? verdict_names[v] : "unknown";
+}
+
+int cp_status_from_name(const char *s)
+{
+    for (int i = 0; s && i < 3; i++)
+        if (strcmp(s, status_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int cp_verdict_from_name(const char *s)
+{
+    for (int i = 0; s && i < 3; i++)
+        if (strcmp(s, verdict_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+void cp_case_result_free(cp_case_result *r)
+{
+    for (size_t i = 0; i < r->nvariants; i++) {
+        cp_trace_free(&r->variants[i].trace);
+        cp_metrics_free(&r->variants[i].metrics);
+    }
+}

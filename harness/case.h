@@ -1,0 +1,127 @@
+/*
+ * The case contract. A case is one file under cases/ that ends in one
+ * self-registering declaration:
+ *
+ *   CUPROOF_CASE(multi_kernel,
+ *       .title    = "200 kernels on 200 streams",
+ *       .source   = "seed 000 §3.3.1, 001, 002",
+ *       .variants = { "sync", "streams-pageable", "streams-pinned" },
+ *       .setup = setup, .prepare = prepare, .run = run, .verify = verify,
+ *       .checks = checks, .claims = claims, .teardown = teardown);
+ *
+ * The case's name is its identifier with '_' written as '-'
+ * ("multi-kernel"). Registration happens at load time and never touches
+ * CUDA; devices are opened in main. The runner drives the callbacks:
+ *
+ *   setup once -> per variant: { warm-up, N timed runs, one traced run },
+ *   each run being prepare (untimed: poison outputs) -> run (timed) ->
+ *   verify (untimed) -> checks and claims over all variants -> teardown.
+ *
+ * Every callback returns 0 or a negative code from error.h; CP_ESKIP (from
+ * cp_skip) means the case cannot run here and says why.
+ */
+#ifndef CUPROOF_CASE_H
+#define CUPROOF_CASE_H
+
+#include "error.h"
+#include "result.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum { CP_PROFILE_CI = 0, CP_PROFILE_FULL } cp_profile;
+
+typedef struct cp_variant {
+    const char *name;
+    int index;
+} cp_variant;
+
+typedef struct cp_ctx cp_ctx;
+
+typedef struct cp_case_def {
+    const char *id; /* set by CUPROOF_CASE */
+    const char *title;
+    const char *source;
+    const char *variants[CP_MAX_VARIANTS]; /* the first NULL ends the list */
+    /* A case that needs no GPU (the harness's own self-tests). */
+    bool cpu_only;
+    int (*setup)(cp_ctx *ctx);
+    int (*prepare)(cp_ctx *ctx, const cp_variant *v);
+    int (*run)(cp_ctx *ctx, const cp_variant *v);
+    /* Compares the output with the CPU reference: stores the number of
+     * mismatching elements and the number compared. */
+    int (*verify)(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements);
+    int (*checks)(cp_ctx *ctx);
+    int (*claims)(cp_ctx *ctx);
+    void (*teardown)(cp_ctx *ctx);
+} cp_case_def;
+
+struct cp_ctx {
+    const cp_case_def *def;
+    cp_profile profile;
+    const cp_env *env;
+    void *state; /* the case's own, set in setup and freed in teardown */
+    cp_case_result *result;
+};
+
+void cp_registry_add(const cp_case_def *def);
+
+#define CUPROOF_CASE(ident, ...)                                              \
+    static const cp_case_def cp_case_def_##ident = {.id = #ident, __VA_ARGS__}; \
+    __attribute__((constructor)) static void cp_case_register_##ident(void)   \
+    {                                                                         \
+        cp_registry_add(&cp_case_def_##ident);                                \
+    }
+
+/* The registry, in name order. */
+size_t cp_registry_count(void);
+const cp_case_def *cp_registry_at(size_t i);
+const cp_case_def *cp_registry_find(const char *name); /* NULL when unknown */
+const char *cp_case_name(const cp_case_def *def);
+
+/* ---- what a case calls ---- */
+
+/* Records why the case cannot run here; returns CP_ESKIP to pass on. */
+int cp_skip(cp_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Adds an asserted check; `measured` is a printf format. */
+void cp_check(cp_ctx *ctx, const char *name, bool ok, const char *expected, const char *measured,
+              ...) __attribute__((format(printf, 5, 6)));
+
+/* Adds a check that reads the trace of `variant`: when that variant ran
+ * untraced the check is recorded as skipped with the reason, never passed. */
+void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
+                    const char *expected, const char *measured, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* The result of a variant that has run, or NULL. */
+const cp_variant_result *cp_variant_result_get(const cp_ctx *ctx, const char *variant);
+
+/* Median time of a variant in ms, or -1 when it did not run. */
+double cp_variant_median_ms(const cp_ctx *ctx, const char *variant);
+
+/* Adds a claim: the source's sentence, where it is from, the value it
+ * claims, the measured value and the verdict; `reason` is a printf format
+ * that explains the verdict. */
+void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char *claimed,
+                  const char *measured, cp_verdict verdict, const char *reason, ...)
+    __attribute__((format(printf, 7, 8)));
+
+/* A named figure of the case (shown on the progress line and in reports). */
+void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit);
+
+/* NVTX phases inside a run (copy-in, compute, copy-out): one open at a time. */
+void cp_phase_begin(cp_ctx *ctx, const char *phase);
+void cp_phase_end(cp_ctx *ctx);
+
+/* Counts elements whose bit patterns differ (NaN payloads included), so a
+ * poisoned element never compares equal by accident. */
+uint64_t cp_count_bit_mismatches(const float *got, const float *want, size_t n);
+
+/* Deterministic inputs: a xorshift generator, so CPU and GPU see the same
+ * data on every machine. */
+uint32_t cp_rand_next(uint32_t *state);
+/* Uniform float in [lo, hi). */
+float cp_rand_float(uint32_t *state, float lo, float hi);
+
+#endif

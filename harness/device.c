@@ -1,0 +1,83 @@
+#include "device.h"
+
+#include "error.h"
+
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cp_parse_resource_gpus(const char *value, int *device)
+{
+    if (!value || !*value)
+        return cp_failf(CP_EINVAL, "CTEST_RESOURCE_GROUP_0_GPUS is empty");
+    /* ctest writes "id:<id>,slots:<n>"; several allocations are joined by
+     * ';' and a case that needs one GPU takes the first. */
+    const char *id = strstr(value, "id:");
+    if (!id || (id != value && id[-1] != ',' && id[-1] != ';'))
+        return cp_failf(CP_EINVAL, "CTEST_RESOURCE_GROUP_0_GPUS='%s' has no 'id:' field", value);
+    id += 3;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(id, &end, 10);
+    if (end == id || errno || v < 0 || v > INT_MAX || (*end && *end != ',' && *end != ';'))
+        return cp_failf(CP_EINVAL,
+                        "CTEST_RESOURCE_GROUP_0_GPUS='%s': the id is not a non-negative integer",
+                        value);
+    *device = (int)v;
+    return 0;
+}
+
+int cp_env_discover(cp_env *env)
+{
+    int rc = 0;
+    memset(env, 0, sizeof *env);
+    if (gethostname(env->host, sizeof env->host - 1) != 0)
+        snprintf(env->host, sizeof env->host, "unknown");
+    const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    snprintf(env->max_connections, sizeof env->max_connections, "%s",
+             conn && *conn ? conn : "default (8)");
+    snprintf(env->device_source, sizeof env->device_source, "default");
+    cudaRuntimeGetVersion(&env->runtime_version);
+    cudaDriverGetVersion(&env->driver_version);
+
+    cudaError_t e = cudaGetDeviceCount(&env->device_count);
+    if (e != cudaSuccess || env->device_count == 0) {
+        snprintf(env->no_device_reason, sizeof env->no_device_reason,
+                 "no CUDA device: cudaGetDeviceCount: %s: %s",
+                 e != cudaSuccess ? cudaGetErrorName(e) : "cudaSuccess",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices visible");
+        env->device_count = 0;
+        cudaGetLastError(); /* the failed count is not sticky; clear it anyway */
+        return 0;
+    }
+
+    const char *group = getenv("CTEST_RESOURCE_GROUP_0_GPUS");
+    if (group) {
+        CP_TRY(cp_parse_resource_gpus(group, &env->device));
+        if (env->device >= env->device_count) {
+            rc = cp_failf(CP_EINVAL,
+                          "CTEST_RESOURCE_GROUP_0_GPUS names GPU %d but %d are visible",
+                          env->device, env->device_count);
+            goto out;
+        }
+        snprintf(env->device_source, sizeof env->device_source, "CTEST_RESOURCE_GROUP_0_GPUS");
+    }
+
+    struct cudaDeviceProp prop;
+    CP_CUDA(cudaGetDeviceProperties(&prop, env->device));
+    snprintf(env->gpu_name, sizeof env->gpu_name, "%s", prop.name);
+    env->cc_major = prop.major;
+    env->cc_minor = prop.minor;
+    env->sm_count = prop.multiProcessorCount;
+    env->total_mem = prop.totalGlobalMem;
+    CP_CUDA(cudaDeviceGetAttribute(&env->copy_engines, cudaDevAttrAsyncEngineCount, env->device));
+    CP_CUDA(cudaDeviceGetAttribute(&env->concurrent_kernels, cudaDevAttrConcurrentKernels,
+                                   env->device));
+    env->has_device = true;
+out:
+    return rc;
+}

@@ -1,0 +1,95 @@
+#include "error.h"
+
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <nvrtc.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char last_error[1024];
+
+const char *cp_strerror(int code)
+{
+    switch (code) {
+#define CP_ERRNO_TEXT_(name, value, text) \
+    case value:                           \
+        return text;
+        CP_ERRNO_MAP(CP_ERRNO_TEXT_)
+#undef CP_ERRNO_TEXT_
+    case 0:
+        return "success";
+    default:
+        return "unknown error";
+    }
+}
+
+const char *cp_err_name(int code)
+{
+    switch (code) {
+#define CP_ERRNO_NAME_(name, value, text) \
+    case value:                           \
+        return "CP_" #name;
+        CP_ERRNO_MAP(CP_ERRNO_NAME_)
+#undef CP_ERRNO_NAME_
+    case 0:
+        return "CP_OK";
+    default:
+        return "CP_UNKNOWN";
+    }
+}
+
+int cp_fail(int code, const char *file, int line, const char *call, const char *errname,
+            const char *errstr)
+{
+    snprintf(last_error, sizeof last_error, "%s:%d: %s failed: %s: %s", file, line, call,
+             errname ? errname : "?", errstr ? errstr : "?");
+    return code;
+}
+
+int cp_failf(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+const char *cp_last_error(void)
+{
+    return last_error;
+}
+
+void cp_clear_last_error(void)
+{
+    last_error[0] = '\0';
+}
+
+int cp_check_cuda(int err, const char *file, int line, const char *call)
+{
+    if (err == cudaSuccess)
+        return 0;
+    cudaError_t e = (cudaError_t)err;
+    return cp_fail(CP_ECUDA, file, line, call, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+int cp_check_cupti(int err, const char *file, int line, const char *call)
+{
+    if (err == CUPTI_SUCCESS)
+        return 0;
+    const char *name = NULL, *text = NULL;
+    if (cuptiGetResultString((CUptiResult)err, &name) != CUPTI_SUCCESS)
+        name = "CUPTI_ERROR_UNKNOWN";
+    if (cuptiGetErrorMessage((CUptiResult)err, &text) != CUPTI_SUCCESS)
+        text = "unrecognised CUPTI result";
+    return cp_fail(CP_ECUPTI, file, line, call, name, text);
+}
+
+int cp_check_nvrtc(int err, const char *file, int line, const char *call)
+{
+    if (err == NVRTC_SUCCESS)
+        return 0;
+    char name[32];
+    snprintf(name, sizeof name, "nvrtcResult %d", err);
+    return cp_fail(CP_ENVRTC, file, line, call, name, nvrtcGetErrorString((nvrtcResult)err));
+}

@@ -1,0 +1,89 @@
+/*
+ * Error codes and the one checking macro of cuproof.
+ *
+ * Every harness function returns 0 on success or one negative code from
+ * CP_ERRNO_MAP (in the spirit of libuv's UV_ERRNO_MAP), so callers can test
+ * `rc < 0` and print cp_strerror(rc). CUDA, CUPTI and NVRTC calls go through
+ * CP_CUDA / CP_CUPTI / CP_NVRTC, which share one expansion (CP_CALL): on
+ * failure they record file, line, the call's text, the error's name and
+ * string as the thread's last error, set `rc` and jump to the caller's
+ * single cleanup label `out`.
+ */
+#ifndef CUPROOF_ERROR_H
+#define CUPROOF_ERROR_H
+
+#include <stddef.h>
+
+#define CP_ERRNO_MAP(XX)                                               \
+    XX(EINVAL, -1, "invalid argument")                                 \
+    XX(ENOMEM, -2, "out of memory")                                    \
+    XX(ECUDA, -3, "CUDA error")                                        \
+    XX(ECUPTI, -4, "CUPTI error")                                      \
+    XX(ENVRTC, -5, "NVRTC error")                                      \
+    XX(ENODEV, -6, "no usable CUDA device")                            \
+    XX(EIO, -7, "input/output error")                                  \
+    XX(EPARSE, -8, "malformed input")                                  \
+    XX(ENOENT, -9, "not found")                                        \
+    XX(EVERIFY, -10, "device result does not match the CPU reference") \
+    XX(ESKIP, -11, "skipped")                                          \
+    XX(EDROPPED, -12, "activity records were dropped")                 \
+    XX(ERANGE, -13, "value out of range")
+
+enum {
+#define CP_ERRNO_ENUM_(name, value, text) CP_##name = value,
+    CP_ERRNO_MAP(CP_ERRNO_ENUM_)
+#undef CP_ERRNO_ENUM_
+};
+
+/* Returns the description of a code from CP_ERRNO_MAP, or "unknown error". */
+const char *cp_strerror(int code);
+
+/* Returns the code's name ("CP_ECUDA"), or "CP_UNKNOWN". */
+const char *cp_err_name(int code);
+
+/*
+ * Records one failed call as this thread's last error (cp_last_error):
+ *   file:line: call failed: ERRNAME: error string
+ * Nothing is printed here: whoever reports the failure (the runner into
+ * the report, the command line on stderr) shows it once. Returns `code`.
+ */
+int cp_fail(int code, const char *file, int line, const char *call, const char *errname,
+            const char *errstr);
+
+/* Formats a failure that is not a library call (a bad size, a mismatch). */
+int cp_failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The message of this thread's last cp_fail/cp_failf, "" when none. */
+const char *cp_last_error(void);
+void cp_clear_last_error(void);
+
+/* Library-specific translators: 0 on success, else cp_fail(...) with the
+ * library's own error name and string. */
+int cp_check_cuda(int err, const char *file, int line, const char *call);
+int cp_check_cupti(int err, const char *file, int line, const char *call);
+int cp_check_nvrtc(int err, const char *file, int line, const char *call);
+
+#define CP_CALL(lib, call)                                                  \
+    do {                                                                    \
+        int cp_call_rc_ = cp_check_##lib((int)(call), __FILE__, __LINE__, #call); \
+        if (cp_call_rc_ < 0) {                                              \
+            rc = cp_call_rc_;                                               \
+            goto out;                                                       \
+        }                                                                   \
+    } while (0)
+
+#define CP_CUDA(call) CP_CALL(cuda, call)
+#define CP_CUPTI(call) CP_CALL(cupti, call)
+#define CP_NVRTC(call) CP_CALL(nvrtc, call)
+
+/* Propagates a harness return code through the same cleanup path. */
+#define CP_TRY(expr)                  \
+    do {                              \
+        int cp_try_rc_ = (expr);      \
+        if (cp_try_rc_ < 0) {         \
+            rc = cp_try_rc_;          \
+            goto out;                 \
+        }                             \
+    } while (0)
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * NVTX annotations in one domain, "cuproof": a range per case, variant and
+ * phase, and names for streams, so that Nsight Systems shows the harness's
+ * structure. Every range is also stamped on CUPTI's clock and added to the
+ * open traced window, so reports draw the phases on the activity timeline.
+ */
+#ifndef CUPROOF_NVTX_H
+#define CUPROOF_NVTX_H
+
+#include <stdint.h>
+
+/* Opens a range named by the printf format; ranges nest up to 16 deep
+ * (deeper pushes are ignored, and so are their pops). */
+void cp_nvtx_push(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cp_nvtx_pop(void);
+
+/* Names a cudaStream_t (passed as void * so callers need no CUDA header). */
+void cp_nvtx_name_stream(void *stream, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

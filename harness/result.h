@@ -1,0 +1,99 @@
+/*
+ * What a run measured: the model that the runner fills, checks and claims
+ * read, and the report writers turn into JSON and HTML. Strings are owned
+ * copies, so a result outlives the case that produced it.
+ */
+#ifndef CUPROOF_RESULT_H
+#define CUPROOF_RESULT_H
+
+#include "device.h"
+#include "stats.h"
+#include "timeline.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CP_MAX_VARIANTS 16
+#define CP_MAX_CHECKS 64
+#define CP_MAX_CLAIMS 8
+#define CP_MAX_FIGURES 16
+
+typedef enum { CP_STATUS_PASSED = 0, CP_STATUS_FAILED, CP_STATUS_SKIPPED } cp_status;
+typedef enum { CP_CHECK_PASSED = 0, CP_CHECK_FAILED, CP_CHECK_SKIPPED } cp_check_status;
+typedef enum { CP_VERDICT_CONFIRMED = 0, CP_VERDICT_REFUTED, CP_VERDICT_NOT_MEASURED } cp_verdict;
+
+typedef struct cp_check_result {
+    char name[128];
+    cp_check_status status;
+    char expected[160];
+    char measured[256];
+    char skip_reason[640];
+} cp_check_result;
+
+typedef struct cp_claim_result {
+    char text[256];
+    char source[160];
+    char claimed[128];
+    char measured[128];
+    cp_verdict verdict;
+    char reason[768];
+} cp_claim_result;
+
+typedef struct cp_figure {
+    char name[64];
+    double value;
+    char unit[16];
+} cp_figure;
+
+typedef struct cp_variant_result {
+    char name[64];
+    bool ran;
+    cp_timing timing;
+    bool traced;
+    char untraced_reason[512];
+    cp_trace trace;
+    cp_metrics metrics;
+    uint64_t worst_mismatches; /* over every verified run */
+    uint64_t elements;         /* compared per run */
+    int verified_runs;
+} cp_variant_result;
+
+typedef struct cp_case_result {
+    char name[64];
+    char title[128];
+    char source[160];
+    cp_status status;
+    char skip_reason[512];
+    char error[1024];
+    cp_check_result checks[CP_MAX_CHECKS];
+    size_t nchecks;
+    cp_variant_result variants[CP_MAX_VARIANTS];
+    size_t nvariants;
+    cp_claim_result claims[CP_MAX_CLAIMS];
+    size_t nclaims;
+    cp_figure figures[CP_MAX_FIGURES];
+    size_t nfigures;
+} cp_case_result;
+
+typedef struct cp_report {
+    char tool_version[32];
+    char date[32]; /* ISO 8601, UTC */
+    char profile[8];
+    int repeat;
+    cp_env env;
+    bool traced;
+    char untraced_reason[512];
+    cp_case_result *cases;
+    size_t ncases;
+} cp_report;
+
+const char *cp_status_name(cp_status s);
+const char *cp_check_status_name(cp_check_status s);
+const char *cp_verdict_name(cp_verdict v);
+int cp_status_from_name(const char *s);
+int cp_verdict_from_name(const char *s);
+
+/* Frees the traces and metrics a case result owns (not the result itself). */
+void cp_case_result_free(cp_case_result *r);
+
+#endif

@@ -1,0 +1,209 @@
+#include "runner.h"
+
+#include "nvtx.h"
+#include "tracer.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Waits for the device, so that a timed run ends when its work ends. */
+static int device_sync(const cp_ctx *ctx)
+{
+    int rc = 0;
+    if (!ctx->def->cpu_only) {
+        CP_CUDA(cudaDeviceSynchronize());
+        CP_CUDA(cudaGetLastError());
+    }
+out:
+    return rc;
+}
+
+/* One repetition: prepare (untimed) -> run (timed when `ms` is given;
+ * traced into `trace` when it is given) -> verify (untimed). The traced
+ * window holds the run alone, as the timed region does. */
+static int one_run(cp_ctx *ctx, const cp_variant *v, cp_variant_result *vr, double *ms,
+                   cp_trace *trace)
+{
+    int rc = 0;
+    bool tracing = false;
+    if (ctx->def->prepare)
+        CP_TRY(ctx->def->prepare(ctx, v));
+    CP_TRY(device_sync(ctx));
+    if (trace) {
+        CP_TRY(cp_tracer_begin(trace));
+        tracing = true;
+    }
+    double t0 = now_ms();
+    CP_TRY(ctx->def->run(ctx, v));
+    CP_TRY(device_sync(ctx));
+    double t1 = now_ms();
+    if (ms)
+        *ms = t1 - t0;
+    if (trace) {
+        tracing = false;
+        CP_TRY(cp_tracer_end());
+    }
+    if (ctx->def->verify) {
+        uint64_t bad = 0, elements = 0;
+        cp_nvtx_push("verify");
+        rc = ctx->def->verify(ctx, v, &bad, &elements);
+        cp_nvtx_pop();
+        CP_TRY(rc);
+        vr->verified_runs++;
+        vr->elements = elements;
+        if (bad > vr->worst_mismatches)
+            vr->worst_mismatches = bad;
+    }
+out:
+    if (tracing)
+        cp_tracer_end(); /* close the window; the run's own error is reported */
+    return rc;
+}
+
+static int traced_run(cp_ctx *ctx, const cp_variant *v, cp_variant_result *vr)
+{
+    int rc = 0;
+    CP_TRY(one_run(ctx, v, vr, NULL, &vr->trace));
+    CP_TRY(cp_timeline_analyse(&vr->trace, &vr->metrics));
+    vr->traced = true;
+out:
+    return rc;
+}
+
+static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
+                       cp_variant_result *vr)
+{
+    int rc = 0;
+    double *samples = calloc((size_t)o->repeat, sizeof *samples);
+    if (!samples)
+        return CP_ENOMEM;
+    for (int i = 0; i < o->warmup; i++)
+        CP_TRY(one_run(ctx, v, vr, NULL, NULL));
+    /* Timed runs are untraced: tracing must not inflate what is reported. */
+    for (int i = 0; i < o->repeat; i++)
+        CP_TRY(one_run(ctx, v, vr, &samples[i], NULL));
+    CP_TRY(cp_timing_compute(samples, (size_t)o->repeat, &vr->timing));
+    vr->ran = true;
+    if (ctx->def->cpu_only)
+        snprintf(vr->untraced_reason, sizeof vr->untraced_reason, "the case runs on the CPU");
+    else if (!o->trace)
+        snprintf(vr->untraced_reason, sizeof vr->untraced_reason, "tracing was not requested");
+    else if (!cp_tracer_available())
+        snprintf(vr->untraced_reason, sizeof vr->untraced_reason, "%s",
+                 cp_tracer_unavailable_reason());
+    else
+        CP_TRY(traced_run(ctx, v, vr));
+out:
+    free(samples);
+    return rc;
+}
+
+static void add_output_check(cp_ctx *ctx, const cp_variant_result *vr)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s: output equals the CPU reference", vr->name);
+    cp_check(ctx, name, vr->worst_mismatches == 0 && vr->verified_runs > 0,
+             "0 mismatching elements in every run",
+             "%llu of %llu elements differ in the worst of %d runs",
+             (unsigned long long)vr->worst_mismatches, (unsigned long long)vr->elements,
+             vr->verified_runs);
+}
+
+static void record_error(cp_case_result *r, const char *what, int rc)
+{
+    r->status = CP_STATUS_FAILED;
+    const char *detail = cp_last_error();
+    snprintf(r->error, sizeof r->error, "%s: %s%s%s", what, cp_strerror(rc),
+             *detail ? ": " : "", detail);
+    cp_clear_last_error();
+}
+
+int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
+                cp_case_result *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", cp_case_name(def));
+    snprintf(r->title, sizeof r->title, "%s", def->title ? def->title : "");
+    snprintf(r->source, sizeof r->source, "%s", def->source ? def->source : "");
+    if (o->repeat < 1 || o->warmup < 0 || !def->run) {
+        record_error(r, "bad options", CP_EINVAL);
+        return CP_EINVAL;
+    }
+    if (!def->cpu_only && !env->has_device) {
+        r->status = CP_STATUS_SKIPPED;
+        snprintf(r->skip_reason, sizeof r->skip_reason, "%s", env->no_device_reason);
+        return 0;
+    }
+
+    int rc = 0, fatal = 0;
+    bool set_up = false;
+    cp_ctx ctx = {.def = def, .profile = o->profile, .env = env, .result = r};
+    cp_clear_last_error();
+    cp_nvtx_push("case %s", r->name);
+    if (!def->cpu_only)
+        CP_CUDA(cudaSetDevice(env->device));
+    cp_nvtx_push("setup");
+    rc = def->setup ? def->setup(&ctx) : 0;
+    cp_nvtx_pop();
+    set_up = rc == 0;
+    if (rc < 0)
+        goto out;
+
+    for (size_t i = 0; i < CP_MAX_VARIANTS && def->variants[i]; i++) {
+        cp_variant v = {.name = def->variants[i], .index = (int)i};
+        cp_variant_result *vr = &r->variants[r->nvariants++];
+        snprintf(vr->name, sizeof vr->name, "%s", v.name);
+        cp_nvtx_push("variant %s", v.name);
+        rc = run_variant(&ctx, &v, o, vr);
+        cp_nvtx_pop();
+        if (rc == CP_ECUDA)
+            goto out; /* the device may be unusable: stop this case here */
+        if (rc < 0) {
+            char what[96];
+            snprintf(what, sizeof what, "variant %s", v.name);
+            record_error(r, what, rc);
+            rc = 0;
+            continue;
+        }
+        if (def->verify)
+            add_output_check(&ctx, vr);
+    }
+    if (def->checks)
+        CP_TRY(def->checks(&ctx));
+    if (def->claims)
+        CP_TRY(def->claims(&ctx));
+out:
+    if (rc == CP_ESKIP) {
+        r->status = CP_STATUS_SKIPPED;
+        rc = 0;
+    } else if (rc < 0) {
+        record_error(r, "case", rc);
+        if (rc == CP_ECUDA)
+            fatal = rc;
+    }
+    if (set_up && def->teardown)
+        def->teardown(&ctx);
+    cp_nvtx_pop();
+    if (r->status != CP_STATUS_SKIPPED && r->status != CP_STATUS_FAILED) {
+        r->status = CP_STATUS_PASSED;
+        for (size_t i = 0; i < r->nchecks; i++)
+            if (r->checks[i].status == CP_CHECK_FAILED)
+                r->status = CP_STATUS_FAILED;
+        if (r->nchecks == 0) {
+            /* A case that checked nothing proves nothing. */
+            r->status = CP_STATUS_FAILED;
+            snprintf(r->error, sizeof r->error, "the case recorded no checks");
+        }
+    }
+    return fatal;
+}

@@ -1,0 +1,26 @@
+/* Runs one case through the contract in case.h and fills its result. */
+#ifndef CUPROOF_RUNNER_H
+#define CUPROOF_RUNNER_H
+
+#include "case.h"
+
+typedef struct cp_run_opts {
+    cp_profile profile;
+    int repeat; /* timed runs per variant, >= 1 */
+    int warmup; /* untimed runs before them, >= 0 */
+    bool trace; /* one traced run per variant when the tracer is available */
+} cp_run_opts;
+
+/*
+ * Runs `def` on the device `env` names and fills `out` (which the caller
+ * frees with cp_case_result_free). The case's status says what happened:
+ * skipped (no device, or the case said why), failed (a check failed, an
+ * output differed from the reference, or a call failed: `error` names it),
+ * or passed. Returns 0 when the case ran to a verdict, CP_EINVAL for bad
+ * options, or the CUDA error that left the device unusable (the caller
+ * should not run further cases in this process then).
+ */
+int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *opts,
+                cp_case_result *out);
+
+#endif

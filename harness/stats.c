@@ -1,0 +1,40 @@
+#include "stats.h"
+
+#include "error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int cp_timing_compute(const double *samples, size_t n, cp_timing *out)
+{
+    if (n == 0)
+        return CP_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(samples[i]) || samples[i] < 0)
+            return CP_EINVAL;
+    double *s = malloc(n * sizeof *s);
+    if (!s)
+        return CP_ENOMEM;
+    memcpy(s, samples, n * sizeof *s);
+    qsort(s, n, sizeof *s, dbl_cmp);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += s[i];
+    double mean = sum / (double)n, var = 0;
+    for (size_t i = 0; i < n; i++)
+        var += (s[i] - mean) * (s[i] - mean);
+    out->runs = (int)n;
+    out->min_ms = s[0];
+    out->max_ms = s[n - 1];
+    out->median_ms = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    out->stddev_ms = sqrt(var / (double)n);
+    free(s);
+    return 0;
+}

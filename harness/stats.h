@@ -1,0 +1,20 @@
+/* Timing statistics over repeated runs. */
+#ifndef CUPROOF_STATS_H
+#define CUPROOF_STATS_H
+
+#include <stddef.h>
+
+typedef struct cp_timing {
+    int runs;
+    double median_ms, min_ms, max_ms, stddev_ms;
+} cp_timing;
+
+/*
+ * Fills `out` from `n` samples in milliseconds: the median (mean of the two
+ * middle values for even n), extremes and the population standard deviation.
+ * Returns 0, CP_EINVAL when n is 0 or a sample is negative or not finite, or
+ * CP_ENOMEM. `samples` is not modified.
+ */
+int cp_timing_compute(const double *samples, size_t n, cp_timing *out);
+
+#endif

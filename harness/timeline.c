@@ -1,0 +1,355 @@
+#include "timeline.h"
+
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cp_trace_init(cp_trace *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void cp_trace_clear(cp_trace *t)
+{
+    t->n = 0;
+    t->dropped_records = 0;
+}
+
+void cp_trace_free(cp_trace *t)
+{
+    for (size_t i = 0; i < t->nnames; i++)
+        free(t->names[i]);
+    free(t->names);
+    free(t->items);
+    cp_trace_init(t);
+}
+
+const char *cp_trace_intern(cp_trace *t, const char *s)
+{
+    if (!s)
+        return NULL;
+    /* Traces hold few distinct names (kernels, API calls, phases), so a
+     * linear search from the most recent name is cheap and keeps no index. */
+    for (size_t i = t->nnames; i-- > 0;)
+        if (strcmp(t->names[i], s) == 0)
+            return t->names[i];
+    if (t->nnames == t->names_cap) {
+        size_t cap = t->names_cap ? t->names_cap * 2 : 16;
+        char **p = realloc(t->names, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        t->names = p;
+        t->names_cap = cap;
+    }
+    char *copy = strdup(s);
+    if (!copy)
+        return NULL;
+    t->names[t->nnames++] = copy;
+    return copy;
+}
+
+int cp_trace_add(cp_trace *t, const cp_activity *a)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        cp_activity *p = realloc(t->items, cap * sizeof *p);
+        if (!p)
+            return CP_ENOMEM;
+        t->items = p;
+        t->cap = cap;
+    }
+    cp_activity *dst = &t->items[t->n];
+    *dst = *a;
+    if (a->name && !(dst->name = cp_trace_intern(t, a->name)))
+        return CP_ENOMEM;
+    t->n++;
+    return 0;
+}
+
+static const char *const act_names[CP_ACT_KIND_COUNT] = {"kernel", "memcpy", "memset",
+                                                         "runtime", "range"};
+static const char *const dir_names[CP_COPY_DIR_COUNT] = {"unknown", "HtoD", "DtoH",
+                                                         "DtoD", "HtoH", "PtoP"};
+static const char *const mem_names[CP_MEM_KIND_COUNT] = {"unknown", "pageable", "pinned",
+                                                         "device", "array", "managed"};
+
+static const char *name_of(const char *const *names, int count, int v)
+{
+    return v >= 0 && v < count ? names[v] : "unknown";
+}
+
+static int index_of(const char *const *names, int count, const char *s)
+{
+    for (int i = 0; s && i < count; i++)
+        if (strcmp(names[i], s) == 0)
+            return i;
+    return -1;
+}
+
+const char *cp_act_kind_name(cp_act_kind k) { return name_of(act_names, CP_ACT_KIND_COUNT, (int)k); }
+const char *cp_copy_dir_name(cp_copy_dir d) { return name_of(dir_names, CP_COPY_DIR_COUNT, (int)d); }
+const char *cp_mem_kind_name(cp_mem_kind m) { return name_of(mem_names, CP_MEM_KIND_COUNT, (int)m); }
+int cp_act_kind_from_name(const char *s) { return index_of(act_names, CP_ACT_KIND_COUNT, s); }
+int cp_copy_dir_from_name(const char *s) { return index_of(dir_names, CP_COPY_DIR_COUNT, s); }
+int cp_mem_kind_from_name(const char *s) { return index_of(mem_names, CP_MEM_KIND_COUNT, s); }
+
+static bool is_device_work(const cp_activity *a)
+{
+    return a->kind == CP_ACT_KERNEL || a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET;
+}
+
+static bool is_pageable_copy(const cp_activity *a)
+{
+    return a->kind == CP_ACT_MEMCPY && (a->src == CP_MEM_PAGEABLE || a->dst == CP_MEM_PAGEABLE);
+}
+
+static int lane_key_cmp(uint32_t d1, uint32_t c1, uint32_t s1, uint32_t d2, uint32_t c2,
+                        uint32_t s2)
+{
+    if (d1 != d2)
+        return d1 < d2 ? -1 : 1;
+    if (c1 != c2)
+        return c1 < c2 ? -1 : 1;
+    if (s1 != s2)
+        return s1 < s2 ? -1 : 1;
+    return 0;
+}
+
+static int lane_cmp(const void *a, const void *b)
+{
+    const cp_lane *x = a, *y = b;
+    return lane_key_cmp(x->device, x->context, x->stream, y->device, y->context, y->stream);
+}
+
+static size_t lane_find(const cp_lane *lanes, size_t n, const cp_activity *a)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = lane_key_cmp(lanes[mid].device, lanes[mid].context, lanes[mid].stream,
+                             a->device, a->context, a->stream);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return n; /* unreachable: every device activity's lane was collected */
+}
+
+/* One start or end of a device interval. */
+typedef struct sweep_event {
+    uint64_t t;
+    uint32_t lane;
+    uint8_t is_start;
+    uint8_t kind; /* cp_act_kind */
+    uint8_t dir;  /* cp_copy_dir */
+} sweep_event;
+
+static int event_cmp(const void *a, const void *b)
+{
+    const sweep_event *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    /* Ends before starts at one instant: intervals are half-open. */
+    return (int)x->is_start - (int)y->is_start;
+}
+
+static void add_finding(cp_metrics *m, const char *name, uint32_t count, const char *fmt,
+                        ...) __attribute__((format(printf, 4, 5)));
+
+static void add_finding(cp_metrics *m, const char *name, uint32_t count, const char *fmt, ...)
+{
+    if (m->nfindings == CP_MAX_FINDINGS)
+        return;
+    cp_finding *f = &m->findings[m->nfindings++];
+    f->name = name;
+    f->count = count;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+}
+
+static void derive_findings(const cp_trace *t, cp_metrics *m)
+{
+    uint32_t async_pageable = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (is_pageable_copy(&t->items[i]) && t->items[i].async)
+            async_pageable++;
+    if (async_pageable)
+        add_finding(m, "cuda_memcpy_async", async_pageable,
+                    "%u asynchronous copies used pageable host memory: the driver stages "
+                    "them through its own pinned buffer, so they cannot overlap with "
+                    "kernels; allocate the host side with cudaMallocHost",
+                    async_pageable);
+
+    uint32_t lanes_with_kernels = 0;
+    for (size_t i = 0; i < m->nlanes; i++)
+        if (m->lanes[i].kernels)
+            lanes_with_kernels++;
+    if (lanes_with_kernels > 1 && m->peak_concurrent_kernels == 1)
+        add_finding(m, "serialized_streams", lanes_with_kernels,
+                    "kernels were issued on %u streams but never ran concurrently "
+                    "(peak 1): something serialised the streams",
+                    lanes_with_kernels);
+}
+
+int cp_timeline_analyse(const cp_trace *t, cp_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    size_t ndev = 0;
+    for (size_t i = 0; i < t->n; i++)
+        ndev += is_device_work(&t->items[i]);
+    if (ndev == 0)
+        return 0;
+
+    int rc = 0;
+    sweep_event *ev = malloc(2 * ndev * sizeof *ev);
+    cp_lane *lanes = malloc(ndev * sizeof *lanes);
+    int32_t *lane_open = NULL;
+    uint64_t *lane_since = NULL;
+    if (!ev || !lanes) {
+        rc = CP_ENOMEM;
+        goto out;
+    }
+
+    /* Lanes: the distinct (device, context, stream) keys, sorted, so that
+     * stream ids that repeat across contexts stay apart. */
+    size_t nl = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (!is_device_work(a))
+            continue;
+        lanes[nl++] = (cp_lane){.device = a->device, .context = a->context, .stream = a->stream};
+    }
+    qsort(lanes, nl, sizeof *lanes, lane_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < nl; i++)
+        if (u == 0 || lane_cmp(&lanes[u - 1], &lanes[i]) != 0)
+            lanes[u++] = lanes[i];
+    nl = u;
+    lane_open = calloc(nl, sizeof *lane_open);
+    lane_since = calloc(nl, sizeof *lane_since);
+    if (!lane_open || !lane_since) {
+        rc = CP_ENOMEM;
+        goto out;
+    }
+
+    size_t ne = 0;
+    uint64_t first = UINT64_MAX, last = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (!is_device_work(a))
+            continue;
+        uint64_t end = a->end < a->start ? a->start : a->end; /* a reversed record is empty */
+        uint32_t lane = (uint32_t)lane_find(lanes, nl, a);
+        cp_lane *l = &lanes[lane];
+        if (a->kind == CP_ACT_KERNEL) {
+            l->kernels++;
+            m->kernels++;
+        } else if (a->kind == CP_ACT_MEMCPY) {
+            l->copies++;
+            m->copies++;
+            if (is_pageable_copy(a))
+                m->pageable_copies++;
+        } else {
+            l->memsets++;
+            m->memsets++;
+        }
+        if (a->start < first)
+            first = a->start;
+        if (end > last)
+            last = end;
+        ev[ne++] = (sweep_event){a->start, lane, 1, (uint8_t)a->kind, (uint8_t)a->copy_dir};
+        ev[ne++] = (sweep_event){end, lane, 0, (uint8_t)a->kind, (uint8_t)a->copy_dir};
+    }
+    qsort(ev, ne, sizeof *ev, event_cmp);
+
+    /* The sweep: between consecutive event times the counts are constant,
+     * so each segment adds its length to whatever is in flight. */
+    long kernels = 0, copies = 0, h2d = 0, d2h = 0, busy = 0;
+    uint64_t weighted_kernels = 0;
+    uint64_t prev = first;
+    for (size_t i = 0; i < ne; i++) {
+        const sweep_event *e = &ev[i];
+        uint64_t seg = e->t - prev;
+        if (seg > 0) {
+            if (kernels > 0) {
+                m->kernel_busy_ns += seg;
+                weighted_kernels += seg * (uint64_t)kernels;
+                if ((uint32_t)kernels > m->peak_concurrent_kernels)
+                    m->peak_concurrent_kernels = (uint32_t)kernels;
+            }
+            if (copies > 0)
+                m->copy_busy_ns += seg;
+            if (kernels > 0 && copies > 0)
+                m->copy_kernel_overlap_ns += seg;
+            if (h2d > 0 && d2h > 0)
+                m->h2d_d2h_overlap_ns += seg;
+            if (busy == 0) {
+                m->idle_ns += seg;
+                if (seg > m->largest_gap_ns)
+                    m->largest_gap_ns = seg;
+            }
+            prev = e->t;
+        }
+        long d = e->is_start ? 1 : -1;
+        busy += d;
+        if (e->kind == CP_ACT_KERNEL) {
+            kernels += d;
+        } else if (e->kind == CP_ACT_MEMCPY) {
+            copies += d;
+            if (e->dir == CP_COPY_HTOD)
+                h2d += d;
+            else if (e->dir == CP_COPY_DTOH)
+                d2h += d;
+        }
+        /* Per-lane busy time: count this lane's open intervals and add the
+         * time from its first opening to its last closing. A zero-length
+         * interval's end sorts before its start, so the count may dip below
+         * zero for an instant; no time passes while it does. */
+        int32_t *open = &lane_open[e->lane];
+        if (e->is_start) {
+            if ((*open)++ == 0)
+                lane_since[e->lane] = e->t;
+        } else if (--(*open) == 0) {
+            lanes[e->lane].busy_ns += e->t - lane_since[e->lane];
+        }
+    }
+
+    m->span_ns = last - first;
+    m->copy_kernel_overlap_ratio =
+        m->copy_busy_ns ? (double)m->copy_kernel_overlap_ns / (double)m->copy_busy_ns : 0.0;
+    m->mean_concurrent_kernels =
+        m->kernel_busy_ns ? (double)weighted_kernels / (double)m->kernel_busy_ns : 0.0;
+    m->lanes = lanes;
+    m->nlanes = nl;
+    lanes = NULL;
+    derive_findings(t, m);
+out:
+    free(ev);
+    free(lanes);
+    free(lane_open);
+    free(lane_since);
+    return rc;
+}
+
+void cp_metrics_free(cp_metrics *m)
+{
+    free(m->lanes);
+    m->lanes = NULL;
+    m->nlanes = 0;
+}
+
+const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name)
+{
+    for (size_t i = 0; i < m->nfindings; i++)
+        if (strcmp(m->findings[i].name, name) == 0)
+            return &m->findings[i];
+    return NULL;
+}

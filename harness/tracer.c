@@ -1,0 +1,289 @@
+#include "tracer.h"
+
+#include "error.h"
+
+#include <cupti.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define ALIGN_SIZE 8
+
+static const CUpti_ActivityKind kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+static struct {
+    pthread_mutex_t lock;
+    bool initialised, available;
+    char reason[512];
+    size_t buffer_size;
+    cp_trace *current; /* the open window, or NULL */
+    uint64_t dropped;
+    int error; /* first failure inside a callback */
+} tr = {.lock = PTHREAD_MUTEX_INITIALIZER, .buffer_size = 8u << 20};
+
+void cp_tracer_set_buffer_size(size_t bytes)
+{
+    tr.buffer_size = bytes < 1024 ? 1024 : bytes;
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = aligned_alloc(ALIGN_SIZE, tr.buffer_size);
+    *size = *buffer ? tr.buffer_size : 0;
+    *max_records = 0;
+}
+
+static cp_copy_dir copy_dir_of(uint8_t kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+        return CP_COPY_HTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+        return CP_COPY_DTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+        return CP_COPY_DTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+        return CP_COPY_HTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+        return CP_COPY_PTOP;
+    default:
+        return CP_COPY_UNKNOWN;
+    }
+}
+
+static cp_mem_kind mem_kind_of(uint8_t kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+        return CP_MEM_PAGEABLE;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+        return CP_MEM_PINNED;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+        return CP_MEM_DEVICE;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+        return CP_MEM_ARRAY;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+        return CP_MEM_MANAGED;
+    default:
+        return CP_MEM_UNKNOWN;
+    }
+}
+
+int cp_tracer_convert(const void *record, cp_activity *out)
+{
+    const CUpti_Activity *r = record;
+    memset(out, 0, sizeof *out);
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const CUpti_ActivityKernel10 *k = record;
+        *out = (cp_activity){.kind = CP_ACT_KERNEL, .start = k->start, .end = k->end,
+                             .device = k->deviceId, .context = k->contextId,
+                             .stream = k->streamId, .correlation = k->correlationId,
+                             .name = k->name};
+        return 1;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *c = record;
+        *out = (cp_activity){.kind = CP_ACT_MEMCPY, .start = c->start, .end = c->end,
+                             .device = c->deviceId, .context = c->contextId,
+                             .stream = c->streamId, .correlation = c->correlationId,
+                             .bytes = c->bytes, .copy_dir = copy_dir_of(c->copyKind),
+                             .src = mem_kind_of(c->srcKind), .dst = mem_kind_of(c->dstKind),
+                             .async = (c->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0,
+                             .name = "memcpy"};
+        return 1;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *s = record;
+        *out = (cp_activity){.kind = CP_ACT_MEMSET, .start = s->start, .end = s->end,
+                             .device = s->deviceId, .context = s->contextId,
+                             .stream = s->streamId, .correlation = s->correlationId,
+                             .bytes = s->bytes, .dst = mem_kind_of((uint8_t)s->memoryKind),
+                             .name = "memset"};
+        return 1;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME: {
+        const CUpti_ActivityAPI *a = record;
+        const char *name = NULL;
+        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, a->cbid, &name) != CUPTI_SUCCESS)
+            name = "cudaUnknownCall";
+        *out = (cp_activity){.kind = CP_ACT_RUNTIME, .start = a->start, .end = a->end,
+                             .correlation = a->correlationId, .name = name};
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+                                      size_t size, size_t valid)
+{
+    CUpti_Activity *record = NULL;
+    size_t dropped = 0;
+    pthread_mutex_lock(&tr.lock);
+    while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+        cp_activity a;
+        if (tr.current && cp_tracer_convert(record, &a) && cp_trace_add(tr.current, &a) < 0 &&
+            !tr.error)
+            tr.error = CP_ENOMEM;
+    }
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
+        tr.dropped += dropped;
+    pthread_mutex_unlock(&tr.lock);
+    (void)size;
+    free(buffer);
+}
+
+static int set_kinds(bool enable)
+{
+    int rc = 0;
+    for (size_t i = 0; i < NKINDS; i++) {
+        if (enable)
+            CP_CUPTI(cuptiActivityEnable(kinds[i]));
+        else
+            CP_CUPTI(cuptiActivityDisable(kinds[i]));
+    }
+out:
+    return rc;
+}
+
+int cp_tracer_init(void)
+{
+    if (tr.initialised)
+        return 0;
+    tr.initialised = true;
+    const char *off = getenv("CUPROOF_NO_TRACE");
+    if (off && *off && strcmp(off, "0") != 0) {
+        snprintf(tr.reason, sizeof tr.reason, "tracing turned off by CUPROOF_NO_TRACE");
+        return 0;
+    }
+    const char *kb = getenv("CUPROOF_CUPTI_BUFFER_KB");
+    if (kb && *kb)
+        cp_tracer_set_buffer_size((size_t)strtoul(kb, NULL, 10) * 1024);
+    int rc = 0;
+    CP_CUPTI(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+    CP_TRY(set_kinds(true));
+    CP_TRY(set_kinds(false));
+    tr.available = true;
+out:
+    if (rc < 0) {
+        snprintf(tr.reason, sizeof tr.reason,
+                 "CUPTI cannot trace this process (another tool such as Nsight Systems may "
+                 "hold it, or no driver is loaded): %s",
+                 cp_last_error());
+        cp_clear_last_error();
+        /* Leave nothing half-enabled: the process runs untraced. */
+        for (size_t i = 0; i < NKINDS; i++)
+            cuptiActivityDisable(kinds[i]);
+    }
+    return 0;
+}
+
+bool cp_tracer_available(void)
+{
+    return tr.available;
+}
+
+const char *cp_tracer_unavailable_reason(void)
+{
+    return tr.available ? "" : tr.reason[0] ? tr.reason : "the tracer was not initialised";
+}
+
+int cp_tracer_begin(cp_trace *t)
+{
+    int rc = 0;
+    if (!tr.available || tr.current)
+        return cp_failf(CP_EINVAL, "cp_tracer_begin: %s",
+                        tr.current ? "a traced window is already open" : "tracer unavailable");
+    /* Records of earlier, untraced work still in CUPTI's buffers are flushed
+     * now and discarded (no window is open). */
+    CP_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    pthread_mutex_lock(&tr.lock);
+    cp_trace_clear(t);
+    tr.current = t;
+    tr.dropped = 0;
+    tr.error = 0;
+    pthread_mutex_unlock(&tr.lock);
+    CP_TRY(set_kinds(true));
+out:
+    if (rc < 0)
+        tr.current = NULL;
+    return rc;
+}
+
+int cp_tracer_end(void)
+{
+    int rc = 0;
+    if (!tr.current)
+        return cp_failf(CP_EINVAL, "cp_tracer_end: no traced window is open");
+    CP_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    size_t global_dropped = 0;
+    CP_CUPTI(cuptiActivityGetNumDroppedRecords(NULL, 0, &global_dropped));
+out:
+    set_kinds(false);
+    pthread_mutex_lock(&tr.lock);
+    if (tr.current) {
+        tr.current->dropped_records = tr.dropped + global_dropped;
+        if (rc == 0 && tr.error)
+            rc = tr.error;
+        if (rc == 0 && tr.current->dropped_records)
+            rc = cp_failf(CP_EDROPPED,
+                          "CUPTI dropped %llu activity records (buffers of %zu bytes were too "
+                          "small): the trace is incomplete",
+                          (unsigned long long)tr.current->dropped_records, tr.buffer_size);
+    }
+    tr.current = NULL;
+    pthread_mutex_unlock(&tr.lock);
+    return rc;
+}
+
+uint64_t cp_tracer_timestamp(void)
+{
+    uint64_t ts = 0;
+    if (tr.available && cuptiGetTimestamp(&ts) == CUPTI_SUCCESS)
+        return ts;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+void cp_tracer_add_range(const char *name, uint64_t start, uint64_t end, uint32_t depth)
+{
+    pthread_mutex_lock(&tr.lock);
+    if (tr.current) {
+        cp_activity a = {.kind = CP_ACT_RANGE, .start = start, .end = end, .depth = depth,
+                         .name = name};
+        if (cp_trace_add(tr.current, &a) < 0 && !tr.error)
+            tr.error = CP_ENOMEM;
+    }
+    pthread_mutex_unlock(&tr.lock);
+}
+
+void cp_tracer_shutdown(void)
+{
+    if (!tr.available)
+        return;
+    /* Flush so that nothing CUPTI still holds is written into freed memory;
+     * cuptiFinalize is not called because it can block at process exit. */
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (size_t i = 0; i < NKINDS; i++)
+        cuptiActivityDisable(kinds[i]);
+    tr.available = false;
+    snprintf(tr.reason, sizeof tr.reason, "the tracer was shut down");
+}

@@ -1,0 +1,59 @@
+/*
+ * The CUPTI activity tracer, following DESIGN.md's tracing rules:
+ * CONCURRENT_KERNEL (never KERNEL, which serialises kernels), MEMCPY with
+ * both memory kinds, MEMSET and RUNTIME for launch correlation; enabled
+ * before the first CUDA call, flushed after synchronising, dropped records
+ * counted. Only one traced window is open at a time (CUPTI's activity
+ * buffers are process-wide).
+ */
+#ifndef CUPROOF_TRACER_H
+#define CUPROOF_TRACER_H
+
+#include "timeline.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Registers the buffer callbacks and checks that every activity kind can be
+ * enabled, then disables them until cp_tracer_begin, so that timed runs are
+ * not traced. Call before the first CUDA call. Returns 0 in every case:
+ * when CUPTI cannot subscribe (another tool such as Nsight Systems holds
+ * it, or no driver is loaded) the tracer stays unavailable and
+ * cp_tracer_unavailable_reason says why; cases then run untraced.
+ */
+int cp_tracer_init(void);
+bool cp_tracer_available(void);
+const char *cp_tracer_unavailable_reason(void);
+
+/* Starts recording into `t` (cleared first). Returns 0, CP_EINVAL when a
+ * window is already open or the tracer is unavailable, or CP_ECUPTI. */
+int cp_tracer_begin(cp_trace *t);
+
+/* Flushes every buffer (the caller has synchronised the device), closes
+ * the window and stores the dropped-record count in the trace. Returns 0,
+ * CP_EDROPPED when records were lost, or CP_ECUPTI. */
+int cp_tracer_end(void);
+
+/* CUPTI's clock (ns), or CLOCK_MONOTONIC when CUPTI is unavailable. */
+uint64_t cp_tracer_timestamp(void);
+
+/* Adds a host-side range to the open window; does nothing without one. */
+void cp_tracer_add_range(const char *name, uint64_t start, uint64_t end, uint32_t depth);
+
+/* Flushes and releases CUPTI at exit; safe to call when unavailable. */
+void cp_tracer_shutdown(void);
+
+/*
+ * Converts one CUPTI activity record (a CUpti_Activity*) into `out`, whose
+ * name points into CUPTI's storage or a static string until the caller
+ * interns it. Returns 1 when converted, 0 for kinds the tracer ignores.
+ * Exposed so that CPU tests can convert hand-built records.
+ */
+int cp_tracer_convert(const void *record, cp_activity *out);
+
+/* Sets the size of each activity buffer (bytes, at least 1 KiB) before
+ * cp_tracer_init; a tiny buffer makes CUPTI drop records, which tests use. */
+void cp_tracer_set_buffer_size(size_t bytes);
+
+#endif

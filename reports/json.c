@@ -1,0 +1,493 @@
+/* report.json and trace files, written and read with cJSON. */
+#include "report.h"
+
+#include "../harness/error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* cJSON's adders return NULL on allocation failure; each object below is
+ * built completely and any NULL makes the whole report NULL. `ok` collects
+ * the failures so the builders stay flat. */
+typedef struct builder {
+    bool ok;
+} builder;
+
+static cJSON *add_num(builder *b, cJSON *o, const char *k, double v)
+{
+    cJSON *n = cJSON_AddNumberToObject(o, k, v);
+    b->ok = b->ok && n;
+    return n;
+}
+
+static cJSON *add_str(builder *b, cJSON *o, const char *k, const char *v)
+{
+    cJSON *n = cJSON_AddStringToObject(o, k, v ? v : "");
+    b->ok = b->ok && n;
+    return n;
+}
+
+static cJSON *add_bool(builder *b, cJSON *o, const char *k, bool v)
+{
+    cJSON *n = cJSON_AddBoolToObject(o, k, v);
+    b->ok = b->ok && n;
+    return n;
+}
+
+static cJSON *add_obj(builder *b, cJSON *o, const char *k)
+{
+    cJSON *n = cJSON_AddObjectToObject(o, k);
+    b->ok = b->ok && n;
+    return n; /* cJSON's adders accept a NULL object and add nothing */
+}
+
+static cJSON *add_arr(builder *b, cJSON *o, const char *k)
+{
+    cJSON *n = cJSON_AddArrayToObject(o, k);
+    b->ok = b->ok && n;
+    return n;
+}
+
+static cJSON *push_obj(builder *b, cJSON *arr)
+{
+    cJSON *n = cJSON_CreateObject();
+    if (!n || !arr || !cJSON_AddItemToArray(arr, n)) {
+        b->ok = false;
+        cJSON_Delete(n);
+        return NULL;
+    }
+    return n;
+}
+
+static void env_json(builder *b, cJSON *o, const cp_env *e)
+{
+    add_bool(b, o, "has_device", e->has_device);
+    if (!e->has_device)
+        add_str(b, o, "no_device_reason", e->no_device_reason);
+    add_str(b, o, "gpu_name", e->gpu_name);
+    char cc[16];
+    snprintf(cc, sizeof cc, "%d.%d", e->cc_major, e->cc_minor);
+    add_str(b, o, "compute_capability", e->has_device ? cc : "");
+    add_num(b, o, "device", e->device);
+    add_str(b, o, "device_source", e->device_source);
+    add_num(b, o, "sm_count", e->sm_count);
+    add_num(b, o, "copy_engines", e->copy_engines);
+    add_num(b, o, "concurrent_kernels", e->concurrent_kernels);
+    add_num(b, o, "total_memory_bytes", (double)e->total_mem);
+    add_num(b, o, "driver_version", e->driver_version);
+    add_num(b, o, "runtime_version", e->runtime_version);
+    add_str(b, o, "cuda_device_max_connections", e->max_connections);
+    add_str(b, o, "host", e->host);
+}
+
+static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
+{
+    add_num(b, o, "span_ns", (double)m->span_ns);
+    add_num(b, o, "kernel_busy_ns", (double)m->kernel_busy_ns);
+    add_num(b, o, "copy_busy_ns", (double)m->copy_busy_ns);
+    add_num(b, o, "copy_kernel_overlap_ns", (double)m->copy_kernel_overlap_ns);
+    add_num(b, o, "copy_kernel_overlap_ratio", m->copy_kernel_overlap_ratio);
+    add_num(b, o, "h2d_d2h_overlap_ns", (double)m->h2d_d2h_overlap_ns);
+    add_num(b, o, "peak_concurrent_kernels", m->peak_concurrent_kernels);
+    add_num(b, o, "mean_concurrent_kernels", m->mean_concurrent_kernels);
+    add_num(b, o, "idle_ns", (double)m->idle_ns);
+    add_num(b, o, "largest_gap_ns", (double)m->largest_gap_ns);
+    add_num(b, o, "kernels", m->kernels);
+    add_num(b, o, "copies", m->copies);
+    add_num(b, o, "memsets", m->memsets);
+    add_num(b, o, "pageable_copies", m->pageable_copies);
+    cJSON *lanes = add_arr(b, o, "streams");
+    for (size_t i = 0; i < m->nlanes; i++) {
+        cJSON *l = push_obj(b, lanes);
+        if (!l)
+            return;
+        add_num(b, l, "device", m->lanes[i].device);
+        add_num(b, l, "context", m->lanes[i].context);
+        add_num(b, l, "stream", m->lanes[i].stream);
+        add_num(b, l, "busy_ns", (double)m->lanes[i].busy_ns);
+        add_num(b, l, "kernels", m->lanes[i].kernels);
+        add_num(b, l, "copies", m->lanes[i].copies);
+        add_num(b, l, "memsets", m->lanes[i].memsets);
+    }
+    cJSON *findings = add_arr(b, o, "findings");
+    for (size_t i = 0; i < m->nfindings; i++) {
+        cJSON *f = push_obj(b, findings);
+        if (!f)
+            return;
+        add_str(b, f, "name", m->findings[i].name);
+        add_num(b, f, "count", m->findings[i].count);
+        add_str(b, f, "message", m->findings[i].message);
+    }
+}
+
+static void case_json(builder *b, cJSON *o, const cp_case_result *c)
+{
+    add_str(b, o, "name", c->name);
+    add_str(b, o, "title", c->title);
+    add_str(b, o, "source", c->source);
+    add_str(b, o, "status", cp_status_name(c->status));
+    add_str(b, o, "skip_reason", c->skip_reason);
+    add_str(b, o, "error", c->error);
+    cJSON *checks = add_arr(b, o, "checks");
+    for (size_t i = 0; i < c->nchecks; i++) {
+        const cp_check_result *k = &c->checks[i];
+        cJSON *j = push_obj(b, checks);
+        if (!j)
+            return;
+        add_str(b, j, "name", k->name);
+        if (k->status == CP_CHECK_SKIPPED)
+            b->ok = b->ok && cJSON_AddNullToObject(j, "ok");
+        else
+            add_bool(b, j, "ok", k->status == CP_CHECK_PASSED);
+        add_str(b, j, "status", cp_check_status_name(k->status));
+        add_str(b, j, "expected", k->expected);
+        add_str(b, j, "measured", k->measured);
+        if (k->status == CP_CHECK_SKIPPED)
+            add_str(b, j, "skip_reason", k->skip_reason);
+    }
+    cJSON *variants = add_arr(b, o, "variants");
+    for (size_t i = 0; i < c->nvariants; i++) {
+        const cp_variant_result *v = &c->variants[i];
+        cJSON *j = push_obj(b, variants);
+        if (!j)
+            return;
+        add_str(b, j, "name", v->name);
+        cJSON *t = add_obj(b, j, "timing");
+        add_num(b, t, "runs", v->timing.runs);
+        add_num(b, t, "median_ms", v->timing.median_ms);
+        add_num(b, t, "min_ms", v->timing.min_ms);
+        add_num(b, t, "max_ms", v->timing.max_ms);
+        add_num(b, t, "stddev_ms", v->timing.stddev_ms);
+        cJSON *verify = add_obj(b, j, "verification");
+        add_num(b, verify, "runs", v->verified_runs);
+        add_num(b, verify, "elements", (double)v->elements);
+        add_num(b, verify, "worst_mismatches", (double)v->worst_mismatches);
+        if (v->traced) {
+            cJSON *tr = add_obj(b, j, "trace");
+            metrics_json(b, tr, &v->metrics);
+            add_num(b, tr, "dropped_records", (double)v->trace.dropped_records);
+        } else {
+            b->ok = b->ok && cJSON_AddNullToObject(j, "trace");
+            add_str(b, j, "untraced_reason", v->untraced_reason);
+        }
+    }
+    cJSON *claims = add_arr(b, o, "claims");
+    for (size_t i = 0; i < c->nclaims; i++) {
+        const cp_claim_result *k = &c->claims[i];
+        cJSON *j = push_obj(b, claims);
+        if (!j)
+            return;
+        add_str(b, j, "text", k->text);
+        add_str(b, j, "source", k->source);
+        add_str(b, j, "claimed", k->claimed);
+        add_str(b, j, "measured", k->measured);
+        add_str(b, j, "verdict", cp_verdict_name(k->verdict));
+        add_str(b, j, "reason", k->reason);
+    }
+    cJSON *figures = add_arr(b, o, "figures");
+    for (size_t i = 0; i < c->nfigures; i++) {
+        cJSON *j = push_obj(b, figures);
+        if (!j)
+            return;
+        add_str(b, j, "name", c->figures[i].name);
+        add_num(b, j, "value", c->figures[i].value);
+        add_str(b, j, "unit", c->figures[i].unit);
+    }
+}
+
+cJSON *cp_report_to_json(const cp_report *r)
+{
+    builder b = {.ok = true};
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    add_str(&b, root, "schema", CP_REPORT_SCHEMA);
+    cJSON *tool = add_obj(&b, root, "tool");
+    add_str(&b, tool, "name", "cuproof");
+    add_str(&b, tool, "version", r->tool_version);
+    add_str(&b, root, "date", r->date);
+    env_json(&b, add_obj(&b, root, "environment"), &r->env);
+    add_str(&b, root, "profile", r->profile);
+    add_num(&b, root, "repeat", r->repeat);
+    cJSON *tracing = add_obj(&b, root, "tracing");
+    add_bool(&b, tracing, "available", r->traced);
+    add_str(&b, tracing, "reason", r->untraced_reason);
+    cJSON *cases = add_arr(&b, root, "cases");
+    for (size_t i = 0; i < r->ncases && b.ok; i++) {
+        cJSON *c = push_obj(&b, cases);
+        if (c)
+            case_json(&b, c, &r->cases[i]);
+    }
+    if (!b.ok) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+int cp_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
+    size_t len = strlen(text);
+    bool ok = fwrite(text, 1, len, f) == len;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok)
+        return cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
+
+int cp_report_write(const cp_report *r, const char *dir)
+{
+    int rc = 0;
+    char path[4096];
+    char *text = NULL, *html = NULL;
+    cJSON *root = cp_report_to_json(r);
+    if (!root || !(text = cJSON_Print(root)) || !(html = cp_report_html(r))) {
+        rc = cp_failf(CP_ENOMEM, "out of memory while writing the report");
+        goto out;
+    }
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    CP_TRY(cp_write_file(path, text));
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    CP_TRY(cp_write_file(path, html));
+out:
+    cJSON_Delete(root);
+    free(text);
+    free(html);
+    return rc;
+}
+
+int cp_trace_file_write(const cp_case_result *c, const char *device, const char *path)
+{
+    int rc = 0;
+    builder b = {.ok = true};
+    char *text = NULL;
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return CP_ENOMEM;
+    add_str(&b, root, "schema", CP_TRACE_SCHEMA);
+    add_str(&b, root, "case", c->name);
+    add_str(&b, root, "device", device);
+    cJSON *vars = add_arr(&b, root, "variants");
+    for (size_t i = 0; i < c->nvariants && b.ok; i++) {
+        const cp_variant_result *v = &c->variants[i];
+        if (!v->traced)
+            continue;
+        cJSON *jv = push_obj(&b, vars);
+        if (!jv)
+            break;
+        add_str(&b, jv, "name", v->name);
+        add_num(&b, jv, "dropped_records", (double)v->trace.dropped_records);
+        cJSON *acts = add_arr(&b, jv, "activities");
+        for (size_t k = 0; k < v->trace.n && b.ok; k++) {
+            const cp_activity *a = &v->trace.items[k];
+            cJSON *j = push_obj(&b, acts);
+            if (!j)
+                break;
+            add_str(&b, j, "kind", cp_act_kind_name(a->kind));
+            add_num(&b, j, "start", (double)a->start);
+            add_num(&b, j, "end", (double)a->end);
+            add_num(&b, j, "device", a->device);
+            add_num(&b, j, "context", a->context);
+            add_num(&b, j, "stream", a->stream);
+            add_num(&b, j, "correlation", a->correlation);
+            add_str(&b, j, "name", a->name);
+            if (a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET)
+                add_num(&b, j, "bytes", (double)a->bytes);
+            if (a->kind == CP_ACT_MEMCPY) {
+                add_str(&b, j, "dir", cp_copy_dir_name(a->copy_dir));
+                add_str(&b, j, "src", cp_mem_kind_name(a->src));
+                add_str(&b, j, "dst", cp_mem_kind_name(a->dst));
+                add_bool(&b, j, "async", a->async);
+            }
+            if (a->kind == CP_ACT_RANGE)
+                add_num(&b, j, "depth", a->depth);
+        }
+    }
+    if (!b.ok || !(text = cJSON_PrintUnformatted(root))) {
+        rc = CP_ENOMEM;
+        goto out;
+    }
+    CP_TRY(cp_write_file(path, text));
+out:
+    cJSON_Delete(root);
+    free(text);
+    return rc;
+}
+
+char *cp_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cp_failf(CP_EIO, "cannot read %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (cap - len < 65536) {
+            cap = cap ? cap * 2 : 65536;
+            char *p = realloc(buf, cap + 1);
+            if (!p) {
+                free(buf);
+                fclose(f);
+                cp_failf(CP_ENOMEM, "out of memory reading %s", path);
+                return NULL;
+            }
+            buf = p;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    bool err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        cp_failf(CP_EIO, "cannot read %s", path);
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+/* Reads a non-negative integer field; false when absent or not a number. */
+static bool get_u64(const cJSON *o, const char *k, uint64_t *v)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(n) || n->valuedouble < 0 || n->valuedouble > 1.8e19)
+        return false;
+    *v = (uint64_t)n->valuedouble;
+    return true;
+}
+
+static int parse_activity(const cJSON *j, size_t index, cp_trace *t)
+{
+    cp_activity a = {0};
+    uint64_t dev = 0, ctx = 0, stream = 0, corr = 0;
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(j, "kind");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+    int k = cJSON_IsString(kind) ? cp_act_kind_from_name(kind->valuestring) : -1;
+    if (k < 0)
+        return cp_failf(CP_EPARSE, "activity %zu: missing or unknown 'kind'", index);
+    if (!get_u64(j, "start", &a.start) || !get_u64(j, "end", &a.end) ||
+        !get_u64(j, "device", &dev) || !get_u64(j, "context", &ctx) ||
+        !get_u64(j, "stream", &stream) || !get_u64(j, "correlation", &corr))
+        return cp_failf(CP_EPARSE,
+                        "activity %zu: start, end, device, context, stream and correlation "
+                        "must be non-negative numbers",
+                        index);
+    a.kind = (cp_act_kind)k;
+    a.device = (uint32_t)dev;
+    a.context = (uint32_t)ctx;
+    a.stream = (uint32_t)stream;
+    a.correlation = (uint32_t)corr;
+    a.name = cJSON_IsString(name) ? name->valuestring : NULL;
+    if (a.kind == CP_ACT_MEMCPY) {
+        const cJSON *dir = cJSON_GetObjectItemCaseSensitive(j, "dir");
+        const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "src");
+        const cJSON *dst = cJSON_GetObjectItemCaseSensitive(j, "dst");
+        int d = cJSON_IsString(dir) ? cp_copy_dir_from_name(dir->valuestring) : -1;
+        int s = cJSON_IsString(src) ? cp_mem_kind_from_name(src->valuestring) : -1;
+        int t2 = cJSON_IsString(dst) ? cp_mem_kind_from_name(dst->valuestring) : -1;
+        if (d < 0 || s < 0 || t2 < 0 || !get_u64(j, "bytes", &a.bytes))
+            return cp_failf(CP_EPARSE, "activity %zu: a memcpy needs dir, src, dst and bytes",
+                            index);
+        a.copy_dir = (cp_copy_dir)d;
+        a.src = (cp_mem_kind)s;
+        a.dst = (cp_mem_kind)t2;
+        a.async = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "async"));
+    } else if (a.kind == CP_ACT_MEMSET) {
+        get_u64(j, "bytes", &a.bytes);
+    } else if (a.kind == CP_ACT_RANGE) {
+        uint64_t depth = 0;
+        get_u64(j, "depth", &depth);
+        a.depth = (uint32_t)depth;
+    }
+    return cp_trace_add(t, &a);
+}
+
+int cp_trace_file_parse(const char *text, cp_trace_file *out)
+{
+    int rc = 0;
+    memset(out, 0, sizeof *out);
+    cJSON *root = cJSON_Parse(text);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        return cp_failf(CP_EPARSE, "trace file is not valid JSON (near \"%.20s\")",
+                        at ? at : "");
+    }
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    const cJSON *cname = cJSON_GetObjectItemCaseSensitive(root, "case");
+    const cJSON *vars = cJSON_GetObjectItemCaseSensitive(root, "variants");
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, CP_TRACE_SCHEMA) != 0) {
+        rc = cp_failf(CP_EPARSE, "trace file: schema is not \"%s\"", CP_TRACE_SCHEMA);
+        goto out;
+    }
+    if (!cJSON_IsString(cname) || !cJSON_IsArray(vars)) {
+        rc = cp_failf(CP_EPARSE, "trace file: needs a string 'case' and an array 'variants'");
+        goto out;
+    }
+    snprintf(out->case_name, sizeof out->case_name, "%s", cname->valuestring);
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, "device");
+    if (cJSON_IsString(dev))
+        snprintf(out->device, sizeof out->device, "%s", dev->valuestring);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vars)
+    {
+        if (out->nvariants == CP_MAX_VARIANTS) {
+            rc = cp_failf(CP_EPARSE, "trace file: more than %d variants", CP_MAX_VARIANTS);
+            goto out;
+        }
+        const cJSON *vname = cJSON_GetObjectItemCaseSensitive(v, "name");
+        const cJSON *acts = cJSON_GetObjectItemCaseSensitive(v, "activities");
+        if (!cJSON_IsString(vname) || !cJSON_IsArray(acts)) {
+            rc = cp_failf(CP_EPARSE,
+                          "trace file: variant %zu needs a string 'name' and 'activities'",
+                          out->nvariants);
+            goto out;
+        }
+        size_t i = out->nvariants++;
+        snprintf(out->variant[i], sizeof out->variant[i], "%s", vname->valuestring);
+        cp_trace_init(&out->trace[i]);
+        uint64_t dropped = 0;
+        get_u64(v, "dropped_records", &dropped);
+        out->trace[i].dropped_records = dropped;
+        size_t k = 0;
+        const cJSON *a;
+        cJSON_ArrayForEach(a, acts)
+        {
+            rc = parse_activity(a, k++, &out->trace[i]);
+            if (rc < 0)
+                goto out;
+        }
+    }
+out:
+    cJSON_Delete(root);
+    if (rc < 0)
+        cp_trace_file_free(out);
+    return rc;
+}
+
+int cp_trace_file_read(const char *path, cp_trace_file *out)
+{
+    memset(out, 0, sizeof *out);
+    char *text = cp_read_file(path);
+    if (!text)
+        return CP_EIO;
+    int rc = cp_trace_file_parse(text, out);
+    free(text);
+    return rc;
+}
+
+void cp_trace_file_free(cp_trace_file *f)
+{
+    for (size_t i = 0; i < f->nvariants; i++)
+        cp_trace_free(&f->trace[i]);
+    f->nvariants = 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * Writers that turn a run into files: report.json (DESIGN.md's contract,
+ * schema "cuproof.report/1"), report.html (a view of it), and trace files
+ * ("cuproof.trace/1": every activity of every traced variant) that tests
+ * replay through the analysis.
+ */
+#ifndef CUPROOF_REPORT_H
+#define CUPROOF_REPORT_H
+
+#include "../harness/result.h"
+
+#include <cjson/cJSON.h>
+
+#define CP_REPORT_SCHEMA "cuproof.report/1"
+#define CP_TRACE_SCHEMA "cuproof.trace/1"
+
+/* Builds the report as JSON; NULL when out of memory. Caller deletes it. */
+cJSON *cp_report_to_json(const cp_report *r);
+
+/* Writes report.json and report.html into `dir`. Returns 0, or CP_EIO with
+ * cp_last_error naming the file that could not be written. */
+int cp_report_write(const cp_report *r, const char *dir);
+
+/* Writes `text` to `path`. Returns 0 or CP_EIO (naming the path). */
+int cp_write_file(const char *path, const char *text);
+
+/* The HTML view: a self-contained page that needs no network. Returns a
+ * malloc'd string, or NULL when out of memory. */
+char *cp_report_html(const cp_report *r);
+
+/* Writes the traces of a case's traced variants, recorded on `device` (its
+ * name), to `path`. Returns 0, CP_ENOMEM or CP_EIO. */
+int cp_trace_file_write(const cp_case_result *c, const char *device, const char *path);
+
+/* A recorded trace file read back: one trace per variant. */
+typedef struct cp_trace_file {
+    char case_name[64];
+    char device[256];
+    size_t nvariants;
+    char variant[CP_MAX_VARIANTS][64];
+    cp_trace trace[CP_MAX_VARIANTS];
+} cp_trace_file;
+
+/*
+ * Parses a trace file. Returns 0, CP_EIO when it cannot be read, or
+ * CP_EPARSE when it is not JSON, has another schema, or a record misses a
+ * field or has an unknown kind (cp_last_error says which and where).
+ */
+int cp_trace_file_read(const char *path, cp_trace_file *out);
+int cp_trace_file_parse(const char *text, cp_trace_file *out);
+void cp_trace_file_free(cp_trace_file *f);
+
+/* Reads a whole file into a malloc'd, NUL-terminated string; NULL with
+ * cp_last_error set when it cannot. */
+char *cp_read_file(const char *path);
+
+#endif

@@ -1,0 +1,151 @@
+/* The cuproof command, run as a subprocess: bad input gets one clear line
+ * and exit status 2; a run with no GPU writes a report of skipped cases. */
+#include "harness/case.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+static char output[65536];
+
+/* Runs cuproof with `args` (a shell fragment) and every GPU hidden, so
+ * the result is the same on machines with and without one. Returns the
+ * exit status; stdout and stderr together land in `output`. */
+static int cuproof(const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= '%s' %s 2>&1", CUPROOF_BIN, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    int st = pclose(p);
+    cr_assert(WIFEXITED(st), "cuproof did not exit normally: %s", output);
+    return WEXITSTATUS(st);
+}
+
+static void expect_usage_error(const char *args, const char *needle)
+{
+    int rc = cuproof(args);
+    cr_expect_eq(rc, 2, "'%s' exited %d: %s", args, rc, output);
+    cr_expect_not_null(strstr(output, needle), "'%s': message lacks '%s': %s", args, needle,
+                       output);
+    cr_expect_not_null(strstr(output, "cuproof: "), "'%s': %s", args, output);
+}
+
+Test(cli, no_command)
+{
+    expect_usage_error("", "missing command");
+}
+
+Test(cli, unknown_command)
+{
+    expect_usage_error("frobnicate", "unknown command 'frobnicate'");
+}
+
+Test(cli, help)
+{
+    cr_expect_eq(cuproof("--help"), 0);
+    cr_expect_not_null(strstr(output, "usage: cuproof"));
+    cr_expect_not_null(strstr(output, "--profile ci|full"));
+}
+
+Test(cli, list_shows_the_cases)
+{
+    cr_assert_eq(cuproof("list"), 0);
+    cr_expect_not_null(strstr(output, "vector-add"));
+    cr_expect_not_null(strstr(output, "multi-kernel"));
+    expect_usage_error("list extra", "list takes no arguments");
+}
+
+Test(cli, unknown_case)
+{
+    expect_usage_error("run no-such-case", "unknown case 'no-such-case'");
+}
+
+Test(cli, bad_repeat)
+{
+    expect_usage_error("run --repeat 0", "--repeat '0'");
+    expect_usage_error("run --repeat abc", "--repeat 'abc'");
+    expect_usage_error("run --repeat 5x", "--repeat '5x'");
+    expect_usage_error("run --repeat 1001", "--repeat '1001'");
+    expect_usage_error("run --repeat", "--repeat ''");
+}
+
+Test(cli, bad_warmup)
+{
+    expect_usage_error("run --warmup -1", "--warmup '-1'");
+}
+
+Test(cli, bad_profile)
+{
+    expect_usage_error("run --profile huge", "unknown profile 'huge'");
+    expect_usage_error("run --profile", "unknown profile ''");
+}
+
+Test(cli, unknown_option)
+{
+    expect_usage_error("run --fast", "unknown option '--fast'");
+}
+
+Test(cli, output_directory_cannot_be_created)
+{
+    expect_usage_error("run --out /proc/cuproof-cannot-be-here", "cannot create output directory");
+}
+
+Test(cli, output_directory_is_a_file)
+{
+    char path[] = "/tmp/cuproof-file-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    char args[256];
+    snprintf(args, sizeof args, "run --out %s", path);
+    expect_usage_error(args, "is not a directory");
+    remove(path);
+}
+
+/* With no GPU every GPU case is skipped, with the reason, on the terminal
+ * and in report.json; the run itself succeeds. */
+Test(cli, run_without_gpu_skips_with_reason)
+{
+    char dir[] = "/tmp/cuproof-run-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char args[512];
+    snprintf(args, sizeof args, "run --out %s/nested/out", dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "skipped vector-add"), "%s", output);
+    cr_expect_not_null(strstr(output, "no CUDA device"), "%s", output);
+    cr_expect_not_null(strstr(output, "2 skipped"), "%s", output);
+
+    char path[600];
+    snprintf(path, sizeof path, "%s/nested/out/report.json", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no report at %s", path);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root);
+    const cJSON *c;
+    int seen = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases"))
+    {
+        seen++;
+        cr_expect_str_eq(cJSON_GetObjectItem(c, "status")->valuestring, "skipped");
+        cr_expect_not_null(strstr(cJSON_GetObjectItem(c, "skip_reason")->valuestring,
+                                  "no CUDA device"));
+    }
+    cr_expect_eq(seen, 2);
+    cJSON_Delete(root);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}

@@ -1,0 +1,106 @@
+/*
+ * Traces recorded on real GPUs (tests/fixtures/), replayed through the
+ * analysis on a machine with none. The verdicts must be those the GPU test
+ * asserts: pinned streams overlap copies with kernels and run kernels
+ * concurrently, sync does neither, pageable streams are flagged.
+ */
+#include "harness/error.h"
+#include "harness/timeline.h"
+#include "reports/report.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+static cp_trace_file f;
+static cp_metrics m[CP_MAX_VARIANTS];
+
+static void load(void)
+{
+    memset(m, 0, sizeof m);
+    cr_assert_eq(cp_trace_file_read(CUPROOF_FIXTURES "/multi-kernel-h100.trace.json", &f), 0,
+                 "%s", cp_last_error());
+    for (size_t i = 0; i < f.nvariants; i++)
+        cr_assert_eq(cp_timeline_analyse(&f.trace[i], &m[i]), 0);
+}
+
+static void unload(void)
+{
+    for (size_t i = 0; i < f.nvariants; i++)
+        cp_metrics_free(&m[i]);
+    cp_trace_file_free(&f);
+}
+
+static const cp_metrics *variant(const char *name)
+{
+    for (size_t i = 0; i < f.nvariants; i++)
+        if (strcmp(f.variant[i], name) == 0)
+            return &m[i];
+    cr_assert_fail("variant %s not in the fixture", name);
+    return NULL;
+}
+
+TestSuite(fixtures, .init = load, .fini = unload);
+
+Test(fixtures, recorded_on_an_h100_with_every_kernel)
+{
+    cr_expect_str_eq(f.case_name, "multi-kernel");
+    cr_expect_not_null(strstr(f.device, "H100"), "%s", f.device);
+    cr_assert_eq(f.nvariants, 3);
+    for (size_t i = 0; i < f.nvariants; i++) {
+        cr_expect_eq(f.trace[i].dropped_records, 0);
+        cr_expect_gt(m[i].kernels, 1);
+        cr_expect_eq(m[i].kernels, m[0].kernels, "each variant launches every kernel");
+        cr_expect_eq(m[i].copies, 2 * m[i].kernels, "one copy in and one out per kernel");
+    }
+}
+
+Test(fixtures, sync_does_not_overlap)
+{
+    const cp_metrics *s = variant("sync");
+    cr_expect_eq(s->copy_kernel_overlap_ns, 0);
+    cr_expect_eq(s->peak_concurrent_kernels, 1);
+    cr_expect_null(cp_metrics_finding(s, "cuda_memcpy_async"), "sync copies are not async");
+}
+
+Test(fixtures, pinned_streams_overlap)
+{
+    const cp_metrics *p = variant("streams-pinned");
+    cr_expect_gt(p->copy_kernel_overlap_ratio, 0.5);
+    cr_expect_gt(p->peak_concurrent_kernels, 1);
+    cr_expect_eq(p->pageable_copies, 0);
+    cr_expect_null(cp_metrics_finding(p, "cuda_memcpy_async"));
+    cr_expect_null(cp_metrics_finding(p, "serialized_streams"));
+    cr_expect_gt(p->nlanes, 1, "one lane per stream");
+}
+
+Test(fixtures, pageable_streams_flagged)
+{
+    const cp_metrics *g = variant("streams-pageable");
+    const cp_finding *fd = cp_metrics_finding(g, "cuda_memcpy_async");
+    cr_assert_not_null(fd);
+    cr_expect_eq(fd->count, g->pageable_copies);
+}
+
+/* The NVTX phases were recorded on CUPTI's clock: they lie inside the
+ * device activity's neighbourhood rather than on another clock. */
+Test(fixtures, host_ranges_share_the_clock)
+{
+    for (size_t i = 0; i < f.nvariants; i++) {
+        uint64_t first = UINT64_MAX, range_start = UINT64_MAX;
+        int ranges = 0;
+        for (size_t k = 0; k < f.trace[i].n; k++) {
+            const cp_activity *a = &f.trace[i].items[k];
+            if (a->kind == CP_ACT_RANGE) {
+                ranges++;
+                if (a->start < range_start)
+                    range_start = a->start;
+            } else if (a->kind != CP_ACT_RUNTIME && a->start < first) {
+                first = a->start;
+            }
+        }
+        cr_expect_geq(ranges, 3, "copy-in, compute and copy-out ranges");
+        /* The copy-in range opens before the first copy, by less than a second. */
+        cr_expect_leq(range_start, first);
+        cr_expect_lt(first - range_start, 1000000000ull);
+    }
+}

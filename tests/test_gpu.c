@@ -1,0 +1,71 @@
+/*
+ * One GPU test per case: run it through the runner (ci profile, traced)
+ * and assert every check it declares. With no GPU each test is skipped
+ * with the reason, which test_main turns into ctest's skipped status.
+ * CUPROOF_TEST_PROFILE=full runs the sources' sizes; CUPROOF_REQUIRE_GPU=1
+ * (set by ci/gpu.sh) turns a missing GPU into a failure, so a GPU machine
+ * whose driver is broken cannot pass by skipping.
+ */
+#include "harness/case.h"
+#include "harness/device.h"
+#include "harness/runner.h"
+#include "harness/tracer.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void run_case(const char *name)
+{
+    /* Criterion runs each test in its own process: CUPTI is set up before
+     * the first CUDA call of that process, and a sticky CUDA error cannot
+     * leak into another test. */
+    cp_tracer_init();
+    cp_env env;
+    cr_assert_eq(cp_env_discover(&env), 0, "%s", cp_last_error());
+    const char *require = getenv("CUPROOF_REQUIRE_GPU");
+    if (!env.has_device && require && strcmp(require, "1") == 0)
+        cr_assert_fail("CUPROOF_REQUIRE_GPU=1 but %s", env.no_device_reason);
+    if (!env.has_device)
+        cr_skip_test("%s", env.no_device_reason);
+
+    const cp_case_def *def = cp_registry_find(name);
+    cr_assert_not_null(def, "case %s is not registered", name);
+    const char *profile = getenv("CUPROOF_TEST_PROFILE");
+    cp_run_opts o = {.profile = profile && strcmp(profile, "full") == 0 ? CP_PROFILE_FULL
+                                                                         : CP_PROFILE_CI,
+                     .repeat = 3, .warmup = 1, .trace = true};
+    cp_case_result *r = calloc(1, sizeof *r);
+    cr_assert_not_null(r);
+    cr_assert_eq(cp_run_case(def, &env, &o, r), 0, "%s", r->error);
+    cr_assert_neq(r->status, CP_STATUS_SKIPPED, "%s", r->skip_reason);
+    cr_expect_str_empty(r->error, "%s", r->error);
+    cr_expect_gt(r->nchecks, 0);
+    for (size_t i = 0; i < r->nchecks; i++) {
+        const cp_check_result *c = &r->checks[i];
+        cr_log_info("%s: %s (expected %s, measured %s)", cp_check_status_name(c->status),
+                    c->name, c->expected, c->measured);
+        cr_expect_neq(c->status, CP_CHECK_FAILED, "%s: expected %s, measured %s", c->name,
+                      c->expected, c->measured);
+        if (cp_tracer_available())
+            cr_expect_neq(c->status, CP_CHECK_SKIPPED, "%s: %s", c->name, c->skip_reason);
+    }
+    for (size_t i = 0; i < r->nclaims; i++)
+        cr_log_info("claim: %s: claimed %s, measured %s: %s", r->claims[i].text,
+                    r->claims[i].claimed, r->claims[i].measured,
+                    cp_verdict_name(r->claims[i].verdict));
+    cr_expect_eq(r->status, CP_STATUS_PASSED);
+    cp_case_result_free(r);
+    free(r);
+    cp_tracer_shutdown();
+}
+
+Test(gpu, vector_add, .timeout = 300)
+{
+    run_case("vector-add");
+}
+
+Test(gpu, multi_kernel, .timeout = 300)
+{
+    run_case("multi-kernel");
+}

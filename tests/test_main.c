@@ -1,0 +1,42 @@
+/*
+ * The main of every test binary. Beyond Criterion's own main it maps two
+ * outcomes onto ctest:
+ *  - every test that ran was skipped (no GPU here): exit 77, which ctest
+ *    reports as skipped through SKIP_RETURN_CODE, never as passed;
+ *  - no test ran at all (a --filter that matches nothing, i.e. a ctest
+ *    entry that no longer names a test): exit 1, a failure.
+ */
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
+#include <stdio.h>
+
+enum { SKIP_RETURN_CODE = 77 };
+
+static size_t ran, skipped, passed;
+
+ReportHook(POST_TEST)(struct criterion_test_stats *stats)
+{
+    ran++;
+    if (stats->test_status == CR_STATUS_SKIPPED)
+        skipped++;
+    else if (stats->test_status == CR_STATUS_PASSED)
+        passed++;
+}
+
+int main(int argc, char *argv[])
+{
+    struct criterion_test_set *tests = criterion_initialize();
+    int result = 0;
+    if (criterion_handle_args(argc, argv, true)) {
+        result = !criterion_run_all_tests(tests);
+        if (result == 0 && ran == 0) {
+            fprintf(stderr, "test_main: no test matched; a stale filter is a failure\n");
+            result = 1;
+        } else if (result == 0 && passed == 0 && skipped > 0) {
+            fprintf(stderr, "test_main: all %zu tests skipped\n", skipped);
+            result = SKIP_RETURN_CODE;
+        }
+    }
+    criterion_finalize(tests);
+    return result;
+}

@@ -1,0 +1,65 @@
+/* The CPU references against answers known without them. */
+#include "cases/references.h"
+#include "harness/case.h"
+
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+Test(references, vector_add_known_values)
+{
+    float a[] = {1.0f, -2.5f, 1e30f, 0.1f};
+    float b[] = {2.0f, 2.5f, 1e30f, 0.2f};
+    float c[4];
+    cp_ref_vector_add(a, b, c, 4);
+    cr_expect_eq(c[0], 3.0f);
+    cr_expect_eq(c[1], 0.0f);
+    cr_expect_eq(c[2], 2e30f);
+    /* 0.1f + 0.2f rounds to the float nearest 0.3, which is 0.3f + 1 ulp:
+     * the reference must add in float, not in double. */
+    cr_expect_eq(c[3], 0.1f + 0.2f);
+    cr_expect_eq(c[3], (float)((double)0.1f + (double)0.2f));
+}
+
+/* mult_ker's 50 rounds of *2.0 and /2.0 are the identity for any float
+ * whose double survives the round trip, and turn values above FLT_MAX/2
+ * into infinity: the reference must show both. */
+Test(references, mult_is_identity_in_range)
+{
+    float xs[] = {0.0f, -0.0f, 1.0f, -3.999f, 1e-38f, 1.17549435e-38f, FLT_MAX / 2, 1e-45f};
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+        float y = cp_ref_mult(xs[i]);
+        cr_expect_eq(memcmp(&y, &xs[i], sizeof y), 0, "%g -> %g", xs[i], y);
+    }
+}
+
+Test(references, mult_overflows_above_half_max)
+{
+    cr_expect(isinf(cp_ref_mult(FLT_MAX)));
+    cr_expect(isinf(cp_ref_mult(-FLT_MAX)));
+    cr_expect(isnan(cp_ref_mult(NAN)));
+}
+
+Test(references, bit_mismatch_counts_nan_and_signed_zero)
+{
+    float poison;
+    memset(&poison, 0xFF, sizeof poison);
+    float want[] = {1.0f, 0.0f, 2.0f, poison};
+    float got[] = {1.0f, -0.0f, 2.0f, poison};
+    cr_expect_eq(cp_count_bit_mismatches(got, want, 4), 1);
+    got[0] = poison;
+    cr_expect_eq(cp_count_bit_mismatches(got, want, 4), 2);
+}
+
+Test(references, inputs_are_deterministic)
+{
+    uint32_t s1 = 7, s2 = 7;
+    for (int i = 0; i < 1000; i++) {
+        float a = cp_rand_float(&s1, -4.0f, 4.0f);
+        cr_assert_eq(a, cp_rand_float(&s2, -4.0f, 4.0f));
+        cr_assert(a >= -4.0f && a < 4.0f);
+    }
+    uint32_t zero = 0;
+    cr_expect_neq(cp_rand_next(&zero), 0, "a zero seed must not stick at zero");
+}

@@ -1,0 +1,272 @@
+/* The JSON contract (parsed back with cJSON), the HTML view, and trace
+ * files: round trip and malformed input. */
+#include "harness/error.h"
+#include "helpers.h"
+#include "reports/report.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static cp_report rep;
+static cp_case_result cases[2];
+
+static void build(void)
+{
+    memset(&rep, 0, sizeof rep);
+    memset(cases, 0, sizeof cases);
+    strcpy(rep.tool_version, "0.1.0");
+    strcpy(rep.date, "2026-11-22T00:00:00Z");
+    strcpy(rep.profile, "ci");
+    rep.repeat = 3;
+    rep.traced = true;
+    rep.env.has_device = true;
+    strcpy(rep.env.gpu_name, "Test GPU <&>");
+    rep.env.cc_major = 9;
+    rep.env.sm_count = 132;
+    rep.env.copy_engines = 3;
+
+    cp_case_result *c = &cases[0];
+    strcpy(c->name, "demo");
+    strcpy(c->title, "a demo");
+    strcpy(c->source, "seed 000");
+    c->status = CP_STATUS_PASSED;
+    c->nchecks = 2;
+    strcpy(c->checks[0].name, "overlap");
+    strcpy(c->checks[0].expected, "> 0.5");
+    strcpy(c->checks[0].measured, "0.9");
+    c->checks[1].status = CP_CHECK_SKIPPED;
+    strcpy(c->checks[1].name, "trace check");
+    strcpy(c->checks[1].skip_reason, "untraced");
+    c->nvariants = 2;
+    cp_variant_result *v = &c->variants[0];
+    strcpy(v->name, "streams");
+    v->ran = v->traced = true;
+    v->timing = (cp_timing){.runs = 3, .median_ms = 2, .min_ms = 1, .max_ms = 3};
+    cp_trace_init(&v->trace);
+    add_kernel(&v->trace, 0, 100, 1, 1);
+    add_kernel(&v->trace, 50, 150, 1, 2);
+    add_copy(&v->trace, 0, 60, 1, 3, CP_COPY_HTOD, CP_MEM_PAGEABLE, true);
+    cp_activity range = {.kind = CP_ACT_RANGE, .start = 0, .end = 10, .depth = 2,
+                         .name = "copy-in"};
+    cp_trace_add(&v->trace, &range);
+    cr_assert_eq(cp_timeline_analyse(&v->trace, &v->metrics), 0);
+    strcpy(c->variants[1].name, "untraced");
+    c->variants[1].ran = true;
+    strcpy(c->variants[1].untraced_reason, "CUPTI is held by another tool");
+    c->nclaims = 1;
+    strcpy(c->claims[0].text, "about 4x");
+    strcpy(c->claims[0].measured, "50x");
+    c->claims[0].verdict = CP_VERDICT_CONFIRMED;
+    c->nfigures = 1;
+    strcpy(c->figures[0].name, "speedup");
+    c->figures[0].value = 50;
+
+    cp_case_result *s = &cases[1];
+    strcpy(s->name, "skipped-case");
+    s->status = CP_STATUS_SKIPPED;
+    strcpy(s->skip_reason, "no CUDA device");
+    rep.cases = cases;
+    rep.ncases = 2;
+}
+
+static void destroy(void)
+{
+    cp_case_result_free(&cases[0]);
+}
+
+TestSuite(report, .init = build, .fini = destroy);
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    cr_assert_not_null(v, "field '%s' missing", k);
+    return v;
+}
+
+Test(report, json_has_every_contract_field)
+{
+    cJSON *built = cp_report_to_json(&rep);
+    cr_assert_not_null(built);
+    char *text = cJSON_Print(built);
+    cJSON_Delete(built);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(root, "the writer's output does not parse");
+
+    cr_expect_str_eq(get(root, "schema")->valuestring, "cuproof.report/1");
+    get(get(root, "tool"), "version");
+    const cJSON *env = get(root, "environment");
+    const char *env_fields[] = {"gpu_name", "compute_capability", "sm_count", "copy_engines",
+                                "driver_version", "runtime_version", "host"};
+    for (size_t i = 0; i < sizeof env_fields / sizeof *env_fields; i++)
+        get(env, env_fields[i]);
+    cr_expect_str_eq(get(env, "compute_capability")->valuestring, "9.0");
+    cr_expect_str_eq(get(root, "profile")->valuestring, "ci");
+
+    const cJSON *cs = get(root, "cases");
+    cr_assert_eq(cJSON_GetArraySize(cs), 2);
+    const cJSON *c = cJSON_GetArrayItem(cs, 0);
+    const char *case_fields[] = {"name", "title", "source", "status", "skip_reason", "checks",
+                                 "variants", "claims"};
+    for (size_t i = 0; i < sizeof case_fields / sizeof *case_fields; i++)
+        get(c, case_fields[i]);
+    cr_expect_str_eq(get(c, "status")->valuestring, "passed");
+
+    const cJSON *k0 = cJSON_GetArrayItem(get(c, "checks"), 0);
+    cr_expect(cJSON_IsTrue(get(k0, "ok")));
+    get(k0, "expected");
+    get(k0, "measured");
+    const cJSON *k1 = cJSON_GetArrayItem(get(c, "checks"), 1);
+    cr_expect(cJSON_IsNull(get(k1, "ok")), "a skipped check is neither passed nor failed");
+    cr_expect_str_eq(get(k1, "status")->valuestring, "skipped");
+
+    const cJSON *v = cJSON_GetArrayItem(get(c, "variants"), 0);
+    const cJSON *timing = get(v, "timing");
+    const char *tf[] = {"runs", "median_ms", "min_ms", "max_ms", "stddev_ms"};
+    for (size_t i = 0; i < 5; i++)
+        get(timing, tf[i]);
+    const cJSON *tr = get(v, "trace");
+    const char *mf[] = {"span_ns", "kernel_busy_ns", "copy_busy_ns", "copy_kernel_overlap_ns",
+                        "copy_kernel_overlap_ratio", "h2d_d2h_overlap_ns",
+                        "peak_concurrent_kernels", "mean_concurrent_kernels", "idle_ns",
+                        "largest_gap_ns", "streams", "pageable_copies", "findings",
+                        "dropped_records"};
+    for (size_t i = 0; i < sizeof mf / sizeof *mf; i++)
+        get(tr, mf[i]);
+    cr_expect_eq(get(tr, "peak_concurrent_kernels")->valueint, 2);
+    cr_expect_eq(cJSON_GetArraySize(get(tr, "streams")), 3);
+    const cJSON *f = cJSON_GetArrayItem(get(tr, "findings"), 0);
+    cr_expect_str_eq(get(f, "name")->valuestring, "cuda_memcpy_async");
+
+    const cJSON *v1 = cJSON_GetArrayItem(get(c, "variants"), 1);
+    cr_expect(cJSON_IsNull(get(v1, "trace")));
+    cr_expect_str_eq(get(v1, "untraced_reason")->valuestring, "CUPTI is held by another tool");
+
+    const cJSON *cl = cJSON_GetArrayItem(get(c, "claims"), 0);
+    const char *cf[] = {"text", "source", "claimed", "measured", "verdict", "reason"};
+    for (size_t i = 0; i < 6; i++)
+        get(cl, cf[i]);
+    cr_expect_str_eq(get(cl, "verdict")->valuestring, "confirmed");
+
+    const cJSON *s = cJSON_GetArrayItem(cs, 1);
+    cr_expect_str_eq(get(s, "status")->valuestring, "skipped");
+    cr_expect_str_eq(get(s, "skip_reason")->valuestring, "no CUDA device");
+    cJSON_Delete(root);
+}
+
+Test(report, html_escapes_and_shows_everything)
+{
+    char *html = cp_report_html(&rep);
+    cr_assert_not_null(html);
+    cr_expect_not_null(strstr(html, "Test GPU &lt;&amp;&gt;"), "names are escaped");
+    cr_expect_null(strstr(html, "Test GPU <&>"));
+    cr_expect_not_null(strstr(html, "cuda_memcpy_async"));
+    cr_expect_not_null(strstr(html, "no CUDA device"));
+    cr_expect_not_null(strstr(html, "CUPTI is held by another tool"));
+    cr_expect_not_null(strstr(html, "confirmed"));
+    cr_expect_null(strstr(html, "http"), "the page fetches nothing");
+    free(html);
+}
+
+Test(report, write_creates_both_files)
+{
+    char dir[] = "/tmp/cuproof-report-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(cp_report_write(&rep, dir), 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    char *json = cp_read_file(path);
+    cr_assert_not_null(json);
+    cJSON *root = cJSON_Parse(json);
+    cr_expect_not_null(root);
+    cJSON_Delete(root);
+    free(json);
+    remove(path);
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    cr_expect_eq(access(path, R_OK), 0);
+    remove(path);
+    rmdir(dir);
+}
+
+Test(report, write_to_missing_directory_names_the_file)
+{
+    cr_expect_eq(cp_report_write(&rep, "/nonexistent-cuproof-dir"), CP_EIO);
+    cr_expect_not_null(strstr(cp_last_error(), "/nonexistent-cuproof-dir/report.json"));
+}
+
+Test(report, trace_file_round_trip)
+{
+    char path[] = "/tmp/cuproof-trace-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(cp_trace_file_write(&cases[0], "Test GPU", path), 0);
+    cp_trace_file f;
+    cr_assert_eq(cp_trace_file_read(path, &f), 0, "%s", cp_last_error());
+    remove(path);
+    cr_expect_str_eq(f.case_name, "demo");
+    cr_expect_str_eq(f.device, "Test GPU");
+    cr_assert_eq(f.nvariants, 1, "only traced variants are written");
+    cr_expect_str_eq(f.variant[0], "streams");
+    const cp_trace *orig = &cases[0].variants[0].trace;
+    cr_assert_eq(f.trace[0].n, orig->n);
+    for (size_t i = 0; i < orig->n; i++) {
+        const cp_activity *a = &orig->items[i], *b = &f.trace[0].items[i];
+        cr_expect_eq(a->kind, b->kind);
+        cr_expect_eq(a->start, b->start);
+        cr_expect_eq(a->end, b->end);
+        cr_expect_eq(a->stream, b->stream);
+        cr_expect_eq(a->context, b->context);
+        cr_expect_eq(a->copy_dir, b->copy_dir);
+        cr_expect_eq(a->src, b->src);
+        cr_expect_eq(a->dst, b->dst);
+        cr_expect_eq(a->async, b->async);
+        cr_expect_eq(a->depth, b->depth);
+        cr_expect_str_eq(a->name, b->name);
+    }
+    cp_metrics m;
+    cr_assert_eq(cp_timeline_analyse(&f.trace[0], &m), 0);
+    cr_expect_eq(m.copy_kernel_overlap_ns, cases[0].variants[0].metrics.copy_kernel_overlap_ns);
+    cp_metrics_free(&m);
+    cp_trace_file_free(&f);
+}
+
+static void expect_parse_error(const char *text, const char *needle)
+{
+    cp_trace_file f;
+    cr_expect_eq(cp_trace_file_parse(text, &f), CP_EPARSE, "accepted: %s", text);
+    cr_expect_not_null(strstr(cp_last_error(), needle), "error '%s' lacks '%s'",
+                       cp_last_error(), needle);
+}
+
+Test(report, trace_file_malformed_inputs)
+{
+    expect_parse_error("", "not valid JSON");
+    expect_parse_error("{\"schema\":\"cuproof.trace/1\",", "not valid JSON");
+    expect_parse_error("{\"schema\":\"cuproof.trace/9\",\"case\":\"x\",\"variants\":[]}",
+                       "schema");
+    expect_parse_error("{\"schema\":\"cuproof.trace/1\",\"variants\":[]}", "'case'");
+    expect_parse_error("{\"schema\":\"cuproof.trace/1\",\"case\":\"x\",\"variants\":[{}]}",
+                       "variant 0");
+    expect_parse_error("{\"schema\":\"cuproof.trace/1\",\"case\":\"x\",\"variants\":[{\"name\":"
+                       "\"v\",\"activities\":[{\"kind\":\"warp\"}]}]}",
+                       "unknown 'kind'");
+    expect_parse_error("{\"schema\":\"cuproof.trace/1\",\"case\":\"x\",\"variants\":[{\"name\":"
+                       "\"v\",\"activities\":[{\"kind\":\"kernel\",\"start\":-5,\"end\":1,"
+                       "\"device\":0,\"context\":1,\"stream\":1,\"correlation\":1}]}]}",
+                       "non-negative");
+    expect_parse_error("{\"schema\":\"cuproof.trace/1\",\"case\":\"x\",\"variants\":[{\"name\":"
+                       "\"v\",\"activities\":[{\"kind\":\"memcpy\",\"start\":0,\"end\":1,"
+                       "\"device\":0,\"context\":1,\"stream\":1,\"correlation\":1}]}]}",
+                       "memcpy needs");
+}
+
+Test(report, trace_file_missing)
+{
+    cp_trace_file f;
+    cr_expect_eq(cp_trace_file_read("/nonexistent/trace.json", &f), CP_EIO);
+    cr_expect_not_null(strstr(cp_last_error(), "/nonexistent/trace.json"));
+}

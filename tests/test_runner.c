@@ -1,0 +1,220 @@
+/*
+ * The runner, driven with CPU-only cases registered here: that a case
+ * passes only when it checked something and everything held, and that
+ * each way of going wrong (a wrong output, a failed check, a failed call,
+ * a skip, no checks at all) ends in the right status with the reason.
+ */
+#include "harness/case.h"
+#include "harness/runner.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int runs, prepares, teardowns;
+static uint64_t planted_mismatches;
+
+static int count_prepare(cp_ctx *ctx, const cp_variant *v)
+{
+    prepares++;
+    return 0;
+}
+
+static int count_run(cp_ctx *ctx, const cp_variant *v)
+{
+    runs++;
+    return 0;
+}
+
+static int verify_planted(cp_ctx *ctx, const cp_variant *v, uint64_t *bad, uint64_t *n)
+{
+    *bad = strcmp(v->name, "b") == 0 ? planted_mismatches : 0;
+    *n = 100;
+    return 0;
+}
+
+static void count_teardown(cp_ctx *ctx)
+{
+    teardowns++;
+}
+
+static int claims_ok(cp_ctx *ctx)
+{
+    cp_claim_add(ctx, "b is as fast as a", "test", "1x", "1x", CP_VERDICT_CONFIRMED,
+                 "medians %.1f and %.1f", cp_variant_median_ms(ctx, "a"),
+                 cp_variant_median_ms(ctx, "b"));
+    cp_figure_add(ctx, "answer", 42, "");
+    return 0;
+}
+
+CUPROOF_CASE(selftest_ok, .title = "passes", .cpu_only = true, .variants = {"a", "b"},
+             .prepare = count_prepare, .run = count_run, .verify = verify_planted,
+             .claims = claims_ok, .teardown = count_teardown);
+
+static int checks_one_fails(cp_ctx *ctx)
+{
+    cp_check(ctx, "holds", true, "1", "1");
+    cp_check(ctx, "does not hold", false, "1", "%d", 2);
+    return 0;
+}
+
+CUPROOF_CASE(selftest_check_fails, .cpu_only = true, .variants = {"a"}, .run = count_run,
+             .verify = verify_planted, .checks = checks_one_fails);
+
+static int setup_skips(cp_ctx *ctx)
+{
+    return cp_skip(ctx, "needs %d GPUs", 2);
+}
+
+CUPROOF_CASE(selftest_skips, .cpu_only = true, .variants = {"a"}, .setup = setup_skips,
+             .run = count_run, .teardown = count_teardown);
+
+static int run_fails(cp_ctx *ctx, const cp_variant *v)
+{
+    return cp_failf(CP_EINVAL, "planted failure in variant %s", v->name);
+}
+
+CUPROOF_CASE(selftest_run_fails, .cpu_only = true, .variants = {"a"}, .run = run_fails,
+             .verify = verify_planted);
+
+CUPROOF_CASE(selftest_checks_nothing, .cpu_only = true, .variants = {"a"}, .run = count_run);
+
+static int trace_check(cp_ctx *ctx)
+{
+    cp_check_trace(ctx, "a", "overlap from the trace", true, "> 0", "1");
+    cp_check_trace(ctx, "missing", "of a variant that never ran", true, "> 0", "1");
+    cp_check(ctx, "something real", true, "x", "x");
+    return 0;
+}
+
+CUPROOF_CASE(selftest_untraced, .cpu_only = true, .variants = {"a"}, .run = count_run,
+             .checks = trace_check);
+
+CUPROOF_CASE(selftest_needs_gpu, .variants = {"a"}, .run = count_run);
+
+static const cp_run_opts opts = {.profile = CP_PROFILE_CI, .repeat = 3, .warmup = 1,
+                                 .trace = true};
+static cp_env env;
+static cp_case_result *res;
+
+static void setup(void)
+{
+    runs = prepares = teardowns = 0;
+    planted_mismatches = 0;
+    memset(&env, 0, sizeof env);
+    strcpy(env.no_device_reason, "no CUDA device: test");
+    res = calloc(1, sizeof *res);
+}
+
+static void fini(void)
+{
+    cp_case_result_free(res);
+    free(res);
+}
+
+TestSuite(runner, .init = setup, .fini = fini);
+
+static void run(const char *name)
+{
+    const cp_case_def *d = cp_registry_find(name);
+    cr_assert_not_null(d, "case %s not registered", name);
+    cr_assert_eq(cp_run_case(d, &env, &opts, res), 0);
+}
+
+Test(runner, passing_case)
+{
+    run("selftest-ok");
+    cr_expect_eq(res->status, CP_STATUS_PASSED, "%s", res->error);
+    cr_expect_str_eq(res->name, "selftest-ok", "underscores become hyphens");
+    cr_assert_eq(res->nvariants, 2);
+    /* 2 variants x (1 warm-up + 3 timed); CPU cases have no traced run. */
+    cr_expect_eq(runs, 8);
+    cr_expect_eq(prepares, 8);
+    cr_expect_eq(teardowns, 1);
+    cr_expect_eq(res->variants[0].timing.runs, 3);
+    cr_expect_eq(res->variants[0].verified_runs, 4);
+    cr_expect_not(res->variants[0].traced);
+    cr_expect_str_eq(res->variants[0].untraced_reason, "the case runs on the CPU");
+    cr_expect_eq(res->nchecks, 2, "one output check per variant");
+    cr_expect_eq(res->nclaims, 1);
+    cr_expect_eq(res->nfigures, 1);
+}
+
+Test(runner, wrong_output_fails_the_case)
+{
+    planted_mismatches = 3;
+    run("selftest-ok");
+    cr_expect_eq(res->status, CP_STATUS_FAILED);
+    cr_expect_eq(res->checks[1].status, CP_CHECK_FAILED);
+    cr_expect_not_null(strstr(res->checks[1].measured, "3 of 100 elements differ"),
+                       "%s", res->checks[1].measured);
+    cr_expect_eq(res->checks[0].status, CP_CHECK_PASSED);
+}
+
+Test(runner, failed_check_fails_the_case)
+{
+    run("selftest-check-fails");
+    cr_expect_eq(res->status, CP_STATUS_FAILED);
+}
+
+Test(runner, skip_carries_the_reason)
+{
+    run("selftest-skips");
+    cr_expect_eq(res->status, CP_STATUS_SKIPPED);
+    cr_expect_str_eq(res->skip_reason, "needs 2 GPUs");
+    cr_expect_eq(runs, 0);
+    cr_expect_eq(teardowns, 0, "a setup that skips has cleaned up itself");
+}
+
+Test(runner, failed_call_names_the_problem)
+{
+    run("selftest-run-fails");
+    cr_expect_eq(res->status, CP_STATUS_FAILED);
+    cr_expect_not_null(strstr(res->error, "planted failure in variant a"), "%s", res->error);
+    cr_expect_not_null(strstr(res->error, "variant a"), "%s", res->error);
+}
+
+Test(runner, a_case_that_checks_nothing_fails)
+{
+    run("selftest-checks-nothing");
+    cr_expect_eq(res->status, CP_STATUS_FAILED);
+    cr_expect_str_eq(res->error, "the case recorded no checks");
+}
+
+Test(runner, trace_checks_are_skipped_not_passed_when_untraced)
+{
+    run("selftest-untraced");
+    cr_expect_eq(res->status, CP_STATUS_PASSED);
+    cr_assert_eq(res->nchecks, 3);
+    cr_expect_eq(res->checks[0].status, CP_CHECK_SKIPPED);
+    cr_expect_not_null(strstr(res->checks[0].skip_reason, "ran untraced"));
+    cr_expect_eq(res->checks[1].status, CP_CHECK_SKIPPED);
+    cr_expect_not_null(strstr(res->checks[1].skip_reason, "did not run"));
+}
+
+Test(runner, gpu_case_without_device_is_skipped)
+{
+    run("selftest-needs-gpu");
+    cr_expect_eq(res->status, CP_STATUS_SKIPPED);
+    cr_expect_str_eq(res->skip_reason, "no CUDA device: test");
+    cr_expect_eq(runs, 0);
+}
+
+Test(runner, bad_options)
+{
+    cp_run_opts bad = opts;
+    bad.repeat = 0;
+    cr_expect_eq(cp_run_case(cp_registry_find("selftest-ok"), &env, &bad, res), CP_EINVAL);
+    cr_expect_eq(res->status, CP_STATUS_FAILED);
+}
+
+Test(runner, registry_is_sorted_and_searchable)
+{
+    size_t n = cp_registry_count();
+    cr_assert_geq(n, 7);
+    for (size_t i = 1; i < n; i++)
+        cr_expect_lt(strcmp(cp_case_name(cp_registry_at(i - 1)), cp_case_name(cp_registry_at(i))),
+                     0);
+    cr_expect_null(cp_registry_find("nope"));
+    cr_expect_null(cp_registry_at(n));
+}

@@ -1,0 +1,292 @@
+/* The timeline analysis on hand-built intervals, each with its answer
+ * worked out by hand in the comment above it. */
+#include "harness/timeline.h"
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+static cp_trace t;
+static cp_metrics m;
+
+static void setup(void)
+{
+    cp_trace_init(&t);
+}
+
+static void teardown(void)
+{
+    cp_metrics_free(&m);
+    cp_trace_free(&t);
+}
+
+static void analyse(void)
+{
+    cr_assert_eq(cp_timeline_analyse(&t, &m), 0);
+}
+
+TestSuite(timeline, .init = setup, .fini = teardown);
+
+Test(timeline, empty_trace)
+{
+    analyse();
+    cr_expect_eq(m.span_ns, 0);
+    cr_expect_eq(m.nlanes, 0);
+    cr_expect_eq(m.peak_concurrent_kernels, 0);
+    cr_expect_eq(m.copy_kernel_overlap_ratio, 0.0);
+    cr_expect_eq(m.nfindings, 0);
+}
+
+/* Runtime calls and host ranges are not device work: no span, no lanes. */
+Test(timeline, host_records_are_not_device_work)
+{
+    cp_activity api = {.kind = CP_ACT_RUNTIME, .start = 0, .end = 100, .name = "cudaMemcpy"};
+    cp_activity range = {.kind = CP_ACT_RANGE, .start = 0, .end = 100, .name = "compute"};
+    cp_trace_add(&t, &api);
+    cp_trace_add(&t, &range);
+    analyse();
+    cr_expect_eq(m.span_ns, 0);
+    cr_expect_eq(m.nlanes, 0);
+}
+
+/* One stream, kernel [0,100), copy [100,150), kernel [200,300): touching
+ * intervals do not overlap; a 50 ns gap. */
+Test(timeline, one_stream_sequential)
+{
+    add_kernel(&t, 0, 100, 1, 7);
+    add_copy(&t, 100, 150, 1, 7, CP_COPY_DTOH, CP_MEM_PINNED, true);
+    add_kernel(&t, 200, 300, 1, 7);
+    analyse();
+    cr_expect_eq(m.span_ns, 300);
+    cr_expect_eq(m.kernel_busy_ns, 200);
+    cr_expect_eq(m.copy_busy_ns, 50);
+    cr_expect_eq(m.copy_kernel_overlap_ns, 0);
+    cr_expect_eq(m.copy_kernel_overlap_ratio, 0.0);
+    cr_expect_eq(m.peak_concurrent_kernels, 1);
+    cr_expect_float_eq(m.mean_concurrent_kernels, 1.0, 1e-12);
+    cr_expect_eq(m.idle_ns, 50);
+    cr_expect_eq(m.largest_gap_ns, 50);
+    cr_assert_eq(m.nlanes, 1);
+    cr_expect_eq(m.lanes[0].busy_ns, 250);
+    cr_expect_eq(m.lanes[0].kernels, 2);
+    cr_expect_eq(m.lanes[0].copies, 1);
+    cr_expect_null(cp_metrics_finding(&m, "serialized_streams"));
+}
+
+/* Kernels [0,100) and [50,150) on two streams; copy [25,75) on a third:
+ * overlap of copy with kernels 50 of 50 ns; peak 2 during [50,100). */
+Test(timeline, concurrent_kernels_and_overlap)
+{
+    add_kernel(&t, 0, 100, 1, 1);
+    add_kernel(&t, 50, 150, 1, 2);
+    add_copy(&t, 25, 75, 1, 3, CP_COPY_HTOD, CP_MEM_PINNED, true);
+    analyse();
+    cr_expect_eq(m.span_ns, 150);
+    cr_expect_eq(m.kernel_busy_ns, 150);
+    cr_expect_eq(m.copy_kernel_overlap_ns, 50);
+    cr_expect_float_eq(m.copy_kernel_overlap_ratio, 1.0, 1e-12);
+    cr_expect_eq(m.peak_concurrent_kernels, 2);
+    /* 1 kernel for 50 ns, 2 for 50 ns, 1 for 50 ns: mean 200/150. */
+    cr_expect_float_eq(m.mean_concurrent_kernels, 200.0 / 150.0, 1e-12);
+    cr_expect_eq(m.idle_ns, 0);
+    cr_expect_eq(m.nlanes, 3);
+}
+
+/* Equal timestamps: two kernels starting and ending together run
+ * concurrently for their whole length. */
+Test(timeline, equal_timestamps)
+{
+    add_kernel(&t, 10, 20, 1, 1);
+    add_kernel(&t, 10, 20, 1, 2);
+    analyse();
+    cr_expect_eq(m.peak_concurrent_kernels, 2);
+    cr_expect_eq(m.kernel_busy_ns, 10);
+    cr_expect_eq(m.span_ns, 10);
+    cr_expect_float_eq(m.mean_concurrent_kernels, 2.0, 1e-12);
+}
+
+/* Touching: [0,10) then [10,20) on two streams never run together. */
+Test(timeline, touching_intervals_do_not_overlap)
+{
+    add_kernel(&t, 0, 10, 1, 1);
+    add_kernel(&t, 10, 20, 1, 2);
+    analyse();
+    cr_expect_eq(m.peak_concurrent_kernels, 1);
+    cr_expect_eq(m.kernel_busy_ns, 20);
+    cr_expect_eq(m.idle_ns, 0);
+    /* Two streams with kernels and peak 1: the streams were serialised. */
+    const cp_finding *f = cp_metrics_finding(&m, "serialized_streams");
+    cr_assert_not_null(f);
+    cr_expect_eq(f->count, 2);
+}
+
+/* Zero-length intervals add no busy time and no concurrency, even inside
+ * another kernel or at its edges. */
+Test(timeline, zero_length_intervals)
+{
+    add_kernel(&t, 0, 100, 1, 1);
+    add_kernel(&t, 50, 50, 1, 2);
+    add_kernel(&t, 100, 100, 1, 1);
+    add_copy(&t, 30, 30, 1, 3, CP_COPY_HTOD, CP_MEM_PINNED, true);
+    analyse();
+    cr_expect_eq(m.peak_concurrent_kernels, 1);
+    cr_expect_eq(m.kernel_busy_ns, 100);
+    cr_expect_eq(m.copy_busy_ns, 0);
+    cr_expect_eq(m.copy_kernel_overlap_ratio, 0.0);
+    cr_expect_eq(m.kernels, 3);
+    cr_assert_eq(m.nlanes, 3);
+    cr_expect_eq(m.lanes[0].busy_ns, 100); /* stream 1 */
+    cr_expect_eq(m.lanes[1].busy_ns, 0);   /* stream 2: only the empty kernel */
+}
+
+/* Nested: [0,100) contains [20,30) on the same stream (as overlapping
+ * records can) and [40,60) on another: the lane's busy time is the union. */
+Test(timeline, nested_intervals)
+{
+    add_kernel(&t, 0, 100, 1, 1);
+    add_kernel(&t, 20, 30, 1, 1);
+    add_kernel(&t, 40, 60, 1, 2);
+    analyse();
+    cr_expect_eq(m.kernel_busy_ns, 100);
+    cr_expect_eq(m.peak_concurrent_kernels, 2);
+    cr_assert_eq(m.nlanes, 2);
+    cr_expect_eq(m.lanes[0].busy_ns, 100);
+    cr_expect_eq(m.lanes[1].busy_ns, 20);
+}
+
+/* Stream ids repeat across contexts: (ctx 1, stream 7) and (ctx 2,
+ * stream 7) are two lanes, and their kernels do run concurrently. */
+Test(timeline, same_stream_id_in_two_contexts)
+{
+    add_kernel(&t, 0, 100, 1, 7);
+    add_kernel(&t, 0, 100, 2, 7);
+    analyse();
+    cr_assert_eq(m.nlanes, 2);
+    cr_expect_eq(m.lanes[0].context, 1);
+    cr_expect_eq(m.lanes[1].context, 2);
+    cr_expect_eq(m.lanes[0].stream, 7);
+    cr_expect_eq(m.lanes[1].stream, 7);
+    cr_expect_eq(m.peak_concurrent_kernels, 2);
+}
+
+/* Devices too: (dev 0, ctx 1, s 1) and (dev 1, ctx 1, s 1) are apart. */
+Test(timeline, same_ids_on_two_devices)
+{
+    cp_activity a = {.kind = CP_ACT_KERNEL, .start = 0, .end = 10, .device = 0, .context = 1,
+                     .stream = 1};
+    cp_trace_add(&t, &a);
+    a.device = 1;
+    cp_trace_add(&t, &a);
+    analyse();
+    cr_expect_eq(m.nlanes, 2);
+}
+
+/* Copies in both directions: HtoD [0,100), DtoH [50,120): 50 ns of
+ * both at once; no kernel, so the overlap ratio is 0. */
+Test(timeline, h2d_d2h_overlap)
+{
+    add_copy(&t, 0, 100, 1, 1, CP_COPY_HTOD, CP_MEM_PINNED, true);
+    add_copy(&t, 50, 120, 1, 2, CP_COPY_DTOH, CP_MEM_PINNED, true);
+    analyse();
+    cr_expect_eq(m.h2d_d2h_overlap_ns, 50);
+    cr_expect_eq(m.copy_busy_ns, 120);
+    cr_expect_eq(m.copy_kernel_overlap_ns, 0);
+    cr_expect_eq(m.copy_kernel_overlap_ratio, 0.0);
+}
+
+/* Only a part of the copy time overlaps kernels: copy [0,100), kernel
+ * [60,200): ratio 40/100. */
+Test(timeline, partial_overlap_ratio)
+{
+    add_copy(&t, 0, 100, 1, 1, CP_COPY_HTOD, CP_MEM_PINNED, true);
+    add_kernel(&t, 60, 200, 1, 2);
+    analyse();
+    cr_expect_eq(m.copy_kernel_overlap_ns, 40);
+    cr_expect_float_eq(m.copy_kernel_overlap_ratio, 0.4, 1e-12);
+}
+
+/* Gaps: activity [0,10), [30,40), [100,110): idle 20 + 60, largest 60. */
+Test(timeline, gaps)
+{
+    add_kernel(&t, 0, 10, 1, 1);
+    add_copy(&t, 30, 40, 1, 1, CP_COPY_HTOD, CP_MEM_PINNED, false);
+    cp_activity ms = {.kind = CP_ACT_MEMSET, .start = 100, .end = 110, .context = 1,
+                      .stream = 1, .bytes = 64};
+    cp_trace_add(&t, &ms);
+    analyse();
+    cr_expect_eq(m.span_ns, 110);
+    cr_expect_eq(m.idle_ns, 80);
+    cr_expect_eq(m.largest_gap_ns, 60);
+    cr_expect_eq(m.memsets, 1);
+    cr_expect_eq(m.lanes[0].memsets, 1);
+}
+
+/* cuda_memcpy_async: raised for asynchronous copies from pageable memory
+ * only; a synchronous pageable copy is counted but not flagged. */
+Test(timeline, cuda_memcpy_async_finding)
+{
+    add_copy(&t, 0, 10, 1, 1, CP_COPY_HTOD, CP_MEM_PAGEABLE, true);
+    add_copy(&t, 20, 30, 1, 2, CP_COPY_DTOH, CP_MEM_PAGEABLE, true);
+    add_copy(&t, 40, 50, 1, 0, CP_COPY_HTOD, CP_MEM_PAGEABLE, false);
+    add_copy(&t, 60, 70, 1, 3, CP_COPY_HTOD, CP_MEM_PINNED, true);
+    analyse();
+    cr_expect_eq(m.pageable_copies, 3);
+    const cp_finding *f = cp_metrics_finding(&m, "cuda_memcpy_async");
+    cr_assert_not_null(f);
+    cr_expect_eq(f->count, 2);
+}
+
+Test(timeline, no_finding_for_pinned_async_copies)
+{
+    add_copy(&t, 0, 10, 1, 1, CP_COPY_HTOD, CP_MEM_PINNED, true);
+    add_kernel(&t, 5, 20, 1, 1);
+    analyse();
+    cr_expect_null(cp_metrics_finding(&m, "cuda_memcpy_async"));
+    cr_expect_eq(m.pageable_copies, 0);
+}
+
+/* A record whose end precedes its start (clock trouble) counts as empty
+ * rather than as a huge interval. */
+Test(timeline, reversed_record_is_empty)
+{
+    add_kernel(&t, 100, 50, 1, 1);
+    add_kernel(&t, 0, 10, 1, 1);
+    analyse();
+    cr_expect_eq(m.kernel_busy_ns, 10);
+    cr_expect_eq(m.span_ns, 100);
+}
+
+/* Many streams in a staircase: kernel k runs [k*10, k*10 + 100); with 50
+ * kernels the peak is 10 and the analysis stays exact. */
+Test(timeline, staircase_many_streams)
+{
+    for (uint32_t k = 0; k < 50; k++)
+        add_kernel(&t, k * 10, k * 10 + 100, 1, k + 1);
+    analyse();
+    cr_expect_eq(m.peak_concurrent_kernels, 10);
+    cr_expect_eq(m.nlanes, 50);
+    cr_expect_eq(m.kernel_busy_ns, 590);
+    cr_expect_float_eq(m.mean_concurrent_kernels, 5000.0 / 590.0, 1e-9);
+}
+
+Test(timeline, enum_names_round_trip)
+{
+    for (int k = 0; k < CP_ACT_KIND_COUNT; k++)
+        cr_expect_eq(cp_act_kind_from_name(cp_act_kind_name((cp_act_kind)k)), k);
+    for (int d = 0; d < CP_COPY_DIR_COUNT; d++)
+        cr_expect_eq(cp_copy_dir_from_name(cp_copy_dir_name((cp_copy_dir)d)), d);
+    for (int mk = 0; mk < CP_MEM_KIND_COUNT; mk++)
+        cr_expect_eq(cp_mem_kind_from_name(cp_mem_kind_name((cp_mem_kind)mk)), mk);
+    cr_expect_eq(cp_act_kind_from_name("bogus"), -1);
+    cr_expect_str_eq(cp_copy_dir_name((cp_copy_dir)99), "unknown");
+}
+
+Test(timeline, names_are_interned)
+{
+    cp_activity a = {.kind = CP_ACT_KERNEL, .start = 0, .end = 1, .name = "mult_ker"};
+    for (int i = 0; i < 100; i++)
+        cp_trace_add(&t, &a);
+    cr_expect_eq(t.nnames, 1);
+    cr_expect_eq(t.items[0].name, t.items[99].name);
+    cr_expect_str_eq(t.items[50].name, "mult_ker");
+}

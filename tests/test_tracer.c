@@ -1,0 +1,147 @@
+/* The tracer's record conversion, fed hand-built CUPTI records, and its
+ * behaviour when no window is open. Needs no GPU. */
+#include "harness/error.h"
+#include "harness/tracer.h"
+
+#include <criterion/criterion.h>
+#include <cupti.h>
+#include <string.h>
+
+Test(tracer, converts_concurrent_kernel)
+{
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = 100;
+    k.end = 250;
+    k.deviceId = 1;
+    k.contextId = 3;
+    k.streamId = 17;
+    k.correlationId = 99;
+    k.name = "mult_ker";
+    cp_activity a;
+    cr_assert_eq(cp_tracer_convert(&k, &a), 1);
+    cr_expect_eq(a.kind, CP_ACT_KERNEL);
+    cr_expect_eq(a.start, 100);
+    cr_expect_eq(a.end, 250);
+    cr_expect_eq(a.device, 1);
+    cr_expect_eq(a.context, 3);
+    cr_expect_eq(a.stream, 17);
+    cr_expect_eq(a.correlation, 99);
+    cr_expect_str_eq(a.name, "mult_ker");
+}
+
+Test(tracer, converts_memcpy_with_memory_kinds)
+{
+    CUpti_ActivityMemcpy6 c;
+    memset(&c, 0, sizeof c);
+    c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    c.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+    c.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    c.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+    c.bytes = 4 << 20;
+    c.start = 5;
+    c.end = 9;
+    c.streamId = 2;
+    cp_activity a;
+    cr_assert_eq(cp_tracer_convert(&c, &a), 1);
+    cr_expect_eq(a.kind, CP_ACT_MEMCPY);
+    cr_expect_eq(a.copy_dir, CP_COPY_HTOD);
+    cr_expect_eq(a.src, CP_MEM_PAGEABLE);
+    cr_expect_eq(a.dst, CP_MEM_DEVICE);
+    cr_expect(a.async);
+    cr_expect_eq(a.bytes, 4u << 20);
+
+    c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+    c.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    c.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+    c.flags = 0;
+    cr_assert_eq(cp_tracer_convert(&c, &a), 1);
+    cr_expect_eq(a.copy_dir, CP_COPY_DTOH);
+    cr_expect_eq(a.dst, CP_MEM_PINNED);
+    cr_expect_not(a.async);
+
+    const struct {
+        uint8_t cupti;
+        cp_copy_dir dir;
+    } dirs[] = {{CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, CP_COPY_DTOD},
+                {CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, CP_COPY_HTOH},
+                {CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, CP_COPY_PTOP},
+                {CUPTI_ACTIVITY_MEMCPY_KIND_HTOA, CP_COPY_HTOD},
+                {CUPTI_ACTIVITY_MEMCPY_KIND_ATOH, CP_COPY_DTOH},
+                {CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN, CP_COPY_UNKNOWN}};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        c.copyKind = dirs[i].cupti;
+        cp_tracer_convert(&c, &a);
+        cr_expect_eq(a.copy_dir, dirs[i].dir, "copy kind %u", dirs[i].cupti);
+    }
+    const struct {
+        uint8_t cupti;
+        cp_mem_kind kind;
+    } mems[] = {{CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, CP_MEM_MANAGED},
+                {CUPTI_ACTIVITY_MEMORY_KIND_ARRAY, CP_MEM_ARRAY},
+                {CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC, CP_MEM_DEVICE},
+                {CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN, CP_MEM_UNKNOWN}};
+    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++) {
+        c.srcKind = mems[i].cupti;
+        cp_tracer_convert(&c, &a);
+        cr_expect_eq(a.src, mems[i].kind, "memory kind %u", mems[i].cupti);
+    }
+}
+
+Test(tracer, converts_memset)
+{
+    CUpti_ActivityMemset4 s;
+    memset(&s, 0, sizeof s);
+    s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    s.bytes = 64;
+    s.start = 1;
+    s.end = 2;
+    s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    cp_activity a;
+    cr_assert_eq(cp_tracer_convert(&s, &a), 1);
+    cr_expect_eq(a.kind, CP_ACT_MEMSET);
+    cr_expect_eq(a.bytes, 64);
+    cr_expect_eq(a.dst, CP_MEM_DEVICE);
+}
+
+Test(tracer, converts_runtime_call_with_its_name)
+{
+    CUpti_ActivityAPI r;
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    r.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020;
+    r.correlationId = 7;
+    cp_activity a;
+    cr_assert_eq(cp_tracer_convert(&r, &a), 1);
+    cr_expect_eq(a.kind, CP_ACT_RUNTIME);
+    cr_expect_eq(a.correlation, 7);
+    cr_expect_not_null(strstr(a.name, "cudaMemcpyAsync"), "%s", a.name);
+}
+
+Test(tracer, ignores_other_kinds)
+{
+    CUpti_Activity other = {.kind = CUPTI_ACTIVITY_KIND_CONTEXT};
+    cp_activity a;
+    cr_expect_eq(cp_tracer_convert(&other, &a), 0);
+}
+
+Test(tracer, window_rules_without_cupti)
+{
+    setenv("CUPROOF_NO_TRACE", "1", 1);
+    cp_tracer_init();
+    cr_expect_not(cp_tracer_available());
+    cr_expect_not_null(strstr(cp_tracer_unavailable_reason(), "CUPROOF_NO_TRACE"));
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_expect_eq(cp_tracer_begin(&t), CP_EINVAL);
+    cr_expect_eq(cp_tracer_end(), CP_EINVAL);
+    /* A range with no window open goes nowhere, and timestamps still move. */
+    cp_tracer_add_range("phase", 1, 2, 0);
+    cr_expect_eq(t.n, 0);
+    uint64_t t0 = cp_tracer_timestamp();
+    cr_expect_geq(cp_tracer_timestamp(), t0);
+    cp_tracer_shutdown();
+    cp_trace_free(&t);
+}
