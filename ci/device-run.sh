@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# What one call of the device tool runs: ci/gpu.sh, then a check that the
+# harness still runs under Nsight Systems (where CUPTI may be taken), with
+# everything packed into $OUT/results.tar.gz (the tool returns few files).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+res=/tmp/cuproof-results
+rm -rf "$res" && mkdir -p "$res"
+cd "$root"
+ci/gpu.sh "$res" > "$res/gpu.log" 2>&1
+echo "gpu.sh exit: $?" | tee -a "$res/gpu.log"
+
+nsys=$(ls /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | head -1)
+if [ -n "$nsys" ]; then
+    timeout 300 "$nsys" profile --trace=cuda,nvtx -o "$res/nsys-vector-add" --force-overwrite true \
+        ./build/default/cuproof run vector-add multi-kernel --out "$res/under-nsys" > "$res/nsys.log" 2>&1
+    echo "nsys exit: $?" >> "$res/nsys.log"
+fi
+tar -czf "${OUT:-/tmp}/results.tar.gz" -C "$res" . 2>/dev/null
+tail -60 "$res/gpu.log"
+echo ---- nsys; tail -15 "$res/nsys.log" 2>/dev/null
