@@ -75,7 +75,7 @@ int cp_env_discover(cp_env *env)
     env->sm_count = prop.multiProcessorCount;
     env->total_mem = prop.totalGlobalMem;
     CP_CUDA(cudaDeviceGetAttribute(&env->copy_engines, cudaDevAttrAsyncEngineCount, env->device));
-    CP_CUDA(cudaDeviceGetAttribute(&env->concurrent_kernels, cudaDevAttrConcurrentKernels,
+    CP_CUDA(cudaDeviceGetAttribute(&env->concurrent_kernels_supported, cudaDevAttrConcurrentKernels,
                                    env->device));
     env->has_device = true;
 out:

@@ -18,7 +18,7 @@ typedef struct cp_env {
     int cc_major, cc_minor;
     int sm_count;
     int copy_engines;       /* cudaDevAttrAsyncEngineCount */
-    int concurrent_kernels; /* cudaDevAttrConcurrentKernels */
+    int concurrent_kernels_supported; /* cudaDevAttrConcurrentKernels: 0 or 1 */
     size_t total_mem;
     int driver_version, runtime_version;
     char max_connections[32]; /* CUDA_DEVICE_MAX_CONNECTIONS as set, or "default (8)" */

@@ -2,6 +2,7 @@
 
 #include "error.h"
 
+#include <cuda_runtime_api.h>
 #include <cupti.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <time.h>
 
 #define ALIGN_SIZE 8
+#define POOL_MAX 32
+#define PRIME_BYTES 256
 
 static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -27,6 +30,12 @@ static struct {
     cp_trace *current; /* the open window, or NULL */
     uint64_t dropped;
     int error; /* first failure inside a callback */
+    /* Activity buffers, touched once and recycled: a fresh buffer's page
+     * faults would otherwise land inside the traced run. */
+    uint8_t *pool[POOL_MAX];
+    size_t npool;
+    /* A small device buffer per device, for the priming memset. */
+    void *prime[64];
 } tr = {.lock = PTHREAD_MUTEX_INITIALIZER, .buffer_size = 8u << 20};
 
 void cp_tracer_set_buffer_size(size_t bytes)
@@ -34,9 +43,33 @@ void cp_tracer_set_buffer_size(size_t bytes)
     tr.buffer_size = bytes < 1024 ? 1024 : bytes;
 }
 
+/* A buffer that has been written once, from the pool or new. */
+static uint8_t *take_buffer(void)
+{
+    uint8_t *b = NULL;
+    pthread_mutex_lock(&tr.lock);
+    if (tr.npool > 0)
+        b = tr.pool[--tr.npool];
+    pthread_mutex_unlock(&tr.lock);
+    if (!b && (b = aligned_alloc(ALIGN_SIZE, tr.buffer_size)))
+        memset(b, 0, tr.buffer_size);
+    return b;
+}
+
+static void give_buffer(uint8_t *b)
+{
+    pthread_mutex_lock(&tr.lock);
+    if (tr.npool < POOL_MAX) {
+        tr.pool[tr.npool++] = b;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&tr.lock);
+    free(b);
+}
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    *buffer = aligned_alloc(ALIGN_SIZE, tr.buffer_size);
+    *buffer = take_buffer();
     *size = *buffer ? tr.buffer_size : 0;
     *max_records = 0;
 }
@@ -147,7 +180,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         tr.dropped += dropped;
     pthread_mutex_unlock(&tr.lock);
     (void)size;
-    free(buffer);
+    give_buffer(buffer);
 }
 
 static int set_kinds(bool enable)
@@ -207,12 +240,28 @@ const char *cp_tracer_unavailable_reason(void)
 
 int cp_tracer_begin(cp_trace *t)
 {
-    int rc = 0;
+    int rc = 0, device = 0;
     if (!tr.available || tr.current)
         return cp_failf(CP_EINVAL, "cp_tracer_begin: %s",
                         tr.current ? "a traced window is already open" : "tracer unavailable");
-    /* Records of earlier, untraced work still in CUPTI's buffers are flushed
-     * now and discarded (no window is open). */
+    /* Keep two written buffers ready before anything is recorded. */
+    uint8_t *ready[2] = {take_buffer(), take_buffer()};
+    for (int i = 0; i < 2; i++)
+        if (ready[i])
+            give_buffer(ready[i]);
+    CP_TRY(set_kinds(true));
+    /* The first traced call after enabling stalls for milliseconds while
+     * CUPTI sets itself up (about 5 ms on an H100 VM). Prime it with a tiny
+     * memset, then flush and discard those records: no window is open yet. */
+    CP_CUDA(cudaGetDevice(&device));
+    if (device < 0 || device >= (int)(sizeof tr.prime / sizeof tr.prime[0])) {
+        rc = cp_failf(CP_EINVAL, "cp_tracer_begin: device %d is out of range", device);
+        goto out;
+    }
+    if (!tr.prime[device])
+        CP_CUDA(cudaMalloc(&tr.prime[device], PRIME_BYTES));
+    CP_CUDA(cudaMemset(tr.prime[device], 0, PRIME_BYTES));
+    CP_CUDA(cudaDeviceSynchronize());
     CP_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     pthread_mutex_lock(&tr.lock);
     cp_trace_clear(t);
@@ -220,10 +269,9 @@ int cp_tracer_begin(cp_trace *t)
     tr.dropped = 0;
     tr.error = 0;
     pthread_mutex_unlock(&tr.lock);
-    CP_TRY(set_kinds(true));
 out:
     if (rc < 0)
-        tr.current = NULL;
+        set_kinds(false);
     return rc;
 }
 
@@ -284,6 +332,15 @@ void cp_tracer_shutdown(void)
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (size_t i = 0; i < NKINDS; i++)
         cuptiActivityDisable(kinds[i]);
+    for (size_t d = 0; d < sizeof tr.prime / sizeof tr.prime[0]; d++) {
+        if (tr.prime[d] && cudaSetDevice((int)d) == cudaSuccess)
+            cudaFree(tr.prime[d]);
+        tr.prime[d] = NULL;
+    }
+    pthread_mutex_lock(&tr.lock);
+    while (tr.npool > 0)
+        free(tr.pool[--tr.npool]);
+    pthread_mutex_unlock(&tr.lock);
     tr.available = false;
     snprintf(tr.reason, sizeof tr.reason, "the tracer was shut down");
 }

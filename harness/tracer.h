@@ -26,8 +26,11 @@ int cp_tracer_init(void);
 bool cp_tracer_available(void);
 const char *cp_tracer_unavailable_reason(void);
 
-/* Starts recording into `t` (cleared first). Returns 0, CP_EINVAL when a
- * window is already open or the tracer is unavailable, or CP_ECUPTI. */
+/* Starts recording into `t` (cleared first) on the current device, after
+ * priming CUPTI with a small memset whose records are discarded, so that
+ * its set-up cost stays out of the window. Returns 0, CP_EINVAL when a
+ * window is already open or the tracer is unavailable, CP_ECUDA or
+ * CP_ECUPTI. */
 int cp_tracer_begin(cp_trace *t);
 
 /* Flushes every buffer (the caller has synchronised the device), closes
@@ -41,7 +44,8 @@ uint64_t cp_tracer_timestamp(void);
 /* Adds a host-side range to the open window; does nothing without one. */
 void cp_tracer_add_range(const char *name, uint64_t start, uint64_t end, uint32_t depth);
 
-/* Flushes and releases CUPTI at exit; safe to call when unavailable. */
+/* Flushes CUPTI, frees the tracer's buffers and priming memory; call
+ * before the process exits. Safe to call when unavailable. */
 void cp_tracer_shutdown(void);
 
 /*

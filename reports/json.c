@@ -74,7 +74,7 @@ static void env_json(builder *b, cJSON *o, const cp_env *e)
     add_str(b, o, "device_source", e->device_source);
     add_num(b, o, "sm_count", e->sm_count);
     add_num(b, o, "copy_engines", e->copy_engines);
-    add_num(b, o, "concurrent_kernels", e->concurrent_kernels);
+    add_bool(b, o, "concurrent_kernels_supported", e->concurrent_kernels_supported != 0);
     add_num(b, o, "total_memory_bytes", (double)e->total_mem);
     add_num(b, o, "driver_version", e->driver_version);
     add_num(b, o, "runtime_version", e->runtime_version);
