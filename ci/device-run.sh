@@ -15,7 +15,12 @@ if [ -n "$nsys" ]; then
     timeout 300 "$nsys" profile --trace=cuda,nvtx -o "$res/nsys-vector-add" --force-overwrite true \
         ./build/default/cuproof run vector-add multi-kernel --out "$res/under-nsys" > "$res/nsys.log" 2>&1
     echo "nsys exit: $?" >> "$res/nsys.log"
+    rm -f "$res"/*.qdstrm "$res"/*.nsys-rep
 fi
+# Untraced mode on a real GPU: trace-based checks must be skipped, not passed.
+CUPROOF_NO_TRACE=1 ./build/default/cuproof run --out "$res/untraced" > "$res/untraced.log" 2>&1
+echo "untraced exit: $?" >> "$res/untraced.log"
 tar -czf "${OUT:-/tmp}/results.tar.gz" -C "$res" . 2>/dev/null
 tail -60 "$res/gpu.log"
 echo ---- nsys; tail -15 "$res/nsys.log" 2>/dev/null
+echo ---- untraced; cat "$res/untraced.log"
