@@ -65,17 +65,14 @@ static void teardown(cp_ctx *ctx)
     cudaFreeHost(s->pin_out);
     free(s->in);
     free(s->out);
-    free(s);
-    ctx->state = NULL;
 }
 
 static int setup(cp_ctx *ctx)
 {
     int rc = 0;
-    state *s = calloc(1, sizeof *s);
+    state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
-    ctx->state = s;
     /* full: the source's 200 arrays of 1M floats; ci: a quarter of the
      * work per kernel and 64 arrays, still enough streams to overlap. */
     s->arrays = ctx->profile == CP_PROFILE_FULL ? 200 : 64;
@@ -109,8 +106,6 @@ static int setup(cp_ctx *ctx)
         cp_nvtx_name_stream(s->streams[k], "multi-kernel stream %d", k);
     }
 out:
-    if (rc < 0)
-        teardown(ctx);
     return rc;
 }
 
@@ -165,8 +160,6 @@ static int run(cp_ctx *ctx, const cp_variant *v)
     }
     cp_phase_end(ctx);
 out:
-    if (rc < 0)
-        cp_phase_end(ctx);
     return rc;
 }
 

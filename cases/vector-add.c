@@ -36,17 +36,14 @@ static void teardown(cp_ctx *ctx)
     free(s->b);
     free(s->c);
     free(s->ref);
-    free(s);
-    ctx->state = NULL;
 }
 
 static int setup(cp_ctx *ctx)
 {
     int rc = 0;
-    state *s = calloc(1, sizeof *s);
+    state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
-    ctx->state = s;
     s->n = (size_t)1 << 20; /* the source's size in both profiles: it is small */
     size_t bytes = s->n * sizeof(float);
     s->a = malloc(bytes);
@@ -67,8 +64,6 @@ static int setup(cp_ctx *ctx)
     CP_CUDA(cudaMalloc((void **)&s->db, bytes));
     CP_CUDA(cudaMalloc((void **)&s->dc, bytes));
 out:
-    if (rc < 0)
-        teardown(ctx);
     return rc;
 }
 

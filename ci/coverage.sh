@@ -3,12 +3,10 @@
 # harness/ and reports/ with gcovr: HTML and a text summary under
 # build/coverage/coverage/, failing under 80%.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-bash ci/install-deps.sh
-source ci/env.sh
-cmake --preset coverage
-cmake --build --preset coverage
+cd "$(dirname "$0")/.."
+root=$(pwd)
+source ci/common.sh
+cuproof_build coverage
 find build/coverage -name '*.gcda' -delete
 ctest --preset coverage -j "$(nproc)"
 out=build/coverage/coverage

@@ -2,10 +2,7 @@
 # The main job: installs dependencies, builds, runs every case (profile
 # given as $1, default ci) and writes the reports to cuproof-out/.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-bash ci/install-deps.sh
-source ci/env.sh
-cmake --preset default
-cmake --build --preset default
+cd "$(dirname "$0")/.."
+source ci/common.sh
+cuproof_build default
 ./build/default/cuproof run --profile "${1:-ci}" --out "${OUT_DIR:-cuproof-out}"

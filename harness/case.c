@@ -80,6 +80,12 @@ const cp_case_def *cp_registry_find(const char *name)
     return NULL;
 }
 
+void *cp_state_new(cp_ctx *ctx, size_t size)
+{
+    free(ctx->state);
+    return ctx->state = calloc(1, size);
+}
+
 int cp_skip(cp_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
@@ -106,16 +112,21 @@ static cp_check_result *new_check(cp_ctx *ctx, const char *name, const char *exp
     return c;
 }
 
+static void judge(cp_check_result *c, bool ok, const char *measured, va_list ap)
+{
+    c->status = ok ? CP_CHECK_PASSED : CP_CHECK_FAILED;
+    vsnprintf(c->measured, sizeof c->measured, measured, ap);
+}
+
 void cp_check(cp_ctx *ctx, const char *name, bool ok, const char *expected, const char *measured,
               ...)
 {
     cp_check_result *c = new_check(ctx, name, expected);
     if (!c)
         return;
-    c->status = ok ? CP_CHECK_PASSED : CP_CHECK_FAILED;
     va_list ap;
     va_start(ap, measured);
-    vsnprintf(c->measured, sizeof c->measured, measured, ap);
+    judge(c, ok, measured, ap);
     va_end(ap);
 }
 
@@ -134,10 +145,9 @@ void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
         snprintf(c->measured, sizeof c->measured, "not measured");
         return;
     }
-    c->status = ok ? CP_CHECK_PASSED : CP_CHECK_FAILED;
     va_list ap;
     va_start(ap, measured);
-    vsnprintf(c->measured, sizeof c->measured, measured, ap);
+    judge(c, ok, measured, ap);
     va_end(ap);
 }
 
@@ -186,13 +196,15 @@ void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit
 
 void cp_phase_begin(cp_ctx *ctx, const char *phase)
 {
-    (void)ctx;
+    ctx->open_phases++;
     cp_nvtx_push("%s", phase);
 }
 
 void cp_phase_end(cp_ctx *ctx)
 {
-    (void)ctx;
+    if (ctx->open_phases == 0)
+        return;
+    ctx->open_phases--;
     cp_nvtx_pop();
 }
 

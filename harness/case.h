@@ -18,7 +18,9 @@
  *   verify (untimed) -> checks and claims over all variants -> teardown.
  *
  * Every callback returns 0 or a negative code from error.h; CP_ESKIP (from
- * cp_skip) means the case cannot run here and says why.
+ * cp_skip) means the case cannot run here and says why. Teardown runs
+ * after any setup, failed or not, so it frees whatever the state holds
+ * (the CUDA free functions accept NULL).
  */
 #ifndef CUPROOF_CASE_H
 #define CUPROOF_CASE_H
@@ -60,8 +62,9 @@ struct cp_ctx {
     const cp_case_def *def;
     cp_profile profile;
     const cp_env *env;
-    void *state; /* the case's own, set in setup and freed in teardown */
+    void *state; /* the case's own, from cp_state_new; the runner frees it */
     cp_case_result *result;
+    int open_phases; /* cp_phase_begin minus cp_phase_end; the runner closes leftovers */
 };
 
 void cp_registry_add(const cp_case_def *def);
@@ -80,6 +83,11 @@ const cp_case_def *cp_registry_find(const char *name); /* NULL when unknown */
 const char *cp_case_name(const cp_case_def *def);
 
 /* ---- what a case calls ---- */
+
+/* Allocates the case's zeroed state and stores it in ctx->state; the
+ * runner frees it after teardown, so teardown frees only what the state
+ * points to. Returns NULL when out of memory. */
+void *cp_state_new(cp_ctx *ctx, size_t size);
 
 /* Records why the case cannot run here; returns CP_ESKIP to pass on. */
 int cp_skip(cp_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -110,7 +118,8 @@ void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char 
 /* A named figure of the case (shown on the progress line and in reports). */
 void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit);
 
-/* NVTX phases inside a run (copy-in, compute, copy-out): one open at a time. */
+/* NVTX phases inside a run (copy-in, compute, copy-out). A run that fails
+ * inside a phase may leave it open: the runner closes it. */
 void cp_phase_begin(cp_ctx *ctx, const char *phase);
 void cp_phase_end(cp_ctx *ctx);
 

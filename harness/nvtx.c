@@ -54,6 +54,11 @@ void cp_nvtx_pop(void)
     cp_tracer_add_range(stack.name[level], stack.start[level], end, (uint32_t)level);
 }
 
+int cp_nvtx_depth(void)
+{
+    return stack.depth;
+}
+
 void cp_nvtx_name_stream(void *stream, const char *fmt, ...)
 {
     char name[128];

@@ -14,6 +14,10 @@
 void cp_nvtx_push(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cp_nvtx_pop(void);
 
+/* How many ranges this thread has open: 0 between cases when every push
+ * was popped. */
+int cp_nvtx_depth(void);
+
 /* Names a cudaStream_t (passed as void * so callers need no CUDA header). */
 void cp_nvtx_name_stream(void *stream, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

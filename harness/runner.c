@@ -44,7 +44,10 @@ static int one_run(cp_ctx *ctx, const cp_variant *v, cp_variant_result *vr, doub
         tracing = true;
     }
     double t0 = now_ms();
-    CP_TRY(ctx->def->run(ctx, v));
+    rc = ctx->def->run(ctx, v);
+    while (ctx->open_phases > 0)
+        cp_phase_end(ctx);
+    CP_TRY(rc);
     CP_TRY(device_sync(ctx));
     double t1 = now_ms();
     if (ms)
@@ -155,7 +158,7 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
     cp_nvtx_push("setup");
     rc = def->setup ? def->setup(&ctx) : 0;
     cp_nvtx_pop();
-    set_up = rc == 0;
+    set_up = true;
     if (rc < 0)
         goto out;
 
@@ -193,6 +196,7 @@ out:
     }
     if (set_up && def->teardown)
         def->teardown(&ctx);
+    free(ctx.state);
     cp_nvtx_pop();
     if (r->status != CP_STATUS_SKIPPED && r->status != CP_STATUS_FAILED) {
         r->status = CP_STATUS_PASSED;

@@ -5,6 +5,7 @@
  * a skip, no checks at all) ends in the right status with the reason.
  */
 #include "harness/case.h"
+#include "harness/nvtx.h"
 #include "harness/runner.h"
 
 #include <criterion/criterion.h>
@@ -119,6 +120,7 @@ static void run(const char *name)
     const cp_case_def *d = cp_registry_find(name);
     cr_assert_not_null(d, "case %s not registered", name);
     cr_assert_eq(cp_run_case(d, &env, &opts, res), 0);
+    cr_expect_eq(cp_nvtx_depth(), 0, "every NVTX range the run opened is closed");
 }
 
 Test(runner, passing_case)
@@ -163,7 +165,7 @@ Test(runner, skip_carries_the_reason)
     cr_expect_eq(res->status, CP_STATUS_SKIPPED);
     cr_expect_str_eq(res->skip_reason, "needs 2 GPUs");
     cr_expect_eq(runs, 0);
-    cr_expect_eq(teardowns, 0, "a setup that skips has cleaned up itself");
+    cr_expect_eq(teardowns, 1, "teardown follows any setup, to free what it built");
 }
 
 Test(runner, failed_call_names_the_problem)
@@ -217,4 +219,28 @@ Test(runner, registry_is_sorted_and_searchable)
                      0);
     cr_expect_null(cp_registry_find("nope"));
     cr_expect_null(cp_registry_at(n));
+}
+
+static int run_fails_in_phase(cp_ctx *ctx, const cp_variant *v)
+{
+    cp_phase_begin(ctx, "copy-in");
+    cp_phase_begin(ctx, "nested");
+    return cp_failf(CP_EIO, "planted failure inside a phase");
+}
+
+CUPROOF_CASE(selftest_fails_in_phase, .cpu_only = true, .variants = {"a"},
+             .run = run_fails_in_phase);
+
+/* A run that fails with phases open leaves no phase open behind it: the
+ * NVTX stack stays balanced for the next case. */
+Test(runner, failure_inside_a_phase_closes_it)
+{
+    run("selftest-fails-in-phase");
+    cr_expect_eq(res->status, CP_STATUS_FAILED);
+    cr_expect_not_null(strstr(res->error, "planted failure inside a phase"), "%s", res->error);
+    cr_expect_eq(cp_nvtx_depth(), 0);
+    cp_ctx probe = {0};
+    cp_phase_end(&probe);
+    cr_expect_eq(probe.open_phases, 0, "an unmatched end is ignored");
+    cr_expect_eq(cp_nvtx_depth(), 0);
 }
