@@ -34,8 +34,6 @@ static struct {
      * faults would otherwise land inside the traced run. */
     uint8_t *pool[POOL_MAX];
     size_t npool;
-    /* A small device buffer per device, for the priming memset. */
-    void *prime[64];
 } tr = {.lock = PTHREAD_MUTEX_INITIALIZER, .buffer_size = 8u << 20};
 
 void cp_tracer_set_buffer_size(size_t bytes)
@@ -240,7 +238,8 @@ const char *cp_tracer_unavailable_reason(void)
 
 int cp_tracer_begin(cp_trace *t)
 {
-    int rc = 0, device = 0;
+    int rc = 0;
+    void *prime = NULL;
     if (!tr.available || tr.current)
         return cp_failf(CP_EINVAL, "cp_tracer_begin: %s",
                         tr.current ? "a traced window is already open" : "tracer unavailable");
@@ -252,16 +251,13 @@ int cp_tracer_begin(cp_trace *t)
     CP_TRY(set_kinds(true));
     /* The first traced call after enabling stalls for milliseconds while
      * CUPTI sets itself up (about 5 ms on an H100 VM). Prime it with a tiny
-     * memset, then flush and discard those records: no window is open yet. */
-    CP_CUDA(cudaGetDevice(&device));
-    if (device < 0 || device >= (int)(sizeof tr.prime / sizeof tr.prime[0])) {
-        rc = cp_failf(CP_EINVAL, "cp_tracer_begin: device %d is out of range", device);
-        goto out;
-    }
-    if (!tr.prime[device])
-        CP_CUDA(cudaMalloc(&tr.prime[device], PRIME_BYTES));
-    CP_CUDA(cudaMemset(tr.prime[device], 0, PRIME_BYTES));
+     * memset, then flush and discard those records: no window is open yet.
+     * The buffer is freed at once, so the device is left as it was. */
+    CP_CUDA(cudaMalloc(&prime, PRIME_BYTES));
+    CP_CUDA(cudaMemset(prime, 0, PRIME_BYTES));
     CP_CUDA(cudaDeviceSynchronize());
+    CP_CUDA(cudaFree(prime));
+    prime = NULL;
     CP_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     pthread_mutex_lock(&tr.lock);
     cp_trace_clear(t);
@@ -270,8 +266,10 @@ int cp_tracer_begin(cp_trace *t)
     tr.error = 0;
     pthread_mutex_unlock(&tr.lock);
 out:
-    if (rc < 0)
+    if (rc < 0) {
+        cudaFree(prime);
         set_kinds(false);
+    }
     return rc;
 }
 
@@ -332,11 +330,6 @@ void cp_tracer_shutdown(void)
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (size_t i = 0; i < NKINDS; i++)
         cuptiActivityDisable(kinds[i]);
-    for (size_t d = 0; d < sizeof tr.prime / sizeof tr.prime[0]; d++) {
-        if (tr.prime[d] && cudaSetDevice((int)d) == cudaSuccess)
-            cudaFree(tr.prime[d]);
-        tr.prime[d] = NULL;
-    }
     pthread_mutex_lock(&tr.lock);
     while (tr.npool > 0)
         free(tr.pool[--tr.npool]);

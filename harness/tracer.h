@@ -44,7 +44,7 @@ uint64_t cp_tracer_timestamp(void);
 /* Adds a host-side range to the open window; does nothing without one. */
 void cp_tracer_add_range(const char *name, uint64_t start, uint64_t end, uint32_t depth);
 
-/* Flushes CUPTI, frees the tracer's buffers and priming memory; call
+/* Flushes CUPTI and frees the tracer's buffers; call
  * before the process exits. Safe to call when unavailable. */
 void cp_tracer_shutdown(void);
 
