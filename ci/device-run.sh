@@ -20,7 +20,12 @@ fi
 # Untraced mode on a real GPU: trace-based checks must be skipped, not passed.
 CUPROOF_NO_TRACE=1 ./build/default/cuproof run --out "$res/untraced" > "$res/untraced.log" 2>&1
 echo "untraced exit: $?" >> "$res/untraced.log"
+# Memory errors and leaks in the cheap case (the sanitizer suite is ci/ work of its own).
+compute-sanitizer --tool memcheck --leak-check full ./build/default/cuproof run vector-add --no-trace \
+    --repeat 1 --out "$res/memcheck" > "$res/memcheck.log" 2>&1
+echo "memcheck exit: $?" >> "$res/memcheck.log"
 tar -czf "${OUT:-/tmp}/results.tar.gz" -C "$res" . 2>/dev/null
 tail -60 "$res/gpu.log"
 echo ---- nsys; tail -15 "$res/nsys.log" 2>/dev/null
 echo ---- untraced; cat "$res/untraced.log"
+echo ---- memcheck; tail -6 "$res/memcheck.log"
