@@ -77,7 +77,9 @@ static int traced_run(cp_ctx *ctx, const cp_variant *v, cp_variant_result *vr)
 {
     int rc = 0;
     CP_TRY(one_run(ctx, v, vr, NULL, &vr->trace));
-    CP_TRY(cp_timeline_analyse(&vr->trace, &vr->metrics));
+    cp_timeline_opts to = {
+        .max_concurrent_kernels = cp_max_concurrent_kernels(ctx->env->cc_major, ctx->env->cc_minor)};
+    CP_TRY(cp_timeline_analyse(&vr->trace, &to, &vr->metrics));
     vr->traced = true;
 out:
     return rc;

@@ -175,7 +175,82 @@ static void add_finding(cp_metrics *m, const char *name, uint32_t count, const c
     va_end(ap);
 }
 
-static void derive_findings(const cp_trace *t, cp_metrics *m)
+static bool on_legacy_stream(const cp_trace *t, const cp_activity *a)
+{
+    return t->has_legacy_stream && a->device == t->legacy_device &&
+           a->context == t->legacy_context && a->stream == t->legacy_stream;
+}
+
+typedef struct span {
+    uint64_t s, e;
+} span;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return (x->s > y->s) - (x->s < y->s);
+}
+
+/*
+ * Counts device intervals on the legacy default stream that ran while no
+ * other stream ran, with other streams' work both before and after them:
+ * the signature of the implicit synchronisation the legacy stream imposes
+ * on blocking streams. Other streams' intervals are merged into a sorted
+ * union once, and each legacy interval is looked up in it. Returns -1
+ * when out of memory.
+ */
+static long count_default_stream_serialization(const cp_trace *t)
+{
+    if (!t->has_legacy_stream)
+        return 0;
+    size_t n = 0, nl = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (is_device_work(&t->items[i]))
+            on_legacy_stream(t, &t->items[i]) ? nl++ : n++;
+    if (n == 0 || nl == 0)
+        return 0;
+    span *u = malloc(n * sizeof *u);
+    if (!u)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (is_device_work(a) && !on_legacy_stream(t, a) && a->end > a->start)
+            u[k++] = (span){a->start, a->end};
+    }
+    qsort(u, k, sizeof *u, span_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m > 0 && u[i].s <= u[m - 1].e) {
+            if (u[i].e > u[m - 1].e)
+                u[m - 1].e = u[i].e;
+        } else {
+            u[m++] = u[i];
+        }
+    }
+    long count = 0;
+    for (size_t i = 0; m > 0 && i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (!is_device_work(a) || !on_legacy_stream(t, a))
+            continue;
+        /* The first merged interval that ends after this one starts. */
+        size_t lo = 0, hi = m;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (u[mid].e <= a->start)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        bool overlaps = lo < m && u[lo].s < a->end;
+        if (!overlaps && u[0].s < a->start && u[m - 1].e > a->end)
+            count++;
+    }
+    free(u);
+    return count;
+}
+
+static void derive_findings(const cp_trace *t, cp_metrics *m, long legacy_serialised)
 {
     uint32_t async_pageable = 0;
     for (size_t i = 0; i < t->n; i++)
@@ -188,6 +263,32 @@ static void derive_findings(const cp_trace *t, cp_metrics *m)
                     "kernels; allocate the host side with cudaMallocHost",
                     async_pageable);
 
+    uint32_t lanes_with_work = 0, sync_copies = 0;
+    for (size_t i = 0; i < m->nlanes; i++)
+        lanes_with_work += m->lanes[i].kernels + m->lanes[i].copies + m->lanes[i].memsets > 0;
+    for (size_t i = 0; i < t->n; i++)
+        sync_copies += t->items[i].kind == CP_ACT_MEMCPY && !t->items[i].async;
+    if (lanes_with_work > 1 && sync_copies)
+        add_finding(m, "cuda_memcpy_sync", sync_copies,
+                    "%u blocking copies in work spread over %u streams: a blocking copy "
+                    "waits for the device and stops the host issuing the next stream's work; "
+                    "use cudaMemcpyAsync on the stream",
+                    sync_copies, lanes_with_work);
+
+    if (m->gaps_over_threshold)
+        add_finding(m, "gpu_gaps", m->gaps_over_threshold,
+                    "%u idle gaps longer than %.3f ms inside the span (largest %.3f ms, "
+                    "%.3f ms idle in all)",
+                    m->gaps_over_threshold, (double)m->gap_threshold_ns / 1e6,
+                    (double)m->largest_gap_ns / 1e6, (double)m->idle_ns / 1e6);
+
+    if (legacy_serialised > 0)
+        add_finding(m, "default_stream_serialization", (uint32_t)legacy_serialised,
+                    "%ld operations on the legacy default stream ran alone between other "
+                    "streams' work: the legacy stream waits for every blocking stream and "
+                    "they wait for it; use cudaStreamPerThread or non-blocking streams",
+                    legacy_serialised);
+
     uint32_t lanes_with_kernels = 0;
     for (size_t i = 0; i < m->nlanes; i++)
         if (m->lanes[i].kernels)
@@ -199,9 +300,39 @@ static void derive_findings(const cp_trace *t, cp_metrics *m)
                     lanes_with_kernels);
 }
 
-int cp_timeline_analyse(const cp_trace *t, cp_metrics *m)
+uint32_t cp_max_concurrent_kernels(int cc_major, int cc_minor)
+{
+    /* 128 resident grids from compute capability 7.0 on (and 6.0); the
+     * smaller and embedded parts before it allowed 16 or 32. */
+    if (cc_major >= 7 || (cc_major == 6 && cc_minor == 0))
+        return 128;
+    return cc_major >= 5 ? 32 : 16;
+}
+
+/* The ideal time and the resource that bounds it (see cp_metrics). */
+static void ideal_time(cp_metrics *m, uint32_t limit)
+{
+    m->concurrency_limit = limit ? limit : m->peak_concurrent_kernels;
+    uint64_t kernel_ideal =
+        m->concurrency_limit ? m->kernel_sum_ns / m->concurrency_limit : m->kernel_sum_ns;
+    m->ideal_ns = kernel_ideal;
+    m->bound = m->kernels ? "kernels" : "none";
+    if (m->h2d_sum_ns > m->ideal_ns) {
+        m->ideal_ns = m->h2d_sum_ns;
+        m->bound = "h2d copies";
+    }
+    if (m->d2h_sum_ns > m->ideal_ns) {
+        m->ideal_ns = m->d2h_sum_ns;
+        m->bound = "d2h copies";
+    }
+    m->efficiency = m->span_ns ? (double)m->ideal_ns / (double)m->span_ns : 0.0;
+}
+
+int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metrics *m)
 {
     memset(m, 0, sizeof *m);
+    m->bound = "none";
+    m->gap_threshold_ns = opts && opts->gap_threshold_ns ? opts->gap_threshold_ns : 1000000;
     size_t ndev = 0;
     for (size_t i = 0; i < t->n; i++)
         ndev += is_device_work(&t->items[i]);
@@ -252,9 +383,14 @@ int cp_timeline_analyse(const cp_trace *t, cp_metrics *m)
         if (a->kind == CP_ACT_KERNEL) {
             l->kernels++;
             m->kernels++;
+            m->kernel_sum_ns += end - a->start;
         } else if (a->kind == CP_ACT_MEMCPY) {
             l->copies++;
             m->copies++;
+            if (a->copy_dir == CP_COPY_HTOD)
+                m->h2d_sum_ns += end - a->start;
+            else if (a->copy_dir == CP_COPY_DTOH)
+                m->d2h_sum_ns += end - a->start;
             if (is_pageable_copy(a))
                 m->pageable_copies++;
         } else {
@@ -295,6 +431,8 @@ int cp_timeline_analyse(const cp_trace *t, cp_metrics *m)
                 m->idle_ns += seg;
                 if (seg > m->largest_gap_ns)
                     m->largest_gap_ns = seg;
+                if (seg > m->gap_threshold_ns)
+                    m->gaps_over_threshold++;
             }
             prev = e->t;
         }
@@ -330,7 +468,14 @@ int cp_timeline_analyse(const cp_trace *t, cp_metrics *m)
     m->lanes = lanes;
     m->nlanes = nl;
     lanes = NULL;
-    derive_findings(t, m);
+    ideal_time(m, opts ? opts->max_concurrent_kernels : 0);
+    long legacy = count_default_stream_serialization(t);
+    if (legacy < 0) {
+        rc = CP_ENOMEM;
+        cp_metrics_free(m);
+        goto out;
+    }
+    derive_findings(t, m, legacy);
 out:
     free(ev);
     free(lanes);

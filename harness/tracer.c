@@ -34,6 +34,9 @@ static struct {
      * faults would otherwise land inside the traced run. */
     uint8_t *pool[POOL_MAX];
     size_t npool;
+    /* While priming, the memset's record tells the legacy stream's lane. */
+    bool priming, saw_legacy;
+    cp_activity legacy;
 } tr = {.lock = PTHREAD_MUTEX_INITIALIZER, .buffer_size = 8u << 20};
 
 void cp_tracer_set_buffer_size(size_t bytes)
@@ -170,6 +173,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     pthread_mutex_lock(&tr.lock);
     while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
         cp_activity a;
+        if (tr.priming && cp_tracer_convert(record, &a) && a.kind == CP_ACT_MEMSET) {
+            tr.legacy = a;
+            tr.saw_legacy = true;
+        }
         if (tr.current && cp_tracer_convert(record, &a) && cp_trace_add(tr.current, &a) < 0 &&
             !tr.error)
             tr.error = CP_ENOMEM;
@@ -252,20 +259,30 @@ int cp_tracer_begin(cp_trace *t)
     /* The first traced call after enabling stalls for milliseconds while
      * CUPTI sets itself up (about 5 ms on an H100 VM). Prime it with a tiny
      * memset, then flush and discard those records: no window is open yet.
-     * The buffer is freed at once, so the device is left as it was. */
+     * The buffer is freed at once, so the device is left as it was. The
+     * memset runs on the legacy default stream: its record names that
+     * stream's lane, which default_stream_serialization needs. */
+    tr.saw_legacy = false;
+    tr.priming = true;
     CP_CUDA(cudaMalloc(&prime, PRIME_BYTES));
-    CP_CUDA(cudaMemset(prime, 0, PRIME_BYTES));
+    CP_CUDA(cudaMemsetAsync(prime, 0, PRIME_BYTES, cudaStreamLegacy));
     CP_CUDA(cudaDeviceSynchronize());
     CP_CUDA(cudaFree(prime));
     prime = NULL;
     CP_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    tr.priming = false;
     pthread_mutex_lock(&tr.lock);
     cp_trace_clear(t);
+    t->has_legacy_stream = tr.saw_legacy;
+    t->legacy_device = tr.legacy.device;
+    t->legacy_context = tr.legacy.context;
+    t->legacy_stream = tr.legacy.stream;
     tr.current = t;
     tr.dropped = 0;
     tr.error = 0;
     pthread_mutex_unlock(&tr.lock);
 out:
+    tr.priming = false;
     if (rc < 0) {
         cudaFree(prime);
         set_kinds(false);

@@ -131,7 +131,8 @@ static void case_html(buf *b, const cp_case_result *c)
     if (c->nvariants) {
         raw(b, "<h3>Variants</h3><table><tr><th>variant</th><th>median ms</th><th>min</th>"
                "<th>max</th><th>stddev</th><th>span ms</th><th>overlap ratio</th>"
-               "<th>peak kernels</th><th>mean kernels</th><th>idle ms</th><th>streams</th>"
+               "<th>peak kernels</th><th>mean kernels</th><th>idle ms</th><th>ideal ms</th>"
+               "<th>efficiency</th><th>bound</th><th>streams</th>"
                "<th>findings</th></tr>");
         for (size_t i = 0; i < c->nvariants; i++) {
             const cp_variant_result *v = &c->variants[i];
@@ -142,10 +143,11 @@ static void case_html(buf *b, const cp_case_result *c)
                 v->timing.min_ms, v->timing.max_ms, v->timing.stddev_ms);
             if (v->traced) {
                 fmt(b, "<td>%.3f</td><td>%.3f</td><td>%u</td><td>%.2f</td><td>%.3f</td>"
-                       "<td>%zu</td><td>",
+                       "<td>%.3f</td><td>%.2f</td><td>%s</td><td>%zu</td><td>",
                     (double)m->span_ns / 1e6, m->copy_kernel_overlap_ratio,
                     m->peak_concurrent_kernels, m->mean_concurrent_kernels,
-                    (double)m->idle_ns / 1e6, m->nlanes);
+                    (double)m->idle_ns / 1e6, (double)m->ideal_ns / 1e6, m->efficiency,
+                    m->bound, m->nlanes);
                 for (size_t f = 0; f < m->nfindings; f++) {
                     raw(b, "<b>");
                     text(b, m->findings[f].name);
@@ -155,7 +157,7 @@ static void case_html(buf *b, const cp_case_result *c)
                 }
                 raw(b, "</td>");
             } else {
-                raw(b, "<td colspan=\"7\">untraced: ");
+                raw(b, "<td colspan=\"10\">untraced: ");
                 text(b, v->untraced_reason);
                 raw(b, "</td>");
             }

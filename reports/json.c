@@ -98,6 +98,15 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
     add_num(b, o, "copies", m->copies);
     add_num(b, o, "memsets", m->memsets);
     add_num(b, o, "pageable_copies", m->pageable_copies);
+    add_num(b, o, "h2d_sum_ns", (double)m->h2d_sum_ns);
+    add_num(b, o, "d2h_sum_ns", (double)m->d2h_sum_ns);
+    add_num(b, o, "kernel_sum_ns", (double)m->kernel_sum_ns);
+    add_num(b, o, "concurrency_limit", m->concurrency_limit);
+    add_num(b, o, "ideal_ns", (double)m->ideal_ns);
+    add_num(b, o, "efficiency", m->efficiency);
+    add_str(b, o, "bound", m->bound);
+    add_num(b, o, "gap_threshold_ns", (double)m->gap_threshold_ns);
+    add_num(b, o, "gaps_over_threshold", m->gaps_over_threshold);
     cJSON *lanes = add_arr(b, o, "streams");
     for (size_t i = 0; i < m->nlanes; i++) {
         cJSON *l = push_obj(b, lanes);
@@ -282,6 +291,12 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
             break;
         add_str(&b, jv, "name", v->name);
         add_num(&b, jv, "dropped_records", (double)v->trace.dropped_records);
+        if (v->trace.has_legacy_stream) {
+            cJSON *ls = add_obj(&b, jv, "legacy_default_stream");
+            add_num(&b, ls, "device", v->trace.legacy_device);
+            add_num(&b, ls, "context", v->trace.legacy_context);
+            add_num(&b, ls, "stream", v->trace.legacy_stream);
+        }
         cJSON *acts = add_arr(&b, jv, "activities");
         for (size_t k = 0; k < v->trace.n && b.ok; k++) {
             const cp_activity *a = &v->trace.items[k];
@@ -458,6 +473,20 @@ int cp_trace_file_parse(const char *text, cp_trace_file *out)
         uint64_t dropped = 0;
         get_u64(v, "dropped_records", &dropped);
         out->trace[i].dropped_records = dropped;
+        const cJSON *ls = cJSON_GetObjectItemCaseSensitive(v, "legacy_default_stream");
+        if (ls) {
+            uint64_t d = 0, c = 0, s = 0;
+            if (!get_u64(ls, "device", &d) || !get_u64(ls, "context", &c) ||
+                !get_u64(ls, "stream", &s)) {
+                rc = cp_failf(CP_EPARSE, "trace file: variant %zu: legacy_default_stream needs "
+                              "device, context and stream", i);
+                goto out;
+            }
+            out->trace[i].has_legacy_stream = true;
+            out->trace[i].legacy_device = (uint32_t)d;
+            out->trace[i].legacy_context = (uint32_t)c;
+            out->trace[i].legacy_stream = (uint32_t)s;
+        }
         size_t k = 0;
         const cJSON *a;
         cJSON_ArrayForEach(a, acts)

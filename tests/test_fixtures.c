@@ -20,7 +20,7 @@ static void load(void)
     cr_assert_eq(cp_trace_file_read(CUPROOF_FIXTURES "/multi-kernel-h100.trace.json", &f), 0,
                  "%s", cp_last_error());
     for (size_t i = 0; i < f.nvariants; i++)
-        cr_assert_eq(cp_timeline_analyse(&f.trace[i], &m[i]), 0);
+        cr_assert_eq(cp_timeline_analyse(&f.trace[i], NULL, &m[i]), 0);
 }
 
 static void unload(void)

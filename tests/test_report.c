@@ -52,7 +52,7 @@ static void build(void)
     cp_activity range = {.kind = CP_ACT_RANGE, .start = 0, .end = 10, .depth = 2,
                          .name = "copy-in"};
     cp_trace_add(&v->trace, &range);
-    cr_assert_eq(cp_timeline_analyse(&v->trace, &v->metrics), 0);
+    cr_assert_eq(cp_timeline_analyse(&v->trace, NULL, &v->metrics), 0);
     strcpy(c->variants[1].name, "untraced");
     c->variants[1].ran = true;
     strcpy(c->variants[1].untraced_reason, "CUPTI is held by another tool");
@@ -228,7 +228,7 @@ Test(report, trace_file_round_trip)
         cr_expect_str_eq(a->name, b->name);
     }
     cp_metrics m;
-    cr_assert_eq(cp_timeline_analyse(&f.trace[0], &m), 0);
+    cr_assert_eq(cp_timeline_analyse(&f.trace[0], NULL, &m), 0);
     cr_expect_eq(m.copy_kernel_overlap_ns, cases[0].variants[0].metrics.copy_kernel_overlap_ns);
     cp_metrics_free(&m);
     cp_trace_file_free(&f);

@@ -22,7 +22,7 @@ static void teardown(void)
 
 static void analyse(void)
 {
-    cr_assert_eq(cp_timeline_analyse(&t, &m), 0);
+    cr_assert_eq(cp_timeline_analyse(&t, NULL, &m), 0);
 }
 
 TestSuite(timeline, .init = setup, .fini = teardown);
@@ -289,4 +289,164 @@ Test(timeline, names_are_interned)
     cr_expect_eq(t.nnames, 1);
     cr_expect_eq(t.items[0].name, t.items[99].name);
     cr_expect_str_eq(t.items[50].name, "mult_ker");
+}
+
+static void analyse_with(uint32_t limit, uint64_t gap_ns)
+{
+    cp_timeline_opts o = {.max_concurrent_kernels = limit, .gap_threshold_ns = gap_ns};
+    cr_assert_eq(cp_timeline_analyse(&t, &o, &m), 0);
+}
+
+/* Ideal time: H2D copies 30+30, D2H 20, kernels 4 x 100 over a limit of
+ * 2 = 200: kernels bound it; the last kernel ends at 310 and the copy out
+ * at 330, so the efficiency is 200/330. */
+Test(timeline, ideal_time_bound_by_kernels)
+{
+    add_copy(&t, 0, 30, 1, 1, CP_COPY_HTOD, CP_MEM_PINNED, true);
+    add_copy(&t, 30, 60, 1, 2, CP_COPY_HTOD, CP_MEM_PINNED, true);
+    for (uint32_t k = 0; k < 4; k++)
+        add_kernel(&t, 60 + 50 * k, 160 + 50 * k, 1, k + 1);
+    add_copy(&t, 310, 330, 1, 4, CP_COPY_DTOH, CP_MEM_PINNED, true);
+    analyse_with(2, 0);
+    cr_expect_eq(m.h2d_sum_ns, 60);
+    cr_expect_eq(m.d2h_sum_ns, 20);
+    cr_expect_eq(m.kernel_sum_ns, 400);
+    cr_expect_eq(m.concurrency_limit, 2);
+    cr_expect_eq(m.ideal_ns, 200);
+    cr_expect_str_eq(m.bound, "kernels");
+    cr_expect_eq(m.span_ns, 330);
+    cr_expect_float_eq(m.efficiency, 200.0 / 330.0, 1e-12);
+}
+
+/* With a limit of 128 the same kernels weigh 3 ns: the H2D copies bound
+ * it (60); with no limit given, the measured peak (2) stands in. */
+Test(timeline, ideal_time_bound_by_copies_and_default_limit)
+{
+    add_copy(&t, 0, 30, 1, 1, CP_COPY_HTOD, CP_MEM_PINNED, true);
+    add_copy(&t, 30, 60, 1, 2, CP_COPY_HTOD, CP_MEM_PINNED, true);
+    add_kernel(&t, 60, 160, 1, 1);
+    add_kernel(&t, 60, 160, 1, 2);
+    analyse_with(128, 0);
+    cr_expect_eq(m.ideal_ns, 60);
+    cr_expect_str_eq(m.bound, "h2d copies");
+    cp_metrics_free(&m);
+    cr_assert_eq(cp_timeline_analyse(&t, NULL, &m), 0);
+    cr_expect_eq(m.concurrency_limit, 2);
+    cr_expect_eq(m.ideal_ns, 100);
+    cr_expect_str_eq(m.bound, "kernels");
+}
+
+Test(timeline, ideal_time_bound_by_d2h)
+{
+    add_kernel(&t, 0, 10, 1, 1);
+    add_copy(&t, 10, 110, 1, 1, CP_COPY_DTOH, CP_MEM_PINNED, true);
+    analyse_with(128, 0);
+    cr_expect_eq(m.ideal_ns, 100);
+    cr_expect_str_eq(m.bound, "d2h copies");
+    cr_expect_float_eq(m.efficiency, 100.0 / 110.0, 1e-12);
+}
+
+Test(timeline, concurrency_limits_by_compute_capability)
+{
+    cr_expect_eq(cp_max_concurrent_kernels(9, 0), 128);
+    cr_expect_eq(cp_max_concurrent_kernels(7, 5), 128);
+    cr_expect_eq(cp_max_concurrent_kernels(6, 0), 128);
+    cr_expect_eq(cp_max_concurrent_kernels(6, 2), 32);
+    cr_expect_eq(cp_max_concurrent_kernels(3, 5), 16);
+}
+
+/* gpu_gaps: gaps of 50 and 200 ns with a 100 ns threshold: one reported. */
+Test(timeline, gpu_gaps_over_threshold)
+{
+    add_kernel(&t, 0, 10, 1, 1);
+    add_kernel(&t, 60, 70, 1, 1);
+    add_kernel(&t, 270, 280, 1, 1);
+    analyse_with(0, 100);
+    cr_expect_eq(m.gaps_over_threshold, 1);
+    const cp_finding *f = cp_metrics_finding(&m, "gpu_gaps");
+    cr_assert_not_null(f);
+    cr_expect_eq(f->count, 1);
+    cp_metrics_free(&m);
+    analyse_with(0, 500);
+    cr_expect_null(cp_metrics_finding(&m, "gpu_gaps"), "no gap exceeds 500 ns");
+    cp_metrics_free(&m);
+    cr_assert_eq(cp_timeline_analyse(&t, NULL, &m), 0);
+    cr_expect_eq(m.gap_threshold_ns, 1000000, "the default threshold is 1 ms");
+}
+
+/* cuda_memcpy_sync: a blocking copy where work spans several streams;
+ * not in a single-stream program, where blocking copies are the design. */
+Test(timeline, cuda_memcpy_sync_only_when_streamed)
+{
+    add_copy(&t, 0, 10, 1, 7, CP_COPY_HTOD, CP_MEM_PINNED, false);
+    add_kernel(&t, 10, 20, 1, 7);
+    analyse();
+    cr_expect_null(cp_metrics_finding(&m, "cuda_memcpy_sync"));
+    cp_metrics_free(&m);
+    add_kernel(&t, 10, 20, 1, 8);
+    analyse();
+    const cp_finding *f = cp_metrics_finding(&m, "cuda_memcpy_sync");
+    cr_assert_not_null(f);
+    cr_expect_eq(f->count, 1);
+}
+
+static void set_legacy(uint32_t stream)
+{
+    t.has_legacy_stream = true;
+    t.legacy_context = 1;
+    t.legacy_stream = stream;
+}
+
+/* Streams 1 and 2 work, the legacy stream (7) runs alone between them:
+ * flagged once. */
+Test(timeline, default_stream_serialization_flagged)
+{
+    set_legacy(7);
+    add_kernel(&t, 0, 100, 1, 1);
+    add_kernel(&t, 0, 100, 1, 2);
+    cp_activity ms = {.kind = CP_ACT_MEMSET, .start = 100, .end = 105, .context = 1,
+                      .stream = 7};
+    cp_trace_add(&t, &ms);
+    add_kernel(&t, 105, 200, 1, 1);
+    add_kernel(&t, 105, 200, 1, 2);
+    analyse();
+    const cp_finding *f = cp_metrics_finding(&m, "default_stream_serialization");
+    cr_assert_not_null(f);
+    cr_expect_eq(f->count, 1);
+}
+
+/* The same program with the memset on another stream (the per-thread
+ * default stream), overlapping the kernels: not flagged. So is a memset on
+ * the legacy stream that overlaps other work, and a legacy-only program. */
+Test(timeline, default_stream_serialization_negative_controls)
+{
+    set_legacy(7);
+    add_kernel(&t, 0, 100, 1, 1);
+    add_kernel(&t, 0, 200, 1, 2);
+    cp_activity ms = {.kind = CP_ACT_MEMSET, .start = 100, .end = 105, .context = 1,
+                      .stream = 9};
+    cp_trace_add(&t, &ms);
+    add_kernel(&t, 105, 200, 1, 1);
+    analyse();
+    cr_expect_null(cp_metrics_finding(&m, "default_stream_serialization"), "not legacy");
+    cp_metrics_free(&m);
+
+    t.items[2].stream = 7; /* on the legacy stream, but stream 2 still runs */
+    analyse();
+    cr_expect_null(cp_metrics_finding(&m, "default_stream_serialization"), "overlapped");
+    cp_metrics_free(&m);
+
+    cp_trace_clear(&t);
+    set_legacy(7);
+    add_kernel(&t, 0, 10, 1, 7);
+    add_kernel(&t, 20, 30, 1, 7);
+    analyse();
+    cr_expect_null(cp_metrics_finding(&m, "default_stream_serialization"), "legacy only");
+    cp_metrics_free(&m);
+
+    t.has_legacy_stream = false; /* unknown lane: never guess */
+    add_kernel(&t, 0, 5, 1, 1);
+    add_kernel(&t, 40, 50, 1, 1);
+    analyse();
+    cr_expect_null(cp_metrics_finding(&m, "default_stream_serialization"));
 }
