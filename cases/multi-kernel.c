@@ -8,13 +8,23 @@
  *                     pageable host memory, as multi-kernel_streams.py does
  *                     (numpy arrays are pageable);
  *   streams-pinned    the same from page-locked memory, the only way the
- *                     copies can overlap kernels.
+ *                     copies can overlap kernels;
+ *   depth-first       pinned, but each stream's copy in, kernel and copy out
+ *                     issued together before the next stream's;
+ *   legacy-default-stream      breadth-first pinned, with one small memset
+ *                     on the legacy default stream between two halves of
+ *                     the kernels: it waits for every blocking stream and
+ *                     they wait for it;
+ *   per-thread-default-stream  the same memset on cudaStreamPerThread,
+ *                     which does not synchronise with other streams;
+ *   serialised        depth-first with each stream synchronised before the
+ *                     next is issued: the negative control, which must show
+ *                     no concurrency at all.
  *
- * All three issue work breadth-first as the source does: every copy in,
- * then every kernel, then every copy out. mult_ker leaves each element as
- * it was, so the output must equal the input bit for bit; the trace must
- * show every kernel, and the overlap (or its absence) that each variant
- * implies.
+ * The source's variants issue work breadth-first: every copy in, then every
+ * kernel, then every copy out. mult_ker leaves each element as it was, so
+ * the output must equal the input bit for bit; the trace must show every
+ * kernel, and the overlap (or its absence) that each variant implies.
  */
 #include "../harness/case.h"
 #include "../harness/nvtx.h"
@@ -26,7 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SYNC = 0, PAGEABLE = 1, PINNED = 2 };
+/* In the order of .variants below. */
+enum { SYNC = 0, PAGEABLE, PINNED, DEPTH_FIRST, LEGACY, PER_THREAD, SERIALISED };
 
 typedef struct state {
     int arrays, len, block;
@@ -34,6 +45,7 @@ typedef struct state {
     float *in, *out;         /* pageable host memory */
     float *pin_in, *pin_out; /* page-locked host memory */
     float *dev;
+    float *scratch; /* the small buffer the default-stream variants memset */
     cudaStream_t *streams;
     uint64_t reference_mismatches; /* cp_ref_mult against the input, first array */
 } state;
@@ -61,6 +73,7 @@ static void teardown(cp_ctx *ctx)
             cudaStreamDestroy(s->streams[k]);
     free(s->streams);
     cudaFree(s->dev);
+    cudaFree(s->scratch);
     cudaFreeHost(s->pin_in);
     cudaFreeHost(s->pin_out);
     free(s->in);
@@ -100,6 +113,7 @@ static int setup(cp_ctx *ctx)
     CP_CUDA(cudaMallocHost((void **)&s->pin_out, bytes));
     memcpy(s->pin_in, s->in, bytes);
     CP_CUDA(cudaMalloc((void **)&s->dev, bytes));
+    CP_CUDA(cudaMalloc((void **)&s->scratch, 256));
     for (int k = 0; k < s->arrays; k++) {
         /* Blocking streams (flags 0), as PyCUDA's drv.Stream() creates. */
         CP_CUDA(cudaStreamCreate(&s->streams[k]));
@@ -109,9 +123,14 @@ out:
     return rc;
 }
 
+static bool pinned(const cp_variant *v)
+{
+    return v->index != SYNC && v->index != PAGEABLE;
+}
+
 static float *host_out(const state *s, const cp_variant *v)
 {
-    return v->index == PINNED ? s->pin_out : s->out;
+    return pinned(v) ? s->pin_out : s->out;
 }
 
 static int prepare(cp_ctx *ctx, const cp_variant *v)
@@ -126,13 +145,42 @@ out:
     return rc;
 }
 
+/* Depth-first: each stream's copy in, kernel and copy out together; the
+ * serialised control also waits for the stream before the next. */
+static int run_depth_first(cp_ctx *ctx, const cp_variant *v)
+{
+    int rc = 0;
+    state *s = ctx->state;
+    size_t bytes = (size_t)s->len * sizeof(float);
+    for (int k = 0; k < s->arrays; k++) {
+        size_t off = (size_t)k * (size_t)s->len;
+        cp_phase_begin(ctx, "copy-in");
+        CP_CUDA(cudaMemcpyAsync(s->dev + off, s->pin_in + off, bytes, cudaMemcpyHostToDevice,
+                                s->streams[k]));
+        cp_phase_end(ctx);
+        cp_phase_begin(ctx, "compute");
+        CP_CUDA(cp_mult_launch(s->dev + off, s->len, s->block, s->streams[k]));
+        cp_phase_end(ctx);
+        cp_phase_begin(ctx, "copy-out");
+        CP_CUDA(cudaMemcpyAsync(s->pin_out + off, s->dev + off, bytes, cudaMemcpyDeviceToHost,
+                                s->streams[k]));
+        if (v->index == SERIALISED)
+            CP_CUDA(cudaStreamSynchronize(s->streams[k]));
+        cp_phase_end(ctx);
+    }
+out:
+    return rc;
+}
+
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
     state *s = ctx->state;
     size_t bytes = (size_t)s->len * sizeof(float);
-    const float *src = v->index == PINNED ? s->pin_in : s->in;
+    const float *src = pinned(v) ? s->pin_in : s->in;
     float *dst = host_out(s, v);
+    if (v->index == DEPTH_FIRST || v->index == SERIALISED)
+        return run_depth_first(ctx, v);
 
     cp_phase_begin(ctx, "copy-in");
     for (int k = 0; k < s->arrays; k++) {
@@ -145,9 +193,15 @@ static int run(cp_ctx *ctx, const cp_variant *v)
     }
     cp_phase_end(ctx);
     cp_phase_begin(ctx, "compute");
-    for (int k = 0; k < s->arrays; k++)
+    for (int k = 0; k < s->arrays; k++) {
+        /* Halfway, the default-stream variants put a memset on a default
+         * stream: the legacy one serialises, the per-thread one does not. */
+        if (k == s->arrays / 2 && (v->index == LEGACY || v->index == PER_THREAD))
+            CP_CUDA(cudaMemsetAsync(s->scratch, 0, 256,
+                                    v->index == LEGACY ? cudaStreamLegacy : cudaStreamPerThread));
         CP_CUDA(cp_mult_launch(s->dev + (size_t)k * s->len, s->len, s->block,
                                v->index == SYNC ? 0 : s->streams[k]));
+    }
     cp_phase_end(ctx);
     cp_phase_begin(ctx, "copy-out");
     for (int k = 0; k < s->arrays; k++) {
@@ -178,14 +232,14 @@ static int checks(cp_ctx *ctx)
              s->reference_mismatches == 0, "0 of the first array's elements changed",
              "%llu changed", (unsigned long long)s->reference_mismatches);
 
-    static const char *const variants[] = {"sync", "streams-pageable", "streams-pinned"};
-    for (int i = 0; i < 3; i++) {
-        const cp_variant_result *v = cp_variant_result_get(ctx, variants[i]);
+    for (int i = 0; i < CP_MAX_VARIANTS && ctx->def->variants[i]; i++) {
+        const char *variant = ctx->def->variants[i];
+        const cp_variant_result *v = cp_variant_result_get(ctx, variant);
         char name[128], want[64];
-        snprintf(name, sizeof name, "%s: every launch ran as a kernel", variants[i]);
+        snprintf(name, sizeof name, "%s: every launch ran as a kernel", variant);
         snprintf(want, sizeof want, "%d kernels", s->arrays);
-        cp_check_trace(ctx, variants[i], name, v && v->metrics.kernels == (uint32_t)s->arrays,
-                       want, "%u kernels", v ? v->metrics.kernels : 0);
+        cp_check_trace(ctx, variant, name, v && v->metrics.kernels == (uint32_t)s->arrays, want,
+                       "%u kernels", v ? v->metrics.kernels : 0);
     }
 
     const cp_variant_result *sync = cp_variant_result_get(ctx, "sync");
@@ -218,6 +272,43 @@ static int checks(cp_ctx *ctx)
                    cp_metrics_finding(mg, "cuda_memcpy_async") ? "raised" : "not raised",
                    mg->pageable_copies);
 
+    const cp_variant_result *df = cp_variant_result_get(ctx, "depth-first");
+    const cp_variant_result *lg = cp_variant_result_get(ctx, "legacy-default-stream");
+    const cp_variant_result *pt = cp_variant_result_get(ctx, "per-thread-default-stream");
+    const cp_variant_result *se = cp_variant_result_get(ctx, "serialised");
+    const cp_metrics *md = df ? &df->metrics : &none;
+    const cp_metrics *ml = lg ? &lg->metrics : &none;
+    const cp_metrics *mt = pt ? &pt->metrics : &none;
+    const cp_metrics *mse = se ? &se->metrics : &none;
+    cp_check_trace(ctx, "depth-first", "depth-first: kernels run concurrently",
+                   md->peak_concurrent_kernels > 1, "peak concurrent kernels > 1", "%u",
+                   md->peak_concurrent_kernels);
+    cp_check_trace(ctx, "legacy-default-stream",
+                   "legacy-default-stream: flagged default_stream_serialization",
+                   cp_metrics_finding(ml, "default_stream_serialization") != NULL,
+                   "finding default_stream_serialization", "%s",
+                   cp_metrics_finding(ml, "default_stream_serialization") ? "raised"
+                                                                          : "not raised");
+    cp_check_trace(ctx, "per-thread-default-stream",
+                   "per-thread-default-stream: not flagged default_stream_serialization",
+                   cp_metrics_finding(mt, "default_stream_serialization") == NULL,
+                   "no default_stream_serialization", "%s",
+                   cp_metrics_finding(mt, "default_stream_serialization") ? "raised"
+                                                                          : "not raised");
+    cp_check_trace(ctx, "serialised", "serialised: kernels run one at a time",
+                   mse->peak_concurrent_kernels == 1, "peak concurrent kernels = 1", "%u",
+                   mse->peak_concurrent_kernels);
+    cp_check_trace(ctx, "serialised", "serialised: no copy overlaps a kernel",
+                   mse->copy_kernel_overlap_ns == 0, "0 ns of copy/kernel overlap", "%llu ns",
+                   (unsigned long long)mse->copy_kernel_overlap_ns);
+    cp_check_trace(ctx, "serialised", "serialised: flagged serialized_streams",
+                   cp_metrics_finding(mse, "serialized_streams") != NULL,
+                   "finding serialized_streams", "%s",
+                   cp_metrics_finding(mse, "serialized_streams") ? "raised" : "not raised");
+
+    if (df && pin && df->traced && pin->traced && mp->span_ns)
+        cp_figure_add(ctx, "depth-first span / breadth-first span",
+                      (double)md->span_ns / (double)mp->span_ns, "ratio");
     if (pin && pin->traced && pin->timing.median_ms > 0)
         cp_figure_add(ctx, "pinned_traced_span_over_median",
                       (double)mp->span_ns / 1e6 / pin->timing.median_ms, "ratio");
@@ -273,7 +364,8 @@ static int claims(cp_ctx *ctx)
 CUPROOF_CASE(multi_kernel,
     .title = "Many mult_ker kernels: default stream vs one stream per array",
     .source = "seed 000 §3.3.1, 001 (streams), 002",
-    .variants = {"sync", "streams-pageable", "streams-pinned"},
+    .variants = {"sync", "streams-pageable", "streams-pinned", "depth-first",
+                 "legacy-default-stream", "per-thread-default-stream", "serialised"},
     .setup = setup,
     .prepare = prepare,
     .run = run,
