@@ -2,7 +2,9 @@
  * Traces recorded on real GPUs (tests/fixtures/), replayed through the
  * analysis on a machine with none. The verdicts must be those the GPU test
  * asserts: pinned streams overlap copies with kernels and run kernels
- * concurrently, sync does neither, pageable streams are flagged.
+ * concurrently, sync does neither, pageable streams are flagged, the legacy
+ * default stream serialises where the per-thread one does not, and the
+ * serialised control fails the checks the streamed variant passes.
  */
 #include "harness/error.h"
 #include "harness/timeline.h"
@@ -14,13 +16,16 @@
 static cp_trace_file f;
 static cp_metrics m[CP_MAX_VARIANTS];
 
+/* The H100 (compute capability 9.0) runs up to 128 kernels at once. */
+static const cp_timeline_opts h100 = {.max_concurrent_kernels = 128};
+
 static void load(void)
 {
     memset(m, 0, sizeof m);
     cr_assert_eq(cp_trace_file_read(CUPROOF_FIXTURES "/multi-kernel-h100.trace.json", &f), 0,
                  "%s", cp_last_error());
     for (size_t i = 0; i < f.nvariants; i++)
-        cr_assert_eq(cp_timeline_analyse(&f.trace[i], NULL, &m[i]), 0);
+        cr_assert_eq(cp_timeline_analyse(&f.trace[i], &h100, &m[i]), 0);
 }
 
 static void unload(void)
@@ -45,12 +50,13 @@ Test(fixtures, recorded_on_an_h100_with_every_kernel)
 {
     cr_expect_str_eq(f.case_name, "multi-kernel");
     cr_expect_not_null(strstr(f.device, "H100"), "%s", f.device);
-    cr_assert_eq(f.nvariants, 3);
+    cr_assert_eq(f.nvariants, 7);
     for (size_t i = 0; i < f.nvariants; i++) {
         cr_expect_eq(f.trace[i].dropped_records, 0);
         cr_expect_gt(m[i].kernels, 1);
         cr_expect_eq(m[i].kernels, m[0].kernels, "each variant launches every kernel");
         cr_expect_eq(m[i].copies, 2 * m[i].kernels, "one copy in and one out per kernel");
+        cr_expect_leq(m[i].ideal_ns, m[i].span_ns, "%s: the ideal is a lower bound", f.variant[i]);
     }
 }
 
@@ -103,4 +109,48 @@ Test(fixtures, host_ranges_share_the_clock)
         cr_expect_leq(range_start, first);
         cr_expect_lt(first - range_start, 1000000000ull);
     }
+}
+
+/* The streamed variant's checks, as the case asserts them. */
+static bool overlaps(const cp_metrics *x)
+{
+    return x->copy_kernel_overlap_ratio > 0.5 && x->peak_concurrent_kernels > 1;
+}
+
+/* The negative control: the serialised variant's trace fails the overlap
+ * checks that streams-pinned passes, so those checks can fail. */
+Test(fixtures, serialised_control_fails_the_overlap_checks)
+{
+    const cp_metrics *se = variant("serialised");
+    cr_expect(overlaps(variant("streams-pinned")));
+    cr_expect_not(overlaps(se));
+    cr_expect_eq(se->peak_concurrent_kernels, 1);
+    cr_expect_eq(se->copy_kernel_overlap_ns, 0);
+    const cp_finding *fd = cp_metrics_finding(se, "serialized_streams");
+    cr_assert_not_null(fd);
+    cr_expect_eq(fd->count, 200);
+}
+
+Test(fixtures, legacy_default_stream_serialises)
+{
+    cr_expect_not_null(cp_metrics_finding(variant("legacy-default-stream"),
+                                          "default_stream_serialization"));
+    cr_expect_null(cp_metrics_finding(variant("per-thread-default-stream"),
+                                      "default_stream_serialization"));
+    cr_expect_null(cp_metrics_finding(variant("streams-pinned"), "default_stream_serialization"));
+    cr_expect_null(cp_metrics_finding(variant("sync"), "default_stream_serialization"),
+                   "a program all on the legacy stream is not flagged");
+}
+
+/* Depth-first issue on the H100: at least half the ideal, and a shorter
+ * span than the source's breadth-first order. */
+Test(fixtures, depth_first_is_efficient)
+{
+    const cp_metrics *df = variant("depth-first");
+    const cp_metrics *bf = variant("streams-pinned");
+    cr_expect_geq(df->efficiency, 0.5, "efficiency %.3f", df->efficiency);
+    cr_expect_lt(df->span_ns, bf->span_ns);
+    cr_expect_gt(df->peak_concurrent_kernels, 1);
+    cr_expect_eq(df->concurrency_limit, 128);
+    cr_expect_leq(df->ideal_ns, df->span_ns, "the ideal is a lower bound");
 }
