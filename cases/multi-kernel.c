@@ -225,6 +225,26 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
     return 0;
 }
 
+/* The metrics of a variant's traced run; zeros when it did not run (its
+ * trace checks are then recorded as skipped). */
+static const cp_metrics *metrics_of(const cp_ctx *ctx, const char *variant)
+{
+    static const cp_metrics none = {0};
+    const cp_variant_result *v = cp_variant_result_get(ctx, variant);
+    return v ? &v->metrics : &none;
+}
+
+/* Asserts from the trace that `variant` raised (or did not raise) a finding. */
+static void check_finding(cp_ctx *ctx, const char *variant, const char *finding, bool raised)
+{
+    const cp_finding *f = cp_metrics_finding(metrics_of(ctx, variant), finding);
+    char name[128], want[96];
+    snprintf(name, sizeof name, "%s: %s %s", variant, raised ? "flagged" : "not flagged", finding);
+    snprintf(want, sizeof want, "%s %s", raised ? "finding" : "no finding", finding);
+    cp_check_trace(ctx, variant, name, (f != NULL) == raised, want, "%s (count %u)",
+                   f ? "raised" : "not raised", f ? f->count : 0);
+}
+
 static int checks(cp_ctx *ctx)
 {
     state *s = ctx->state;
@@ -242,13 +262,12 @@ static int checks(cp_ctx *ctx)
                        "%u kernels", v ? v->metrics.kernels : 0);
     }
 
-    const cp_variant_result *sync = cp_variant_result_get(ctx, "sync");
-    const cp_variant_result *pg = cp_variant_result_get(ctx, "streams-pageable");
     const cp_variant_result *pin = cp_variant_result_get(ctx, "streams-pinned");
-    const cp_metrics none = {0};
-    const cp_metrics *ms = sync ? &sync->metrics : &none;
-    const cp_metrics *mg = pg ? &pg->metrics : &none;
-    const cp_metrics *mp = pin ? &pin->metrics : &none;
+    const cp_variant_result *df = cp_variant_result_get(ctx, "depth-first");
+    const cp_metrics *ms = metrics_of(ctx, "sync");
+    const cp_metrics *mp = metrics_of(ctx, "streams-pinned");
+    const cp_metrics *md = metrics_of(ctx, "depth-first");
+    const cp_metrics *mse = metrics_of(ctx, "serialised");
 
     cp_check_trace(ctx, "sync", "sync: no copy overlaps a kernel",
                    ms->copy_kernel_overlap_ns == 0, "0 ns of copy/kernel overlap",
@@ -262,49 +281,20 @@ static int checks(cp_ctx *ctx)
     cp_check_trace(ctx, "streams-pinned", "streams-pinned: kernels run concurrently",
                    mp->peak_concurrent_kernels > 1, "peak concurrent kernels > 1", "%u",
                    mp->peak_concurrent_kernels);
-    cp_check_trace(ctx, "streams-pinned", "streams-pinned: not flagged cuda_memcpy_async",
-                   cp_metrics_finding(mp, "cuda_memcpy_async") == NULL,
-                   "no async copy from pageable memory", "%u pageable copies",
-                   mp->pageable_copies);
-    cp_check_trace(ctx, "streams-pageable", "streams-pageable: flagged cuda_memcpy_async",
-                   cp_metrics_finding(mg, "cuda_memcpy_async") != NULL,
-                   "finding cuda_memcpy_async", "%s (%u pageable copies)",
-                   cp_metrics_finding(mg, "cuda_memcpy_async") ? "raised" : "not raised",
-                   mg->pageable_copies);
-
-    const cp_variant_result *df = cp_variant_result_get(ctx, "depth-first");
-    const cp_variant_result *lg = cp_variant_result_get(ctx, "legacy-default-stream");
-    const cp_variant_result *pt = cp_variant_result_get(ctx, "per-thread-default-stream");
-    const cp_variant_result *se = cp_variant_result_get(ctx, "serialised");
-    const cp_metrics *md = df ? &df->metrics : &none;
-    const cp_metrics *ml = lg ? &lg->metrics : &none;
-    const cp_metrics *mt = pt ? &pt->metrics : &none;
-    const cp_metrics *mse = se ? &se->metrics : &none;
+    check_finding(ctx, "streams-pinned", "cuda_memcpy_async", false);
+    check_finding(ctx, "streams-pageable", "cuda_memcpy_async", true);
     cp_check_trace(ctx, "depth-first", "depth-first: kernels run concurrently",
                    md->peak_concurrent_kernels > 1, "peak concurrent kernels > 1", "%u",
                    md->peak_concurrent_kernels);
-    cp_check_trace(ctx, "legacy-default-stream",
-                   "legacy-default-stream: flagged default_stream_serialization",
-                   cp_metrics_finding(ml, "default_stream_serialization") != NULL,
-                   "finding default_stream_serialization", "%s",
-                   cp_metrics_finding(ml, "default_stream_serialization") ? "raised"
-                                                                          : "not raised");
-    cp_check_trace(ctx, "per-thread-default-stream",
-                   "per-thread-default-stream: not flagged default_stream_serialization",
-                   cp_metrics_finding(mt, "default_stream_serialization") == NULL,
-                   "no default_stream_serialization", "%s",
-                   cp_metrics_finding(mt, "default_stream_serialization") ? "raised"
-                                                                          : "not raised");
+    check_finding(ctx, "legacy-default-stream", "default_stream_serialization", true);
+    check_finding(ctx, "per-thread-default-stream", "default_stream_serialization", false);
     cp_check_trace(ctx, "serialised", "serialised: kernels run one at a time",
                    mse->peak_concurrent_kernels == 1, "peak concurrent kernels = 1", "%u",
                    mse->peak_concurrent_kernels);
     cp_check_trace(ctx, "serialised", "serialised: no copy overlaps a kernel",
                    mse->copy_kernel_overlap_ns == 0, "0 ns of copy/kernel overlap", "%llu ns",
                    (unsigned long long)mse->copy_kernel_overlap_ns);
-    cp_check_trace(ctx, "serialised", "serialised: flagged serialized_streams",
-                   cp_metrics_finding(mse, "serialized_streams") != NULL,
-                   "finding serialized_streams", "%s",
-                   cp_metrics_finding(mse, "serialized_streams") ? "raised" : "not raised");
+    check_finding(ctx, "serialised", "serialized_streams", true);
 
     if (df && pin && df->traced && pin->traced && mp->span_ns)
         cp_figure_add(ctx, "depth-first span / breadth-first span",

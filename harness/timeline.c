@@ -250,12 +250,19 @@ static long count_default_stream_serialization(const cp_trace *t)
     return count;
 }
 
-static void derive_findings(const cp_trace *t, cp_metrics *m, long legacy_serialised)
+/* Counts that the main loop gathers for the findings alone. */
+typedef struct copy_counts {
+    uint32_t async_pageable, sync;
+} copy_counts;
+
+static void derive_findings(cp_metrics *m, copy_counts copies, long legacy_serialised)
 {
-    uint32_t async_pageable = 0;
-    for (size_t i = 0; i < t->n; i++)
-        if (is_pageable_copy(&t->items[i]) && t->items[i].async)
-            async_pageable++;
+    uint32_t async_pageable = copies.async_pageable, sync_copies = copies.sync;
+    uint32_t lanes_with_work = 0, lanes_with_kernels = 0;
+    for (size_t i = 0; i < m->nlanes; i++) {
+        lanes_with_work += m->lanes[i].kernels + m->lanes[i].copies + m->lanes[i].memsets > 0;
+        lanes_with_kernels += m->lanes[i].kernels > 0;
+    }
     if (async_pageable)
         add_finding(m, "cuda_memcpy_async", async_pageable,
                     "%u asynchronous copies used pageable host memory: the driver stages "
@@ -263,11 +270,6 @@ static void derive_findings(const cp_trace *t, cp_metrics *m, long legacy_serial
                     "kernels; allocate the host side with cudaMallocHost",
                     async_pageable);
 
-    uint32_t lanes_with_work = 0, sync_copies = 0;
-    for (size_t i = 0; i < m->nlanes; i++)
-        lanes_with_work += m->lanes[i].kernels + m->lanes[i].copies + m->lanes[i].memsets > 0;
-    for (size_t i = 0; i < t->n; i++)
-        sync_copies += t->items[i].kind == CP_ACT_MEMCPY && !t->items[i].async;
     if (lanes_with_work > 1 && sync_copies)
         add_finding(m, "cuda_memcpy_sync", sync_copies,
                     "%u blocking copies in work spread over %u streams: a blocking copy "
@@ -289,10 +291,6 @@ static void derive_findings(const cp_trace *t, cp_metrics *m, long legacy_serial
                     "they wait for it; use cudaStreamPerThread or non-blocking streams",
                     legacy_serialised);
 
-    uint32_t lanes_with_kernels = 0;
-    for (size_t i = 0; i < m->nlanes; i++)
-        if (m->lanes[i].kernels)
-            lanes_with_kernels++;
     if (lanes_with_kernels > 1 && m->peak_concurrent_kernels == 1)
         add_finding(m, "serialized_streams", lanes_with_kernels,
                     "kernels were issued on %u streams but never ran concurrently "
@@ -372,6 +370,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     }
 
     size_t ne = 0;
+    copy_counts counted = {0};
     uint64_t first = UINT64_MAX, last = 0;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
@@ -391,8 +390,11 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
                 m->h2d_sum_ns += end - a->start;
             else if (a->copy_dir == CP_COPY_DTOH)
                 m->d2h_sum_ns += end - a->start;
-            if (is_pageable_copy(a))
+            if (is_pageable_copy(a)) {
                 m->pageable_copies++;
+                counted.async_pageable += a->async;
+            }
+            counted.sync += !a->async;
         } else {
             l->memsets++;
             m->memsets++;
@@ -475,7 +477,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         cp_metrics_free(m);
         goto out;
     }
-    derive_findings(t, m, legacy);
+    derive_findings(m, counted, legacy);
 out:
     free(ev);
     free(lanes);

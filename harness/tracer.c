@@ -173,12 +173,13 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     pthread_mutex_lock(&tr.lock);
     while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
         cp_activity a;
-        if (tr.priming && cp_tracer_convert(record, &a) && a.kind == CP_ACT_MEMSET) {
+        if (!cp_tracer_convert(record, &a))
+            continue;
+        if (tr.priming && a.kind == CP_ACT_MEMSET) {
             tr.legacy = a;
             tr.saw_legacy = true;
         }
-        if (tr.current && cp_tracer_convert(record, &a) && cp_trace_add(tr.current, &a) < 0 &&
-            !tr.error)
+        if (tr.current && cp_trace_add(tr.current, &a) < 0 && !tr.error)
             tr.error = CP_ENOMEM;
     }
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
