@@ -48,20 +48,10 @@ typedef struct state {
     float *scratch; /* the small buffer the default-stream variants memset */
     cudaStream_t *streams;
     uint64_t reference_mismatches; /* cp_ref_mult against the input, first array */
+    /* Least host time over the runs until the last call returned: where
+     * the sources stopped their clock. */
+    double issue_ms[CP_MAX_VARIANTS];
 } state;
-
-float cp_ref_mult(float x)
-{
-    /* The kernel's arithmetic: `array[i] *= 2.0` promotes to double and
-     * stores back as float; `/= 2.0` likewise. volatile keeps the compiler
-     * from folding the round trip away. */
-    volatile float v = x;
-    for (int k = 0; k < 50; k++) {
-        v = (float)((double)v * 2.0);
-        v = (float)((double)v / 2.0);
-    }
-    return v;
-}
 
 static void teardown(cp_ctx *ctx)
 {
@@ -172,7 +162,21 @@ out:
     return rc;
 }
 
+static int issue(cp_ctx *ctx, const cp_variant *v);
+
 static int run(cp_ctx *ctx, const cp_variant *v)
+{
+    state *s = ctx->state;
+    double t0 = cp_now_ms();
+    int rc = issue(ctx, v);
+    double issued = cp_now_ms() - t0;
+    if (rc == 0 && (s->issue_ms[v->index] == 0 || issued < s->issue_ms[v->index]))
+        s->issue_ms[v->index] = issued;
+    return rc;
+}
+
+/* Issues the variant's copies and launches; the runner waits for them. */
+static int issue(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
     state *s = ctx->state;
@@ -307,8 +311,9 @@ static int checks(cp_ctx *ctx)
 
 /* One claim: the sources' "streams make it about 4x faster", measured as
  * the ratio of medians between the sync variant and a streamed one. */
-static void speedup_claim(cp_ctx *ctx, const char *variant, const char *how)
+static void speedup_claim(cp_ctx *ctx, int index, const char *how)
 {
+    const char *variant = ctx->def->variants[index];
     state *s = ctx->state;
     double t_sync = cp_variant_median_ms(ctx, "sync");
     double t_str = cp_variant_median_ms(ctx, variant);
@@ -338,16 +343,20 @@ static void speedup_claim(cp_ctx *ctx, const char *variant, const char *how)
                  "kernel is one block of %d threads, so alone it uses one of the %d SMs; "
                  "streams let independent kernels share the GPU (peak %s at once), so the "
                  "gain grows with the SM count and %s the sources' 3x to 4.5x on this GPU. "
-                 "The sources timed allocation too; here setup is outside the timed region.",
+                 "The sources timed allocation too; here setup is outside the timed region. "
+                 "Their streamed time stopped the clock once the last asynchronous call "
+                 "returned, before the work ended: timed that way, %s takes %.1f ms here "
+                 "against %.1f ms to completion (the figure used above).",
                  t_sync, variant, t_str, s->arrays, s->len, s->block, ctx->env->sm_count, peak,
-                 speedup >= 4.5 ? "exceeds" : holds ? "matches" : "falls short of");
+                 speedup >= 4.5 ? "exceeds" : holds ? "matches" : "falls short of", variant,
+                 s->issue_ms[index], t_str);
 }
 
 static int claims(cp_ctx *ctx)
 {
-    speedup_claim(ctx, "streams-pageable",
+    speedup_claim(ctx, PAGEABLE,
                   "as the source ran it: async copies from pageable numpy arrays");
-    speedup_claim(ctx, "streams-pinned", "with page-locked host memory");
+    speedup_claim(ctx, PINNED, "with page-locked host memory");
     return 0;
 }
 

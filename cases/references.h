@@ -16,4 +16,9 @@ void cp_ref_vector_add(const float *a, const float *b, float *c, size_t n);
  * / 2.0, each in double and stored back as float. */
 float cp_ref_mult(float x);
 
+/* Game of Life: one generation of an n x n toroidal board of 0/1 cells:
+ * a live cell survives with 2 or 3 live neighbours, a dead one is born
+ * with exactly 3. `out` and `in` must not alias. */
+void cp_ref_conway_step(int *out, const int *in, int n);
+
 #endif

@@ -18,12 +18,6 @@ typedef struct state {
     float *da, *db, *dc;    /* device */
 } state;
 
-void cp_ref_vector_add(const float *a, const float *b, float *c, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        c[i] = a[i] + b[i];
-}
-
 static void teardown(cp_ctx *ctx)
 {
     state *s = ctx->state;

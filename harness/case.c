@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_CASES 128
 
@@ -194,6 +195,13 @@ void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit
     f->value = value;
 }
 
+double cp_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 void cp_phase_begin(cp_ctx *ctx, const char *phase)
 {
     ctx->open_phases++;
@@ -266,10 +274,58 @@ int cp_verdict_from_name(const char *s)
     return -1;
 }
 
+const cp_series *cp_series_find(const cp_series *series, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(series[i].name, name) == 0)
+            return &series[i];
+    return NULL;
+}
+
+int cp_series_store(cp_series *list, size_t *n, const char *name, const char *unit,
+                    const double *values, size_t count)
+{
+    if (!name || !*name)
+        return cp_failf(CP_EINVAL, "a series needs a name");
+    cp_series *s = (cp_series *)cp_series_find(list, *n, name);
+    if (!s && *n == CP_MAX_SERIES)
+        return cp_failf(CP_EINVAL, "more than %d series in one variant", CP_MAX_SERIES);
+    double *copy = malloc((count ? count : 1) * sizeof *copy);
+    if (!copy)
+        return cp_failf(CP_ENOMEM, "out of memory storing series %s", name);
+    if (count)
+        memcpy(copy, values, count * sizeof *copy);
+    if (!s) {
+        s = &list[(*n)++];
+        memset(s, 0, sizeof *s);
+    }
+    free(s->values);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    snprintf(s->unit, sizeof s->unit, "%s", unit ? unit : "");
+    s->values = copy;
+    s->n = count;
+    return 0;
+}
+
+int cp_series_set(cp_ctx *ctx, const cp_variant *v, const char *name, const char *unit,
+                  const double *values, size_t n)
+{
+    cp_case_result *r = ctx->result;
+    for (size_t i = 0; i < r->nvariants; i++)
+        if (strcmp(r->variants[i].name, v->name) == 0)
+            return cp_series_store(r->variants[i].series, &r->variants[i].nseries, name, unit,
+                                   values, n);
+    return cp_failf(CP_EINVAL, "series %s: variant %s is not running", name, v->name);
+}
+
 void cp_case_result_free(cp_case_result *r)
 {
     for (size_t i = 0; i < r->nvariants; i++) {
-        cp_trace_free(&r->variants[i].trace);
-        cp_metrics_free(&r->variants[i].metrics);
+        cp_variant_result *v = &r->variants[i];
+        cp_trace_free(&v->trace);
+        cp_metrics_free(&v->metrics);
+        for (size_t k = 0; k < v->nseries; k++)
+            free(v->series[k].values);
+        v->nseries = 0;
     }
 }

@@ -118,6 +118,17 @@ void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char 
 /* A named figure of the case (shown on the progress line and in reports). */
 void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit);
 
+/* Records values the run measured itself, one per launch (CUDA event
+ * times), for variant `v`; a later run of the variant replaces them, so
+ * the traced run, which comes last, leaves its own values next to its
+ * trace. Returns 0, CP_EINVAL or CP_ENOMEM. */
+int cp_series_set(cp_ctx *ctx, const cp_variant *v, const char *name, const char *unit,
+                  const double *values, size_t n);
+
+/* The host's monotonic clock in ms, as the runner times runs: a case reads
+ * it to show where a source stopped its own clock. */
+double cp_now_ms(void);
+
 /* NVTX phases inside a run (copy-in, compute, copy-out). A run that fails
  * inside a phase may leave it open: the runner closes it. */
 void cp_phase_begin(cp_ctx *ctx, const char *phase);

@@ -17,6 +17,7 @@
 #define CP_MAX_CHECKS 64
 #define CP_MAX_CLAIMS 8
 #define CP_MAX_FIGURES 16
+#define CP_MAX_SERIES 4
 
 typedef enum { CP_STATUS_PASSED = 0, CP_STATUS_FAILED, CP_STATUS_SKIPPED } cp_status;
 typedef enum { CP_CHECK_PASSED = 0, CP_CHECK_FAILED, CP_CHECK_SKIPPED } cp_check_status;
@@ -36,7 +37,7 @@ typedef struct cp_claim_result {
     char claimed[128];
     char measured[128];
     cp_verdict verdict;
-    char reason[768];
+    char reason[1536];
 } cp_claim_result;
 
 typedef struct cp_figure {
@@ -44,6 +45,16 @@ typedef struct cp_figure {
     double value;
     char unit[16];
 } cp_figure;
+
+/* Values a run measured itself, one per launch (CUDA event times, host
+ * issue times), kept next to the trace of the same run so that the two can
+ * be compared, in the report and on replay. */
+typedef struct cp_series {
+    char name[48];
+    char unit[16];
+    double *values; /* owned */
+    size_t n;
+} cp_series;
 
 typedef struct cp_variant_result {
     char name[64];
@@ -56,6 +67,9 @@ typedef struct cp_variant_result {
     uint64_t worst_mismatches; /* over every verified run */
     uint64_t elements;         /* compared per run */
     int verified_runs;
+    /* From the variant's last run: the traced one when it was traced. */
+    cp_series series[CP_MAX_SERIES];
+    size_t nseries;
 } cp_variant_result;
 
 typedef struct cp_case_result {
@@ -93,7 +107,16 @@ const char *cp_verdict_name(cp_verdict v);
 int cp_status_from_name(const char *s);
 int cp_verdict_from_name(const char *s);
 
-/* Frees the traces and metrics a case result owns (not the result itself). */
+/* The series called `name` among `n`, or NULL. */
+const cp_series *cp_series_find(const cp_series *series, size_t n, const char *name);
+
+/* Stores a copy of `values` as the series `name` of `list` (holding *n),
+ * replacing an earlier one of that name. Returns 0, CP_EINVAL when the
+ * list is full or the name empty, or CP_ENOMEM. */
+int cp_series_store(cp_series *list, size_t *n, const char *name, const char *unit,
+                    const double *values, size_t count);
+
+/* Frees the traces, metrics and series a case result owns (not the result itself). */
 void cp_case_result_free(cp_case_result *r);
 
 #endif

@@ -9,13 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* Waits for the device, so that a timed run ends when its work ends. */
 static int device_sync(const cp_ctx *ctx)
 {
@@ -43,13 +36,13 @@ static int one_run(cp_ctx *ctx, const cp_variant *v, cp_variant_result *vr, doub
         CP_TRY(cp_tracer_begin(trace));
         tracing = true;
     }
-    double t0 = now_ms();
+    double t0 = cp_now_ms();
     rc = ctx->def->run(ctx, v);
     while (ctx->open_phases > 0)
         cp_phase_end(ctx);
     CP_TRY(rc);
     CP_TRY(device_sync(ctx));
-    double t1 = now_ms();
+    double t1 = cp_now_ms();
     if (ms)
         *ms = t1 - t0;
     if (trace) {

@@ -24,17 +24,24 @@ int cp_timing_compute(const double *samples, size_t n, cp_timing *out)
         return CP_ENOMEM;
     memcpy(s, samples, n * sizeof *s);
     qsort(s, n, sizeof *s, dbl_cmp);
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += s[i];
-    double mean = sum / (double)n, var = 0;
-    for (size_t i = 0; i < n; i++)
-        var += (s[i] - mean) * (s[i] - mean);
+    double mean, std;
+    cp_mean_std(s, n, &mean, &std);
     out->runs = (int)n;
     out->min_ms = s[0];
     out->max_ms = s[n - 1];
     out->median_ms = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-    out->stddev_ms = sqrt(var / (double)n);
+    out->stddev_ms = std;
     free(s);
     return 0;
+}
+
+void cp_mean_std(const double *v, size_t n, double *mean, double *std)
+{
+    double sum = 0, var = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    *mean = n ? sum / (double)n : 0;
+    for (size_t i = 0; i < n; i++)
+        var += (v[i] - *mean) * (v[i] - *mean);
+    *std = n ? sqrt(var / (double)n) : 0;
 }

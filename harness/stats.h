@@ -17,4 +17,7 @@ typedef struct cp_timing {
  */
 int cp_timing_compute(const double *samples, size_t n, cp_timing *out);
 
+/* Mean and population standard deviation of n values (0 and 0 for n = 0). */
+void cp_mean_std(const double *v, size_t n, double *mean, double *std);
+
 #endif

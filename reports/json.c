@@ -131,6 +131,29 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
     }
 }
 
+/* A variant's series: name, unit, values and their mean and spread. */
+static void series_json(builder *b, cJSON *parent, const cp_variant_result *v)
+{
+    cJSON *arr = add_arr(b, parent, "series");
+    for (size_t i = 0; i < v->nseries; i++) {
+        const cp_series *s = &v->series[i];
+        cJSON *j = push_obj(b, arr);
+        if (!j)
+            return;
+        double mean, std;
+        cp_mean_std(s->values, s->n, &mean, &std);
+        add_str(b, j, "name", s->name);
+        add_str(b, j, "unit", s->unit);
+        add_num(b, j, "mean", mean);
+        add_num(b, j, "stddev", std);
+        cJSON *vals = cJSON_CreateDoubleArray(s->values, (int)s->n);
+        if (!vals || !cJSON_AddItemToObject(j, "values", vals)) {
+            cJSON_Delete(vals);
+            b->ok = false;
+        }
+    }
+}
+
 static void case_json(builder *b, cJSON *o, const cp_case_result *c)
 {
     add_str(b, o, "name", c->name);
@@ -173,6 +196,7 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
         add_num(b, verify, "runs", v->verified_runs);
         add_num(b, verify, "elements", (double)v->elements);
         add_num(b, verify, "worst_mismatches", (double)v->worst_mismatches);
+        series_json(b, j, v);
         if (v->traced) {
             cJSON *tr = add_obj(b, j, "trace");
             metrics_json(b, tr, &v->metrics);
@@ -297,6 +321,19 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
             add_num(&b, ls, "context", v->trace.legacy_context);
             add_num(&b, ls, "stream", v->trace.legacy_stream);
         }
+        series_json(&b, jv, v);
+        /* JSON numbers are doubles, exact to 2^53: absolute CUPTI times
+         * (about 1.8e18 ns) would lose 256 ns, so activities are written
+         * relative to an origin that is written as a decimal string. */
+        uint64_t origin = UINT64_MAX;
+        for (size_t k = 0; k < v->trace.n; k++)
+            if (v->trace.items[k].start < origin)
+                origin = v->trace.items[k].start;
+        if (origin == UINT64_MAX)
+            origin = 0;
+        char origin_text[24];
+        snprintf(origin_text, sizeof origin_text, "%llu", (unsigned long long)origin);
+        add_str(&b, jv, "origin_ns", origin_text);
         cJSON *acts = add_arr(&b, jv, "activities");
         for (size_t k = 0; k < v->trace.n && b.ok; k++) {
             const cp_activity *a = &v->trace.items[k];
@@ -304,8 +341,8 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
             if (!j)
                 break;
             add_str(&b, j, "kind", cp_act_kind_name(a->kind));
-            add_num(&b, j, "start", (double)a->start);
-            add_num(&b, j, "end", (double)a->end);
+            add_num(&b, j, "start", (double)(a->start - origin));
+            add_num(&b, j, "end", (double)(a->end >= origin ? a->end - origin : 0));
             add_num(&b, j, "device", a->device);
             add_num(&b, j, "context", a->context);
             add_num(&b, j, "stream", a->stream);
@@ -381,7 +418,7 @@ static bool get_u64(const cJSON *o, const char *k, uint64_t *v)
     return true;
 }
 
-static int parse_activity(const cJSON *j, size_t index, cp_trace *t)
+static int parse_activity(const cJSON *j, size_t index, uint64_t origin, cp_trace *t)
 {
     cp_activity a = {0};
     uint64_t dev = 0, ctx = 0, stream = 0, corr = 0;
@@ -398,6 +435,8 @@ static int parse_activity(const cJSON *j, size_t index, cp_trace *t)
                         "must be non-negative numbers",
                         index);
     a.kind = (cp_act_kind)k;
+    a.start += origin;
+    a.end += origin;
     a.device = (uint32_t)dev;
     a.context = (uint32_t)ctx;
     a.stream = (uint32_t)stream;
@@ -425,6 +464,46 @@ static int parse_activity(const cJSON *j, size_t index, cp_trace *t)
         a.depth = (uint32_t)depth;
     }
     return cp_trace_add(t, &a);
+}
+
+/* A variant's optional series: each needs a name and an array of numbers. */
+static int parse_series(const cJSON *v, size_t variant, cp_trace_file *out)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(v, "series");
+    if (!arr)
+        return 0;
+    if (!cJSON_IsArray(arr))
+        return cp_failf(CP_EPARSE, "trace file: variant %zu: 'series' must be an array", variant);
+    const cJSON *s;
+    cJSON_ArrayForEach(s, arr)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(s, "name");
+        const cJSON *unit = cJSON_GetObjectItemCaseSensitive(s, "unit");
+        const cJSON *vals = cJSON_GetObjectItemCaseSensitive(s, "values");
+        if (!cJSON_IsString(name) || !cJSON_IsArray(vals))
+            return cp_failf(CP_EPARSE, "trace file: variant %zu: a series needs a string "
+                            "'name' and an array 'values'", variant);
+        size_t n = (size_t)cJSON_GetArraySize(vals), i = 0;
+        double *buf = malloc((n ? n : 1) * sizeof *buf);
+        if (!buf)
+            return cp_failf(CP_ENOMEM, "out of memory reading series %s", name->valuestring);
+        const cJSON *x;
+        cJSON_ArrayForEach(x, vals)
+        {
+            if (!cJSON_IsNumber(x)) {
+                free(buf);
+                return cp_failf(CP_EPARSE, "trace file: variant %zu: series %s holds a "
+                                "non-number", variant, name->valuestring);
+            }
+            buf[i++] = x->valuedouble;
+        }
+        int rc = cp_series_store(out->series[variant], &out->nseries[variant], name->valuestring,
+                                 cJSON_IsString(unit) ? unit->valuestring : "", buf, n);
+        free(buf);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
 }
 
 int cp_trace_file_parse(const char *text, cp_trace_file *out)
@@ -487,14 +566,28 @@ int cp_trace_file_parse(const char *text, cp_trace_file *out)
             out->trace[i].legacy_context = (uint32_t)c;
             out->trace[i].legacy_stream = (uint32_t)s;
         }
+        uint64_t origin = 0;
+        const cJSON *org = cJSON_GetObjectItemCaseSensitive(v, "origin_ns");
+        if (org) {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long o = cJSON_IsString(org) ? strtoull(org->valuestring, &end, 10) : 0;
+            if (!cJSON_IsString(org) || end == org->valuestring || *end || errno) {
+                rc = cp_failf(CP_EPARSE, "trace file: variant %zu: origin_ns must be a decimal "
+                              "string", i);
+                goto out;
+            }
+            origin = o;
+        }
         size_t k = 0;
         const cJSON *a;
         cJSON_ArrayForEach(a, acts)
         {
-            rc = parse_activity(a, k++, &out->trace[i]);
+            rc = parse_activity(a, k++, origin, &out->trace[i]);
             if (rc < 0)
                 goto out;
         }
+        CP_TRY(parse_series(v, i, out));
     }
 out:
     cJSON_Delete(root);
@@ -516,7 +609,11 @@ int cp_trace_file_read(const char *path, cp_trace_file *out)
 
 void cp_trace_file_free(cp_trace_file *f)
 {
-    for (size_t i = 0; i < f->nvariants; i++)
+    for (size_t i = 0; i < f->nvariants; i++) {
         cp_trace_free(&f->trace[i]);
+        for (size_t k = 0; k < f->nseries[i]; k++)
+            free(f->series[i][k].values);
+        f->nseries[i] = 0;
+    }
     f->nvariants = 0;
 }

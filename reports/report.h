@@ -39,6 +39,8 @@ typedef struct cp_trace_file {
     size_t nvariants;
     char variant[CP_MAX_VARIANTS][64];
     cp_trace trace[CP_MAX_VARIANTS];
+    cp_series series[CP_MAX_VARIANTS][CP_MAX_SERIES]; /* what each run measured itself */
+    size_t nseries[CP_MAX_VARIANTS];
 } cp_trace_file;
 
 /*

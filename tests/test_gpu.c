@@ -69,3 +69,18 @@ Test(gpu, multi_kernel, .timeout = 300)
 {
     run_case("multi-kernel");
 }
+
+Test(gpu, multi_kernel_events, .timeout = 300)
+{
+    run_case("multi-kernel-events");
+}
+
+Test(gpu, event_timing, .timeout = 300)
+{
+    run_case("event-timing");
+}
+
+Test(gpu, conway_streams, .timeout = 300)
+{
+    run_case("conway-streams");
+}

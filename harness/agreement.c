@@ -1,0 +1,114 @@
+#include "agreement.h"
+
+#include "error.h"
+#include "stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int by_correlation(const void *a, const void *b)
+{
+    const cp_activity *x = *(const cp_activity *const *)a, *y = *(const cp_activity *const *)b;
+    return (x->correlation > y->correlation) - (x->correlation < y->correlation);
+}
+
+static bool is_device_work(const cp_activity *a)
+{
+    return a->kind == CP_ACT_KERNEL || a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET;
+}
+
+static bool is_event_record(const cp_activity *a)
+{
+    return a->kind == CP_ACT_RUNTIME && a->name && strncmp(a->name, "cudaEventRecord", 15) == 0;
+}
+
+/* The earliest time the start event of launch `k` can have fired: the end
+ * of the previous operation on its lane and the start of the last
+ * cudaEventRecord call before the launch; 0 when the trace shows neither. */
+static uint64_t ready_time(const cp_trace *t, const cp_activity *k)
+{
+    uint64_t ready = 0;
+    uint32_t record_corr = 0;
+    const cp_activity *record = NULL;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (a != k && is_device_work(a) && a->device == k->device && a->context == k->context &&
+            a->stream == k->stream && a->end <= k->start && a->end > ready)
+            ready = a->end;
+        if (is_event_record(a) && a->correlation < k->correlation &&
+            (!record || a->correlation > record_corr)) {
+            record = a;
+            record_corr = a->correlation;
+        }
+    }
+    if (record && record->start > ready)
+        ready = record->start;
+    return ready;
+}
+
+int cp_events_against_trace(const cp_trace *t, const char *kernel, const double *event_ms,
+                            size_t n, cp_event_tolerance tol, cp_event_agreement *out)
+{
+    int rc = 0;
+    const cp_activity **k = NULL;
+    double *durations = NULL;
+    if (!out)
+        return cp_failf(CP_EINVAL, "no result to fill");
+    memset(out, 0, sizeof *out);
+    if (!t || !kernel || (n && !event_ms))
+        return cp_failf(CP_EINVAL, "events against trace: missing trace, kernel or events");
+    size_t found = 0;
+    for (size_t i = 0; i < t->n; i++)
+        found += t->items[i].kind == CP_ACT_KERNEL && t->items[i].name &&
+                 strcmp(t->items[i].name, kernel) == 0;
+    if (found != n)
+        return cp_failf(CP_EINVAL, "the trace holds %zu launches of %s but %zu event times",
+                        found, kernel, n);
+    if (n == 0)
+        return 0;
+    k = malloc(n * sizeof *k);
+    durations = malloc(n * sizeof *durations);
+    if (!k || !durations) {
+        rc = cp_failf(CP_ENOMEM, "out of memory pairing events with kernels");
+        goto out;
+    }
+    for (size_t i = 0, j = 0; i < t->n; i++)
+        if (t->items[i].kind == CP_ACT_KERNEL && t->items[i].name &&
+            strcmp(t->items[i].name, kernel) == 0)
+            k[j++] = &t->items[i];
+    qsort(k, n, sizeof *k, by_correlation);
+
+    double excess_sum = 0;
+    out->launches = n;
+    out->worst_short_ms = -1e300;
+    out->max_excess_ms = -1e300;
+    for (size_t i = 0; i < n; i++) {
+        double kernel_ms = (double)(k[i]->end - k[i]->start) / 1e6;
+        double allowed = tol.abs_ms + tol.rel * kernel_ms;
+        double excess = event_ms[i] - kernel_ms;
+        durations[i] = kernel_ms;
+        excess_sum += excess;
+        if (excess > out->max_excess_ms)
+            out->max_excess_ms = excess;
+        if (-excess > out->worst_short_ms)
+            out->worst_short_ms = -excess;
+        if (excess < -allowed) {
+            out->too_short++;
+        } else if (excess <= allowed) {
+            out->agreeing++;
+        } else {
+            out->waited++;
+            uint64_t ready = ready_time(t, k[i]);
+            if (ready && ready <= k[i]->start &&
+                event_ms[i] <= (double)(k[i]->end - ready) / 1e6 + allowed)
+                out->explained++;
+        }
+    }
+    out->mean_excess_ms = excess_sum / (double)n;
+    cp_mean_std(durations, n, &out->kernel_mean_ms, &out->kernel_std_ms);
+    cp_mean_std(event_ms, n, &out->event_mean_ms, &out->event_std_ms);
+out:
+    free(k);
+    free(durations);
+    return rc;
+}

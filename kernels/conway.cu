@@ -1,0 +1,40 @@
+#include "conway.h"
+
+/*
+ * The source's kernel. The board's size is the grid's (blockDim * gridDim)
+ * and its edges wrap around, so the launch shape defines the board.
+ */
+#define _X (threadIdx.x + blockIdx.x * blockDim.x)
+#define _Y (threadIdx.y + blockIdx.y * blockDim.y)
+#define _WIDTH (blockDim.x * gridDim.x)
+#define _HEIGHT (blockDim.y * gridDim.y)
+#define _XM(x) (((x) + _WIDTH) % _WIDTH)
+#define _YM(y) (((y) + _HEIGHT) % _HEIGHT)
+#define _INDEX(x, y) (_XM(x) + _YM(y) * _WIDTH)
+
+__device__ static int nbrs(int x, int y, const int *in)
+{
+    return in[_INDEX(x - 1, y + 1)] + in[_INDEX(x - 1, y)] + in[_INDEX(x - 1, y - 1)] +
+           in[_INDEX(x, y + 1)] + in[_INDEX(x, y - 1)] + in[_INDEX(x + 1, y + 1)] +
+           in[_INDEX(x + 1, y)] + in[_INDEX(x + 1, y - 1)];
+}
+
+extern "C" __global__ void conway_ker(int *lattice_out, const int *lattice)
+{
+    int x = _X, y = _Y;
+    int n = nbrs(x, y, lattice);
+
+    if (lattice[_INDEX(x, y)] == 1)
+        lattice_out[_INDEX(x, y)] = (n == 2 || n == 3) ? 1 : 0;
+    else if (lattice[_INDEX(x, y)] == 0)
+        lattice_out[_INDEX(x, y)] = n == 3 ? 1 : 0;
+}
+
+extern "C" cudaError_t cp_conway_launch(int *out, const int *in, int n, cudaStream_t stream)
+{
+    if (n <= 0 || n % 32 != 0)
+        return cudaErrorInvalidValue;
+    dim3 grid(n / 32, n / 32, 1), block(32, 32, 1);
+    conway_ker<<<grid, block, 0, stream>>>(out, in);
+    return cudaGetLastError();
+}
