@@ -159,7 +159,7 @@ static int checks(cp_ctx *ctx)
     double kernel_ms = a.kernel_mean_ms;
     cp_check_trace(ctx, variant, "the event time agrees with CUPTI's kernel duration",
                    arc == 0 && a.launches == 1 && a.agreeing == 1,
-                   "|event - kernel| <= 20 us + 0.5% of the kernel",
+                   "|event - kernel| <= 0.1 ms + 0.5% of the kernel",
                    "event %.3f ms, CUPTI kernel %.3f ms (difference %+.3f ms)%s%s", s->event_ms,
                    kernel_ms, s->event_ms - kernel_ms, arc ? ": " : "",
                    arc ? cp_last_error() : "");

@@ -12,40 +12,6 @@ static int by_correlation(const void *a, const void *b)
     return (x->correlation > y->correlation) - (x->correlation < y->correlation);
 }
 
-static bool is_device_work(const cp_activity *a)
-{
-    return a->kind == CP_ACT_KERNEL || a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET;
-}
-
-static bool is_event_record(const cp_activity *a)
-{
-    return a->kind == CP_ACT_RUNTIME && a->name && strncmp(a->name, "cudaEventRecord", 15) == 0;
-}
-
-/* The earliest time the start event of launch `k` can have fired: the end
- * of the previous operation on its lane and the start of the last
- * cudaEventRecord call before the launch; 0 when the trace shows neither. */
-static uint64_t ready_time(const cp_trace *t, const cp_activity *k)
-{
-    uint64_t ready = 0;
-    uint32_t record_corr = 0;
-    const cp_activity *record = NULL;
-    for (size_t i = 0; i < t->n; i++) {
-        const cp_activity *a = &t->items[i];
-        if (a != k && is_device_work(a) && a->device == k->device && a->context == k->context &&
-            a->stream == k->stream && a->end <= k->start && a->end > ready)
-            ready = a->end;
-        if (is_event_record(a) && a->correlation < k->correlation &&
-            (!record || a->correlation > record_corr)) {
-            record = a;
-            record_corr = a->correlation;
-        }
-    }
-    if (record && record->start > ready)
-        ready = record->start;
-    return ready;
-}
-
 int cp_events_against_trace(const cp_trace *t, const char *kernel, const double *event_ms,
                             size_t n, cp_event_tolerance tol, cp_event_agreement *out)
 {
@@ -98,10 +64,6 @@ int cp_events_against_trace(const cp_trace *t, const char *kernel, const double 
             out->agreeing++;
         } else {
             out->waited++;
-            uint64_t ready = ready_time(t, k[i]);
-            if (ready && ready <= k[i]->start &&
-                event_ms[i] <= (double)(k[i]->end - ready) / 1e6 + allowed)
-                out->explained++;
         }
     }
     out->mean_excess_ms = excess_sum / (double)n;

@@ -16,7 +16,7 @@
 #define CP_MAX_VARIANTS 16
 #define CP_MAX_CHECKS 64
 #define CP_MAX_CLAIMS 8
-#define CP_MAX_FIGURES 16
+#define CP_MAX_FIGURES 32
 #define CP_MAX_SERIES 4
 
 typedef enum { CP_STATUS_PASSED = 0, CP_STATUS_FAILED, CP_STATUS_SKIPPED } cp_status;
