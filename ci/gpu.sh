@@ -21,6 +21,9 @@ cmake --build --preset default
 
 # A GPU machine must run the GPU tests, not skip them.
 export CUPROOF_REQUIRE_GPU=1
-ctest --test-dir build/default -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log"
+status=0
+ctest --test-dir build/default -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log" || status=1
 
-./build/default/cuproof run --profile full --out "$out/full" 2>&1 | tee "$out/run-full.log"
+# The full run goes ahead after a failed test: its report says why.
+./build/default/cuproof run --profile full --out "$out/full" 2>&1 | tee "$out/run-full.log" || status=1
+exit $status
