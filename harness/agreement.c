@@ -12,6 +12,19 @@ static int by_correlation(const void *a, const void *b)
     return (x->correlation > y->correlation) - (x->correlation < y->correlation);
 }
 
+/* The start of the last cudaEventRecord call before launch `k`, or 0. */
+static uint64_t record_call_start(const cp_trace *t, const cp_activity *k)
+{
+    const cp_activity *record = NULL;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (a->kind == CP_ACT_RUNTIME && a->name && strncmp(a->name, "cudaEventRecord", 15) == 0 &&
+            a->correlation < k->correlation && (!record || a->correlation > record->correlation))
+            record = a;
+    }
+    return record ? record->start : 0;
+}
+
 int cp_events_against_trace(const cp_trace *t, const char *kernel, const double *event_ms,
                             size_t n, cp_event_tolerance tol, cp_event_agreement *out)
 {
@@ -58,6 +71,14 @@ int cp_events_against_trace(const cp_trace *t, const char *kernel, const double 
             out->max_excess_ms = excess;
         if (-excess > out->worst_short_ms)
             out->worst_short_ms = -excess;
+        uint64_t issued = record_call_start(t, k[i]);
+        if (issued && issued <= k[i]->start) {
+            double wait = (double)(k[i]->start - issued) / 1e6;
+            if (wait > out->max_host_wait_ms)
+                out->max_host_wait_ms = wait;
+            if (event_ms[i] <= (double)(k[i]->end - issued) / 1e6 + allowed)
+                out->host_bounded++;
+        }
         if (excess < -allowed) {
             out->too_short++;
         } else if (excess <= allowed) {

@@ -18,7 +18,12 @@
  *   event time <= kernel duration + t   "agrees": nothing stood between
  *                                       the events and the kernel.
  *
- * A longer event time is a wait, and is counted, not excused.
+ * A longer event time is a wait, and is counted, not excused. One wait
+ * the trace can bound on its own: the start event cannot fire before the
+ * host's cudaEventRecord call began, so with nothing else on the stream's
+ * hardware queue an event time is at most (kernel end - start of the last
+ * cudaEventRecord call before the launch) + t ("host-bounded"). That
+ * covers a launch call that returns late, as under CUPTI.
  */
 #ifndef CUPROOF_AGREEMENT_H
 #define CUPROOF_AGREEMENT_H
@@ -48,6 +53,8 @@ typedef struct cp_event_agreement {
     size_t agreeing;  /* |event - kernel| within the tolerance */
     size_t too_short; /* events shorter than their kernel beyond the tolerance */
     size_t waited;    /* events longer than their kernel beyond the tolerance */
+    size_t host_bounded; /* events within the host-side bound above */
+    double max_host_wait_ms; /* largest kernel start - record call start */
     double worst_short_ms;                /* largest kernel - event */
     double max_excess_ms, mean_excess_ms; /* event - kernel */
     double kernel_mean_ms, kernel_std_ms; /* CUPTI durations (population std) */

@@ -6,6 +6,7 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include <string.h>
 
 Test(references, vector_add_known_values)
 {
@@ -62,4 +63,41 @@ Test(references, inputs_are_deterministic)
     }
     uint32_t zero = 0;
     cr_expect_neq(cp_rand_next(&zero), 0, "a zero seed must not stick at zero");
+}
+
+/* A blinker has period 2; a glider moves one cell diagonally in 4 steps. */
+Test(references, conway_blinker_and_glider)
+{
+    enum { N = 8 };
+    int a[N * N] = {0}, b[N * N], c[N * N];
+    a[3 * N + 2] = a[3 * N + 3] = a[3 * N + 4] = 1; /* horizontal blinker */
+    cp_ref_conway_step(b, a, N);
+    cr_expect_eq(b[2 * N + 3] + b[3 * N + 3] + b[4 * N + 3], 3, "vertical after one step");
+    cr_expect_eq(b[3 * N + 2] + b[3 * N + 4], 0);
+    cp_ref_conway_step(c, b, N);
+    cr_expect_arr_eq(c, a, sizeof a, "back after two steps");
+
+    int g[N * N] = {0}, w[N * N], want[N * N] = {0};
+    const int cells[5][2] = {{1, 0}, {2, 1}, {0, 2}, {1, 2}, {2, 2}}; /* x, y */
+    for (int i = 0; i < 5; i++) {
+        g[cells[i][1] * N + cells[i][0]] = 1;
+        want[(cells[i][1] + 1) * N + cells[i][0] + 1] = 1;
+    }
+    for (int s = 0; s < 4; s++) {
+        cp_ref_conway_step(w, g, N);
+        memcpy(g, w, sizeof g);
+    }
+    cr_expect_arr_eq(g, want, sizeof g, "the glider moved by (1, 1)");
+}
+
+/* A blinker across the corner: the board is a torus. */
+Test(references, conway_wraps_around_the_edges)
+{
+    enum { N = 8 };
+    int a[N * N] = {0}, b[N * N], c[N * N];
+    a[0 * N + 7] = a[0 * N + 0] = a[0 * N + 1] = 1;
+    cp_ref_conway_step(b, a, N);
+    cr_expect_eq(b[7 * N + 0] + b[0 * N + 0] + b[1 * N + 0], 3, "vertical through row 0");
+    cp_ref_conway_step(c, b, N);
+    cr_expect_arr_eq(c, a, sizeof a);
 }

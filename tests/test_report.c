@@ -270,3 +270,83 @@ Test(report, trace_file_missing)
     cr_expect_eq(cp_trace_file_read("/nonexistent/trace.json", &f), CP_EIO);
     cr_expect_not_null(strstr(cp_last_error(), "/nonexistent/trace.json"));
 }
+
+/* CUPTI times are about 1.8e18 ns, beyond a double's exact integers: the
+ * trace file keeps them exact, and the run's own series come back. */
+Test(report, trace_file_keeps_absolute_times_and_series)
+{
+    cp_case_result *c = calloc(1, sizeof *c);
+    cr_assert_not_null(c);
+    snprintf(c->name, sizeof c->name, "exact");
+    c->nvariants = 1;
+    cp_variant_result *v = &c->variants[0];
+    snprintf(v->name, sizeof v->name, "v");
+    v->ran = v->traced = true;
+    cp_trace_init(&v->trace);
+    const uint64_t base = 1795335209664318581ull;
+    add_kernel(&v->trace, base + 1, base + 1000003, 1, 7);
+    add_kernel(&v->trace, base + 5, base + 2000001, 1, 8);
+    const double events[2] = {1.000002, 1.999996};
+    cr_assert_eq(cp_series_store(v->series, &v->nseries, "event_ms", "ms", events, 2), 0);
+    char path[] = "/tmp/cuproof-exact-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(cp_trace_file_write(c, "Test GPU", path), 0);
+    cp_trace_file f;
+    cr_assert_eq(cp_trace_file_read(path, &f), 0, "%s", cp_last_error());
+    remove(path);
+    cr_assert_eq(f.trace[0].n, 2);
+    cr_expect_eq(f.trace[0].items[0].start, base + 1);
+    cr_expect_eq(f.trace[0].items[0].end, base + 1000003);
+    cr_expect_eq(f.trace[0].items[1].start, base + 5);
+    const cp_series *e = cp_series_find(f.series[0], f.nseries[0], "event_ms");
+    cr_assert_not_null(e);
+    cr_expect_str_eq(e->unit, "ms");
+    cr_assert_eq(e->n, 2);
+    cr_expect_float_eq(e->values[0], events[0], 1e-12);
+    cr_expect_float_eq(e->values[1], events[1], 1e-12);
+    cr_expect_null(cp_series_find(f.series[0], f.nseries[0], "other"));
+    cp_trace_file_free(&f);
+    cp_case_result_free(c);
+    free(c);
+}
+
+Test(report, series_store_replaces_and_limits)
+{
+    cp_series list[CP_MAX_SERIES];
+    size_t n = 0;
+    const double a[1] = {1}, b[2] = {2, 3};
+    cr_assert_eq(cp_series_store(list, &n, "x", "ms", a, 1), 0);
+    cr_assert_eq(cp_series_store(list, &n, "x", "ms", b, 2), 0);
+    cr_expect_eq(n, 1, "a series of the same name is replaced");
+    cr_expect_eq(list[0].n, 2);
+    cr_expect_float_eq(list[0].values[1], 3.0, 1e-12);
+    cr_expect_eq(cp_series_store(list, &n, "", "ms", a, 1), CP_EINVAL);
+    char name[8];
+    for (int i = 1; i < CP_MAX_SERIES; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        cr_assert_eq(cp_series_store(list, &n, name, "", a, 1), 0);
+    }
+    cr_expect_eq(cp_series_store(list, &n, "one-too-many", "", a, 1), CP_EINVAL);
+    for (size_t i = 0; i < n; i++)
+        free(list[i].values);
+}
+
+Test(report, trace_file_bad_series_and_origin)
+{
+    const char *head = "{\"schema\":\"cuproof.trace/1\",\"case\":\"x\",\"variants\":[{\"name\":"
+                       "\"v\",\"activities\":[]";
+    char text[512];
+    snprintf(text, sizeof text, "%s,\"origin_ns\":12}]}", head);
+    expect_parse_error(text, "origin_ns");
+    snprintf(text, sizeof text, "%s,\"origin_ns\":\"12x\"}]}", head);
+    expect_parse_error(text, "origin_ns");
+    snprintf(text, sizeof text, "%s,\"series\":{}}]}", head);
+    expect_parse_error(text, "'series' must be an array");
+    snprintf(text, sizeof text, "%s,\"series\":[{\"name\":\"e\"}]}]}", head);
+    expect_parse_error(text, "a series needs");
+    snprintf(text, sizeof text, "%s,\"series\":[{\"name\":\"e\",\"values\":[1,\"a\"]}]}]}",
+             head);
+    expect_parse_error(text, "non-number");
+}
