@@ -165,6 +165,26 @@ static void case_html(buf *b, const cp_case_result *c)
         }
         raw(b, "</table>");
     }
+    bool any_series = false;
+    for (size_t i = 0; i < c->nvariants; i++)
+        any_series = any_series || c->variants[i].nseries;
+    if (any_series) {
+        raw(b, "<h3>Measured by the run itself</h3><table><tr><th>variant</th><th>series</th>"
+               "<th>n</th><th>mean</th><th>stddev</th><th>unit</th></tr>");
+        for (size_t i = 0; i < c->nvariants; i++)
+            for (size_t k = 0; k < c->variants[i].nseries; k++) {
+                const cp_series *sr = &c->variants[i].series[k];
+                double mean, std;
+                cp_mean_std(sr->values, sr->n, &mean, &std);
+                raw(b, "<tr>");
+                cell(b, c->variants[i].name);
+                cell(b, sr->name);
+                fmt(b, "<td>%zu</td><td>%.4g</td><td>%.4g</td>", sr->n, mean, std);
+                cell(b, sr->unit);
+                raw(b, "</tr>");
+            }
+        raw(b, "</table>");
+    }
     if (c->nfigures) {
         raw(b, "<h3>Figures</h3><ul>");
         for (size_t i = 0; i < c->nfigures; i++) {

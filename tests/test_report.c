@@ -53,6 +53,8 @@ static void build(void)
                          .name = "copy-in"};
     cp_trace_add(&v->trace, &range);
     cr_assert_eq(cp_timeline_analyse(&v->trace, NULL, &v->metrics), 0);
+    const double events[3] = {1.0, 2.0, 3.0};
+    cr_assert_eq(cp_series_store(v->series, &v->nseries, "event_ms", "ms", events, 3), 0);
     strcpy(c->variants[1].name, "untraced");
     c->variants[1].ran = true;
     strcpy(c->variants[1].untraced_reason, "CUPTI is held by another tool");
@@ -140,6 +142,10 @@ Test(report, json_has_every_contract_field)
     cr_expect_eq(cJSON_GetArraySize(get(tr, "streams")), 3);
     const cJSON *f = cJSON_GetArrayItem(get(tr, "findings"), 0);
     cr_expect_str_eq(get(f, "name")->valuestring, "cuda_memcpy_async");
+    const cJSON *sr = cJSON_GetArrayItem(get(v, "series"), 0);
+    cr_expect_str_eq(get(sr, "name")->valuestring, "event_ms");
+    cr_expect_float_eq(get(sr, "mean")->valuedouble, 2.0, 1e-12);
+    cr_expect_eq(cJSON_GetArraySize(get(sr, "values")), 3);
 
     const cJSON *v1 = cJSON_GetArrayItem(get(c, "variants"), 1);
     cr_expect(cJSON_IsNull(get(v1, "trace")));
@@ -166,6 +172,8 @@ Test(report, html_escapes_and_shows_everything)
     cr_expect_not_null(strstr(html, "cuda_memcpy_async"));
     cr_expect_not_null(strstr(html, "no CUDA device"));
     cr_expect_not_null(strstr(html, "CUPTI is held by another tool"));
+    cr_expect_not_null(strstr(html, "Measured by the run itself"), "series are shown");
+    cr_expect_not_null(strstr(html, "<td>event_ms</td><td>3</td><td>2</td>"));
     cr_expect_not_null(strstr(html, "confirmed"));
     cr_expect_null(strstr(html, "http"), "the page fetches nothing");
     free(html);
