@@ -116,8 +116,8 @@ Test(replay_events, waits_fail_the_agreement_check)
     cp_event_agreement a = agree("source-order", e->values, e->n);
     cr_expect_gt(a.waited, 0);
     cr_expect_lt(a.agreeing, a.launches);
-    cr_expect_gt(a.event_std_ms, 10 * a.kernel_std_ms,
-                 "the events' spread is queueing (%.3f ms), not the kernels' (%.3f ms)",
+    cr_expect_gt(a.event_std_ms, a.kernel_std_ms,
+                 "the events spread wider (%.3f ms) than the kernels (%.3f ms)",
                  a.event_std_ms, a.kernel_std_ms);
     const cp_series *d = events_of("depth-first");
     cp_event_agreement b = agree("depth-first", d->values, d->n);
