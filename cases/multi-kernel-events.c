@@ -103,11 +103,7 @@ static int setup(cp_ctx *ctx)
     CP_CUDA(cudaMallocHost((void **)&s->in, bytes));
     CP_CUDA(cudaMallocHost((void **)&s->out, bytes));
     CP_CUDA(cudaMalloc((void **)&s->dev, bytes));
-    uint32_t seed = 13;
-    for (size_t i = 0; i < s->elems; i++)
-        s->in[i] = cp_rand_float(&seed, -4.0f, 4.0f);
-    for (int i = 0; i < s->len; i++)
-        s->reference_mismatches += cp_ref_mult(s->in[i]) != s->in[i];
+    s->reference_mismatches = cp_ref_mult_inputs(s->in, s->elems, 13, (size_t)s->len);
     for (int k = 0; k < s->arrays; k++) {
         CP_CUDA(cudaStreamCreate(&s->streams[k]));
         CP_CUDA(cudaEventCreate(&s->start[k]));

@@ -1,6 +1,8 @@
 /* The CPU references of the cases (declared in references.h). */
 #include "references.h"
 
+#include "../harness/case.h"
+
 void cp_ref_vector_add(const float *a, const float *b, float *c, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -18,6 +20,16 @@ float cp_ref_mult(float x)
         v = (float)((double)v / 2.0);
     }
     return v;
+}
+
+uint64_t cp_ref_mult_inputs(float *in, size_t n, uint32_t seed, size_t check)
+{
+    uint64_t changed = 0;
+    for (size_t i = 0; i < n; i++)
+        in[i] = cp_rand_float(&seed, -4.0f, 4.0f);
+    for (size_t i = 0; i < check && i < n; i++)
+        changed += cp_ref_mult(in[i]) != in[i];
+    return changed;
 }
 
 void cp_ref_conway_step(int *out, const int *in, int n)

@@ -16,6 +16,12 @@ void cp_ref_vector_add(const float *a, const float *b, float *c, size_t n);
  * / 2.0, each in double and stored back as float. */
 float cp_ref_mult(float x);
 
+/* The mult_ker cases' inputs: fills `in` with n floats drawn uniformly
+ * from [-4, 4) by cp_rand_float from `seed`, any of which the kernel's
+ * doubling leaves unchanged, and returns how many of the first `check` the
+ * reference changes (0 when it agrees that they survive). */
+uint64_t cp_ref_mult_inputs(float *in, size_t n, uint32_t seed, size_t check);
+
 /* Game of Life: one generation of an n x n toroidal board of 0/1 cells:
  * a live cell survives with 2 or 3 live neighbours, a dead one is born
  * with exactly 3. `out` and `in` must not alias. */

@@ -101,3 +101,16 @@ Test(references, conway_wraps_around_the_edges)
     cp_ref_conway_step(c, b, N);
     cr_expect_arr_eq(c, a, sizeof a);
 }
+
+Test(references, mult_inputs_are_seeded_in_range_and_survive)
+{
+    enum { N = 4096 };
+    static float a[N], b[N];
+    cr_expect_eq(cp_ref_mult_inputs(a, N, 7, N), 0, "the reference leaves them unchanged");
+    cr_expect_eq(cp_ref_mult_inputs(b, N, 7, 16), 0);
+    cr_expect_arr_eq(a, b, sizeof a, "the same seed gives the same inputs");
+    for (int i = 0; i < N; i++)
+        cr_assert(a[i] >= -4.0f && a[i] < 4.0f, "a[%d] = %g", i, a[i]);
+    cp_ref_mult_inputs(b, N, 8, 0);
+    cr_expect_neq(memcmp(a, b, sizeof a), 0, "another seed, other inputs");
+}

@@ -72,13 +72,28 @@ static cp_event_agreement agree(const char *variant, const double *events, size_
     return a;
 }
 
-static uint32_t peak(const char *variant)
+/* Peak concurrent kernels and kernel count of a variant's trace. */
+typedef struct counts {
+    uint32_t peak, kernels;
+} counts;
+
+static counts analysed(const char *variant)
 {
     cp_metrics m;
     cr_assert_eq(cp_timeline_analyse(&f.trace[index_of(variant)], &h100, &m), 0);
-    uint32_t p = m.peak_concurrent_kernels;
+    counts c = {m.peak_concurrent_kernels, m.kernels};
     cp_metrics_free(&m);
-    return p;
+    return c;
+}
+
+static uint32_t peak(const char *variant)
+{
+    return analysed(variant).peak;
+}
+
+static uint32_t kernels(const char *variant)
+{
+    return analysed(variant).kernels;
 }
 
 TestSuite(replay_events, .init = load_events, .fini = unload);
@@ -166,15 +181,6 @@ Test(replay_event_timing, event_time_is_the_kernel_plus_the_launch_wait)
 }
 
 TestSuite(replay_conway, .init = load_conway, .fini = unload);
-
-static uint32_t kernels(const char *variant)
-{
-    cp_metrics m;
-    cr_assert_eq(cp_timeline_analyse(&f.trace[index_of(variant)], &h100, &m), 0);
-    uint32_t k = m.kernels;
-    cp_metrics_free(&m);
-    return k;
-}
 
 /* Queued behind the gate, kernels of different boards overlap; one board
  * never does; host-issued 128 x 128 boards did not on the H100. */
