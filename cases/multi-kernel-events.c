@@ -15,8 +15,10 @@
  *                   there are queues. 001 records the end events in a
  *                   second loop to avoid exactly this;
  *   serialised      depth-first with each stream synchronised before the
- *                   next: nothing can stand between an event pair and its
- *                   kernel, so every event time must agree with CUPTI's;
+ *                   next: nothing but the host's launch call can stand
+ *                   between an event pair and its kernel, so every event
+ *                   time must agree with CUPTI's up to that wait, which the
+ *                   trace shows;
  *   one-big-kernel  the sources' reference point: one launch over a large
  *                   array between two events (000 §3.3.3's 749 ms).
  *
@@ -259,11 +261,19 @@ static int checks(cp_ctx *ctx)
         snprintf(fig, sizeof fig, "%s events agreeing with CUPTI", variant);
         cp_figure_add(ctx, fig, (double)a.agreeing, "launches");
         if (i == SERIALISED || i == ONE_BIG) {
+            /* Alone on the device, an event pair can hold no more than its
+             * kernel and the host's launch call, which CUPTI sometimes
+             * slows (up to 0.2 ms on the H100): the trace shows both. */
             snprintf(name, sizeof name, "%s: every event time agrees with CUPTI", variant);
-            cp_check_trace(ctx, variant, name, ok && a.agreeing == a.launches && a.launches > 0,
-                           "|event - CUPTI duration| <= 0.1 ms + 0.5% for every launch",
-                           "%zu of %zu agree; largest event - kernel %+.4f ms", a.agreeing,
-                           a.launches, a.max_excess_ms);
+            cp_check_trace(ctx, variant, name,
+                           ok && a.launches > 0 && a.too_short == 0 &&
+                               a.host_bounded == a.launches,
+                           "kernel - t <= event <= kernel + its launch wait + t, t = 0.1 ms + "
+                           "0.5%, for every launch",
+                           "%zu of %zu within; %zu agree outright; largest event - kernel "
+                           "%+.4f ms, largest launch wait %.4f ms",
+                           a.host_bounded, a.launches, a.agreeing, a.max_excess_ms,
+                           a.max_host_wait_ms);
         } else {
             snprintf(fig, sizeof fig, "%s mean event - kernel", variant);
             cp_figure_add(ctx, fig, a.mean_excess_ms, "ms");

@@ -113,8 +113,10 @@ Test(replay_events, verdicts_of_the_gpu_test)
     for (size_t i = 0; i < 2; i++) {
         const cp_series *e = events_of(agreeing[i]);
         cp_event_agreement a = agree(agreeing[i], e->values, e->n);
-        cr_expect_eq(a.agreeing, a.launches, "%s: %zu of %zu agree", agreeing[i], a.agreeing,
-                     a.launches);
+        cr_expect_eq(a.host_bounded, a.launches, "%s: %zu of %zu within the launch wait",
+                     agreeing[i], a.host_bounded, a.launches);
+        cr_expect_geq(a.agreeing, a.launches * 9 / 10, "%s: %zu of %zu agree outright",
+                      agreeing[i], a.agreeing, a.launches);
     }
     cr_expect_eq(events_of("source-order")->n, 200);
     cr_expect_gt(peak("source-order"), 1);
@@ -155,6 +157,7 @@ Test(replay_events, poisoned_and_mispaired_events_fail)
     cr_assert_eq(d->n, e->n);
     cp_event_agreement b = agree("serialised", d->values, d->n);
     cr_expect_lt(b.agreeing, b.launches);
+    cr_expect_lt(b.host_bounded, b.launches, "waits the trace cannot account for");
     cp_event_agreement c;
     cr_expect_eq(cp_events_against_trace(&f.trace[index_of("one-big-kernel")], "mult_ker",
                                          e->values, e->n, CP_EVENT_TOLERANCE, &c),
