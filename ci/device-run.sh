@@ -17,6 +17,10 @@ if [ -n "$nsys" ]; then
     echo "nsys exit: $?" >> "$res/nsys.log"
     rm -f "$res"/*.qdstrm "$res"/*.nsys-rep
 fi
+# Flakiness: the GPU tests three more times, stopping at the first failure.
+CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -L gpu --repeat until-fail:3 \
+    --output-on-failure > "$res/ctest-repeat.log" 2>&1
+echo "repeat exit: $?" >> "$res/ctest-repeat.log"
 # The ci profile's traces are small enough to keep as CPU-test fixtures.
 ./build/default/cuproof run --profile ci --out "$res/ci" > "$res/run-ci.log" 2>&1
 echo "ci exit: $?" >> "$res/run-ci.log"
@@ -35,6 +39,7 @@ echo "memcheck exit: $?" >> "$res/memcheck.log"
 tar -czf "${OUT:-/tmp}/results.tar.gz" -C "$res" . 2>/dev/null
 tail -60 "$res/gpu.log"
 echo ---- nsys; tail -15 "$res/nsys.log" 2>/dev/null
+echo ---- repeat; tail -4 "$res/ctest-repeat.log"
 echo ---- ci; tail -8 "$res/run-ci.log"
 echo ---- untraced; cat "$res/untraced.log"
 echo ---- memcheck; tail -6 "$res/memcheck.log"
