@@ -50,6 +50,7 @@ typedef struct cp_activity {
     cp_mem_kind src, dst;    /* copies: the memory on each side */
     bool async;              /* copies: issued by an asynchronous call */
     uint32_t depth;          /* ranges: nesting level, 0 outermost */
+    uint32_t grid[3], block[3]; /* kernels: the launch shape (x, y, z); 0 when unknown */
     const char *name;        /* kernel, API or range name; interned in the trace */
 } cp_activity;
 

@@ -130,6 +130,9 @@ int cp_tracer_convert(const void *record, cp_activity *out)
         *out = (cp_activity){.kind = CP_ACT_KERNEL, .start = k->start, .end = k->end,
                              .device = k->deviceId, .context = k->contextId,
                              .stream = k->streamId, .correlation = k->correlationId,
+                             .grid = {(uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ},
+                             .block = {(uint32_t)k->blockX, (uint32_t)k->blockY,
+                                       (uint32_t)k->blockZ},
                              .name = k->name};
         return 1;
     }

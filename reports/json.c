@@ -358,6 +358,15 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
             }
             if (a->kind == CP_ACT_RANGE)
                 add_num(&b, j, "depth", a->depth);
+            if (a->kind == CP_ACT_KERNEL && a->block[0]) {
+                cJSON *g = cJSON_CreateIntArray((const int[]){(int)a->grid[0], (int)a->grid[1],
+                                                              (int)a->grid[2]}, 3);
+                cJSON *bl = cJSON_CreateIntArray((const int[]){(int)a->block[0],
+                                                               (int)a->block[1],
+                                                               (int)a->block[2]}, 3);
+                b.ok = b.ok && g && bl && cJSON_AddItemToObject(j, "grid", g) &&
+                       cJSON_AddItemToObject(j, "block", bl);
+            }
         }
     }
     if (!b.ok || !(text = cJSON_PrintUnformatted(root))) {
@@ -462,6 +471,24 @@ static int parse_activity(const cJSON *j, size_t index, uint64_t origin, cp_trac
         uint64_t depth = 0;
         get_u64(j, "depth", &depth);
         a.depth = (uint32_t)depth;
+    } else if (a.kind == CP_ACT_KERNEL) {
+        const char *keys[2] = {"grid", "block"};
+        uint32_t *dims[2] = {a.grid, a.block};
+        for (int d = 0; d < 2; d++) {
+            const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, keys[d]);
+            if (!arr)
+                continue;
+            if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != 3)
+                return cp_failf(CP_EPARSE, "activity %zu: '%s' must be 3 numbers", index,
+                                keys[d]);
+            for (int i = 0; i < 3; i++) {
+                const cJSON *x = cJSON_GetArrayItem(arr, i);
+                if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > 4294967295.0)
+                    return cp_failf(CP_EPARSE, "activity %zu: '%s' must be 3 numbers", index,
+                                    keys[d]);
+                dims[d][i] = (uint32_t)x->valuedouble;
+            }
+        }
     }
     return cp_trace_add(t, &a);
 }

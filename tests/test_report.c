@@ -294,6 +294,12 @@ Test(report, trace_file_keeps_absolute_times_and_series)
     const uint64_t base = 1795335209664318581ull;
     add_kernel(&v->trace, base + 1, base + 1000003, 1, 7);
     add_kernel(&v->trace, base + 5, base + 2000001, 1, 8);
+    v->trace.items[1].grid[0] = 39063;
+    v->trace.items[1].grid[1] = 1;
+    v->trace.items[1].grid[2] = 1;
+    v->trace.items[1].block[0] = 256;
+    v->trace.items[1].block[1] = 1;
+    v->trace.items[1].block[2] = 1;
     const double events[2] = {1.000002, 1.999996};
     cr_assert_eq(cp_series_store(v->series, &v->nseries, "event_ms", "ms", events, 2), 0);
     char path[] = "/tmp/cuproof-exact-XXXXXX";
@@ -308,6 +314,10 @@ Test(report, trace_file_keeps_absolute_times_and_series)
     cr_expect_eq(f.trace[0].items[0].start, base + 1);
     cr_expect_eq(f.trace[0].items[0].end, base + 1000003);
     cr_expect_eq(f.trace[0].items[1].start, base + 5);
+    cr_expect_eq(f.trace[0].items[1].grid[0], 39063);
+    cr_expect_eq(f.trace[0].items[1].block[0], 256);
+    cr_expect_eq(f.trace[0].items[1].block[2], 1);
+    cr_expect_eq(f.trace[0].items[0].block[0], 0, "unknown shapes stay unknown");
     const cp_series *e = cp_series_find(f.series[0], f.nseries[0], "event_ms");
     cr_assert_not_null(e);
     cr_expect_str_eq(e->unit, "ms");
@@ -357,4 +367,9 @@ Test(report, trace_file_bad_series_and_origin)
     snprintf(text, sizeof text, "%s,\"series\":[{\"name\":\"e\",\"values\":[1,\"a\"]}]}]}",
              head);
     expect_parse_error(text, "non-number");
+    expect_parse_error("{\"schema\":\"cuproof.trace/1\",\"case\":\"x\",\"variants\":[{\"name\":"
+                       "\"v\",\"activities\":[{\"kind\":\"kernel\",\"start\":0,\"end\":1,"
+                       "\"device\":0,\"context\":1,\"stream\":1,\"correlation\":1,"
+                       "\"grid\":[1,2]}]}]}",
+                       "'grid' must be 3 numbers");
 }

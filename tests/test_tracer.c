@@ -19,6 +19,12 @@ Test(tracer, converts_concurrent_kernel)
     k.streamId = 17;
     k.correlationId = 99;
     k.name = "mult_ker";
+    k.gridX = 4;
+    k.gridY = 3;
+    k.gridZ = 2;
+    k.blockX = 32;
+    k.blockY = 8;
+    k.blockZ = 1;
     cp_activity a;
     cr_assert_eq(cp_tracer_convert(&k, &a), 1);
     cr_expect_eq(a.kind, CP_ACT_KERNEL);
@@ -29,6 +35,12 @@ Test(tracer, converts_concurrent_kernel)
     cr_expect_eq(a.stream, 17);
     cr_expect_eq(a.correlation, 99);
     cr_expect_str_eq(a.name, "mult_ker");
+    cr_expect_eq(a.grid[0], 4);
+    cr_expect_eq(a.grid[1], 3);
+    cr_expect_eq(a.grid[2], 2);
+    cr_expect_eq(a.block[0], 32);
+    cr_expect_eq(a.block[1], 8);
+    cr_expect_eq(a.block[2], 1);
 }
 
 Test(tracer, converts_memcpy_with_memory_kinds)
