@@ -1,0 +1,46 @@
+/*
+ * Run-time compilation: CUDA C source compiled by NVRTC to a cubin for the
+ * device in use, loaded through the runtime's library API (CUDA 12 and
+ * later), so that nothing links the driver library and the binaries still
+ * start on a machine with no driver. NVRTC itself needs no GPU: sources
+ * are compiled, and their errors reported, on any machine.
+ */
+#ifndef CUPROOF_RTC_H
+#define CUPROOF_RTC_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+
+typedef struct cp_rtc_program {
+    char *log;        /* NVRTC's log, owned; "" when it said nothing */
+    char *cubin;      /* owned */
+    size_t cubin_size;
+    double compile_ms; /* host time of nvrtcCompileProgram */
+} cp_rtc_program;
+
+/*
+ * Compiles `src` (called `name` in messages) for sm_<major><minor>, with
+ * `nopts` further NVRTC options. Returns 0; CP_ENVRTC when NVRTC fails,
+ * with cp_last_error giving the call and, for a compile error, the log
+ * (which out->log holds in full); CP_EINVAL or CP_ENOMEM. On failure `out`
+ * holds at most the log, and cp_rtc_program_free releases it.
+ */
+int cp_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
+                   const char *const *opts, size_t nopts, cp_rtc_program *out);
+void cp_rtc_program_free(cp_rtc_program *p);
+
+typedef struct cp_rtc_kernel {
+    cudaLibrary_t library;
+    cudaKernel_t kernel; /* pass as (const void *) to cudaLaunchKernel */
+    double load_ms;      /* host time of loading the library and finding the kernel */
+} cp_rtc_kernel;
+
+/* Loads a compiled program on the current device and finds the kernel
+ * `entry` (an extern "C" name). Returns 0 or CP_ECUDA (the call and the
+ * error in cp_last_error); `out` is then empty. */
+int cp_rtc_load(const cp_rtc_program *p, const char *entry, cp_rtc_kernel *out);
+
+/* Unloads a loaded kernel's library; accepts one that never loaded. */
+void cp_rtc_unload(cp_rtc_kernel *k);
+
+#endif

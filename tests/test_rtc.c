@@ -1,0 +1,47 @@
+/* Run-time compilation with NVRTC, which needs no GPU: a good source gives
+ * a cubin; a bad one fails with the compiler's log in the error. */
+#include "harness/error.h"
+#include "harness/rtc.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+Test(rtc, compiles_to_a_cubin)
+{
+    const char *src = "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }";
+    cp_rtc_program p;
+    cr_assert_eq(cp_rtc_compile(src, "k.cu", 9, 0, NULL, 0, &p), 0, "%s", cp_last_error());
+    cr_expect_gt(p.cubin_size, 16);
+    cr_expect_eq(memcmp(p.cubin, "\x7f" "ELF", 4), 0, "a cubin is an ELF image");
+    cr_expect_gt(p.compile_ms, 0.0);
+    cr_expect_not_null(p.log);
+    cp_rtc_program_free(&p);
+    cr_expect_null(p.cubin);
+}
+
+Test(rtc, compile_error_shows_the_log)
+{
+    const char *src = "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] = undefined_y; }";
+    cp_rtc_program p;
+    cr_expect_eq(cp_rtc_compile(src, "broken.cu", 9, 0, NULL, 0, &p), CP_ENVRTC);
+    cr_expect_not_null(strstr(cp_last_error(), "broken.cu"), "%s", cp_last_error());
+    cr_expect_not_null(strstr(cp_last_error(), "undefined_y"), "%s", cp_last_error());
+    cr_assert_not_null(p.log);
+    cr_expect_not_null(strstr(p.log, "undefined_y"), "%s", p.log);
+    cr_expect_null(p.cubin);
+    cp_rtc_program_free(&p);
+}
+
+Test(rtc, options_reach_the_compiler_and_bad_ones_fail)
+{
+    const char *src = "extern \"C\" __global__ void k(float *x) { x[0] = FACTOR; }";
+    const char *good[] = {"-DFACTOR=3.0f"};
+    cp_rtc_program p;
+    cr_expect_eq(cp_rtc_compile(src, "opt.cu", 8, 0, good, 1, &p), 0, "%s", cp_last_error());
+    cp_rtc_program_free(&p);
+    const char *bad[] = {"--no-such-option"};
+    cr_expect_eq(cp_rtc_compile(src, "opt.cu", 8, 0, bad, 1, &p), CP_ENVRTC);
+    cp_rtc_program_free(&p);
+    cr_expect_eq(cp_rtc_compile(NULL, "x", 9, 0, NULL, 0, &p), CP_EINVAL);
+    cr_expect_eq(cp_rtc_compile(src, "x", 0, 0, NULL, 0, &p), CP_EINVAL);
+}
