@@ -38,3 +38,59 @@ extern "C" cudaError_t cp_conway_launch(int *out, const int *in, int n, cudaStre
     conway_ker<<<grid, block, 0, stream>>>(out, in);
     return cudaGetLastError();
 }
+
+/*
+ * The source's in-kernel iteration (§3.2.2): one block of 32 x 32 threads,
+ * one cell each, `iters` generations in place on global memory; the two
+ * barriers keep every read of a generation before any write of the next.
+ */
+extern "C" __global__ void conway_sync_ker(int *lattice, int iters)
+{
+    int x = _X, y = _Y;
+    for (int i = 0; i < iters; i++) {
+        int n = nbrs(x, y, lattice);
+        int cell_value = 0;
+        if (lattice[_INDEX(x, y)] == 1)
+            cell_value = (n == 2 || n == 3) ? 1 : 0;
+        else if (lattice[_INDEX(x, y)] == 0)
+            cell_value = n == 3 ? 1 : 0;
+        __syncthreads();
+        lattice[_INDEX(x, y)] = cell_value;
+        __syncthreads();
+    }
+}
+
+/* The same with the board in shared memory (§3.2.3): loaded once, iterated
+ * there, written back at the end. */
+extern "C" __global__ void conway_shared_ker(int *p_lattice, int iters)
+{
+    int x = _X, y = _Y;
+    __shared__ int lattice[32 * 32];
+    lattice[_INDEX(x, y)] = p_lattice[_INDEX(x, y)];
+    __syncthreads();
+    for (int i = 0; i < iters; i++) {
+        int n = nbrs(x, y, lattice);
+        int cell_value = 0;
+        if (lattice[_INDEX(x, y)] == 1)
+            cell_value = (n == 2 || n == 3) ? 1 : 0;
+        else if (lattice[_INDEX(x, y)] == 0)
+            cell_value = n == 3 ? 1 : 0;
+        __syncthreads();
+        lattice[_INDEX(x, y)] = cell_value;
+        __syncthreads();
+    }
+    p_lattice[_INDEX(x, y)] = lattice[_INDEX(x, y)];
+}
+
+extern "C" cudaError_t cp_conway_block_launch(int *board, int iters, int shared,
+                                              cudaStream_t stream)
+{
+    if (iters < 0)
+        return cudaErrorInvalidValue;
+    dim3 grid(1, 1, 1), block(32, 32, 1);
+    if (shared)
+        conway_shared_ker<<<grid, block, 0, stream>>>(board, iters);
+    else
+        conway_sync_ker<<<grid, block, 0, stream>>>(board, iters);
+    return cudaGetLastError();
+}

@@ -15,6 +15,12 @@ extern "C" {
  * positive multiple of 32, else the launch's error. */
 cudaError_t cp_conway_launch(int *out, const int *in, int n, cudaStream_t stream);
 
+/* The source's single-block kernels (§3.2.2, §3.2.3) on a 32 x 32 board:
+ * `iters` generations inside one launch of one 32 x 32 block, on global
+ * memory (shared = 0) or in shared memory (shared = 1), in place. Returns
+ * cudaErrorInvalidValue for negative iters, else the launch's error. */
+cudaError_t cp_conway_block_launch(int *board, int iters, int shared, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

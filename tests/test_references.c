@@ -1,11 +1,11 @@
 /* The CPU references against answers known without them. */
 #include "cases/references.h"
 #include "harness/case.h"
+#include "kernels/grid_model.h"
 
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
-#include <string.h>
 #include <string.h>
 
 Test(references, vector_add_known_values)
@@ -113,4 +113,76 @@ Test(references, mult_inputs_are_seeded_in_range_and_survive)
         cr_assert(a[i] >= -4.0f && a[i] < 4.0f, "a[%d] = %g", i, a[i]);
     cp_ref_mult_inputs(b, N, 8, 0);
     cr_expect_neq(memcmp(a, b, sizeof a), 0, "another seed, other inputs");
+}
+
+/* Cycle skipping agrees with stepping one generation at a time. */
+Test(references, conway_run_equals_stepping)
+{
+    enum { N = 32 };
+    static int a[N * N], b[N * N], w[N * N];
+    const uint64_t counts[] = {0, 1, 2, 100, 3000};
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+        uint32_t seed = 99;
+        for (int i = 0; i < N * N; i++)
+            a[i] = b[i] = cp_rand_next(&seed) % 4 == 0;
+        cr_assert_eq(cp_ref_conway_run(a, N, counts[c]), 0);
+        for (uint64_t g = 0; g < counts[c]; g++) {
+            cp_ref_conway_step(w, b, N);
+            memcpy(b, w, sizeof b);
+        }
+        cr_expect_arr_eq(a, b, sizeof a, "after %llu generations", (unsigned long long)counts[c]);
+    }
+}
+
+/* A glider crosses a 16 x 16 torus every 64 generations: after 10^9 (a
+ * multiple of 64) it is back, and after 10^9 + 4 it moved by (1, 1). */
+Test(references, conway_run_skips_a_billion_generations)
+{
+    enum { N = 16 };
+    int g[N * N] = {0}, h[N * N], want[N * N] = {0};
+    const int cells[5][2] = {{1, 0}, {2, 1}, {0, 2}, {1, 2}, {2, 2}};
+    for (int i = 0; i < 5; i++) {
+        g[cells[i][1] * N + cells[i][0]] = 1;
+        want[(cells[i][1] + 1) * N + cells[i][0] + 1] = 1;
+    }
+    memcpy(h, g, sizeof g);
+    cr_assert_eq(cp_ref_conway_run(h, N, 1000000000ull), 0);
+    cr_expect_arr_eq(h, g, sizeof g);
+    memcpy(h, g, sizeof g);
+    cr_assert_eq(cp_ref_conway_run(h, N, 1000000004ull), 0);
+    cr_expect_arr_eq(h, want, sizeof h);
+}
+
+Test(references, grid_model_formula)
+{
+    int out[5 * 3 * 2 * CP_GRID_FIELDS];
+    const int n[3] = {5, 3, 2}, block[3] = {2, 2, 1};
+    cp_ref_grid_model(out, n, block);
+    /* Element (x, y, z) = (4, 2, 1): the edge block (2, 1, 1), thread (0, 0, 0). */
+    const int *o = out + (4 + 5 * (2 + 3 * 1)) * CP_GRID_FIELDS;
+    const int want[CP_GRID_FIELDS] = {2, 1, 1, 0, 0, 0, 29};
+    cr_expect_arr_eq(o, want, sizeof want);
+    o = out + (3 + 5 * (1 + 3 * 0)) * CP_GRID_FIELDS;
+    const int want2[CP_GRID_FIELDS] = {1, 0, 0, 1, 1, 0, 8};
+    cr_expect_arr_eq(o, want2, sizeof want2);
+}
+
+/* Points known inside and outside the set. */
+Test(references, mandelbrot_known_points)
+{
+    cr_expect_eq(cp_ref_mandel_point(0.0f, 0.0f, 256, 2.0f), 256, "0 is inside");
+    cr_expect_eq(cp_ref_mandel_point(-1.0f, 0.0f, 256, 2.0f), 256, "-1 cycles 0, -1");
+    cr_expect_eq(cp_ref_mandel_point(-2.0f, 0.0f, 256, 2.0f), 256, "-2 stays at 2 (not > 2)");
+    cr_expect_eq(cp_ref_mandel_point(0.25f, 0.0f, 256, 2.0f), 256, "the cusp converges to 1/2");
+    cr_expect_eq(cp_ref_mandel_point(-0.1f, 0.5f, 256, 2.0f), 256, "inside the main cardioid");
+    cr_expect_eq(cp_ref_mandel_point(2.0f, 2.0f, 256, 2.0f), 0, "|c| > 2 escapes at once");
+    cr_expect_eq(cp_ref_mandel_point(1.0f, 1.0f, 256, 2.0f), 1, "1+i, then 1+3i");
+    int slow = cp_ref_mandel_point(0.26f, 0.0f, 256, 2.0f);
+    cr_expect(slow > 10 && slow < 256, "0.26 escapes slowly: %d", slow);
+    cp_mandel_params p = {.real_low = -2, .real_high = 2, .imag_low = -2, .imag_high = 2,
+                          .max_iters = 64, .upper_bound = 2, .width = 5, .height = 5};
+    float img[25];
+    cp_ref_mandelbrot(img, &p);
+    cr_expect_float_eq(img[2 + 2 * 5], 64.0f, 0, "the centre pixel is c = 0");
+    cr_expect_float_eq(img[4 + 0 * 5], 0.0f, 0, "the top-right pixel is c = 2 + 2i");
 }
