@@ -87,6 +87,17 @@ void *cp_state_new(cp_ctx *ctx, size_t size)
     return ctx->state = calloc(1, size);
 }
 
+int cp_allow_mismatches(cp_ctx *ctx, int variant, double fraction, const char *reason)
+{
+    if (variant < 0 || variant >= CP_MAX_VARIANTS || !(fraction >= 0 && fraction < 1))
+        return cp_failf(CP_EINVAL, "cp_allow_mismatches: variant %d, fraction %g", variant,
+                        fraction);
+    ctx->allowed_fraction[variant] = fraction;
+    snprintf(ctx->allowed_reason[variant], sizeof ctx->allowed_reason[variant], "%s",
+             reason ? reason : "");
+    return 0;
+}
+
 int cp_skip(cp_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;

@@ -65,6 +65,10 @@ struct cp_ctx {
     void *state; /* the case's own, from cp_state_new; the runner frees it */
     cp_case_result *result;
     int open_phases; /* cp_phase_begin minus cp_phase_end; the runner closes leftovers */
+    /* Per variant (by index): the fraction of compared elements that may
+     * differ from the CPU reference, and why; 0 unless cp_allow_mismatches. */
+    double allowed_fraction[CP_MAX_VARIANTS];
+    char allowed_reason[CP_MAX_VARIANTS][160];
 };
 
 void cp_registry_add(const cp_case_def *def);
@@ -88,6 +92,12 @@ const char *cp_case_name(const cp_case_def *def);
  * runner frees it after teardown, so teardown frees only what the state
  * points to. Returns NULL when out of memory. */
 void *cp_state_new(cp_ctx *ctx, size_t size);
+
+/* Lets variant `variant` (by index) differ from the CPU reference in up to
+ * `fraction` of its elements, for the stated reason (contracted
+ * multiply-adds, say); the output check then says so and counts. Call in
+ * setup. Returns 0, or CP_EINVAL for a bad index or fraction. */
+int cp_allow_mismatches(cp_ctx *ctx, int variant, double fraction, const char *reason);
 
 /* Records why the case cannot run here; returns CP_ESKIP to pass on. */
 int cp_skip(cp_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

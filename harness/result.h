@@ -26,7 +26,7 @@ typedef enum { CP_VERDICT_CONFIRMED = 0, CP_VERDICT_REFUTED, CP_VERDICT_NOT_MEAS
 typedef struct cp_check_result {
     char name[128];
     cp_check_status status;
-    char expected[160];
+    char expected[256];
     char measured[256];
     char skip_reason[640];
 } cp_check_result;

@@ -3,6 +3,7 @@
 #include "case.h"
 #include "error.h"
 
+#include <ctype.h>
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,4 +98,35 @@ void cp_rtc_unload(cp_rtc_kernel *k)
     if (k->library)
         cudaLibraryUnload(k->library);
     memset(k, 0, sizeof *k);
+}
+
+char *cp_rtc_elementwise(const char *name, const char *params, const char *body)
+{
+    if (!name || !params || !body || !*name || !*body) {
+        cp_failf(CP_EINVAL, "an elementwise kernel needs a name, parameters and a body");
+        return NULL;
+    }
+    for (const char *c = name; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '_') || isdigit((unsigned char)name[0])) {
+            cp_failf(CP_EINVAL, "elementwise kernel name '%s' is not an identifier", name);
+            return NULL;
+        }
+    static const char fmt[] =
+        "extern \"C\" __global__ void %s(%s%slong long n)\n"
+        "{\n"
+        "    long long stride = (long long)blockDim.x * gridDim.x;\n"
+        "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n"
+        "         i += stride) {\n"
+        "        %s;\n"
+        "    }\n"
+        "}\n";
+    const char *sep = *params ? ", " : "";
+    int len = snprintf(NULL, 0, fmt, name, params, sep, body);
+    char *src = malloc((size_t)len + 1);
+    if (!src) {
+        cp_failf(CP_ENOMEM, "out of memory generating %s", name);
+        return NULL;
+    }
+    snprintf(src, (size_t)len + 1, fmt, name, params, sep, body);
+    return src;
 }

@@ -43,4 +43,14 @@ int cp_rtc_load(const cp_rtc_program *p, const char *entry, cp_rtc_kernel *out);
 /* Unloads a loaded kernel's library; accepts one that never loaded. */
 void cp_rtc_unload(cp_rtc_kernel *k);
 
+/*
+ * The analogue of PyCUDA's ElementwiseKernel: the source of a kernel
+ * `name`(params, long long n) that runs `body` once for every i in [0, n)
+ * over a grid-stride loop, as PyCUDA's generated kernels do. `params` is a
+ * C parameter list ("float *a, float *b, float *c"); `body` uses i.
+ * Returns a malloc'd string, or NULL (CP_EINVAL or CP_ENOMEM in
+ * cp_last_error) for a missing part or a name that is not an identifier.
+ */
+char *cp_rtc_elementwise(const char *name, const char *params, const char *body);
+
 #endif

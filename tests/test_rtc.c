@@ -4,6 +4,7 @@
 #include "harness/rtc.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 Test(rtc, compiles_to_a_cubin)
@@ -44,4 +45,26 @@ Test(rtc, options_reach_the_compiler_and_bad_ones_fail)
     cp_rtc_program_free(&p);
     cr_expect_eq(cp_rtc_compile(NULL, "x", 9, 0, NULL, 0, &p), CP_EINVAL);
     cr_expect_eq(cp_rtc_compile(src, "x", 0, 0, NULL, 0, &p), CP_EINVAL);
+}
+
+Test(rtc, elementwise_source_compiles_and_bad_bodies_fail)
+{
+    char *src = cp_rtc_elementwise("add_kernel", "float *a, float *b, float *c",
+                                   "c[i] = a[i] + b[i]");
+    cr_assert_not_null(src, "%s", cp_last_error());
+    cr_expect_not_null(strstr(src, "c[i] = a[i] + b[i];"), "%s", src);
+    cr_expect_not_null(strstr(src, "i += stride"), "a grid-stride loop: %s", src);
+    cp_rtc_program p;
+    cr_expect_eq(cp_rtc_compile(src, "add_kernel.cu", 9, 0, NULL, 0, &p), 0, "%s",
+                 cp_last_error());
+    cp_rtc_program_free(&p);
+    free(src);
+    src = cp_rtc_elementwise("bad", "float *a", "a[i] = b[i]");
+    cr_assert_not_null(src);
+    cr_expect_eq(cp_rtc_compile(src, "bad.cu", 9, 0, NULL, 0, &p), CP_ENVRTC);
+    cr_expect_not_null(strstr(cp_last_error(), "\"b\""), "the log names b: %s", cp_last_error());
+    cp_rtc_program_free(&p);
+    free(src);
+    cr_expect_null(cp_rtc_elementwise("2x", "float *a", "a[i] = 0"));
+    cr_expect_null(cp_rtc_elementwise("k", "float *a", ""));
 }

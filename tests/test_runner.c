@@ -52,6 +52,23 @@ CUPROOF_CASE(selftest_ok, .title = "passes", .cpu_only = true, .variants = {"a",
              .prepare = count_prepare, .run = count_run, .verify = verify_planted,
              .claims = claims_ok, .teardown = count_teardown);
 
+/* Variant b may differ in up to 5% of its 100 elements. */
+static int setup_allows(cp_ctx *ctx)
+{
+    return cp_allow_mismatches(ctx, 1, 0.05, "planted rounding");
+}
+
+CUPROOF_CASE(selftest_allowed, .cpu_only = true, .variants = {"a", "b"}, .setup = setup_allows,
+             .run = count_run, .verify = verify_planted);
+
+static int setup_bad_allowance(cp_ctx *ctx)
+{
+    return cp_allow_mismatches(ctx, 1, 1.5, "nonsense");
+}
+
+CUPROOF_CASE(selftest_bad_allowance, .cpu_only = true, .variants = {"a"},
+             .setup = setup_bad_allowance, .run = count_run, .verify = verify_planted);
+
 static int checks_one_fails(cp_ctx *ctx)
 {
     cp_check(ctx, "holds", true, "1", "1");
@@ -243,4 +260,24 @@ Test(runner, failure_inside_a_phase_closes_it)
     cp_phase_end(&probe);
     cr_expect_eq(probe.open_phases, 0, "an unmatched end is ignored");
     cr_expect_eq(cp_nvtx_depth(), 0);
+}
+
+/* An allowed bound passes at and fails above it, and says so. */
+Test(runner, allowed_mismatches_bound_the_output_check)
+{
+    planted_mismatches = 5;
+    run("selftest-allowed");
+    cr_expect_eq(res->status, CP_STATUS_PASSED, "%s", res->error);
+    cr_expect_not_null(strstr(res->checks[1].name, "within the bound"), "%s", res->checks[1].name);
+    cr_expect_not_null(strstr(res->checks[1].expected, "planted rounding"));
+    cr_expect_not_null(strstr(res->checks[1].measured, "5 of 100"));
+    cp_case_result_free(res);
+    planted_mismatches = 6;
+    run("selftest-allowed");
+    cr_expect_eq(res->status, CP_STATUS_FAILED);
+    cr_expect_eq(res->checks[1].status, CP_CHECK_FAILED);
+    cp_case_result_free(res);
+    run("selftest-bad-allowance");
+    cr_expect_eq(res->status, CP_STATUS_FAILED);
+    cr_expect_not_null(strstr(res->error, "cp_allow_mismatches"), "%s", res->error);
 }
