@@ -84,3 +84,33 @@ Test(gpu, conway_streams, .timeout = 300)
 {
     run_case("conway-streams");
 }
+
+Test(gpu, grid_model, .timeout = 300)
+{
+    run_case("grid-model");
+}
+
+Test(gpu, elementwise_vs_handwritten, .timeout = 300)
+{
+    run_case("elementwise-vs-handwritten");
+}
+
+Test(gpu, mandelbrot, .timeout = 300)
+{
+    run_case("mandelbrot");
+}
+
+Test(gpu, conway_global, .timeout = 300)
+{
+    run_case("conway-global");
+}
+
+Test(gpu, conway_block_sync, .timeout = 300)
+{
+    run_case("conway-block-sync");
+}
+
+Test(gpu, conway_shared, .timeout = 300)
+{
+    run_case("conway-shared");
+}

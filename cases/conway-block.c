@@ -1,0 +1,105 @@
+#include "conway-block.h"
+
+#include "../kernels/conway.h"
+#include "references.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <string.h>
+
+int block_life_setup(cp_ctx *ctx)
+{
+    int rc = 0;
+    block_life *s = cp_state_new(ctx, sizeof *s);
+    if (!s)
+        return CP_ENOMEM;
+    /* full: the source's 10,000,000 generations; ci: ten thousand. */
+    s->iterations = ctx->profile == CP_PROFILE_FULL ? 10000000 : 10000;
+    uint32_t seed = 41;
+    for (int i = 0; i < BLOCK_LIFE_CELLS; i++)
+        s->initial[i] = cp_rand_next(&seed) % 4 == 0;
+    memcpy(s->expected, s->initial, sizeof s->expected);
+    CP_TRY(cp_ref_conway_run(s->expected, BLOCK_LIFE_SIDE, (uint64_t)s->iterations));
+    for (int i = 0; i < BLOCK_LIFE_CELLS; i++)
+        s->live += s->expected[i];
+    CP_CUDA(cudaMalloc((void **)&s->dev, sizeof s->initial));
+    CP_CUDA(cudaMallocHost((void **)&s->host, sizeof s->initial));
+out:
+    return rc;
+}
+
+int block_life_prepare(cp_ctx *ctx, const cp_variant *v)
+{
+    int rc = 0;
+    block_life *s = ctx->state;
+    CP_CUDA(cudaMemcpy(s->dev, s->initial, sizeof s->initial, cudaMemcpyHostToDevice));
+    memset(s->host, 0xFF, sizeof s->initial);
+out:
+    return rc;
+}
+
+int block_life_run(cp_ctx *ctx, int shared)
+{
+    int rc = 0;
+    block_life *s = ctx->state;
+    cp_phase_begin(ctx, "compute");
+    CP_CUDA(cp_conway_block_launch(s->dev, s->iterations, shared, 0));
+    cp_phase_end(ctx);
+    cp_phase_begin(ctx, "copy-out");
+    CP_CUDA(cudaMemcpy(s->host, s->dev, sizeof s->initial, cudaMemcpyDeviceToHost));
+    cp_phase_end(ctx);
+out:
+    return rc;
+}
+
+int block_life_verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches,
+                      uint64_t *elements)
+{
+    block_life *s = ctx->state;
+    uint64_t bad = 0;
+    for (int i = 0; i < BLOCK_LIFE_CELLS; i++)
+        bad += s->host[i] != s->expected[i];
+    *mismatches = bad;
+    *elements = BLOCK_LIFE_CELLS;
+    return 0;
+}
+
+void block_life_teardown(cp_ctx *ctx)
+{
+    block_life *s = ctx->state;
+    if (!s)
+        return;
+    cudaFree(s->dev);
+    cudaFreeHost(s->host);
+}
+
+void block_life_checks(cp_ctx *ctx, const char *const *kernels)
+{
+    block_life *s = ctx->state;
+    cp_check(ctx, "reference: the board is alive after the last generation", s->live > 0,
+             "live cells > 0", "%d live cells", s->live);
+    for (int i = 0; i < CP_MAX_VARIANTS && ctx->def->variants[i]; i++) {
+        const char *variant = ctx->def->variants[i];
+        const cp_variant_result *v = cp_variant_result_get(ctx, variant);
+        const cp_activity *k = NULL;
+        for (size_t a = 0; v && a < v->trace.n; a++)
+            if (v->trace.items[a].kind == CP_ACT_KERNEL)
+                k = &v->trace.items[a];
+        char name[128], want[96];
+        snprintf(name, sizeof name, "%s: one launch of one 32 x 32 block", variant);
+        snprintf(want, sizeof want, "1 %s kernel, grid (1, 1, 1) x block (32, 32, 1)",
+                 kernels[i]);
+        bool ok = k && v->metrics.kernels == 1 && strcmp(k->name, kernels[i]) == 0 &&
+                  k->grid[0] == 1 && k->grid[1] == 1 && k->grid[2] == 1 && k->block[0] == 32 &&
+                  k->block[1] == 32 && k->block[2] == 1;
+        cp_check_trace(ctx, variant, name, ok, want, "%u kernels, %s grid (%u, %u, %u) x block "
+                       "(%u, %u, %u)", v ? v->metrics.kernels : 0, k ? k->name : "none",
+                       k ? k->grid[0] : 0, k ? k->grid[1] : 0, k ? k->grid[2] : 0,
+                       k ? k->block[0] : 0, k ? k->block[1] : 0, k ? k->block[2] : 0);
+        double median = cp_variant_median_ms(ctx, variant);
+        if (median > 0) {
+            snprintf(name, sizeof name, "%s ns per generation", variant);
+            cp_figure_add(ctx, name, median * 1e6 / s->iterations, "ns");
+        }
+    }
+}
