@@ -33,7 +33,7 @@ CUDA_DEVICE_MAX_CONNECTIONS=32 ./build/default/cuproof run multi-kernel-events -
     --out "$res/conn32" > "$res/conn32.log" 2>&1
 echo "conn32 exit: $?" >> "$res/conn32.log"
 # Memory errors and leaks in the cheap case (the sanitizer suite is ci/ work of its own).
-compute-sanitizer --tool memcheck --leak-check full ./build/default/cuproof run vector-add conway-streams --no-trace \
+compute-sanitizer --tool memcheck --leak-check full ./build/default/cuproof run vector-add conway-streams grid-model elementwise-vs-handwritten mandelbrot conway-global conway-shared --no-trace \
     --repeat 1 --out "$res/memcheck" > "$res/memcheck.log" 2>&1
 echo "memcheck exit: $?" >> "$res/memcheck.log"
 tar -czf "${OUT:-/tmp}/results.tar.gz" -C "$res" . 2>/dev/null
