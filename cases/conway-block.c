@@ -81,10 +81,7 @@ void block_life_checks(cp_ctx *ctx, const char *const *kernels)
     for (int i = 0; i < CP_MAX_VARIANTS && ctx->def->variants[i]; i++) {
         const char *variant = ctx->def->variants[i];
         const cp_variant_result *v = cp_variant_result_get(ctx, variant);
-        const cp_activity *k = NULL;
-        for (size_t a = 0; v && a < v->trace.n; a++)
-            if (v->trace.items[a].kind == CP_ACT_KERNEL)
-                k = &v->trace.items[a];
+        const cp_activity *k = cp_variant_last_kernel(ctx, variant);
         char name[128], want[96];
         snprintf(name, sizeof name, "%s: one launch of one 32 x 32 block", variant);
         snprintf(want, sizeof want, "1 %s kernel, grid (1, 1, 1) x block (32, 32, 1)",

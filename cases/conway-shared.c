@@ -26,11 +26,8 @@ static int checks(cp_ctx *ctx)
 /* The kernel's duration in a variant's trace, in ms; 0 when untraced. */
 static double kernel_ms(const cp_ctx *ctx, const char *variant)
 {
-    const cp_variant_result *v = cp_variant_result_get(ctx, variant);
-    for (size_t a = 0; v && v->traced && a < v->trace.n; a++)
-        if (v->trace.items[a].kind == CP_ACT_KERNEL)
-            return (double)(v->trace.items[a].end - v->trace.items[a].start) / 1e6;
-    return 0;
+    const cp_activity *k = cp_variant_last_kernel(ctx, variant);
+    return k ? (double)(k->end - k->start) / 1e6 : 0;
 }
 
 static int claims(cp_ctx *ctx)

@@ -218,10 +218,7 @@ static int checks(cp_ctx *ctx)
     const char *names[NVARIANTS] = {"add_ker", "add_kernel", "add_source_ker"};
     for (int i = 0; i < NVARIANTS; i++) {
         const cp_variant_result *vr = cp_variant_result_get(ctx, ctx->def->variants[i]);
-        const cp_activity *k = NULL;
-        for (size_t a = 0; vr && a < vr->trace.n; a++)
-            if (vr->trace.items[a].kind == CP_ACT_KERNEL)
-                k = &vr->trace.items[a];
+        const cp_activity *k = cp_variant_last_kernel(ctx, ctx->def->variants[i]);
         char name[128];
         snprintf(name, sizeof name, "%s: one %s kernel in the trace", ctx->def->variants[i],
                  names[i]);

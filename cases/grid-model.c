@@ -150,11 +150,7 @@ static int checks(cp_ctx *ctx)
         unsigned g[3];
         for (int d = 0; d < 3; d++)
             g[d] = (unsigned)((n[d] + b[d] - 1) / b[d]);
-        const cp_variant_result *vr = cp_variant_result_get(ctx, variant);
-        const cp_activity *k = NULL;
-        for (size_t a = 0; vr && a < vr->trace.n; a++)
-            if (vr->trace.items[a].kind == CP_ACT_KERNEL)
-                k = &vr->trace.items[a];
+        const cp_activity *k = cp_variant_last_kernel(ctx, variant);
         snprintf(name, sizeof name, "%s: the trace shows the launch the model predicts",
                  variant);
         snprintf(want, sizeof want, "grid (%u, %u, %u) x block (%d, %d, %d)", g[0], g[1], g[2],

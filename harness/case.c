@@ -171,6 +171,16 @@ const cp_variant_result *cp_variant_result_get(const cp_ctx *ctx, const char *va
     return NULL;
 }
 
+const cp_activity *cp_variant_last_kernel(const cp_ctx *ctx, const char *variant)
+{
+    const cp_variant_result *v = cp_variant_result_get(ctx, variant);
+    const cp_activity *k = NULL;
+    for (size_t a = 0; v && v->traced && a < v->trace.n; a++)
+        if (v->trace.items[a].kind == CP_ACT_KERNEL)
+            k = &v->trace.items[a];
+    return k;
+}
+
 double cp_variant_median_ms(const cp_ctx *ctx, const char *variant)
 {
     const cp_variant_result *v = cp_variant_result_get(ctx, variant);

@@ -115,6 +115,10 @@ void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
 /* The result of a variant that has run, or NULL. */
 const cp_variant_result *cp_variant_result_get(const cp_ctx *ctx, const char *variant);
 
+/* The last kernel in a variant's trace, or NULL when it has none or was
+ * not traced (checks that use it go through cp_check_trace). */
+const cp_activity *cp_variant_last_kernel(const cp_ctx *ctx, const char *variant);
+
 /* Median time of a variant in ms, or -1 when it did not run. */
 double cp_variant_median_ms(const cp_ctx *ctx, const char *variant);
 
