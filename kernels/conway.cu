@@ -20,23 +20,20 @@ __device__ static int nbrs(int x, int y, const int *in)
 }
 
 /* The rules, as the source's switch statements state them: a live cell
- * (1) survives with 2 or 3 live neighbours, a dead one (0) is born with 3;
- * any other value is left as the source leaves it, unwritten (returns -1). */
-__device__ static int next_state(int cell, int n)
+ * (1) survives with 2 or 3 live neighbours, a dead one (0) is born with
+ * exactly 3; the source's in-kernel loops leave any other value 0. */
+__device__ __forceinline__ static int rule(int cell, int n)
 {
-    if (cell == 1)
-        return (n == 2 || n == 3) ? 1 : 0;
-    if (cell == 0)
-        return n == 3 ? 1 : 0;
-    return -1;
+    return cell == 1 ? (n == 2 || n == 3) : (cell == 0 && n == 3);
 }
 
 extern "C" __global__ void conway_ker(int *lattice_out, const int *lattice)
 {
     int x = _X, y = _Y;
-    int next = next_state(lattice[_INDEX(x, y)], nbrs(x, y, lattice));
-    if (next >= 0)
-        lattice_out[_INDEX(x, y)] = next;
+    int cell = lattice[_INDEX(x, y)];
+    /* The source writes nothing for a cell that is neither 0 nor 1. */
+    if (cell == 0 || cell == 1)
+        lattice_out[_INDEX(x, y)] = rule(cell, nbrs(x, y, lattice));
 }
 
 extern "C" cudaError_t cp_conway_launch(int *out, const int *in, int n, cudaStream_t stream)
@@ -57,8 +54,7 @@ extern "C" __global__ void conway_sync_ker(int *lattice, int iters)
 {
     int x = _X, y = _Y;
     for (int i = 0; i < iters; i++) {
-        /* The source leaves cell_value 0 for a cell that is neither 0 nor 1. */
-        int cell_value = max(next_state(lattice[_INDEX(x, y)], nbrs(x, y, lattice)), 0);
+        int cell_value = rule(lattice[_INDEX(x, y)], nbrs(x, y, lattice));
         __syncthreads();
         lattice[_INDEX(x, y)] = cell_value;
         __syncthreads();
@@ -74,8 +70,7 @@ extern "C" __global__ void conway_shared_ker(int *p_lattice, int iters)
     lattice[_INDEX(x, y)] = p_lattice[_INDEX(x, y)];
     __syncthreads();
     for (int i = 0; i < iters; i++) {
-        /* The source leaves cell_value 0 for a cell that is neither 0 nor 1. */
-        int cell_value = max(next_state(lattice[_INDEX(x, y)], nbrs(x, y, lattice)), 0);
+        int cell_value = rule(lattice[_INDEX(x, y)], nbrs(x, y, lattice));
         __syncthreads();
         lattice[_INDEX(x, y)] = cell_value;
         __syncthreads();
