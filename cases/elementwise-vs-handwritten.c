@@ -14,11 +14,14 @@
  * and the other elements keep their poison; the check says how many of the
  * 10M it got right.
  *
- * Each launch is timed by events around it (after warm-up runs), the
- * compilation and loading of the generated kernel are timed on their own in
- * setup, and the host time of the launch call alone (what the source's
+ * Each launch is timed by events around it (after warm-up runs; the least
+ * over the runs) and, in the traced run, by CUPTI's record of the kernel,
+ * which the event pair must agree with up to the launch's wait. The
+ * compilation and loading of the generated kernel are timed on their own
+ * in setup, and the host time of the launch call alone (what the source's
  * time.time() pair measured, with no synchronisation) is kept too.
  */
+#include "../harness/agreement.h"
 #include "../harness/case.h"
 #include "../harness/rtc.h"
 #include "../kernels/add.h"
@@ -42,7 +45,7 @@ typedef struct state {
     cp_rtc_kernel generated;
     int generated_grid;
     cudaEvent_t start, end;
-    double event_ms[NVARIANTS];      /* the last run's */
+    double event_ms[NVARIANTS];      /* least over the runs: an untraced run's */
     double launch_ms[NVARIANTS];     /* least host time of the launch call alone */
     uint64_t source_right;           /* elements the source's kernel got right, last run */
 } state;
@@ -165,7 +168,8 @@ static int run(cp_ctx *ctx, const cp_variant *v)
     CP_CUDA(cudaEventSynchronize(s->end));
     float ms = 0;
     CP_CUDA(cudaEventElapsedTime(&ms, s->start, s->end));
-    s->event_ms[v->index] = ms;
+    if (s->event_ms[v->index] == 0 || ms < s->event_ms[v->index])
+        s->event_ms[v->index] = ms;
     double value = ms;
     CP_TRY(cp_series_set(ctx, v, "event_ms", "ms", &value, 1));
     cp_phase_begin(ctx, "copy-out");
@@ -226,6 +230,19 @@ static int checks(cp_ctx *ctx)
                        k && vr->metrics.kernels == 1 && strcmp(k->name, names[i]) == 0,
                        names[i], "%u kernels, the last %s", vr ? vr->metrics.kernels : 0,
                        k ? k->name : "none");
+        /* The traced run's event pair against CUPTI's record of the launch. */
+        const cp_series *ev = vr ? cp_series_find(vr->series, vr->nseries, "event_ms") : NULL;
+        cp_event_agreement a = {0};
+        bool paired = vr && vr->traced && ev &&
+                      cp_events_against_trace(&vr->trace, names[i], ev->values, ev->n,
+                                              CP_EVENT_TOLERANCE, &a) == 0;
+        snprintf(name, sizeof name, "%s: the event time agrees with CUPTI's kernel duration",
+                 ctx->def->variants[i]);
+        cp_check_trace(ctx, ctx->def->variants[i], name,
+                       paired && a.too_short == 0 && a.host_bounded == 1,
+                       "kernel - t <= event <= kernel + its launch wait + t, t = 0.1 ms + 0.5%",
+                       "event %.4f ms, CUPTI kernel %.4f ms, launch wait %.4f ms",
+                       ev && ev->n ? ev->values[0] : 0.0, a.kernel_mean_ms, a.max_host_wait_ms);
     }
     return 0;
 }
@@ -236,21 +253,29 @@ static int claims(cp_ctx *ctx)
     const char *text = "SourceModule (hand-written) is about 200x faster than ElementwiseKernel "
                        "(0.0002 s against 0.058 s)";
     const char *source = "000 §3.1.2";
-    double hand = s->event_ms[HAND], gen = s->event_ms[GENERATED];
+    /* The kernels' own durations from CUPTI where traced; else the least
+     * event time, which also holds the launch's latency. */
+    const cp_activity *kh = cp_variant_last_kernel(ctx, "hand-written");
+    const cp_activity *kg = cp_variant_last_kernel(ctx, "generated");
+    bool traced = kh && kg;
+    double hand = traced ? (double)(kh->end - kh->start) / 1e6 : s->event_ms[HAND];
+    double gen = traced ? (double)(kg->end - kg->start) / 1e6 : s->event_ms[GENERATED];
     if (hand <= 0 || gen <= 0) {
         cp_claim_add(ctx, text, source, "about 200x", "not measured", CP_VERDICT_NOT_MEASURED,
                      "a variant did not run");
         return 0;
     }
     char measured[128];
-    snprintf(measured, sizeof measured, "%.2fx by events (%.3f ms against %.3f ms)", gen / hand,
-             hand, gen);
+    snprintf(measured, sizeof measured, "%.2fx by %s (%.3f ms against %.3f ms)", gen / hand,
+             traced ? "CUPTI" : "events", hand, gen);
     bool holds = gen / hand >= 100;
     cp_claim_add(ctx, text, source, "about 200x", measured,
                  holds ? CP_VERDICT_CONFIRMED : CP_VERDICT_REFUTED,
-                 "timed by events after warm-up, the hand-written kernel took %.3f ms and the "
+                 "measured by %s after warm-up, the hand-written kernel took %.3f ms and the "
                  "generated one %.3f ms on %d floats (%.0f and %.0f GB/s of the three arrays' "
-                 "traffic): the same work at nearly the same cost. The "
+                 "traffic): the same work at nearly the same cost. Events around the launch "
+                 "give %.3f and %.3f ms at best, as they also hold the launch's latency on an "
+                 "idle stream. The "
                  "source's 200x had three causes: time.time() around an asynchronous launch "
                  "measures only the launch call (here %.4f ms hand-written, %.4f ms generated, "
                  "without synchronising); PyCUDA builds an ElementwiseKernel on its first "
@@ -258,7 +283,9 @@ static int claims(cp_ctx *ctx)
                  "and loading %.2f ms, kept out of every timed run); and the source's own "
                  "kernel indexes by threadIdx.x alone, so it computed %llu of the %d sums and "
                  "its speed says nothing about the work asked of it (here %.3f ms).",
-                 hand, gen, s->n, 12.0 * s->n / hand / 1e6, 12.0 * s->n / gen / 1e6,
+                 traced ? "CUPTI's kernel records" : "events", hand, gen, s->n,
+                 12.0 * s->n / hand / 1e6, 12.0 * s->n / gen / 1e6, s->event_ms[HAND],
+                 s->event_ms[GENERATED],
                  s->launch_ms[HAND], s->launch_ms[GENERATED],
                  s->program.compile_ms, s->generated.load_ms,
                  (unsigned long long)s->source_right, s->n, s->event_ms[SOURCE_KERNEL]);
