@@ -98,6 +98,14 @@ int cp_allow_mismatches(cp_ctx *ctx, int variant, double fraction, const char *r
     return 0;
 }
 
+int cp_expect_leak(cp_ctx *ctx, int variant)
+{
+    if (variant < 0 || variant >= CP_MAX_VARIANTS)
+        return cp_failf(CP_EINVAL, "cp_expect_leak: variant %d", variant);
+    ctx->expect_leak[variant] = true;
+    return 0;
+}
+
 int cp_skip(cp_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;

@@ -69,6 +69,8 @@ struct cp_ctx {
      * differ from the CPU reference, and why; 0 unless cp_allow_mismatches. */
     double allowed_fraction[CP_MAX_VARIANTS];
     char allowed_reason[CP_MAX_VARIANTS][160];
+    /* Per variant: leaks device memory on purpose (a negative control). */
+    bool expect_leak[CP_MAX_VARIANTS];
 };
 
 void cp_registry_add(const cp_case_def *def);
@@ -98,6 +100,11 @@ void *cp_state_new(cp_ctx *ctx, size_t size);
  * multiply-adds, say); the output check then says so and counts. Call in
  * setup. Returns 0, or CP_EINVAL for a bad index or fraction. */
 int cp_allow_mismatches(cp_ctx *ctx, int variant, double fraction, const char *reason);
+
+/* Marks variant `variant` (by index) as leaking device memory on purpose:
+ * the runner's leak check must then find the leak, proving it can fail.
+ * Returns 0, or CP_EINVAL for a bad index. */
+int cp_expect_leak(cp_ctx *ctx, int variant);
 
 /* Records why the case cannot run here; returns CP_ESKIP to pass on. */
 int cp_skip(cp_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

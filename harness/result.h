@@ -18,6 +18,10 @@
 #define CP_MAX_CLAIMS 8
 #define CP_MAX_FIGURES 32
 #define CP_MAX_SERIES 4
+/* Device memory a variant may keep between its first and last runs before
+ * it counts as a leak: far above the noise (module loading happens before
+ * the first run ends), far below a CUDA context. */
+#define CP_LEAK_BYTES (8ll << 20)
 
 typedef enum { CP_STATUS_PASSED = 0, CP_STATUS_FAILED, CP_STATUS_SKIPPED } cp_status;
 typedef enum { CP_CHECK_PASSED = 0, CP_CHECK_FAILED, CP_CHECK_SKIPPED } cp_check_status;
@@ -67,6 +71,11 @@ typedef struct cp_variant_result {
     uint64_t worst_mismatches; /* over every verified run */
     uint64_t elements;         /* compared per run */
     int verified_runs;
+    /* Device memory: free bytes after the first run minus after the last;
+     * more than CP_LEAK_BYTES is a leak. memory_checked is false where
+     * the case runs on the CPU. */
+    bool memory_checked;
+    long long leaked_bytes;
     /* From the variant's last run: the traced one when it was traced. */
     cp_series series[CP_MAX_SERIES];
     size_t nseries;

@@ -66,6 +66,18 @@ out:
     return rc;
 }
 
+/* Free device memory now (0 for a CPU-only case). */
+static int free_memory(const cp_ctx *ctx, size_t *bytes)
+{
+    int rc = 0;
+    size_t total = 0;
+    *bytes = 0;
+    if (!ctx->def->cpu_only)
+        CP_CUDA(cudaMemGetInfo(bytes, &total));
+out:
+    return rc;
+}
+
 static int traced_run(cp_ctx *ctx, const cp_variant *v, cp_variant_result *vr)
 {
     int rc = 0;
@@ -90,16 +102,22 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
      * launch (about 1 ms on an H100), which must not land in the trace
      * that checks read. */
     bool trace_warmup = o->trace && !ctx->def->cpu_only && cp_tracer_available();
+    size_t first_free = 0;
     for (int i = 0; i < o->warmup; i++) {
         cp_trace scratch;
         cp_trace_init(&scratch);
         rc = one_run(ctx, v, vr, NULL, trace_warmup ? &scratch : NULL);
         cp_trace_free(&scratch);
         CP_TRY(rc);
+        if (i == 0)
+            CP_TRY(free_memory(ctx, &first_free));
     }
     /* Timed runs are untraced: tracing must not inflate what is reported. */
-    for (int i = 0; i < o->repeat; i++)
+    for (int i = 0; i < o->repeat; i++) {
         CP_TRY(one_run(ctx, v, vr, &samples[i], NULL));
+        if (i == 0 && o->warmup == 0)
+            CP_TRY(free_memory(ctx, &first_free));
+    }
     CP_TRY(cp_timing_compute(samples, (size_t)o->repeat, &vr->timing));
     vr->ran = true;
     if (ctx->def->cpu_only)
@@ -111,6 +129,12 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
                  cp_tracer_unavailable_reason());
     else
         CP_TRY(traced_run(ctx, v, vr));
+    if (!ctx->def->cpu_only) {
+        size_t last_free = 0;
+        CP_TRY(free_memory(ctx, &last_free));
+        vr->memory_checked = true;
+        vr->leaked_bytes = (long long)first_free - (long long)last_free;
+    }
 out:
     free(samples);
     return rc;
@@ -134,6 +158,27 @@ static void add_output_check(cp_ctx *ctx, int index, const cp_variant_result *vr
              "%llu of %llu elements differ in the worst of %d runs",
              (unsigned long long)vr->worst_mismatches, (unsigned long long)vr->elements,
              vr->verified_runs);
+}
+
+/* The leak check: device memory after the variant's last run against
+ * after its first; a variant marked as leaking must be caught. */
+static void add_leak_check(cp_ctx *ctx, int index, const cp_variant_result *vr)
+{
+    if (!vr->memory_checked)
+        return;
+    char name[128];
+    bool leaked = vr->leaked_bytes > CP_LEAK_BYTES;
+    double mib = (double)vr->leaked_bytes / (1 << 20);
+    if (ctx->expect_leak[index]) {
+        snprintf(name, sizeof name, "%s: the harness detects the leak (negative control)",
+                 vr->name);
+        cp_check(ctx, name, leaked, "more than 8 MiB of device memory kept",
+                 "%.1f MiB kept between the first and the last run", mib);
+    } else {
+        snprintf(name, sizeof name, "%s: device memory returned after every run", vr->name);
+        cp_check(ctx, name, !leaked, "at most 8 MiB kept between the first and the last run",
+                 "%.1f MiB kept", mib);
+    }
 }
 
 static void record_error(cp_case_result *r, const char *what, int rc)
@@ -194,6 +239,7 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
         }
         if (def->verify)
             add_output_check(&ctx, (int)i, vr);
+        add_leak_check(&ctx, (int)i, vr);
     }
     if (def->checks)
         CP_TRY(def->checks(&ctx));

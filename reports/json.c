@@ -197,6 +197,8 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
         add_num(b, verify, "elements", (double)v->elements);
         add_num(b, verify, "worst_mismatches", (double)v->worst_mismatches);
         series_json(b, j, v);
+        if (v->memory_checked)
+            add_num(b, j, "device_memory_kept_bytes", (double)v->leaked_bytes);
         if (v->traced) {
             cJSON *tr = add_obj(b, j, "trace");
             metrics_json(b, tr, &v->metrics);
