@@ -64,3 +64,34 @@ extern "C" cudaError_t cp_mandelbrot_launch(float *out, const cp_mandel_params *
         mandelbrot_ker<<<grid, block, 0, stream>>>(out, *p);
     return cudaGetLastError();
 }
+
+extern "C" __global__ void mandel_ker(const float2 *lattice, float *graph, int n, int max_iters,
+                                      float upper_bound)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float cr = lattice[i].x, ci = lattice[i].y, zr = 0.0f, zi = 0.0f;
+    graph[i] = 1.0f;
+    for (int j = 0; j < max_iters; j++) {
+        float nr = __fadd_rn(__fsub_rn(__fmul_rn(zr, zr), __fmul_rn(zi, zi)), cr);
+        float ni = __fadd_rn(__fadd_rn(__fmul_rn(zr, zi), __fmul_rn(zi, zr)), ci);
+        zr = nr;
+        zi = ni;
+        if (__fsqrt_rn(__fadd_rn(__fmul_rn(zr, zr), __fmul_rn(zi, zi))) > upper_bound) {
+            graph[i] = 0.0f;
+            break;
+        }
+    }
+}
+
+extern "C" cudaError_t cp_mandelbrot_lattice_launch(const float *lattice, float *out, int n,
+                                                    int max_iters, float upper_bound,
+                                                    cudaStream_t stream)
+{
+    if (n < 1 || max_iters < 1)
+        return cudaErrorInvalidValue;
+    mandel_ker<<<(n + 255) / 256, 256, 0, stream>>>((const float2 *)lattice, out, n, max_iters,
+                                                     upper_bound);
+    return cudaGetLastError();
+}

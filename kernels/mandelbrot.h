@@ -26,6 +26,14 @@ typedef struct cp_mandel_params {
 cudaError_t cp_mandelbrot_launch(float *out, const cp_mandel_params *p, int exact,
                                  cudaStream_t stream);
 
+/* The book's form (001, gpu_mandelbrot): the points come in as a lattice
+ * of n (re, im) pairs copied from the host, and each pixel gets 1 when its
+ * point stays within upper_bound for max_iters iterations, else 0. Every
+ * operation rounded on its own, as cp_ref_mandel_point. 256 threads per
+ * block. Returns cudaErrorInvalidValue for n < 1, else the launch's error. */
+cudaError_t cp_mandelbrot_lattice_launch(const float *lattice, float *out, int n,
+                                         int max_iters, float upper_bound, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
