@@ -114,3 +114,23 @@ Test(gpu, conway_shared, .timeout = 300)
 {
     run_case("conway-shared");
 }
+
+Test(gpu, context_sync, .timeout = 300)
+{
+    run_case("context-sync");
+}
+
+Test(gpu, context_manual, .timeout = 300)
+{
+    run_case("context-manual");
+}
+
+Test(gpu, host_threads, .timeout = 300)
+{
+    run_case("host-threads");
+}
+
+Test(gpu, host_processes, .timeout = 300)
+{
+    run_case("host-processes");
+}
