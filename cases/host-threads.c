@@ -7,7 +7,8 @@
  *               mult_ker at run time (NVRTC) and loads it there, copies its
  *               array in, launches, copies out, and destroys the context;
  *   streams-T   one shared context (the runtime's) and one stream per
- *               thread, the kernel compiled once ahead of time.
+ *               thread, the kernel compiled once ahead of time, streams and
+ *               device arrays made once in setup.
  *
  * for T = 1, 2, 4, 8, 10 (the source's count), 16 and 32. Every output must
  * be right; the trace must show T contexts as separate lanes in the first
@@ -64,6 +65,11 @@ struct state {
     float *out;
     uint64_t reference_mismatches;
     worker workers[MAX_THREADS];
+    /* The shared design's per-thread stream and device array, made once:
+     * cudaFree and cudaStreamDestroy in the threads would synchronise the
+     * whole device and serialise them. */
+    cudaStream_t streams[MAX_THREADS];
+    float *dev[MAX_THREADS];
 };
 
 static int threads_of(const cp_variant *v)
@@ -81,6 +87,11 @@ static void teardown(cp_ctx *ctx)
     state *s = ctx->state;
     if (!s)
         return;
+    for (int i = 0; i < MAX_THREADS; i++) {
+        if (s->streams[i])
+            cudaStreamDestroy(s->streams[i]);
+        cudaFree(s->dev[i]);
+    }
     free(s->in);
     free(s->out);
 }
@@ -107,6 +118,10 @@ static int setup(cp_ctx *ctx)
         goto out;
     }
     s->reference_mismatches = cp_ref_mult_inputs(s->in, n, 51, (size_t)s->len);
+    for (int i = 0; i < MAX_THREADS; i++) {
+        CP_CUDA(cudaStreamCreateWithFlags(&s->streams[i], cudaStreamNonBlocking));
+        CP_CUDA(cudaMalloc((void **)&s->dev[i], (size_t)s->len * sizeof(float)));
+    }
 out:
     return rc;
 }
@@ -155,27 +170,22 @@ out:
     return rc;
 }
 
-/* One thread of the shared design: a stream of its own in the runtime's context. */
+/* One thread of the shared design: its stream and array in the runtime's
+ * context. */
 static int own_stream_work(worker *w)
 {
     int rc = 0;
     state *s = w->s;
-    cudaStream_t stream = NULL;
-    float *d = NULL;
+    cudaStream_t stream = s->streams[w->index];
+    float *d = s->dev[w->index];
     size_t bytes = (size_t)s->len * sizeof(float);
     const float *in = s->in + (size_t)w->index * s->len;
     float *out = s->out + (size_t)w->index * s->len;
-    CP_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    CP_CUDA(cudaMalloc((void **)&d, bytes));
     CP_CUDA(cudaMemcpyAsync(d, in, bytes, cudaMemcpyHostToDevice, stream));
     CP_CUDA(cp_mult_launch(d, s->len, 64, stream));
     CP_CUDA(cudaMemcpyAsync(out, d, bytes, cudaMemcpyDeviceToHost, stream));
     CP_CUDA(cudaStreamSynchronize(stream));
 out:
-    if (d)
-        cudaFree(d);
-    if (stream)
-        cudaStreamDestroy(stream);
     return rc;
 }
 
