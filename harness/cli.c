@@ -6,6 +6,7 @@
 #include "runner.h"
 #include "tracer.h"
 
+#include <cuda_runtime_api.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -114,6 +115,21 @@ static void progress_line(size_t i, size_t n, const cp_case_result *c)
                    c->checks[k].expected, c->checks[k].measured);
     printf("\n");
     fflush(stdout);
+}
+
+/* After a case failed with a CUDA error: whether the process's context
+ * still works (a sticky error, such as an illegal address, leaves every
+ * later call failing until the process ends). */
+static bool device_still_usable(void)
+{
+    void *probe = NULL;
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess)
+        e = cudaMalloc(&probe, 256);
+    if (e == cudaSuccess)
+        e = cudaFree(probe);
+    cudaGetLastError();
+    return e == cudaSuccess;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -227,7 +243,10 @@ static int cmd_run(int argc, char **argv)
                      "unusable (%s)", fatal_msg);
         } else {
             int rc = cp_run_case(sel[i], &report.env, &o, c);
-            if (rc < 0) {
+            /* Only a sticky error (the context is lost) stops the GPU
+             * cases after this one; the case's own report says what
+             * failed either way. */
+            if (rc < 0 && !device_still_usable()) {
                 fatal = rc;
                 snprintf(fatal_msg, sizeof fatal_msg, "%s", c->error);
             }
