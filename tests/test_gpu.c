@@ -7,11 +7,14 @@
  * whose driver is broken cannot pass by skipping.
  */
 #include "harness/case.h"
+#include "harness/cli.h"
 #include "harness/device.h"
 #include "harness/runner.h"
 #include "harness/tracer.h"
 
 #include <criterion/criterion.h>
+#include <cuda_runtime_api.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,4 +136,50 @@ Test(gpu, host_threads, .timeout = 300)
 Test(gpu, host_processes, .timeout = 300)
 {
     run_case("host-processes");
+}
+
+/* ---- a sticky CUDA error in one case, under cuproof run ---- */
+
+cudaError_t cp_test_fault_launch(void);
+
+static int fault_run(cp_ctx *ctx, const cp_variant *v)
+{
+    int rc = 0;
+    CP_CUDA(cp_test_fault_launch());
+    CP_CUDA(cudaDeviceSynchronize());
+out:
+    return rc;
+}
+
+CUPROOF_CASE(selftest_sticky_fault, .title = "faults on purpose", .variants = {"a"},
+             .run = fault_run);
+
+/* The faulting case fails with the error's name; the GPU case after it is
+ * reported as not run, with the reason; the command exits 1, not crashing. */
+Test(gpu, sticky_error_is_survived_and_reported, .timeout = 300)
+{
+    cp_tracer_init();
+    cp_env env;
+    cr_assert_eq(cp_env_discover(&env), 0, "%s", cp_last_error());
+    const char *require = getenv("CUPROOF_REQUIRE_GPU");
+    if (!env.has_device && require && strcmp(require, "1") == 0)
+        cr_assert_fail("CUPROOF_REQUIRE_GPU=1 but %s", env.no_device_reason);
+    if (!env.has_device)
+        cr_skip_test("%s", env.no_device_reason);
+    char dir[] = "/tmp/cuproof-sticky-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *argv[] = {"cuproof", "run", "selftest-sticky-fault", "vector-add", "--out", dir,
+                    "--repeat", "1", "--warmup", "0", NULL};
+    cr_expect_eq(cp_cli_main(10, argv), 1, "a failed case makes the exit status 1");
+    char path[128];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "the report was written");
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    cr_expect_not_null(strstr(text, "cudaErrorIllegalAddress"), "the fault is named");
+    cr_expect_not_null(strstr(text, "not run: an earlier case left the device unusable"),
+                       "the later GPU case says why it did not run");
 }
