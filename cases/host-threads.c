@@ -32,20 +32,9 @@
 #define MAX_THREADS 32
 static const int counts[NCOUNTS] = {1, 2, 4, 8, 10, 16, 32};
 
-/* The source's kernel, compiled in each thread as its SourceModule was. */
-static const char mult_source[] =
-    "extern \"C\" __global__ void mult_ker(float *array, int array_len)\n"
-    "{\n"
-    "    int thd = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    int num_iters = array_len / blockDim.x;\n"
-    "    for (int j = 0; j < num_iters; j++) {\n"
-    "        int i = j * blockDim.x + thd;\n"
-    "        for (int k = 0; k < 50; k++) {\n"
-    "            array[i] *= 2.0;\n"
-    "            array[i] /= 2.0;\n"
-    "        }\n"
-    "    }\n"
-    "}\n";
+/* kernels/rtc/mult_ker.cu, embedded at build time: compiled in each
+ * thread as the source's SourceModule was. */
+#include "cp_src_mult_ker.h"
 
 typedef struct state state;
 
@@ -148,7 +137,7 @@ static int own_context_work(worker *w)
     const float *in = s->in + (size_t)w->index * s->len;
     float *out = s->out + (size_t)w->index * s->len;
     CP_CU(cu->CtxCreate(&c, NULL, 0, s->device));
-    CP_TRY(cp_rtc_compile(mult_source, "mult_ker.cu", s->cc_major, s->cc_minor, NULL, 0,
+    CP_TRY(cp_rtc_compile(cp_src_mult_ker, "mult_ker.cu", s->cc_major, s->cc_minor, NULL, 0,
                           &program));
     CP_CU(cu->ModuleLoadData(&module, program.cubin));
     CP_CU(cu->ModuleGetFunction(&fn, module, "mult_ker"));

@@ -6,7 +6,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static _Thread_local char last_error[1024];
+/* Room for a compiler log's first errors as well as a call's message. */
+static _Thread_local char last_error[4096];
 
 const char *cp_strerror(int code)
 {

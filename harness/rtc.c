@@ -4,6 +4,7 @@
 #include "error.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,34 @@ static int take_log(nvrtcProgram prog, cp_rtc_program *p)
         CP_NVRTC(nvrtcGetProgramLog(prog, p->log));
 out:
     return rc;
+}
+
+/* From NVRTC's log ("name(LINE): error: ..."), the first error's line of
+ * the source, as "\n  line LINE: <text>"; "" when the log names none. */
+static void source_line_of_error(const char *src, const char *name, const char *log, char *buf,
+                                 size_t len)
+{
+    buf[0] = '\0';
+    size_t nlen = strlen(name);
+    for (const char *p = log; p && (p = strstr(p, name)); p += nlen) {
+        const char *q = p + nlen;
+        char *end = NULL;
+        if (*q != '(')
+            continue;
+        long line = strtol(q + 1, &end, 10);
+        if (line < 1 || !end || strncmp(end, "): error", 8) != 0)
+            continue;
+        const char *at = src;
+        for (long l = 1; l < line && at; l++) {
+            at = strchr(at, '\n');
+            at = at ? at + 1 : NULL;
+        }
+        if (!at)
+            return;
+        size_t width = strcspn(at, "\n");
+        snprintf(buf, len, "\n  line %ld: %.*s", line, (int)(width < 200 ? width : 200), at);
+        return;
+    }
 }
 
 int cp_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
@@ -47,8 +76,10 @@ int cp_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor
     out->compile_ms = cp_now_ms() - t0;
     CP_TRY(take_log(prog, out));
     if (compiled != NVRTC_SUCCESS) {
-        rc = cp_failf(CP_ENVRTC, "%s: nvrtcCompileProgram failed: %s: %s", name,
-                      nvrtcGetErrorString(compiled), out->log);
+        char line[256];
+        source_line_of_error(src, name, out->log, line, sizeof line);
+        rc = cp_failf(CP_ENVRTC, "%s: nvrtcCompileProgram failed: %s%s\n%s", name,
+                      nvrtcGetErrorString(compiled), line, out->log);
         goto out;
     }
     CP_NVRTC(nvrtcGetCUBINSize(prog, &out->cubin_size));
@@ -129,4 +160,96 @@ char *cp_rtc_elementwise(const char *name, const char *params, const char *body)
     }
     snprintf(src, (size_t)len + 1, fmt, name, params, sep, body);
     return src;
+}
+
+/* ---- the cache ---- */
+
+typedef struct cache_entry {
+    struct cache_entry *next;
+    char *key; /* source, options and architecture, NUL-separated */
+    size_t key_len;
+    cp_rtc_program program;
+} cache_entry;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static cache_entry *cache;
+
+/* The cache key: every input that changes the compiled program. */
+static char *cache_key(const char *src, int cc_major, int cc_minor, const char *const *opts,
+                       size_t nopts, size_t *len)
+{
+    char arch[32];
+    int alen = snprintf(arch, sizeof arch, "sm_%d%d", cc_major, cc_minor);
+    size_t total = strlen(src) + 1 + (size_t)alen + 1;
+    for (size_t i = 0; i < nopts; i++)
+        total += strlen(opts[i]) + 1;
+    char *key = malloc(total), *p = key;
+    if (!key)
+        return NULL;
+    memcpy(p, src, strlen(src) + 1);
+    p += strlen(src) + 1;
+    memcpy(p, arch, (size_t)alen + 1);
+    p += alen + 1;
+    for (size_t i = 0; i < nopts; i++) {
+        memcpy(p, opts[i], strlen(opts[i]) + 1);
+        p += strlen(opts[i]) + 1;
+    }
+    *len = total;
+    return key;
+}
+
+int cp_rtc_compile_cached(const char *src, const char *name, int cc_major, int cc_minor,
+                          const char *const *opts, size_t nopts, const cp_rtc_program **out,
+                          bool *hit)
+{
+    int rc = 0;
+    *out = NULL;
+    *hit = false;
+    if (!src || !name || (nopts && !opts))
+        return cp_failf(CP_EINVAL, "cp_rtc_compile_cached: missing source or name");
+    size_t len = 0;
+    char *key = cache_key(src, cc_major, cc_minor, opts, nopts, &len);
+    if (!key)
+        return cp_failf(CP_ENOMEM, "out of memory caching %s", name);
+    pthread_mutex_lock(&cache_lock);
+    for (cache_entry *e = cache; e; e = e->next)
+        if (e->key_len == len && memcmp(e->key, key, len) == 0) {
+            *out = &e->program;
+            *hit = true;
+            goto out;
+        }
+    cache_entry *e = calloc(1, sizeof *e);
+    if (!e) {
+        rc = cp_failf(CP_ENOMEM, "out of memory caching %s", name);
+        goto out;
+    }
+    rc = cp_rtc_compile(src, name, cc_major, cc_minor, opts, nopts, &e->program);
+    if (rc < 0) {
+        cp_rtc_program_free(&e->program);
+        free(e);
+        goto out;
+    }
+    e->key = key;
+    e->key_len = len;
+    key = NULL;
+    e->next = cache;
+    cache = e;
+    *out = &e->program;
+out:
+    pthread_mutex_unlock(&cache_lock);
+    free(key);
+    return rc;
+}
+
+void cp_rtc_cache_clear(void)
+{
+    pthread_mutex_lock(&cache_lock);
+    while (cache) {
+        cache_entry *e = cache;
+        cache = e->next;
+        cp_rtc_program_free(&e->program);
+        free(e->key);
+        free(e);
+    }
+    pthread_mutex_unlock(&cache_lock);
 }

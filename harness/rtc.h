@@ -9,6 +9,7 @@
 #define CUPROOF_RTC_H
 
 #include <cuda_runtime_api.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct cp_rtc_program {
@@ -21,13 +22,28 @@ typedef struct cp_rtc_program {
 /*
  * Compiles `src` (called `name` in messages) for sm_<major><minor>, with
  * `nopts` further NVRTC options. Returns 0; CP_ENVRTC when NVRTC fails,
- * with cp_last_error giving the call and, for a compile error, the log
- * (which out->log holds in full); CP_EINVAL or CP_ENOMEM. On failure `out`
- * holds at most the log, and cp_rtc_program_free releases it.
+ * with cp_last_error giving the call and, for a compile error, the first
+ * error's source line and the log (which out->log holds in full);
+ * CP_EINVAL or CP_ENOMEM. On failure `out` holds at most the log, and
+ * cp_rtc_program_free releases it.
  */
 int cp_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
                    const char *const *opts, size_t nopts, cp_rtc_program *out);
 void cp_rtc_program_free(cp_rtc_program *p);
+
+/*
+ * The same through a cache kept for the life of the process, keyed by the
+ * source, the options and the architecture: a second request for the same
+ * program is a lookup (*hit tells which; compile_ms is the first
+ * compilation's). The program belongs to the cache: do not free it.
+ * Failures are not cached. Thread-safe. Returns as cp_rtc_compile.
+ */
+int cp_rtc_compile_cached(const char *src, const char *name, int cc_major, int cc_minor,
+                          const char *const *opts, size_t nopts, const cp_rtc_program **out,
+                          bool *hit);
+
+/* Empties the cache (programs handed out before become invalid). */
+void cp_rtc_cache_clear(void);
 
 typedef struct cp_rtc_kernel {
     cudaLibrary_t library;

@@ -3,6 +3,8 @@
 #include "harness/error.h"
 #include "harness/rtc.h"
 
+#include "cp_src_mult_ker.h"
+
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,4 +69,54 @@ Test(rtc, elementwise_source_compiles_and_bad_bodies_fail)
     free(src);
     cr_expect_null(cp_rtc_elementwise("2x", "float *a", "a[i] = 0"));
     cr_expect_null(cp_rtc_elementwise("k", "float *a", ""));
+}
+
+/* The error names the source line as well as giving the log. */
+Test(rtc, compile_error_quotes_the_source_line)
+{
+    const char *src = "extern \"C\" __global__ void k(float *x)\n"
+                      "{\n"
+                      "    x[0] = not_declared + 1.0f;\n"
+                      "}\n";
+    cp_rtc_program p;
+    cr_expect_eq(cp_rtc_compile(src, "line.cu", 9, 0, NULL, 0, &p), CP_ENVRTC);
+    cr_expect_not_null(strstr(cp_last_error(), "line 3:     x[0] = not_declared + 1.0f;"), "%s",
+                       cp_last_error());
+    cp_rtc_program_free(&p);
+}
+
+/* Same source, options and architecture: one compilation. */
+Test(rtc, cache_compiles_each_program_once)
+{
+    cp_rtc_cache_clear();
+    const char *src = "extern \"C\" __global__ void k(float *x) { x[0] = SCALE; }";
+    const char *a[] = {"-DSCALE=2.0f"}, *b[] = {"-DSCALE=3.0f"};
+    const cp_rtc_program *p1, *p2, *p3, *p4;
+    bool hit;
+    cr_assert_eq(cp_rtc_compile_cached(src, "k.cu", 9, 0, a, 1, &p1, &hit), 0, "%s",
+                 cp_last_error());
+    cr_expect_not(hit);
+    cr_assert_eq(cp_rtc_compile_cached(src, "k.cu", 9, 0, a, 1, &p2, &hit), 0);
+    cr_expect(hit);
+    cr_expect_eq(p1, p2, "the cached program itself");
+    cr_assert_eq(cp_rtc_compile_cached(src, "k.cu", 9, 0, b, 1, &p3, &hit), 0);
+    cr_expect_not(hit, "other options, another program");
+    cr_assert_eq(cp_rtc_compile_cached(src, "k.cu", 8, 0, a, 1, &p4, &hit), 0);
+    cr_expect_not(hit, "another architecture, another program");
+    const char *bad = "extern \"C\" __global__ void k() { nope; }";
+    cr_expect_eq(cp_rtc_compile_cached(bad, "bad.cu", 9, 0, NULL, 0, &p1, &hit), CP_ENVRTC);
+    cr_expect_eq(cp_rtc_compile_cached(bad, "bad.cu", 9, 0, NULL, 0, &p1, &hit), CP_ENVRTC,
+                 "failures are not cached");
+    cr_expect_not(hit);
+    cp_rtc_cache_clear();
+}
+
+/* The kernel source embedded at build time compiles at run time. */
+Test(rtc, embedded_mult_ker_compiles)
+{
+    cr_expect_not_null(strstr(cp_src_mult_ker, "extern \"C\" __global__ void mult_ker"));
+    cp_rtc_program p;
+    cr_expect_eq(cp_rtc_compile(cp_src_mult_ker, "mult_ker.cu", 9, 0, NULL, 0, &p), 0, "%s",
+                 cp_last_error());
+    cp_rtc_program_free(&p);
 }
