@@ -164,3 +164,86 @@ void cp_ref_mandelbrot(float *out, const cp_mandel_params *p)
                 (float)cp_ref_mandel_point(cr, ci, p->max_iters, p->upper_bound);
         }
 }
+
+void cp_ref_scale(float *data, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; i++)
+        data[i] *= scale;
+}
+
+float cp_ref_leaky_relu(float x, float slope)
+{
+    return x > 0 ? x : slope * x;
+}
+
+float cp_ref_piecewise_scale(float x)
+{
+    if (x < 0)
+        return x * 0.5f;
+    if (x < 1)
+        return x * 2.0f;
+    return x * 0.1f;
+}
+
+void cp_ref_broadcast_add(const float *m, const float *v, float *out, size_t rows, size_t cols)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            out[r * cols + c] = m[r * cols + c] + v[c];
+}
+
+void cp_ref_broadcast_mul3(const float *t, const float *v, float *out, size_t d0, size_t d1,
+                           size_t d2)
+{
+    for (size_t i = 0; i < d0 * d1; i++)
+        for (size_t k = 0; k < d2; k++)
+            out[i * d2 + k] = t[i * d2 + k] * v[k];
+}
+
+void cp_ref_gather(const float *src, const int *idx, size_t n, float *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = src[idx[i]];
+}
+
+size_t cp_ref_compact(const float *src, size_t n, float threshold, float *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (src[i] > threshold)
+            out[k++] = src[i];
+    return k;
+}
+
+void cp_ref_slice2d(const float *m, size_t cols, size_t r0, size_t r1, size_t c0, size_t c1,
+                    float *out)
+{
+    size_t k = 0;
+    for (size_t r = r0; r < r1; r++)
+        for (size_t c = c0; c < c1; c++)
+            out[k++] = m[r * cols + c];
+}
+
+void cp_ref_column_means(const float *m, size_t rows, size_t cols, float *means)
+{
+    for (size_t c = 0; c < cols; c++) {
+        float sum = 0.0f;
+        for (size_t r = 0; r < rows; r++)
+            sum += m[r * cols + c];
+        means[c] = sum / (float)rows;
+    }
+}
+
+void cp_ref_centre(const float *m, const float *means, float *out, size_t rows, size_t cols)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            out[r * cols + c] = m[r * cols + c] - means[c];
+}
+
+void cp_ref_clamp_negative(float *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (m[i] < 0)
+            m[i] = 0.0f;
+}

@@ -49,4 +49,45 @@ int cp_ref_mandel_point(float cr, float ci, int max_iters, float bound);
 /* Mandelbrot over the pixels of `p`, as mandelbrot_ker lays them out. */
 void cp_ref_mandelbrot(float *out, const cp_mandel_params *p);
 
+/* ---- seed 004: run-time kernels and array operations ---- */
+
+/* rtc-unroll: data[i] *= scale. */
+void cp_ref_scale(float *data, size_t n, float scale);
+
+/* custom-elementwise: the source's leaky ReLU, y = x > 0 ? x : slope * x. */
+float cp_ref_leaky_relu(float x, float slope);
+
+/* custom-elementwise: the source's piecewise scale: x * 0.5 below 0,
+ * x * 2 below 1, else x * 0.1. */
+float cp_ref_piecewise_scale(float x);
+
+/* broadcast: out[r][c] = m[r][c] + v[c] for a rows x cols matrix. */
+void cp_ref_broadcast_add(const float *m, const float *v, float *out, size_t rows, size_t cols);
+
+/* broadcast: out[i][j][k] = t[i][j][k] * v[k] for a d0 x d1 x d2 tensor. */
+void cp_ref_broadcast_mul3(const float *t, const float *v, float *out, size_t d0, size_t d1,
+                           size_t d2);
+
+/* indexing: out[i] = src[idx[i]] for n indices (each in range). */
+void cp_ref_gather(const float *src, const int *idx, size_t n, float *out);
+
+/* indexing: the elements of src greater than `threshold`, in order, into
+ * out; returns how many (0 for an empty mask, n when all are selected). */
+size_t cp_ref_compact(const float *src, size_t n, float threshold, float *out);
+
+/* indexing: rows [r0, r1) and columns [c0, c1) of a matrix with `cols`
+ * columns, row by row into out. */
+void cp_ref_slice2d(const float *m, size_t cols, size_t r0, size_t r1, size_t c0, size_t c1,
+                    float *out);
+
+/* indexing: each column's mean, summed in float in row order, then divided
+ * by rows (the order a one-thread-per-column kernel uses). */
+void cp_ref_column_means(const float *m, size_t rows, size_t cols, float *means);
+
+/* indexing: out[r][c] = m[r][c] - means[c]. */
+void cp_ref_centre(const float *m, const float *means, float *out, size_t rows, size_t cols);
+
+/* indexing: masked assignment, every negative element set to 0. */
+void cp_ref_clamp_negative(float *m, size_t n);
+
 #endif

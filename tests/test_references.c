@@ -186,3 +186,77 @@ Test(references, mandelbrot_known_points)
     cr_expect_float_eq(img[2 + 2 * 5], 64.0f, 0, "the centre pixel is c = 0");
     cr_expect_float_eq(img[4 + 0 * 5], 0.0f, 0, "the top-right pixel is c = 2 + 2i");
 }
+
+/* ---- seed 004 references, against answers worked by hand ---- */
+
+Test(references, leaky_relu_and_piecewise_scale)
+{
+    cr_expect_float_eq(cp_ref_leaky_relu(3.0f, 0.1f), 3.0f, 0);
+    cr_expect_float_eq(cp_ref_leaky_relu(-5.0f, 0.1f), -0.5f, 1e-7);
+    cr_expect_float_eq(cp_ref_leaky_relu(0.0f, 0.1f), 0.0f, 0, "0 is not > 0: slope * 0");
+    cr_expect_float_eq(cp_ref_piecewise_scale(-0.5f), -0.25f, 0);
+    cr_expect_float_eq(cp_ref_piecewise_scale(0.0f), 0.0f, 0, "0 is in [0, 1): doubled");
+    cr_expect_float_eq(cp_ref_piecewise_scale(0.5f), 1.0f, 0);
+    cr_expect_float_eq(cp_ref_piecewise_scale(1.0f), 0.1f, 1e-8, "1 is past the second piece");
+    cr_expect_float_eq(cp_ref_piecewise_scale(3.0f), 0.3f, 1e-7);
+    float d[3] = {1, -2, 4};
+    cp_ref_scale(d, 3, 2.5f);
+    cr_expect_float_eq(d[0], 2.5f, 0);
+    cr_expect_float_eq(d[1], -5.0f, 0);
+    cr_expect_float_eq(d[2], 10.0f, 0);
+}
+
+Test(references, broadcasting_stretches_the_last_dimension)
+{
+    const float m[6] = {1, 2, 3, 4, 5, 6}, v[3] = {10, 20, 30};
+    float out[6];
+    cp_ref_broadcast_add(m, v, out, 2, 3);
+    const float want[6] = {11, 22, 33, 14, 25, 36};
+    cr_expect_arr_eq(out, want, sizeof want);
+    const float t[8] = {1, 2, 3, 4, 5, 6, 7, 8}, s[2] = {2, -1};
+    float o3[8];
+    cp_ref_broadcast_mul3(t, s, o3, 2, 2, 2);
+    const float want3[8] = {2, -2, 6, -4, 10, -6, 14, -8};
+    cr_expect_arr_eq(o3, want3, sizeof want3);
+}
+
+Test(references, gather_compaction_and_slices)
+{
+    const float src[6] = {0.9f, 0.1f, 0.6f, -1.0f, 0.5f, 0.7f};
+    const int idx[4] = {5, 0, 0, 3};
+    float g[4];
+    cp_ref_gather(src, idx, 4, g);
+    const float wg[4] = {0.7f, 0.9f, 0.9f, -1.0f};
+    cr_expect_arr_eq(g, wg, sizeof wg);
+    float c[6];
+    cr_expect_eq(cp_ref_compact(src, 6, 0.5f, c), 3, "0.5 itself is not > 0.5");
+    const float wc[3] = {0.9f, 0.6f, 0.7f};
+    cr_expect_arr_eq(c, wc, sizeof wc, "order preserved");
+    cr_expect_eq(cp_ref_compact(src, 6, 5.0f, c), 0, "an empty mask");
+    cr_expect_eq(cp_ref_compact(src, 6, -2.0f, c), 6, "an all-true mask");
+    cr_expect_arr_eq(c, src, sizeof src);
+    const float m[12] = {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23};
+    float sl[4];
+    cp_ref_slice2d(m, 4, 1, 3, 1, 3, sl);
+    const float ws[4] = {11, 12, 21, 22};
+    cr_expect_arr_eq(sl, ws, sizeof ws);
+}
+
+Test(references, column_means_centring_and_masked_assignment)
+{
+    const float m[6] = {1, -2, 3, -4, 5, 6}; /* 3 rows x 2 columns */
+    float means[2], centred[6];
+    cp_ref_column_means(m, 3, 2, means);
+    cr_expect_float_eq(means[0], 3.0f, 0, "(1 + 3 + 5) / 3");
+    cr_expect_float_eq(means[1], 0.0f, 0, "(-2 - 4 + 6) / 3");
+    cp_ref_centre(m, means, centred, 3, 2);
+    float after[2];
+    cp_ref_column_means(centred, 3, 2, after);
+    cr_expect_float_eq(after[0], 0.0f, 1e-7, "centred columns have mean 0");
+    cr_expect_float_eq(after[1], 0.0f, 1e-7);
+    float z[6];
+    memcpy(z, m, sizeof z);
+    cp_ref_clamp_negative(z, 6);
+    const float wz[6] = {1, 0, 3, 0, 5, 6};
+    cr_expect_arr_eq(z, wz, sizeof wz);
+}
