@@ -4,6 +4,8 @@
 #include "harness/rtc.h"
 
 #include "cp_src_mult_ker.h"
+#include "cp_src_piecewise_scale.h"
+#include "cp_src_scale_unroll.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -118,5 +120,25 @@ Test(rtc, embedded_mult_ker_compiles)
     cp_rtc_program p;
     cr_expect_eq(cp_rtc_compile(cp_src_mult_ker, "mult_ker.cu", 9, 0, NULL, 0, &p), 0, "%s",
                  cp_last_error());
+    cp_rtc_program_free(&p);
+}
+
+/* The seed-004 kernels compile as the cases compile them; scale_unroll
+ * insists on its factor. */
+Test(rtc, seed_004_kernels_compile)
+{
+    const char *factors[] = {"-DUNROLL=1", "-DUNROLL=16"};
+    cp_rtc_program p;
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(cp_rtc_compile(cp_src_scale_unroll, "scale_unroll.cu", 9, 0, &factors[i], 1,
+                                    &p), 0, "%s", cp_last_error());
+        cp_rtc_program_free(&p);
+    }
+    cr_expect_eq(cp_rtc_compile(cp_src_scale_unroll, "scale_unroll.cu", 9, 0, NULL, 0, &p),
+                 CP_ENVRTC);
+    cr_expect_not_null(strstr(cp_last_error(), "-DUNROLL"), "%s", cp_last_error());
+    cp_rtc_program_free(&p);
+    cr_expect_eq(cp_rtc_compile(cp_src_piecewise_scale, "piecewise_scale.cu", 9, 0, NULL, 0, &p),
+                 0, "%s", cp_last_error());
     cp_rtc_program_free(&p);
 }
