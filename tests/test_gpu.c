@@ -138,6 +138,21 @@ Test(gpu, host_processes, .timeout = 300)
     run_case("host-processes");
 }
 
+Test(gpu, broadcast, .timeout = 300)
+{
+    run_case("broadcast");
+}
+
+Test(gpu, custom_elementwise, .timeout = 300)
+{
+    run_case("custom-elementwise");
+}
+
+Test(gpu, rtc_unroll, .timeout = 300)
+{
+    run_case("rtc-unroll");
+}
+
 /* ---- a sticky CUDA error in one case, under cuproof run ---- */
 
 cudaError_t cp_test_fault_launch(void);
