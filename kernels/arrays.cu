@@ -60,6 +60,13 @@ extern "C" __global__ void clamp_negative_ker(float *m, int n)
         m[i] = 0.0f;
 }
 
+extern "C" __global__ void scale_ker(float *data, int n, float scale)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        data[i] *= scale;
+}
+
 static unsigned blocks_for(long long n)
 {
     return (unsigned)((n + 255) / 256);
@@ -128,6 +135,14 @@ extern "C" cudaError_t cp_clamp_negative_launch(float *m, int n, cudaStream_t st
     if (n <= 0)
         return cudaErrorInvalidValue;
     clamp_negative_ker<<<blocks_for(n), 256, 0, stream>>>(m, n);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t cp_scale_launch(float *data, int n, float scale, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaErrorInvalidValue;
+    scale_ker<<<blocks_for(n), 256, 0, stream>>>(data, n, scale);
     return cudaGetLastError();
 }
 

@@ -39,6 +39,9 @@ cudaError_t cp_centre_launch(const float *m, const float *means, float *out, int
 /* m[i] = 0 where m[i] < 0. */
 cudaError_t cp_clamp_negative_launch(float *m, int n, cudaStream_t stream);
 
+/* data[i] *= scale: the runtime-compiled side of zero-copy-interop. */
+cudaError_t cp_scale_launch(float *data, int n, float scale, cudaStream_t stream);
+
 /*
  * Stream compaction: the elements of in greater than threshold, in order,
  * into out, and their count into *count (device memory), by CUB's

@@ -153,6 +153,11 @@ Test(gpu, rtc_unroll, .timeout = 300)
     run_case("rtc-unroll");
 }
 
+Test(gpu, zero_copy_interop, .timeout = 300)
+{
+    run_case("zero-copy-interop");
+}
+
 /* ---- a sticky CUDA error in one case, under cuproof run ---- */
 
 cudaError_t cp_test_fault_launch(void);
