@@ -158,6 +158,11 @@ Test(gpu, zero_copy_interop, .timeout = 300)
     run_case("zero-copy-interop");
 }
 
+Test(gpu, indexing, .timeout = 300)
+{
+    run_case("indexing");
+}
+
 /* ---- a sticky CUDA error in one case, under cuproof run ---- */
 
 cudaError_t cp_test_fault_launch(void);
