@@ -21,6 +21,8 @@ static const char usage[] =
     "commands:\n"
     "  list                      list the cases, one per line: name and title\n"
     "  run [CASE...]             run the named cases (all when none are named)\n"
+    "  export TRACE.json DIR     write each variant of a recorded trace file as a Chrome\n"
+    "                            trace (DIR/CASE.VARIANT.perfetto.json) for ui.perfetto.dev\n"
     "  help                      show this text\n"
     "\n"
     "run options:\n"
@@ -30,6 +32,8 @@ static const char usage[] =
     "  --out DIR                 where report.json, report.html and traces go\n"
     "                            (default cuproof-out; created if missing)\n"
     "  --no-trace                skip the traced run of each variant\n"
+    "\n"
+    "run writes CASE.trace.json and, per traced variant, CASE.VARIANT.perfetto.json.\n"
     "\n"
     "Exit status: 0 all cases passed or were skipped, 1 a case failed, 2 bad usage.\n";
 
@@ -57,6 +61,9 @@ static bool parse_int(const char *s, int lo, int hi, int *out)
 
 /* Creates `dir` and its parents; fails when a component is not a directory
  * or cannot be created, or when the directory is not writable. */
+static int write_chrome(const char *dir, const char *case_name, const char *variant,
+                        const cp_trace *t);
+
 static int make_dirs(const char *dir)
 {
     char path[PATH_MAX];
@@ -264,6 +271,12 @@ static int cmd_run(int argc, char **argv)
                 fprintf(stderr, "cuproof: %s\n", cp_last_error());
                 status = CP_EXIT_FAILED;
             }
+            for (size_t v = 0; v < c->nvariants; v++)
+                if (c->variants[v].traced &&
+                    write_chrome(out_dir, c->name, c->variants[v].name, &c->variants[v].trace) < 0) {
+                    fprintf(stderr, "cuproof: %s\n", cp_last_error());
+                    status = CP_EXIT_FAILED;
+                }
         }
     }
     if (cp_report_write(&report, out_dir) < 0) {
@@ -289,6 +302,51 @@ out:
     return status;
 }
 
+/* DIR/CASE.VARIANT.perfetto.json from one traced run. Returns 0, CP_ENOMEM
+ * or CP_EIO (naming the file). */
+static int write_chrome(const char *dir, const char *case_name, const char *variant,
+                        const cp_trace *t)
+{
+    char path[PATH_MAX + 256], title[160];
+    snprintf(path, sizeof path, "%s/%s.%s.perfetto.json", dir, case_name, variant);
+    snprintf(title, sizeof title, "cuproof %s / %s", case_name, variant);
+    char *text = cp_chrome_trace(t, title);
+    if (!text)
+        return CP_ENOMEM;
+    int rc = cp_write_file(path, text);
+    free(text);
+    return rc;
+}
+
+/* cuproof export TRACE.json DIR: every variant of a recorded trace file as
+ * a Chrome trace. Exit 0, 1 when a file cannot be read, parsed or written,
+ * 2 for bad usage. */
+static int cmd_export(int argc, char **argv)
+{
+    if (argc != 2)
+        return usage_error("%s", "export takes a trace file and an output directory");
+    cp_trace_file f;
+    if (cp_trace_file_read(argv[0], &f) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return CP_EXIT_FAILED;
+    }
+    int status = CP_EXIT_OK;
+    if (make_dirs(argv[1]) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        status = CP_EXIT_FAILED;
+    }
+    for (size_t i = 0; i < f.nvariants && status == CP_EXIT_OK; i++) {
+        if (write_chrome(argv[1], f.case_name, f.variant[i], &f.trace[i]) < 0) {
+            fprintf(stderr, "cuproof: %s\n", cp_last_error());
+            status = CP_EXIT_FAILED;
+        } else {
+            printf("%s/%s.%s.perfetto.json\n", argv[1], f.case_name, f.variant[i]);
+        }
+    }
+    cp_trace_file_free(&f);
+    return status;
+}
+
 int cp_cli_main(int argc, char **argv)
 {
     if (argc < 2)
@@ -309,5 +367,7 @@ int cp_cli_main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "export") == 0)
+        return cmd_export(argc - 2, argv + 2);
     return usage_error("unknown command '%s'", cmd);
 }

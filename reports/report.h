@@ -52,6 +52,16 @@ int cp_trace_file_read(const char *path, cp_trace_file *out);
 int cp_trace_file_parse(const char *text, cp_trace_file *out);
 void cp_trace_file_free(cp_trace_file *f);
 
+/*
+ * One traced run in the Chrome trace event format, for ui.perfetto.dev and
+ * chrome://tracing: a process per (device, context) with a thread per
+ * stream, the host's CUDA API calls and NVTX phases on their own threads,
+ * "X" slices (copies with bytes and GB/s), and launch-to-work flows by
+ * correlation id. `title` names the host process. Returns a malloc'd
+ * string, or NULL (CP_ENOMEM in cp_last_error).
+ */
+char *cp_chrome_trace(const cp_trace *t, const char *title);
+
 /* Reads a whole file into a malloc'd, NUL-terminated string; NULL with
  * cp_last_error set when it cannot. */
 char *cp_read_file(const char *path);

@@ -156,3 +156,39 @@ Test(cli, run_without_gpu_skips_with_reason)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
 }
+
+Test(cli, export_writes_a_chrome_trace_per_variant)
+{
+    char dir[] = "/tmp/cuproof-export-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char args[512];
+    snprintf(args, sizeof args, "export %s/event-timing-h100-ci.trace.json %s/out", CUPROOF_FIXTURES,
+             dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "event-timing.default-stream.perfetto.json"), "%s", output);
+    char path[600];
+    snprintf(path, sizeof path, "%s/out/event-timing.default-stream.perfetto.json", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    fclose(f);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+Test(cli, export_bad_input)
+{
+    expect_usage_error("export", "export takes a trace file and an output directory");
+    cr_expect_eq(cuproof("export /nonexistent/trace.json /tmp/x"), 1);
+    cr_expect_not_null(strstr(output, "/nonexistent/trace.json"), "%s", output);
+    char path[] = "/tmp/cuproof-bad-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "{\"schema\": 3", 13), 13);
+    close(fd);
+    char args[256];
+    snprintf(args, sizeof args, "export %s /tmp/cuproof-never", path);
+    cr_expect_eq(cuproof(args), 1);
+    cr_expect_not_null(strstr(output, "not valid JSON"), "%s", output);
+    remove(path);
+}

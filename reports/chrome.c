@@ -1,0 +1,180 @@
+/*
+ * Chrome trace event format (ui.perfetto.dev, chrome://tracing): one
+ * process per (device, context) with a thread per stream, a "host" process
+ * with the CUDA API calls and the harness's NVTX phases, "X" slices, and a
+ * flow from each API call to the device work it launched (by CUPTI
+ * correlation id). Times are microseconds from the trace's first record.
+ */
+#include "report.h"
+
+#include "../harness/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HOST_PID 0
+#define API_TID 1
+#define NVTX_TID 2
+
+typedef struct track {
+    uint32_t device, context;
+    int pid;
+} track;
+
+/* The pid of (device, context), made on first sight (1, 2, ...). */
+static int pid_of(track *tracks, size_t *n, size_t cap, uint32_t device, uint32_t context)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (tracks[i].device == device && tracks[i].context == context)
+            return tracks[i].pid;
+    if (*n == cap)
+        return -1;
+    tracks[*n] = (track){device, context, (int)*n + 1};
+    return tracks[(*n)++].pid;
+}
+
+static cJSON *event(cJSON *events, const char *ph, const char *name, int pid, long long tid,
+                    double ts)
+{
+    cJSON *e = cJSON_CreateObject();
+    if (!e || !cJSON_AddItemToArray(events, e)) {
+        cJSON_Delete(e);
+        return NULL;
+    }
+    cJSON_AddStringToObject(e, "ph", ph);
+    cJSON_AddStringToObject(e, "name", name ? name : "");
+    cJSON_AddNumberToObject(e, "pid", pid);
+    cJSON_AddNumberToObject(e, "tid", (double)tid);
+    cJSON_AddNumberToObject(e, "ts", ts);
+    return e;
+}
+
+static void metadata(cJSON *events, const char *what, int pid, long long tid, const char *name)
+{
+    cJSON *e = event(events, "M", what, pid, tid, 0);
+    cJSON *args = e ? cJSON_AddObjectToObject(e, "args") : NULL;
+    if (args)
+        cJSON_AddStringToObject(args, "name", name);
+}
+
+static int by_correlation(const void *x, const void *y)
+{
+    const cp_activity *a = *(const cp_activity *const *)x, *b = *(const cp_activity *const *)y;
+    return (a->correlation > b->correlation) - (a->correlation < b->correlation);
+}
+
+static bool is_device(const cp_activity *a)
+{
+    return a->kind == CP_ACT_KERNEL || a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET;
+}
+
+char *cp_chrome_trace(const cp_trace *t, const char *title)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *events = root ? cJSON_AddArrayToObject(root, "traceEvents") : NULL;
+    track tracks[256];
+    size_t ntracks = 0;
+    struct lane {
+        int pid;
+        uint32_t stream;
+    } lanes[4096];
+    size_t nlanes = 0;
+    const cp_activity **calls = NULL; /* runtime calls by correlation id */
+    size_t ncalls = 0;
+    char *text = NULL;
+    if (!events)
+        goto out;
+    cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
+    uint64_t origin = UINT64_MAX;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->items[i].start < origin)
+            origin = t->items[i].start;
+    metadata(events, "process_name", HOST_PID, 0, title ? title : "host");
+    metadata(events, "thread_name", HOST_PID, API_TID, "CUDA API");
+    metadata(events, "thread_name", HOST_PID, NVTX_TID, "cuproof NVTX phases");
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        double ts = (double)(a->start - origin) / 1e3, dur = (double)(a->end - a->start) / 1e3;
+        int pid = HOST_PID;
+        long long tid = a->kind == CP_ACT_RANGE ? NVTX_TID : API_TID;
+        if (is_device(a)) {
+            size_t before = ntracks;
+            pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, a->device, a->context);
+            if (pid < 0)
+                continue; /* more contexts than tracks: left out */
+            if (ntracks > before) {
+                char name[64];
+                snprintf(name, sizeof name, "GPU %u, context %u", a->device, a->context);
+                metadata(events, "process_name", pid, 0, name);
+            }
+            tid = 1000 + (long long)a->stream; /* clear of the metadata's tid 0 */
+            bool named = false;
+            for (size_t k = 0; k < nlanes && !named; k++)
+                named = lanes[k].pid == pid && lanes[k].stream == a->stream;
+            if (!named && nlanes < sizeof lanes / sizeof *lanes) {
+                char name[32];
+                snprintf(name, sizeof name, "stream %u", a->stream);
+                metadata(events, "thread_name", pid, tid, name);
+                lanes[nlanes++] = (struct lane){pid, a->stream};
+            }
+        }
+        const char *name = a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name;
+        cJSON *e = event(events, "X", name, pid, tid, ts);
+        if (!e)
+            goto out;
+        cJSON_AddNumberToObject(e, "dur", dur);
+        cJSON_AddStringToObject(e, "cat", cp_act_kind_name(a->kind));
+        cJSON *args = cJSON_AddObjectToObject(e, "args");
+        if (args) {
+            cJSON_AddNumberToObject(args, "stream", a->stream);
+            cJSON_AddNumberToObject(args, "correlation", a->correlation);
+            if (a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET) {
+                cJSON_AddNumberToObject(args, "bytes", (double)a->bytes);
+                if (a->end > a->start)
+                    cJSON_AddNumberToObject(args, "GB/s",
+                                            (double)a->bytes / (double)(a->end - a->start));
+            }
+        }
+    }
+    /* Flows: the API call that launched each piece of device work. */
+    calls = malloc((t->n ? t->n : 1) * sizeof *calls);
+    if (!calls)
+        goto out;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->items[i].kind == CP_ACT_RUNTIME)
+            calls[ncalls++] = &t->items[i];
+    qsort(calls, ncalls, sizeof *calls, by_correlation);
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *d = &t->items[i];
+        if (!is_device(d) || d->correlation == 0)
+            continue;
+        cp_activity key = {.correlation = d->correlation};
+        const cp_activity *kp = &key;
+        const cp_activity **found = ncalls ? bsearch(&kp, calls, ncalls, sizeof *calls,
+                                                     by_correlation)
+                                           : NULL;
+        if (!found)
+            continue;
+        const cp_activity *api = *found;
+        int pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, d->device, d->context);
+        cJSON *s = event(events, "s", "launch", HOST_PID, API_TID,
+                         (double)(api->start - origin) / 1e3);
+        cJSON *f = event(events, "f", "launch", pid, 1000 + (long long)d->stream,
+                         (double)(d->start - origin) / 1e3);
+        if (!s || !f)
+            goto out;
+        cJSON_AddNumberToObject(s, "id", d->correlation);
+        cJSON_AddStringToObject(s, "cat", "flow");
+        cJSON_AddNumberToObject(f, "id", d->correlation);
+        cJSON_AddStringToObject(f, "cat", "flow");
+        cJSON_AddStringToObject(f, "bp", "e");
+    }
+    text = cJSON_PrintUnformatted(root);
+out:
+    free(calls);
+    cJSON_Delete(root);
+    if (!text)
+        cp_failf(CP_ENOMEM, "out of memory building a Chrome trace");
+    return text;
+}

@@ -1,0 +1,122 @@
+/*
+ * The Chrome trace export, parsed back: tracks (a process per device and
+ * context, a thread per stream, the host's API and NVTX threads), one "X"
+ * slice per record, and a launch flow from each API call to the device
+ * work it started. Checked on traces recorded on the H100.
+ */
+#include "harness/error.h"
+#include "reports/report.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct counts {
+    int processes, threads, slices, starts, finishes, copies_with_rate, negative_times;
+    int unmatched_flows;
+} counts;
+
+static counts count(const char *text)
+{
+    counts c = {0};
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root, "the export is JSON");
+    const cJSON *events = cJSON_GetObjectItem(root, "traceEvents");
+    cr_assert(cJSON_IsArray(events));
+    const cJSON *e;
+    int ids[8192], nids = 0;
+    cJSON_ArrayForEach(e, events)
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
+        double ts = cJSON_GetObjectItem(e, "ts")->valuedouble;
+        c.negative_times += ts < 0;
+        if (strcmp(ph, "M") == 0) {
+            c.processes += strcmp(name, "process_name") == 0;
+            c.threads += strcmp(name, "thread_name") == 0;
+        } else if (strcmp(ph, "X") == 0) {
+            c.slices++;
+            const cJSON *args = cJSON_GetObjectItem(e, "args");
+            c.copies_with_rate += strcmp(cJSON_GetObjectItem(e, "cat")->valuestring, "memcpy") == 0 &&
+                                  cJSON_GetObjectItem(args, "bytes") &&
+                                  cJSON_GetObjectItem(args, "GB/s");
+        } else if (strcmp(ph, "s") == 0) {
+            c.starts++;
+            if (nids < 8192)
+                ids[nids++] = cJSON_GetObjectItem(e, "id")->valueint;
+        } else if (strcmp(ph, "f") == 0) {
+            c.finishes++;
+            int id = cJSON_GetObjectItem(e, "id")->valueint;
+            bool found = false;
+            for (int i = 0; i < nids && !found; i++)
+                found = ids[i] == id;
+            c.unmatched_flows += !found;
+        }
+    }
+    cJSON_Delete(root);
+    return c;
+}
+
+static cp_trace_file f;
+
+static const cp_trace *variant(const char *name)
+{
+    for (size_t i = 0; i < f.nvariants; i++)
+        if (strcmp(f.variant[i], name) == 0)
+            return &f.trace[i];
+    cr_assert_fail("no variant %s", name);
+    return NULL;
+}
+
+Test(chrome, streams_become_threads_and_launches_flows)
+{
+    cr_assert_eq(cp_trace_file_read(CUPROOF_FIXTURES "/multi-kernel-h100.trace.json", &f), 0,
+                 "%s", cp_last_error());
+    const cp_trace *t = variant("streams-pinned");
+    char *text = cp_chrome_trace(t, "multi-kernel / streams-pinned");
+    cr_assert_not_null(text);
+    counts c = count(text);
+    free(text);
+    size_t device = 0, copies = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        cp_act_kind k = t->items[i].kind;
+        device += k == CP_ACT_KERNEL || k == CP_ACT_MEMCPY || k == CP_ACT_MEMSET;
+        copies += k == CP_ACT_MEMCPY;
+    }
+    cr_expect_eq(c.slices, (int)t->n, "one slice per record");
+    cr_expect_eq(c.processes, 2, "the host and one GPU context");
+    cr_expect_eq(c.threads, 2 + 200, "API, NVTX and one thread per stream");
+    cr_expect_eq(c.starts, (int)device, "every launch, copy and memset has its API call");
+    cr_expect_eq(c.finishes, c.starts);
+    cr_expect_eq(c.unmatched_flows, 0);
+    cr_expect_eq(c.copies_with_rate, (int)copies, "copies carry bytes and GB/s");
+    cr_expect_eq(c.negative_times, 0);
+    cp_trace_file_free(&f);
+}
+
+/* Each context is a process of its own. */
+Test(chrome, contexts_become_processes)
+{
+    cr_assert_eq(cp_trace_file_read(CUPROOF_FIXTURES "/host-threads-h100.trace.json", &f), 0,
+                 "%s", cp_last_error());
+    char *text = cp_chrome_trace(variant("contexts-32"), "host-threads / contexts-32");
+    cr_assert_not_null(text);
+    counts c = count(text);
+    free(text);
+    cr_expect_eq(c.processes, 1 + 32);
+    cr_expect_eq(c.unmatched_flows, 0);
+    cp_trace_file_free(&f);
+}
+
+Test(chrome, an_empty_trace_is_a_valid_file)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    char *text = cp_chrome_trace(&t, NULL);
+    cr_assert_not_null(text);
+    counts c = count(text);
+    cr_expect_eq(c.slices, 0);
+    cr_expect_eq(c.processes, 1, "the host alone");
+    free(text);
+}
