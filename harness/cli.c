@@ -21,6 +21,10 @@ static const char usage[] =
     "commands:\n"
     "  list                      list the cases, one per line: name and title\n"
     "  run [CASE...]             run the named cases (all when none are named)\n"
+    "  compare OLD.json NEW.json [--threshold F]\n"
+    "                            medians side by side with a noise-aware verdict, changed\n"
+    "                            checks and claims; exit 1 when a variant is slower by more\n"
+    "                            than F (default 0.10) or a check now fails\n"
     "  export TRACE.json DIR     write each variant of a recorded trace file as a Chrome\n"
     "                            trace (DIR/CASE.VARIANT.perfetto.json) for ui.perfetto.dev\n"
     "  help                      show this text\n"
@@ -321,6 +325,29 @@ static int write_chrome(const char *dir, const char *case_name, const char *vari
 /* cuproof export TRACE.json DIR: every variant of a recorded trace file as
  * a Chrome trace. Exit 0, 1 when a file cannot be read, parsed or written,
  * 2 for bad usage. */
+/* cuproof compare OLD NEW [--threshold F]: exit 0, 1 on regressions, 2 for
+ * bad usage or files that are not comparable reports. */
+static int cmd_compare(int argc, char **argv)
+{
+    double threshold = 0.10;
+    if (argc == 4 && strcmp(argv[2], "--threshold") == 0) {
+        char *end = NULL;
+        threshold = strtod(argv[3], &end);
+        if (!end || *end || !(threshold >= 0 && threshold < 100))
+            return usage_error("--threshold wants a fraction such as 0.1, got '%s'", argv[3]);
+    } else if (argc != 2) {
+        return usage_error("%s", "compare takes OLD.json NEW.json [--threshold F]");
+    }
+    int regressions = 0;
+    if (cp_compare_reports(argv[0], argv[1], threshold, stdout, &regressions) < 0)
+        return usage_error("%s", cp_last_error());
+    if (regressions) {
+        printf("cuproof: %d regression%s\n", regressions, regressions == 1 ? "" : "s");
+        return CP_EXIT_FAILED;
+    }
+    return CP_EXIT_OK;
+}
+
 static int cmd_export(int argc, char **argv)
 {
     if (argc != 2)
@@ -369,5 +396,7 @@ int cp_cli_main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "export") == 0)
         return cmd_export(argc - 2, argv + 2);
+    if (strcmp(cmd, "compare") == 0)
+        return cmd_compare(argc - 2, argv + 2);
     return usage_error("unknown command '%s'", cmd);
 }

@@ -10,6 +10,7 @@
 #include "../harness/result.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 
 #define CP_REPORT_SCHEMA "cuproof.report/1"
 #define CP_TRACE_SCHEMA "cuproof.trace/1"
@@ -61,6 +62,24 @@ void cp_trace_file_free(cp_trace_file *f);
  * string, or NULL (CP_ENOMEM in cp_last_error).
  */
 char *cp_chrome_trace(const cp_trace *t, const char *title);
+
+/*
+ * Compares two report.json files (cuproof compare): per case and variant in
+ * both, the medians, their ratio and a verdict, then changed checks and
+ * claim verdicts, printed to `out`. *regressions counts variants slower by
+ * more than `threshold` (a fraction) beyond the noise, and checks that
+ * passed and now fail. Returns 0; CP_EIO or CP_EPARSE for a file that
+ * cannot be read or is not a report; CP_EINVAL when the reports ran
+ * different profiles or share no timed variant.
+ */
+int cp_compare_reports(const char *old_path, const char *new_path, double threshold, FILE *out,
+                       int *regressions);
+
+/* The verdict on one variant: "same" when the relative change lies within
+ * the noise (the larger relative standard deviation of the two, at least
+ * 2%), else "faster" or "slower"; the change and the noise come back too. */
+const char *cp_compare_verdict(double old_ms, double old_sd, double new_ms, double new_sd,
+                               double *change, double *noise);
 
 /* Reads a whole file into a malloc'd, NUL-terminated string; NULL with
  * cp_last_error set when it cannot. */

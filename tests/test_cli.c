@@ -192,3 +192,118 @@ Test(cli, export_bad_input)
     cr_expect_not_null(strstr(output, "not valid JSON"), "%s", output);
     remove(path);
 }
+
+/* ---- cuproof compare ---- */
+
+/* A copy of the recorded H100 report with `edit` applied, in a temp file. */
+static void edited_report(char *path, void (*edit)(cJSON *root))
+{
+    char *text = NULL;
+    FILE *f = fopen(CUPROOF_FIXTURES "/report-h100-full.json", "r");
+    cr_assert_not_null(f);
+    static char buf[1 << 21];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    cr_assert_not_null(root);
+    edit(root);
+    text = cJSON_Print(root);
+    cJSON_Delete(root);
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    free(text);
+}
+
+/* multi-kernel's streams-pinned median, scaled. */
+static double scale_by;
+static void scale_pinned(cJSON *root)
+{
+    cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases"))
+    {
+        if (strcmp(cJSON_GetObjectItem(c, "name")->valuestring, "multi-kernel") != 0)
+            continue;
+        cJSON *v;
+        cJSON_ArrayForEach(v, cJSON_GetObjectItem(c, "variants"))
+        {
+            if (strcmp(cJSON_GetObjectItem(v, "name")->valuestring, "streams-pinned") != 0)
+                continue;
+            cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(v, "timing"), "median_ms");
+            cJSON_SetNumberValue(m, m->valuedouble * scale_by);
+        }
+    }
+}
+
+static void fail_first_check(cJSON *root)
+{
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "cases"), 0);
+    cJSON *k = cJSON_GetArrayItem(cJSON_GetObjectItem(c, "checks"), 0);
+    cJSON_ReplaceItemInObject(k, "ok", cJSON_CreateFalse());
+}
+
+static void other_profile(cJSON *root)
+{
+    cJSON_ReplaceItemInObject(root, "profile", cJSON_CreateString("ci"));
+}
+
+static int compare_with(void (*edit)(cJSON *), const char *extra)
+{
+    char path[] = "/tmp/cuproof-cmp-XXXXXX", args[512];
+    edited_report(path, edit);
+    snprintf(args, sizeof args, "compare %s/report-h100-full.json %s %s", CUPROOF_FIXTURES, path,
+             extra);
+    int rc = cuproof(args);
+    remove(path);
+    return rc;
+}
+
+Test(cli, compare_flags_a_slower_variant)
+{
+    scale_by = 1.5;
+    cr_expect_eq(compare_with(scale_pinned, ""), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "slower (regression)"), "%s", output);
+    cr_expect_not_null(strstr(output, "1 regression"), "%s", output);
+    cr_expect_eq(compare_with(scale_pinned, "--threshold 0.6"), 0, "within a 60%% threshold");
+    scale_by = 0.5;
+    cr_expect_eq(compare_with(scale_pinned, ""), 0);
+    cr_expect_not_null(strstr(output, "faster"), "%s", output);
+    scale_by = 1.01;
+    cr_expect_eq(compare_with(scale_pinned, ""), 0);
+    cr_expect_null(strstr(output, "slower"), "1%% is inside the noise: %s", output);
+}
+
+Test(cli, compare_reports_changed_checks_and_real_runs)
+{
+    cr_expect_eq(compare_with(fail_first_check, ""), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "passed -> failed"), "%s", output);
+    /* Two real H100 runs of the same code: every case appears. */
+    char args[512];
+    snprintf(args, sizeof args, "compare %s/report-h100-full-earlier.json %s/report-h100-full.json",
+             CUPROOF_FIXTURES, CUPROOF_FIXTURES);
+    int rc = cuproof(args);
+    cr_expect(rc == 0 || rc == 1, "%s", output);
+    cr_expect_not_null(strstr(output, "multi-kernel                 streams-pinned"), "%s", output);
+    cr_expect_not_null(strstr(output, "conway-shared"), "%s", output);
+}
+
+Test(cli, compare_bad_input)
+{
+    cr_expect_eq(compare_with(other_profile, ""), 2, "%s", output);
+    cr_expect_not_null(strstr(output, "different profiles"), "%s", output);
+    expect_usage_error("compare a.json", "compare takes OLD.json NEW.json");
+    scale_by = 1;
+    cr_expect_eq(compare_with(scale_pinned, "--threshold lots"), 2);
+    cr_expect_not_null(strstr(output, "--threshold wants a fraction"), "%s", output);
+    char args[512];
+    snprintf(args, sizeof args, "compare /nonexistent.json %s/report-h100-full.json",
+             CUPROOF_FIXTURES);
+    cr_expect_eq(cuproof(args), 2);
+    cr_expect_not_null(strstr(output, "/nonexistent.json"), "%s", output);
+    snprintf(args, sizeof args, "compare %s/multi-kernel-h100.trace.json %s/report-h100-full.json",
+             CUPROOF_FIXTURES, CUPROOF_FIXTURES);
+    cr_expect_eq(cuproof(args), 2);
+    cr_expect_not_null(strstr(output, "is not a cuproof report"), "%s", output);
+}
