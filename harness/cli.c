@@ -25,6 +25,8 @@ static const char usage[] =
     "                            medians side by side with a noise-aware verdict, changed\n"
     "                            checks and claims; exit 1 when a variant is slower by more\n"
     "                            than F (default 0.10) or a check now fails\n"
+    "  timeline OUT.html TRACE.json...\n"
+    "                            a page of timelines drawn from recorded trace files\n"
     "  export TRACE.json DIR     write each variant of a recorded trace file as a Chrome\n"
     "                            trace (DIR/CASE.VARIANT.perfetto.json) for ui.perfetto.dev\n"
     "  help                      show this text\n"
@@ -325,6 +327,36 @@ static int write_chrome(const char *dir, const char *case_name, const char *vari
 /* cuproof export TRACE.json DIR: every variant of a recorded trace file as
  * a Chrome trace. Exit 0, 1 when a file cannot be read, parsed or written,
  * 2 for bad usage. */
+/* cuproof timeline OUT.html TRACE.json...: exit 0, 1 when a file cannot be
+ * read or written, 2 for bad usage. */
+static int cmd_timeline(int argc, char **argv)
+{
+    if (argc < 2 || argc - 1 > 64)
+        return usage_error("%s", "timeline takes OUT.html and 1 to 64 trace files");
+    int n = argc - 1, status = CP_EXIT_OK, loaded = 0;
+    cp_trace_file *files = calloc((size_t)n, sizeof *files);
+    char *html = NULL;
+    if (!files)
+        return CP_EXIT_FAILED;
+    for (; loaded < n; loaded++)
+        if (cp_trace_file_read(argv[1 + loaded], &files[loaded]) < 0) {
+            fprintf(stderr, "cuproof: %s\n", cp_last_error());
+            status = CP_EXIT_FAILED;
+            goto out;
+        }
+    html = cp_trace_files_html(files, (size_t)n);
+    if (!html || cp_write_file(argv[0], html) < 0) {
+        fprintf(stderr, "cuproof: %s\n", html ? cp_last_error() : "out of memory");
+        status = CP_EXIT_FAILED;
+    }
+out:
+    for (int i = 0; i < loaded; i++)
+        cp_trace_file_free(&files[i]);
+    free(files);
+    free(html);
+    return status;
+}
+
 /* cuproof compare OLD NEW [--threshold F]: exit 0, 1 on regressions, 2 for
  * bad usage or files that are not comparable reports. */
 static int cmd_compare(int argc, char **argv)
@@ -398,5 +430,7 @@ int cp_cli_main(int argc, char **argv)
         return cmd_export(argc - 2, argv + 2);
     if (strcmp(cmd, "compare") == 0)
         return cmd_compare(argc - 2, argv + 2);
+    if (strcmp(cmd, "timeline") == 0)
+        return cmd_timeline(argc - 2, argv + 2);
     return usage_error("unknown command '%s'", cmd);
 }

@@ -1,4 +1,5 @@
-/* report.html: a plain, self-contained page (no scripts, no fetches). */
+/* report.html: a self-contained page (no fetches): tables, and a timeline
+ * per traced variant drawn by the page's own script. */
 #include "report.h"
 
 #include <stdarg.h>
@@ -71,6 +72,205 @@ static void cell(buf *b, const char *s)
     text(b, s);
     raw(b, "</td>");
 }
+
+
+/* ---- timelines ---- */
+
+/* A JSON string for a <script type="application/json"> block: quotes and
+ * backslashes escaped, and '<' as \u003c so no "</script>" can end it. */
+static void json_string(buf *b, const char *s)
+{
+    raw(b, "\"");
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fmt(b, "\\%c", c);
+        else if (c < 0x20 || c == '<' || c == '>' || c == '&')
+            fmt(b, "\\u%04x", c);
+        else
+            put(b, s, 1);
+    }
+    raw(b, "\"");
+}
+
+/* The kinds the page colours apart. */
+enum { TL_KERNEL = 0, TL_H2D, TL_D2H, TL_COPY, TL_MEMSET, TL_RANGE };
+
+#define TL_MAX_ITEMS 50000
+
+typedef struct tl_lane {
+    uint32_t device, context, stream;
+} tl_lane;
+
+static int lane_cmp(const void *x, const void *y)
+{
+    const tl_lane *a = x, *b = y;
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    if (a->context != b->context)
+        return a->context < b->context ? -1 : 1;
+    return (a->stream > b->stream) - (a->stream < b->stream);
+}
+
+/*
+ * One variant's timeline: a div the page's script draws, and its data as
+ * JSON: lanes (one per device, context and stream, then the NVTX phases),
+ * items [lane, start us, duration us, kind, name, bytes] relative to the
+ * first record, and the names. Runtime API calls are left out.
+ */
+static void timeline_html(buf *b, const char *id, const cp_trace *t)
+{
+    size_t nl = 0, cap = 64;
+    tl_lane *lanes = malloc(cap * sizeof *lanes);
+    if (!lanes) {
+        b->oom = true;
+        return;
+    }
+    uint64_t origin = UINT64_MAX;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (a->kind == CP_ACT_RUNTIME)
+            continue;
+        if (a->start < origin)
+            origin = a->start;
+        if (a->kind == CP_ACT_RANGE)
+            continue;
+        tl_lane l = {a->device, a->context, a->stream};
+        bool seen = false;
+        for (size_t k = 0; k < nl && !seen; k++)
+            seen = lane_cmp(&lanes[k], &l) == 0;
+        if (seen)
+            continue;
+        if (nl == cap) {
+            tl_lane *p = realloc(lanes, 2 * cap * sizeof *lanes);
+            if (!p) {
+                free(lanes);
+                b->oom = true;
+                return;
+            }
+            lanes = p;
+            cap *= 2;
+        }
+        lanes[nl++] = l;
+    }
+    qsort(lanes, nl, sizeof *lanes, lane_cmp);
+    fmt(b, "<div class=\"timeline\" id=\"%s\"></div><script type=\"application/json\" "
+           "class=\"timeline-data\" data-for=\"%s\">{\"lanes\":[", id, id);
+    for (size_t k = 0; k < nl; k++)
+        fmt(b, "%s\"GPU %u ctx %u stream %u\"", k ? "," : "", lanes[k].device, lanes[k].context,
+            lanes[k].stream);
+    fmt(b, "%s\"NVTX phases\"],\"items\":[", nl ? "," : "");
+    size_t shown = 0, total = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (a->kind == CP_ACT_RUNTIME)
+            continue;
+        total++;
+        if (shown == TL_MAX_ITEMS)
+            continue;
+        size_t lane = nl;
+        int kind = TL_RANGE;
+        if (a->kind != CP_ACT_RANGE) {
+            tl_lane l = {a->device, a->context, a->stream};
+            const tl_lane *found = bsearch(&l, lanes, nl, sizeof *lanes, lane_cmp);
+            lane = (size_t)(found - lanes);
+            kind = a->kind == CP_ACT_KERNEL    ? TL_KERNEL
+                   : a->kind == CP_ACT_MEMSET  ? TL_MEMSET
+                   : a->copy_dir == CP_COPY_HTOD ? TL_H2D
+                   : a->copy_dir == CP_COPY_DTOH ? TL_D2H
+                                                 : TL_COPY;
+        }
+        fmt(b, "%s[%zu,%.3f,%.3f,%d,", shown ? "," : "", lane, (double)(a->start - origin) / 1e3,
+            (double)(a->end - a->start) / 1e3, kind);
+        json_string(b, a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name);
+        fmt(b, ",%llu]", (unsigned long long)a->bytes);
+        shown++;
+    }
+    fmt(b, "],\"total\":%zu}</script>", total);
+    if (shown < total)
+        fmt(b, "<p>The timeline shows the first %zu of %zu records.</p>", shown, total);
+    free(lanes);
+}
+
+/* The page's one script: draws every .timeline from its JSON on a canvas
+ * (lanes, copies by direction and kernels in their own colours, the time
+ * with a copy and a kernel both running shaded, an axis in ms), zooms with
+ * the wheel, pans by dragging, and names an item under the pointer. Items
+ * narrower than a pixel are drawn a pixel wide, so a zoomed-out lane reads
+ * as aggregated bars. When done it marks each timeline drawn, with its
+ * lane and item counts, and counts script errors on <body>. */
+static const char timeline_script[] =
+    "<script>\n"
+    "(function(){\n"
+    "var errors=0;window.addEventListener('error',function(){errors++;"
+    "document.body.setAttribute('data-script-errors',String(errors));});\n"
+    "document.body.setAttribute('data-script-errors','0');\n"
+    "var COLORS=['#2a6fdb','#2e9d57','#d9822b','#8e5bd0','#9aa0a6','#c9b458'];\n"
+    "var KINDS=['kernel','copy HtoD','copy DtoH','copy','memset','NVTX phase'];\n"
+    "var LANE=16,AXIS=22,LABEL=170;\n"
+    "function overlaps(items){var ev=[];items.forEach(function(it){"
+    "if(it[3]===0)ev.push([it[1],1,0],[it[1]+it[2],-1,0]);"
+    "else if(it[3]>=1&&it[3]<=3)ev.push([it[1],0,1],[it[1]+it[2],0,-1]);});"
+    "ev.sort(function(a,b){return a[0]-b[0]||(a[1]+a[2])-(b[1]+b[2]);});"
+    "var k=0,c=0,open=null,out=[];ev.forEach(function(e){var was=k>0&&c>0;k+=e[1];c+=e[2];"
+    "var is=k>0&&c>0;if(!was&&is)open=e[0];if(was&&!is){out.push([open,e[0]]);}});return out;}\n"
+    "function draw(div,d){var cv=div.querySelector('canvas');var w=cv.width,h=cv.height;"
+    "var g=cv.getContext('2d');g.clearRect(0,0,w,h);g.font='11px sans-serif';"
+    "var span=(d.t1-d.t0)||1,px=(w-LABEL)/span;function X(t){return LABEL+(t-d.t0)*px;}"
+    "g.fillStyle='rgba(220,50,50,0.13)';d.ov.forEach(function(o){var a=Math.max(X(o[0]),LABEL),"
+    "b=Math.min(X(o[1]),w);if(b>a)g.fillRect(a,AXIS,Math.max(b-a,1),h-AXIS);});"
+    "d.lanes.forEach(function(name,i){g.fillStyle=i%2?'#fafafa':'#f0f0f0';"
+    "g.fillRect(LABEL,AXIS+i*LANE,w-LABEL,LANE);g.fillStyle='#333';"
+    "g.fillText(name,2,AXIS+i*LANE+12);});"
+    "d.items.forEach(function(it){var a=X(it[1]),b=X(it[1]+it[2]);if(b<LABEL||a>w)return;"
+    "a=Math.max(a,LABEL);g.fillStyle=COLORS[it[3]];"
+    "g.fillRect(a,AXIS+it[0]*LANE+2,Math.max(b-a,1),LANE-4);});"
+    "g.fillStyle='#333';for(var i=0;i<=8;i++){var t=d.t0+span*i/8,x=LABEL+(w-LABEL)*i/8;"
+    "g.fillRect(x,AXIS-6,1,6);g.fillText((t/1000).toFixed(3)+' ms',Math.min(x,w-60),10);}}\n"
+    "function setup(div,d){var cv=document.createElement('canvas');"
+    "cv.width=Math.max(div.clientWidth,600);cv.height=AXIS+d.lanes.length*LANE+4;"
+    "var tip=document.createElement('div');tip.className='tip';div.appendChild(cv);"
+    "div.appendChild(tip);var end=0;d.items.forEach(function(it){end=Math.max(end,it[1]+it[2]);});"
+    "d.full=[0,end||1];d.t0=0;d.t1=end||1;d.ov=overlaps(d.items);draw(div,d);"
+    "cv.addEventListener('wheel',function(e){e.preventDefault();var r=cv.getBoundingClientRect();"
+    "var f=e.deltaY<0?0.8:1.25,at=d.t0+(e.clientX-r.left-LABEL)/(cv.width-LABEL)*(d.t1-d.t0);"
+    "d.t0=Math.max(d.full[0],at-(at-d.t0)*f);d.t1=Math.min(d.full[1],at+(d.t1-at)*f);draw(div,d);});"
+    "var drag=null;cv.addEventListener('mousedown',function(e){drag=[e.clientX,d.t0,d.t1];});"
+    "window.addEventListener('mouseup',function(){drag=null;});"
+    "cv.addEventListener('mousemove',function(e){var r=cv.getBoundingClientRect(),"
+    "x=e.clientX-r.left,y=e.clientY-r.top,per=(d.t1-d.t0)/(cv.width-LABEL);"
+    "if(drag){var dt=(drag[0]-e.clientX)*per;d.t0=drag[1]+dt;d.t1=drag[2]+dt;draw(div,d);return;}"
+    "var lane=Math.floor((y-AXIS)/LANE),t=d.t0+(x-LABEL)*per,hit=null;"
+    "d.items.forEach(function(it){if(it[0]===lane&&t>=it[1]-per&&t<=it[1]+it[2]+per)hit=it;});"
+    "if(!hit){tip.style.display='none';return;}var s=KINDS[hit[3]]+' '+hit[4]+' on '+d.lanes[hit[0]]"
+    "+'\\nstart '+(hit[1]/1000).toFixed(4)+' ms, '+(hit[2]/1000).toFixed(4)+' ms';"
+    "if(hit[5]>0&&hit[3]!==0){s+='\\n'+hit[5]+' bytes'+(hit[2]>0?', '+(hit[5]/hit[2]/1000)"
+    ".toFixed(2)+' GB/s':'');}tip.textContent=s;tip.style.display='block';"
+    "tip.style.left=(x+12)+'px';tip.style.top=(y+12)+'px';});"
+    "div.className+=' drawn';div.setAttribute('data-lanes',String(d.lanes.length));"
+    "div.setAttribute('data-items',String(d.items.length));}\n"
+    "document.querySelectorAll('script.timeline-data').forEach(function(s){"
+    "var div=document.getElementById(s.getAttribute('data-for'));"
+    "try{setup(div,JSON.parse(s.textContent));}catch(e){errors++;"
+    "document.body.setAttribute('data-script-errors',String(errors));throw e;}});\n"
+    "})();\n"
+    "</script>\n";
+
+static const char timeline_style[] =
+    ".timeline{position:relative;margin:.5em 0}.timeline canvas{border:1px solid #ccc;"
+    "cursor:crosshair}.tip{display:none;position:absolute;white-space:pre;background:#fff;"
+    "border:1px solid #888;padding:.3em;font-size:12px;pointer-events:none}"
+    ".legend span{display:inline-block;margin-right:1em}";
+
+static const char legend_html[] =
+    "<p class=\"legend\"><span style=\"color:#2a6fdb\">&#9632; kernel</span>"
+    "<span style=\"color:#2e9d57\">&#9632; copy HtoD</span>"
+    "<span style=\"color:#d9822b\">&#9632; copy DtoH</span>"
+    "<span style=\"color:#8e5bd0\">&#9632; other copy</span>"
+    "<span style=\"color:#9aa0a6\">&#9632; memset</span>"
+    "<span style=\"color:#c9b458\">&#9632; NVTX phase</span>"
+    "<span style=\"color:#d23\">shaded: a copy and a kernel both running</span>"
+    " (wheel to zoom, drag to pan)</p>";
 
 static void case_html(buf *b, const cp_case_result *c)
 {
@@ -165,6 +365,23 @@ static void case_html(buf *b, const cp_case_result *c)
         }
         raw(b, "</table>");
     }
+    bool any_traced = false;
+    for (size_t i = 0; i < c->nvariants; i++)
+        any_traced = any_traced || c->variants[i].traced;
+    if (any_traced) {
+        raw(b, "<h3>Timelines</h3>");
+        raw(b, legend_html);
+        for (size_t i = 0; i < c->nvariants; i++) {
+            if (!c->variants[i].traced)
+                continue;
+            char id[160];
+            snprintf(id, sizeof id, "tl-%s-%s", c->name, c->variants[i].name);
+            raw(b, "<h4>");
+            text(b, c->variants[i].name);
+            raw(b, "</h4>");
+            timeline_html(b, id, &c->variants[i].trace);
+        }
+    }
     bool any_series = false;
     for (size_t i = 0; i < c->nvariants; i++)
         any_series = any_series || c->variants[i].nseries;
@@ -207,8 +424,9 @@ char *cp_report_html(const cp_report *r)
             "body{font-family:sans-serif;margin:2em;max-width:80em}"
             "table{border-collapse:collapse;margin:.5em 0}"
             "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}"
-            ".passed,.confirmed{color:#060}.failed,.refuted{color:#a00}.skipped{color:#888}"
-            "</style></head><body><h1>cuproof report</h1>");
+            ".passed,.confirmed{color:#060}.failed,.refuted{color:#a00}.skipped{color:#888}");
+    raw(&b, timeline_style);
+    raw(&b, "</style></head><body><h1>cuproof report</h1>");
     raw(&b, "<h2>Environment</h2><table>");
     const cp_env *e = &r->env;
     raw(&b, "<tr><th>GPU</th>");
@@ -250,6 +468,54 @@ char *cp_report_html(const cp_report *r)
     raw(&b, "</table>");
     for (size_t i = 0; i < r->ncases; i++)
         case_html(&b, &r->cases[i]);
+    raw(&b, timeline_script);
+    raw(&b, "</body></html>\n");
+    if (b.oom) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+char *cp_trace_files_html(const cp_trace_file *files, size_t n)
+{
+    buf b = {0};
+    raw(&b, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<title>cuproof timelines</title><style>"
+            "body{font-family:sans-serif;margin:2em;max-width:90em}"
+            "table{border-collapse:collapse;margin:.5em 0}"
+            "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}");
+    raw(&b, timeline_style);
+    raw(&b, "</style></head><body><h1>cuproof timelines</h1>"
+            "<p>Drawn from recorded trace files (cuproof.trace/1).</p>");
+    raw(&b, legend_html);
+    for (size_t f = 0; f < n; f++) {
+        const cp_trace_file *tf = &files[f];
+        raw(&b, "<section><h2>");
+        text(&b, tf->case_name);
+        raw(&b, "</h2><p>recorded on ");
+        text(&b, tf->device);
+        raw(&b, "</p>");
+        for (size_t v = 0; v < tf->nvariants; v++) {
+            cp_metrics m;
+            if (cp_timeline_analyse(&tf->trace[v], NULL, &m) < 0) {
+                b.oom = true;
+                break;
+            }
+            raw(&b, "<h3>");
+            text(&b, tf->variant[v]);
+            fmt(&b, "</h3><p>span %.3f ms, copy/kernel overlap ratio %.3f, peak concurrent "
+                    "kernels %u, %zu lanes</p>",
+                (double)m.span_ns / 1e6, m.copy_kernel_overlap_ratio, m.peak_concurrent_kernels,
+                m.nlanes);
+            cp_metrics_free(&m);
+            char id[200];
+            snprintf(id, sizeof id, "tl-%s-%s", tf->case_name, tf->variant[v]);
+            timeline_html(&b, id, &tf->trace[v]);
+        }
+        raw(&b, "</section>");
+    }
+    raw(&b, timeline_script);
     raw(&b, "</body></html>\n");
     if (b.oom) {
         free(b.s);

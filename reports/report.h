@@ -29,12 +29,18 @@ int cp_write_file(const char *path, const char *text);
  * malloc'd string, or NULL when out of memory. */
 char *cp_report_html(const cp_report *r);
 
+/* A page of timelines drawn from recorded trace files (cuproof timeline),
+ * with the same drawing as report.html. Returns a malloc'd string, or NULL
+ * when out of memory. */
+typedef struct cp_trace_file cp_trace_file;
+char *cp_trace_files_html(const cp_trace_file *files, size_t n);
+
 /* Writes the traces of a case's traced variants, recorded on `device` (its
  * name), to `path`. Returns 0, CP_ENOMEM or CP_EIO. */
 int cp_trace_file_write(const cp_case_result *c, const char *device, const char *path);
 
 /* A recorded trace file read back: one trace per variant. */
-typedef struct cp_trace_file {
+struct cp_trace_file {
     char case_name[64];
     char device[256];
     size_t nvariants;
@@ -42,7 +48,7 @@ typedef struct cp_trace_file {
     cp_trace trace[CP_MAX_VARIANTS];
     cp_series series[CP_MAX_VARIANTS][CP_MAX_SERIES]; /* what each run measured itself */
     size_t nseries[CP_MAX_VARIANTS];
-} cp_trace_file;
+};
 
 /*
  * Parses a trace file. Returns 0, CP_EIO when it cannot be read, or
