@@ -4,7 +4,7 @@
 # is not a Debian package of the right version: it must already be
 # installed, normally under /usr/local/cuda.
 set -euo pipefail
-pkgs="cmake ninja-build pkg-config gcc libcriterion-dev libcjson-dev gcovr"
+pkgs="cmake ninja-build pkg-config gcc libcriterion-dev libcjson-dev gcovr chromium"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
