@@ -452,11 +452,24 @@ char *cp_report_html(const cp_report *r)
     raw(&b, "</tr><tr><th>date</th>");
     cell(&b, r->date);
     raw(&b, "</tr></table><h2>Cases</h2><table><tr><th>case</th><th>status</th>"
-            "<th>claims</th></tr>");
+            "<th>checks</th><th>key figures</th><th>claims</th></tr>");
     for (size_t i = 0; i < r->ncases; i++) {
         const cp_case_result *c = &r->cases[i];
-        fmt(&b, "<tr><td><a href=\"#case-%s\">%s</a></td><td class=\"%s\">%s</td><td>",
-            c->name, c->name, cp_status_name(c->status), cp_status_name(c->status));
+        size_t held = 0;
+        for (size_t k = 0; k < c->nchecks; k++)
+            held += c->checks[k].status == CP_CHECK_PASSED;
+        fmt(&b, "<tr><td><a href=\"#case-%s\">%s</a></td><td class=\"%s\">%s</td>"
+                "<td>%zu of %zu</td><td>",
+            c->name, c->name, cp_status_name(c->status), cp_status_name(c->status), held,
+            c->nchecks);
+        /* The case's first figures: its headline numbers. */
+        for (size_t k = 0; k < c->nfigures && k < 2; k++) {
+            text(&b, c->figures[k].name);
+            fmt(&b, " %.4g ", c->figures[k].value);
+            text(&b, c->figures[k].unit);
+            raw(&b, "<br>");
+        }
+        raw(&b, "</td><td>");
         for (size_t k = 0; k < c->nclaims; k++) {
             fmt(&b, "<span class=\"%s\">%s</span> (", cp_verdict_name(c->claims[k].verdict),
                 cp_verdict_name(c->claims[k].verdict));

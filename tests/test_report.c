@@ -173,6 +173,11 @@ Test(report, html_escapes_and_shows_everything)
     cr_expect_not_null(strstr(html, "no CUDA device"));
     cr_expect_not_null(strstr(html, "CUPTI is held by another tool"));
     cr_expect_not_null(strstr(html, "Measured by the run itself"), "series are shown");
+    cr_expect_not_null(strstr(html, "<td>1 of 2</td><td>speedup 50"),
+                       "the index gives checks held and the first figures");
+    cr_expect_not_null(strstr(html, "class=\"timeline\" id=\"tl-demo-streams\""),
+                       "a timeline for the traced variant");
+    cr_expect_null(strstr(html, "tl-demo-untraced"), "none for the untraced one");
     cr_expect_not_null(strstr(html, "<td>event_ms</td><td>3</td><td>2</td>"));
     cr_expect_not_null(strstr(html, "confirmed"));
     cr_expect_null(strstr(html, "http"), "the page fetches nothing");
