@@ -296,34 +296,65 @@ out:
     return rc;
 }
 
+/* A JSON string, escaped, to a stream. */
+static void put_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/*
+ * Trace files are streamed, not built as a cJSON tree: a run can hold a
+ * million records, and a tree of them costs seconds and gigabytes. Only
+ * the small series block goes through cJSON.
+ */
 int cp_trace_file_write(const cp_case_result *c, const char *device, const char *path)
 {
     int rc = 0;
-    builder b = {.ok = true};
-    char *text = NULL;
-    cJSON *root = cJSON_CreateObject();
-    if (!root)
-        return CP_ENOMEM;
-    add_str(&b, root, "schema", CP_TRACE_SCHEMA);
-    add_str(&b, root, "case", c->name);
-    add_str(&b, root, "device", device);
-    cJSON *vars = add_arr(&b, root, "variants");
-    for (size_t i = 0; i < c->nvariants && b.ok; i++) {
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
+    static char buffer[1 << 16];
+    setvbuf(f, buffer, _IOFBF, sizeof buffer);
+    fprintf(f, "{\"schema\":\"%s\",\"case\":", CP_TRACE_SCHEMA);
+    put_json_string(f, c->name);
+    fputs(",\"device\":", f);
+    put_json_string(f, device);
+    fputs(",\"variants\":[", f);
+    bool first_variant = true;
+    for (size_t i = 0; i < c->nvariants; i++) {
         const cp_variant_result *v = &c->variants[i];
         if (!v->traced)
             continue;
-        cJSON *jv = push_obj(&b, vars);
-        if (!jv)
-            break;
-        add_str(&b, jv, "name", v->name);
-        add_num(&b, jv, "dropped_records", (double)v->trace.dropped_records);
-        if (v->trace.has_legacy_stream) {
-            cJSON *ls = add_obj(&b, jv, "legacy_default_stream");
-            add_num(&b, ls, "device", v->trace.legacy_device);
-            add_num(&b, ls, "context", v->trace.legacy_context);
-            add_num(&b, ls, "stream", v->trace.legacy_stream);
+        fputs(first_variant ? "{\"name\":" : ",{\"name\":", f);
+        first_variant = false;
+        put_json_string(f, v->name);
+        fprintf(f, ",\"dropped_records\":%llu", (unsigned long long)v->trace.dropped_records);
+        if (v->trace.has_legacy_stream)
+            fprintf(f, ",\"legacy_default_stream\":{\"device\":%u,\"context\":%u,\"stream\":%u}",
+                    v->trace.legacy_device, v->trace.legacy_context, v->trace.legacy_stream);
+        builder b = {.ok = true};
+        cJSON *holder = cJSON_CreateObject();
+        if (holder)
+            series_json(&b, holder, v);
+        char *series = holder && b.ok ? cJSON_PrintUnformatted(cJSON_GetObjectItem(holder, "series"))
+                                      : NULL;
+        cJSON_Delete(holder);
+        if (!series) {
+            rc = cp_failf(CP_ENOMEM, "out of memory writing %s", path);
+            goto out;
         }
-        series_json(&b, jv, v);
+        fprintf(f, ",\"series\":%s", series);
+        free(series);
         /* JSON numbers are doubles, exact to 2^53: absolute CUPTI times
          * (about 1.8e18 ns) would lose 256 ns, so activities are written
          * relative to an origin that is written as a decimal string. */
@@ -333,52 +364,37 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
                 origin = v->trace.items[k].start;
         if (origin == UINT64_MAX)
             origin = 0;
-        char origin_text[24];
-        snprintf(origin_text, sizeof origin_text, "%llu", (unsigned long long)origin);
-        add_str(&b, jv, "origin_ns", origin_text);
-        cJSON *acts = add_arr(&b, jv, "activities");
-        for (size_t k = 0; k < v->trace.n && b.ok; k++) {
+        fprintf(f, ",\"origin_ns\":\"%llu\",\"activities\":[", (unsigned long long)origin);
+        for (size_t k = 0; k < v->trace.n; k++) {
             const cp_activity *a = &v->trace.items[k];
-            cJSON *j = push_obj(&b, acts);
-            if (!j)
-                break;
-            add_str(&b, j, "kind", cp_act_kind_name(a->kind));
-            add_num(&b, j, "start", (double)(a->start - origin));
-            add_num(&b, j, "end", (double)(a->end >= origin ? a->end - origin : 0));
-            add_num(&b, j, "device", a->device);
-            add_num(&b, j, "context", a->context);
-            add_num(&b, j, "stream", a->stream);
-            add_num(&b, j, "correlation", a->correlation);
-            add_str(&b, j, "name", a->name);
+            fprintf(f, "%s{\"kind\":\"%s\",\"start\":%llu,\"end\":%llu,\"device\":%u,"
+                       "\"context\":%u,\"stream\":%u,\"correlation\":%u,\"name\":",
+                    k ? "," : "", cp_act_kind_name(a->kind),
+                    (unsigned long long)(a->start - origin),
+                    (unsigned long long)(a->end >= origin ? a->end - origin : 0), a->device,
+                    a->context, a->stream, a->correlation);
+            put_json_string(f, a->name);
             if (a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET)
-                add_num(&b, j, "bytes", (double)a->bytes);
-            if (a->kind == CP_ACT_MEMCPY) {
-                add_str(&b, j, "dir", cp_copy_dir_name(a->copy_dir));
-                add_str(&b, j, "src", cp_mem_kind_name(a->src));
-                add_str(&b, j, "dst", cp_mem_kind_name(a->dst));
-                add_bool(&b, j, "async", a->async);
-            }
+                fprintf(f, ",\"bytes\":%llu", (unsigned long long)a->bytes);
+            if (a->kind == CP_ACT_MEMCPY)
+                fprintf(f, ",\"dir\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\",\"async\":%s",
+                        cp_copy_dir_name(a->copy_dir), cp_mem_kind_name(a->src),
+                        cp_mem_kind_name(a->dst), a->async ? "true" : "false");
             if (a->kind == CP_ACT_RANGE)
-                add_num(&b, j, "depth", a->depth);
-            if (a->kind == CP_ACT_KERNEL && a->block[0]) {
-                cJSON *g = cJSON_CreateIntArray((const int[]){(int)a->grid[0], (int)a->grid[1],
-                                                              (int)a->grid[2]}, 3);
-                cJSON *bl = cJSON_CreateIntArray((const int[]){(int)a->block[0],
-                                                               (int)a->block[1],
-                                                               (int)a->block[2]}, 3);
-                b.ok = b.ok && g && bl && cJSON_AddItemToObject(j, "grid", g) &&
-                       cJSON_AddItemToObject(j, "block", bl);
-            }
+                fprintf(f, ",\"depth\":%u", a->depth);
+            if (a->kind == CP_ACT_KERNEL && a->block[0])
+                fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", a->grid[0], a->grid[1],
+                        a->grid[2], a->block[0], a->block[1], a->block[2]);
+            fputc('}', f);
         }
+        fputs("]}", f);
     }
-    if (!b.ok || !(text = cJSON_PrintUnformatted(root))) {
-        rc = CP_ENOMEM;
-        goto out;
-    }
-    CP_TRY(cp_write_file(path, text));
-out:
-    cJSON_Delete(root);
-    free(text);
+    fputs("]}", f);
+out:;
+    bool failed = ferror(f) != 0;
+    if (fclose(f) != 0 || failed)
+        if (rc == 0)
+            rc = cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
     return rc;
 }
 
