@@ -350,18 +350,28 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     /* Lanes: the distinct (device, context, stream) keys, sorted, so that
      * stream ids that repeat across contexts stay apart. */
     size_t nl = 0;
+    /* Kept sorted as they are found: a binary search per record (and an
+     * insertion per new lane, of which there are few) rather than sorting
+     * a key per record. */
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
         if (!is_device_work(a))
             continue;
-        lanes[nl++] = (cp_lane){.device = a->device, .context = a->context, .stream = a->stream};
+        cp_lane key = {.device = a->device, .context = a->context, .stream = a->stream};
+        size_t lo = 0, hi = nl;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (lane_cmp(&lanes[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < nl && lane_cmp(&lanes[lo], &key) == 0)
+            continue;
+        memmove(&lanes[lo + 1], &lanes[lo], (nl - lo) * sizeof *lanes);
+        lanes[lo] = key;
+        nl++;
     }
-    qsort(lanes, nl, sizeof *lanes, lane_cmp);
-    size_t u = 0;
-    for (size_t i = 0; i < nl; i++)
-        if (u == 0 || lane_cmp(&lanes[u - 1], &lanes[i]) != 0)
-            lanes[u++] = lanes[i];
-    nl = u;
     lane_open = calloc(nl, sizeof *lane_open);
     lane_since = calloc(nl, sizeof *lane_since);
     if (!lane_open || !lane_since) {
