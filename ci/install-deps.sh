@@ -4,7 +4,7 @@
 # is not a Debian package of the right version: it must already be
 # installed, normally under /usr/local/cuda.
 set -euo pipefail
-pkgs="cmake ninja-build pkg-config gcc libcriterion-dev libcjson-dev gcovr chromium"
+pkgs="cmake ninja-build pkg-config gcc libcriterion-dev libcjson-dev gcovr chromium clang"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -14,6 +14,13 @@ if [ -n "$missing" ]; then
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+fi
+# libFuzzer's runtime comes with the compiler-rt package of clang's version.
+rt="libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev"
+if ! dpkg -s "$rt" >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$rt"
 fi
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     echo "install-deps: the CUDA Toolkit (nvcc) was not found; install CUDA 12 or later" >&2
