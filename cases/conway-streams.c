@@ -225,8 +225,7 @@ static uint64_t work_span_ns(const cp_variant_result *v)
     uint64_t first = UINT64_MAX, last = 0;
     for (size_t i = 0; v && v->traced && i < v->trace.n; i++) {
         const cp_activity *a = &v->trace.items[i];
-        if (a->kind == CP_ACT_RUNTIME || a->kind == CP_ACT_RANGE ||
-            (a->name && strcmp(a->name, "gate_ker") == 0))
+        if (!cp_activity_is_device_work(a) || (a->name && strcmp(a->name, "gate_ker") == 0))
             continue;
         first = a->start < first ? a->start : first;
         last = a->end > last ? a->end : last;

@@ -163,13 +163,11 @@ static int run(cp_ctx *ctx, const cp_variant *v)
     double issued = cp_now_ms() - t0;
     CP_CUDA(cudaEventRecord(s->end, 0));
     cp_phase_end(ctx);
-    if (s->launch_ms[v->index] == 0 || issued < s->launch_ms[v->index])
-        s->launch_ms[v->index] = issued;
+    cp_keep_least(&s->launch_ms[v->index], issued);
     CP_CUDA(cudaEventSynchronize(s->end));
     float ms = 0;
     CP_CUDA(cudaEventElapsedTime(&ms, s->start, s->end));
-    if (s->event_ms[v->index] == 0 || ms < s->event_ms[v->index])
-        s->event_ms[v->index] = ms;
+    cp_keep_least(&s->event_ms[v->index], ms);
     double value = ms;
     CP_TRY(cp_series_set(ctx, v, "event_ms", "ms", &value, 1));
     cp_phase_begin(ctx, "copy-out");
@@ -232,10 +230,8 @@ static int checks(cp_ctx *ctx)
                        k ? k->name : "none");
         /* The traced run's event pair against CUPTI's record of the launch. */
         const cp_series *ev = vr ? cp_series_find(vr->series, vr->nseries, "event_ms") : NULL;
-        cp_event_agreement a = {0};
-        bool paired = vr && vr->traced && ev &&
-                      cp_events_against_trace(&vr->trace, names[i], ev->values, ev->n,
-                                              CP_EVENT_TOLERANCE, &a) == 0;
+        cp_event_agreement a;
+        bool paired = cp_variant_events(ctx, ctx->def->variants[i], names[i], &a) == 0;
         snprintf(name, sizeof name, "%s: the event time agrees with CUPTI's kernel duration",
                  ctx->def->variants[i]);
         cp_check_trace(ctx, ctx->def->variants[i], name,

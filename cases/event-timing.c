@@ -146,12 +146,8 @@ static int checks(cp_ctx *ctx)
              "cudaEventQuery = cudaSuccess for both in every run", "in %d of %d runs",
              s->both_ready_after_sync, s->runs);
 
-    const cp_variant_result *vr = cp_variant_result_get(ctx, variant);
-    const cp_series *ev = vr ? cp_series_find(vr->series, vr->nseries, "event_ms") : NULL;
-    cp_event_agreement a = {0};
-    int arc = vr && ev ? cp_events_against_trace(&vr->trace, "mult_ker", ev->values, ev->n,
-                                                 CP_EVENT_TOLERANCE, &a)
-                       : CP_EINVAL;
+    cp_event_agreement a;
+    int arc = cp_variant_events(ctx, variant, "mult_ker", &a);
     double kernel_ms = a.kernel_mean_ms;
     /* On an idle stream the start event fires when it is recorded, and the
      * kernel starts when the launch call is done: the event time is the

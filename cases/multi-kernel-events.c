@@ -193,9 +193,7 @@ static int run(cp_ctx *ctx, const cp_variant *v)
     }
     /* Where the sources read their clock: everything issued, nothing
      * waited for. The least over the runs is an untraced run's. */
-    double issued = cp_now_ms() - t0;
-    if (s->issue_ms[v->index] == 0 || issued < s->issue_ms[v->index])
-        s->issue_ms[v->index] = issued;
+    cp_keep_least(&s->issue_ms[v->index], cp_now_ms() - t0);
     CP_CUDA(cudaDeviceSynchronize());
     for (int k = 0; k < n; k++) {
         float ms = 0;
@@ -221,14 +219,8 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 static bool agreement(const cp_ctx *ctx, const char *variant, cp_event_agreement *a,
                       char *why, size_t len)
 {
-    memset(a, 0, sizeof *a);
     snprintf(why, len, "%s", "");
-    const cp_variant_result *v = cp_variant_result_get(ctx, variant);
-    const cp_series *ev = v ? cp_series_find(v->series, v->nseries, "event_ms") : NULL;
-    if (!v || !v->traced || !ev)
-        return false;
-    if (cp_events_against_trace(&v->trace, "mult_ker", ev->values, ev->n, CP_EVENT_TOLERANCE,
-                                a) < 0) {
+    if (cp_variant_events(ctx, variant, "mult_ker", a) < 0) {
         snprintf(why, len, ": %s", cp_last_error());
         return false;
     }

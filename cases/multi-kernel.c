@@ -166,8 +166,8 @@ static int run(cp_ctx *ctx, const cp_variant *v)
     double t0 = cp_now_ms();
     int rc = issue(ctx, v);
     double issued = cp_now_ms() - t0;
-    if (rc == 0 && (s->issue_ms[v->index] == 0 || issued < s->issue_ms[v->index]))
-        s->issue_ms[v->index] = issued;
+    if (rc == 0)
+        cp_keep_least(&s->issue_ms[v->index], issued);
     return rc;
 }
 

@@ -6,12 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int by_correlation(const void *a, const void *b)
-{
-    const cp_activity *x = *(const cp_activity *const *)a, *y = *(const cp_activity *const *)b;
-    return (x->correlation > y->correlation) - (x->correlation < y->correlation);
-}
-
 /* The start of the last cudaEventRecord call before launch `k`, or 0. */
 static uint64_t record_call_start(const cp_trace *t, const cp_activity *k)
 {
@@ -55,7 +49,7 @@ int cp_events_against_trace(const cp_trace *t, const char *kernel, const double 
         if (t->items[i].kind == CP_ACT_KERNEL && t->items[i].name &&
             strcmp(t->items[i].name, kernel) == 0)
             k[j++] = &t->items[i];
-    qsort(k, n, sizeof *k, by_correlation);
+    qsort(k, n, sizeof *k, cp_activity_ptr_cmp_correlation);
 
     double excess_sum = 0;
     out->launches = n;

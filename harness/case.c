@@ -189,6 +189,23 @@ const cp_activity *cp_variant_last_kernel(const cp_ctx *ctx, const char *variant
     return k;
 }
 
+int cp_variant_events(const cp_ctx *ctx, const char *variant, const char *kernel,
+                      cp_event_agreement *a)
+{
+    memset(a, 0, sizeof *a);
+    const cp_variant_result *v = cp_variant_result_get(ctx, variant);
+    const cp_series *ev = v ? cp_series_find(v->series, v->nseries, "event_ms") : NULL;
+    if (!v || !v->traced || !ev)
+        return cp_failf(CP_ENOENT, "variant %s has no traced event times", variant);
+    return cp_events_against_trace(&v->trace, kernel, ev->values, ev->n, CP_EVENT_TOLERANCE, a);
+}
+
+void cp_keep_least(double *slot, double value)
+{
+    if (*slot == 0 || value < *slot)
+        *slot = value;
+}
+
 double cp_variant_median_ms(const cp_ctx *ctx, const char *variant)
 {
     const cp_variant_result *v = cp_variant_result_get(ctx, variant);

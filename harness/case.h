@@ -25,6 +25,7 @@
 #ifndef CUPROOF_CASE_H
 #define CUPROOF_CASE_H
 
+#include "agreement.h"
 #include "error.h"
 #include "result.h"
 
@@ -128,6 +129,16 @@ const cp_variant_result *cp_variant_result_get(const cp_ctx *ctx, const char *va
 /* The last kernel in a variant's trace, or NULL when it has none or was
  * not traced (checks that use it go through cp_check_trace). */
 const cp_activity *cp_variant_last_kernel(const cp_ctx *ctx, const char *variant);
+
+/* A traced variant's "event_ms" series against its kernels called
+ * `kernel` (cp_events_against_trace with CP_EVENT_TOLERANCE); *a is zeroed
+ * first. Returns 0; CP_ENOENT when the variant did not run traced or
+ * recorded no event times; else the pairing's error (cp_last_error says). */
+int cp_variant_events(const cp_ctx *ctx, const char *variant, const char *kernel,
+                      cp_event_agreement *a);
+
+/* Keeps the least positive value seen in *slot (0 means none yet). */
+void cp_keep_least(double *slot, double value);
 
 /* Median time of a variant in ms, or -1 when it did not run. */
 double cp_variant_median_ms(const cp_ctx *ctx, const char *variant);

@@ -96,9 +96,15 @@ int cp_act_kind_from_name(const char *s) { return index_of(act_names, CP_ACT_KIN
 int cp_copy_dir_from_name(const char *s) { return index_of(dir_names, CP_COPY_DIR_COUNT, s); }
 int cp_mem_kind_from_name(const char *s) { return index_of(mem_names, CP_MEM_KIND_COUNT, s); }
 
-static bool is_device_work(const cp_activity *a)
+bool cp_activity_is_device_work(const cp_activity *a)
 {
     return a->kind == CP_ACT_KERNEL || a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET;
+}
+
+int cp_activity_ptr_cmp_correlation(const void *a, const void *b)
+{
+    const cp_activity *x = *(const cp_activity *const *)a, *y = *(const cp_activity *const *)b;
+    return (x->correlation > y->correlation) - (x->correlation < y->correlation);
 }
 
 static bool is_pageable_copy(const cp_activity *a)
@@ -118,27 +124,30 @@ static int lane_key_cmp(uint32_t d1, uint32_t c1, uint32_t s1, uint32_t d2, uint
     return 0;
 }
 
-static int lane_cmp(const void *a, const void *b)
-{
-    const cp_lane *x = a, *y = b;
-    return lane_key_cmp(x->device, x->context, x->stream, y->device, y->context, y->stream);
-}
-
-static size_t lane_find(const cp_lane *lanes, size_t n, const cp_activity *a)
+/* The first of the sorted lanes not before a's key (n when all are). */
+static size_t lane_lower_bound(const cp_lane *lanes, size_t n, const cp_activity *a)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = lane_key_cmp(lanes[mid].device, lanes[mid].context, lanes[mid].stream,
-                             a->device, a->context, a->stream);
-        if (c == 0)
-            return mid;
-        if (c < 0)
+        if (lane_key_cmp(lanes[mid].device, lanes[mid].context, lanes[mid].stream, a->device,
+                         a->context, a->stream) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return n; /* unreachable: every device activity's lane was collected */
+    return lo;
+}
+
+static bool lane_is(const cp_lane *l, const cp_activity *a)
+{
+    return l->device == a->device && l->context == a->context && l->stream == a->stream;
+}
+
+long cp_metrics_lane_index(const cp_metrics *m, const cp_activity *a)
+{
+    size_t at = lane_lower_bound(m->lanes, m->nlanes, a);
+    return at < m->nlanes && lane_is(&m->lanes[at], a) ? (long)at : -1;
 }
 
 /* One start or end of a device interval. */
@@ -205,7 +214,7 @@ static long count_default_stream_serialization(const cp_trace *t)
         return 0;
     size_t n = 0, nl = 0;
     for (size_t i = 0; i < t->n; i++)
-        if (is_device_work(&t->items[i]))
+        if (cp_activity_is_device_work(&t->items[i]))
             on_legacy_stream(t, &t->items[i]) ? nl++ : n++;
     if (n == 0 || nl == 0)
         return 0;
@@ -215,7 +224,7 @@ static long count_default_stream_serialization(const cp_trace *t)
     size_t k = 0;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
-        if (is_device_work(a) && !on_legacy_stream(t, a) && a->end > a->start)
+        if (cp_activity_is_device_work(a) && !on_legacy_stream(t, a) && a->end > a->start)
             u[k++] = (span){a->start, a->end};
     }
     qsort(u, k, sizeof *u, span_cmp);
@@ -231,7 +240,7 @@ static long count_default_stream_serialization(const cp_trace *t)
     long count = 0;
     for (size_t i = 0; m > 0 && i < t->n; i++) {
         const cp_activity *a = &t->items[i];
-        if (!is_device_work(a) || !on_legacy_stream(t, a))
+        if (!cp_activity_is_device_work(a) || !on_legacy_stream(t, a))
             continue;
         /* The first merged interval that ends after this one starts. */
         size_t lo = 0, hi = m;
@@ -333,7 +342,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     m->gap_threshold_ns = opts && opts->gap_threshold_ns ? opts->gap_threshold_ns : 1000000;
     size_t ndev = 0;
     for (size_t i = 0; i < t->n; i++)
-        ndev += is_device_work(&t->items[i]);
+        ndev += cp_activity_is_device_work(&t->items[i]);
     if (ndev == 0)
         return 0;
 
@@ -355,21 +364,13 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
      * a key per record. */
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
-        if (!is_device_work(a))
+        if (!cp_activity_is_device_work(a))
             continue;
-        cp_lane key = {.device = a->device, .context = a->context, .stream = a->stream};
-        size_t lo = 0, hi = nl;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (lane_cmp(&lanes[mid], &key) < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < nl && lane_cmp(&lanes[lo], &key) == 0)
+        size_t at = lane_lower_bound(lanes, nl, a);
+        if (at < nl && lane_is(&lanes[at], a))
             continue;
-        memmove(&lanes[lo + 1], &lanes[lo], (nl - lo) * sizeof *lanes);
-        lanes[lo] = key;
+        memmove(&lanes[at + 1], &lanes[at], (nl - at) * sizeof *lanes);
+        lanes[at] = (cp_lane){.device = a->device, .context = a->context, .stream = a->stream};
         nl++;
     }
     lane_open = calloc(nl, sizeof *lane_open);
@@ -384,10 +385,11 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     uint64_t first = UINT64_MAX, last = 0;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
-        if (!is_device_work(a))
+        if (!cp_activity_is_device_work(a))
             continue;
         uint64_t end = a->end < a->start ? a->start : a->end; /* a reversed record is empty */
-        uint32_t lane = (uint32_t)lane_find(lanes, nl, a);
+        /* Every device activity's lane was collected above. */
+        uint32_t lane = (uint32_t)lane_lower_bound(lanes, nl, a);
         cp_lane *l = &lanes[lane];
         if (a->kind == CP_ACT_KERNEL) {
             l->kernels++;

@@ -76,6 +76,12 @@ int cp_trace_add(cp_trace *t, const cp_activity *a);
 /* Returns the interned copy of `s` (NULL for NULL), or NULL when out of memory. */
 const char *cp_trace_intern(cp_trace *t, const char *s);
 
+/* Work on the device: kernels, copies and memsets (not API calls or ranges). */
+bool cp_activity_is_device_work(const cp_activity *a);
+
+/* qsort/bsearch order of `const cp_activity *` elements by correlation id. */
+int cp_activity_ptr_cmp_correlation(const void *a, const void *b);
+
 /* Names for the enums, as written to JSON; *_from_name return -1 if unknown. */
 const char *cp_act_kind_name(cp_act_kind k);
 const char *cp_copy_dir_name(cp_copy_dir d);
@@ -152,6 +158,9 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
  * guide, "maximum number of resident grids per device"). */
 uint32_t cp_max_concurrent_kernels(int cc_major, int cc_minor);
 void cp_metrics_free(cp_metrics *m);
+
+/* The index in m->lanes of a's (device, context, stream), or -1. */
+long cp_metrics_lane_index(const cp_metrics *m, const cp_activity *a);
 
 /* Returns the finding called `name`, or NULL. */
 const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name);

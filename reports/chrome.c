@@ -58,17 +58,6 @@ static void metadata(cJSON *events, const char *what, int pid, long long tid, co
         cJSON_AddStringToObject(args, "name", name);
 }
 
-static int by_correlation(const void *x, const void *y)
-{
-    const cp_activity *a = *(const cp_activity *const *)x, *b = *(const cp_activity *const *)y;
-    return (a->correlation > b->correlation) - (a->correlation < b->correlation);
-}
-
-static bool is_device(const cp_activity *a)
-{
-    return a->kind == CP_ACT_KERNEL || a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET;
-}
-
 char *cp_chrome_trace(const cp_trace *t, const char *title)
 {
     cJSON *root = cJSON_CreateObject();
@@ -98,7 +87,7 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
         double ts = (double)(a->start - origin) / 1e3, dur = (double)(a->end - a->start) / 1e3;
         int pid = HOST_PID;
         long long tid = a->kind == CP_ACT_RANGE ? NVTX_TID : API_TID;
-        if (is_device(a)) {
+        if (cp_activity_is_device_work(a)) {
             size_t before = ntracks;
             pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, a->device, a->context);
             if (pid < 0)
@@ -144,15 +133,15 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     for (size_t i = 0; i < t->n; i++)
         if (t->items[i].kind == CP_ACT_RUNTIME)
             calls[ncalls++] = &t->items[i];
-    qsort(calls, ncalls, sizeof *calls, by_correlation);
+    qsort(calls, ncalls, sizeof *calls, cp_activity_ptr_cmp_correlation);
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *d = &t->items[i];
-        if (!is_device(d) || d->correlation == 0)
+        if (!cp_activity_is_device_work(d) || d->correlation == 0)
             continue;
         cp_activity key = {.correlation = d->correlation};
         const cp_activity *kp = &key;
         const cp_activity **found = ncalls ? bsearch(&kp, calls, ncalls, sizeof *calls,
-                                                     by_correlation)
+                                                     cp_activity_ptr_cmp_correlation)
                                            : NULL;
         if (!found)
             continue;

@@ -98,62 +98,21 @@ enum { TL_KERNEL = 0, TL_H2D, TL_D2H, TL_COPY, TL_MEMSET, TL_RANGE };
 
 #define TL_MAX_ITEMS 50000
 
-typedef struct tl_lane {
-    uint32_t device, context, stream;
-} tl_lane;
-
-static int lane_cmp(const void *x, const void *y)
-{
-    const tl_lane *a = x, *b = y;
-    if (a->device != b->device)
-        return a->device < b->device ? -1 : 1;
-    if (a->context != b->context)
-        return a->context < b->context ? -1 : 1;
-    return (a->stream > b->stream) - (a->stream < b->stream);
-}
-
 /*
  * One variant's timeline: a div the page's script draws, and its data as
  * JSON: lanes (one per device, context and stream, then the NVTX phases),
  * items [lane, start us, duration us, kind, name, bytes] relative to the
  * first record, and the names. Runtime API calls are left out.
  */
-static void timeline_html(buf *b, const char *id, const cp_trace *t)
+static void timeline_html(buf *b, const char *id, const cp_trace *t, const cp_metrics *m)
 {
-    size_t nl = 0, cap = 64;
-    tl_lane *lanes = malloc(cap * sizeof *lanes);
-    if (!lanes) {
-        b->oom = true;
-        return;
-    }
+    /* The analysis' lanes, already sorted by (device, context, stream). */
+    const cp_lane *lanes = m->lanes;
+    size_t nl = m->nlanes;
     uint64_t origin = UINT64_MAX;
-    for (size_t i = 0; i < t->n; i++) {
-        const cp_activity *a = &t->items[i];
-        if (a->kind == CP_ACT_RUNTIME)
-            continue;
-        if (a->start < origin)
-            origin = a->start;
-        if (a->kind == CP_ACT_RANGE)
-            continue;
-        tl_lane l = {a->device, a->context, a->stream};
-        bool seen = false;
-        for (size_t k = 0; k < nl && !seen; k++)
-            seen = lane_cmp(&lanes[k], &l) == 0;
-        if (seen)
-            continue;
-        if (nl == cap) {
-            tl_lane *p = realloc(lanes, 2 * cap * sizeof *lanes);
-            if (!p) {
-                free(lanes);
-                b->oom = true;
-                return;
-            }
-            lanes = p;
-            cap *= 2;
-        }
-        lanes[nl++] = l;
-    }
-    qsort(lanes, nl, sizeof *lanes, lane_cmp);
+    for (size_t i = 0; i < t->n; i++)
+        if (t->items[i].kind != CP_ACT_RUNTIME && t->items[i].start < origin)
+            origin = t->items[i].start;
     fmt(b, "<div class=\"timeline\" id=\"%s\"></div><script type=\"application/json\" "
            "class=\"timeline-data\" data-for=\"%s\">{\"lanes\":[", id, id);
     for (size_t k = 0; k < nl; k++)
@@ -171,9 +130,10 @@ static void timeline_html(buf *b, const char *id, const cp_trace *t)
         size_t lane = nl;
         int kind = TL_RANGE;
         if (a->kind != CP_ACT_RANGE) {
-            tl_lane l = {a->device, a->context, a->stream};
-            const tl_lane *found = bsearch(&l, lanes, nl, sizeof *lanes, lane_cmp);
-            lane = (size_t)(found - lanes);
+            long at = cp_metrics_lane_index(m, a);
+            if (at < 0)
+                continue; /* not analysed: not drawn */
+            lane = (size_t)at;
             kind = a->kind == CP_ACT_KERNEL    ? TL_KERNEL
                    : a->kind == CP_ACT_MEMSET  ? TL_MEMSET
                    : a->copy_dir == CP_COPY_HTOD ? TL_H2D
@@ -189,7 +149,6 @@ static void timeline_html(buf *b, const char *id, const cp_trace *t)
     fmt(b, "],\"total\":%zu}</script>", total);
     if (shown < total)
         fmt(b, "<p>The timeline shows the first %zu of %zu records.</p>", shown, total);
-    free(lanes);
 }
 
 /* The page's one script: draws every .timeline from its JSON on a canvas
@@ -379,7 +338,7 @@ static void case_html(buf *b, const cp_case_result *c)
             raw(b, "<h4>");
             text(b, c->variants[i].name);
             raw(b, "</h4>");
-            timeline_html(b, id, &c->variants[i].trace);
+            timeline_html(b, id, &c->variants[i].trace, &c->variants[i].metrics);
         }
     }
     bool any_series = false;
@@ -521,10 +480,10 @@ char *cp_trace_files_html(const cp_trace_file *files, size_t n)
                     "kernels %u, %zu lanes</p>",
                 (double)m.span_ns / 1e6, m.copy_kernel_overlap_ratio, m.peak_concurrent_kernels,
                 m.nlanes);
-            cp_metrics_free(&m);
             char id[200];
             snprintf(id, sizeof id, "tl-%s-%s", tf->case_name, tf->variant[v]);
-            timeline_html(&b, id, &tf->trace[v]);
+            timeline_html(&b, id, &tf->trace[v], &m);
+            cp_metrics_free(&m);
         }
         raw(&b, "</section>");
     }
