@@ -315,8 +315,9 @@ static int claims(cp_ctx *ctx)
         return 0;
     }
     char measured[128];
-    snprintf(measured, sizeof measured, "scaling stops at %d threads (contexts), %d (streams)",
-             lc, ls);
+    snprintf(measured, sizeof measured, "a context each: %s %d threads; one context: %s %d",
+             lc < counts[NCOUNTS - 1] ? "scaling stops at" : "still scaling at", lc,
+             ls < counts[NCOUNTS - 1] ? "scaling stops at" : "still scaling at", ls);
     /* The advice holds when more threads stop paying before 32. */
     bool holds = lc < 32;
     cp_claim_add(ctx, text, source, "about 20 or fewer", measured,

@@ -4,52 +4,26 @@
  * and kernel durations that their GPU tests assert, read back from the
  * trace files on a machine with no GPU, with controls that fail.
  */
-#include "harness/error.h"
-#include "harness/timeline.h"
-#include "reports/report.h"
+#include "replay.h"
 
 #include <criterion/criterion.h>
-#include <stdio.h>
 #include <string.h>
 
 static cp_trace_file f;
 
 static void load(const char *name)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s-h100-ci.trace.json", CUPROOF_FIXTURES, name);
-    cr_assert_eq(cp_trace_file_read(path, &f), 0, "%s", cp_last_error());
-    cr_assert_not_null(strstr(f.device, "H100"), "%s", f.device);
+    replay_load(&f, name);
 }
 
 static const cp_trace *trace_of(const char *variant)
 {
-    for (size_t i = 0; i < f.nvariants; i++)
-        if (strcmp(f.variant[i], variant) == 0)
-            return &f.trace[i];
-    cr_assert_fail("variant %s not in the fixture", variant);
-    return NULL;
+    return replay_variant(&f, variant);
 }
 
-/* The kernels of a variant: how many, and the last one. */
 static size_t kernels(const char *variant, const cp_activity **last)
 {
-    const cp_trace *t = trace_of(variant);
-    size_t n = 0;
-    *last = NULL;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->items[i].kind == CP_ACT_KERNEL) {
-            n++;
-            *last = &t->items[i];
-        }
-    return n;
-}
-
-static bool shape_is(const cp_activity *k, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                     unsigned by, unsigned bz)
-{
-    return k && k->grid[0] == gx && k->grid[1] == gy && k->grid[2] == gz && k->block[0] == bx &&
-           k->block[1] == by && k->block[2] == bz;
+    return replay_kernels(trace_of(variant), last);
 }
 
 static void unload(void)
@@ -70,13 +44,13 @@ Test(replay_grid, launch_shapes_are_the_models)
 {
     const cp_activity *k;
     cr_expect_eq(kernels("1d", &k), 1);
-    cr_expect(shape_is(k, 391, 1, 1, 256, 1, 1), "1d: 100003 / 256 rounds up to 391");
-    cr_expect_not(shape_is(k, 390, 1, 1, 256, 1, 1));
+    cr_expect(replay_shape_is(k, 391, 1, 1, 256, 1, 1), "1d: 100003 / 256 rounds up to 391");
+    cr_expect_not(replay_shape_is(k, 390, 1, 1, 256, 1, 1));
     cr_expect_eq(kernels("2d", &k), 1);
-    cr_expect(shape_is(k, 63, 49, 1, 16, 16, 1), "2d: 1000 x 777 in 16 x 16 blocks");
+    cr_expect(replay_shape_is(k, 63, 49, 1, 16, 16, 1), "2d: 1000 x 777 in 16 x 16 blocks");
     cr_expect_eq(kernels("3d", &k), 1);
-    cr_expect(shape_is(k, 13, 5, 6, 8, 8, 4), "3d: 100 x 37 x 21 in 8 x 8 x 4 blocks");
-    cr_expect_not(shape_is(k, 13, 5, 5, 8, 8, 4));
+    cr_expect(replay_shape_is(k, 13, 5, 6, 8, 8, 4), "3d: 100 x 37 x 21 in 8 x 8 x 4 blocks");
+    cr_expect_not(replay_shape_is(k, 13, 5, 5, 8, 8, 4));
 }
 
 static void load_elementwise(void)
@@ -93,7 +67,7 @@ Test(replay_elementwise, each_variant_ran_its_kernel)
     const cp_activity *k;
     cr_expect_eq(kernels("hand-written", &k), 1);
     cr_expect_str_eq(k->name, "add_ker");
-    cr_expect(shape_is(k, 3907, 1, 1, 256, 1, 1), "ceil(1000000 / 256) blocks");
+    cr_expect(replay_shape_is(k, 3907, 1, 1, 256, 1, 1), "ceil(1000000 / 256) blocks");
     cr_expect_eq(kernels("generated", &k), 1);
     cr_expect_str_eq(k->name, "add_kernel");
     cr_expect_eq(k->grid[0], 8 * 132, "grid capped at 8 blocks per SM");
@@ -119,7 +93,7 @@ Test(replay_mandelbrot, one_kernel_each_in_16_by_16_blocks)
     const cp_activity *k;
     cr_expect_eq(kernels("contracted", &k), 1);
     cr_expect_str_eq(k->name, "mandelbrot_ker");
-    cr_expect(shape_is(k, 16, 16, 1, 16, 16, 1), "256 x 256 pixels");
+    cr_expect(replay_shape_is(k, 16, 16, 1, 16, 16, 1), "256 x 256 pixels");
     cr_expect_eq(kernels("exact", &k), 1);
     cr_expect_str_eq(k->name, "mandelbrot_exact_ker");
 }
@@ -140,7 +114,7 @@ Test(replay_conway_global, one_launch_and_one_copy_per_generation)
     for (int i = 0; i < 3; i++) {
         const cp_activity *k;
         cr_expect_eq(kernels(variants[i], &k), generations[i], "%s", variants[i]);
-        cr_expect(shape_is(k, grid[i], grid[i], 1, 32, 32, 1), "%s: 32 x 32 blocks", variants[i]);
+        cr_expect(replay_shape_is(k, grid[i], grid[i], 1, 32, 32, 1), "%s: 32 x 32 blocks", variants[i]);
         cp_metrics m;
         cr_assert_eq(cp_timeline_analyse(trace_of(variants[i]), NULL, &m), 0);
         cr_expect_eq(m.copies, generations[i], "%s: each generation copied back", variants[i]);
@@ -163,7 +137,7 @@ Test(replay_conway_block, one_block_and_shared_is_faster)
     const cp_activity *s, *g;
     cr_expect_eq(kernels("shared", &s), 1);
     cr_expect_str_eq(s->name, "conway_shared_ker");
-    cr_expect(shape_is(s, 1, 1, 1, 32, 32, 1));
+    cr_expect(replay_shape_is(s, 1, 1, 1, 32, 32, 1));
     cr_expect_eq(kernels("global", &g), 1);
     cr_expect_str_eq(g->name, "conway_sync_ker");
     uint64_t global_ns = g->end - g->start;
@@ -173,7 +147,7 @@ Test(replay_conway_block, one_block_and_shared_is_faster)
     const cp_activity *b;
     cr_expect_eq(kernels("global", &b), 1);
     cr_expect_str_eq(b->name, "conway_sync_ker");
-    cr_expect(shape_is(b, 1, 1, 1, 32, 32, 1));
+    cr_expect(replay_shape_is(b, 1, 1, 1, 32, 32, 1));
     /* The same kernel in the two cases takes about the same time. */
     double ratio = (double)(b->end - b->start) / (double)global_ns;
     cr_expect(ratio > 0.8 && ratio < 1.25, "block-sync / shared case's global = %.3f", ratio);

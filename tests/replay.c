@@ -1,0 +1,55 @@
+#include "replay.h"
+
+#include "harness/error.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+void replay_load(cp_trace_file *f, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s-h100-ci.trace.json", CUPROOF_FIXTURES, name);
+    cr_assert_eq(cp_trace_file_read(path, f), 0, "%s", cp_last_error());
+    cr_assert_not_null(strstr(f->device, "H100"), "%s", f->device);
+}
+
+cp_trace *replay_variant(cp_trace_file *f, const char *variant)
+{
+    for (size_t i = 0; i < f->nvariants; i++)
+        if (strcmp(f->variant[i], variant) == 0)
+            return &f->trace[i];
+    cr_assert_fail("variant %s not in the fixture", variant);
+    return NULL;
+}
+
+size_t replay_kernels(const cp_trace *t, const cp_activity **last)
+{
+    size_t n = 0;
+    *last = NULL;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->items[i].kind == CP_ACT_KERNEL) {
+            n++;
+            *last = &t->items[i];
+        }
+    return n;
+}
+
+size_t replay_copies(const cp_trace *t, cp_copy_dir dir, uint64_t *bytes)
+{
+    size_t n = 0;
+    *bytes = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->items[i].kind == CP_ACT_MEMCPY && t->items[i].copy_dir == dir) {
+            n++;
+            *bytes += t->items[i].bytes;
+        }
+    return n;
+}
+
+bool replay_shape_is(const cp_activity *k, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                     unsigned by, unsigned bz)
+{
+    return k && k->grid[0] == gx && k->grid[1] == gy && k->grid[2] == gz && k->block[0] == bx &&
+           k->block[1] == by && k->block[2] == bz;
+}

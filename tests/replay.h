@@ -1,0 +1,32 @@
+/*
+ * Helpers for the CPU tests that replay traces recorded on an H100
+ * (tests/fixtures/CASE-h100-ci.trace.json). Each fails the calling
+ * Criterion test, with the reason, when a fixture or variant is missing.
+ */
+#ifndef CUPROOF_TESTS_REPLAY_H
+#define CUPROOF_TESTS_REPLAY_H
+
+#include "harness/timeline.h"
+#include "reports/report.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Reads the ci-profile fixture of case `name` into `f`; asserts that it was
+ * recorded on an H100. */
+void replay_load(cp_trace_file *f, const char *name);
+
+/* The trace of `variant` in `f`; asserts that it is there. */
+cp_trace *replay_variant(cp_trace_file *f, const char *variant);
+
+/* The kernels of a trace: how many, and the last one (NULL when none). */
+size_t replay_kernels(const cp_trace *t, const cp_activity **last);
+
+/* Copies of direction `dir` in a trace, and their bytes in all. */
+size_t replay_copies(const cp_trace *t, cp_copy_dir dir, uint64_t *bytes);
+
+/* Whether kernel `k` ran with grid (gx, gy, gz) and block (bx, by, bz). */
+bool replay_shape_is(const cp_activity *k, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                     unsigned by, unsigned bz);
+
+#endif
