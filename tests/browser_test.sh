@@ -5,9 +5,12 @@
 # its lanes and items and that no script error was logged. A screenshot is
 # left in OUT_DIR as an artifact.
 #
-#   tests/browser_test.sh CUPROOF FIXTURES_DIR OUT_DIR
+# Then the committed H100 sample report (SAMPLE_HTML) must draw every one
+# of its timelines too: it is what a visitor opens first.
+#
+#   tests/browser_test.sh CUPROOF FIXTURES_DIR OUT_DIR SAMPLE_HTML
 set -euo pipefail
-cuproof=$1 fixtures=$2 out=$3
+cuproof=$1 fixtures=$2 out=$3 sample=$4
 mkdir -p "$out"
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
@@ -50,6 +53,21 @@ expect "multi-kernel streams-pinned lanes" "$lanes" 201
 lanes=$(grep -o 'id="tl-host-threads-contexts-32" data-lanes="[0-9]*"' "$out/dom.html" |
         grep -o '[0-9]*"$' | tr -d '"')
 expect "host-threads contexts-32 lanes" "$lanes" 33
+
+# The sample report, as committed: every timeline drawn, no script error,
+# multi-kernel's sync variant on one stream and streams-pinned on 200.
+timeout 180 "$browser" "${flags[@]}" --dump-dom "file://$sample" > "$out/sample-dom.html" \
+    2>> "$out/chromium.log"
+blocks=$(grep -o 'class="timeline-data"' "$sample" | wc -l)
+drawn=$(grep -o 'class="timeline drawn"' "$out/sample-dom.html" | wc -l)
+expect "sample report: timelines drawn" "$drawn" "$blocks"
+expect "sample report: script errors" \
+    "$(grep -o 'data-script-errors="[0-9]*"' "$out/sample-dom.html")" 'data-script-errors="0"'
+for v in sync:2 streams-pinned:201; do
+    lanes=$(grep -o "id=\"tl-multi-kernel-${v%%:*}\" data-lanes=\"[0-9]*\"" "$out/sample-dom.html" |
+            grep -o '[0-9]*"$' | tr -d '"')
+    expect "sample report: multi-kernel ${v%%:*} lanes (with NVTX)" "$lanes" "${v##*:}"
+done
 if grep -q "Uncaught" "$out/chromium.log"; then
     echo "browser_test: the console logged an uncaught error" >&2
     fail=1
