@@ -22,9 +22,24 @@ cmake --build --preset default
 # A GPU machine must run the GPU tests, not skip them.
 export CUPROOF_REQUIRE_GPU=1
 status=0
+# ctest spreads the GPU tests over the GPUs through its resource
+# allocation: each test asks for "gpus:1" and reads the GPU it was given
+# from CTEST_RESOURCE_GROUP_0_GPUS. One slot per GPU, so no two tests
+# share one and disturb each other's timings. CUPROOF_GPU_JOBS overrides
+# the parallelism (1 to compare).
+./build/default/cuproof gpus --ctest-spec "$out/gpus.json" | tee "$out/gpus.txt"
+ngpus=$(grep -c '^[0-9]' "$out/gpus.txt")
+jobs=${CUPROOF_GPU_JOBS:-$ngpus}
 if [ "${CUPROOF_GPU_STAGE:-both}" != full ]; then
-    ctest --test-dir build/default -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log" ||
-        status=1
+    start=$(date +%s%N)
+    ctest --test-dir build/default -L gpu -j "$jobs" --resource-spec-file "$out/gpus.json" \
+        --output-on-failure 2>&1 | tee "$out/ctest-gpu.log" || status=1
+    ms=$((($(date +%s%N) - start) / 1000000))
+    echo "ctest -L gpu: -j $jobs over $ngpus GPUs, wall $((ms / 1000)).$(printf %03d $((ms % 1000))) s" |
+        tee -a "$out/ctest-gpu.log"
+    # Where each test ran, as the tests print it.
+    grep -ho 'cuproof-test: .* placed on GPU [0-9]* .*' \
+        build/default/Testing/Temporary/LastTest.log | sort -t' ' -k6 | tee "$out/placement.log"
 fi
 
 # The full run goes ahead after a failed test: its report says why.

@@ -106,6 +106,14 @@ int cp_expect_leak(cp_ctx *ctx, int variant)
     return 0;
 }
 
+int cp_skip_variant(cp_ctx *ctx, int variant, const char *reason)
+{
+    if (variant < 0 || variant >= CP_MAX_VARIANTS || !reason || !*reason)
+        return cp_failf(CP_EINVAL, "cp_skip_variant: variant %d needs a reason", variant);
+    snprintf(ctx->variant_skip[variant], sizeof ctx->variant_skip[variant], "%s", reason);
+    return 0;
+}
+
 int cp_skip(cp_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
@@ -158,10 +166,14 @@ void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
     if (!c)
         return;
     if (!v || !v->traced) {
+        const char *why = "";
+        for (size_t i = 0; !v && i < ctx->result->nvariants; i++)
+            if (strcmp(ctx->result->variants[i].name, variant) == 0)
+                why = ctx->result->variants[i].skip_reason;
         c->status = CP_CHECK_SKIPPED;
-        snprintf(c->skip_reason, sizeof c->skip_reason, "variant '%s' %s%s", variant,
-                 v ? "ran untraced: " : "did not run",
-                 v ? v->untraced_reason : "");
+        snprintf(c->skip_reason, sizeof c->skip_reason, "variant '%s' %s%s%s", variant,
+                 v ? "ran untraced: " : "did not run", !v && *why ? ": " : "",
+                 v ? v->untraced_reason : why);
         snprintf(c->measured, sizeof c->measured, "not measured");
         return;
     }

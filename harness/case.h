@@ -75,6 +75,8 @@ struct cp_ctx {
     char allowed_reason[CP_MAX_VARIANTS][160];
     /* Per variant: leaks device memory on purpose (a negative control). */
     bool expect_leak[CP_MAX_VARIANTS];
+    /* Per variant: why it does not run in this profile; "" when it runs. */
+    char variant_skip[CP_MAX_VARIANTS][160];
 };
 
 void cp_registry_add(const cp_case_def *def);
@@ -109,6 +111,12 @@ int cp_allow_mismatches(cp_ctx *ctx, int variant, double fraction, const char *r
  * the runner's leak check must then find the leak, proving it can fail.
  * Returns 0, or CP_EINVAL for a bad index. */
 int cp_expect_leak(cp_ctx *ctx, int variant);
+
+/* Leaves variant `variant` (by index) out of this run, for the stated
+ * reason (say, a size only the full profile affords): the report lists it
+ * as not run with the reason, and its trace checks are skipped with it.
+ * Call in setup. Returns 0, or CP_EINVAL for a bad index or no reason. */
+int cp_skip_variant(cp_ctx *ctx, int variant, const char *reason);
 
 /* Records why the case cannot run here; returns CP_ESKIP to pass on. */
 int cp_skip(cp_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

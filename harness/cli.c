@@ -25,6 +25,8 @@ static const char usage[] =
     "                            medians side by side with a noise-aware verdict, changed\n"
     "                            checks and claims; exit 1 when a variant is slower by more\n"
     "                            than F (default 0.10) or a check now fails\n"
+    "  gpus [--ctest-spec FILE] [--slots N]\n"
+    "                            list the GPUs; write ctest's resource spec for them\n"
     "  timeline OUT.html TRACE.json...\n"
     "                            a page of timelines drawn from recorded trace files\n"
     "  export TRACE.json DIR     write each variant of a recorded trace file as a Chrome\n"
@@ -38,6 +40,7 @@ static const char usage[] =
     "  --out DIR                 where report.json, report.html and traces go\n"
     "                            (default cuproof-out; created if missing)\n"
     "  --no-trace                skip the traced run of each variant\n"
+    "  --devices 0,1,...         spread the cases over these GPUs (one at a time)\n"
     "\n"
     "run writes CASE.trace.json and, per traced variant, CASE.VARIANT.perfetto.json.\n"
     "\n"
@@ -115,6 +118,8 @@ static int cmd_list(void)
 static void progress_line(size_t i, size_t n, const cp_case_result *c)
 {
     printf("[%zu/%zu] %-7s %-28s ", i + 1, n, cp_status_name(c->status), c->name);
+    if (c->gpu_name[0] && c->status != CP_STATUS_SKIPPED)
+        printf("GPU %d  ", c->device);
     if (c->status == CP_STATUS_SKIPPED)
         printf("(%s)", c->skip_reason);
     else if (c->error[0])
@@ -149,6 +154,8 @@ static int cmd_run(int argc, char **argv)
 {
     cp_run_opts o = {.profile = CP_PROFILE_CI, .repeat = 0, .warmup = 1, .trace = true};
     const char *out_dir = "cuproof-out";
+    const char *devices_arg = NULL;
+    int devices[CP_MAX_DEVICES], ndevices = 0;
     const cp_case_def **sel = calloc(cp_registry_count() + (size_t)argc, sizeof *sel);
     size_t nsel = 0;
     int status = CP_EXIT_OK;
@@ -186,6 +193,13 @@ static int cmd_run(int argc, char **argv)
                 goto out;
             }
             out_dir = val;
+            i++;
+        } else if (strcmp(a, "--devices") == 0) {
+            if (!val) {
+                status = usage_error("%s", "--devices needs GPU ids such as 0,1");
+                goto out;
+            }
+            devices_arg = val;
             i++;
         } else if (strcmp(a, "--no-trace") == 0) {
             o.trace = false;
@@ -229,6 +243,22 @@ static int cmd_run(int argc, char **argv)
         status = CP_EXIT_USAGE;
         goto out;
     }
+    if (devices_arg) {
+        if (!report.env.has_device) {
+            status = usage_error("--devices: %s", report.env.no_device_reason);
+            goto out;
+        }
+        if (cp_parse_device_list(devices_arg, report.env.device_count, devices, CP_MAX_DEVICES,
+                                 &ndevices) < 0) {
+            status = usage_error("%s", cp_last_error());
+            goto out;
+        }
+        if (cp_env_use_device(&report.env, devices[0]) < 0) {
+            fprintf(stderr, "cuproof: %s\n", cp_last_error());
+            status = CP_EXIT_FAILED;
+            goto out;
+        }
+    }
     if (!report.env.has_device)
         printf("cuproof: %s; GPU cases will be skipped\n", report.env.no_device_reason);
     else
@@ -236,6 +266,12 @@ static int cmd_run(int argc, char **argv)
                report.env.gpu_name, report.env.device, report.env.cc_major,
                report.env.cc_minor, report.env.sm_count, report.profile, o.repeat,
                report.traced ? " + 1 traced" : ", untraced");
+    if (ndevices > 1) {
+        printf("cuproof: cases spread over GPUs");
+        for (int k = 0; k < ndevices; k++)
+            printf(" %d", devices[k]);
+        printf(", one case at a time (ctest -j with a resource spec runs them at once)\n");
+    }
     if (o.trace && !cp_tracer_available() && report.env.has_device)
         printf("cuproof: running untraced: %s\n", cp_tracer_unavailable_reason());
 
@@ -255,7 +291,15 @@ static int cmd_run(int argc, char **argv)
             snprintf(c->error, sizeof c->error, "not run: an earlier case left the device "
                      "unusable (%s)", fatal_msg);
         } else {
-            int rc = cp_run_case(sel[i], &report.env, &o, c);
+            /* With --devices, case i runs on the (i mod n)th GPU listed. */
+            cp_env env = report.env;
+            int rc = 0;
+            if (ndevices > 1 && cp_env_use_device(&env, devices[i % (size_t)ndevices]) < 0) {
+                fprintf(stderr, "cuproof: %s\n", cp_last_error());
+                status = CP_EXIT_FAILED;
+                goto out;
+            }
+            rc = cp_run_case(sel[i], &env, &o, c);
             /* Only a sticky error (the context is lost) stops the GPU
              * cases after this one; the case's own report says what
              * failed either way. */
@@ -273,7 +317,8 @@ static int cmd_run(int argc, char **argv)
         if (traced) {
             char path[PATH_MAX + 128];
             snprintf(path, sizeof path, "%s/%s.trace.json", out_dir, c->name);
-            if (cp_trace_file_write(c, report.env.gpu_name, path) < 0) {
+            if (cp_trace_file_write(c, c->gpu_name[0] ? c->gpu_name : report.env.gpu_name,
+                                    path) < 0) {
                 fprintf(stderr, "cuproof: %s\n", cp_last_error());
                 status = CP_EXIT_FAILED;
             }
@@ -306,6 +351,58 @@ out:
     free(sel);
     cp_tracer_shutdown();
     return status;
+}
+
+/* cuproof gpus [--ctest-spec FILE] [--slots N]: lists the GPUs the runtime
+ * sees and writes ctest's resource spec for them. Exit 0; 1 with no GPU or
+ * an unwritable file; 2 for bad usage. */
+static int cmd_gpus(int argc, char **argv)
+{
+    const char *spec = NULL;
+    int slots = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--ctest-spec") == 0 && val && *val) {
+            spec = val;
+            i++;
+        } else if (strcmp(argv[i], "--slots") == 0) {
+            if (!parse_int(val, 1, 64, &slots))
+                return usage_error("--slots '%s': expected an integer from 1 to 64",
+                                   val ? val : "");
+            i++;
+        } else {
+            return usage_error("gpus takes [--ctest-spec FILE] [--slots N], got '%s'", argv[i]);
+        }
+    }
+    cp_env env;
+    if (cp_env_discover(&env) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return CP_EXIT_USAGE;
+    }
+    if (!env.has_device) {
+        fprintf(stderr, "cuproof: %s\n", env.no_device_reason);
+        return CP_EXIT_FAILED;
+    }
+    for (int d = 0; d < env.device_count; d++) {
+        if (cp_env_use_device(&env, d) < 0) {
+            fprintf(stderr, "cuproof: %s\n", cp_last_error());
+            return CP_EXIT_FAILED;
+        }
+        printf("%d  %s  sm_%d%d  %d SMs  %.1f GiB\n", d, env.gpu_name, env.cc_major,
+               env.cc_minor, env.sm_count, (double)env.total_mem / (1 << 30));
+    }
+    if (!spec)
+        return CP_EXIT_OK;
+    char *json = cp_ctest_spec_json(env.device_count, slots);
+    int rc = json ? cp_write_file(spec, json) : -1;
+    free(json);
+    if (rc < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return CP_EXIT_FAILED;
+    }
+    printf("cuproof: resource spec for %d GPUs (%d slots each) in %s\n", env.device_count, slots,
+           spec);
+    return CP_EXIT_OK;
 }
 
 /* DIR/CASE.VARIANT.perfetto.json from one traced run. Returns 0, CP_ENOMEM
@@ -426,6 +523,8 @@ int cp_cli_main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "gpus") == 0)
+        return cmd_gpus(argc - 2, argv + 2);
     if (strcmp(cmd, "export") == 0)
         return cmd_export(argc - 2, argv + 2);
     if (strcmp(cmd, "compare") == 0)

@@ -67,17 +67,79 @@ int cp_env_discover(cp_env *env)
         snprintf(env->device_source, sizeof env->device_source, "CTEST_RESOURCE_GROUP_0_GPUS");
     }
 
+    rc = cp_env_use_device(env, env->device);
+out:
+    return rc;
+}
+
+int cp_env_use_device(cp_env *env, int device)
+{
+    int rc = 0;
+    if (device < 0 || device >= env->device_count)
+        return cp_failf(CP_EINVAL, "GPU %d does not exist: %d visible", device,
+                        env->device_count);
     struct cudaDeviceProp prop;
-    CP_CUDA(cudaGetDeviceProperties(&prop, env->device));
+    CP_CUDA(cudaGetDeviceProperties(&prop, device));
+    env->device = device;
     snprintf(env->gpu_name, sizeof env->gpu_name, "%s", prop.name);
     env->cc_major = prop.major;
     env->cc_minor = prop.minor;
     env->sm_count = prop.multiProcessorCount;
     env->total_mem = prop.totalGlobalMem;
-    CP_CUDA(cudaDeviceGetAttribute(&env->copy_engines, cudaDevAttrAsyncEngineCount, env->device));
+    CP_CUDA(cudaDeviceGetAttribute(&env->copy_engines, cudaDevAttrAsyncEngineCount, device));
     CP_CUDA(cudaDeviceGetAttribute(&env->concurrent_kernels_supported, cudaDevAttrConcurrentKernels,
-                                   env->device));
+                                   device));
     env->has_device = true;
 out:
     return rc;
+}
+
+int cp_parse_device_list(const char *s, int count, int *ids, int max, int *n)
+{
+    *n = 0;
+    if (!s || !*s)
+        return cp_failf(CP_EINVAL, "--devices is empty: give GPU ids such as 0,1");
+    const char *p = s;
+    while (*p) {
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < 0 || v > INT_MAX || (*end && *end != ','))
+            return cp_failf(CP_EINVAL, "--devices '%s': '%s' is not a GPU id", s, p);
+        if (v >= count)
+            return cp_failf(CP_EINVAL, "--devices '%s': GPU %ld does not exist (%d visible)", s,
+                            v, count);
+        for (int i = 0; i < *n; i++)
+            if (ids[i] == (int)v)
+                return cp_failf(CP_EINVAL, "--devices '%s': GPU %ld is listed twice", s, v);
+        if (*n == max)
+            return cp_failf(CP_EINVAL, "--devices '%s': more than %d GPUs", s, max);
+        ids[(*n)++] = (int)v;
+        p = *end == ',' ? end + 1 : end;
+        if (*end == ',' && !*p)
+            return cp_failf(CP_EINVAL, "--devices '%s' ends with a comma", s);
+    }
+    return 0;
+}
+
+char *cp_ctest_spec_json(int count, int slots)
+{
+    if (count < 0 || slots < 1) {
+        cp_failf(CP_EINVAL, "a resource spec needs 0 or more GPUs and 1 or more slots each");
+        return NULL;
+    }
+    /* "id":"N" is 17 characters at most with a comma and up to 10 digits. */
+    size_t cap = 96 + (size_t)count * 48;
+    char *out = malloc(cap);
+    if (!out) {
+        cp_failf(CP_ENOMEM, "out of memory for the resource spec");
+        return NULL;
+    }
+    size_t len = (size_t)snprintf(out, cap, "{\"version\":{\"major\":1,\"minor\":0},"
+                                            "\"local\":[{\"gpus\":[");
+    for (int i = 0; i < count; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s{\"id\":\"%d\",\"slots\":%d}",
+                                i ? "," : "", i, slots);
+    snprintf(out + len, cap - len, "]}]}\n");
+    return out;
 }

@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The most GPUs cuproof run --devices takes. */
+#define CP_MAX_DEVICES 64
+
 typedef struct cp_env {
     bool has_device;
     char no_device_reason[256];
@@ -42,5 +45,30 @@ int cp_parse_resource_gpus(const char *value, int *device);
  * CP_ECUDA when a property query fails on a present device.
  */
 int cp_env_discover(cp_env *env);
+
+/*
+ * Makes `device` the one `env` describes: its name, compute capability,
+ * SMs, memory and copy engines (after cp_env_discover found devices).
+ * Returns 0, CP_EINVAL when no such device is visible, or CP_ECUDA when a
+ * property query fails.
+ */
+int cp_env_use_device(cp_env *env, int device);
+
+/*
+ * Parses a list of GPU ids such as "0,1,3" (cuproof run --devices) into
+ * `ids` (room for `max`), each below `count`, the GPUs visible. Returns 0,
+ * or CP_EINVAL with cp_last_error quoting the list for an empty list, a
+ * value that is not a non-negative integer, an id not visible, an id given
+ * twice, a trailing comma or more than `max` ids.
+ */
+int cp_parse_device_list(const char *s, int count, int *ids, int max, int *n);
+
+/*
+ * The ctest resource spec file for `count` GPUs with ids 0..count-1 and
+ * `slots` slots each (ctest --resource-spec-file): a malloc'd JSON string,
+ * or NULL with CP_EINVAL (count < 0 or slots < 1) or CP_ENOMEM in
+ * cp_last_error.
+ */
+char *cp_ctest_spec_json(int count, int slots);
 
 #endif

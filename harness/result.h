@@ -66,6 +66,7 @@ typedef struct cp_variant_result {
     cp_timing timing;
     bool traced;
     char untraced_reason[512];
+    char skip_reason[160]; /* why the variant did not run; "" when it ran */
     cp_trace trace;
     cp_metrics metrics;
     uint64_t worst_mismatches; /* over every verified run */
@@ -88,6 +89,8 @@ typedef struct cp_case_result {
     cp_status status;
     char skip_reason[512];
     char error[1024];
+    int device;         /* the runtime's ordinal the case ran on */
+    char gpu_name[256]; /* its name; "" when no GPU was used */
     cp_check_result checks[CP_MAX_CHECKS];
     size_t nchecks;
     cp_variant_result variants[CP_MAX_VARIANTS];

@@ -201,6 +201,9 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
         record_error(r, "bad options", CP_EINVAL);
         return CP_EINVAL;
     }
+    r->device = env->device;
+    if (!def->cpu_only)
+        snprintf(r->gpu_name, sizeof r->gpu_name, "%s", env->gpu_name);
     if (!def->cpu_only && !env->has_device) {
         r->status = CP_STATUS_SKIPPED;
         snprintf(r->skip_reason, sizeof r->skip_reason, "%s", env->no_device_reason);
@@ -225,6 +228,10 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
         cp_variant v = {.name = def->variants[i], .index = (int)i};
         cp_variant_result *vr = &r->variants[r->nvariants++];
         snprintf(vr->name, sizeof vr->name, "%s", v.name);
+        if (ctx.variant_skip[i][0]) {
+            snprintf(vr->skip_reason, sizeof vr->skip_reason, "%s", ctx.variant_skip[i]);
+            continue;
+        }
         cp_nvtx_push("variant %s", v.name);
         rc = run_variant(&ctx, &v, o, vr);
         cp_nvtx_pop();

@@ -351,6 +351,8 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     cp_lane *lanes = malloc(ndev * sizeof *lanes);
     int32_t *lane_open = NULL;
     uint64_t *lane_since = NULL;
+    uint32_t *lane_device = NULL; /* a lane's device, numbered 0.. in lane order */
+    int32_t *device_open = NULL;  /* per device, its lanes with work open */
     if (!ev || !lanes) {
         rc = CP_ENOMEM;
         goto out;
@@ -375,9 +377,17 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     }
     lane_open = calloc(nl, sizeof *lane_open);
     lane_since = calloc(nl, sizeof *lane_since);
-    if (!lane_open || !lane_since) {
+    lane_device = malloc(nl * sizeof *lane_device);
+    device_open = calloc(nl, sizeof *device_open);
+    if (!lane_open || !lane_since || !lane_device || !device_open) {
         rc = CP_ENOMEM;
         goto out;
+    }
+    /* Lanes are sorted by device first: number the devices in that order. */
+    for (size_t i = 0; i < nl; i++) {
+        if (i == 0 || lanes[i].device != lanes[i - 1].device)
+            m->devices++;
+        lane_device[i] = m->devices - 1;
     }
 
     size_t ne = 0;
@@ -422,7 +432,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
 
     /* The sweep: between consecutive event times the counts are constant,
      * so each segment adds its length to whatever is in flight. */
-    long kernels = 0, copies = 0, h2d = 0, d2h = 0, busy = 0;
+    long kernels = 0, copies = 0, h2d = 0, d2h = 0, busy = 0, devices_busy = 0;
     uint64_t weighted_kernels = 0;
     uint64_t prev = first;
     for (size_t i = 0; i < ne; i++) {
@@ -441,6 +451,8 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
                 m->copy_kernel_overlap_ns += seg;
             if (h2d > 0 && d2h > 0)
                 m->h2d_d2h_overlap_ns += seg;
+            if (devices_busy > 1)
+                m->multi_device_ns += seg;
             if (busy == 0) {
                 m->idle_ns += seg;
                 if (seg > m->largest_gap_ns)
@@ -466,11 +478,15 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
          * interval's end sorts before its start, so the count may dip below
          * zero for an instant; no time passes while it does. */
         int32_t *open = &lane_open[e->lane];
+        int32_t *device = &device_open[lane_device[e->lane]];
         if (e->is_start) {
-            if ((*open)++ == 0)
+            if ((*open)++ == 0) {
                 lane_since[e->lane] = e->t;
+                devices_busy += (*device)++ == 0;
+            }
         } else if (--(*open) == 0) {
             lanes[e->lane].busy_ns += e->t - lane_since[e->lane];
+            devices_busy -= --(*device) == 0;
         }
     }
 
@@ -495,6 +511,8 @@ out:
     free(lanes);
     free(lane_open);
     free(lane_since);
+    free(lane_device);
+    free(device_open);
     return rc;
 }
 

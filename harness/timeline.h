@@ -122,6 +122,10 @@ typedef struct cp_metrics {
     uint32_t peak_concurrent_kernels;
     double mean_concurrent_kernels;
     uint64_t idle_ns, largest_gap_ns;
+    /* Devices with work in the trace, and the time during which more than
+     * one of them had work at once. */
+    uint32_t devices;
+    uint64_t multi_device_ns;
     uint32_t kernels, copies, memsets;
     uint32_t pageable_copies;
     /* The ideal time: a lower bound on the span from the trace, the largest

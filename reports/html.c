@@ -243,7 +243,13 @@ static void case_html(buf *b, const cp_case_result *c)
     text(b, c->title);
     raw(b, " <small>(");
     text(b, c->source);
-    raw(b, ")</small></p>");
+    raw(b, ")</small>");
+    if (c->gpu_name[0]) {
+        fmt(b, " <small>on GPU %d, ", c->device);
+        text(b, c->gpu_name);
+        raw(b, "</small>");
+    }
+    raw(b, "</p>");
     if (c->status == CP_STATUS_SKIPPED) {
         raw(b, "<p class=\"skipped\">Skipped: ");
         text(b, c->skip_reason);
@@ -298,6 +304,12 @@ static void case_html(buf *b, const cp_case_result *c)
             const cp_metrics *m = &v->metrics;
             raw(b, "<tr>");
             cell(b, v->name);
+            if (v->skip_reason[0]) {
+                raw(b, "<td colspan=\"14\" class=\"skipped\">not run: ");
+                text(b, v->skip_reason);
+                raw(b, "</td></tr>");
+                continue;
+            }
             fmt(b, "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>", v->timing.median_ms,
                 v->timing.min_ms, v->timing.max_ms, v->timing.stddev_ms);
             if (v->traced) {

@@ -90,6 +90,8 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
     add_num(b, o, "copy_kernel_overlap_ns", (double)m->copy_kernel_overlap_ns);
     add_num(b, o, "copy_kernel_overlap_ratio", m->copy_kernel_overlap_ratio);
     add_num(b, o, "h2d_d2h_overlap_ns", (double)m->h2d_d2h_overlap_ns);
+    add_num(b, o, "devices", m->devices);
+    add_num(b, o, "multi_device_ns", (double)m->multi_device_ns);
     add_num(b, o, "peak_concurrent_kernels", m->peak_concurrent_kernels);
     add_num(b, o, "mean_concurrent_kernels", m->mean_concurrent_kernels);
     add_num(b, o, "idle_ns", (double)m->idle_ns);
@@ -160,6 +162,8 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
     add_str(b, o, "title", c->title);
     add_str(b, o, "source", c->source);
     add_str(b, o, "status", cp_status_name(c->status));
+    add_num(b, o, "device", c->device);
+    add_str(b, o, "gpu", c->gpu_name);
     add_str(b, o, "skip_reason", c->skip_reason);
     add_str(b, o, "error", c->error);
     cJSON *checks = add_arr(b, o, "checks");
@@ -186,6 +190,8 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
         if (!j)
             return;
         add_str(b, j, "name", v->name);
+        if (v->skip_reason[0])
+            add_str(b, j, "skip_reason", v->skip_reason);
         cJSON *t = add_obj(b, j, "timing");
         add_num(b, t, "runs", v->timing.runs);
         add_num(b, t, "median_ms", v->timing.median_ms);

@@ -110,6 +110,24 @@ CUPROOF_CASE(selftest_untraced, .cpu_only = true, .variants = {"a"}, .run = coun
 
 CUPROOF_CASE(selftest_needs_gpu, .variants = {"a"}, .run = count_run);
 
+static int setup_leaves_b_out(cp_ctx *ctx)
+{
+    cr_expect_eq(cp_skip_variant(ctx, 5, ""), CP_EINVAL, "a skip needs a reason");
+    cr_expect_eq(cp_skip_variant(ctx, -1, "x"), CP_EINVAL);
+    return cp_skip_variant(ctx, 1, "only in the full profile");
+}
+
+static int check_b(cp_ctx *ctx)
+{
+    cp_check_trace(ctx, "b", "b's trace", true, "x", "x");
+    cp_check(ctx, "something real", true, "x", "x");
+    return 0;
+}
+
+CUPROOF_CASE(selftest_variant_left_out, .cpu_only = true, .variants = {"a", "b", "c"},
+             .setup = setup_leaves_b_out, .run = count_run, .verify = verify_planted,
+             .checks = check_b);
+
 static const cp_run_opts opts = {.profile = CP_PROFILE_CI, .repeat = 3, .warmup = 1,
                                  .trace = true};
 static cp_env env;
@@ -209,6 +227,29 @@ Test(runner, trace_checks_are_skipped_not_passed_when_untraced)
     cr_expect_not_null(strstr(res->checks[0].skip_reason, "ran untraced"));
     cr_expect_eq(res->checks[1].status, CP_CHECK_SKIPPED);
     cr_expect_not_null(strstr(res->checks[1].skip_reason, "did not run"));
+}
+
+/* A variant left out of the profile does not run, adds no output check,
+ * says why, and its trace checks are skipped with that reason. */
+Test(runner, variant_left_out_says_why)
+{
+    planted_mismatches = 5; /* b would fail its output check if it ran */
+    run("selftest-variant-left-out");
+    cr_expect_eq(res->status, CP_STATUS_PASSED);
+    cr_expect_eq(runs, 2 * (opts.warmup + opts.repeat), "a and c ran, b did not");
+    cr_assert_eq(res->nvariants, 3);
+    cr_expect_str_eq(res->variants[1].skip_reason, "only in the full profile");
+    cr_expect_not(res->variants[1].ran);
+    cr_expect_str_empty(res->variants[0].skip_reason);
+    size_t output_checks = 0;
+    for (size_t i = 0; i < res->nchecks; i++)
+        output_checks += strstr(res->checks[i].name, "output equals") != NULL;
+    cr_expect_eq(output_checks, 2);
+    const cp_check_result *b = &res->checks[res->nchecks - 2];
+    cr_expect_str_eq(b->name, "b's trace");
+    cr_expect_eq(b->status, CP_CHECK_SKIPPED);
+    cr_expect_not_null(strstr(b->skip_reason, "did not run: only in the full profile"), "%s",
+                       b->skip_reason);
 }
 
 Test(runner, gpu_case_without_device_is_skipped)

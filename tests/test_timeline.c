@@ -179,6 +179,45 @@ Test(timeline, same_ids_on_two_devices)
     cp_trace_add(&t, &a);
     analyse();
     cr_expect_eq(m.nlanes, 2);
+    cr_expect_eq(m.devices, 2);
+    cr_expect_eq(m.multi_device_ns, 10);
+}
+
+/* Time with work on more than one device: device 0 busy [0,100) on two
+ * streams, device 1 [60,150) and, after a gap, [200,210) touching nothing;
+ * 40 ns with both. Two streams of one device are not two devices, and a
+ * zero-length record opens no device. */
+Test(timeline, multi_device_time)
+{
+    cp_activity a = {.kind = CP_ACT_KERNEL, .start = 0, .end = 100, .device = 0, .context = 1,
+                     .stream = 1};
+    cp_trace_add(&t, &a);
+    a.stream = 2;
+    a.start = 10;
+    a.end = 90;
+    cp_trace_add(&t, &a);
+    a = (cp_activity){.kind = CP_ACT_KERNEL, .start = 60, .end = 150, .device = 1, .context = 2,
+                      .stream = 1};
+    cp_trace_add(&t, &a);
+    a.start = a.end = 95; /* zero length, while device 0 is still busy */
+    cp_trace_add(&t, &a);
+    a.start = 200;
+    a.end = 210;
+    cp_trace_add(&t, &a);
+    a = (cp_activity){.kind = CP_ACT_KERNEL, .start = 205, .end = 205, .device = 0, .context = 1,
+                      .stream = 1};
+    cp_trace_add(&t, &a);
+    analyse();
+    cr_expect_eq(m.devices, 2);
+    cr_expect_eq(m.multi_device_ns, 40);
+    cp_metrics_free(&m);
+    /* One device, two streams overlapping: no multi-device time. */
+    cp_trace_clear(&t);
+    add_kernel(&t, 0, 100, 1, 1);
+    add_kernel(&t, 50, 150, 1, 2);
+    analyse();
+    cr_expect_eq(m.devices, 1);
+    cr_expect_eq(m.multi_device_ns, 0);
 }
 
 /* Copies in both directions: HtoD [0,100), DtoH [50,120): 50 ns of
