@@ -6,12 +6,19 @@
 #include <stdio.h>
 #include <string.h>
 
-void replay_load(cp_trace_file *f, const char *name)
+void replay_load_file(cp_trace_file *f, const char *file, const char *gpu)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/%s-h100-ci.trace.json", CUPROOF_FIXTURES, name);
+    snprintf(path, sizeof path, "%s/%s", CUPROOF_FIXTURES, file);
     cr_assert_eq(cp_trace_file_read(path, f), 0, "%s", cp_last_error());
-    cr_assert_not_null(strstr(f->device, "H100"), "%s", f->device);
+    cr_assert_not_null(strstr(f->device, gpu), "%s", f->device);
+}
+
+void replay_load(cp_trace_file *f, const char *name)
+{
+    char file[256];
+    snprintf(file, sizeof file, "%s-h100-ci.trace.json", name);
+    replay_load_file(f, file, "H100");
 }
 
 cp_trace *replay_variant(cp_trace_file *f, const char *variant)

@@ -16,6 +16,10 @@
  * recorded on an H100. */
 void replay_load(cp_trace_file *f, const char *name);
 
+/* Reads fixture `file` (in tests/fixtures) into `f`; asserts that it was
+ * recorded on a GPU whose name holds `gpu`. */
+void replay_load_file(cp_trace_file *f, const char *file, const char *gpu);
+
 /* The trace of `variant` in `f`; asserts that it is there. */
 cp_trace *replay_variant(cp_trace_file *f, const char *variant);
 

@@ -222,3 +222,68 @@ Test(replay_context_sync, copy_kernel_copy_in_order)
         cp_metrics_free(&m);
     }
 }
+
+static void load_multi_gpu(void)
+{
+    replay_load_file(&f, "multi-gpu-h200x2-ci.trace.json", "H200");
+}
+
+TestSuite(replay_multi_gpu, .init = load_multi_gpu, .fini = unload);
+
+/* Kernels per device in a trace: [0] and [1]. */
+static void kernels_per_device(const cp_trace *t, size_t per[2])
+{
+    per[0] = per[1] = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->items[i].kind == CP_ACT_KERNEL && t->items[i].device < 2)
+            per[t->items[i].device]++;
+}
+
+/* Recorded on two H200s (ci: 64 arrays): all-gpus has 32 kernels on each
+ * GPU and both busy for most of the span; in-turn has the same split and
+ * never two at once; one-gpu one device. Moving in-turn's second GPU back
+ * onto the first's time gives it multi-device time: the check can fail. */
+Test(replay_multi_gpu, devices_work_at_once_only_when_issued_together)
+{
+    size_t per[2];
+    cp_metrics m;
+    cp_trace *t = replay_variant(&f, "all-gpus");
+    kernels_per_device(t, per);
+    cr_expect(per[0] == 32 && per[1] == 32, "%zu and %zu kernels", per[0], per[1]);
+    cr_assert_eq(cp_timeline_analyse(t, NULL, &m), 0);
+    cr_expect_eq(m.devices, 2);
+    cr_expect_geq((double)m.multi_device_ns, 0.5 * (double)m.span_ns, "%llu of %llu ns",
+                  (unsigned long long)m.multi_device_ns, (unsigned long long)m.span_ns);
+    cp_metrics_free(&m);
+
+    cr_assert_eq(cp_timeline_analyse(replay_variant(&f, "one-gpu"), NULL, &m), 0);
+    cr_expect_eq(m.devices, 1);
+    cr_expect_eq(m.multi_device_ns, 0);
+    cp_metrics_free(&m);
+
+    t = replay_variant(&f, "in-turn");
+    kernels_per_device(t, per);
+    cr_expect(per[0] == 32 && per[1] == 32);
+    cr_assert_eq(cp_timeline_analyse(t, NULL, &m), 0);
+    cr_expect_eq(m.devices, 2);
+    cr_expect_eq(m.multi_device_ns, 0);
+    cp_metrics_free(&m);
+    uint64_t first0 = UINT64_MAX, first1 = UINT64_MAX;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (!cp_activity_is_device_work(a))
+            continue;
+        uint64_t *first = a->device == 0 ? &first0 : &first1;
+        if (a->start < *first)
+            *first = a->start;
+    }
+    cr_assert(first0 < first1);
+    for (size_t i = 0; i < t->n; i++)
+        if (t->items[i].device == 1 && cp_activity_is_device_work(&t->items[i])) {
+            t->items[i].start -= first1 - first0;
+            t->items[i].end -= first1 - first0;
+        }
+    cr_assert_eq(cp_timeline_analyse(t, NULL, &m), 0);
+    cr_expect_gt(m.multi_device_ns, 0, "the moved GPU now works beside the other");
+    cp_metrics_free(&m);
+}
