@@ -27,6 +27,9 @@ static struct {
     bool initialised, available;
     char reason[512];
     size_t buffer_size;
+    /* Buffers handed to CUPTI so far, and the most it may have (0: no
+     * limit). A limit makes CUPTI drop records: the test of that path. */
+    size_t buffers_given, max_buffers;
     cp_trace *current; /* the open window, or NULL */
     uint64_t dropped;
     int error; /* first failure inside a callback */
@@ -72,7 +75,12 @@ static void give_buffer(uint8_t *b)
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    *buffer = take_buffer();
+    pthread_mutex_lock(&tr.lock);
+    bool refuse = tr.max_buffers && tr.buffers_given >= tr.max_buffers;
+    tr.buffers_given += !refuse;
+    pthread_mutex_unlock(&tr.lock);
+    /* A NULL buffer tells CUPTI to drop the records it has no room for. */
+    *buffer = refuse ? NULL : take_buffer();
     *size = *buffer ? tr.buffer_size : 0;
     *max_records = 0;
 }
@@ -218,9 +226,14 @@ int cp_tracer_init(void)
         snprintf(tr.reason, sizeof tr.reason, "tracing turned off by CUPROOF_NO_TRACE");
         return 0;
     }
+    /* Test settings: a buffer size and a limit on buffers, with which
+     * CUPTI runs out of room and drops records (ci/ and test_gpu use them). */
     const char *kb = getenv("CUPROOF_CUPTI_BUFFER_KB");
     if (kb && *kb)
         cp_tracer_set_buffer_size((size_t)strtoul(kb, NULL, 10) * 1024);
+    const char *most = getenv("CUPROOF_CUPTI_MAX_BUFFERS");
+    if (most && *most)
+        tr.max_buffers = (size_t)strtoul(most, NULL, 10);
     int rc = 0;
     CP_CUPTI(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     CP_TRY(set_kinds(true));
@@ -322,9 +335,10 @@ out:
             rc = tr.error;
         if (rc == 0 && tr.current->dropped_records)
             rc = cp_failf(CP_EDROPPED,
-                          "CUPTI dropped %llu activity records (buffers of %zu bytes were too "
-                          "small): the trace is incomplete",
-                          (unsigned long long)tr.current->dropped_records, tr.buffer_size);
+                          "CUPTI dropped %llu activity records (buffers of %zu bytes, %zu "
+                          "handed out%s): the trace is incomplete",
+                          (unsigned long long)tr.current->dropped_records, tr.buffer_size,
+                          tr.buffers_given, tr.max_buffers ? ", at the set limit" : "");
     }
     tr.current = NULL;
     pthread_mutex_unlock(&tr.lock);

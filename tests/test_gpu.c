@@ -233,3 +233,65 @@ Test(gpu, multi_gpu, .timeout = 300)
 {
     run_case_skippable("multi-gpu", true);
 }
+
+/* Dropped records: with two small activity buffers CUPTI runs out of room
+ * in multi-kernel's traced runs; the case must fail and say records were
+ * lost, never pass on an incomplete trace. */
+Test(gpu, dropped_records_fail_the_case, .timeout = 300)
+{
+    setenv("CUPROOF_CUPTI_BUFFER_KB", "4", 1);
+    setenv("CUPROOF_CUPTI_MAX_BUFFERS", "2", 1);
+    cp_tracer_init();
+    cp_env env;
+    cr_assert_eq(cp_env_discover(&env), 0, "%s", cp_last_error());
+    if (!env.has_device)
+        cr_skip_test("%s", env.no_device_reason);
+    cr_assert(cp_tracer_available(), "%s", cp_tracer_unavailable_reason());
+    cp_run_opts o = {.profile = CP_PROFILE_CI, .repeat = 1, .warmup = 1, .trace = true};
+    cp_case_result *r = calloc(1, sizeof *r);
+    cr_assert_not_null(r);
+    cp_run_case(cp_registry_find("multi-kernel"), &env, &o, r);
+    cr_expect_eq(r->status, CP_STATUS_FAILED);
+    cr_expect_not_null(strstr(r->error, "activity records were dropped"), "%s", r->error);
+    cr_expect_not_null(strstr(r->error, "at the set limit"), "%s", r->error);
+    cr_log_info("%s", r->error);
+    cp_case_result_free(r);
+    free(r);
+    cp_tracer_shutdown();
+}
+
+/* Untraced on a GPU (as when another tool holds CUPTI): the case runs, its
+ * outputs are checked, and every check that reads a trace is skipped with
+ * the reason, none passed. */
+Test(gpu, untraced_run_skips_trace_checks, .timeout = 300)
+{
+    setenv("CUPROOF_NO_TRACE", "1", 1);
+    cp_tracer_init();
+    cp_env env;
+    cr_assert_eq(cp_env_discover(&env), 0, "%s", cp_last_error());
+    if (!env.has_device)
+        cr_skip_test("%s", env.no_device_reason);
+    cr_assert_not(cp_tracer_available());
+    cp_run_opts o = {.profile = CP_PROFILE_CI, .repeat = 1, .warmup = 1, .trace = true};
+    cp_case_result *r = calloc(1, sizeof *r);
+    cr_assert_not_null(r);
+    cr_assert_eq(cp_run_case(cp_registry_find("multi-kernel"), &env, &o, r), 0, "%s", r->error);
+    cr_expect_eq(r->status, CP_STATUS_PASSED, "%s", r->error);
+    size_t skipped = 0, passed = 0;
+    for (size_t i = 0; i < r->nchecks; i++) {
+        const cp_check_result *c = &r->checks[i];
+        if (c->status == CP_CHECK_SKIPPED) {
+            skipped++;
+            cr_expect_not_null(strstr(c->skip_reason, "CUPROOF_NO_TRACE"), "%s: %s", c->name,
+                               c->skip_reason);
+        }
+        passed += c->status == CP_CHECK_PASSED && strstr(c->name, "output equals");
+    }
+    cr_expect_gt(skipped, 10, "the trace checks are skipped (%zu)", skipped);
+    cr_expect_eq(passed, r->nvariants, "every output is still checked");
+    for (size_t v = 0; v < r->nvariants; v++)
+        cr_expect_not(r->variants[v].traced);
+    cp_case_result_free(r);
+    free(r);
+    cp_tracer_shutdown();
+}
