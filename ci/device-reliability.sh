@@ -32,7 +32,7 @@ suite)
     tail -3 "$res/ci.log"; cat "$res/overhead.log"
     ;;
 sanitize)
-    CUPROOF_SANITIZE_TOOLS="$*" CUPROOF_SANITIZE_TIMEOUT=${CUPROOF_SANITIZE_TIMEOUT:-270} \
+    CUPROOF_SANITIZE_TOOLS="$*" CUPROOF_SANITIZE_TIMEOUT=${CUPROOF_SANITIZE_TIMEOUT:-420} \
         ci/sanitize-gpu.sh "$res/sanitize-${1:-all}" 2>&1 | tee "$res/sanitize-${1:-all}.log"
     pack
     ;;

@@ -158,25 +158,35 @@ void cp_check(cp_ctx *ctx, const char *name, bool ok, const char *expected, cons
     va_end(ap);
 }
 
+void cp_check_skip(cp_ctx *ctx, const char *name, const char *expected, const char *reason)
+{
+    cp_check_result *c = new_check(ctx, name, expected);
+    if (!c)
+        return;
+    c->status = CP_CHECK_SKIPPED;
+    snprintf(c->skip_reason, sizeof c->skip_reason, "%s", reason);
+    snprintf(c->measured, sizeof c->measured, "not measured");
+}
+
 void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
                     const char *expected, const char *measured, ...)
 {
     const cp_variant_result *v = cp_variant_result_get(ctx, variant);
-    cp_check_result *c = new_check(ctx, name, expected);
-    if (!c)
-        return;
     if (!v || !v->traced) {
         const char *why = "";
         for (size_t i = 0; !v && i < ctx->result->nvariants; i++)
             if (strcmp(ctx->result->variants[i].name, variant) == 0)
                 why = ctx->result->variants[i].skip_reason;
-        c->status = CP_CHECK_SKIPPED;
-        snprintf(c->skip_reason, sizeof c->skip_reason, "variant '%s' %s%s%s", variant,
+        char reason[sizeof ((cp_check_result *)0)->skip_reason];
+        snprintf(reason, sizeof reason, "variant '%s' %s%s%s", variant,
                  v ? "ran untraced: " : "did not run", !v && *why ? ": " : "",
                  v ? v->untraced_reason : why);
-        snprintf(c->measured, sizeof c->measured, "not measured");
+        cp_check_skip(ctx, name, expected, reason);
         return;
     }
+    cp_check_result *c = new_check(ctx, name, expected);
+    if (!c)
+        return;
     va_list ap;
     va_start(ap, measured);
     judge(c, ok, measured, ap);
