@@ -1,54 +1,77 @@
 #!/usr/bin/env bash
 # Every GPU case (ci profile, one untraced run per variant: CUPTI and the
 # sanitizer both instrument the process) under each of compute-sanitizer's
-# tools: memcheck (with leak checking), racecheck, synccheck and
-# initcheck, following child processes (host-processes). The four tools
-# run side by side, each over every case in turn, so the GPU is shared:
-# CUPROOF_SHARED_GPU=1 leaves out the device-wide free-memory checks, which
-# would measure the other tools' processes (memcheck's leak check covers
-# the leaks). Each tool's log goes to OUT_DIR/TOOL.log and the error counts
-# to OUT_DIR/sanitize.json; the script fails when a tool reports an error,
-# does not finish, or a case fails under it.
+# tools: memcheck (with leak checking), racecheck, synccheck and initcheck,
+# following child processes (host-processes). Each (tool, case) pair is
+# its own process, JOBS of them at once, so the GPU is shared:
+# CUPROOF_SHARED_GPU=1 skips the checks that read device-wide free memory
+# (they would measure the other processes; memcheck's leak check covers
+# leaks), and CUPROOF_TIMEOUT_SCALE=50 stretches the timeouts inside cases
+# for the sanitizers' slowdown. Logs go to OUT_DIR/TOOL/CASE.log, the
+# counts to OUT_DIR/sanitize.json. The script fails when a tool reports an
+# error, a run does not finish, or a case fails under a tool.
 #
 #   ci/sanitize-gpu.sh [OUT_DIR]     (a built build/default is needed)
 #
-# CUPROOF_SANITIZE_TOOLS picks tools (default all four);
-# CUPROOF_SANITIZE_TIMEOUT bounds each tool's run (seconds, default 480).
+# CUPROOF_SANITIZE_TOOLS picks tools (default all four),
+# CUPROOF_SANITIZE_JOBS the processes at once (default 8) and
+# CUPROOF_SANITIZE_TIMEOUT each process's limit (seconds, default 480).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:-$root/gpu-out/sanitize}" && cd "${1:-$root/gpu-out/sanitize}" && pwd)
 cd "$root"
-budget=${CUPROOF_SANITIZE_TIMEOUT:-480}
 tools=${CUPROOF_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}
-export CUPROOF_SHARED_GPU=1
+export CUPROOF_SHARED_GPU=1 CUPROOF_TIMEOUT_SCALE=50
+export out budget=${CUPROOF_SANITIZE_TIMEOUT:-480}
+cases=$(./build/default/cuproof list | awk '{print $1}')
 
-sanitize() { # tool
-    local tool=$1 extra=() start rc
+one() { # tool case
+    local tool=$1 name=$2 extra=() rc
     [ "$tool" = memcheck ] && extra=(--leak-check full)
-    start=$(date +%s)
+    mkdir -p "$out/$tool"
     timeout "$budget" compute-sanitizer --tool "$tool" "${extra[@]}" --target-processes all \
-        --error-exitcode 9 ./build/default/cuproof run --profile ci --no-trace --repeat 1 \
-        --warmup 0 --out "$out/$tool" > "$out/$tool.log" 2>&1
+        --error-exitcode 9 ./build/default/cuproof run "$name" --profile ci --no-trace \
+        --repeat 1 --warmup 0 --out "$out/$tool/$name" > "$out/$tool/$name.log" 2>&1
     rc=$?
-    echo "$rc $(($(date +%s) - start))" > "$out/$tool.status"
+    echo "$rc" > "$out/$tool/$name.status"
 }
+export -f one
+start=$(date +%s)
 for tool in $tools; do
-    sanitize "$tool" &
-done
-wait
+    for name in $cases; do
+        echo "$tool $name"
+    done
+done | xargs -P "${CUPROOF_SANITIZE_JOBS:-8}" -L 1 bash -c 'one "$0" "$1"'
+echo "sanitize-gpu: all runs done in $(($(date +%s) - start)) s"
 
 status=0
 json="{"
 for tool in $tools; do
-    read -r rc secs < "$out/$tool.status"
-    # Each process (the parent and every child) prints its own summary.
-    errors=$(grep -ho 'ERROR SUMMARY: [0-9]*' "$out/$tool.log" | awk '{s += $3} END {print s + 0}')
-    summaries=$(grep -c 'ERROR SUMMARY' "$out/$tool.log")
-    cases=$(grep -o '[0-9]* cases: [0-9]* passed, [0-9]* failed, [0-9]* skipped' "$out/$tool.log")
-    echo "sanitize-gpu: $tool: exit $rc, $errors errors in $summaries processes, ${cases:-did not finish}, ${secs} s"
-    grep 'check failed\|^\[.*failed' "$out/$tool.log" | head -5
-    [ "$rc" -eq 0 ] && [ "$errors" -eq 0 ] || status=1
-    json="$json\"$tool\":{\"exit\":$rc,\"errors\":$errors,\"processes\":$summaries,\"seconds\":$secs,\"cases\":\"${cases:-did not finish}\"},"
+    errors=0 processes=0 passed=0 failed=0 skipped=0 unfinished=0
+    for name in $cases; do
+        log="$out/$tool/$name.log"
+        rc=$(cat "$out/$tool/$name.status")
+        # One summary per process (the parent and each child); racecheck
+        # words its own summary differently.
+        e=$(grep -ho 'ERROR SUMMARY: [0-9]*\|(\([0-9]*\) errors' "$log" | grep -o '[0-9]*' |
+            awk '{s += $1} END {print s + 0}')
+        p=$(grep -c 'ERROR SUMMARY\|RACECHECK SUMMARY' "$log")
+        errors=$((errors + e))
+        processes=$((processes + p))
+        if grep -q "^\[1/1\] passed" "$log"; then passed=$((passed + 1))
+        elif grep -q "^\[1/1\] skipped" "$log"; then skipped=$((skipped + 1))
+        elif grep -q "^\[1/1\] failed" "$log"; then failed=$((failed + 1))
+            echo "sanitize-gpu: $tool: $name failed:"; grep -A3 "^\[1/1\] failed" "$log"
+        else unfinished=$((unfinished + 1)); echo "sanitize-gpu: $tool: $name did not finish (exit $rc)"
+        fi
+        if [ "$e" -ne 0 ] || { [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; }; then
+            echo "sanitize-gpu: $tool: $name: $e errors, exit $rc"
+            status=1
+        fi
+    done
+    [ "$failed" -eq 0 ] && [ "$unfinished" -eq 0 ] || status=1
+    echo "sanitize-gpu: $tool: $errors errors in $processes processes; cases $passed passed, $failed failed, $skipped skipped, $unfinished unfinished"
+    json="$json\"$tool\":{\"errors\":$errors,\"processes\":$processes,\"passed\":$passed,\"failed\":$failed,\"skipped\":$skipped,\"unfinished\":$unfinished},"
 done
 echo "${json%,}}" > "$out/sanitize.json"
 exit $status

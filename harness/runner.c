@@ -132,11 +132,9 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     /* Free memory is device-wide: with other processes on the GPU (the
      * sanitizer runs side by side, say) it measures them too, so the leak
      * check is left out, and the report says why. */
-    const char *shared = getenv("CUPROOF_SHARED_GPU");
-    if (!ctx->def->cpu_only && shared && *shared && strcmp(shared, "0") != 0)
-        snprintf(vr->memory_skip_reason, sizeof vr->memory_skip_reason,
-                 "CUPROOF_SHARED_GPU: other processes share the GPU, so free memory does not "
-                 "measure this case");
+    if (!ctx->def->cpu_only && ctx->env->shared_gpu[0])
+        snprintf(vr->memory_skip_reason, sizeof vr->memory_skip_reason, "%s",
+                 ctx->env->shared_gpu);
     else if (!ctx->def->cpu_only) {
         size_t last_free = 0;
         CP_TRY(free_memory(ctx, &last_free));
