@@ -179,9 +179,7 @@ static int run(cp_ctx *ctx, const cp_variant *v)
         volatile int *gate = s->gate;
         gate[0] = 0;
         gate[1] = 0;
-        CP_CUDA(cp_gate_launch(gate,
-                               (unsigned long long)(GATE_TIMEOUT_NS * ctx->env->timeout_scale),
-                               s->gate + 1, s->origin));
+        CP_CUDA(cp_gate_launch(gate, GATE_TIMEOUT_NS, s->gate + 1, s->origin));
         held = true;
         CP_CUDA(cudaEventRecord(s->opened, s->origin));
         for (int k = 0; k < n; k++)

@@ -31,7 +31,7 @@ int cp_parse_resource_gpus(const char *value, int *device)
     return 0;
 }
 
-int cp_env_read_settings(cp_env *env)
+void cp_env_read_settings(cp_env *env)
 {
     const char *shared = getenv("CUPROOF_SHARED_GPU");
     env->shared_gpu[0] = '\0';
@@ -39,26 +39,13 @@ int cp_env_read_settings(cp_env *env)
         snprintf(env->shared_gpu, sizeof env->shared_gpu,
                  "CUPROOF_SHARED_GPU: other processes share the GPU, so its free memory does "
                  "not measure this case");
-    env->timeout_scale = 1;
-    const char *scale = getenv("CUPROOF_TIMEOUT_SCALE");
-    if (scale && *scale) {
-        char *end = NULL;
-        errno = 0;
-        double v = strtod(scale, &end);
-        if (end == scale || *end || errno || !(v >= 1 && v <= 1000))
-            return cp_failf(CP_EINVAL,
-                            "CUPROOF_TIMEOUT_SCALE='%s': expected a number from 1 to 1000",
-                            scale);
-        env->timeout_scale = v;
-    }
-    return 0;
 }
 
 int cp_env_discover(cp_env *env)
 {
     int rc = 0;
     memset(env, 0, sizeof *env);
-    CP_TRY(cp_env_read_settings(env));
+    cp_env_read_settings(env);
     if (gethostname(env->host, sizeof env->host - 1) != 0)
         snprintf(env->host, sizeof env->host, "unknown");
     const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");

@@ -29,9 +29,6 @@ typedef struct cp_env {
      * side), so device-wide free memory does not measure a case; "" when
      * not set, else the reason checks that read free memory are skipped. */
     char shared_gpu[160];
-    /* CUPROOF_TIMEOUT_SCALE (1 to 1000, default 1): multiplies the
-     * timeouts inside cases, for runs slowed by a sanitizer or debugger. */
-    double timeout_scale;
     char host[256];
 } cp_env;
 
@@ -43,12 +40,8 @@ typedef struct cp_env {
  */
 int cp_parse_resource_gpus(const char *value, int *device);
 
-/*
- * Reads CUPROOF_SHARED_GPU and CUPROOF_TIMEOUT_SCALE into `env`. Returns 0,
- * or CP_EINVAL naming the variable when the scale is not a number from 1
- * to 1000. (cp_env_discover calls it.)
- */
-int cp_env_read_settings(cp_env *env);
+/* Reads CUPROOF_SHARED_GPU into `env` (cp_env_discover calls it). */
+void cp_env_read_settings(cp_env *env);
 
 /*
  * Finds the device to use: CTEST_RESOURCE_GROUP_0_GPUS when ctest set it,
