@@ -111,6 +111,29 @@ Test(cli, output_directory_is_a_file)
     remove(path);
 }
 
+/* --devices names GPUs, so with none visible it is a usage error with the
+ * runtime's reason; a missing list is one too. */
+Test(cli, devices_without_gpus)
+{
+    expect_usage_error("run vector-add --devices 0,1 --out /tmp/cuproof-cli-devices",
+                       "--devices: no CUDA device");
+    expect_usage_error("run --devices", "--devices needs GPU ids");
+}
+
+/* cuproof gpus: bad options are usage errors; with no GPU there is no
+ * spec to write, which is a failure (1) with the reason, and no file. */
+Test(cli, gpus_command)
+{
+    expect_usage_error("gpus --slots 0", "--slots '0'");
+    expect_usage_error("gpus --slots x", "--slots 'x'");
+    expect_usage_error("gpus --bogus", "gpus takes");
+    remove("/tmp/cuproof-cli-spec.json");
+    int rc = cuproof("gpus --ctest-spec /tmp/cuproof-cli-spec.json");
+    cr_expect_eq(rc, 1, "%s", output);
+    cr_expect_not_null(strstr(output, "no CUDA device"), "%s", output);
+    cr_expect_neq(access("/tmp/cuproof-cli-spec.json", F_OK), 0, "no spec for no GPUs");
+}
+
 /* With no GPU every GPU case is skipped, with the reason, on the terminal
  * and in report.json; the run itself succeeds. */
 Test(cli, run_without_gpu_skips_with_reason)
