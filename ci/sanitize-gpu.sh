@@ -11,9 +11,12 @@
 # an error or a run does not finish; a case that fails under a tool (a
 # timing premise the tool's slowdown breaks) is listed with its reason.
 #
-# memcheck follows only the application for host-processes: its child
-# forked after CUDA initialisation hung under memcheck in every attempt on
-# the H100 (the exec'd children are checked by the other three tools).
+# Open: on the H100, memcheck never finished host-processes in three
+# attempts (following every process or the application only). The case's
+# parent reads the pipe of the child it forks after CUDA initialisation
+# with a plain read() before its bounded wait, so a child that hangs under
+# memcheck holds the parent too; bounding that read is on the branch
+# bounded-child-reads, waiting for a GPU run.
 #
 #   ci/sanitize-gpu.sh [OUT_DIR]     (a built build/default is needed)
 #
@@ -33,11 +36,10 @@ slow="conway-shared conway-block-sync host-processes host-threads conway-streams
 cases="$slow $(./build/default/cuproof list | awk '{print $1}' | grep -vxF -f <(tr ' ' '\n' <<< "$slow"))"
 
 one() { # tool case
-    local tool=$1 name=$2 extra=() rc targets=all
+    local tool=$1 name=$2 extra=() rc
     [ "$tool" = memcheck ] && extra=(--leak-check full)
-    [ "$tool" = memcheck ] && [ "$name" = host-processes ] && targets=application-only
     mkdir -p "$out/$tool"
-    timeout "$budget" compute-sanitizer --tool "$tool" "${extra[@]}" --target-processes "$targets" \
+    timeout "$budget" compute-sanitizer --tool "$tool" "${extra[@]}" --target-processes all \
         --error-exitcode 9 ./build/default/cuproof run "$name" --profile ci --no-trace \
         --repeat 1 --warmup 0 --out "$out/$tool/$name" > "$out/$tool/$name.log" 2>&1
     rc=$?
