@@ -6,8 +6,7 @@
  */
 #include "harness/agreement.h"
 #include "harness/error.h"
-#include "harness/timeline.h"
-#include "reports/report.h"
+#include "replay.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -19,10 +18,7 @@ static const cp_timeline_opts h100 = {.max_concurrent_kernels = 128};
 
 static void load(const char *name)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", CUPROOF_FIXTURES, name);
-    cr_assert_eq(cp_trace_file_read(path, &f), 0, "%s", cp_last_error());
-    cr_assert_not_null(strstr(f.device, "H100"), "%s", f.device);
+    replay_load_file(&f, name, "H100");
 }
 
 static void load_events(void)

@@ -5,22 +5,15 @@
  * analysis keys lanes by (device, context, stream); a trace with the
  * context ids erased must fail the per-context check.
  */
-#include "harness/error.h"
-#include "harness/timeline.h"
-#include "reports/report.h"
+#include "replay.h"
 
 #include <criterion/criterion.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 static cp_trace_file f;
 
 static void load(void)
 {
-    cr_assert_eq(cp_trace_file_read(CUPROOF_FIXTURES "/host-threads-h100.trace.json", &f), 0,
-                 "%s", cp_last_error());
-    cr_assert_not_null(strstr(f.device, "H100"), "%s", f.device);
+    replay_load_file(&f, "host-threads-h100.trace.json", "H100");
 }
 
 static void unload(void)
