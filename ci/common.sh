@@ -2,6 +2,11 @@
 #   cuproof_build PRESET   installs missing dependencies, puts the CUDA
 #                          Toolkit on PATH when it sits in /usr/local/cuda,
 #                          then configures and builds that CMake preset.
+#   cuproof_pack DIR       with OUT set (the device tool's folder, which
+#                          returns few files), packs DIR into
+#                          $OUT/results.tar.gz; without OUT it does nothing.
+#   cuproof_nsys           prints the path of Nsight Systems' nsys, or
+#                          nothing when this machine has none.
 cuproof_build() {
     bash ci/install-deps.sh
     if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -9,4 +14,16 @@ cuproof_build() {
     fi
     cmake --preset "$1"
     cmake --build --preset "$1"
+}
+
+cuproof_pack() {
+    if [ -n "${OUT:-}" ]; then
+        tar -czf "$OUT/results.tar.gz" -C "$1" . 2>/dev/null
+    fi
+    return 0
+}
+
+cuproof_nsys() {
+    command -v nsys || ls /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys \
+        /usr/local/cuda/bin/nsys 2>/dev/null | head -1
 }

@@ -16,11 +16,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 res=/tmp/cuproof-results
 rm -rf "$res" && mkdir -p "$res"
 cd "$root"
-pack() { tar -czf "${OUT:-/tmp}/results.tar.gz" -C "$res" . 2>/dev/null; }
+# shellcheck source=ci/common.sh
+source ci/common.sh
 if [ "$stage" != extras ]; then
     ci/gpu.sh "$res" > "$res/gpu.log" 2>&1
     echo "gpu.sh exit: $?" | tee -a "$res/gpu.log"
-    pack
+    cuproof_pack "$res"
 fi
 if [ "$stage" = suite ]; then
     tail -40 "$res/gpu.log"
@@ -34,29 +35,29 @@ fi
 # stages that only need breadth.
 quick=$(./build/default/cuproof list | awk '$1 != "host-threads" {print $1}' | tr '\n' ' ')
 
-nsys=$(ls /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | head -1)
+nsys=$(cuproof_nsys)
 if [ -n "$nsys" ]; then
     timeout 300 "$nsys" profile --trace=cuda,nvtx -o "$res/nsys-vector-add" --force-overwrite true \
         ./build/default/cuproof run vector-add multi-kernel --out "$res/under-nsys" > "$res/nsys.log" 2>&1
     echo "nsys exit: $?" >> "$res/nsys.log"
     rm -f "$res"/*.qdstrm "$res"/*.nsys-rep
 fi
-pack
+cuproof_pack "$res"
 # Flakiness: the GPU tests three more times, stopping at the first failure.
 CUPROOF_REQUIRE_GPU=1 timeout 200 ctest --test-dir build/default -L gpu -E host_threads \
     --repeat until-fail:3 --output-on-failure > "$res/ctest-repeat.log" 2>&1
 echo "repeat exit: $?" >> "$res/ctest-repeat.log"
-pack
+cuproof_pack "$res"
 # The ci profile's traces are small enough to keep as CPU-test fixtures.
 timeout 200 ./build/default/cuproof run --profile ci --out "$res/ci" > "$res/run-ci.log" 2>&1
 echo "ci exit: $?" >> "$res/run-ci.log"
-pack
+cuproof_pack "$res"
 # Untraced mode on a real GPU: trace-based checks must be skipped, not passed.
 # shellcheck disable=SC2086
 CUPROOF_NO_TRACE=1 timeout 120 ./build/default/cuproof run $quick --out "$res/untraced" \
     > "$res/untraced.log" 2>&1
 echo "untraced exit: $?" >> "$res/untraced.log"
-pack
+cuproof_pack "$res"
 # Streams alias onto CUDA_DEVICE_MAX_CONNECTIONS hardware queues (8 by
 # default): the same case with 32, for comparison.
 CUDA_DEVICE_MAX_CONNECTIONS=32 timeout 60 ./build/default/cuproof run multi-kernel-events --profile full \
@@ -66,7 +67,7 @@ echo "conn32 exit: $?" >> "$res/conn32.log"
 timeout 120 compute-sanitizer --tool memcheck --leak-check full ./build/default/cuproof run vector-add conway-streams grid-model elementwise-vs-handwritten mandelbrot conway-global conway-shared context-manual --no-trace \
     --repeat 1 --out "$res/memcheck" > "$res/memcheck.log" 2>&1
 echo "memcheck exit: $?" >> "$res/memcheck.log"
-pack
+cuproof_pack "$res"
 tail -60 "$res/gpu.log"
 echo ---- nsys; tail -15 "$res/nsys.log" 2>/dev/null
 echo ---- repeat; tail -4 "$res/ctest-repeat.log"
