@@ -109,21 +109,6 @@ static int prepare(cp_ctx *ctx, const cp_variant *v)
     return 0;
 }
 
-/* Reads exactly `bytes` from fd. Returns 0 or CP_EIO. */
-static int read_exact(int fd, void *buf, size_t bytes)
-{
-    size_t got = 0;
-    while (got < bytes) {
-        ssize_t r = read(fd, (char *)buf + got, bytes - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return cp_failf(CP_EIO, "a child sent %zu of %zu bytes", got, bytes);
-        got += (size_t)r;
-    }
-    return 0;
-}
-
 static int run_processes(state *s)
 {
     int rc = 0;
@@ -141,8 +126,9 @@ static int run_processes(state *s)
 out:
     s->exits_ok = 0;
     for (int i = 0; i < started; i++) {
-        int read_rc = read_exact(fds[i], s->out + (size_t)i * s->len,
-                                 (size_t)s->len * sizeof(float));
+        size_t got = 0;
+        int read_rc = cp_child_read(fds[i], s->out + (size_t)i * s->len,
+                                    (size_t)s->len * sizeof(float), 60000, &got);
         close(fds[i]);
         int status = -1, wait_rc = cp_child_wait(pids[i], 60000, &status);
         if (rc == 0 && (read_rc < 0 || wait_rc < 0))
@@ -179,12 +165,16 @@ static int run_fork_after_init(state *s)
         _exit(e == cudaSuccess ? 0 : 1);
     }
     close(p[1]);
+    /* The child writes a short message and exits: end of file is the
+     * normal end; a child that hangs is given 20 s, then killed below. */
     char msg[128] = "";
-    ssize_t n = read(p[0], msg, sizeof msg - 1);
+    size_t n = 0;
+    cp_child_read(p[0], msg, sizeof msg - 1, 20000, &n);
+    cp_clear_last_error();
     close(p[0]);
     int status = -1;
     int wait_rc = cp_child_wait(pid, 20000, &status);
-    msg[n > 0 ? n : 0] = '\0';
+    msg[n] = '\0';
     if (wait_rc < 0) {
         snprintf(s->fork_result, sizeof s->fork_result, "no answer: %s", cp_last_error());
         s->fork_failed_cleanly = false;

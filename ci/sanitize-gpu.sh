@@ -11,12 +11,11 @@
 # an error or a run does not finish; a case that fails under a tool (a
 # timing premise the tool's slowdown breaks) is listed with its reason.
 #
-# Open: on the H100, memcheck never finished host-processes in three
-# attempts (following every process or the application only). The case's
-# parent reads the pipe of the child it forks after CUDA initialisation
-# with a plain read() before its bounded wait, so a child that hangs under
-# memcheck holds the parent too; bounding that read is on the branch
-# bounded-child-reads, waiting for a GPU run.
+# On the H100, memcheck never finished host-processes in three attempts:
+# the parent blocked in read() on the child it forks after CUDA
+# initialisation, which hangs under memcheck. Reads from children are now
+# bounded (cp_child_read), so such a child is killed after 20 s and the
+# case reports it.
 #
 #   ci/sanitize-gpu.sh [OUT_DIR]     (a built build/default is needed)
 #

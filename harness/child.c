@@ -4,6 +4,7 @@
 #include "error.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -86,6 +87,41 @@ out:
     free(argv);
     free(envp);
     return rc;
+}
+
+static long long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int cp_child_read(int fd, void *buf, size_t bytes, int timeout_ms, size_t *got)
+{
+    long long deadline = now_ms() + timeout_ms;
+    *got = 0;
+    while (*got < bytes) {
+        long long left = deadline - now_ms();
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready < 0)
+            return cp_failf(CP_EIO, "poll on a child's pipe: %s", strerror(errno));
+        if (ready == 0)
+            return cp_failf(CP_EIO, "a child sent %zu of %zu bytes within %d ms", *got, bytes,
+                            timeout_ms);
+        ssize_t r = read(fd, (char *)buf + *got, bytes - *got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return cp_failf(CP_EIO, "reading a child's pipe: %s", strerror(errno));
+        if (r == 0)
+            return cp_failf(CP_EIO, "a child sent %zu of %zu bytes and closed its pipe", *got,
+                            bytes);
+        *got += (size_t)r;
+    }
+    return 0;
 }
 
 int cp_child_wait(pid_t pid, int timeout_ms, int *exit_status)

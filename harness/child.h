@@ -23,6 +23,13 @@ bool cp_child_dispatch(int argc, char **argv, int *status);
  * or CP_EIO with the reason in cp_last_error. */
 int cp_child_spawn(const char *name, char *const args[], pid_t *pid, int *fd);
 
+/* Reads from a child's pipe until `bytes` arrived, the child closed its end
+ * or timeout_ms passed in all, so that a child that hangs cannot hang its
+ * parent. Stores the bytes read in *got. Returns 0 when all `bytes`
+ * arrived, or CP_EIO (cp_last_error says what arrived and why it stopped)
+ * at end of file, at the timeout or on a read error. */
+int cp_child_read(int fd, void *buf, size_t bytes, int timeout_ms, size_t *got);
+
 /* Waits up to timeout_ms for a child; a late one is killed. Returns 0 with
  * its exit status, or CP_EIO when it was killed by a signal or timed out
  * (cp_last_error says which). */

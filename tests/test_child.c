@@ -68,3 +68,34 @@ Test(child, unknown_role_and_hung_child)
     cr_expect_not_null(strstr(cp_last_error(), "killed"), "%s", cp_last_error());
     close(fd);
 }
+
+/* Reading a child's pipe is bounded: a hung child's silence ends at the
+ * timeout, a short answer at end of file, each with what arrived. */
+Test(child, reads_are_bounded_in_time)
+{
+    char *args[] = {"hang", NULL};
+    pid_t pid;
+    int fd, status = 0;
+    char buf[64];
+    size_t got = 99;
+    cr_assert_eq(cp_child_spawn("selftest-child", args, &pid, &fd), 0);
+    cr_expect_eq(cp_child_read(fd, buf, sizeof buf, 200, &got), CP_EIO);
+    cr_expect_eq(got, 0);
+    cr_expect_not_null(strstr(cp_last_error(), "within 200 ms"), "%s", cp_last_error());
+    cr_expect_eq(cp_child_wait(pid, 100, &status), CP_EIO);
+    close(fd);
+
+    char *two[] = {"one", "two", NULL};
+    cr_assert_eq(cp_child_spawn("selftest-child", two, &pid, &fd), 0);
+    cr_expect_eq(cp_child_read(fd, buf, sizeof buf, 10000, &got), CP_EIO, "fewer than asked");
+    cr_expect_eq(got, 8, "one;two; arrived");
+    cr_expect_not_null(strstr(cp_last_error(), "closed its pipe"), "%s", cp_last_error());
+    cr_expect_eq(cp_child_wait(pid, 10000, &status), 0);
+    close(fd);
+
+    cr_assert_eq(cp_child_spawn("selftest-child", two, &pid, &fd), 0);
+    cr_expect_eq(cp_child_read(fd, buf, 8, 10000, &got), 0, "%s", cp_last_error());
+    cr_expect_eq(memcmp(buf, "one;two;", 8), 0);
+    cr_expect_eq(cp_child_wait(pid, 10000, &status), 0);
+    close(fd);
+}
