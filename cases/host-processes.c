@@ -10,8 +10,11 @@
  *   fork-after-init a child forked from this process after it initialised
  *                   CUDA, which then calls cudaMalloc: the documented answer
  *                   is that CUDA cannot be used there. The child reports what
- *                   it got, and the case records it; the parent then runs
- *                   mult_ker on one array, which must still come back right.
+ *                   it got (natively cudaErrorInitializationError; under
+ *                   compute-sanitizer's memcheck the call never returns and
+ *                   the child is killed), and the case records it; the parent
+ *                   then runs mult_ker on one array, which must still come
+ *                   back right.
  *
  * The children's GPU work is not in this process's trace (CUPTI traces one
  * process); the case checks their output and exit status instead.
@@ -41,7 +44,7 @@ typedef struct state {
     uint64_t reference_mismatches;
     int exits_ok;           /* children of the last run that exited 0 */
     char fork_result[128];  /* what cudaMalloc said in the forked child */
-    bool fork_failed_cleanly;
+    bool fork_cannot_use;   /* cudaMalloc failed with an error, or hung */
 } state;
 
 /* A child: draws its array (the same generator and seed as the parent),
@@ -166,23 +169,29 @@ static int run_fork_after_init(state *s)
     }
     close(p[1]);
     /* The child writes a short message and exits: end of file is the
-     * normal end; a child that hangs is given 20 s, then killed below. */
+     * normal end. A child silent for 20 s hangs in cudaMalloc (as under
+     * compute-sanitizer's memcheck) and is killed at once. */
     char msg[128] = "";
     size_t n = 0;
-    cp_child_read(p[0], msg, sizeof msg - 1, 20000, &n);
-    cp_clear_last_error();
+    int read_rc = cp_child_read(p[0], msg, sizeof msg - 1, 20000, &n);
     close(p[0]);
     int status = -1;
-    int wait_rc = cp_child_wait(pid, 20000, &status);
+    int wait_rc = cp_child_wait(pid, read_rc == CP_ETIMEDOUT ? 0 : 20000, &status);
     msg[n] = '\0';
-    if (wait_rc < 0) {
+    if (wait_rc == CP_ETIMEDOUT && n == 0) {
+        /* Never returning is as much "cannot use CUDA" as an error is. */
+        snprintf(s->fork_result, sizeof s->fork_result,
+                 "cudaMalloc did not return within 20 s; the child was killed");
+        s->fork_cannot_use = true;
+    } else if (wait_rc < 0) {
         snprintf(s->fork_result, sizeof s->fork_result, "no answer: %s", cp_last_error());
-        s->fork_failed_cleanly = false;
+        s->fork_cannot_use = false;
     } else {
         snprintf(s->fork_result, sizeof s->fork_result, "%s (exit %d)", n > 0 ? msg : "nothing",
                  status);
-        s->fork_failed_cleanly = status == 1 && n > 0 && strcmp(msg, "cudaSuccess") != 0;
+        s->fork_cannot_use = status == 1 && n > 0 && strcmp(msg, "cudaSuccess") != 0;
     }
+    cp_clear_last_error();
     /* The parent's CUDA must be unharmed: it processes the first array. */
     int rc = 0;
     float *d = NULL;
@@ -226,7 +235,8 @@ static int checks(cp_ctx *ctx)
              s->exits_ok == CHILDREN, "10 children, exit status 0", "%d of %d",
              s->exits_ok, CHILDREN);
     cp_check(ctx, "fork-after-init: a child forked after CUDA initialisation cannot use it",
-             s->fork_failed_cleanly, "cudaMalloc fails in the child with a CUDA error",
+             s->fork_cannot_use,
+             "cudaMalloc fails in the child with a CUDA error, or never returns",
              "%s", s->fork_result);
     return 0;
 }

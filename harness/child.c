@@ -109,7 +109,7 @@ int cp_child_read(int fd, void *buf, size_t bytes, int timeout_ms, size_t *got)
         if (ready < 0)
             return cp_failf(CP_EIO, "poll on a child's pipe: %s", strerror(errno));
         if (ready == 0)
-            return cp_failf(CP_EIO, "a child sent %zu of %zu bytes within %d ms", *got, bytes,
+            return cp_failf(CP_ETIMEDOUT, "a child sent %zu of %zu bytes within %d ms", *got, bytes,
                             timeout_ms);
         ssize_t r = read(fd, (char *)buf + *got, bytes - *got);
         if (r < 0 && errno == EINTR)
@@ -136,7 +136,7 @@ int cp_child_wait(pid_t pid, int timeout_ms, int *exit_status)
         if (waited >= timeout_ms) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
-            return cp_failf(CP_EIO, "child %d did not finish within %d ms and was killed",
+            return cp_failf(CP_ETIMEDOUT, "child %d did not finish within %d ms and was killed",
                             (int)pid, timeout_ms);
         }
         nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);

@@ -26,13 +26,13 @@ int cp_child_spawn(const char *name, char *const args[], pid_t *pid, int *fd);
 /* Reads from a child's pipe until `bytes` arrived, the child closed its end
  * or timeout_ms passed in all, so that a child that hangs cannot hang its
  * parent. Stores the bytes read in *got. Returns 0 when all `bytes`
- * arrived, or CP_EIO (cp_last_error says what arrived and why it stopped)
- * at end of file, at the timeout or on a read error. */
+ * arrived, CP_ETIMEDOUT at the timeout, or CP_EIO at end of file or on a
+ * read error; cp_last_error says what arrived and why it stopped. */
 int cp_child_read(int fd, void *buf, size_t bytes, int timeout_ms, size_t *got);
 
 /* Waits up to timeout_ms for a child; a late one is killed. Returns 0 with
- * its exit status, or CP_EIO when it was killed by a signal or timed out
- * (cp_last_error says which). */
+ * its exit status, CP_ETIMEDOUT when it was late and killed, or CP_EIO when
+ * a signal ended it or waitpid failed (cp_last_error says which). */
 int cp_child_wait(pid_t pid, int timeout_ms, int *exit_status);
 
 #endif

@@ -421,9 +421,6 @@ static int write_chrome(const char *dir, const char *case_name, const char *vari
     return rc;
 }
 
-/* cuproof export TRACE.json DIR: every variant of a recorded trace file as
- * a Chrome trace. Exit 0, 1 when a file cannot be read, parsed or written,
- * 2 for bad usage. */
 /* cuproof timeline OUT.html TRACE.json...: exit 0, 1 when a file cannot be
  * read or written, 2 for bad usage. */
 static int cmd_timeline(int argc, char **argv)
@@ -477,6 +474,9 @@ static int cmd_compare(int argc, char **argv)
     return CP_EXIT_OK;
 }
 
+/* cuproof export TRACE.json DIR: every variant of a recorded trace file as
+ * a Chrome trace. Exit 0, 1 when a file cannot be read, parsed or written,
+ * 2 for bad usage. */
 static int cmd_export(int argc, char **argv)
 {
     if (argc != 2)

@@ -27,7 +27,8 @@
     XX(EVERIFY, -10, "device result does not match the CPU reference") \
     XX(ESKIP, -11, "skipped")                                          \
     XX(EDROPPED, -12, "activity records were dropped")                 \
-    XX(ERANGE, -13, "value out of range")
+    XX(ERANGE, -13, "value out of range")                              \
+    XX(ETIMEDOUT, -14, "timed out")
 
 enum {
 #define CP_ERRNO_ENUM_(name, value, text) CP_##name = value,

@@ -67,7 +67,6 @@ typedef struct cp_variant_result {
     bool traced;
     char untraced_reason[512];
     char skip_reason[160]; /* why the variant did not run; "" when it ran */
-    char memory_skip_reason[160]; /* why the leak check was left out; "" when made */
     cp_trace trace;
     cp_metrics metrics;
     uint64_t worst_mismatches; /* over every verified run */

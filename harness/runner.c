@@ -130,12 +130,9 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     else
         CP_TRY(traced_run(ctx, v, vr));
     /* Free memory is device-wide: with other processes on the GPU (the
-     * sanitizer runs side by side, say) it measures them too, so the leak
-     * check is left out, and the report says why. */
-    if (!ctx->def->cpu_only && ctx->env->shared_gpu[0])
-        snprintf(vr->memory_skip_reason, sizeof vr->memory_skip_reason, "%s",
-                 ctx->env->shared_gpu);
-    else if (!ctx->def->cpu_only) {
+     * sanitizer runs side by side, say) it measures them too, so it is not
+     * read, and add_leak_check says why. */
+    if (!ctx->def->cpu_only && !ctx->env->shared_gpu[0]) {
         size_t last_free = 0;
         CP_TRY(free_memory(ctx, &last_free));
         vr->memory_checked = true;
@@ -170,11 +167,11 @@ static void add_output_check(cp_ctx *ctx, int index, const cp_variant_result *vr
  * after its first; a variant marked as leaking must be caught. */
 static void add_leak_check(cp_ctx *ctx, int index, const cp_variant_result *vr)
 {
-    if (vr->memory_skip_reason[0]) {
+    if (!ctx->def->cpu_only && ctx->env->shared_gpu[0]) {
         char name[128];
         snprintf(name, sizeof name, "%s: device memory returned after every run", vr->name);
         cp_check_skip(ctx, name, "at most 8 MiB kept between the first and the last run",
-                      vr->memory_skip_reason);
+                      ctx->env->shared_gpu);
         return;
     }
     if (!vr->memory_checked)

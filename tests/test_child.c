@@ -15,6 +15,8 @@ static int echo_child(int argc, char **argv)
 {
     if (argc == 1 && strcmp(argv[0], "hang") == 0)
         sleep(30);
+    if (argc == 1 && strcmp(argv[0], "abort") == 0)
+        abort();
     for (int i = 0; i < argc; i++)
         printf("%s;", argv[i]);
     fflush(stdout);
@@ -64,8 +66,21 @@ Test(child, unknown_role_and_hung_child)
     pid_t pid;
     int fd;
     cr_assert_eq(cp_child_spawn("selftest-child", args, &pid, &fd), 0);
-    cr_expect_eq(cp_child_wait(pid, 300, &status), CP_EIO);
+    cr_expect_eq(cp_child_wait(pid, 300, &status), CP_ETIMEDOUT);
     cr_expect_not_null(strstr(cp_last_error(), "killed"), "%s", cp_last_error());
+    close(fd);
+}
+
+/* A child that dies by a signal is told apart from one that timed out. */
+Test(child, a_signal_is_not_a_timeout)
+{
+    char *args[] = {"abort", NULL};
+    pid_t pid;
+    int fd, status = -1;
+    cr_assert_eq(cp_child_spawn("selftest-child", args, &pid, &fd), 0, "%s", cp_last_error());
+    cr_expect_eq(cp_child_wait(pid, 10000, &status), CP_EIO);
+    cr_expect_not_null(strstr(cp_last_error(), "signal 6"), "%s", cp_last_error());
+    cr_expect_eq(status, -1, "no exit status for a child a signal ended");
     close(fd);
 }
 
@@ -79,10 +94,10 @@ Test(child, reads_are_bounded_in_time)
     char buf[64];
     size_t got = 99;
     cr_assert_eq(cp_child_spawn("selftest-child", args, &pid, &fd), 0);
-    cr_expect_eq(cp_child_read(fd, buf, sizeof buf, 200, &got), CP_EIO);
+    cr_expect_eq(cp_child_read(fd, buf, sizeof buf, 200, &got), CP_ETIMEDOUT);
     cr_expect_eq(got, 0);
     cr_expect_not_null(strstr(cp_last_error(), "within 200 ms"), "%s", cp_last_error());
-    cr_expect_eq(cp_child_wait(pid, 100, &status), CP_EIO);
+    cr_expect_eq(cp_child_wait(pid, 100, &status), CP_ETIMEDOUT);
     close(fd);
 
     char *two[] = {"one", "two", NULL};

@@ -18,42 +18,65 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Starts a GPU test: CUPTI first (Criterion runs each test in its own
+ * process, so it is set up before that process's first CUDA call, and a
+ * sticky CUDA error cannot leak into another test), then the device. With
+ * no GPU the test is skipped with the reason, or fails when
+ * CUPROOF_REQUIRE_GPU=1. */
+static void gpu_test_begin(cp_env *env)
+{
+    cp_tracer_init();
+    cr_assert_eq(cp_env_discover(env), 0, "%s", cp_last_error());
+    const char *require = getenv("CUPROOF_REQUIRE_GPU");
+    if (!env->has_device && require && strcmp(require, "1") == 0)
+        cr_assert_fail("CUPROOF_REQUIRE_GPU=1 but %s", env->no_device_reason);
+    if (!env->has_device)
+        cr_skip_test("%s", env->no_device_reason);
+}
+
+/* Runs case `name` with options `o`; the test fails when the case is not
+ * registered or the result cannot be allocated. The runner's return code
+ * is stored in *rc; the result is the caller's, for gpu_test_end. */
+static cp_case_result *gpu_test_run(const char *name, const cp_env *env, const cp_run_opts *o,
+                                    int *rc)
+{
+    const cp_case_def *def = cp_registry_find(name);
+    cr_assert_not_null(def, "case %s is not registered", name);
+    cp_case_result *r = calloc(1, sizeof *r);
+    cr_assert_not_null(r);
+    *rc = cp_run_case(def, env, o, r);
+    return r;
+}
+
+static void gpu_test_end(cp_case_result *r)
+{
+    cp_case_result_free(r);
+    free(r);
+    cp_tracer_shutdown();
+}
+
 /* Runs case `name` and asserts its checks. A case that may skip on this
  * machine (multi-gpu with one GPU) turns its skip into the test's, with the
  * reason; any other skip on a GPU machine fails. */
 static void run_case_skippable(const char *name, bool may_skip)
 {
-    /* Criterion runs each test in its own process: CUPTI is set up before
-     * the first CUDA call of that process, and a sticky CUDA error cannot
-     * leak into another test. */
-    cp_tracer_init();
     cp_env env;
-    cr_assert_eq(cp_env_discover(&env), 0, "%s", cp_last_error());
-    const char *require = getenv("CUPROOF_REQUIRE_GPU");
-    if (!env.has_device && require && strcmp(require, "1") == 0)
-        cr_assert_fail("CUPROOF_REQUIRE_GPU=1 but %s", env.no_device_reason);
-    if (!env.has_device)
-        cr_skip_test("%s", env.no_device_reason);
-
+    gpu_test_begin(&env);
     /* Where ctest's resource allocation placed the test (ci/gpu.sh lists
      * these lines from the log). */
     fprintf(stderr, "cuproof-test: %s placed on GPU %d (%s) by %s\n", name, env.device,
             env.gpu_name, env.device_source);
-    const cp_case_def *def = cp_registry_find(name);
-    cr_assert_not_null(def, "case %s is not registered", name);
     const char *profile = getenv("CUPROOF_TEST_PROFILE");
     cp_run_opts o = {.profile = profile && strcmp(profile, "full") == 0 ? CP_PROFILE_FULL
                                                                          : CP_PROFILE_CI,
                      .repeat = 3, .warmup = 1, .trace = true};
-    cp_case_result *r = calloc(1, sizeof *r);
-    cr_assert_not_null(r);
-    cr_assert_eq(cp_run_case(def, &env, &o, r), 0, "%s", r->error);
+    int rc = 0;
+    cp_case_result *r = gpu_test_run(name, &env, &o, &rc);
+    cr_assert_eq(rc, 0, "%s", r->error);
     if (may_skip && r->status == CP_STATUS_SKIPPED) {
         char reason[sizeof r->skip_reason];
         snprintf(reason, sizeof reason, "%s", r->skip_reason);
-        cp_case_result_free(r);
-        free(r);
-        cp_tracer_shutdown();
+        gpu_test_end(r);
         cr_skip_test("%s", reason);
     }
     cr_assert_neq(r->status, CP_STATUS_SKIPPED, "%s", r->skip_reason);
@@ -73,9 +96,7 @@ static void run_case_skippable(const char *name, bool may_skip)
                     r->claims[i].claimed, r->claims[i].measured,
                     cp_verdict_name(r->claims[i].verdict));
     cr_expect_eq(r->status, CP_STATUS_PASSED);
-    cp_case_result_free(r);
-    free(r);
-    cp_tracer_shutdown();
+    gpu_test_end(r);
 }
 
 static void run_case(const char *name)
@@ -203,14 +224,8 @@ CUPROOF_CASE(selftest_sticky_fault, .title = "faults on purpose", .variants = {"
  * reported as not run, with the reason; the command exits 1, not crashing. */
 Test(gpu, sticky_error_is_survived_and_reported, .timeout = 300)
 {
-    cp_tracer_init();
     cp_env env;
-    cr_assert_eq(cp_env_discover(&env), 0, "%s", cp_last_error());
-    const char *require = getenv("CUPROOF_REQUIRE_GPU");
-    if (!env.has_device && require && strcmp(require, "1") == 0)
-        cr_assert_fail("CUPROOF_REQUIRE_GPU=1 but %s", env.no_device_reason);
-    if (!env.has_device)
-        cr_skip_test("%s", env.no_device_reason);
+    gpu_test_begin(&env);
     char dir[] = "/tmp/cuproof-sticky-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     char *argv[] = {"cuproof", "run", "selftest-sticky-fault", "vector-add", "--out", dir,
@@ -241,23 +256,17 @@ Test(gpu, dropped_records_fail_the_case, .timeout = 300)
 {
     setenv("CUPROOF_CUPTI_BUFFER_KB", "4", 1);
     setenv("CUPROOF_CUPTI_MAX_BUFFERS", "2", 1);
-    cp_tracer_init();
     cp_env env;
-    cr_assert_eq(cp_env_discover(&env), 0, "%s", cp_last_error());
-    if (!env.has_device)
-        cr_skip_test("%s", env.no_device_reason);
+    gpu_test_begin(&env);
     cr_assert(cp_tracer_available(), "%s", cp_tracer_unavailable_reason());
     cp_run_opts o = {.profile = CP_PROFILE_CI, .repeat = 1, .warmup = 1, .trace = true};
-    cp_case_result *r = calloc(1, sizeof *r);
-    cr_assert_not_null(r);
-    cp_run_case(cp_registry_find("multi-kernel"), &env, &o, r);
+    int rc = 0;
+    cp_case_result *r = gpu_test_run("multi-kernel", &env, &o, &rc);
     cr_expect_eq(r->status, CP_STATUS_FAILED);
     cr_expect_not_null(strstr(r->error, "activity records were dropped"), "%s", r->error);
     cr_expect_not_null(strstr(r->error, "at the set limit"), "%s", r->error);
     cr_log_info("%s", r->error);
-    cp_case_result_free(r);
-    free(r);
-    cp_tracer_shutdown();
+    gpu_test_end(r);
 }
 
 /* Untraced on a GPU (as when another tool holds CUPTI): the case runs, its
@@ -266,16 +275,13 @@ Test(gpu, dropped_records_fail_the_case, .timeout = 300)
 Test(gpu, untraced_run_skips_trace_checks, .timeout = 300)
 {
     setenv("CUPROOF_NO_TRACE", "1", 1);
-    cp_tracer_init();
     cp_env env;
-    cr_assert_eq(cp_env_discover(&env), 0, "%s", cp_last_error());
-    if (!env.has_device)
-        cr_skip_test("%s", env.no_device_reason);
+    gpu_test_begin(&env);
     cr_assert_not(cp_tracer_available());
     cp_run_opts o = {.profile = CP_PROFILE_CI, .repeat = 1, .warmup = 1, .trace = true};
-    cp_case_result *r = calloc(1, sizeof *r);
-    cr_assert_not_null(r);
-    cr_assert_eq(cp_run_case(cp_registry_find("multi-kernel"), &env, &o, r), 0, "%s", r->error);
+    int rc = 0;
+    cp_case_result *r = gpu_test_run("multi-kernel", &env, &o, &rc);
+    cr_assert_eq(rc, 0, "%s", r->error);
     cr_expect_eq(r->status, CP_STATUS_PASSED, "%s", r->error);
     size_t skipped = 0, passed = 0;
     for (size_t i = 0; i < r->nchecks; i++) {
@@ -291,7 +297,5 @@ Test(gpu, untraced_run_skips_trace_checks, .timeout = 300)
     cr_expect_eq(passed, r->nvariants, "every output is still checked");
     for (size_t v = 0; v < r->nvariants; v++)
         cr_expect_not(r->variants[v].traced);
-    cp_case_result_free(r);
-    free(r);
-    cp_tracer_shutdown();
+    gpu_test_end(r);
 }
