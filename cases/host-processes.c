@@ -128,12 +128,19 @@ static int run_processes(state *s)
     }
 out:
     s->exits_ok = 0;
+    /* The children run side by side, so one deadline serves them all: ten
+     * hung children cost 120 s, not ten times that. The limit leaves room
+     * for ten children started at once under compute-sanitizer. */
+    double deadline = cp_now_ms() + 120000;
     for (int i = 0; i < started; i++) {
         size_t got = 0;
+        double left = deadline - cp_now_ms();
+        int left_ms = left > 0 ? (int)left : 0;
         int read_rc = cp_child_read(fds[i], s->out + (size_t)i * s->len,
-                                    (size_t)s->len * sizeof(float), 60000, &got);
+                                    (size_t)s->len * sizeof(float), left_ms, &got);
         close(fds[i]);
-        int status = -1, wait_rc = cp_child_wait(pids[i], 60000, &status);
+        left = deadline - cp_now_ms();
+        int status = -1, wait_rc = cp_child_wait(pids[i], left > 0 ? (int)left : 0, &status);
         if (rc == 0 && (read_rc < 0 || wait_rc < 0))
             rc = read_rc < 0 ? read_rc : wait_rc;
         s->exits_ok += wait_rc == 0 && status == 0;
