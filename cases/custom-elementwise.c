@@ -159,14 +159,11 @@ static int run(cp_ctx *ctx, const cp_variant *v)
     cp_phase_begin(ctx, "compute");
     if (v->index == LEAKY_RELU) {
         void *args[] = {&s->dx, &slope, &s->dy, &n64};
-        CP_CUDA(cudaLaunchKernel((const void *)s->kernel[LEAKY_RELU].kernel, grid, block, args, 0,
-                                 0));
+        CP_TRY(cp_rtc_launch(&s->kernel[LEAKY_RELU], grid, block, args, 0, 0));
     } else {
         void *args[] = {&s->dx, &s->dy, &n};
-        CP_CUDA(cudaLaunchKernel((const void *)s->kernel[PIECEWISE].kernel, grid, block, args, 0,
-                                 0));
+        CP_TRY(cp_rtc_launch(&s->kernel[PIECEWISE], grid, block, args, 0, 0));
     }
-    CP_CUDA(cudaGetLastError());
     cp_phase_end(ctx);
     cp_phase_begin(ctx, "copy-out");
     CP_CUDA(cudaMemcpy(s->y, s->dy, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));

@@ -144,9 +144,8 @@ static int launch(state *s, const cp_variant *v)
     } else {
         long long n = s->n;
         void *args[] = {&s->da, &s->db, &s->dc, &n};
-        CP_CUDA(cudaLaunchKernel((const void *)s->generated.kernel, dim3_of(s->generated_grid),
-                                 dim3_of(BLOCK), args, 0, 0));
-        CP_CUDA(cudaGetLastError());
+        CP_TRY(cp_rtc_launch(&s->generated, dim3_of(s->generated_grid), dim3_of(BLOCK), args, 0,
+                             0));
     }
 out:
     return rc;

@@ -141,8 +141,7 @@ static int run(cp_ctx *ctx, const cp_variant *v)
     dim3 grid = {grid_of(n, factors[v->index]), 1, 1}, block = {BLOCK, 1, 1};
     cp_phase_begin(ctx, "compute");
     CP_CUDA(cudaEventRecord(s->start, 0));
-    CP_CUDA(cudaLaunchKernel((const void *)s->kernel[v->index].kernel, grid, block, args, 0, 0));
-    CP_CUDA(cudaGetLastError());
+    CP_TRY(cp_rtc_launch(&s->kernel[v->index], grid, block, args, 0, 0));
     CP_CUDA(cudaEventRecord(s->end, 0));
     CP_CUDA(cudaEventSynchronize(s->end));
     CP_CUDA(cudaEventElapsedTime(&ms, s->start, s->end));

@@ -2,6 +2,7 @@
 
 #include "case.h"
 #include "error.h"
+#include "tracer.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -117,6 +118,7 @@ int cp_rtc_load(const cp_rtc_program *p, const char *entry, cp_rtc_kernel *out)
     double t0 = cp_now_ms();
     CP_CUDA(cudaLibraryLoadData(&out->library, p->cubin, NULL, NULL, 0, NULL, NULL, 0));
     CP_CUDA(cudaLibraryGetKernel(&out->kernel, out->library, entry));
+    snprintf(out->entry, sizeof out->entry, "%s", entry);
     out->load_ms = cp_now_ms() - t0;
 out:
     if (rc < 0)
@@ -129,6 +131,26 @@ void cp_rtc_unload(cp_rtc_kernel *k)
     if (k->library)
         cudaLibraryUnload(k->library);
     memset(k, 0, sizeof *k);
+}
+
+int cp_rtc_launch(const cp_rtc_kernel *k, dim3 grid, dim3 block, void **args, size_t shmem,
+                  cudaStream_t stream)
+{
+    int rc = 0;
+    bool named = false;
+    if (!k || !k->kernel)
+        return cp_failf(CP_EINVAL, "cp_rtc_launch: no loaded kernel");
+    CP_TRY(cp_tracer_push_launch_name(k->entry));
+    named = true;
+    CP_CUDA(cudaLaunchKernel((const void *)k->kernel, grid, block, args, shmem, stream));
+    CP_CUDA(cudaGetLastError());
+out:
+    if (named) {
+        int pop_rc = cp_tracer_pop_launch_name();
+        if (rc == 0)
+            rc = pop_rc;
+    }
+    return rc;
 }
 
 char *cp_rtc_elementwise(const char *name, const char *params, const char *body)

@@ -47,7 +47,8 @@ void cp_rtc_cache_clear(void);
 
 typedef struct cp_rtc_kernel {
     cudaLibrary_t library;
-    cudaKernel_t kernel; /* pass as (const void *) to cudaLaunchKernel */
+    cudaKernel_t kernel; /* launched by cp_rtc_launch */
+    char entry[128];     /* its extern "C" name */
     double load_ms;      /* host time of loading the library and finding the kernel */
 } cp_rtc_kernel;
 
@@ -58,6 +59,14 @@ int cp_rtc_load(const cp_rtc_program *p, const char *entry, cp_rtc_kernel *out);
 
 /* Unloads a loaded kernel's library; accepts one that never loaded. */
 void cp_rtc_unload(cp_rtc_kernel *k);
+
+/* Launches a loaded kernel (cudaLaunchKernel, then the launch's error) and
+ * names the launch for the tracer (cp_tracer_push_launch_name), so that
+ * the trace shows this kernel's name even where CUPTI remembers another.
+ * Returns 0, CP_ECUDA or CP_ECUPTI (the call in cp_last_error), or
+ * CP_ENOMEM. */
+int cp_rtc_launch(const cp_rtc_kernel *k, dim3 grid, dim3 block, void **args, size_t shmem,
+                  cudaStream_t stream);
 
 /*
  * The analogue of PyCUDA's ElementwiseKernel: the source of a kernel

@@ -16,6 +16,7 @@ void cp_trace_clear(cp_trace *t)
 {
     t->n = 0;
     t->dropped_records = 0;
+    t->renamed_kernels = 0;
 }
 
 void cp_trace_free(cp_trace *t)
@@ -67,6 +68,30 @@ int cp_trace_add(cp_trace *t, const cp_activity *a)
         return CP_ENOMEM;
     t->n++;
     return 0;
+}
+
+int cp_trace_name_launches(cp_trace *t, const cp_launch_name *launches, size_t n)
+{
+    int renamed = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        cp_activity *a = &t->items[i];
+        if (a->kind != CP_ACT_KERNEL)
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            if (launches[k].correlation != a->correlation || !launches[k].name)
+                continue;
+            if (a->name && strcmp(a->name, launches[k].name) == 0)
+                break;
+            const char *name = cp_trace_intern(t, launches[k].name);
+            if (!name)
+                return CP_ENOMEM;
+            a->name = name;
+            renamed++;
+            break;
+        }
+    }
+    t->renamed_kernels += (uint64_t)renamed;
+    return renamed;
 }
 
 static const char *const act_names[CP_ACT_KIND_COUNT] = {"kernel", "memcpy", "memset",

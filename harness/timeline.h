@@ -60,6 +60,9 @@ typedef struct cp_trace {
     char **names; /* interned strings, owned */
     size_t nnames, names_cap;
     uint64_t dropped_records;
+    /* Kernels whose name CUPTI gave wrongly, corrected from the name the
+     * harness recorded at their launch (cp_trace_name_launches). */
+    uint64_t renamed_kernels;
     /* The lane of the legacy default stream in the traced context, when the
      * tracer learnt it (it primes CUPTI with a memset on that stream). */
     bool has_legacy_stream;
@@ -72,6 +75,21 @@ void cp_trace_clear(cp_trace *t);
 
 /* Appends a copy of `a`, interning its name. Returns 0 or CP_ENOMEM. */
 int cp_trace_add(cp_trace *t, const cp_activity *a);
+
+/* A kernel's name as the harness knew it when it launched the kernel, by
+ * the launch's correlation id. */
+typedef struct cp_launch_name {
+    uint32_t correlation;
+    const char *name;
+} cp_launch_name;
+
+/* Gives every kernel of `t` whose correlation id is among the n `launches`
+ * that launch's name, and adds the kernels whose name changed to
+ * t->renamed_kernels. CUPTI can name a kernel of a library loaded at run
+ * time after an unloaded kernel whose handle was reused; the harness's own
+ * record of the launch is the authority. Returns the number renamed, or
+ * CP_ENOMEM. */
+int cp_trace_name_launches(cp_trace *t, const cp_launch_name *launches, size_t n);
 
 /* Returns the interned copy of `s` (NULL for NULL), or NULL when out of memory. */
 const char *cp_trace_intern(cp_trace *t, const char *s);

@@ -19,6 +19,8 @@ static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_RUNTIME,
+    /* Links a launch to the name the harness pushed around it. */
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -42,6 +44,16 @@ static struct {
     /* Records that began before the window opened belong to the priming. */
     uint64_t window_start;
     cp_activity legacy;
+    /* Launch names pushed in the open window (external id k + 1 is
+     * names[k]) and the launches CUPTI tied to them. */
+    char **names;
+    size_t nnames, names_cap;
+    struct launch_link {
+        uint32_t correlation;
+        uint64_t id;
+    } *links;
+    size_t nlinks, links_cap;
+    int pushed; /* names pushed and not yet popped, on any thread */
 } tr = {.lock = PTHREAD_MUTEX_INITIALIZER, .buffer_size = 8u << 20};
 
 void cp_tracer_set_buffer_size(size_t bytes)
@@ -178,6 +190,50 @@ int cp_tracer_convert(const void *record, cp_activity *out)
     }
 }
 
+/* Records that CUPTI tied launch `correlation` to pushed name `id`; the
+ * caller holds the lock. Returns 0 or CP_ENOMEM. */
+static int add_link(uint32_t correlation, uint64_t id)
+{
+    if (tr.nlinks == tr.links_cap) {
+        size_t cap = tr.links_cap ? tr.links_cap * 2 : 64;
+        struct launch_link *p = realloc(tr.links, cap * sizeof *p);
+        if (!p)
+            return CP_ENOMEM;
+        tr.links = p;
+        tr.links_cap = cap;
+    }
+    tr.links[tr.nlinks++] = (struct launch_link){correlation, id};
+    return 0;
+}
+
+/* Forgets the window's launch names; the caller holds the lock. */
+static void clear_launch_names(void)
+{
+    for (size_t i = 0; i < tr.nnames; i++)
+        free(tr.names[i]);
+    tr.nnames = 0;
+    tr.nlinks = 0;
+}
+
+/* Corrects the open window's kernel names from the launches the harness
+ * named; the caller holds the lock. Returns 0 or CP_ENOMEM. */
+static int apply_launch_names(void)
+{
+    if (tr.nlinks == 0)
+        return 0;
+    cp_launch_name *launches = calloc(tr.nlinks, sizeof *launches);
+    if (!launches)
+        return CP_ENOMEM;
+    for (size_t i = 0; i < tr.nlinks; i++) {
+        uint64_t id = tr.links[i].id;
+        launches[i].correlation = tr.links[i].correlation;
+        launches[i].name = id >= 1 && id <= tr.nnames ? tr.names[id - 1] : NULL;
+    }
+    int rc = cp_trace_name_launches(tr.current, launches, tr.nlinks);
+    free(launches);
+    return rc < 0 ? rc : 0;
+}
+
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
                                       size_t size, size_t valid)
 {
@@ -185,6 +241,13 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     size_t dropped = 0;
     pthread_mutex_lock(&tr.lock);
     while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+        if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
+            const CUpti_ActivityExternalCorrelation *e = (const void *)record;
+            if (tr.current && e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 &&
+                add_link(e->correlationId, e->externalId) < 0 && !tr.error)
+                tr.error = CP_ENOMEM;
+            continue;
+        }
         cp_activity a;
         if (!cp_tracer_convert(record, &a))
             continue;
@@ -308,6 +371,7 @@ int cp_tracer_begin(cp_trace *t)
     tr.current = t;
     tr.dropped = 0;
     tr.error = 0;
+    clear_launch_names();
     pthread_mutex_unlock(&tr.lock);
 out:
     tr.priming = false;
@@ -333,6 +397,9 @@ out:
         tr.current->dropped_records = tr.dropped + global_dropped;
         if (rc == 0 && tr.error)
             rc = tr.error;
+        if (rc == 0)
+            rc = apply_launch_names();
+        clear_launch_names();
         if (rc == 0 && tr.current->dropped_records)
             rc = cp_failf(CP_EDROPPED,
                           "CUPTI dropped %llu activity records (buffers of %zu bytes, %zu "
@@ -367,6 +434,57 @@ void cp_tracer_add_range(const char *name, uint64_t start, uint64_t end, uint32_
     pthread_mutex_unlock(&tr.lock);
 }
 
+int cp_tracer_push_launch_name(const char *name)
+{
+    int rc = 0;
+    pthread_mutex_lock(&tr.lock);
+    bool open = tr.current != NULL;
+    if (open && tr.nnames == tr.names_cap) {
+        size_t cap = tr.names_cap ? tr.names_cap * 2 : 16;
+        char **p = realloc(tr.names, cap * sizeof *p);
+        if (p) {
+            tr.names = p;
+            tr.names_cap = cap;
+        }
+    }
+    char *copy = open && tr.nnames < tr.names_cap ? strdup(name) : NULL;
+    uint64_t id = 0;
+    if (copy) {
+        tr.names[tr.nnames++] = copy;
+        id = tr.nnames;
+        tr.pushed++;
+    }
+    pthread_mutex_unlock(&tr.lock);
+    if (!open)
+        return 0;
+    if (!copy)
+        return cp_failf(CP_ENOMEM, "out of memory naming a launch");
+    CP_CUPTI(cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id));
+out:
+    if (rc < 0) {
+        pthread_mutex_lock(&tr.lock);
+        tr.pushed--;
+        pthread_mutex_unlock(&tr.lock);
+    }
+    return rc;
+}
+
+int cp_tracer_pop_launch_name(void)
+{
+    int rc = 0;
+    uint64_t id = 0;
+    pthread_mutex_lock(&tr.lock);
+    bool pushed = tr.pushed > 0;
+    if (pushed)
+        tr.pushed--;
+    pthread_mutex_unlock(&tr.lock);
+    if (pushed)
+        CP_CUPTI(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                                       &id));
+out:
+    return rc;
+}
+
 void cp_tracer_shutdown(void)
 {
     if (!tr.available)
@@ -379,6 +497,12 @@ void cp_tracer_shutdown(void)
     pthread_mutex_lock(&tr.lock);
     while (tr.npool > 0)
         free(tr.pool[--tr.npool]);
+    clear_launch_names();
+    free(tr.names);
+    free(tr.links);
+    tr.names = NULL;
+    tr.links = NULL;
+    tr.names_cap = tr.links_cap = 0;
     pthread_mutex_unlock(&tr.lock);
     tr.available = false;
     snprintf(tr.reason, sizeof tr.reason, "the tracer was shut down");

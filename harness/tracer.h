@@ -44,6 +44,19 @@ uint64_t cp_tracer_timestamp(void);
 /* Adds a host-side range to the open window; does nothing without one. */
 void cp_tracer_add_range(const char *name, uint64_t start, uint64_t end, uint32_t depth);
 
+/*
+ * Names the kernels the calling thread launches until the matching pop, in
+ * the open window: CUPTI can give a kernel of a library loaded at run time
+ * the name of an unloaded kernel whose handle it reused (seen on the H100
+ * with CUDA 13.0: add_kernel reported as leaky_relu, a case earlier in the
+ * same process). cp_tracer_end then corrects such names from the harness's
+ * record and counts them in the trace's renamed_kernels. With no window
+ * open both do nothing. Pushes nest per thread, as CUPTI's external
+ * correlation ids do. Return 0, CP_ENOMEM or CP_ECUPTI.
+ */
+int cp_tracer_push_launch_name(const char *name);
+int cp_tracer_pop_launch_name(void);
+
 /* Flushes CUPTI and frees the tracer's buffers; call
  * before the process exits. Safe to call when unavailable. */
 void cp_tracer_shutdown(void);

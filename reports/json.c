@@ -209,6 +209,7 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
             cJSON *tr = add_obj(b, j, "trace");
             metrics_json(b, tr, &v->metrics);
             add_num(b, tr, "dropped_records", (double)v->trace.dropped_records);
+            add_num(b, tr, "renamed_kernels", (double)v->trace.renamed_kernels);
         } else {
             b->ok = b->ok && cJSON_AddNullToObject(j, "trace");
             add_str(b, j, "untraced_reason", v->untraced_reason);
@@ -345,6 +346,9 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
         first_variant = false;
         put_json_string(f, v->name);
         fprintf(f, ",\"dropped_records\":%llu", (unsigned long long)v->trace.dropped_records);
+        if (v->trace.renamed_kernels)
+            fprintf(f, ",\"renamed_kernels\":%llu",
+                    (unsigned long long)v->trace.renamed_kernels);
         if (v->trace.has_legacy_stream)
             fprintf(f, ",\"legacy_default_stream\":{\"device\":%u,\"context\":%u,\"stream\":%u}",
                     v->trace.legacy_device, v->trace.legacy_context, v->trace.legacy_stream);
@@ -603,6 +607,9 @@ int cp_trace_file_parse(const char *text, cp_trace_file *out)
         uint64_t dropped = 0;
         get_u64(v, "dropped_records", &dropped);
         out->trace[i].dropped_records = dropped;
+        uint64_t renamed = 0; /* absent in traces written before it existed */
+        get_u64(v, "renamed_kernels", &renamed);
+        out->trace[i].renamed_kernels = renamed;
         const cJSON *ls = cJSON_GetObjectItemCaseSensitive(v, "legacy_default_stream");
         if (ls) {
             uint64_t d = 0, c = 0, s = 0;

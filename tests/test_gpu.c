@@ -9,6 +9,7 @@
 #include "harness/case.h"
 #include "harness/cli.h"
 #include "harness/device.h"
+#include "harness/rtc.h"
 #include "harness/runner.h"
 #include "harness/tracer.h"
 
@@ -298,4 +299,84 @@ Test(gpu, untraced_run_skips_trace_checks, .timeout = 300)
     for (size_t v = 0; v < r->nvariants; v++)
         cr_expect_not(r->variants[v].traced);
     gpu_test_end(r);
+}
+
+/* One traced launch of a kernel loaded from `p`, then unloaded: the name
+ * the trace gives it (NULL unless exactly one kernel ran), and how many
+ * names the tracer corrected. Through cp_rtc_launch when `named`, else
+ * through cudaLaunchKernel alone, as CUPTI sees it unaided. */
+static const char *traced_name(const cp_rtc_program *p, const char *entry, bool named,
+                               float *d, cp_trace *t, uint64_t *renamed)
+{
+    cp_rtc_kernel k;
+    cr_assert_eq(cp_rtc_load(p, entry, &k), 0, "%s", cp_last_error());
+    long long n = 1024;
+    void *args[] = {&d, &n};
+    dim3 grid = {4, 1, 1}, block = {256, 1, 1};
+    cr_assert_eq(cp_tracer_begin(t), 0, "%s", cp_last_error());
+    if (named)
+        cr_assert_eq(cp_rtc_launch(&k, grid, block, args, 0, 0), 0, "%s", cp_last_error());
+    else
+        cr_assert_eq(cudaLaunchKernel((const void *)k.kernel, grid, block, args, 0, 0),
+                     cudaSuccess);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    cr_assert_eq(cp_tracer_end(), 0, "%s", cp_last_error());
+    cp_rtc_unload(&k);
+    const char *name = NULL;
+    int kernels = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->items[i].kind == CP_ACT_KERNEL) {
+            kernels++;
+            name = t->items[i].name;
+        }
+    *renamed += t->renamed_kernels;
+    return kernels == 1 ? name : NULL;
+}
+
+/* CUPTI gave add_kernel the name of custom-elementwise's leaky_relu, a
+ * library unloaded earlier in the same process (H100, CUDA 13.0). Two
+ * libraries are loaded, launched and unloaded in turn: launched through
+ * cp_rtc_launch, every kernel must carry its own name. The same through
+ * cudaLaunchKernel alone counts how often CUPTI's names were wrong, which
+ * is CUPTI's doing and only reported. */
+Test(gpu, run_time_kernels_keep_their_names, .timeout = 300)
+{
+    cp_env env;
+    gpu_test_begin(&env);
+    cr_assert(cp_tracer_available(), "%s", cp_tracer_unavailable_reason());
+    const char *entry[2] = {"alpha_ker", "beta_ker"};
+    const char *body[2] = {"x[i] = x[i] + 1.0f", "x[i] = 2.0f * x[i]"};
+    cp_rtc_program p[2] = {{0}};
+    for (int i = 0; i < 2; i++) {
+        char *src = cp_rtc_elementwise(entry[i], "float *x", body[i]);
+        cr_assert_not_null(src, "%s", cp_last_error());
+        cr_assert_eq(cp_rtc_compile(src, entry[i], env.cc_major, env.cc_minor, NULL, 0, &p[i]),
+                     0, "%s", cp_last_error());
+        free(src);
+    }
+    float *d = NULL;
+    cr_assert_eq(cudaMalloc((void **)&d, 1024 * sizeof(float)), cudaSuccess);
+    cp_trace t;
+    cp_trace_init(&t);
+    uint64_t renamed = 0, raw_renamed = 0;
+    int wrong = 0, raw_wrong = 0;
+    for (int round = 0; round < 20; round++) {
+        int which = round % 2;
+        const char *got = traced_name(&p[which], entry[which], true, d, &t, &renamed);
+        wrong += !got || strcmp(got, entry[which]) != 0;
+        cr_expect(got && strcmp(got, entry[which]) == 0, "round %d: launched %s, traced as %s",
+                  round, entry[which], got ? got : "(not one kernel)");
+        got = traced_name(&p[which], entry[which], false, d, &t, &raw_renamed);
+        raw_wrong += !got || strcmp(got, entry[which]) != 0;
+    }
+    cr_expect_eq(raw_renamed, 0, "nothing is renamed without a launch name");
+    fprintf(stderr,
+            "cuproof-test: run-time kernels: %d of 20 named launches traced wrongly (%llu "
+            "names corrected); CUPTI alone named %d of 20 wrongly\n",
+            wrong, (unsigned long long)renamed, raw_wrong);
+    cp_trace_free(&t);
+    cudaFree(d);
+    for (int i = 0; i < 2; i++)
+        cp_rtc_program_free(&p[i]);
+    cp_tracer_shutdown();
 }

@@ -135,7 +135,7 @@ Test(report, json_has_every_contract_field)
                         "copy_kernel_overlap_ratio", "h2d_d2h_overlap_ns",
                         "peak_concurrent_kernels", "mean_concurrent_kernels", "idle_ns",
                         "largest_gap_ns", "streams", "pageable_copies", "findings",
-                        "dropped_records"};
+                        "dropped_records", "renamed_kernels"};
     for (size_t i = 0; i < sizeof mf / sizeof *mf; i++)
         get(tr, mf[i]);
     cr_expect_eq(get(tr, "peak_concurrent_kernels")->valueint, 2);
@@ -216,7 +216,9 @@ Test(report, trace_file_round_trip)
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     close(fd);
+    cases[0].variants[0].trace.renamed_kernels = 2;
     cr_assert_eq(cp_trace_file_write(&cases[0], "Test GPU", path), 0);
+    cases[0].variants[0].trace.renamed_kernels = 0;
     cp_trace_file f;
     cr_assert_eq(cp_trace_file_read(path, &f), 0, "%s", cp_last_error());
     remove(path);
@@ -224,6 +226,7 @@ Test(report, trace_file_round_trip)
     cr_expect_str_eq(f.device, "Test GPU");
     cr_assert_eq(f.nvariants, 1, "only traced variants are written");
     cr_expect_str_eq(f.variant[0], "streams");
+    cr_expect_eq(f.trace[0].renamed_kernels, 2, "the count of corrected kernel names is kept");
     const cp_trace *orig = &cases[0].variants[0].trace;
     cr_assert_eq(f.trace[0].n, orig->n);
     for (size_t i = 0; i < orig->n; i++) {

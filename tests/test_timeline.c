@@ -330,6 +330,33 @@ Test(timeline, names_are_interned)
     cr_expect_str_eq(t.items[50].name, "mult_ker");
 }
 
+/* Launch names from the harness win over CUPTI's: correlation 7 was
+ * launched as add_kernel but CUPTI called it leaky_relu (as seen on the
+ * H100); 8 is already right; 9 has no launch name; a copy with
+ * correlation 7 keeps its name. */
+Test(timeline, launch_names_correct_kernel_names)
+{
+    cp_activity k7 = {.kind = CP_ACT_KERNEL, .correlation = 7, .end = 1, .name = "leaky_relu"};
+    cp_activity k8 = {.kind = CP_ACT_KERNEL, .correlation = 8, .end = 1, .name = "scale"};
+    cp_activity k9 = {.kind = CP_ACT_KERNEL, .correlation = 9, .end = 1, .name = "mult_ker"};
+    cp_activity c7 = {.kind = CP_ACT_MEMCPY, .correlation = 7, .end = 1, .name = "memcpy"};
+    cp_trace_add(&t, &k7);
+    cp_trace_add(&t, &k8);
+    cp_trace_add(&t, &k9);
+    cp_trace_add(&t, &c7);
+    cp_launch_name launches[] = {{8, "scale"}, {7, "add_kernel"}, {11, "other"}};
+    cr_expect_eq(cp_trace_name_launches(&t, launches, 3), 1);
+    cr_expect_str_eq(t.items[0].name, "add_kernel");
+    cr_expect_str_eq(t.items[1].name, "scale");
+    cr_expect_str_eq(t.items[2].name, "mult_ker");
+    cr_expect_str_eq(t.items[3].name, "memcpy");
+    cr_expect_eq(t.renamed_kernels, 1);
+    cr_expect_eq(cp_trace_name_launches(&t, launches, 3), 0, "a second pass changes nothing");
+    cr_expect_eq(t.renamed_kernels, 1);
+    cp_trace_clear(&t);
+    cr_expect_eq(t.renamed_kernels, 0);
+}
+
 static void analyse_with(uint32_t limit, uint64_t gap_ns)
 {
     cp_timeline_opts o = {.max_concurrent_kernels = limit, .gap_threshold_ns = gap_ns};
