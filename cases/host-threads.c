@@ -153,7 +153,7 @@ static int own_context_work(worker *w)
     CP_CU(cu->MemcpyHtoD(d, in, bytes));
     int len = s->len;
     void *args[] = {&d, &len};
-    CP_CU(cu->LaunchKernel(fn, 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL));
+    CP_TRY(cp_cu_launch(cu, fn, "mult_ker", 1, 64, NULL, args));
     CP_CU(cu->CtxSynchronize());
     CP_CU(cu->MemcpyDtoH(out, d, bytes));
 out:

@@ -119,8 +119,8 @@ static int driver_scale(state *s, CUdeviceptr mem)
     float scale = SCALE;
     int n = s->n;
     void *args[] = {&mem, &scale, &n};
-    CP_CU(s->cu->LaunchKernel(s->scale, (unsigned)((n + 255) / 256), 1, 1, 256, 1, 1, 0, NULL,
-                              args, NULL));
+    CP_TRY(cp_cu_launch(s->cu, s->scale, "scale_unroll", (unsigned)((n + 255) / 256), 256, NULL,
+                        args));
 out:
     return rc;
 }

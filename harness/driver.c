@@ -1,9 +1,11 @@
 #include "driver.h"
 
 #include "error.h"
+#include "tracer.h"
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 static cp_driver table;
@@ -84,4 +86,23 @@ int cp_check_cu(int err, const char *file, int line, const char *call)
         name = unknown;
     }
     return cp_fail(CP_ECUDA, file, line, call, name, text ? text : "unknown driver error");
+}
+
+int cp_cu_launch(const cp_driver *cu, CUfunction fn, const char *name, unsigned grid_x,
+                 unsigned block_x, CUstream stream, void **args)
+{
+    int rc = 0;
+    bool named = false;
+    if (!cu || !fn || !name)
+        return cp_failf(CP_EINVAL, "cp_cu_launch: no driver table, kernel or name");
+    CP_TRY(cp_tracer_push_launch_name(name));
+    named = true;
+    CP_CU(cu->LaunchKernel(fn, grid_x, 1, 1, block_x, 1, 1, 0, stream, args, NULL));
+out:
+    if (named) {
+        int pop_rc = cp_tracer_pop_launch_name();
+        if (rc == 0)
+            rc = pop_rc;
+    }
+    return rc;
 }

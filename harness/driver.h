@@ -43,4 +43,12 @@ int cp_check_cu(int err, const char *file, int line, const char *call);
 
 #define CP_CU(call) CP_CALL(cu, call)
 
+/* Launches `fn`, a kernel called `name`, through the driver on the current
+ * context (grid_x blocks of block_x threads, no dynamic shared memory) and
+ * names the launch for the tracer, as cp_rtc_launch does: CUPTI can give a
+ * kernel of a module loaded at run time an unloaded kernel's name. Returns
+ * 0, CP_ECUDA (the driver's error), CP_ECUPTI or CP_ENOMEM. */
+int cp_cu_launch(const cp_driver *cu, CUfunction fn, const char *name, unsigned grid_x,
+                 unsigned block_x, CUstream stream, void **args);
+
 #endif

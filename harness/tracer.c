@@ -53,8 +53,11 @@ static struct {
         uint64_t id;
     } *links;
     size_t nlinks, links_cap;
-    int pushed; /* names pushed and not yet popped, on any thread */
 } tr = {.lock = PTHREAD_MUTEX_INITIALIZER, .buffer_size = 8u << 20};
+
+/* Launch names this thread pushed and has not popped: CUPTI's external ids
+ * are a stack per thread, and a pop must match a push that happened. */
+static _Thread_local int pushed_here;
 
 void cp_tracer_set_buffer_size(size_t bytes)
 {
@@ -452,7 +455,6 @@ int cp_tracer_push_launch_name(const char *name)
     if (copy) {
         tr.names[tr.nnames++] = copy;
         id = tr.nnames;
-        tr.pushed++;
     }
     pthread_mutex_unlock(&tr.lock);
     if (!open)
@@ -460,12 +462,8 @@ int cp_tracer_push_launch_name(const char *name)
     if (!copy)
         return cp_failf(CP_ENOMEM, "out of memory naming a launch");
     CP_CUPTI(cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id));
+    pushed_here++;
 out:
-    if (rc < 0) {
-        pthread_mutex_lock(&tr.lock);
-        tr.pushed--;
-        pthread_mutex_unlock(&tr.lock);
-    }
     return rc;
 }
 
@@ -473,14 +471,10 @@ int cp_tracer_pop_launch_name(void)
 {
     int rc = 0;
     uint64_t id = 0;
-    pthread_mutex_lock(&tr.lock);
-    bool pushed = tr.pushed > 0;
-    if (pushed)
-        tr.pushed--;
-    pthread_mutex_unlock(&tr.lock);
-    if (pushed)
-        CP_CUPTI(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
-                                                       &id));
+    if (pushed_here == 0)
+        return 0;
+    pushed_here--;
+    CP_CUPTI(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id));
 out:
     return rc;
 }

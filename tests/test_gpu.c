@@ -9,6 +9,7 @@
 #include "harness/case.h"
 #include "harness/cli.h"
 #include "harness/device.h"
+#include "harness/driver.h"
 #include "harness/rtc.h"
 #include "harness/runner.h"
 #include "harness/tracer.h"
@@ -370,6 +371,32 @@ Test(gpu, run_time_kernels_keep_their_names, .timeout = 300)
         raw_wrong += !got || strcmp(got, entry[which]) != 0;
     }
     cr_expect_eq(raw_renamed, 0, "nothing is renamed without a launch name");
+
+    /* Driver launches (host-threads, zero-copy-interop) go through
+     * cp_cu_launch: a label unlike the kernel's own name must reach the
+     * trace, which shows that CUPTI ties driver launches to the name too. */
+    const cp_driver *cu = cp_driver_get();
+    cr_assert_not_null(cu, "%s", cp_last_error());
+    CUmodule module = NULL;
+    CUfunction fn = NULL;
+    cr_assert_eq(cu->ModuleLoadData(&module, p[0].cubin), CUDA_SUCCESS);
+    cr_assert_eq(cu->ModuleGetFunction(&fn, module, entry[0]), CUDA_SUCCESS);
+    long long n = 1024;
+    void *args[] = {&d, &n};
+    cr_assert_eq(cp_tracer_begin(&t), 0, "%s", cp_last_error());
+    cr_assert_eq(cp_cu_launch(cu, fn, "labelled_ker", 4, 256, NULL, args), 0, "%s",
+                 cp_last_error());
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    cr_assert_eq(cp_tracer_end(), 0, "%s", cp_last_error());
+    cr_expect_eq(cu->ModuleUnload(module), CUDA_SUCCESS);
+    const char *driver_name = NULL;
+    for (size_t i = 0; i < t.n; i++)
+        if (t.items[i].kind == CP_ACT_KERNEL)
+            driver_name = t.items[i].name;
+    cr_expect(driver_name && strcmp(driver_name, "labelled_ker") == 0,
+              "a driver launch named labelled_ker is traced as %s",
+              driver_name ? driver_name : "(no kernel)");
+    cr_expect_eq(t.renamed_kernels, 1);
     fprintf(stderr,
             "cuproof-test: run-time kernels: %d of 20 named launches traced wrongly (%llu "
             "names corrected); CUPTI alone named %d of 20 wrongly\n",
