@@ -19,6 +19,9 @@ static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_RUNTIME,
+    /* Without it CUPTI ties no external id to a driver-API launch (seen on
+     * the H100); its own records are not kept (cp_tracer_convert). */
+    CUPTI_ACTIVITY_KIND_DRIVER,
     /* Links a launch to the name the harness pushed around it. */
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };

@@ -132,11 +132,15 @@ Test(tracer, converts_runtime_call_with_its_name)
     cr_expect_not_null(strstr(a.name, "cudaMemcpyAsync"), "%s", a.name);
 }
 
+/* Driver-API records are enabled only so that driver launches carry
+ * external ids: they are not kept, nor are other kinds. */
 Test(tracer, ignores_other_kinds)
 {
     CUpti_Activity other = {.kind = CUPTI_ACTIVITY_KIND_CONTEXT};
     cp_activity a;
     cr_expect_eq(cp_tracer_convert(&other, &a), 0);
+    CUpti_ActivityAPI driver = {.kind = CUPTI_ACTIVITY_KIND_DRIVER, .correlationId = 3};
+    cr_expect_eq(cp_tracer_convert(&driver, &a), 0);
 }
 
 Test(tracer, window_rules_without_cupti)
