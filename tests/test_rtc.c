@@ -142,3 +142,13 @@ Test(rtc, seed_004_kernels_compile)
                  0, "%s", cp_last_error());
     cp_rtc_program_free(&p);
 }
+
+/* A kernel that never loaded is refused before any CUDA call. */
+Test(rtc, launch_needs_a_loaded_kernel)
+{
+    cp_rtc_kernel none = {0};
+    dim3 one = {1, 1, 1};
+    cr_expect_eq(cp_rtc_launch(&none, one, one, NULL, 0, 0), CP_EINVAL);
+    cr_expect_not_null(strstr(cp_last_error(), "no loaded kernel"), "%s", cp_last_error());
+    cr_expect_eq(cp_rtc_launch(NULL, one, one, NULL, 0, 0), CP_EINVAL);
+}

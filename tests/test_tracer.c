@@ -156,6 +156,10 @@ Test(tracer, window_rules_without_cupti)
     /* A range with no window open goes nowhere, and timestamps still move. */
     cp_tracer_add_range("phase", 1, 2, 0);
     cr_expect_eq(t.n, 0);
+    /* So does a launch name, and its pop matches no push. */
+    cr_expect_eq(cp_tracer_push_launch_name("mult_ker"), 0);
+    cr_expect_eq(cp_tracer_pop_launch_name(), 0);
+    cr_expect_eq(cp_tracer_pop_launch_name(), 0, "a pop with nothing pushed does nothing");
     uint64_t t0 = cp_tracer_timestamp();
     cr_expect_geq(cp_tracer_timestamp(), t0);
     cp_tracer_shutdown();
