@@ -51,10 +51,7 @@ static struct {
      * names[k]) and the launches CUPTI tied to them. */
     char **names;
     size_t nnames, names_cap;
-    struct launch_link {
-        uint32_t correlation;
-        uint64_t id;
-    } *links;
+    cp_launch_name *links;
     size_t nlinks, links_cap;
 } tr = {.lock = PTHREAD_MUTEX_INITIALIZER, .buffer_size = 8u << 20};
 
@@ -196,19 +193,21 @@ int cp_tracer_convert(const void *record, cp_activity *out)
     }
 }
 
-/* Records that CUPTI tied launch `correlation` to pushed name `id`; the
- * caller holds the lock. Returns 0 or CP_ENOMEM. */
+/* Records that CUPTI tied launch `correlation` to pushed name `id` (its
+ * push came first, so the name is there); the caller holds the lock.
+ * Returns 0 or CP_ENOMEM. */
 static int add_link(uint32_t correlation, uint64_t id)
 {
     if (tr.nlinks == tr.links_cap) {
         size_t cap = tr.links_cap ? tr.links_cap * 2 : 64;
-        struct launch_link *p = realloc(tr.links, cap * sizeof *p);
+        cp_launch_name *p = realloc(tr.links, cap * sizeof *p);
         if (!p)
             return CP_ENOMEM;
         tr.links = p;
         tr.links_cap = cap;
     }
-    tr.links[tr.nlinks++] = (struct launch_link){correlation, id};
+    const char *name = id >= 1 && id <= tr.nnames ? tr.names[id - 1] : NULL;
+    tr.links[tr.nlinks++] = (cp_launch_name){correlation, name};
     return 0;
 }
 
@@ -219,25 +218,6 @@ static void clear_launch_names(void)
         free(tr.names[i]);
     tr.nnames = 0;
     tr.nlinks = 0;
-}
-
-/* Corrects the open window's kernel names from the launches the harness
- * named; the caller holds the lock. Returns 0 or CP_ENOMEM. */
-static int apply_launch_names(void)
-{
-    if (tr.nlinks == 0)
-        return 0;
-    cp_launch_name *launches = calloc(tr.nlinks, sizeof *launches);
-    if (!launches)
-        return CP_ENOMEM;
-    for (size_t i = 0; i < tr.nlinks; i++) {
-        uint64_t id = tr.links[i].id;
-        launches[i].correlation = tr.links[i].correlation;
-        launches[i].name = id >= 1 && id <= tr.nnames ? tr.names[id - 1] : NULL;
-    }
-    int rc = cp_trace_name_launches(tr.current, launches, tr.nlinks);
-    free(launches);
-    return rc < 0 ? rc : 0;
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
@@ -403,8 +383,10 @@ out:
         tr.current->dropped_records = tr.dropped + global_dropped;
         if (rc == 0 && tr.error)
             rc = tr.error;
-        if (rc == 0)
-            rc = apply_launch_names();
+        if (rc == 0) {
+            int renamed = cp_trace_name_launches(tr.current, tr.links, tr.nlinks);
+            rc = renamed < 0 ? renamed : 0;
+        }
         clear_launch_names();
         if (rc == 0 && tr.current->dropped_records)
             rc = cp_failf(CP_EDROPPED,
