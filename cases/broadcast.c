@@ -4,7 +4,7 @@
  * (tensor-last-dim): the smaller operand is stretched along the leading
  * dimensions without being copied. Both must equal the CPU bit for bit.
  */
-#include "../harness/case.h"
+#include <cuproof/case.h>
 #include "../kernels/arrays.h"
 #include "references.h"
 

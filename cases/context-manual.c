@@ -10,8 +10,8 @@
  *   destroyed  the source's program: the round trip is exact and the free
  *              memory returns to its level before the context existed.
  */
-#include "../harness/case.h"
-#include "../harness/driver.h"
+#include <cuproof/case.h>
+#include <cuproof/driver.h>
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>

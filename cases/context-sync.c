@@ -18,8 +18,8 @@
  * of the allocation calls say whether each returned before the work ahead
  * of it had finished.
  */
-#include "../harness/case.h"
-#include "../harness/driver.h"
+#include <cuproof/case.h>
+#include <cuproof/driver.h>
 #include "../kernels/mandelbrot.h"
 #include "references.h"
 

@@ -8,7 +8,7 @@
 #ifndef CUPROOF_CASES_CONWAY_BLOCK_H
 #define CUPROOF_CASES_CONWAY_BLOCK_H
 
-#include "../harness/case.h"
+#include <cuproof/case.h>
 
 #include <stdint.h>
 

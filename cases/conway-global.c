@@ -12,7 +12,7 @@
  *             must have period 2 and the glider must have moved one cell
  *             diagonally every 4 generations.
  */
-#include "../harness/case.h"
+#include <cuproof/case.h>
 #include "../kernels/conway.h"
 #include "references.h"
 

@@ -22,10 +22,10 @@
  * source's claim that raising N hardly raises the load is measured as time
  * per generation, per board and the fraction of the span a kernel ran.
  */
-#include "../harness/case.h"
-#include "../harness/nvtx.h"
+#include <cuproof/case.h>
+#include <cuproof/nvtx.h>
 #include "../kernels/conway.h"
-#include "../kernels/gate.h"
+#include <cuproof/gate.h>
 #include "references.h"
 
 #include <cuda_runtime_api.h>

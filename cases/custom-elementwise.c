@@ -13,8 +13,8 @@
  * rejected with an error that names the kernel and carries the compiler's
  * log.
  */
-#include "../harness/case.h"
-#include "../harness/rtc.h"
+#include <cuproof/case.h>
+#include <cuproof/rtc.h>
 #include "references.h"
 
 #include "cp_src_piecewise_scale.h"

@@ -21,9 +21,9 @@
  * in setup, and the host time of the launch call alone (what the source's
  * time.time() pair measured, with no synchronisation) is kept too.
  */
-#include "../harness/agreement.h"
-#include "../harness/case.h"
-#include "../harness/rtc.h"
+#include <cuproof/agreement.h>
+#include <cuproof/case.h>
+#include <cuproof/rtc.h>
 #include "../kernels/add.h"
 #include "references.h"
 

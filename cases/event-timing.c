@@ -12,8 +12,8 @@
  *
  * full: the source's 100M floats; ci: 4M, about 40 ms on an H100.
  */
-#include "../harness/agreement.h"
-#include "../harness/case.h"
+#include <cuproof/agreement.h>
+#include <cuproof/case.h>
 #include "../kernels/mult.h"
 #include "references.h"
 

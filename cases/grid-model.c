@@ -9,7 +9,7 @@
  * no thread outside the array may write past its end. The trace must show
  * the launch shape the model predicts, ceil(n / block) blocks per dimension.
  */
-#include "../harness/case.h"
+#include <cuproof/case.h>
 #include "../kernels/grid_model.h"
 #include "references.h"
 

@@ -19,8 +19,8 @@
  * The children's GPU work is not in this process's trace (CUPTI traces one
  * process); the case checks their output and exit status instead.
  */
-#include "../harness/case.h"
-#include "../harness/child.h"
+#include <cuproof/case.h>
+#include <cuproof/child.h>
 #include "../kernels/mult.h"
 #include "references.h"
 

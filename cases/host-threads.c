@@ -15,9 +15,9 @@
  * design and T streams of one context in the second. The source's advice
  * to keep to about 20 host threads is measured as total time against T.
  */
-#include "../harness/case.h"
-#include "../harness/driver.h"
-#include "../harness/rtc.h"
+#include <cuproof/case.h>
+#include <cuproof/driver.h>
+#include <cuproof/rtc.h>
 #include "../kernels/mult.h"
 #include "references.h"
 

@@ -14,7 +14,7 @@
  *
  * Each must equal the CPU bit for bit; the compactions also their count.
  */
-#include "../harness/case.h"
+#include <cuproof/case.h>
 #include "../kernels/arrays.h"
 #include "references.h"
 

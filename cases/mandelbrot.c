@@ -14,7 +14,7 @@
  *               bit, which shows that the differences above are the
  *               contraction and nothing else.
  */
-#include "../harness/case.h"
+#include <cuproof/case.h>
 #include "../kernels/mandelbrot.h"
 #include "references.h"
 

@@ -16,9 +16,9 @@
  * all-gpus must keep the GPUs busy at the same time. With fewer than two
  * GPUs the case is skipped with the reason.
  */
-#include "../harness/case.h"
-#include "../harness/device.h"
-#include "../harness/nvtx.h"
+#include <cuproof/case.h>
+#include <cuproof/device.h>
+#include <cuproof/nvtx.h>
 #include "../kernels/mult.h"
 #include "references.h"
 

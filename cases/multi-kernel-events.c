@@ -27,9 +27,9 @@
  * are waits, which the sources' standard deviation measured: the source's
  * 200 kernels exceed the 128 the device runs at once.
  */
-#include "../harness/agreement.h"
-#include "../harness/case.h"
-#include "../harness/nvtx.h"
+#include <cuproof/agreement.h>
+#include <cuproof/case.h>
+#include <cuproof/nvtx.h>
 #include "../kernels/mult.h"
 #include "references.h"
 

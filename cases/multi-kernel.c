@@ -26,8 +26,8 @@
  * the output must equal the input bit for bit; the trace must show every
  * kernel, and the overlap (or its absence) that each variant implies.
  */
-#include "../harness/case.h"
-#include "../harness/nvtx.h"
+#include <cuproof/case.h>
+#include <cuproof/nvtx.h>
 #include "../kernels/mult.h"
 #include "references.h"
 

@@ -1,8 +1,8 @@
 /* The CPU references of the cases (declared in references.h). */
 #include "references.h"
 
-#include "../harness/case.h"
-#include "../harness/error.h"
+#include <cuproof/case.h>
+#include <cuproof/error.h>
 #include "../kernels/grid_model.h"
 
 #include <math.h>

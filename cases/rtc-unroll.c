@@ -11,8 +11,8 @@
  * ci: the source's 2,000,000 floats; full: 2^26, enough to measure
  * bandwidth rather than launch latency.
  */
-#include "../harness/case.h"
-#include "../harness/rtc.h"
+#include <cuproof/case.h>
+#include <cuproof/rtc.h>
 #include "references.h"
 
 #include "cp_src_scale_unroll.h"

@@ -3,8 +3,8 @@
  * copy out. The GPU adds in float exactly as the CPU does, so the check is
  * bit-for-bit equality.
  */
-#include "../harness/case.h"
-#include "../harness/nvtx.h"
+#include <cuproof/case.h>
+#include <cuproof/nvtx.h>
 #include "../kernels/vector_add.h"
 #include "references.h"
 

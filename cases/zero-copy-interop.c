@@ -16,9 +16,9 @@
  * device-to-device copy in the sharing variants, and the control must show
  * one: the check can fail.
  */
-#include "../harness/case.h"
-#include "../harness/driver.h"
-#include "../harness/rtc.h"
+#include <cuproof/case.h>
+#include <cuproof/driver.h>
+#include <cuproof/rtc.h>
 #include "../kernels/arrays.h"
 #include "references.h"
 

@@ -1,4 +1,4 @@
-#include "gate.h"
+#include <cuproof/gate.h>
 
 __device__ static unsigned long long global_ns(void)
 {

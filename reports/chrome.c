@@ -5,9 +5,9 @@
  * flow from each API call to the device work it launched (by CUPTI
  * correlation id). Times are microseconds from the trace's first record.
  */
-#include "report.h"
+#include "reports/json.h"
 
-#include "../harness/error.h"
+#include <cuproof/error.h>
 
 #include <stdio.h>
 #include <stdlib.h>

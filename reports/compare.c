@@ -6,9 +6,9 @@
  * 2%) is "same". Then the checks whose result changed and the claims whose
  * verdict changed.
  */
-#include "report.h"
+#include "reports/json.h"
 
-#include "../harness/error.h"
+#include <cuproof/error.h>
 
 #include <math.h>
 #include <stdio.h>

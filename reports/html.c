@@ -1,6 +1,6 @@
 /* report.html: a self-contained page (no fetches): tables, and a timeline
  * per traced variant drawn by the page's own script. */
-#include "report.h"
+#include <cuproof/report.h>
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* report.json and trace files, written and read with cJSON. */
-#include "report.h"
+#include "reports/json.h"
 
-#include "../harness/error.h"
+#include <cuproof/error.h>
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 #ifndef CUPROOF_TEST_HELPERS_H
 #define CUPROOF_TEST_HELPERS_H
 
-#include "harness/timeline.h"
+#include <cuproof/metrics.h>
 
 static inline void add_kernel(cp_trace *t, uint64_t s, uint64_t e, uint32_t ctx, uint32_t stream)
 {

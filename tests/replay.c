@@ -1,6 +1,6 @@
 #include "replay.h"
 
-#include "harness/error.h"
+#include <cuproof/error.h>
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -6,8 +6,8 @@
 #ifndef CUPROOF_TESTS_REPLAY_H
 #define CUPROOF_TESTS_REPLAY_H
 
-#include "harness/timeline.h"
-#include "reports/report.h"
+#include <cuproof/metrics.h>
+#include <cuproof/report.h>
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,8 +3,8 @@
  * hand-built traces: pairing by launch order, the tolerance, waits, the
  * host-side bound, and the errors.
  */
-#include "harness/agreement.h"
-#include "harness/error.h"
+#include <cuproof/agreement.h>
+#include <cuproof/error.h>
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -1,9 +1,9 @@
 /* Child processes of cases (harness/child.h): this test binary starts
  * itself again in a case's child role, reads what the child wrote and
  * gets its exit status; a child that hangs is killed. */
-#include "harness/case.h"
-#include "harness/child.h"
-#include "harness/error.h"
+#include <cuproof/case.h>
+#include <cuproof/child.h>
+#include <cuproof/error.h>
 
 #include <criterion/criterion.h>
 #include <stdio.h>

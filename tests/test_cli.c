@@ -1,6 +1,6 @@
 /* The cuproof command, run as a subprocess: bad input gets one clear line
  * and exit status 2; a run with no GPU writes a report of skipped cases. */
-#include "harness/case.h"
+#include <cuproof/case.h>
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Device selection: ctest's resource variable and the no-GPU path. */
-#include "harness/device.h"
-#include "harness/error.h"
+#include <cuproof/device.h>
+#include <cuproof/error.h>
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

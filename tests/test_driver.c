@@ -1,7 +1,7 @@
 /* The driver table: resolved through the runtime, never by linking
  * libcuda. Here (no driver) it must fail cleanly, saying which symbol. */
-#include "harness/driver.h"
-#include "harness/error.h"
+#include <cuproof/driver.h>
+#include <cuproof/error.h>
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -6,9 +6,9 @@
  * default stream serialises where the per-thread one does not, and the
  * serialised control fails the checks the streamed variant passes.
  */
-#include "harness/error.h"
-#include "harness/timeline.h"
-#include "reports/report.h"
+#include <cuproof/error.h>
+#include <cuproof/metrics.h>
+#include <cuproof/report.h>
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -6,13 +6,13 @@
  * (set by ci/gpu.sh) turns a missing GPU into a failure, so a GPU machine
  * whose driver is broken cannot pass by skipping.
  */
-#include "harness/case.h"
-#include "harness/cli.h"
-#include "harness/device.h"
-#include "harness/driver.h"
-#include "harness/rtc.h"
-#include "harness/runner.h"
-#include "harness/tracer.h"
+#include <cuproof/case.h>
+#include "cli/cli.h"
+#include <cuproof/device.h>
+#include <cuproof/driver.h>
+#include <cuproof/rtc.h>
+#include <cuproof/runner.h>
+#include "runner/window.h"
 
 #include <criterion/criterion.h>
 #include <cuda_runtime_api.h>

@@ -1,6 +1,6 @@
 /* The CPU references against answers known without them. */
 #include "cases/references.h"
-#include "harness/case.h"
+#include <cuproof/case.h>
 #include "kernels/grid_model.h"
 
 #include <criterion/criterion.h>

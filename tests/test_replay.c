@@ -4,8 +4,8 @@
  * verdicts as the GPU tests, on a machine with no GPU, and negative
  * controls that show each check can fail.
  */
-#include "harness/agreement.h"
-#include "harness/error.h"
+#include <cuproof/agreement.h>
+#include <cuproof/error.h>
 #include "replay.h"
 
 #include <criterion/criterion.h>

@@ -1,8 +1,8 @@
 /* The JSON contract (parsed back with cJSON), the HTML view, and trace
  * files: round trip and malformed input. */
-#include "harness/error.h"
+#include <cuproof/error.h>
 #include "helpers.h"
-#include "reports/report.h"
+#include "reports/json.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Run-time compilation with NVRTC, which needs no GPU: a good source gives
  * a cubin; a bad one fails with the compiler's log in the error. */
-#include "harness/error.h"
-#include "harness/rtc.h"
+#include <cuproof/error.h>
+#include <cuproof/rtc.h>
 
 #include "cp_src_mult_ker.h"
 #include "cp_src_piecewise_scale.h"

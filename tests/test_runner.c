@@ -4,9 +4,9 @@
  * each way of going wrong (a wrong output, a failed check, a failed call,
  * a skip, no checks at all) ends in the right status with the reason.
  */
-#include "harness/case.h"
-#include "harness/nvtx.h"
-#include "harness/runner.h"
+#include <cuproof/case.h>
+#include <cuproof/nvtx.h>
+#include <cuproof/runner.h>
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Timing statistics against values worked out by hand. */
-#include "harness/error.h"
-#include "harness/stats.h"
+#include <cuproof/error.h>
+#include <cuproof/stats.h>
 
 #include <criterion/criterion.h>
 #include <math.h>

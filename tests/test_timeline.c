@@ -1,6 +1,6 @@
 /* The timeline analysis on hand-built intervals, each with its answer
  * worked out by hand in the comment above it. */
-#include "harness/timeline.h"
+#include <cuproof/metrics.h>
 #include "helpers.h"
 
 #include <criterion/criterion.h>

@@ -1,7 +1,7 @@
 /* The tracer's record conversion, fed hand-built CUPTI records, and its
  * behaviour when no window is open. Needs no GPU. */
-#include "harness/error.h"
-#include "harness/tracer.h"
+#include <cuproof/error.h>
+#include "runner/window.h"
 
 #include <criterion/criterion.h>
 #include <cupti.h>

@@ -6,9 +6,9 @@
  *
  *   analysis_bench N OUT.json    (writes {"records", "analyse_s", "write_s", "max_rss_kb"})
  */
-#include "harness/case.h"
-#include "harness/timeline.h"
-#include "reports/report.h"
+#include <cuproof/case.h>
+#include <cuproof/metrics.h>
+#include <cuproof/report.h>
 
 #include <stdio.h>
 #include <stdlib.h>

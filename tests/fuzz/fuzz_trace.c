@@ -3,9 +3,9 @@
  * or reject them with an error, never crash; what it accepts must go
  * through the analysis, the event agreement rules and the Chrome export.
  */
-#include "harness/agreement.h"
-#include "harness/timeline.h"
-#include "reports/report.h"
+#include <cuproof/agreement.h>
+#include <cuproof/metrics.h>
+#include <cuproof/report.h>
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-#include "nvtx.h"
+#include <cuproof/nvtx.h>
 
-#include "tracer.h"
+#include "collect/tracer.h"
 
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>

@@ -7,16 +7,12 @@
 #ifndef CUPROOF_REPORT_H
 #define CUPROOF_REPORT_H
 
-#include "../harness/result.h"
+#include "result.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 
 #define CP_REPORT_SCHEMA "cuproof.report/1"
 #define CP_TRACE_SCHEMA "cuproof.trace/1"
-
-/* Builds the report as JSON; NULL when out of memory. Caller deletes it. */
-cJSON *cp_report_to_json(const cp_report *r);
 
 /* Writes report.json and report.html into `dir`. Returns 0, or CP_EIO with
  * cp_last_error naming the file that could not be written. */

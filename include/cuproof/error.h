@@ -1,13 +1,10 @@
 /*
- * Error codes and the one checking macro of cuproof.
+ * Error codes of cuproof and the thread's last error.
  *
  * Every harness function returns 0 on success or one negative code from
  * CP_ERRNO_MAP (in the spirit of libuv's UV_ERRNO_MAP), so callers can test
- * `rc < 0` and print cp_strerror(rc). CUDA, CUPTI and NVRTC calls go through
- * CP_CUDA / CP_CUPTI / CP_NVRTC, which share one expansion (CP_CALL): on
- * failure they record file, line, the call's text, the error's name and
- * string as the thread's last error, set `rc` and jump to the caller's
- * single cleanup label `out`.
+ * `rc < 0` and print cp_strerror(rc). Nothing here needs a CUDA header: the
+ * checking macros for CUDA, CUPTI and NVRTC calls are in check.h.
  */
 #ifndef CUPROOF_ERROR_H
 #define CUPROOF_ERROR_H
@@ -57,25 +54,6 @@ int cp_failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* The message of this thread's last cp_fail/cp_failf, "" when none. */
 const char *cp_last_error(void);
 void cp_clear_last_error(void);
-
-/* Library-specific translators: 0 on success, else cp_fail(...) with the
- * library's own error name and string. */
-int cp_check_cuda(int err, const char *file, int line, const char *call);
-int cp_check_cupti(int err, const char *file, int line, const char *call);
-int cp_check_nvrtc(int err, const char *file, int line, const char *call);
-
-#define CP_CALL(lib, call)                                                  \
-    do {                                                                    \
-        int cp_call_rc_ = cp_check_##lib((int)(call), __FILE__, __LINE__, #call); \
-        if (cp_call_rc_ < 0) {                                              \
-            rc = cp_call_rc_;                                               \
-            goto out;                                                       \
-        }                                                                   \
-    } while (0)
-
-#define CP_CUDA(call) CP_CALL(cuda, call)
-#define CP_CUPTI(call) CP_CALL(cupti, call)
-#define CP_NVRTC(call) CP_CALL(nvrtc, call)
 
 /* Propagates a harness return code through the same cleanup path. */
 #define CP_TRY(expr)                  \

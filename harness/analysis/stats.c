@@ -1,6 +1,6 @@
-#include "stats.h"
+#include <cuproof/stats.h>
 
-#include "error.h"
+#include <cuproof/error.h>
 
 #include <math.h>
 #include <stdlib.h>

@@ -28,7 +28,7 @@
 #ifndef CUPROOF_AGREEMENT_H
 #define CUPROOF_AGREEMENT_H
 
-#include "timeline.h"
+#include "metrics.h"
 
 #include <stdbool.h>
 #include <stddef.h>

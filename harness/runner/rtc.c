@@ -1,8 +1,9 @@
-#include "rtc.h"
+#include <cuproof/rtc.h>
+#include <cuproof/check.h>
 
-#include "case.h"
-#include "error.h"
-#include "tracer.h"
+#include <cuproof/case.h>
+#include <cuproof/error.h>
+#include "collect/tracer.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -274,4 +275,13 @@ void cp_rtc_cache_clear(void)
         free(e);
     }
     pthread_mutex_unlock(&cache_lock);
+}
+
+int cp_check_nvrtc(int err, const char *file, int line, const char *call)
+{
+    if (err == NVRTC_SUCCESS)
+        return 0;
+    char name[32];
+    snprintf(name, sizeof name, "nvrtcResult %d", err);
+    return cp_fail(CP_ENVRTC, file, line, call, name, nvrtcGetErrorString((nvrtcResult)err));
 }

@@ -1,7 +1,8 @@
-#include "runner.h"
+#include <cuproof/runner.h>
+#include <cuproof/check.h>
 
-#include "nvtx.h"
-#include "tracer.h"
+#include <cuproof/nvtx.h>
+#include "runner/window.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -287,4 +288,24 @@ out:
         }
     }
     return fatal;
+}
+
+void cp_tracing_init(void)
+{
+    cp_tracer_init();
+}
+
+bool cp_tracing_available(void)
+{
+    return cp_tracer_available();
+}
+
+const char *cp_tracing_unavailable_reason(void)
+{
+    return cp_tracer_unavailable_reason();
+}
+
+void cp_tracing_shutdown(void)
+{
+    cp_tracer_shutdown();
 }

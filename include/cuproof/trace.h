@@ -1,11 +1,11 @@
 /*
- * The timeline model: activity records as the tracer (or a recorded trace)
- * delivers them, and the metrics that DESIGN.md defines, computed by one
- * sort-and-sweep pass. Nothing here touches CUDA, so the analysis is tested
- * on hand-built intervals and on traces recorded on real GPUs.
+ * Trace records: activity as the tracer (or a recorded trace) delivers it,
+ * on CUPTI's clock, with its device, context and stream. Nothing here
+ * touches CUDA, so the analysis is tested on hand-built intervals and on
+ * traces recorded on real GPUs.
  */
-#ifndef CUPROOF_TIMELINE_H
-#define CUPROOF_TIMELINE_H
+#ifndef CUPROOF_TRACE_H
+#define CUPROOF_TRACE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -107,84 +107,5 @@ const char *cp_mem_kind_name(cp_mem_kind m);
 int cp_act_kind_from_name(const char *s);
 int cp_copy_dir_from_name(const char *s);
 int cp_mem_kind_from_name(const char *s);
-
-typedef struct cp_lane {
-    uint32_t device, context, stream;
-    uint64_t busy_ns; /* union of this lane's device intervals */
-    uint32_t kernels, copies, memsets;
-} cp_lane;
-
-#define CP_MAX_FINDINGS 8
-
-typedef struct cp_finding {
-    const char *name; /* named after the Nsight Systems expert rule it mirrors */
-    uint32_t count;
-    char message[256];
-} cp_finding;
-
-/* What the analysis needs to know beyond the trace. */
-typedef struct cp_timeline_opts {
-    /* The device's limit on concurrent kernels (128 on sm_70 to sm_90);
-     * 0 when unknown: the measured peak stands in for it. */
-    uint32_t max_concurrent_kernels;
-    /* gpu_gaps: idle gaps longer than this inside the span; 0 means 1 ms. */
-    uint64_t gap_threshold_ns;
-} cp_timeline_opts;
-
-typedef struct cp_metrics {
-    uint64_t span_ns;
-    uint64_t kernel_busy_ns, copy_busy_ns;
-    uint64_t copy_kernel_overlap_ns;
-    double copy_kernel_overlap_ratio;
-    uint64_t h2d_d2h_overlap_ns;
-    uint32_t peak_concurrent_kernels;
-    double mean_concurrent_kernels;
-    uint64_t idle_ns, largest_gap_ns;
-    /* Devices with work in the trace, and the time during which more than
-     * one of them had work at once. */
-    uint32_t devices;
-    uint64_t multi_device_ns;
-    uint32_t kernels, copies, memsets;
-    uint32_t pageable_copies;
-    /* The ideal time: a lower bound on the span from the trace, the largest
-     * of the summed host-to-device copy time, the summed device-to-host
-     * copy time and the summed kernel time over the concurrency the device
-     * allows. `bound` names the largest ("h2d copies", "d2h copies",
-     * "kernels"); efficiency = ideal / span. */
-    uint64_t h2d_sum_ns, d2h_sum_ns, kernel_sum_ns;
-    uint32_t concurrency_limit;
-    uint64_t ideal_ns;
-    double efficiency;
-    const char *bound;
-    uint64_t gap_threshold_ns;
-    uint32_t gaps_over_threshold;
-    cp_lane *lanes; /* sorted by (device, context, stream); owned */
-    size_t nlanes;
-    cp_finding findings[CP_MAX_FINDINGS];
-    size_t nfindings;
-} cp_metrics;
-
-/*
- * Computes every metric of DESIGN.md's table over the device activities of
- * `t` (kernels, copies, memsets; runtime calls and ranges are not device
- * work) in O(n log n): one sort of start/end events and one sweep. Intervals
- * are half-open, so touching intervals do not overlap and zero-length ones
- * add no busy time and no concurrency. Findings are derived afterwards:
- * cuda_memcpy_async, cuda_memcpy_sync, serialized_streams, gpu_gaps and
- * default_stream_serialization. `opts` may be NULL (defaults).
- * Returns 0, or CP_ENOMEM (then `m` holds no allocation).
- */
-int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metrics *m);
-
-/* The concurrent-kernel limit of a compute capability (CUDA programming
- * guide, "maximum number of resident grids per device"). */
-uint32_t cp_max_concurrent_kernels(int cc_major, int cc_minor);
-void cp_metrics_free(cp_metrics *m);
-
-/* The index in m->lanes of a's (device, context, stream), or -1. */
-long cp_metrics_lane_index(const cp_metrics *m, const cp_activity *a);
-
-/* Returns the finding called `name`, or NULL. */
-const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name);
 
 #endif

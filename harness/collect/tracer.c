@@ -1,8 +1,8 @@
-#include "tracer.h"
+#include "collect/tracer.h"
 
-#include "error.h"
+#include <cuproof/error.h>
+#include <cuproof/check.h>
 
-#include <cuda_runtime_api.h>
 #include <cupti.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,7 +12,6 @@
 
 #define ALIGN_SIZE 8
 #define POOL_MAX 32
-#define PRIME_BYTES 256
 
 static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -312,39 +311,46 @@ const char *cp_tracer_unavailable_reason(void)
     return tr.available ? "" : tr.reason[0] ? tr.reason : "the tracer was not initialised";
 }
 
-int cp_tracer_begin(cp_trace *t)
+int cp_tracer_enable(void)
 {
     int rc = 0;
-    void *prime = NULL;
     if (!tr.available || tr.current)
-        return cp_failf(CP_EINVAL, "cp_tracer_begin: %s",
+        return cp_failf(CP_EINVAL, "cp_tracer_enable: %s",
                         tr.current ? "a traced window is already open" : "tracer unavailable");
     /* Keep two written buffers ready before anything is recorded. */
     uint8_t *ready[2] = {take_buffer(), take_buffer()};
     for (int i = 0; i < 2; i++)
         if (ready[i])
             give_buffer(ready[i]);
-    CP_TRY(set_kinds(true));
-    /* The first traced call after enabling stalls for milliseconds while
-     * CUPTI sets itself up (about 5 ms on an H100 VM). Prime it with a tiny
-     * memset, then flush and discard those records: no window is open yet.
-     * The buffer is freed at once, so the device is left as it was. The
-     * memset runs on the legacy default stream: its record names that
-     * stream's lane, which default_stream_serialization needs. */
     tr.saw_legacy = false;
     tr.priming = true;
-    CP_CUDA(cudaMalloc(&prime, PRIME_BYTES));
-    CP_CUDA(cudaMemsetAsync(prime, 0, PRIME_BYTES, cudaStreamLegacy));
-    CP_CUDA(cudaDeviceSynchronize());
-    CP_CUDA(cudaFree(prime));
-    prime = NULL;
+    CP_TRY(set_kinds(true));
+out:
+    if (rc < 0)
+        cp_tracer_disable();
+    return rc;
+}
+
+void cp_tracer_disable(void)
+{
+    tr.priming = false;
+    set_kinds(false);
+}
+
+int cp_tracer_flush(void)
+{
+    int rc = 0;
     CP_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
-    /* The first call after a flush stalls again (about 0.9 ms on an H100,
-     * inside CUPTI after the call's own record), which would land between
-     * a case's first two calls: absorb it here, and open the window after
-     * it, so that this call's record is dropped. */
-    CP_CUDA(cudaStreamQuery(cudaStreamLegacy));
+out:
+    return rc;
+}
+
+int cp_tracer_open(cp_trace *t)
+{
+    int rc = 0;
     uint64_t opened = 0;
+    if (!tr.priming)
+        return cp_failf(CP_EINVAL, "cp_tracer_open: the tracer was not enabled");
     CP_CUPTI(cuptiGetTimestamp(&opened));
     tr.priming = false;
     pthread_mutex_lock(&tr.lock);
@@ -360,11 +366,8 @@ int cp_tracer_begin(cp_trace *t)
     clear_launch_names();
     pthread_mutex_unlock(&tr.lock);
 out:
-    tr.priming = false;
-    if (rc < 0) {
-        cudaFree(prime);
-        set_kinds(false);
-    }
+    if (rc < 0)
+        cp_tracer_disable();
     return rc;
 }
 
@@ -485,4 +488,16 @@ void cp_tracer_shutdown(void)
     pthread_mutex_unlock(&tr.lock);
     tr.available = false;
     snprintf(tr.reason, sizeof tr.reason, "the tracer was shut down");
+}
+
+int cp_check_cupti(int err, const char *file, int line, const char *call)
+{
+    if (err == CUPTI_SUCCESS)
+        return 0;
+    const char *name = NULL, *text = NULL;
+    if (cuptiGetResultString((CUptiResult)err, &name) != CUPTI_SUCCESS)
+        name = "CUPTI_ERROR_UNKNOWN";
+    if (cuptiGetErrorMessage((CUptiResult)err, &text) != CUPTI_SUCCESS)
+        text = "unrecognised CUPTI result";
+    return cp_fail(CP_ECUPTI, file, line, call, name, text);
 }

@@ -1,12 +1,10 @@
 #include "cli.h"
 
-#include "../reports/report.h"
-#include "case.h"
-#include "device.h"
-#include "runner.h"
-#include "tracer.h"
+#include <cuproof/report.h>
+#include <cuproof/case.h>
+#include <cuproof/device.h>
+#include <cuproof/runner.h>
 
-#include <cuda_runtime_api.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -135,21 +133,6 @@ static void progress_line(size_t i, size_t n, const cp_case_result *c)
     fflush(stdout);
 }
 
-/* After a case failed with a CUDA error: whether the process's context
- * still works (a sticky error, such as an illegal address, leaves every
- * later call failing until the process ends). */
-static bool device_still_usable(void)
-{
-    void *probe = NULL;
-    cudaError_t e = cudaDeviceSynchronize();
-    if (e == cudaSuccess)
-        e = cudaMalloc(&probe, 256);
-    if (e == cudaSuccess)
-        e = cudaFree(probe);
-    cudaGetLastError();
-    return e == cudaSuccess;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     cp_run_opts o = {.profile = CP_PROFILE_CI, .repeat = 0, .warmup = 1, .trace = true};
@@ -227,17 +210,17 @@ static int cmd_run(int argc, char **argv)
     }
 
     /* CUPTI before the first CUDA call (DESIGN.md's tracing rules). */
-    cp_tracer_init();
+    cp_tracing_init();
     snprintf(report.tool_version, sizeof report.tool_version, "%s", CP_VERSION);
     snprintf(report.profile, sizeof report.profile, "%s",
              o.profile == CP_PROFILE_FULL ? "full" : "ci");
     report.repeat = o.repeat;
     time_t now = time(NULL);
     strftime(report.date, sizeof report.date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    report.traced = cp_tracer_available() && o.trace;
+    report.traced = cp_tracing_available() && o.trace;
     snprintf(report.untraced_reason, sizeof report.untraced_reason, "%s",
              !o.trace ? "tracing was not requested (--no-trace)"
-                      : cp_tracer_unavailable_reason());
+                      : cp_tracing_unavailable_reason());
     if (cp_env_discover(&report.env) < 0) {
         fprintf(stderr, "cuproof: %s\n", cp_last_error());
         status = CP_EXIT_USAGE;
@@ -272,8 +255,8 @@ static int cmd_run(int argc, char **argv)
             printf(" %d", devices[k]);
         printf(", one case at a time (ctest -j with a resource spec runs them at once)\n");
     }
-    if (o.trace && !cp_tracer_available() && report.env.has_device)
-        printf("cuproof: running untraced: %s\n", cp_tracer_unavailable_reason());
+    if (o.trace && !cp_tracing_available() && report.env.has_device)
+        printf("cuproof: running untraced: %s\n", cp_tracing_unavailable_reason());
 
     report.cases = calloc(nsel, sizeof *report.cases);
     if (!report.cases) {
@@ -303,7 +286,7 @@ static int cmd_run(int argc, char **argv)
             /* Only a sticky error (the context is lost) stops the GPU
              * cases after this one; the case's own report says what
              * failed either way. */
-            if (rc < 0 && !device_still_usable()) {
+            if (rc < 0 && !cp_device_usable()) {
                 fatal = rc;
                 snprintf(fatal_msg, sizeof fatal_msg, "%s", c->error);
             }
@@ -349,7 +332,7 @@ out:
         cp_case_result_free(&report.cases[i]);
     free(report.cases);
     free(sel);
-    cp_tracer_shutdown();
+    cp_tracing_shutdown();
     return status;
 }
 

@@ -1,5 +1,5 @@
 /* cuproof's entry point; everything else is in cli.c so tests can reach it. */
-#include "child.h"
+#include <cuproof/child.h>
 #include "cli.h"
 
 int main(int argc, char **argv)

@@ -1,8 +1,5 @@
-#include "error.h"
+#include <cuproof/error.h>
 
-#include <cuda_runtime_api.h>
-#include <cupti.h>
-#include <nvrtc.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -64,33 +61,4 @@ const char *cp_last_error(void)
 void cp_clear_last_error(void)
 {
     last_error[0] = '\0';
-}
-
-int cp_check_cuda(int err, const char *file, int line, const char *call)
-{
-    if (err == cudaSuccess)
-        return 0;
-    cudaError_t e = (cudaError_t)err;
-    return cp_fail(CP_ECUDA, file, line, call, cudaGetErrorName(e), cudaGetErrorString(e));
-}
-
-int cp_check_cupti(int err, const char *file, int line, const char *call)
-{
-    if (err == CUPTI_SUCCESS)
-        return 0;
-    const char *name = NULL, *text = NULL;
-    if (cuptiGetResultString((CUptiResult)err, &name) != CUPTI_SUCCESS)
-        name = "CUPTI_ERROR_UNKNOWN";
-    if (cuptiGetErrorMessage((CUptiResult)err, &text) != CUPTI_SUCCESS)
-        text = "unrecognised CUPTI result";
-    return cp_fail(CP_ECUPTI, file, line, call, name, text);
-}
-
-int cp_check_nvrtc(int err, const char *file, int line, const char *call)
-{
-    if (err == NVRTC_SUCCESS)
-        return 0;
-    char name[32];
-    snprintf(name, sizeof name, "nvrtcResult %d", err);
-    return cp_fail(CP_ENVRTC, file, line, call, name, nvrtcGetErrorString((nvrtcResult)err));
 }

@@ -23,4 +23,18 @@ typedef struct cp_run_opts {
 int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *opts,
                 cp_case_result *out);
 
+/*
+ * Tracing for the runs of this process. cp_tracing_init sets CUPTI up and
+ * must come before the first CUDA call (DESIGN.md's tracing rules); it
+ * always succeeds: when CUPTI cannot subscribe (another tool holds it, no
+ * driver, CUPROOF_NO_TRACE) cases run untraced and
+ * cp_tracing_unavailable_reason says why ("" while available).
+ * cp_tracing_shutdown flushes and frees what the tracer holds; call it
+ * before the process exits.
+ */
+void cp_tracing_init(void);
+bool cp_tracing_available(void);
+const char *cp_tracing_unavailable_reason(void);
+void cp_tracing_shutdown(void);
+
 #endif

@@ -1,6 +1,6 @@
-#include "timeline.h"
+#include <cuproof/metrics.h>
 
-#include "error.h"
+#include <cuproof/error.h>
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -26,6 +26,8 @@
 #define CUPROOF_CASE_H
 
 #include "agreement.h"
+#include "check.h"
+#include "data.h"
 #include "error.h"
 #include "result.h"
 
@@ -180,15 +182,5 @@ double cp_now_ms(void);
  * inside a phase may leave it open: the runner closes it. */
 void cp_phase_begin(cp_ctx *ctx, const char *phase);
 void cp_phase_end(cp_ctx *ctx);
-
-/* Counts elements whose bit patterns differ (NaN payloads included), so a
- * poisoned element never compares equal by accident. */
-uint64_t cp_count_bit_mismatches(const float *got, const float *want, size_t n);
-
-/* Deterministic inputs: a xorshift generator, so CPU and GPU see the same
- * data on every machine. */
-uint32_t cp_rand_next(uint32_t *state);
-/* Uniform float in [lo, hi). */
-float cp_rand_float(uint32_t *state, float lo, float hi);
 
 #endif

@@ -1,6 +1,7 @@
-#include "device.h"
+#include <cuproof/device.h>
+#include <cuproof/check.h>
 
-#include "error.h"
+#include <cuproof/error.h>
 
 #include <cuda_runtime_api.h>
 #include <errno.h>
@@ -153,4 +154,16 @@ char *cp_ctest_spec_json(int count, int slots)
                                 i ? "," : "", i, slots);
     snprintf(out + len, cap - len, "]}]}\n");
     return out;
+}
+
+bool cp_device_usable(void)
+{
+    void *probe = NULL;
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess)
+        e = cudaMalloc(&probe, 256);
+    if (e == cudaSuccess)
+        e = cudaFree(probe);
+    cudaGetLastError();
+    return e == cudaSuccess;
 }

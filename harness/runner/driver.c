@@ -1,7 +1,7 @@
-#include "driver.h"
+#include <cuproof/driver.h>
 
-#include "error.h"
-#include "tracer.h"
+#include <cuproof/error.h>
+#include "collect/tracer.h"
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>

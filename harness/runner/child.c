@@ -1,7 +1,7 @@
-#include "child.h"
+#include <cuproof/child.h>
 
-#include "case.h"
-#include "error.h"
+#include <cuproof/case.h>
+#include <cuproof/error.h>
 
 #include <errno.h>
 #include <poll.h>

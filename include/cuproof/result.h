@@ -6,9 +6,9 @@
 #ifndef CUPROOF_RESULT_H
 #define CUPROOF_RESULT_H
 
-#include "device.h"
+#include "env.h"
 #include "stats.h"
-#include "timeline.h"
+#include "metrics.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* The registry and the functions cases call. */
-#include "case.h"
+#include <cuproof/case.h>
 
-#include "nvtx.h"
+#include <cuproof/nvtx.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -284,97 +284,6 @@ void cp_phase_end(cp_ctx *ctx)
     cp_nvtx_pop();
 }
 
-uint64_t cp_count_bit_mismatches(const float *got, const float *want, size_t n)
-{
-    uint64_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += memcmp(&got[i], &want[i], sizeof got[i]) != 0;
-    return bad;
-}
-
-uint32_t cp_rand_next(uint32_t *state)
-{
-    uint32_t x = *state ? *state : 0x9e3779b9u;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *state = x;
-}
-
-float cp_rand_float(uint32_t *state, float lo, float hi)
-{
-    /* 24 random bits give every float step in [0, 1). */
-    float u = (float)(cp_rand_next(state) >> 8) * (1.0f / 16777216.0f);
-    return lo + (hi - lo) * u;
-}
-
-static const char *const status_names[] = {"passed", "failed", "skipped"};
-static const char *const verdict_names[] = {"confirmed", "refuted", "not measured"};
-
-const char *cp_status_name(cp_status s)
-{
-    return (unsigned)s < 3 ? status_names[s] : "unknown";
-}
-
-const char *cp_check_status_name(cp_check_status s)
-{
-    return cp_status_name((cp_status)s);
-}
-
-const char *cp_verdict_name(cp_verdict v)
-{
-    return (unsigned)v < 3 ? verdict_names[v] : "unknown";
-}
-
-int cp_status_from_name(const char *s)
-{
-    for (int i = 0; s && i < 3; i++)
-        if (strcmp(s, status_names[i]) == 0)
-            return i;
-    return -1;
-}
-
-int cp_verdict_from_name(const char *s)
-{
-    for (int i = 0; s && i < 3; i++)
-        if (strcmp(s, verdict_names[i]) == 0)
-            return i;
-    return -1;
-}
-
-const cp_series *cp_series_find(const cp_series *series, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(series[i].name, name) == 0)
-            return &series[i];
-    return NULL;
-}
-
-int cp_series_store(cp_series *list, size_t *n, const char *name, const char *unit,
-                    const double *values, size_t count)
-{
-    if (!name || !*name)
-        return cp_failf(CP_EINVAL, "a series needs a name");
-    cp_series *s = (cp_series *)cp_series_find(list, *n, name);
-    if (!s && *n == CP_MAX_SERIES)
-        return cp_failf(CP_EINVAL, "more than %d series in one variant", CP_MAX_SERIES);
-    double *copy = malloc((count ? count : 1) * sizeof *copy);
-    if (!copy)
-        return cp_failf(CP_ENOMEM, "out of memory storing series %s", name);
-    if (count)
-        memcpy(copy, values, count * sizeof *copy);
-    if (!s) {
-        s = &list[(*n)++];
-        memset(s, 0, sizeof *s);
-    }
-    free(s->values);
-    snprintf(s->name, sizeof s->name, "%s", name);
-    snprintf(s->unit, sizeof s->unit, "%s", unit ? unit : "");
-    s->values = copy;
-    s->n = count;
-    return 0;
-}
-
 int cp_series_set(cp_ctx *ctx, const cp_variant *v, const char *name, const char *unit,
                   const double *values, size_t n)
 {
@@ -384,16 +293,4 @@ int cp_series_set(cp_ctx *ctx, const cp_variant *v, const char *name, const char
             return cp_series_store(r->variants[i].series, &r->variants[i].nseries, name, unit,
                                    values, n);
     return cp_failf(CP_EINVAL, "series %s: variant %s is not running", name, v->name);
-}
-
-void cp_case_result_free(cp_case_result *r)
-{
-    for (size_t i = 0; i < r->nvariants; i++) {
-        cp_variant_result *v = &r->variants[i];
-        cp_trace_free(&v->trace);
-        cp_metrics_free(&v->metrics);
-        for (size_t k = 0; k < v->nseries; k++)
-            free(v->series[k].values);
-        v->nseries = 0;
-    }
 }

@@ -1,7 +1,7 @@
-#include "agreement.h"
+#include <cuproof/agreement.h>
 
-#include "error.h"
-#include "stats.h"
+#include <cuproof/error.h>
+#include <cuproof/stats.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,6 +7,8 @@
 #ifndef CUPROOF_DRIVER_H
 #define CUPROOF_DRIVER_H
 
+#include "check.h"
+
 #include <cuda.h>
 
 typedef struct cp_driver {

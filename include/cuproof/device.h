@@ -5,32 +5,8 @@
 #ifndef CUPROOF_DEVICE_H
 #define CUPROOF_DEVICE_H
 
-#include <stdbool.h>
-#include <stddef.h>
+#include "env.h"
 
-/* The most GPUs cuproof run --devices takes. */
-#define CP_MAX_DEVICES 64
-
-typedef struct cp_env {
-    bool has_device;
-    char no_device_reason[256];
-    int device;             /* the runtime's ordinal in use */
-    int device_count;
-    char device_source[64]; /* "default", "CTEST_RESOURCE_GROUP_0_GPUS" */
-    char gpu_name[256];
-    int cc_major, cc_minor;
-    int sm_count;
-    int copy_engines;       /* cudaDevAttrAsyncEngineCount */
-    int concurrent_kernels_supported; /* cudaDevAttrConcurrentKernels: 0 or 1 */
-    size_t total_mem;
-    int driver_version, runtime_version;
-    char max_connections[32]; /* CUDA_DEVICE_MAX_CONNECTIONS as set, or "default (8)" */
-    /* CUPROOF_SHARED_GPU: other processes use the GPU (sanitizers side by
-     * side), so device-wide free memory does not measure a case; "" when
-     * not set, else the reason checks that read free memory are skipped. */
-    char shared_gpu[160];
-    char host[256];
-} cp_env;
 
 /*
  * Parses ctest's resource allocation for group 0, e.g. "id:1,slots:1", into
@@ -77,5 +53,11 @@ int cp_parse_device_list(const char *s, int count, int *ids, int max, int *n);
  * cp_last_error.
  */
 char *cp_ctest_spec_json(int count, int slots);
+
+/* After a case failed with a CUDA error: whether this process's context
+ * still works. A sticky error, such as an illegal address, leaves every
+ * later call failing until the process ends, so no further GPU case can
+ * run in it. */
+bool cp_device_usable(void);
 
 #endif

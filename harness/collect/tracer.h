@@ -1,5 +1,7 @@
 /*
- * The CUPTI activity tracer, following DESIGN.md's tracing rules:
+ * The collect layer: CUPTI and nothing else (no CUDA runtime call), so that
+ * the runner and an injected library share it. The activity tracer follows
+ * DESIGN.md's tracing rules:
  * CONCURRENT_KERNEL (never KERNEL, which serialises kernels), MEMCPY with
  * both memory kinds, MEMSET and RUNTIME for launch correlation; enabled
  * before the first CUDA call, flushed after synchronising, dropped records
@@ -9,7 +11,7 @@
 #ifndef CUPROOF_TRACER_H
 #define CUPROOF_TRACER_H
 
-#include "timeline.h"
+#include <cuproof/trace.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,12 +28,24 @@ int cp_tracer_init(void);
 bool cp_tracer_available(void);
 const char *cp_tracer_unavailable_reason(void);
 
-/* Starts recording into `t` (cleared first) on the current device, after
- * priming CUPTI with a small memset whose records are discarded, so that
- * its set-up cost stays out of the window. Returns 0, CP_EINVAL when a
- * window is already open or the tracer is unavailable, CP_ECUDA or
- * CP_ECUPTI. */
-int cp_tracer_begin(cp_trace *t);
+/*
+ * A traced window opens in three steps, so that this layer issues no CUDA
+ * runtime call (an injected library must issue none): cp_tracer_enable
+ * turns the activity kinds on in priming mode (records are converted but
+ * kept nowhere, except that a memset's record names the legacy default
+ * stream's lane); the caller then issues whatever absorbs CUPTI's set-up
+ * cost, and cp_tracer_flush discards it; cp_tracer_open stamps the window's
+ * start and records into `t` (cleared first) from then on. The runner does
+ * the priming in cp_tracer_begin (runner/window.h).
+ * cp_tracer_enable returns 0, CP_EINVAL when a window is already open or
+ * the tracer is unavailable, or CP_ECUPTI; cp_tracer_open returns 0,
+ * CP_EINVAL when not enabled, or CP_ECUPTI; after a failure the kinds are
+ * disabled again. cp_tracer_disable turns the kinds off (a failed priming).
+ */
+int cp_tracer_enable(void);
+int cp_tracer_flush(void);
+int cp_tracer_open(cp_trace *t);
+void cp_tracer_disable(void);
 
 /* Flushes every buffer (the caller has synchronised the device), closes
  * the window and stores the dropped-record count in the trace. Returns 0,

@@ -1,0 +1,36 @@
+/*
+ * What a run knows about its machine: the GPU in use, its properties and
+ * the settings that change how cases measure. Plain data, filled by
+ * cp_env_discover (device.h) and written into every report.
+ */
+#ifndef CUPROOF_ENV_H
+#define CUPROOF_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The most GPUs cuproof run --devices takes. */
+#define CP_MAX_DEVICES 64
+
+typedef struct cp_env {
+    bool has_device;
+    char no_device_reason[256];
+    int device;             /* the runtime's ordinal in use */
+    int device_count;
+    char device_source[64]; /* "default", "CTEST_RESOURCE_GROUP_0_GPUS" */
+    char gpu_name[256];
+    int cc_major, cc_minor;
+    int sm_count;
+    int copy_engines;       /* cudaDevAttrAsyncEngineCount */
+    int concurrent_kernels_supported; /* cudaDevAttrConcurrentKernels: 0 or 1 */
+    size_t total_mem;
+    int driver_version, runtime_version;
+    char max_connections[32]; /* CUDA_DEVICE_MAX_CONNECTIONS as set, or "default (8)" */
+    /* CUPROOF_SHARED_GPU: other processes use the GPU (sanitizers side by
+     * side), so device-wide free memory does not measure a case; "" when
+     * not set, else the reason checks that read free memory are skipped. */
+    char shared_gpu[160];
+    char host[256];
+} cp_env;
+
+#endif

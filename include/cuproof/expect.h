@@ -1,0 +1,115 @@
+/*
+ * Expectations: declarative checks of a trace's metrics, one a line, as a
+ * user writes them in a file or in --expect arguments:
+ *
+ *   # pinned streams must overlap copies with kernels
+ *   streams-pinned: copy_kernel_overlap_ratio > 0.5
+ *   streams-pageable: finding cuda_memcpy_async
+ *   streams-pinned: no finding cuda_memcpy_async
+ *   range(step): copy_kernel_overlap_ratio >= 0.4
+ *   span_ns < 2.5e6
+ *
+ * Grammar, one expectation a line:
+ *
+ *   line    := [scope ':'] body [comment]
+ *   scope   := NAME | NAME '(' ARG ')'
+ *   body    := METRIC OP NUMBER | 'finding' FINDING | 'no' 'finding' FINDING
+ *   NAME    := [A-Za-z0-9_.+-]+
+ *   ARG     := characters other than ')', trimmed, not empty
+ *   METRIC  := [A-Za-z_][A-Za-z0-9_]*      FINDING := the same
+ *   OP      := '<' | '<=' | '>' | '>=' | '==' | '!='
+ *   NUMBER  := a finite decimal number (0.5, -1, 2.5e6; no hex, inf or nan)
+ *
+ * A '#' starts a comment wherever it stands, inside a scope's ARG too, and
+ * blank lines are skipped. A scope is recognised by a ':' right after the
+ * first word (and its parenthesised ARG), so a body, which never holds a
+ * ':', cannot be mistaken for one. `finding` and `no` are keywords only as
+ * the first word of a body. Columns count bytes from 1, a tab as one.
+ *
+ * This module only parses: which metrics, variants and findings exist is
+ * checked by its callers, who can name the offending token through the
+ * columns that each expectation keeps.
+ */
+#ifndef CUPROOF_EXPECT_H
+#define CUPROOF_EXPECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef CP_API
+#define CP_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { CP_EXPECT_COMPARE = 0, CP_EXPECT_FINDING, CP_EXPECT_NO_FINDING } cp_expect_kind;
+typedef enum { CP_OP_LT = 0, CP_OP_LE, CP_OP_GT, CP_OP_GE, CP_OP_EQ, CP_OP_NE } cp_expect_op;
+
+typedef struct cp_expectation {
+    cp_expect_kind kind;
+    char *scope;     /* "" when none; the NAME part, e.g. "streams-pinned" or "range" */
+    char *scope_arg; /* NULL when the scope has no (ARG); "step" for range(step) */
+    char *name;      /* the metric (COMPARE) or the finding */
+    cp_expect_op op; /* COMPARE only */
+    double value;    /* COMPARE only */
+    char *text;      /* the line as written, trimmed, without its comment */
+    int line;        /* 1-based line in the parsed text */
+    /* 1-based columns, for later errors. scope_column is the column of the
+     * scope's NAME, or of the body's first word when there is no scope;
+     * value_column is the number's column, or name_column for a finding. */
+    int scope_column, name_column, value_column;
+} cp_expectation;
+
+typedef struct cp_expect_list {
+    cp_expectation *items;
+    size_t n, cap;
+} cp_expect_list;
+
+/*
+ * Parses `text` (any number of lines, up to its terminating NUL) and
+ * appends its expectations, in the order written, to `list`, which the
+ * caller zero-initialised or filled by earlier calls. first_line is the
+ * number of text's first line (1 normally), so that a caller can number
+ * the lines of a file or of several --expect arguments as the user sees
+ * them. Returns 0 on success, also for a text without expectations. On
+ * error it returns a negative code and records a message naming line,
+ * column and the offending token as the thread's last error
+ * (cp_last_error): CP_EPARSE for a syntax error, CP_ERANGE for a number
+ * too large or too small for a double, CP_ENOMEM when memory ran out and
+ * CP_EINVAL for a NULL text or list or a first_line below 1. After an
+ * error `list` is exactly as it was before the call: nothing of the text
+ * is appended. The appended strings belong to the list and are released
+ * by cp_expect_list_free.
+ */
+CP_API int cp_expect_parse(const char *text, int first_line, cp_expect_list *list);
+
+/*
+ * Releases every expectation of `list`, their strings and the array, and
+ * leaves the list zeroed so that it can be filled again. A NULL list is
+ * ignored.
+ */
+CP_API void cp_expect_list_free(cp_expect_list *list);
+
+/*
+ * Returns the operator as written in an expectation ("<", "<=", ">", ">=",
+ * "==" or "!="), or "?" for a value outside cp_expect_op. The string is
+ * static and must not be freed.
+ */
+CP_API const char *cp_expect_op_name(cp_expect_op op);
+
+/*
+ * Returns whether `measured op value` holds. A NaN on either side makes
+ * every comparison false, "!=" included, so that a metric that could not
+ * be measured never satisfies an expectation. An op outside cp_expect_op
+ * also gives false.
+ */
+CP_API bool cp_expect_compare(double measured, cp_expect_op op, double value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
