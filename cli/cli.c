@@ -4,6 +4,7 @@
 #include <cuproof/case.h>
 #include <cuproof/device.h>
 #include <cuproof/runner.h>
+#include <cuproof/version.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -211,7 +212,7 @@ static int cmd_run(int argc, char **argv)
 
     /* CUPTI before the first CUDA call (DESIGN.md's tracing rules). */
     cp_tracing_init();
-    snprintf(report.tool_version, sizeof report.tool_version, "%s", CP_VERSION);
+    snprintf(report.tool_version, sizeof report.tool_version, "%s", cp_version());
     snprintf(report.profile, sizeof report.profile, "%s",
              o.profile == CP_PROFILE_FULL ? "full" : "ci");
     report.repeat = o.repeat;
@@ -496,7 +497,7 @@ int cp_cli_main(int argc, char **argv)
         return CP_EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("cuproof %s\n", CP_VERSION);
+        printf("cuproof %s\n", cp_version());
         return CP_EXIT_OK;
     }
     if (strcmp(cmd, "list") == 0) {

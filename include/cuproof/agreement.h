@@ -28,10 +28,16 @@
 #ifndef CUPROOF_AGREEMENT_H
 #define CUPROOF_AGREEMENT_H
 
+#include "export.h"
+
 #include "metrics.h"
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct cp_event_tolerance {
     double abs_ms; /* fixed part: event resolution, clock mapping, dispatch */
@@ -68,7 +74,11 @@ typedef struct cp_event_agreement {
  * kernels (cp_last_error gives both counts) or an argument is NULL;
  * CP_ENOMEM.
  */
-int cp_events_against_trace(const cp_trace *t, const char *kernel, const double *event_ms,
+CP_API int cp_events_against_trace(const cp_trace *t, const char *kernel, const double *event_ms,
                             size_t n, cp_event_tolerance tol, cp_event_agreement *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -25,6 +25,8 @@
 #ifndef CUPROOF_CASE_H
 #define CUPROOF_CASE_H
 
+#include "export.h"
+
 #include "agreement.h"
 #include "check.h"
 #include "data.h"
@@ -33,6 +35,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef enum { CP_PROFILE_CI = 0, CP_PROFILE_FULL } cp_profile;
 
@@ -81,7 +87,7 @@ struct cp_ctx {
     char variant_skip[CP_MAX_VARIANTS][160];
 };
 
-void cp_registry_add(const cp_case_def *def);
+CP_API void cp_registry_add(const cp_case_def *def);
 
 #define CUPROOF_CASE(ident, ...)                                              \
     static const cp_case_def cp_case_def_##ident = {.id = #ident, __VA_ARGS__}; \
@@ -91,96 +97,100 @@ void cp_registry_add(const cp_case_def *def);
     }
 
 /* The registry, in name order. */
-size_t cp_registry_count(void);
-const cp_case_def *cp_registry_at(size_t i);
-const cp_case_def *cp_registry_find(const char *name); /* NULL when unknown */
-const char *cp_case_name(const cp_case_def *def);
+CP_API size_t cp_registry_count(void);
+CP_API const cp_case_def *cp_registry_at(size_t i);
+CP_API const cp_case_def *cp_registry_find(const char *name); /* NULL when unknown */
+CP_API const char *cp_case_name(const cp_case_def *def);
 
 /* ---- what a case calls ---- */
 
 /* Allocates the case's zeroed state and stores it in ctx->state; the
  * runner frees it after teardown, so teardown frees only what the state
  * points to. Returns NULL when out of memory. */
-void *cp_state_new(cp_ctx *ctx, size_t size);
+CP_API void *cp_state_new(cp_ctx *ctx, size_t size);
 
 /* Lets variant `variant` (by index) differ from the CPU reference in up to
  * `fraction` of its elements, for the stated reason (contracted
  * multiply-adds, say); the output check then says so and counts. Call in
  * setup. Returns 0, or CP_EINVAL for a bad index or fraction. */
-int cp_allow_mismatches(cp_ctx *ctx, int variant, double fraction, const char *reason);
+CP_API int cp_allow_mismatches(cp_ctx *ctx, int variant, double fraction, const char *reason);
 
 /* Marks variant `variant` (by index) as leaking device memory on purpose:
  * the runner's leak check must then find the leak, proving it can fail.
  * Returns 0, or CP_EINVAL for a bad index. */
-int cp_expect_leak(cp_ctx *ctx, int variant);
+CP_API int cp_expect_leak(cp_ctx *ctx, int variant);
 
 /* Leaves variant `variant` (by index) out of this run, for the stated
  * reason (say, a size only the full profile affords): the report lists it
  * as not run with the reason, and its trace checks are skipped with it.
  * Call in setup. Returns 0, or CP_EINVAL for a bad index or no reason. */
-int cp_skip_variant(cp_ctx *ctx, int variant, const char *reason);
+CP_API int cp_skip_variant(cp_ctx *ctx, int variant, const char *reason);
 
 /* Records why the case cannot run here; returns CP_ESKIP to pass on. */
-int cp_skip(cp_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+CP_API int cp_skip(cp_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Adds an asserted check; `measured` is a printf format. */
-void cp_check(cp_ctx *ctx, const char *name, bool ok, const char *expected, const char *measured,
+CP_API void cp_check(cp_ctx *ctx, const char *name, bool ok, const char *expected, const char *measured,
               ...) __attribute__((format(printf, 5, 6)));
 
 /* Adds a check that cannot be made in this run, recorded as skipped with
  * `reason` (never passed). */
-void cp_check_skip(cp_ctx *ctx, const char *name, const char *expected, const char *reason);
+CP_API void cp_check_skip(cp_ctx *ctx, const char *name, const char *expected, const char *reason);
 
 /* Adds a check that reads the trace of `variant`: when that variant ran
  * untraced the check is recorded as skipped with the reason, never passed. */
-void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
+CP_API void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
                     const char *expected, const char *measured, ...)
     __attribute__((format(printf, 6, 7)));
 
 /* The result of a variant that has run, or NULL. */
-const cp_variant_result *cp_variant_result_get(const cp_ctx *ctx, const char *variant);
+CP_API const cp_variant_result *cp_variant_result_get(const cp_ctx *ctx, const char *variant);
 
 /* The last kernel in a variant's trace, or NULL when it has none or was
  * not traced (checks that use it go through cp_check_trace). */
-const cp_activity *cp_variant_last_kernel(const cp_ctx *ctx, const char *variant);
+CP_API const cp_activity *cp_variant_last_kernel(const cp_ctx *ctx, const char *variant);
 
 /* A traced variant's "event_ms" series against its kernels called
  * `kernel` (cp_events_against_trace with CP_EVENT_TOLERANCE); *a is zeroed
  * first. Returns 0; CP_ENOENT when the variant did not run traced or
  * recorded no event times; else the pairing's error (cp_last_error says). */
-int cp_variant_events(const cp_ctx *ctx, const char *variant, const char *kernel,
+CP_API int cp_variant_events(const cp_ctx *ctx, const char *variant, const char *kernel,
                       cp_event_agreement *a);
 
 /* Keeps the least positive value seen in *slot (0 means none yet). */
-void cp_keep_least(double *slot, double value);
+CP_API void cp_keep_least(double *slot, double value);
 
 /* Median time of a variant in ms, or -1 when it did not run. */
-double cp_variant_median_ms(const cp_ctx *ctx, const char *variant);
+CP_API double cp_variant_median_ms(const cp_ctx *ctx, const char *variant);
 
 /* Adds a claim: the source's sentence, where it is from, the value it
  * claims, the measured value and the verdict; `reason` is a printf format
  * that explains the verdict. */
-void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char *claimed,
+CP_API void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char *claimed,
                   const char *measured, cp_verdict verdict, const char *reason, ...)
     __attribute__((format(printf, 7, 8)));
 
 /* A named figure of the case (shown on the progress line and in reports). */
-void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit);
+CP_API void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit);
 
 /* Records values the run measured itself, one per launch (CUDA event
  * times), for variant `v`; a later run of the variant replaces them, so
  * the traced run, which comes last, leaves its own values next to its
  * trace. Returns 0, CP_EINVAL or CP_ENOMEM. */
-int cp_series_set(cp_ctx *ctx, const cp_variant *v, const char *name, const char *unit,
+CP_API int cp_series_set(cp_ctx *ctx, const cp_variant *v, const char *name, const char *unit,
                   const double *values, size_t n);
 
 /* The host's monotonic clock in ms, as the runner times runs: a case reads
  * it to show where a source stopped its own clock. */
-double cp_now_ms(void);
+CP_API double cp_now_ms(void);
 
 /* NVTX phases inside a run (copy-in, compute, copy-out). A run that fails
  * inside a phase may leave it open: the runner closes it. */
-void cp_phase_begin(cp_ctx *ctx, const char *phase);
-void cp_phase_end(cp_ctx *ctx);
+CP_API void cp_phase_begin(cp_ctx *ctx, const char *phase);
+CP_API void cp_phase_end(cp_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -19,6 +19,8 @@
 #ifndef CUPROOF_CHECK_H
 #define CUPROOF_CHECK_H
 
+#include "export.h"
+
 #include "error.h"
 
 #ifdef __cplusplus
@@ -28,9 +30,9 @@ extern "C" {
 /* Library-specific translators: 0 when `err` is the library's success
  * value, else cp_fail(...) with the library's own error name and string
  * and the returned code (CP_ECUDA, CP_ECUPTI, CP_ENVRTC). */
-int cp_check_cuda(int err, const char *file, int line, const char *call);
-int cp_check_cupti(int err, const char *file, int line, const char *call);
-int cp_check_nvrtc(int err, const char *file, int line, const char *call);
+CP_API int cp_check_cuda(int err, const char *file, int line, const char *call);
+CP_API int cp_check_cupti(int err, const char *file, int line, const char *call);
+CP_API int cp_check_nvrtc(int err, const char *file, int line, const char *call);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,13 @@
 #ifndef CUPROOF_DEVICE_H
 #define CUPROOF_DEVICE_H
 
+#include "export.h"
+
 #include "env.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 
 /*
@@ -14,10 +20,10 @@
  * problem) when the value is empty, misses "id:", or the id is not a
  * non-negative integer.
  */
-int cp_parse_resource_gpus(const char *value, int *device);
+CP_API int cp_parse_resource_gpus(const char *value, int *device);
 
 /* Reads CUPROOF_SHARED_GPU into `env` (cp_env_discover calls it). */
-void cp_env_read_settings(cp_env *env);
+CP_API void cp_env_read_settings(cp_env *env);
 
 /*
  * Finds the device to use: CTEST_RESOURCE_GROUP_0_GPUS when ctest set it,
@@ -27,7 +33,7 @@ void cp_env_read_settings(cp_env *env);
  * string); CP_EINVAL for a malformed or out-of-range resource variable;
  * CP_ECUDA when a property query fails on a present device.
  */
-int cp_env_discover(cp_env *env);
+CP_API int cp_env_discover(cp_env *env);
 
 /*
  * Makes `device` the one `env` describes: its name, compute capability,
@@ -35,7 +41,7 @@ int cp_env_discover(cp_env *env);
  * Returns 0, CP_EINVAL when no such device is visible, or CP_ECUDA when a
  * property query fails.
  */
-int cp_env_use_device(cp_env *env, int device);
+CP_API int cp_env_use_device(cp_env *env, int device);
 
 /*
  * Parses a list of GPU ids such as "0,1,3" (cuproof run --devices) into
@@ -44,7 +50,7 @@ int cp_env_use_device(cp_env *env, int device);
  * value that is not a non-negative integer, an id not visible, an id given
  * twice, a trailing comma or more than `max` ids.
  */
-int cp_parse_device_list(const char *s, int count, int *ids, int max, int *n);
+CP_API int cp_parse_device_list(const char *s, int count, int *ids, int max, int *n);
 
 /*
  * The ctest resource spec file for `count` GPUs with ids 0..count-1 and
@@ -52,12 +58,16 @@ int cp_parse_device_list(const char *s, int count, int *ids, int max, int *n);
  * or NULL with CP_EINVAL (count < 0 or slots < 1) or CP_ENOMEM in
  * cp_last_error.
  */
-char *cp_ctest_spec_json(int count, int slots);
+CP_API char *cp_ctest_spec_json(int count, int slots);
 
 /* After a case failed with a CUDA error: whether this process's context
  * still works. A sticky error, such as an illegal address, leaves every
  * later call failing until the process ends, so no further GPU case can
  * run in it. */
-bool cp_device_usable(void);
+CP_API bool cp_device_usable(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,9 +7,15 @@
 #ifndef CUPROOF_DRIVER_H
 #define CUPROOF_DRIVER_H
 
+#include "export.h"
+
 #include "check.h"
 
 #include <cuda.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct cp_driver {
     CUresult(CUDAAPI *GetErrorName)(CUresult, const char **);
@@ -37,11 +43,11 @@ typedef struct cp_driver {
 /* The driver's functions, resolved once. Returns the table, or NULL with
  * cp_last_error naming the symbol the runtime could not provide (no
  * driver, or one too old). Thread-safe. */
-const cp_driver *cp_driver_get(void);
+CP_API const cp_driver *cp_driver_get(void);
 
 /* CP_CALL's translator for CUresult: the driver's own error name and
  * string. */
-int cp_check_cu(int err, const char *file, int line, const char *call);
+CP_API int cp_check_cu(int err, const char *file, int line, const char *call);
 
 #define CP_CU(call) CP_CALL(cu, call)
 
@@ -50,7 +56,11 @@ int cp_check_cu(int err, const char *file, int line, const char *call);
  * names the launch for the tracer, as cp_rtc_launch does: CUPTI can give a
  * kernel of a module loaded at run time an unloaded kernel's name. Returns
  * 0, CP_ECUDA (the driver's error), CP_ECUPTI or CP_ENOMEM. */
-int cp_cu_launch(const cp_driver *cu, CUfunction fn, const char *name, unsigned grid_x,
+CP_API int cp_cu_launch(const cp_driver *cu, CUfunction fn, const char *name, unsigned grid_x,
                  unsigned block_x, CUstream stream, void **args);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

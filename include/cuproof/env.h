@@ -6,8 +6,14 @@
 #ifndef CUPROOF_ENV_H
 #define CUPROOF_ENV_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* The most GPUs cuproof run --devices takes. */
 #define CP_MAX_DEVICES 64
@@ -32,5 +38,9 @@ typedef struct cp_env {
     char shared_gpu[160];
     char host[256];
 } cp_env;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

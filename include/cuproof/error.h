@@ -9,7 +9,13 @@
 #ifndef CUPROOF_ERROR_H
 #define CUPROOF_ERROR_H
 
+#include "export.h"
+
 #include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define CP_ERRNO_MAP(XX)                                               \
     XX(EINVAL, -1, "invalid argument")                                 \
@@ -34,10 +40,10 @@ enum {
 };
 
 /* Returns the description of a code from CP_ERRNO_MAP, or "unknown error". */
-const char *cp_strerror(int code);
+CP_API const char *cp_strerror(int code);
 
 /* Returns the code's name ("CP_ECUDA"), or "CP_UNKNOWN". */
-const char *cp_err_name(int code);
+CP_API const char *cp_err_name(int code);
 
 /*
  * Records one failed call as this thread's last error (cp_last_error):
@@ -45,15 +51,15 @@ const char *cp_err_name(int code);
  * Nothing is printed here: whoever reports the failure (the runner into
  * the report, the command line on stderr) shows it once. Returns `code`.
  */
-int cp_fail(int code, const char *file, int line, const char *call, const char *errname,
+CP_API int cp_fail(int code, const char *file, int line, const char *call, const char *errname,
             const char *errstr);
 
 /* Formats a failure that is not a library call (a bad size, a mismatch). */
-int cp_failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+CP_API int cp_failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The message of this thread's last cp_fail/cp_failf, "" when none. */
-const char *cp_last_error(void);
-void cp_clear_last_error(void);
+CP_API const char *cp_last_error(void);
+CP_API void cp_clear_last_error(void);
 
 /* Propagates a harness return code through the same cleanup path. */
 #define CP_TRY(expr)                  \
@@ -64,5 +70,9 @@ void cp_clear_last_error(void);
             goto out;                 \
         }                             \
     } while (0)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

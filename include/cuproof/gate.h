@@ -4,6 +4,8 @@
 #ifndef CUPROOF_KERNELS_GATE_H
 #define CUPROOF_KERNELS_GATE_H
 
+#include "export.h"
+
 #include <cuda_runtime_api.h>
 
 #ifdef __cplusplus
@@ -15,7 +17,7 @@ extern "C" {
  * host may block while it queues work, and a gate that never opens must
  * not hang the device. `flag` and `timed_out` must be host memory mapped
  * into the device (cudaHostAllocMapped). Returns the launch's error. */
-cudaError_t cp_gate_launch(volatile int *flag, unsigned long long timeout_ns, int *timed_out,
+CP_API cudaError_t cp_gate_launch(volatile int *flag, unsigned long long timeout_ns, int *timed_out,
                            cudaStream_t stream);
 
 #ifdef __cplusplus

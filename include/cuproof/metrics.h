@@ -5,11 +5,17 @@
 #ifndef CUPROOF_METRICS_H
 #define CUPROOF_METRICS_H
 
+#include "export.h"
+
 #include "trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct cp_lane {
     uint32_t device, context, stream;
@@ -77,17 +83,21 @@ typedef struct cp_metrics {
  * default_stream_serialization. `opts` may be NULL (defaults).
  * Returns 0, or CP_ENOMEM (then `m` holds no allocation).
  */
-int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metrics *m);
+CP_API int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metrics *m);
 
 /* The concurrent-kernel limit of a compute capability (CUDA programming
  * guide, "maximum number of resident grids per device"). */
-uint32_t cp_max_concurrent_kernels(int cc_major, int cc_minor);
-void cp_metrics_free(cp_metrics *m);
+CP_API uint32_t cp_max_concurrent_kernels(int cc_major, int cc_minor);
+CP_API void cp_metrics_free(cp_metrics *m);
 
 /* The index in m->lanes of a's (device, context, stream), or -1. */
-long cp_metrics_lane_index(const cp_metrics *m, const cp_activity *a);
+CP_API long cp_metrics_lane_index(const cp_metrics *m, const cp_activity *a);
 
 /* Returns the finding called `name`, or NULL. */
-const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name);
+CP_API const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,33 +7,39 @@
 #ifndef CUPROOF_REPORT_H
 #define CUPROOF_REPORT_H
 
+#include "export.h"
+
 #include "result.h"
 
 #include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define CP_REPORT_SCHEMA "cuproof.report/1"
 #define CP_TRACE_SCHEMA "cuproof.trace/1"
 
 /* Writes report.json and report.html into `dir`. Returns 0, or CP_EIO with
  * cp_last_error naming the file that could not be written. */
-int cp_report_write(const cp_report *r, const char *dir);
+CP_API int cp_report_write(const cp_report *r, const char *dir);
 
 /* Writes `text` to `path`. Returns 0 or CP_EIO (naming the path). */
-int cp_write_file(const char *path, const char *text);
+CP_API int cp_write_file(const char *path, const char *text);
 
 /* The HTML view: a self-contained page that needs no network. Returns a
  * malloc'd string, or NULL when out of memory. */
-char *cp_report_html(const cp_report *r);
+CP_API char *cp_report_html(const cp_report *r);
 
 /* A page of timelines drawn from recorded trace files (cuproof timeline),
  * with the same drawing as report.html. Returns a malloc'd string, or NULL
  * when out of memory. */
 typedef struct cp_trace_file cp_trace_file;
-char *cp_trace_files_html(const cp_trace_file *files, size_t n);
+CP_API char *cp_trace_files_html(const cp_trace_file *files, size_t n);
 
 /* Writes the traces of a case's traced variants, recorded on `device` (its
  * name), to `path`. Returns 0, CP_ENOMEM or CP_EIO. */
-int cp_trace_file_write(const cp_case_result *c, const char *device, const char *path);
+CP_API int cp_trace_file_write(const cp_case_result *c, const char *device, const char *path);
 
 /* A recorded trace file read back: one trace per variant. */
 struct cp_trace_file {
@@ -51,9 +57,9 @@ struct cp_trace_file {
  * CP_EPARSE when it is not JSON, has another schema, or a record misses a
  * field or has an unknown kind (cp_last_error says which and where).
  */
-int cp_trace_file_read(const char *path, cp_trace_file *out);
-int cp_trace_file_parse(const char *text, cp_trace_file *out);
-void cp_trace_file_free(cp_trace_file *f);
+CP_API int cp_trace_file_read(const char *path, cp_trace_file *out);
+CP_API int cp_trace_file_parse(const char *text, cp_trace_file *out);
+CP_API void cp_trace_file_free(cp_trace_file *f);
 
 /*
  * One traced run in the Chrome trace event format, for ui.perfetto.dev and
@@ -63,7 +69,7 @@ void cp_trace_file_free(cp_trace_file *f);
  * correlation id. `title` names the host process. Returns a malloc'd
  * string, or NULL (CP_ENOMEM in cp_last_error).
  */
-char *cp_chrome_trace(const cp_trace *t, const char *title);
+CP_API char *cp_chrome_trace(const cp_trace *t, const char *title);
 
 /*
  * Compares two report.json files (cuproof compare): per case and variant in
@@ -74,17 +80,21 @@ char *cp_chrome_trace(const cp_trace *t, const char *title);
  * cannot be read or is not a report; CP_EINVAL when the reports ran
  * different profiles or share no timed variant.
  */
-int cp_compare_reports(const char *old_path, const char *new_path, double threshold, FILE *out,
+CP_API int cp_compare_reports(const char *old_path, const char *new_path, double threshold, FILE *out,
                        int *regressions);
 
 /* The verdict on one variant: "same" when the relative change lies within
  * the noise (the larger relative standard deviation of the two, at least
  * 2%), else "faster" or "slower"; the change and the noise come back too. */
-const char *cp_compare_verdict(double old_ms, double old_sd, double new_ms, double new_sd,
+CP_API const char *cp_compare_verdict(double old_ms, double old_sd, double new_ms, double new_sd,
                                double *change, double *noise);
 
 /* Reads a whole file into a malloc'd, NUL-terminated string; NULL with
  * cp_last_error set when it cannot. */
-char *cp_read_file(const char *path);
+CP_API char *cp_read_file(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

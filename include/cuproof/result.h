@@ -6,12 +6,18 @@
 #ifndef CUPROOF_RESULT_H
 #define CUPROOF_RESULT_H
 
+#include "export.h"
+
 #include "env.h"
 #include "stats.h"
 #include "metrics.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define CP_MAX_VARIANTS 16
 #define CP_MAX_CHECKS 64
@@ -113,22 +119,26 @@ typedef struct cp_report {
     size_t ncases;
 } cp_report;
 
-const char *cp_status_name(cp_status s);
-const char *cp_check_status_name(cp_check_status s);
-const char *cp_verdict_name(cp_verdict v);
-int cp_status_from_name(const char *s);
-int cp_verdict_from_name(const char *s);
+CP_API const char *cp_status_name(cp_status s);
+CP_API const char *cp_check_status_name(cp_check_status s);
+CP_API const char *cp_verdict_name(cp_verdict v);
+CP_API int cp_status_from_name(const char *s);
+CP_API int cp_verdict_from_name(const char *s);
 
 /* The series called `name` among `n`, or NULL. */
-const cp_series *cp_series_find(const cp_series *series, size_t n, const char *name);
+CP_API const cp_series *cp_series_find(const cp_series *series, size_t n, const char *name);
 
 /* Stores a copy of `values` as the series `name` of `list` (holding *n),
  * replacing an earlier one of that name. Returns 0, CP_EINVAL when the
  * list is full or the name empty, or CP_ENOMEM. */
-int cp_series_store(cp_series *list, size_t *n, const char *name, const char *unit,
+CP_API int cp_series_store(cp_series *list, size_t *n, const char *name, const char *unit,
                     const double *values, size_t count);
 
 /* Frees the traces, metrics and series a case result owns (not the result itself). */
-void cp_case_result_free(cp_case_result *r);
+CP_API void cp_case_result_free(cp_case_result *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,6 +8,8 @@
 #ifndef CUPROOF_RTC_H
 #define CUPROOF_RTC_H
 
+#include "export.h"
+
 #include <cuda_runtime_api.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,9 +29,9 @@ typedef struct cp_rtc_program {
  * CP_EINVAL or CP_ENOMEM. On failure `out` holds at most the log, and
  * cp_rtc_program_free releases it.
  */
-int cp_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
+CP_API int cp_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
                    const char *const *opts, size_t nopts, cp_rtc_program *out);
-void cp_rtc_program_free(cp_rtc_program *p);
+CP_API void cp_rtc_program_free(cp_rtc_program *p);
 
 /*
  * The same through a cache kept for the life of the process, keyed by the
@@ -38,12 +40,12 @@ void cp_rtc_program_free(cp_rtc_program *p);
  * compilation's). The program belongs to the cache: do not free it.
  * Failures are not cached. Thread-safe. Returns as cp_rtc_compile.
  */
-int cp_rtc_compile_cached(const char *src, const char *name, int cc_major, int cc_minor,
+CP_API int cp_rtc_compile_cached(const char *src, const char *name, int cc_major, int cc_minor,
                           const char *const *opts, size_t nopts, const cp_rtc_program **out,
                           bool *hit);
 
 /* Empties the cache (programs handed out before become invalid). */
-void cp_rtc_cache_clear(void);
+CP_API void cp_rtc_cache_clear(void);
 
 typedef struct cp_rtc_kernel {
     cudaLibrary_t library;
@@ -55,17 +57,17 @@ typedef struct cp_rtc_kernel {
 /* Loads a compiled program on the current device and finds the kernel
  * `entry` (an extern "C" name). Returns 0 or CP_ECUDA (the call and the
  * error in cp_last_error); `out` is then empty. */
-int cp_rtc_load(const cp_rtc_program *p, const char *entry, cp_rtc_kernel *out);
+CP_API int cp_rtc_load(const cp_rtc_program *p, const char *entry, cp_rtc_kernel *out);
 
 /* Unloads a loaded kernel's library; accepts one that never loaded. */
-void cp_rtc_unload(cp_rtc_kernel *k);
+CP_API void cp_rtc_unload(cp_rtc_kernel *k);
 
 /* Launches a loaded kernel (cudaLaunchKernel, then the launch's error) and
  * names the launch for the tracer (cp_tracer_push_launch_name), so that
  * the trace shows this kernel's name even where CUPTI remembers another.
  * Returns 0, CP_ECUDA or CP_ECUPTI (the call in cp_last_error), or
  * CP_ENOMEM. */
-int cp_rtc_launch(const cp_rtc_kernel *k, dim3 grid, dim3 block, void **args, size_t shmem,
+CP_API int cp_rtc_launch(const cp_rtc_kernel *k, dim3 grid, dim3 block, void **args, size_t shmem,
                   cudaStream_t stream);
 
 /*
@@ -76,6 +78,6 @@ int cp_rtc_launch(const cp_rtc_kernel *k, dim3 grid, dim3 block, void **args, si
  * Returns a malloc'd string, or NULL (CP_EINVAL or CP_ENOMEM in
  * cp_last_error) for a missing part or a name that is not an identifier.
  */
-char *cp_rtc_elementwise(const char *name, const char *params, const char *body);
+CP_API char *cp_rtc_elementwise(const char *name, const char *params, const char *body);
 
 #endif

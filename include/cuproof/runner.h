@@ -2,7 +2,13 @@
 #ifndef CUPROOF_RUNNER_H
 #define CUPROOF_RUNNER_H
 
+#include "export.h"
+
 #include "case.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct cp_run_opts {
     cp_profile profile;
@@ -20,7 +26,7 @@ typedef struct cp_run_opts {
  * options, or the CUDA error that left the device unusable (the caller
  * should not run further cases in this process then).
  */
-int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *opts,
+CP_API int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *opts,
                 cp_case_result *out);
 
 /*
@@ -32,9 +38,13 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *op
  * cp_tracing_shutdown flushes and frees what the tracer holds; call it
  * before the process exits.
  */
-void cp_tracing_init(void);
-bool cp_tracing_available(void);
-const char *cp_tracing_unavailable_reason(void);
-void cp_tracing_shutdown(void);
+CP_API void cp_tracing_init(void);
+CP_API bool cp_tracing_available(void);
+CP_API const char *cp_tracing_unavailable_reason(void);
+CP_API void cp_tracing_shutdown(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -2,7 +2,13 @@
 #ifndef CUPROOF_STATS_H
 #define CUPROOF_STATS_H
 
+#include "export.h"
+
 #include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct cp_timing {
     int runs;
@@ -15,9 +21,13 @@ typedef struct cp_timing {
  * Returns 0, CP_EINVAL when n is 0 or a sample is negative or not finite, or
  * CP_ENOMEM. `samples` is not modified.
  */
-int cp_timing_compute(const double *samples, size_t n, cp_timing *out);
+CP_API int cp_timing_compute(const double *samples, size_t n, cp_timing *out);
 
 /* Mean and population standard deviation of n values (0 and 0 for n = 0). */
-void cp_mean_std(const double *v, size_t n, double *mean, double *std);
+CP_API void cp_mean_std(const double *v, size_t n, double *mean, double *std);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

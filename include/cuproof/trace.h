@@ -7,9 +7,15 @@
 #ifndef CUPROOF_TRACE_H
 #define CUPROOF_TRACE_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef enum {
     CP_ACT_KERNEL = 0,
@@ -69,12 +75,12 @@ typedef struct cp_trace {
     uint32_t legacy_device, legacy_context, legacy_stream;
 } cp_trace;
 
-void cp_trace_init(cp_trace *t);
-void cp_trace_free(cp_trace *t);
-void cp_trace_clear(cp_trace *t);
+CP_API void cp_trace_init(cp_trace *t);
+CP_API void cp_trace_free(cp_trace *t);
+CP_API void cp_trace_clear(cp_trace *t);
 
 /* Appends a copy of `a`, interning its name. Returns 0 or CP_ENOMEM. */
-int cp_trace_add(cp_trace *t, const cp_activity *a);
+CP_API int cp_trace_add(cp_trace *t, const cp_activity *a);
 
 /* A kernel's name as the harness knew it when it launched the kernel, by
  * the launch's correlation id. */
@@ -89,23 +95,27 @@ typedef struct cp_launch_name {
  * time after an unloaded kernel whose handle was reused; the harness's own
  * record of the launch is the authority. Returns the number renamed, or
  * CP_ENOMEM. */
-int cp_trace_name_launches(cp_trace *t, const cp_launch_name *launches, size_t n);
+CP_API int cp_trace_name_launches(cp_trace *t, const cp_launch_name *launches, size_t n);
 
 /* Returns the interned copy of `s` (NULL for NULL), or NULL when out of memory. */
-const char *cp_trace_intern(cp_trace *t, const char *s);
+CP_API const char *cp_trace_intern(cp_trace *t, const char *s);
 
 /* Work on the device: kernels, copies and memsets (not API calls or ranges). */
-bool cp_activity_is_device_work(const cp_activity *a);
+CP_API bool cp_activity_is_device_work(const cp_activity *a);
 
 /* qsort/bsearch order of `const cp_activity *` elements by correlation id. */
-int cp_activity_ptr_cmp_correlation(const void *a, const void *b);
+CP_API int cp_activity_ptr_cmp_correlation(const void *a, const void *b);
 
 /* Names for the enums, as written to JSON; *_from_name return -1 if unknown. */
-const char *cp_act_kind_name(cp_act_kind k);
-const char *cp_copy_dir_name(cp_copy_dir d);
-const char *cp_mem_kind_name(cp_mem_kind m);
-int cp_act_kind_from_name(const char *s);
-int cp_copy_dir_from_name(const char *s);
-int cp_mem_kind_from_name(const char *s);
+CP_API const char *cp_act_kind_name(cp_act_kind k);
+CP_API const char *cp_copy_dir_name(cp_copy_dir d);
+CP_API const char *cp_mem_kind_name(cp_mem_kind m);
+CP_API int cp_act_kind_from_name(const char *s);
+CP_API int cp_copy_dir_from_name(const char *s);
+CP_API int cp_mem_kind_from_name(const char *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

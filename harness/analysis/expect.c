@@ -1,0 +1,517 @@
+#include "cuproof/expect.h"
+
+#include "cuproof/error.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Error messages stay on one line: a longer token is cut after this many
+ * bytes and marked with "...". */
+enum { SHOWN_TOKEN = 40 };
+
+/* A quoted token as messages show it, with room for the quotes and "...". */
+typedef char shown_token[SHOWN_TOKEN + 8];
+
+/* The character classes of the grammar, spelled out rather than taken from
+ * <ctype.h>, whose answers depend on the locale and on the sign of char. */
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static bool is_ident_start(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+static bool is_ident(char c)
+{
+    return is_ident_start(c) || is_digit(c);
+}
+
+/* The characters of a scope NAME. A run of them is also what the parser
+ * takes as one word (a metric, a keyword, a number) before it checks the
+ * word's form, so that "span-ns" or "1e5x" is named whole in an error. */
+static bool is_word(char c)
+{
+    return is_ident(c) || c == '.' || c == '+' || c == '-';
+}
+
+static bool is_op_char(char c)
+{
+    return c == '<' || c == '>' || c == '=' || c == '!';
+}
+
+static bool is_punct(char c)
+{
+    return c == ':' || c == '(' || c == ')';
+}
+
+/* One line under parse: columns count from start; end is the end of its
+ * content, before a comment and trailing blanks. */
+typedef struct {
+    const char *start;
+    const char *end;
+    int number;
+} line_ctx;
+
+static int column(const line_ctx *ln, const char *p)
+{
+    return (int)(p - ln->start) + 1;
+}
+
+static const char *skip_space(const char *p, const char *end)
+{
+    while (p < end && is_space(*p))
+        p++;
+    return p;
+}
+
+static const char *skip_word(const char *p, const char *end)
+{
+    while (p < end && is_word(*p))
+        p++;
+    return p;
+}
+
+static bool word_is(const char *p, const char *q, const char *word)
+{
+    size_t n = strlen(word);
+    return (size_t)(q - p) == n && memcmp(p, word, n) == 0;
+}
+
+static bool is_identifier(const char *p, const char *q)
+{
+    if (p == q || !is_ident_start(*p))
+        return false;
+    while (++p < q)
+        if (!is_ident(*p))
+            return false;
+    return true;
+}
+
+static void quote(const char *p, const char *q, shown_token out)
+{
+    int n = (int)(q - p);
+    if (n > SHOWN_TOKEN)
+        snprintf(out, sizeof(shown_token), "'%.*s...'", SHOWN_TOKEN, p);
+    else
+        snprintf(out, sizeof(shown_token), "'%.*s'", n, p);
+}
+
+/* Names what stands at p for a "found ..." message: the run of characters
+ * of p's own class (a word, an operator-like run such as "=>", a single
+ * ':', '(' or ')', or a run of anything else), or "end of line". */
+static void describe(const char *p, const char *end, shown_token out)
+{
+    if (p >= end) {
+        snprintf(out, sizeof(shown_token), "end of line");
+        return;
+    }
+    const char *q = p + 1;
+    if (is_word(*p)) {
+        q = skip_word(p, end);
+    } else if (is_op_char(*p)) {
+        while (q < end && is_op_char(*q))
+            q++;
+    } else if (!is_punct(*p)) {
+        while (q < end && !is_space(*q) && !is_word(*q) && !is_op_char(*q) && !is_punct(*q))
+            q++;
+    }
+    quote(p, q, out);
+}
+
+static int fail_at(int code, const line_ctx *ln, const char *p, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Records "line L, column C: <message>" with C the column of p. */
+static int fail_at(int code, const line_ctx *ln, const char *p, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return cp_failf(code, "line %d, column %d: %s", ln->number, column(ln, p), msg);
+}
+
+/* The common form of syntax errors: what the grammar wanted at p, and what
+ * is there instead. */
+static int expected(const line_ctx *ln, const char *p, const char *what)
+{
+    shown_token found;
+    describe(p, ln->end, found);
+    return fail_at(CP_EPARSE, ln, p, "expected %s, found %s", what, found);
+}
+
+static int no_memory(void)
+{
+    return cp_failf(CP_ENOMEM, "out of memory while parsing expectations");
+}
+
+static char *dup_range(const char *p, const char *q)
+{
+    size_t n = (size_t)(q - p);
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, p, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+static void item_free(cp_expectation *e)
+{
+    free(e->scope);
+    free(e->scope_arg);
+    free(e->name);
+    free(e->text);
+    memset(e, 0, sizeof *e);
+}
+
+static const char *const op_names[] = {"<", "<=", ">", ">=", "==", "!="};
+enum { NOPS = sizeof op_names / sizeof op_names[0] };
+
+const char *cp_expect_op_name(cp_expect_op op)
+{
+    return (unsigned)op < NOPS ? op_names[op] : "?";
+}
+
+static int op_from(const char *p, const char *q)
+{
+    for (int i = 0; i < NOPS; i++)
+        if (word_is(p, q, op_names[i]))
+            return i;
+    return -1;
+}
+
+/* The end of the decimal number at p ([+-] digits [. digits] [e [+-] digits],
+ * at least one digit before the exponent), or NULL when none starts there.
+ * An 'e' without digits after it is left out, as strtod leaves it. */
+static const char *decimal_end(const char *p, const char *end)
+{
+    const char *q = p;
+    if (q < end && (*q == '+' || *q == '-'))
+        q++;
+    const char *first = q;
+    while (q < end && is_digit(*q))
+        q++;
+    size_t digits = (size_t)(q - first);
+    if (q < end && *q == '.') {
+        first = ++q;
+        while (q < end && is_digit(*q))
+            q++;
+        digits += (size_t)(q - first);
+    }
+    if (digits == 0)
+        return NULL;
+    if (q < end && (*q == 'e' || *q == 'E')) {
+        const char *x = q + 1;
+        if (x < end && (*x == '+' || *x == '-'))
+            x++;
+        if (x < end && is_digit(*x)) {
+            while (x < end && is_digit(*x))
+                x++;
+            q = x;
+        }
+    }
+    return q;
+}
+
+/* Reads the NUMBER at p that follows operator op into *value and its end
+ * into *next. The syntax is checked here first, because strtod also
+ * accepts hex, "inf" and "nan", which the grammar rejects; a decimal glued
+ * to more word characters ("5x", "0x10", "1e") is no number either. */
+static int parse_number(const line_ctx *ln, const char *p, cp_expect_op op, double *value,
+                        const char **next)
+{
+    char what[32];
+    snprintf(what, sizeof what, "a number after '%s'", cp_expect_op_name(op));
+    const char *q = decimal_end(p, ln->end);
+    if (!q || (q < ln->end && is_word(*q)))
+        return expected(ln, p, what);
+    /* cuproof never changes LC_NUMERIC from "C", so strtod stops where the
+     * scanner above did. Were the decimal point another character, strtod
+     * would stop early, and that is reported as a syntax error rather than
+     * taken as a wrong value. */
+    char *stop;
+    errno = 0;
+    double v = strtod(p, &stop);
+    if (stop != q)
+        return expected(ln, p, what);
+    if (errno == ERANGE || !isfinite(v)) {
+        shown_token shown;
+        quote(p, q, shown);
+        return fail_at(CP_ERANGE, ln, p, "number out of range %s", shown);
+    }
+    *value = v;
+    *next = q;
+    return 0;
+}
+
+/* Parses the scope at p, which the caller found to be NAME followed by
+ * ':' or '(' (the latter at *sep), into e. Stores where the body starts
+ * in *body. */
+static int parse_scope(const line_ctx *ln, const char *p, const char *name_end, const char *sep,
+                       cp_expectation *e, const char **body)
+{
+    shown_token shown;
+    if (name_end == p)
+        return fail_at(CP_EPARSE, ln, sep, "empty scope before '%c'", *sep);
+    e->scope_column = column(ln, p);
+    if (!(e->scope = dup_range(p, name_end)))
+        return no_memory();
+    if (*sep == '(') {
+        const char *close = memchr(sep, ')', (size_t)(ln->end - sep));
+        if (!close) {
+            quote(p, name_end, shown);
+            return fail_at(CP_EPARSE, ln, sep, "unclosed '(' in scope %s", shown);
+        }
+        const char *a = skip_space(sep + 1, close);
+        const char *b = close;
+        while (b > a && is_space(b[-1]))
+            b--;
+        quote(p, close + 1, shown);
+        if (a == b)
+            return fail_at(CP_EPARSE, ln, sep, "empty argument in scope %s", shown);
+        if (!(e->scope_arg = dup_range(a, b)))
+            return no_memory();
+        sep = skip_space(close + 1, ln->end);
+        if (sep >= ln->end || *sep != ':') {
+            char what[sizeof(shown_token) + 16];
+            snprintf(what, sizeof what, "':' after %s", shown);
+            return expected(ln, sep, what);
+        }
+    }
+    *body = skip_space(sep + 1, ln->end);
+    return 0;
+}
+
+/* Parses the FINDING name at p, after the keyword `finding`. */
+static int parse_finding(const line_ctx *ln, const char *p, cp_expectation *e, const char **next)
+{
+    const char *f = skip_space(p, ln->end);
+    const char *f_end = skip_word(f, ln->end);
+    if (f == f_end)
+        return expected(ln, f, "a finding name after 'finding'");
+    if (!is_identifier(f, f_end)) {
+        shown_token shown;
+        quote(f, f_end, shown);
+        return fail_at(CP_EPARSE, ln, f, "invalid finding name %s", shown);
+    }
+    if (!(e->name = dup_range(f, f_end)))
+        return no_memory();
+    e->name_column = e->value_column = column(ln, f);
+    *next = f_end;
+    return 0;
+}
+
+/* Parses the body at p into e and stores its end in *next. */
+static int parse_body(const line_ctx *ln, const char *p, cp_expectation *e, const char **next)
+{
+    const char *w_end = skip_word(p, ln->end);
+    if (p == w_end)
+        return expected(ln, p, "a metric, 'finding' or 'no finding'");
+    if (word_is(p, w_end, "finding")) {
+        e->kind = CP_EXPECT_FINDING;
+        return parse_finding(ln, w_end, e, next);
+    }
+    if (word_is(p, w_end, "no")) {
+        const char *k = skip_space(w_end, ln->end);
+        const char *k_end = skip_word(k, ln->end);
+        if (!word_is(k, k_end, "finding"))
+            return expected(ln, k, "'finding' after 'no'");
+        e->kind = CP_EXPECT_NO_FINDING;
+        return parse_finding(ln, k_end, e, next);
+    }
+    if (!is_identifier(p, w_end)) {
+        shown_token shown;
+        quote(p, w_end, shown);
+        return fail_at(CP_EPARSE, ln, p, "invalid metric name %s", shown);
+    }
+    e->kind = CP_EXPECT_COMPARE;
+    e->name_column = column(ln, p);
+    if (!(e->name = dup_range(p, w_end)))
+        return no_memory();
+    /* The whole run of operator characters is the operator, so that "=>"
+     * or "<>" is named as written rather than half-accepted. */
+    const char *o = skip_space(w_end, ln->end);
+    const char *o_end = o;
+    while (o_end < ln->end && is_op_char(*o_end))
+        o_end++;
+    int op = op_from(o, o_end);
+    if (op < 0)
+        return expected(ln, o, "an operator (<, <=, >, >=, ==, !=)");
+    e->op = (cp_expect_op)op;
+    const char *v = skip_space(o_end, ln->end);
+    e->value_column = column(ln, v);
+    return parse_number(ln, v, e->op, &e->value, next);
+}
+
+/* Parses the line [start, stop) into e. Returns 1 when it held an
+ * expectation, 0 when it was blank or a comment, or a negative code with e
+ * left empty. */
+static int parse_line(const char *start, const char *stop, int number, cp_expectation *e)
+{
+    memset(e, 0, sizeof *e);
+    const char *hash = memchr(start, '#', (size_t)(stop - start));
+    const char *end = hash ? hash : stop;
+    const char *p = skip_space(start, end);
+    while (end > p && is_space(end[-1]))
+        end--;
+    if (p == end)
+        return 0;
+    line_ctx ln = {.start = start, .end = end, .number = number};
+    int rc = 0;
+    e->line = number;
+    if (!(e->text = dup_range(p, end))) {
+        rc = no_memory();
+        goto out;
+    }
+    /* A scope is a first word followed by ':' or '(': no body has either
+     * there, so nothing else needs to be tried first. */
+    const char *name_end = skip_word(p, end);
+    const char *sep = skip_space(name_end, end);
+    const char *body = p;
+    if (sep < end && (*sep == ':' || *sep == '(')) {
+        if ((rc = parse_scope(&ln, p, name_end, sep, e, &body)) < 0)
+            goto out;
+    } else {
+        e->scope_column = column(&ln, p);
+        if (!(e->scope = dup_range(p, p))) {
+            rc = no_memory();
+            goto out;
+        }
+    }
+    const char *rest;
+    if ((rc = parse_body(&ln, body, e, &rest)) < 0)
+        goto out;
+    rest = skip_space(rest, end);
+    if (rest < end) {
+        shown_token found;
+        describe(rest, end, found);
+        rc = fail_at(CP_EPARSE, &ln, rest, "unexpected %s after the expectation", found);
+        goto out;
+    }
+    rc = 1;
+out:
+    if (rc < 0)
+        item_free(e);
+    return rc;
+}
+
+/* Makes room for `more` items after list->n, doubling so that appending
+ * line by line stays linear. */
+static int reserve(cp_expect_list *list, size_t more)
+{
+    const size_t max = SIZE_MAX / sizeof(cp_expectation);
+    if (more > max - list->n)
+        return no_memory();
+    size_t need = list->n + more;
+    if (need <= list->cap)
+        return 0;
+    size_t cap = list->cap > max / 2 ? max : list->cap * 2;
+    if (cap < need)
+        cap = need < 8 ? 8 : need;
+    cp_expectation *p = realloc(list->items, cap * sizeof *p);
+    if (!p)
+        return no_memory();
+    list->items = p;
+    list->cap = cap;
+    return 0;
+}
+
+int cp_expect_parse(const char *text, int first_line, cp_expect_list *list)
+{
+    if (!text || !list)
+        return cp_failf(CP_EINVAL, "cp_expect_parse: %s is NULL", text ? "list" : "text");
+    if (first_line < 1)
+        return cp_failf(CP_EINVAL, "cp_expect_parse: first line %d is below 1", first_line);
+    /* Expectations gather in a list of their own and move to the caller's
+     * only once the whole text parsed, so that an error leaves the caller's
+     * list as it was. */
+    cp_expect_list fresh = {0};
+    int rc = 0;
+    int number = first_line;
+    for (const char *p = text;;) {
+        const char *stop = p + strcspn(p, "\n");
+        if (stop - p >= INT_MAX) {
+            rc = cp_failf(CP_ERANGE, "line %d: longer than %d bytes", number, INT_MAX - 1);
+            goto out;
+        }
+        cp_expectation e;
+        int got = parse_line(p, stop, number, &e);
+        if (got < 0) {
+            rc = got;
+            goto out;
+        }
+        if (got > 0) {
+            if ((rc = reserve(&fresh, 1)) < 0) {
+                item_free(&e);
+                goto out;
+            }
+            fresh.items[fresh.n++] = e;
+        }
+        if (*stop == '\0')
+            break;
+        if (number == INT_MAX) {
+            rc = cp_failf(CP_ERANGE, "line %d: too many lines", number);
+            goto out;
+        }
+        number++;
+        p = stop + 1;
+    }
+    if (fresh.n > 0) {
+        if ((rc = reserve(list, fresh.n)) < 0)
+            goto out;
+        memcpy(list->items + list->n, fresh.items, fresh.n * sizeof *fresh.items);
+        list->n += fresh.n;
+        /* The strings belong to `list` now; only the array is fresh's. */
+        fresh.n = 0;
+    }
+out:
+    cp_expect_list_free(&fresh);
+    return rc;
+}
+
+void cp_expect_list_free(cp_expect_list *list)
+{
+    if (!list)
+        return;
+    for (size_t i = 0; i < list->n; i++)
+        item_free(&list->items[i]);
+    free(list->items);
+    memset(list, 0, sizeof *list);
+}
+
+bool cp_expect_compare(double measured, cp_expect_op op, double value)
+{
+    if (isnan(measured) || isnan(value))
+        return false;
+    switch (op) {
+    case CP_OP_LT:
+        return measured < value;
+    case CP_OP_LE:
+        return measured <= value;
+    case CP_OP_GT:
+        return measured > value;
+    case CP_OP_GE:
+        return measured >= value;
+    case CP_OP_EQ:
+        return measured == value;
+    case CP_OP_NE:
+        return measured != value;
+    }
+    return false;
+}

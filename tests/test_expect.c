@@ -1,0 +1,476 @@
+/* The expectation grammar: what parses into what, and for each kind of
+ * mistake the exact message, line and column the user sees. */
+#include "cuproof/error.h"
+#include "cuproof/expect.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cp_expect_list list;
+
+static void teardown(void)
+{
+    cp_expect_list_free(&list);
+}
+
+TestSuite(expect, .fini = teardown);
+
+/* Parses text that must be valid and returns the number of expectations
+ * it added. */
+static size_t parse_ok(const char *text, int first_line)
+{
+    size_t before = list.n;
+    cr_assert_eq(cp_expect_parse(text, first_line, &list), 0, "'%s': %s", text, cp_last_error());
+    return list.n - before;
+}
+
+/* Parses one line that must fail with `code` and exactly `message`, and
+ * checks that the list did not change. */
+static void parse_fails(const char *text, int code, const char *message)
+{
+    size_t before = list.n;
+    cr_expect_eq(cp_expect_parse(text, 1, &list), code, "'%s'", text);
+    cr_expect_str_eq(cp_last_error(), message, "'%s'", text);
+    cr_expect_eq(list.n, before, "'%s'", text);
+}
+
+static const cp_expectation *item(size_t i)
+{
+    cr_assert_lt(i, list.n);
+    return &list.items[i];
+}
+
+Test(expect, every_operator)
+{
+    cr_assert_eq(parse_ok("a < 1\na <= 2\na > 3\na >= 4\na == 5\na != 6", 1), 6);
+    const cp_expect_op ops[] = {CP_OP_LT, CP_OP_LE, CP_OP_GT, CP_OP_GE, CP_OP_EQ, CP_OP_NE};
+    const char *names[] = {"<", "<=", ">", ">=", "==", "!="};
+    for (size_t i = 0; i < 6; i++) {
+        cr_expect_eq(item(i)->kind, CP_EXPECT_COMPARE);
+        cr_expect_eq(item(i)->op, ops[i], "line %zu", i + 1);
+        cr_expect_float_eq(item(i)->value, (double)(i + 1), 0);
+        cr_expect_str_eq(cp_expect_op_name(ops[i]), names[i]);
+        cr_expect_eq(item(i)->value_column, (int)strlen(names[i]) + 4);
+    }
+    cr_expect_str_eq(cp_expect_op_name((cp_expect_op)6), "?");
+    cr_expect_str_eq(cp_expect_op_name((cp_expect_op)-1), "?");
+}
+
+Test(expect, scope_without_arg)
+{
+    cr_assert_eq(parse_ok("streams-pinned: copy_kernel_overlap_ratio > 0.5", 1), 1);
+    const cp_expectation *e = item(0);
+    cr_expect_eq(e->kind, CP_EXPECT_COMPARE);
+    cr_expect_str_eq(e->scope, "streams-pinned");
+    cr_expect_null(e->scope_arg);
+    cr_expect_str_eq(e->name, "copy_kernel_overlap_ratio");
+    cr_expect_eq(e->op, CP_OP_GT);
+    cr_expect_float_eq(e->value, 0.5, 0);
+    cr_expect_str_eq(e->text, "streams-pinned: copy_kernel_overlap_ratio > 0.5");
+    cr_expect_eq(e->line, 1);
+    cr_expect_eq(e->scope_column, 1);
+    cr_expect_eq(e->name_column, 17);
+    cr_expect_eq(e->value_column, 45);
+}
+
+Test(expect, scope_with_arg)
+{
+    cr_assert_eq(parse_ok("range(step): copy_kernel_overlap_ratio >= 0.4\n"
+                          "  process( 1234 ) : x < 2\n"
+                          "range (a:b(c) :y==0",
+                          1),
+                 3);
+    cr_expect_str_eq(item(0)->scope, "range");
+    cr_expect_str_eq(item(0)->scope_arg, "step");
+    cr_expect_str_eq(item(0)->name, "copy_kernel_overlap_ratio");
+    cr_expect_eq(item(0)->op, CP_OP_GE);
+    cr_expect_float_eq(item(0)->value, 0.4, 0);
+    cr_expect_eq(item(0)->name_column, 14);
+
+    /* The argument is trimmed; the scope's column is that of its name. */
+    cr_expect_str_eq(item(1)->scope, "process");
+    cr_expect_str_eq(item(1)->scope_arg, "1234");
+    cr_expect_str_eq(item(1)->text, "process( 1234 ) : x < 2");
+    cr_expect_eq(item(1)->scope_column, 3);
+    cr_expect_eq(item(1)->name_column, 21);
+    cr_expect_eq(item(1)->value_column, 25);
+
+    /* ARG holds anything but ')', ':' and '(' included. */
+    cr_expect_str_eq(item(2)->scope, "range");
+    cr_expect_str_eq(item(2)->scope_arg, "a:b(c");
+    cr_expect_str_eq(item(2)->name, "y");
+    cr_expect_eq(item(2)->op, CP_OP_EQ);
+}
+
+Test(expect, no_scope)
+{
+    cr_assert_eq(parse_ok("   span_ns < 2.5e6", 1), 1);
+    const cp_expectation *e = item(0);
+    cr_expect_str_eq(e->scope, "");
+    cr_expect_null(e->scope_arg);
+    cr_expect_str_eq(e->name, "span_ns");
+    cr_expect_float_eq(e->value, 2.5e6, 0);
+    cr_expect_eq(e->scope_column, 4);
+    cr_expect_eq(e->name_column, 4);
+    cr_expect_eq(e->value_column, 14);
+}
+
+Test(expect, finding_and_no_finding)
+{
+    cr_assert_eq(parse_ok("streams-pageable: finding cuda_memcpy_async\n"
+                          "streams-pinned: no finding cuda_memcpy_async\n"
+                          "no \t finding  serialized_streams",
+                          1),
+                 3);
+    cr_expect_eq(item(0)->kind, CP_EXPECT_FINDING);
+    cr_expect_str_eq(item(0)->scope, "streams-pageable");
+    cr_expect_str_eq(item(0)->name, "cuda_memcpy_async");
+    cr_expect_eq(item(0)->name_column, 27);
+    cr_expect_eq(item(0)->value_column, 27);
+
+    cr_expect_eq(item(1)->kind, CP_EXPECT_NO_FINDING);
+    cr_expect_str_eq(item(1)->scope, "streams-pinned");
+    cr_expect_str_eq(item(1)->name, "cuda_memcpy_async");
+    cr_expect_eq(item(1)->name_column, 28);
+
+    cr_expect_eq(item(2)->kind, CP_EXPECT_NO_FINDING);
+    cr_expect_str_eq(item(2)->scope, "");
+    cr_expect_str_eq(item(2)->name, "serialized_streams");
+    cr_expect_eq(item(2)->scope_column, 1);
+    cr_expect_eq(item(2)->name_column, 15);
+}
+
+/* Words that merely begin with a keyword are metrics. */
+Test(expect, keywords_only_as_whole_first_words)
+{
+    cr_assert_eq(parse_ok("findings > 1\nnot_found == 0\nfinding_count != 2", 1), 3);
+    cr_expect_eq(item(0)->kind, CP_EXPECT_COMPARE);
+    cr_expect_str_eq(item(0)->name, "findings");
+    cr_expect_str_eq(item(1)->name, "not_found");
+    cr_expect_str_eq(item(2)->name, "finding_count");
+}
+
+Test(expect, comments_and_blank_lines)
+{
+    const char *text = "# pinned streams must overlap copies with kernels\n"
+                       "\n"
+                       "   \t \n"
+                       "streams-pinned: peak_concurrent_kernels >= 2   # two at once\n"
+                       "    # an indented comment\n"
+                       "sync: copy_kernel_overlap_ns == 0#glued\n"
+                       "#";
+    cr_assert_eq(parse_ok(text, 1), 2);
+    cr_expect_str_eq(item(0)->text, "streams-pinned: peak_concurrent_kernels >= 2");
+    cr_expect_eq(item(0)->line, 4);
+    cr_expect_float_eq(item(0)->value, 2.0, 0);
+    cr_expect_str_eq(item(1)->text, "sync: copy_kernel_overlap_ns == 0");
+    cr_expect_eq(item(1)->line, 6);
+    cr_expect_eq(item(1)->op, CP_OP_EQ);
+
+    cr_expect_eq(parse_ok("", 1), 0);
+    cr_expect_eq(parse_ok("\n\n# only a comment\n", 1), 0);
+    cr_expect_eq(list.n, 2);
+}
+
+/* The example of the documentation, whole. */
+Test(expect, documented_example)
+{
+    const char *text = "# pinned streams must overlap copies with kernels\n"
+                       "streams-pinned: copy_kernel_overlap_ratio > 0.5\n"
+                       "streams-pinned: peak_concurrent_kernels >= 2\n"
+                       "sync: copy_kernel_overlap_ns == 0\n"
+                       "streams-pageable: finding cuda_memcpy_async\n"
+                       "streams-pinned: no finding cuda_memcpy_async\n"
+                       "span_ns < 2.5e6\n"
+                       "range(step): copy_kernel_overlap_ratio >= 0.4\n";
+    cr_assert_eq(parse_ok(text, 1), 7);
+    const cp_expect_kind kinds[] = {CP_EXPECT_COMPARE, CP_EXPECT_COMPARE, CP_EXPECT_COMPARE,
+                                    CP_EXPECT_FINDING, CP_EXPECT_NO_FINDING, CP_EXPECT_COMPARE,
+                                    CP_EXPECT_COMPARE};
+    const char *scopes[] = {"streams-pinned", "streams-pinned", "sync", "streams-pageable",
+                            "streams-pinned", "", "range"};
+    for (size_t i = 0; i < 7; i++) {
+        cr_expect_eq(item(i)->kind, kinds[i], "item %zu", i);
+        cr_expect_str_eq(item(i)->scope, scopes[i], "item %zu", i);
+        cr_expect_eq(item(i)->line, (int)i + 2);
+    }
+    cr_expect_str_eq(item(6)->scope_arg, "step");
+}
+
+/* Lines are numbered from first_line, and successive calls append, as
+ * for a file followed by --expect arguments. */
+Test(expect, several_lines_and_first_line)
+{
+    cr_assert_eq(parse_ok("a > 1\n\n# c\nb < 2", 10), 2);
+    cr_expect_eq(item(0)->line, 10);
+    cr_expect_eq(item(1)->line, 13);
+    cr_assert_eq(parse_ok("finding x", 20), 1);
+    cr_expect_eq(item(2)->line, 20);
+    cr_expect_str_eq(item(0)->name, "a");
+    cr_expect_str_eq(item(2)->name, "x");
+
+    cr_expect_eq(cp_expect_parse("a > 1\nb > 2\n\nc >", 5, &list), CP_EPARSE);
+    cr_expect_str_eq(cp_last_error(), "line 8, column 4: expected a number after '>', found end of line");
+    cr_expect_eq(list.n, 3);
+}
+
+/* Enough lines that the arrays grow several times, in two calls. */
+Test(expect, many_lines)
+{
+    size_t size = 1000 * 32;
+    char *text = malloc(size);
+    cr_assert_not_null(text);
+    size_t used = 0;
+    for (int i = 0; i < 1000; i++)
+        used += (size_t)snprintf(text + used, size - used, "m%d >= %d\n", i, i);
+    cr_assert_eq(parse_ok(text, 1), 1000);
+    cr_assert_eq(parse_ok(text, 1001), 1000);
+    free(text);
+    cr_expect_eq(list.items[999].line, 1000);
+    cr_expect_str_eq(list.items[999].name, "m999");
+    cr_expect_float_eq(list.items[999].value, 999.0, 0);
+    cr_expect_eq(list.items[1999].line, 2000);
+    cr_expect_str_eq(list.items[1000].name, "m0");
+}
+
+Test(expect, whitespace_variants)
+{
+    const char *text = "a>1\n"
+                       "a >= 1\n"
+                       "\ta\t<=\t1\t\n"
+                       "  a<-1  \n"
+                       "a!=+3\r\n"
+                       "s:a==.5\n"
+                       "range ( step ) : a>1e-3\n"
+                       "\tno finding\tx\t# tabbed\n";
+    cr_assert_eq(parse_ok(text, 1), 8);
+    cr_expect_eq(item(0)->op, CP_OP_GT);
+    cr_expect_eq(item(0)->value_column, 3);
+    cr_expect_eq(item(1)->op, CP_OP_GE);
+    cr_expect_eq(item(2)->op, CP_OP_LE);
+    cr_expect_str_eq(item(2)->text, "a\t<=\t1");
+    cr_expect_eq(item(2)->name_column, 2);
+    cr_expect_eq(item(2)->value_column, 7);
+    cr_expect_eq(item(3)->op, CP_OP_LT);
+    cr_expect_float_eq(item(3)->value, -1.0, 0);
+    cr_expect_eq(item(4)->op, CP_OP_NE);
+    cr_expect_float_eq(item(4)->value, 3.0, 0);
+    cr_expect_str_eq(item(4)->text, "a!=+3");
+    cr_expect_str_eq(item(5)->scope, "s");
+    cr_expect_float_eq(item(5)->value, 0.5, 0);
+    cr_expect_str_eq(item(6)->scope, "range");
+    cr_expect_str_eq(item(6)->scope_arg, "step");
+    cr_expect_float_eq(item(6)->value, 1e-3, 0);
+    cr_expect_eq(item(7)->kind, CP_EXPECT_NO_FINDING);
+    cr_expect_str_eq(item(7)->name, "x");
+    cr_expect_eq(item(7)->name_column, 13);
+}
+
+Test(expect, unknown_operator)
+{
+    parse_fails("span_ns = 5", CP_EPARSE,
+                "line 1, column 9: expected an operator (<, <=, >, >=, ==, !=), found '='");
+    parse_fails("s: span_ns => 5", CP_EPARSE,
+                "line 1, column 12: expected an operator (<, <=, >, >=, ==, !=), found '=>'");
+    parse_fails("a<>1", CP_EPARSE,
+                "line 1, column 2: expected an operator (<, <=, >, >=, ==, !=), found '<>'");
+    parse_fails("a ~ 1", CP_EPARSE,
+                "line 1, column 3: expected an operator (<, <=, >, >=, ==, !=), found '~'");
+}
+
+Test(expect, missing_operator)
+{
+    parse_fails("span_ns", CP_EPARSE,
+                "line 1, column 8: expected an operator (<, <=, >, >=, ==, !=), found end of line");
+    parse_fails("span_ns 5", CP_EPARSE,
+                "line 1, column 9: expected an operator (<, <=, >, >=, ==, !=), found '5'");
+    /* Without its ':' a scope is read as a metric. */
+    parse_fails("sync span_ns < 5", CP_EPARSE,
+                "line 1, column 6: expected an operator (<, <=, >, >=, ==, !=), found 'span_ns'");
+}
+
+Test(expect, missing_number)
+{
+    parse_fails("a >", CP_EPARSE, "line 1, column 4: expected a number after '>', found end of line");
+    parse_fails("sync: copy_kernel_overlap_ns >= abc", CP_EPARSE,
+                "line 1, column 33: expected a number after '>=', found 'abc'");
+    parse_fails("a != # none", CP_EPARSE,
+                "line 1, column 5: expected a number after '!=', found end of line");
+}
+
+Test(expect, malformed_numbers)
+{
+    parse_fails("a > 1.2.3", CP_EPARSE, "line 1, column 5: expected a number after '>', found '1.2.3'");
+    parse_fails("a > 1e", CP_EPARSE, "line 1, column 5: expected a number after '>', found '1e'");
+    parse_fails("a > .", CP_EPARSE, "line 1, column 5: expected a number after '>', found '.'");
+    parse_fails("a > -", CP_EPARSE, "line 1, column 5: expected a number after '>', found '-'");
+    parse_fails("a < 5ms", CP_EPARSE, "line 1, column 5: expected a number after '<', found '5ms'");
+}
+
+Test(expect, nan_inf_hex_rejected)
+{
+    parse_fails("a > nan", CP_EPARSE, "line 1, column 5: expected a number after '>', found 'nan'");
+    parse_fails("a > NAN", CP_EPARSE, "line 1, column 5: expected a number after '>', found 'NAN'");
+    parse_fails("a > inf", CP_EPARSE, "line 1, column 5: expected a number after '>', found 'inf'");
+    parse_fails("a < -inf", CP_EPARSE, "line 1, column 5: expected a number after '<', found '-inf'");
+    parse_fails("a < infinity", CP_EPARSE,
+                "line 1, column 5: expected a number after '<', found 'infinity'");
+    parse_fails("a == 0x10", CP_EPARSE, "line 1, column 6: expected a number after '==', found '0x10'");
+    parse_fails("a == 0x1p3", CP_EPARSE,
+                "line 1, column 6: expected a number after '==', found '0x1p3'");
+}
+
+Test(expect, number_out_of_range)
+{
+    parse_fails("span_ns < 1e999", CP_ERANGE, "line 1, column 11: number out of range '1e999'");
+    parse_fails("a > -1e999", CP_ERANGE, "line 1, column 5: number out of range '-1e999'");
+    parse_fails("a > 1e-999", CP_ERANGE, "line 1, column 5: number out of range '1e-999'");
+    /* The largest double is still in range. */
+    cr_assert_eq(parse_ok("a < 1.7976931348623157e308", 1), 1);
+    cr_expect_float_eq(item(0)->value, 1.7976931348623157e308, 0);
+}
+
+Test(expect, trailing_garbage)
+{
+    parse_fails("a > 1 foo", CP_EPARSE, "line 1, column 7: unexpected 'foo' after the expectation");
+    parse_fails("a > 1 2", CP_EPARSE, "line 1, column 7: unexpected '2' after the expectation");
+    parse_fails("a > 1:", CP_EPARSE, "line 1, column 6: unexpected ':' after the expectation");
+    parse_fails("finding x y", CP_EPARSE, "line 1, column 11: unexpected 'y' after the expectation");
+    parse_fails("no finding x >= 1", CP_EPARSE,
+                "line 1, column 14: unexpected '>=' after the expectation");
+}
+
+Test(expect, empty_scope)
+{
+    parse_fails(": a > 1", CP_EPARSE, "line 1, column 1: empty scope before ':'");
+    parse_fails("  (x): a > 1", CP_EPARSE, "line 1, column 3: empty scope before '('");
+}
+
+Test(expect, unclosed_paren)
+{
+    parse_fails("range(step: a > 1", CP_EPARSE, "line 1, column 6: unclosed '(' in scope 'range'");
+    /* '#' starts a comment even inside the argument. */
+    parse_fails("process(#1): a > 1", CP_EPARSE,
+                "line 1, column 8: unclosed '(' in scope 'process'");
+}
+
+Test(expect, empty_paren)
+{
+    parse_fails("range(): a > 1", CP_EPARSE, "line 1, column 6: empty argument in scope 'range()'");
+    parse_fails("range( \t): a > 1", CP_EPARSE,
+                "line 1, column 6: empty argument in scope 'range( \t)'");
+}
+
+Test(expect, missing_colon_after_arg)
+{
+    parse_fails("range(step) a > 1", CP_EPARSE,
+                "line 1, column 13: expected ':' after 'range(step)', found 'a'");
+    parse_fails("range(step)", CP_EPARSE,
+                "line 1, column 12: expected ':' after 'range(step)', found end of line");
+}
+
+Test(expect, bad_metric_name)
+{
+    parse_fails("1abc > 2", CP_EPARSE, "line 1, column 1: invalid metric name '1abc'");
+    parse_fails("s: span-ns > 1", CP_EPARSE, "line 1, column 4: invalid metric name 'span-ns'");
+    parse_fails("s: > 1", CP_EPARSE,
+                "line 1, column 4: expected a metric, 'finding' or 'no finding', found '>'");
+    parse_fails("streams-pinned:", CP_EPARSE,
+                "line 1, column 16: expected a metric, 'finding' or 'no finding', found end of line");
+}
+
+Test(expect, finding_without_name)
+{
+    parse_fails("finding", CP_EPARSE,
+                "line 1, column 8: expected a finding name after 'finding', found end of line");
+    parse_fails("s: no finding # which?", CP_EPARSE,
+                "line 1, column 14: expected a finding name after 'finding', found end of line");
+    parse_fails("finding > 1", CP_EPARSE,
+                "line 1, column 9: expected a finding name after 'finding', found '>'");
+    parse_fails("finding 1x", CP_EPARSE, "line 1, column 9: invalid finding name '1x'");
+    parse_fails("finding cuda-memcpy", CP_EPARSE,
+                "line 1, column 9: invalid finding name 'cuda-memcpy'");
+}
+
+Test(expect, no_without_finding)
+{
+    parse_fails("no cuda_memcpy_async", CP_EPARSE,
+                "line 1, column 4: expected 'finding' after 'no', found 'cuda_memcpy_async'");
+    parse_fails("s: no", CP_EPARSE, "line 1, column 6: expected 'finding' after 'no', found end of line");
+    parse_fails("no findings x", CP_EPARSE,
+                "line 1, column 4: expected 'finding' after 'no', found 'findings'");
+}
+
+/* Long tokens are cut in messages, which stay one line. */
+Test(expect, long_tokens_are_cut)
+{
+    parse_fails("a > 1 abcdefghijabcdefghijabcdefghijabcdefghijXYZ", CP_EPARSE,
+                "line 1, column 7: unexpected 'abcdefghijabcdefghijabcdefghijabcdefghij...' "
+                "after the expectation");
+}
+
+Test(expect, failed_parse_leaves_list_unchanged)
+{
+    cr_assert_eq(parse_ok("a > 1\nfinding x", 1), 2);
+    cp_expectation *items = list.items;
+    size_t cap = list.cap;
+    cr_expect_eq(cp_expect_parse("b < 2\nc <= 3\nd >", 3, &list), CP_EPARSE);
+    cr_expect_str_eq(cp_last_error(), "line 5, column 4: expected a number after '>', found end of line");
+    cr_expect_eq(list.n, 2);
+    cr_expect_eq(list.cap, cap);
+    cr_expect_eq(list.items, items);
+    cr_expect_str_eq(item(0)->name, "a");
+    cr_expect_str_eq(item(1)->name, "x");
+    cr_expect_eq(cp_expect_parse("c > 1e999", 1, &list), CP_ERANGE);
+    cr_expect_eq(list.n, 2);
+}
+
+Test(expect, null_arguments)
+{
+    cr_expect_eq(cp_expect_parse(NULL, 1, &list), CP_EINVAL);
+    cr_expect_str_eq(cp_last_error(), "cp_expect_parse: text is NULL");
+    cr_expect_eq(cp_expect_parse("a > 1", 1, NULL), CP_EINVAL);
+    cr_expect_str_eq(cp_last_error(), "cp_expect_parse: list is NULL");
+    cr_expect_eq(cp_expect_parse("a > 1", 0, &list), CP_EINVAL);
+    cr_expect_eq(list.n, 0);
+    cp_expect_list_free(NULL);
+}
+
+Test(expect, list_free_resets)
+{
+    cr_assert_eq(parse_ok("range(step): a > 1\nfinding y", 1), 2);
+    cp_expect_list_free(&list);
+    cr_expect_null(list.items);
+    cr_expect_eq(list.n, 0);
+    cr_expect_eq(list.cap, 0);
+    cr_assert_eq(parse_ok("b < 1", 1), 1);
+    cr_expect_str_eq(item(0)->name, "b");
+}
+
+Test(expect, compare_semantics)
+{
+    cr_expect(cp_expect_compare(1, CP_OP_LT, 2));
+    cr_expect_not(cp_expect_compare(2, CP_OP_LT, 2));
+    cr_expect(cp_expect_compare(2, CP_OP_LE, 2));
+    cr_expect_not(cp_expect_compare(3, CP_OP_LE, 2));
+    cr_expect(cp_expect_compare(3, CP_OP_GT, 2));
+    cr_expect_not(cp_expect_compare(2, CP_OP_GT, 2));
+    cr_expect(cp_expect_compare(2, CP_OP_GE, 2));
+    cr_expect_not(cp_expect_compare(1, CP_OP_GE, 2));
+    cr_expect(cp_expect_compare(0.0, CP_OP_EQ, -0.0));
+    cr_expect_not(cp_expect_compare(1, CP_OP_EQ, 2));
+    cr_expect(cp_expect_compare(1, CP_OP_NE, 2));
+    cr_expect_not(cp_expect_compare(2, CP_OP_NE, 2));
+    cr_expect(cp_expect_compare(INFINITY, CP_OP_GT, 1e308));
+    cr_expect(cp_expect_compare(-INFINITY, CP_OP_LT, -1e308));
+    /* A metric that could not be measured satisfies nothing, "!=" included. */
+    const cp_expect_op ops[] = {CP_OP_LT, CP_OP_LE, CP_OP_GT, CP_OP_GE, CP_OP_EQ, CP_OP_NE};
+    for (size_t i = 0; i < 6; i++) {
+        cr_expect_not(cp_expect_compare(NAN, ops[i], 1), "%s", cp_expect_op_name(ops[i]));
+        cr_expect_not(cp_expect_compare(1, ops[i], NAN), "%s", cp_expect_op_name(ops[i]));
+    }
+    cr_expect_not(cp_expect_compare(1, (cp_expect_op)42, 1));
+}
