@@ -9,6 +9,7 @@
 
 #include <cuproof/error.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,4 +167,18 @@ out:
     if (!text)
         cp_failf(CP_ENOMEM, "out of memory building a Chrome trace");
     return text;
+}
+
+int cp_perfetto_write(const char *dir, const char *case_name, const char *variant,
+                      const cp_trace *t)
+{
+    char path[PATH_MAX + 256], title[160];
+    snprintf(path, sizeof path, "%s/%s.%s.perfetto.json", dir, case_name, variant);
+    snprintf(title, sizeof title, "cuproof %s / %s", case_name, variant);
+    char *text = cp_chrome_trace(t, title);
+    if (!text)
+        return CP_ENOMEM;
+    int rc = cp_write_file(path, text);
+    free(text);
+    return rc;
 }

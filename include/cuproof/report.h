@@ -27,6 +27,12 @@ CP_API int cp_report_write(const cp_report *r, const char *dir);
 /* Writes `text` to `path`. Returns 0 or CP_EIO (naming the path). */
 CP_API int cp_write_file(const char *path, const char *text);
 
+/* DIR/CASE.VARIANT.perfetto.json: one traced run as a Chrome trace
+ * (cp_chrome_trace) titled after the case and variant. Returns 0,
+ * CP_ENOMEM or CP_EIO (naming the file). */
+CP_API int cp_perfetto_write(const char *dir, const char *case_name, const char *variant,
+                             const cp_trace *t);
+
 /* The HTML view: a self-contained page that needs no network. Returns a
  * malloc'd string, or NULL when out of memory. */
 CP_API char *cp_report_html(const cp_report *r);

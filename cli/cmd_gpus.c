@@ -1,0 +1,62 @@
+#include "cli.h"
+
+#include <cuproof/error.h>
+#include <cuproof/device.h>
+#include <cuproof/report.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* cuproof gpus [--ctest-spec FILE] [--slots N]: lists the GPUs the runtime
+ * sees and writes ctest's resource spec for them. Exit 0; 1 with no GPU or
+ * an unwritable file; 2 for bad usage. */
+int cp_cmd_gpus(int argc, char **argv)
+{
+    const char *spec = NULL;
+    int slots = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--ctest-spec") == 0 && val && *val) {
+            spec = val;
+            i++;
+        } else if (strcmp(argv[i], "--slots") == 0) {
+            if (!cp_parse_int(val, 1, 64, &slots))
+                return cp_usage_error("--slots '%s': expected an integer from 1 to 64",
+                                   val ? val : "");
+            i++;
+        } else {
+            return cp_usage_error("gpus takes [--ctest-spec FILE] [--slots N], got '%s'", argv[i]);
+        }
+    }
+    cp_env env;
+    if (cp_env_discover(&env) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return CP_EXIT_USAGE;
+    }
+    if (!env.has_device) {
+        fprintf(stderr, "cuproof: %s\n", env.no_device_reason);
+        return CP_EXIT_FAILED;
+    }
+    for (int d = 0; d < env.device_count; d++) {
+        if (cp_env_use_device(&env, d) < 0) {
+            fprintf(stderr, "cuproof: %s\n", cp_last_error());
+            return CP_EXIT_FAILED;
+        }
+        printf("%d  %s  sm_%d%d  %d SMs  %.1f GiB\n", d, env.gpu_name, env.cc_major,
+               env.cc_minor, env.sm_count, (double)env.total_mem / (1 << 30));
+    }
+    if (!spec)
+        return CP_EXIT_OK;
+    char *json = cp_ctest_spec_json(env.device_count, slots);
+    int rc = json ? cp_write_file(spec, json) : -1;
+    free(json);
+    if (rc < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return CP_EXIT_FAILED;
+    }
+    printf("cuproof: resource spec for %d GPUs (%d slots each) in %s\n", env.device_count, slots,
+           spec);
+    return CP_EXIT_OK;
+}
+

@@ -1,0 +1,237 @@
+/*
+ * cuproof run [CASE...] and cuproof test CASE: the cases through the
+ * runner, their results into a session whose sinks write the report, the
+ * traces and the progress lines. `test` is `run` for one case as a ctest
+ * test: it writes files only when asked (--out), and its exit status is the
+ * case's (77 when skipped).
+ */
+#include "cli.h"
+
+#include <cuproof/error.h>
+#include <cuproof/case.h>
+#include <cuproof/device.h>
+#include <cuproof/runner.h>
+#include <cuproof/session.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct run_args {
+    cp_run_opts o;
+    const char *out_dir; /* NULL: no files (test without --out) */
+    const char *devices_arg;
+    const cp_case_def **sel;
+    size_t nsel;
+} run_args;
+
+/* Parses run's options and case names into `a` (a->sel has room for every
+ * argument). Returns -1 when they are good, else the exit status. */
+static int parse_args(int argc, char **argv, bool test, run_args *a)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(arg, "--profile") == 0) {
+            if (!val || (strcmp(val, "ci") != 0 && strcmp(val, "full") != 0))
+                return cp_usage_error("unknown profile '%s': use ci or full", val ? val : "");
+            a->o.profile = strcmp(val, "full") == 0 ? CP_PROFILE_FULL : CP_PROFILE_CI;
+            i++;
+        } else if (strcmp(arg, "--repeat") == 0) {
+            if (!cp_parse_int(val, 1, 1000, &a->o.repeat))
+                return cp_usage_error("--repeat '%s': expected an integer from 1 to 1000",
+                                      val ? val : "");
+            i++;
+        } else if (strcmp(arg, "--warmup") == 0) {
+            if (!cp_parse_int(val, 0, 100, &a->o.warmup))
+                return cp_usage_error("--warmup '%s': expected an integer from 0 to 100",
+                                      val ? val : "");
+            i++;
+        } else if (strcmp(arg, "--out") == 0) {
+            if (!val || !*val)
+                return cp_usage_error("%s", "--out needs a directory");
+            a->out_dir = val;
+            i++;
+        } else if (strcmp(arg, "--devices") == 0 && !test) {
+            if (!val)
+                return cp_usage_error("%s", "--devices needs GPU ids such as 0,1");
+            a->devices_arg = val;
+            i++;
+        } else if (strcmp(arg, "--no-trace") == 0) {
+            a->o.trace = false;
+        } else if (arg[0] == '-') {
+            return cp_usage_error("unknown option '%s'", arg);
+        } else {
+            const cp_case_def *d = cp_registry_find(arg);
+            if (!d)
+                return cp_usage_error("unknown case '%s' (list shows the cases)", arg);
+            a->sel[a->nsel++] = d;
+        }
+    }
+    if (test && a->nsel != 1)
+        return cp_usage_error("%s", "test takes exactly one case");
+    if (a->nsel == 0)
+        for (size_t i = 0; i < cp_registry_count(); i++)
+            a->sel[a->nsel++] = cp_registry_at(i);
+    if (a->o.repeat == 0)
+        a->o.repeat = a->o.profile == CP_PROFILE_FULL ? 5 : 3;
+    if (a->out_dir && cp_make_dirs(a->out_dir) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return CP_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* Describes the run in the session's report and on the terminal. Returns
+ * -1, or the exit status when the devices cannot be used. */
+static int describe_run(const run_args *a, cp_report *r, int *devices, int *ndevices)
+{
+    snprintf(r->profile, sizeof r->profile, "%s",
+             a->o.profile == CP_PROFILE_FULL ? "full" : "ci");
+    r->repeat = a->o.repeat;
+    r->traced = cp_tracing_available() && a->o.trace;
+    snprintf(r->untraced_reason, sizeof r->untraced_reason, "%s",
+             !a->o.trace ? "tracing was not requested (--no-trace)"
+                         : cp_tracing_unavailable_reason());
+    if (cp_env_discover(&r->env) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return CP_EXIT_USAGE;
+    }
+    if (a->devices_arg) {
+        if (!r->env.has_device)
+            return cp_usage_error("--devices: %s", r->env.no_device_reason);
+        if (cp_parse_device_list(a->devices_arg, r->env.device_count, devices, CP_MAX_DEVICES,
+                                 ndevices) < 0)
+            return cp_usage_error("%s", cp_last_error());
+        if (cp_env_use_device(&r->env, devices[0]) < 0) {
+            fprintf(stderr, "cuproof: %s\n", cp_last_error());
+            return CP_EXIT_FAILED;
+        }
+    }
+    if (!r->env.has_device)
+        printf("cuproof: %s; GPU cases will be skipped\n", r->env.no_device_reason);
+    else
+        printf("cuproof: %s (device %d, sm_%d%d, %d SMs), profile %s, %d timed runs%s\n",
+               r->env.gpu_name, r->env.device, r->env.cc_major, r->env.cc_minor,
+               r->env.sm_count, r->profile, a->o.repeat, r->traced ? " + 1 traced" : ", untraced");
+    if (*ndevices > 1) {
+        printf("cuproof: cases spread over GPUs");
+        for (int k = 0; k < *ndevices; k++)
+            printf(" %d", devices[k]);
+        printf(", one case at a time (ctest -j with a resource spec runs them at once)\n");
+    }
+    if (a->o.trace && !cp_tracing_available() && r->env.has_device)
+        printf("cuproof: running untraced: %s\n", cp_tracing_unavailable_reason());
+    return -1;
+}
+
+/* Runs the selected cases into the session. Returns -1, or the exit
+ * status when a device cannot be selected. */
+static int run_cases(const run_args *a, cp_session *s, const int *devices, int ndevices,
+                     int *status)
+{
+    const cp_report *r = cp_session_report(s);
+    int fatal = 0;
+    char fatal_msg[1024] = "";
+    for (size_t i = 0; i < a->nsel; i++) {
+        cp_case_result c;
+        memset(&c, 0, sizeof c);
+        if (fatal && !a->sel[i]->cpu_only) {
+            /* A sticky CUDA error leaves this process's context unusable. */
+            snprintf(c.name, sizeof c.name, "%s", cp_case_name(a->sel[i]));
+            c.status = CP_STATUS_FAILED;
+            snprintf(c.error, sizeof c.error,
+                     "not run: an earlier case left the device unusable (%s)", fatal_msg);
+        } else {
+            /* With --devices, case i runs on the (i mod n)th GPU listed. */
+            cp_env env = r->env;
+            if (ndevices > 1 && cp_env_use_device(&env, devices[i % (size_t)ndevices]) < 0) {
+                fprintf(stderr, "cuproof: %s\n", cp_last_error());
+                return CP_EXIT_FAILED;
+            }
+            /* Only a sticky error (the context is lost) stops the GPU
+             * cases after this one; the case's own report says what
+             * failed either way. */
+            if (cp_run_case(a->sel[i], &env, &a->o, &c) < 0 && !cp_device_usable()) {
+                fatal = 1;
+                snprintf(fatal_msg, sizeof fatal_msg, "%s", c.error);
+            }
+        }
+        if (c.status == CP_STATUS_FAILED)
+            *status = CP_EXIT_FAILED;
+        if (cp_session_add_case(s, &c) < 0) {
+            fprintf(stderr, "cuproof: %s\n", cp_last_error());
+            *status = CP_EXIT_FAILED;
+        }
+    }
+    return -1;
+}
+
+static int run_or_test(int argc, char **argv, bool test)
+{
+    run_args a = {.o = {.profile = CP_PROFILE_CI, .repeat = 0, .warmup = 1, .trace = true},
+                  .out_dir = test ? NULL : "cuproof-out"};
+    int devices[CP_MAX_DEVICES], ndevices = 0;
+    int status = CP_EXIT_OK, rc = -1;
+    cp_session *s = NULL;
+    a.sel = calloc(cp_registry_count() + (size_t)argc + 1, sizeof *a.sel);
+    if (!a.sel)
+        return cp_usage_error("%s", "out of memory");
+    if ((rc = parse_args(argc, argv, test, &a)) >= 0)
+        goto out;
+    /* CUPTI before the first CUDA call (DESIGN.md's tracing rules). */
+    cp_tracing_init();
+    s = cp_session_new();
+    if (!s) {
+        rc = CP_EXIT_FAILED;
+        goto out;
+    }
+    if ((rc = describe_run(&a, cp_session_report(s), devices, &ndevices)) >= 0)
+        goto out;
+    if (cp_session_add_sink(s, cp_sink_progress(stdout, a.nsel)) < 0 ||
+        (a.out_dir && (cp_session_add_sink(s, cp_sink_traces(a.out_dir)) < 0 ||
+                       cp_session_add_sink(s, cp_sink_report(a.out_dir)) < 0))) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        rc = CP_EXIT_FAILED;
+        goto out;
+    }
+    if ((rc = run_cases(&a, s, devices, ndevices, &status)) >= 0)
+        goto out;
+    if (cp_session_close(s) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        rc = CP_EXIT_FAILED;
+        goto out;
+    }
+    size_t np, nf, ns;
+    cp_session_counts(s, &np, &nf, &ns);
+    if (a.out_dir)
+        printf("cuproof: %zu cases: %zu passed, %zu failed, %zu skipped; report in "
+               "%s/report.json and %s/report.html\n",
+               np + nf + ns, np, nf, ns, a.out_dir, a.out_dir);
+    rc = status;
+    if (test && ns == 1) {
+        /* A GPU machine whose driver is broken must not pass by skipping. */
+        const char *require = getenv("CUPROOF_REQUIRE_GPU");
+        bool required = require && strcmp(require, "1") == 0;
+        rc = required && !cp_session_report(s)->env.has_device ? CP_EXIT_FAILED
+                                                                : CP_EXIT_SKIPPED;
+        if (rc == CP_EXIT_FAILED)
+            fprintf(stderr, "cuproof: CUPROOF_REQUIRE_GPU=1 but %s\n",
+                    cp_session_report(s)->env.no_device_reason);
+    }
+out:
+    cp_session_free(s);
+    free(a.sel);
+    cp_tracing_shutdown();
+    return rc;
+}
+
+int cp_cmd_run(int argc, char **argv)
+{
+    return run_or_test(argc, argv, false);
+}
+
+int cp_cmd_test(int argc, char **argv)
+{
+    return run_or_test(argc, argv, true);
+}
