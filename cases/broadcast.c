@@ -33,7 +33,7 @@ static size_t elems(int v)
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     cudaFree(s->dm);
@@ -91,7 +91,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     CP_CUDA(cudaMemset(s->dout, 0xFF, elems(v->index) * sizeof(float)));
     memset(s->out, 0, elems(v->index) * sizeof(float));
 out:
@@ -101,7 +101,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_phase_begin(ctx, "compute");
     if (v->index == MATRIX_ROW)
         CP_CUDA(cp_broadcast_add_launch(s->dm, s->dv, s->dout, ROWS, COLS, 0));
@@ -117,7 +117,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     *mismatches = cp_count_bit_mismatches(s->out, s->expected[v->index], elems(v->index));
     *elements = elems(v->index);
     return 0;
@@ -126,7 +126,7 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 static int checks(cp_ctx *ctx)
 {
     for (int i = 0; i < 2; i++) {
-        const char *variant = ctx->def->variants[i];
+        const char *variant = cp_ctx_variant(ctx, i);
         const cp_variant_result *vr = cp_variant_result_get(ctx, variant);
         char name[128];
         snprintf(name, sizeof name, "%s: one kernel, no copy of the vector", variant);
@@ -142,7 +142,7 @@ static int checks(cp_ctx *ctx)
 CUPROOF_CASE(broadcast,
     .title = "Broadcasting: matrix + row vector, tensor * last-dimension vector",
     .source = "seed 004 (CuPy broadcasting)",
-    .variants = {"matrix-row", "tensor-last-dim"},
+    .variants = CP_VARIANTS("matrix-row", "tensor-last-dim"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -50,7 +50,7 @@ out:
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (s && s->cu)
         clean_up(s);
 }
@@ -64,7 +64,7 @@ static int setup(cp_ctx *ctx)
     s->cu = cp_driver_get();
     if (!s->cu)
         return CP_ENODEV;
-    CP_CU(s->cu->DeviceGet(&s->device, ctx->env->device));
+    CP_CU(s->cu->DeviceGet(&s->device, cp_ctx_env(ctx)->device));
     for (int i = 0; i < ELEMS; i++)
         s->in[i] = (float)i * 0.5f - 100.0f;
     CP_TRY(cp_expect_leak(ctx, LEAKED));
@@ -83,7 +83,7 @@ static long long free_bytes(const state *s, int *rc)
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     memset(s->out, 0xFF, sizeof s->out);
     if (v->index == DESTROYED && !s->cleaned) {
         CP_TRY(clean_up(s));
@@ -98,7 +98,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     CUcontext mine = NULL;
     CUdeviceptr d = 0;
     long long before = free_bytes(s, &rc);
@@ -144,7 +144,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     *mismatches = cp_count_bit_mismatches(s->out, s->in, ELEMS);
     *elements = ELEMS;
     return 0;
@@ -152,14 +152,14 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     double mib = 1 << 20;
-    if (ctx->env->shared_gpu[0]) {
+    if (cp_ctx_env(ctx)->shared_gpu[0]) {
         cp_check_skip(ctx, "destroyed: free device memory returns to its level before the context",
-                      "at most 8 MiB kept after cuCtxDestroy, every run", ctx->env->shared_gpu);
+                      "at most 8 MiB kept after cuCtxDestroy, every run", cp_ctx_env(ctx)->shared_gpu);
         cp_check_skip(ctx, "leaked: every leaked context is destroyed afterwards",
                       "free memory within 8 MiB of before the first leaked context",
-                      ctx->env->shared_gpu);
+                      cp_ctx_env(ctx)->shared_gpu);
         return 0;
     }
     cp_check(ctx, "destroyed: free device memory returns to its level before the context",
@@ -179,7 +179,7 @@ static int checks(cp_ctx *ctx)
 CUPROOF_CASE(context_manual,
     .title = "A context created by hand: round trip, free memory, and a leak control",
     .source = "seed 000 §3.3.4, 001 (simple_context_create.py)",
-    .variants = {"leaked", "destroyed"},
+    .variants = CP_VARIANTS("leaked", "destroyed"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

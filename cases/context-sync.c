@@ -42,7 +42,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     if (s->stream)
@@ -62,7 +62,7 @@ static int setup(cp_ctx *ctx)
     if (!s->cu)
         return CP_ENODEV;
     /* The book draws 512 x 512 over [-2, 2] x [-2, 2], 256 iterations, bound 2. */
-    s->side = ctx->profile == CP_PROFILE_FULL ? 512 : 256;
+    s->side = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 512 : 256;
     s->n = s->side * s->side;
     s->max_iters = 256;
     s->bound = 2.0f;
@@ -89,7 +89,7 @@ out:
 
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     memset(s->graph, 0xFF, (size_t)s->n * sizeof(float));
     return 0;
 }
@@ -149,13 +149,13 @@ out:
 
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     return v->index == CONTEXT_SYNC ? run_context_sync(ctx, s) : run_stream_ordered(ctx, s);
 }
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     *mismatches = cp_count_bit_mismatches(s->graph, s->expected, (size_t)s->n);
     *elements = (uint64_t)s->n;
     return 0;
@@ -199,14 +199,14 @@ static const cp_activity *nth_call(const cp_trace *t, const char *prefix, int nt
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     int inside = 0;
     for (int i = 0; i < s->n; i++)
         inside += s->expected[i] == 1.0f;
     cp_check(ctx, "reference: the view holds points inside and outside the set",
              inside > 0 && inside < s->n, "0 < inside < all", "%d of %d inside", inside, s->n);
     for (int i = 0; i < 2; i++) {
-        const char *variant = ctx->def->variants[i];
+        const char *variant = cp_ctx_variant(ctx, i);
         const cp_variant_result *v = cp_variant_result_get(ctx, variant);
         const cp_trace *t = v ? &v->trace : NULL;
         const cp_activity *in = find(t, CP_ACT_MEMCPY, CP_COPY_HTOD, NULL);
@@ -275,7 +275,7 @@ static int claims(cp_ctx *ctx)
 CUPROOF_CASE(context_sync,
     .title = "Mandelbrot with asynchronous copies and explicit context synchronisation",
     .source = "seed 000 §3.3.4, 001 (gpu_mandelbrot_context_sync.py)",
-    .variants = {"context-sync", "stream-ordered"},
+    .variants = CP_VARIANTS("context-sync", "stream-ordered"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -22,7 +22,7 @@ static int checks(cp_ctx *ctx)
 CUPROOF_CASE(conway_block_sync,
     .title = "Game of Life iterated inside one 32 x 32 block with __syncthreads()",
     .source = "seed 000 §3.2.2",
-    .variants = {"global"},
+    .variants = CP_VARIANTS("global"),
     .setup = block_life_setup,
     .prepare = block_life_prepare,
     .run = run,

@@ -14,7 +14,7 @@ int block_life_setup(cp_ctx *ctx)
     if (!s)
         return CP_ENOMEM;
     /* full: the source's 10,000,000 generations; ci: ten thousand. */
-    s->iterations = ctx->profile == CP_PROFILE_FULL ? 10000000 : 10000;
+    s->iterations = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 10000000 : 10000;
     uint32_t seed = 41;
     for (int i = 0; i < BLOCK_LIFE_CELLS; i++)
         s->initial[i] = cp_rand_next(&seed) % 4 == 0;
@@ -31,7 +31,7 @@ out:
 int block_life_prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    block_life *s = ctx->state;
+    block_life *s = cp_ctx_state(ctx);
     CP_CUDA(cudaMemcpy(s->dev, s->initial, sizeof s->initial, cudaMemcpyHostToDevice));
     memset(s->host, 0xFF, sizeof s->initial);
 out:
@@ -41,7 +41,7 @@ out:
 int block_life_run(cp_ctx *ctx, int shared)
 {
     int rc = 0;
-    block_life *s = ctx->state;
+    block_life *s = cp_ctx_state(ctx);
     cp_phase_begin(ctx, "compute");
     CP_CUDA(cp_conway_block_launch(s->dev, s->iterations, shared, 0));
     cp_phase_end(ctx);
@@ -55,7 +55,7 @@ out:
 int block_life_verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches,
                       uint64_t *elements)
 {
-    block_life *s = ctx->state;
+    block_life *s = cp_ctx_state(ctx);
     uint64_t bad = 0;
     for (int i = 0; i < BLOCK_LIFE_CELLS; i++)
         bad += s->host[i] != s->expected[i];
@@ -66,7 +66,7 @@ int block_life_verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches,
 
 void block_life_teardown(cp_ctx *ctx)
 {
-    block_life *s = ctx->state;
+    block_life *s = cp_ctx_state(ctx);
     if (!s)
         return;
     cudaFree(s->dev);
@@ -75,11 +75,11 @@ void block_life_teardown(cp_ctx *ctx)
 
 void block_life_checks(cp_ctx *ctx, const char *const *kernels)
 {
-    block_life *s = ctx->state;
+    block_life *s = cp_ctx_state(ctx);
     cp_check(ctx, "reference: the board is alive after the last generation", s->live > 0,
              "live cells > 0", "%d live cells", s->live);
-    for (int i = 0; i < CP_MAX_VARIANTS && ctx->def->variants[i]; i++) {
-        const char *variant = ctx->def->variants[i];
+    for (int i = 0; cp_ctx_variant(ctx, i); i++) {
+        const char *variant = cp_ctx_variant(ctx, i);
         const cp_variant_result *v = cp_variant_result_get(ctx, variant);
         const cp_activity *k = cp_variant_last_kernel(ctx, variant);
         char name[128], want[96];

@@ -41,7 +41,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     for (int v = 0; v < NVARIANTS; v++) {
@@ -64,7 +64,7 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
-    bool full = ctx->profile == CP_PROFILE_FULL;
+    bool full = cp_ctx_profile(ctx) == CP_PROFILE_FULL;
     const int sides[NVARIANTS] = {128, 1024, 64};
     const int gens[NVARIANTS] = {full ? 1000 : 100, full ? 20 : 5, 4 * 64};
     uint32_t seed = 31;
@@ -109,7 +109,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t cells = cells_of(s, v->index);
     CP_CUDA(cudaMemcpy(s->dev[0], s->initial[v->index], cells * sizeof(int),
                        cudaMemcpyHostToDevice));
@@ -122,7 +122,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     int n = s->side[v->index];
     size_t cells = cells_of(s, v->index);
     for (int g = 0; g < s->generations[v->index]; g++) {
@@ -168,7 +168,7 @@ static void judge_patterns(state *s)
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t all = cells_of(s, v->index) * (size_t)s->generations[v->index];
     uint64_t bad = 0;
     for (size_t i = 0; i < all; i++)
@@ -182,7 +182,7 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_check(ctx, "patterns: the blinker has period 2 on the GPU's boards",
              s->blinker_bad == 0 && s->pattern_boards > 0,
              "vertical on odd generations, horizontal on even ones", "%d of %d boards wrong",
@@ -193,7 +193,7 @@ static int checks(cp_ctx *ctx)
              "at generation 4k, the glider shifted by (k, k) mod 64 and nothing else alive",
              "%d of %d boards wrong", s->glider_bad, s->pattern_boards);
     for (int i = 0; i < NVARIANTS; i++) {
-        const char *variant = ctx->def->variants[i];
+        const char *variant = cp_ctx_variant(ctx, i);
         const cp_variant_result *v = cp_variant_result_get(ctx, variant);
         char name[128], want[64];
         snprintf(name, sizeof name, "%s: one launch per generation", variant);
@@ -212,7 +212,7 @@ static int checks(cp_ctx *ctx)
 CUPROOF_CASE(conway_global,
     .title = "Game of Life, one generation per launch, every generation against the CPU",
     .source = "seed 000 §3.2.1 (conway_gpu.py)",
-    .variants = {"128", "1024", "patterns"},
+    .variants = CP_VARIANTS("128", "1024", "patterns"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -32,7 +32,7 @@ static double kernel_ms(const cp_ctx *ctx, const char *variant)
 
 static int claims(cp_ctx *ctx)
 {
-    const block_life *s = ctx->state;
+    const block_life *s = cp_ctx_state(ctx);
     const char *text = "With the board in shared memory the kernel runs significantly faster "
                        "than on global memory";
     const char *source = "000 §3.2.3";
@@ -69,7 +69,7 @@ static int claims(cp_ctx *ctx)
 CUPROOF_CASE(conway_shared,
     .title = "Game of Life in one block with the board in shared memory, against global memory",
     .source = "seed 000 §3.2.3",
-    .variants = {"shared", "global"},
+    .variants = CP_VARIANTS("shared", "global"),
     .setup = block_life_setup,
     .prepare = block_life_prepare,
     .run = run,

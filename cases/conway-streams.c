@@ -71,7 +71,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     for (int k = 0; k < MAX_BOARDS; k++)
@@ -97,7 +97,7 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
-    s->generations = ctx->profile == CP_PROFILE_FULL ? 200 : 40;
+    s->generations = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 200 : 40;
     s->cells = (size_t)BOARD * BOARD;
     size_t all = s->cells * MAX_BOARDS, bytes = all * sizeof(int);
     s->initial = malloc(bytes);
@@ -160,7 +160,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t bytes = s->cells * (size_t)boards_of[v->index] * sizeof(int);
     /* Fresh boards on the device; poisoned host copies and new boards, so
      * that a generation or copy that did not happen shows. */
@@ -174,7 +174,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     int n = boards_of[v->index];
     bool queued = is_queued(v->index);
     bool held = false;
@@ -224,7 +224,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t n = s->cells * (size_t)boards_of[v->index];
     const int *want = is_queued(v->index) ? s->expected_queued : s->expected;
     uint64_t bad = 0;
@@ -263,7 +263,7 @@ static uint64_t gate_ns(const cp_variant_result *v)
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_check(ctx, "reference: the boards are still alive after the last generation",
              s->live_cells > 0, "live cells > 0", "%llu live cells",
              (unsigned long long)s->live_cells);
@@ -294,7 +294,7 @@ static int checks(cp_ctx *ctx)
                  "%d timeouts, %d of them with the host still queueing (slowest %.0f ms)",
                  timeouts, late, s->slowest_queueing_ms);
     for (int i = 0; i < 2 * NSIZES; i++) {
-        const char *variant = ctx->def->variants[i];
+        const char *variant = cp_ctx_variant(ctx, i);
         const cp_variant_result *v = cp_variant_result_get(ctx, variant);
         int n = boards_of[i];
         bool queued = is_queued(i);
@@ -331,7 +331,7 @@ static int checks(cp_ctx *ctx)
 
 static int claims(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     const char *text = "Raising the number of concurrent games (4 to 8, 16, 100, 200) does not "
                        "raise the GPU load much";
     const char *source = "000 §3.3.2 (watched in nvidia-smi), 001";
@@ -340,7 +340,7 @@ static int claims(cp_ctx *ctx)
     char measured[128] = "";
     size_t used = 0;
     for (int i = 0; i < 2 * NSIZES; i++) {
-        const char *variant = ctx->def->variants[i];
+        const char *variant = cp_ctx_variant(ctx, i);
         double median = cp_variant_median_ms(ctx, variant);
         if (median <= 0) {
             cp_claim_add(ctx, text, source, "load nearly flat in N", "not measured",
@@ -392,15 +392,15 @@ static int claims(cp_ctx *ctx)
                  load[9] > 1.5 * load[5] ? "once the host no longer paces it, the load does "
                                            "rise with N as the boards fill the GPU"
                                          : "even then the load stays nearly flat",
-                 ctx->env->sm_count);
+                 cp_ctx_env(ctx)->sm_count);
     return 0;
 }
 
 CUPROOF_CASE(conway_streams,
     .title = "N Games of Life on N streams: kernels, get_async and set_async per generation",
     .source = "seed 000 §3.3.2, 001 (conway_gpu_streams.py)",
-    .variants = {"streams-1", "streams-4", "streams-8", "streams-16", "streams-64",
-                 "queued-1", "queued-4", "queued-8", "queued-16", "queued-64"},
+    .variants = CP_VARIANTS("streams-1", "streams-4", "streams-8", "streams-16", "streams-64",
+                 "queued-1", "queued-4", "queued-8", "queued-16", "queued-64"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -41,7 +41,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     for (int v = 0; v < NVARIANTS; v++) {
@@ -69,7 +69,7 @@ static int build(cp_ctx *ctx, const char *src, const char *name, const char *ent
     int rc = 0;
     const cp_rtc_program *p = NULL;
     bool hit = false;
-    CP_TRY(cp_rtc_compile_cached(src, name, ctx->env->cc_major, ctx->env->cc_minor, NULL, 0, &p,
+    CP_TRY(cp_rtc_compile_cached(src, name, cp_ctx_env(ctx)->cc_major, cp_ctx_env(ctx)->cc_minor, NULL, 0, &p,
                                  &hit));
     *ms = p->compile_ms;
     CP_TRY(cp_rtc_load(p, entry, k));
@@ -119,7 +119,7 @@ static int setup(cp_ctx *ctx)
     bad = cp_rtc_elementwise("leaky_relu_bad", "const float *x, float slope, float *y",
                              "y[i] = x[i] > 0 ? x[i] : slope *");
     cp_rtc_program p = {0};
-    if (bad && cp_rtc_compile(bad, "leaky_relu_bad.cu", ctx->env->cc_major, ctx->env->cc_minor,
+    if (bad && cp_rtc_compile(bad, "leaky_relu_bad.cu", cp_ctx_env(ctx)->cc_major, cp_ctx_env(ctx)->cc_minor,
                               NULL, 0, &p) == CP_ENVRTC) {
         snprintf(s->malformed_error, sizeof s->malformed_error, "%s", cp_last_error());
         s->malformed_rejected = strstr(s->malformed_error, "leaky_relu_bad.cu") &&
@@ -139,7 +139,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t bytes = (size_t)sizes[v->index] * sizeof(float);
     CP_CUDA(cudaMemcpy(s->dx, s->x[v->index], bytes, cudaMemcpyHostToDevice));
     CP_CUDA(cudaMemset(s->dy, 0xFF, bytes));
@@ -151,7 +151,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     int n = sizes[v->index];
     float slope = SLOPE;
     long long n64 = n;
@@ -174,7 +174,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     *mismatches = cp_count_bit_mismatches(s->y, s->expected[v->index], (size_t)sizes[v->index]);
     *elements = (uint64_t)sizes[v->index];
     return 0;
@@ -182,18 +182,18 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_check(ctx, "a malformed expression is rejected with the compiler's log",
              s->malformed_rejected, "CP_ENVRTC naming leaky_relu_bad.cu, with the log",
              "%.200s", s->malformed_error[0] ? s->malformed_error : "accepted");
     for (int i = 0; i < NVARIANTS; i++) {
         char name[64];
-        snprintf(name, sizeof name, "%s compile ms", ctx->def->variants[i]);
+        snprintf(name, sizeof name, "%s compile ms", cp_ctx_variant(ctx, i));
         cp_figure_add(ctx, name, s->compile_ms[i], "ms");
-        const cp_activity *k = cp_variant_last_kernel(ctx, ctx->def->variants[i]);
+        const cp_activity *k = cp_variant_last_kernel(ctx, cp_ctx_variant(ctx, i));
         const char *want = i == LEAKY_RELU ? "leaky_relu" : "piecewise_scale";
-        snprintf(name, sizeof name, "%s: the generated kernel ran", ctx->def->variants[i]);
-        cp_check_trace(ctx, ctx->def->variants[i], name, k && k->name && strcmp(k->name, want) == 0,
+        snprintf(name, sizeof name, "%s: the generated kernel ran", cp_ctx_variant(ctx, i));
+        cp_check_trace(ctx, cp_ctx_variant(ctx, i), name, k && k->name && strcmp(k->name, want) == 0,
                        want, "%s", k && k->name ? k->name : "no kernel");
     }
     return 0;
@@ -202,7 +202,7 @@ static int checks(cp_ctx *ctx)
 CUPROOF_CASE(custom_elementwise,
     .title = "Custom element-wise kernels: leaky ReLU from an expression, piecewise scale raw",
     .source = "seed 004 (CuPy ElementwiseKernel, RawKernel)",
-    .variants = {"leaky-relu", "piecewise-scale"},
+    .variants = CP_VARIANTS("leaky-relu", "piecewise-scale"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -52,7 +52,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     cp_rtc_unload(&s->generated);
@@ -77,7 +77,7 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
-    s->n = ctx->profile == CP_PROFILE_FULL ? 10000000 : 1000000;
+    s->n = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 10000000 : 1000000;
     size_t bytes = (size_t)s->n * sizeof(float);
     s->a = malloc(bytes);
     s->b = malloc(bytes);
@@ -107,10 +107,10 @@ static int setup(cp_ctx *ctx)
         rc = CP_EINVAL;
         goto out;
     }
-    CP_TRY(cp_rtc_compile(src, "add_kernel.cu", ctx->env->cc_major, ctx->env->cc_minor, NULL, 0,
+    CP_TRY(cp_rtc_compile(src, "add_kernel.cu", cp_ctx_env(ctx)->cc_major, cp_ctx_env(ctx)->cc_minor, NULL, 0,
                           &s->program));
     CP_TRY(cp_rtc_load(&s->program, "add_kernel", &s->generated));
-    int blocks = (s->n + BLOCK - 1) / BLOCK, cap = 8 * (ctx->env->sm_count > 0 ? ctx->env->sm_count : 1);
+    int blocks = (s->n + BLOCK - 1) / BLOCK, cap = 8 * (cp_ctx_env(ctx)->sm_count > 0 ? cp_ctx_env(ctx)->sm_count : 1);
     s->generated_grid = blocks < cap ? blocks : cap;
 out:
     free(src);
@@ -120,7 +120,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t bytes = (size_t)s->n * sizeof(float);
     CP_CUDA(cudaMemset(s->dc, 0xFF, bytes));
     memset(s->c, 0, bytes);
@@ -154,7 +154,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_phase_begin(ctx, "compute");
     CP_CUDA(cudaEventRecord(s->start, 0));
     double t0 = cp_now_ms();
@@ -178,7 +178,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     *elements = (uint64_t)s->n;
     if (v->index != SOURCE_KERNEL) {
         *mismatches = cp_count_bit_mismatches(s->c, s->sum, (size_t)s->n);
@@ -202,7 +202,7 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_check(ctx, "source-kernel: only the first block's elements are right",
              s->source_right == BLOCK, "256 elements equal a + b (threadIdx.x only)",
              "%llu of %d elements equal a + b", (unsigned long long)s->source_right, s->n);
@@ -210,30 +210,30 @@ static int checks(cp_ctx *ctx)
     cp_figure_add(ctx, "generated load ms", s->generated.load_ms, "ms");
     for (int i = 0; i < NVARIANTS; i++) {
         char name[64];
-        snprintf(name, sizeof name, "%s event ms", ctx->def->variants[i]);
+        snprintf(name, sizeof name, "%s event ms", cp_ctx_variant(ctx, i));
         cp_figure_add(ctx, name, s->event_ms[i], "ms");
-        snprintf(name, sizeof name, "%s launch call ms", ctx->def->variants[i]);
+        snprintf(name, sizeof name, "%s launch call ms", cp_ctx_variant(ctx, i));
         cp_figure_add(ctx, name, s->launch_ms[i], "ms");
     }
     /* The trace's kernel durations, where the variants were traced. */
     const char *names[NVARIANTS] = {"add_ker", "add_kernel", "add_source_ker"};
     for (int i = 0; i < NVARIANTS; i++) {
-        const cp_variant_result *vr = cp_variant_result_get(ctx, ctx->def->variants[i]);
-        const cp_activity *k = cp_variant_last_kernel(ctx, ctx->def->variants[i]);
+        const cp_variant_result *vr = cp_variant_result_get(ctx, cp_ctx_variant(ctx, i));
+        const cp_activity *k = cp_variant_last_kernel(ctx, cp_ctx_variant(ctx, i));
         char name[128];
-        snprintf(name, sizeof name, "%s: one %s kernel in the trace", ctx->def->variants[i],
+        snprintf(name, sizeof name, "%s: one %s kernel in the trace", cp_ctx_variant(ctx, i),
                  names[i]);
-        cp_check_trace(ctx, ctx->def->variants[i], name,
+        cp_check_trace(ctx, cp_ctx_variant(ctx, i), name,
                        k && vr->metrics.kernels == 1 && strcmp(k->name, names[i]) == 0,
                        names[i], "%u kernels, the last %s", vr ? vr->metrics.kernels : 0,
                        k ? k->name : "none");
         /* The traced run's event pair against CUPTI's record of the launch. */
         const cp_series *ev = vr ? cp_series_find(vr->series, vr->nseries, "event_ms") : NULL;
         cp_event_agreement a;
-        bool paired = cp_variant_events(ctx, ctx->def->variants[i], names[i], &a) == 0;
+        bool paired = cp_variant_events(ctx, cp_ctx_variant(ctx, i), names[i], &a) == 0;
         snprintf(name, sizeof name, "%s: the event time agrees with CUPTI's kernel duration",
-                 ctx->def->variants[i]);
-        cp_check_trace(ctx, ctx->def->variants[i], name,
+                 cp_ctx_variant(ctx, i));
+        cp_check_trace(ctx, cp_ctx_variant(ctx, i), name,
                        paired && a.too_short == 0 && a.host_bounded == 1,
                        "kernel - t <= event <= kernel + its launch wait + t, t = 0.1 ms + 0.5%",
                        "event %.4f ms, CUPTI kernel %.4f ms, launch wait %.4f ms",
@@ -244,7 +244,7 @@ static int checks(cp_ctx *ctx)
 
 static int claims(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     const char *text = "SourceModule (hand-written) is about 200x faster than ElementwiseKernel "
                        "(0.0002 s against 0.058 s)";
     const char *source = "000 §3.1.2";
@@ -290,7 +290,7 @@ static int claims(cp_ctx *ctx)
 CUPROOF_CASE(elementwise_vs_handwritten,
     .title = "c = a + b: hand-written kernel, NVRTC-generated elementwise kernel, the source's kernel",
     .source = "seed 000 §3.1.2 (simple_kernel_speed_compare.py)",
-    .variants = {"hand-written", "generated", "source-kernel"},
+    .variants = CP_VARIANTS("hand-written", "generated", "source-kernel"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -35,7 +35,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     if (s->start)
@@ -53,7 +53,7 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
-    s->len = ctx->profile == CP_PROFILE_FULL ? 100 * 1024 * 1024 : 4 * 1024 * 1024;
+    s->len = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 100 * 1024 * 1024 : 4 * 1024 * 1024;
     s->block = 64;
     size_t bytes = (size_t)s->len * sizeof(float);
     CP_CUDA(cudaMallocHost((void **)&s->in, bytes));
@@ -69,7 +69,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t bytes = (size_t)s->len * sizeof(float);
     memset(s->out, 0xFF, bytes);
     CP_CUDA(cudaMemcpy(s->dev, s->in, bytes, cudaMemcpyHostToDevice));
@@ -96,7 +96,7 @@ static int query(cudaEvent_t e, bool *ready)
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     bool end_ready = true, start_ready = false;
     cp_phase_begin(ctx, "compute");
     CP_CUDA(cudaEventRecord(s->start, 0));
@@ -124,7 +124,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     *mismatches = cp_count_bit_mismatches(s->out, s->in, (size_t)s->len);
     *elements = (uint64_t)s->len;
     return 0;
@@ -132,8 +132,8 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
-    const char *variant = ctx->def->variants[0];
+    state *s = cp_ctx_state(ctx);
+    const char *variant = cp_ctx_variant(ctx, 0);
     cp_check(ctx, "reference: mult_ker's arithmetic leaves these inputs unchanged",
              s->reference_mismatches == 0, "0 changed", "%llu changed",
              (unsigned long long)s->reference_mismatches);
@@ -167,7 +167,7 @@ static int checks(cp_ctx *ctx)
 
 static int claims(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     const char *text = "Kernel execution time in milliseconds: 749.370728 (100M floats, "
                        "1 block x 64 threads)";
     const char *source = "000 §3.3.3, 001";
@@ -178,7 +178,7 @@ static int claims(cp_ctx *ctx)
         return 0;
     }
     snprintf(measured, sizeof measured, "%.1f ms (%d floats)", s->event_ms, s->len);
-    if (ctx->profile != CP_PROFILE_FULL) {
+    if (cp_ctx_profile(ctx) != CP_PROFILE_FULL) {
         cp_claim_add(ctx, text, source, "749 ms", measured, CP_VERDICT_NOT_MEASURED,
                      "the ci profile times %d floats, not the source's 104857600; run with "
                      "--profile full to compare",
@@ -198,14 +198,14 @@ static int claims(cp_ctx *ctx)
                  "answers were printed after end_event.synchronize(), so they could only be "
                  "True; here the end event was not ready right after the launch in %d of %d "
                  "runs.",
-                 s->event_ms, ratio, ctx->env->sm_count, s->end_busy_before_sync, s->runs);
+                 s->event_ms, ratio, cp_ctx_env(ctx)->sm_count, s->end_busy_before_sync, s->runs);
     return 0;
 }
 
 CUPROOF_CASE(event_timing,
     .title = "One long kernel timed by two events; cudaEventQuery before and after sync",
     .source = "seed 000 §3.3.3, 001 (simple_event_example.py)",
-    .variants = {"default-stream"},
+    .variants = CP_VARIANTS("default-stream"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -44,7 +44,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     cudaFree(s->dev);
@@ -59,7 +59,7 @@ static int setup(cp_ctx *ctx)
     if (!s)
         return CP_ENOMEM;
     for (int v = 0; v < NSHAPES; v++) {
-        const int *n = ctx->profile == CP_PROFILE_FULL ? shapes[v].full : shapes[v].ci;
+        const int *n = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? shapes[v].full : shapes[v].ci;
         memcpy(s->n[v], n, sizeof s->n[v]);
         s->ints[v] = (size_t)n[0] * n[1] * n[2] * CP_GRID_FIELDS;
         if (s->ints[v] > s->max_ints)
@@ -81,7 +81,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t bytes = (s->ints[v->index] + GUARD_INTS) * sizeof(int);
     /* -1 everywhere: no field of a written element can be -1. */
     CP_CUDA(cudaMemset(s->dev, 0xFF, bytes));
@@ -97,7 +97,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_phase_begin(ctx, "compute");
     CP_CUDA(cp_grid_model_launch(s->dev, s->n[v->index], shapes[v->index].block, 0));
     cp_phase_end(ctx);
@@ -111,7 +111,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t ints = s->ints[v->index], count = ints / CP_GRID_FIELDS;
     uint64_t bad = 0, unwritten = 0, guard = 0;
     for (size_t e = 0; e < count; e++) {
@@ -135,9 +135,9 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     for (int i = 0; i < NSHAPES; i++) {
-        const char *variant = ctx->def->variants[i];
+        const char *variant = cp_ctx_variant(ctx, i);
         const int *n = s->n[i], *b = shapes[i].block;
         char name[128], want[96];
         snprintf(name, sizeof name, "%s: no element left unwritten", variant);
@@ -171,7 +171,7 @@ static int checks(cp_ctx *ctx)
 CUPROOF_CASE(grid_model,
     .title = "Grid, block and thread indices in 1D, 2D and 3D launches with edge blocks",
     .source = "seed 000 §3.1.3",
-    .variants = {"1d", "2d", "3d"},
+    .variants = CP_VARIANTS("1d", "2d", "3d"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

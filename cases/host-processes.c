@@ -82,7 +82,7 @@ out:
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     free(s->in);
@@ -94,8 +94,8 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
-    s->len = ctx->profile == CP_PROFILE_FULL ? 1 << 20 : 1 << 18;
-    s->device = ctx->env->device;
+    s->len = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 1 << 20 : 1 << 18;
+    s->device = cp_ctx_env(ctx)->device;
     size_t total = (size_t)CHILDREN * (size_t)s->len;
     s->in = malloc(total * sizeof(float));
     s->out = malloc(total * sizeof(float));
@@ -107,7 +107,7 @@ static int setup(cp_ctx *ctx)
 
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     memset(s->out, 0xFF, (size_t)CHILDREN * (size_t)s->len * sizeof(float));
     return 0;
 }
@@ -214,7 +214,7 @@ out:
 
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_phase_begin(ctx, v->index == PROCESSES ? "children" : "fork");
     int rc = v->index == PROCESSES ? run_processes(s) : run_fork_after_init(s);
     cp_phase_end(ctx);
@@ -223,7 +223,7 @@ static int run(cp_ctx *ctx, const cp_variant *v)
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t n = (size_t)CHILDREN * (size_t)s->len;
     if (v->index == FORK_AFTER_INIT)
         n = (size_t)s->len; /* the parent's own array after the fork */
@@ -234,7 +234,7 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_check(ctx, "reference: mult_ker's arithmetic leaves these inputs unchanged",
              s->reference_mismatches == 0, "0 changed", "%llu changed",
              (unsigned long long)s->reference_mismatches);
@@ -252,7 +252,7 @@ CUPROOF_CASE(host_processes,
     .title = "Ten child processes each run mult_ker; and what a child forked after CUDA "
              "initialisation gets",
     .source = "seed 001 (question 3: multi-kernel_multi-thread.py with processes)",
-    .variants = {"processes", "fork-after-init"},
+    .variants = CP_VARIANTS("processes", "fork-after-init"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

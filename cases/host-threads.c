@@ -73,7 +73,7 @@ static bool contexts_design(const cp_variant *v)
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     for (int i = 0; i < MAX_THREADS; i++) {
@@ -94,16 +94,16 @@ static int setup(cp_ctx *ctx)
     s->cu = cp_driver_get();
     if (!s->cu)
         return CP_ENODEV;
-    CP_CU(s->cu->DeviceGet(&s->device, ctx->env->device));
-    s->cc_major = ctx->env->cc_major;
-    s->cc_minor = ctx->env->cc_minor;
+    CP_CU(s->cu->DeviceGet(&s->device, cp_ctx_env(ctx)->device));
+    s->cc_major = cp_ctx_env(ctx)->cc_major;
+    s->cc_minor = cp_ctx_env(ctx)->cc_minor;
     /* full: the source's 1M floats per array; ci: a quarter. */
-    s->len = ctx->profile == CP_PROFILE_FULL ? 1 << 20 : 1 << 18;
+    s->len = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 1 << 20 : 1 << 18;
     /* A context per thread costs about 0.2 s of context creation and
      * compilation per thread and run; the ci profile stops at 8 threads
      * in that design (58 of its 73 contexts per run are in the counts
      * above), the full profile measures every count. */
-    for (int i = 0; ctx->profile != CP_PROFILE_FULL && i < NCOUNTS; i++)
+    for (int i = 0; cp_ctx_profile(ctx) != CP_PROFILE_FULL && i < NCOUNTS; i++)
         if (counts[i] > 8)
             CP_TRY(cp_skip_variant(ctx, i, "the ci profile runs up to 8 threads with a "
                                            "context each; the full profile runs every count"));
@@ -125,7 +125,7 @@ out:
 
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     memset(s->out, 0xFF, (size_t)threads_of(v) * (size_t)s->len * sizeof(float));
     return 0;
 }
@@ -198,7 +198,7 @@ static void *thread_main(void *arg)
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     int t = threads_of(v), started = 0;
     pthread_t threads[MAX_THREADS];
     cp_phase_begin(ctx, "threads");
@@ -221,7 +221,7 @@ static int run(cp_ctx *ctx, const cp_variant *v)
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t n = (size_t)threads_of(v) * (size_t)s->len;
     *mismatches = cp_count_bit_mismatches(s->out, s->in, n);
     *elements = n;
@@ -257,15 +257,15 @@ static void lanes_of(const cp_trace *t, int *contexts, int *streams)
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_check(ctx, "reference: mult_ker's arithmetic leaves these inputs unchanged",
              s->reference_mismatches == 0, "0 changed", "%llu changed",
              (unsigned long long)s->reference_mismatches);
     for (int i = 0; i < 2 * NCOUNTS; i++) {
-        const char *variant = ctx->def->variants[i];
+        const char *variant = cp_ctx_variant(ctx, i);
         cp_variant v = {.name = variant, .index = i};
         const cp_variant_result *vr = cp_variant_result_get(ctx, variant);
-        if (ctx->variant_skip[i][0])
+        if (cp_ctx_variant_skip(ctx, i)[0])
             continue; /* not in this profile: the report lists it with the reason */
         int t = threads_of(&v), nc = 0, ns = 0;
         lanes_of(vr ? &vr->trace : NULL, &nc, &ns);
@@ -299,7 +299,7 @@ static int scaling_limit(const cp_ctx *ctx, int base, double rate[NCOUNTS])
     int limit = 0;
     double best = 0;
     for (int i = 0; i < NCOUNTS; i++) {
-        double median = cp_variant_median_ms(ctx, ctx->def->variants[base + i]);
+        double median = cp_variant_median_ms(ctx, cp_ctx_variant(ctx, base + i));
         if (median <= 0)
             return 0;
         rate[i] = counts[i] / median * 1e3;
@@ -322,8 +322,8 @@ static int claims(cp_ctx *ctx)
     if (!lc || !ls) {
         cp_claim_add(ctx, text, source, "about 20 or fewer", "not measured",
                      CP_VERDICT_NOT_MEASURED, "a thread count did not run%s%s",
-                     ctx->variant_skip[NCOUNTS - 1][0] ? ": " : "",
-                     ctx->variant_skip[NCOUNTS - 1]);
+                     cp_ctx_variant_skip(ctx, NCOUNTS - 1)[0] ? ": " : "",
+                     cp_ctx_variant_skip(ctx, NCOUNTS - 1));
         return 0;
     }
     char measured[128];
@@ -352,9 +352,9 @@ CUPROOF_CASE(host_threads,
     .title = "Host threads: a context and a run-time compiled module each, or one context "
              "and a stream each",
     .source = "seed 001 (multi-kernel_multi-thread.py)",
-    .variants = {"contexts-1", "contexts-2", "contexts-4", "contexts-8", "contexts-10",
+    .variants = CP_VARIANTS("contexts-1", "contexts-2", "contexts-4", "contexts-8", "contexts-10",
                  "contexts-16", "contexts-32", "streams-1", "streams-2", "streams-4",
-                 "streams-8", "streams-10", "streams-16", "streams-32"},
+                 "streams-8", "streams-10", "streams-16", "streams-32"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -45,7 +45,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     for (int v = 0; v < NVARIANTS; v++)
@@ -132,7 +132,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     const float *input = v->index == MASKED_ASSIGN ? s->centred : s->matrix;
     CP_CUDA(cudaMemcpy(s->dm, input, s->cells * sizeof(float), cudaMemcpyHostToDevice));
     CP_CUDA(cudaMemset(s->dout, 0xFF, (s->cells + SIDE) * sizeof(float)));
@@ -146,7 +146,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t n = s->expected_n[v->index];
     const float *result = s->dout;
     cp_phase_begin(ctx, "compute");
@@ -183,7 +183,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t n = s->expected_n[v->index];
     uint64_t bad = cp_count_bit_mismatches(s->out, s->expected[v->index], n);
     /* A compaction with the wrong count is wrong as a whole. */
@@ -196,7 +196,7 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_check(ctx, "reference: the masks select some, none and all",
              s->expected_n[MASK_SELECT] > 0 && s->expected_n[MASK_SELECT] < s->cells &&
                  s->expected_n[MASK_EMPTY] == 0 && s->expected_n[MASK_ALL] == s->cells,
@@ -212,8 +212,8 @@ static int checks(cp_ctx *ctx)
 CUPROOF_CASE(indexing,
     .title = "Advanced indexing: gather, boolean masks, a slice, centring, masked assignment",
     .source = "seed 004 (CuPy advanced indexing)",
-    .variants = {"gather", "mask-select", "mask-empty", "mask-all", "slice", "centre",
-                 "masked-assign"},
+    .variants = CP_VARIANTS("gather", "mask-select", "mask-empty", "mask-all", "slice", "centre",
+                 "masked-assign"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

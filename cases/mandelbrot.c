@@ -36,7 +36,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     cudaFree(s->dev);
@@ -50,7 +50,7 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
-    int side = ctx->profile == CP_PROFILE_FULL ? 512 : 256;
+    int side = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 512 : 256;
     s->p = (cp_mandel_params){.real_low = -2.0f, .real_high = 2.0f, .imag_low = -2.0f,
                               .imag_high = 2.0f, .max_iters = 256, .upper_bound = 2.0f,
                               .width = side, .height = side};
@@ -75,7 +75,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     CP_CUDA(cudaMemset(s->dev, 0xFF, s->pixels * sizeof(float)));
     memset(s->host, 0, s->pixels * sizeof(float));
 out:
@@ -85,7 +85,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_phase_begin(ctx, "compute");
     CP_CUDA(cp_mandelbrot_launch(s->dev, &s->p, v->index == EXACT, 0));
     cp_phase_end(ctx);
@@ -98,7 +98,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     uint64_t bad = cp_count_bit_mismatches(s->host, s->expected, s->pixels);
     if (v->index == CONTRACTED)
         s->differing = bad;
@@ -109,7 +109,7 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     /* A reference that put every pixel inside, or none, would make any
      * kernel look right. */
     cp_check(ctx, "reference: the view holds points inside and outside the set",
@@ -119,7 +119,7 @@ static int checks(cp_ctx *ctx)
     cp_figure_add(ctx, "contracted fraction differing",
                   (double)s->differing / (double)s->pixels, "ratio");
     for (int i = 0; i < 2; i++) {
-        const char *variant = ctx->def->variants[i];
+        const char *variant = cp_ctx_variant(ctx, i);
         const cp_variant_result *v = cp_variant_result_get(ctx, variant);
         char name[128];
         snprintf(name, sizeof name, "%s: one mandelbrot kernel in the trace", variant);
@@ -132,7 +132,7 @@ static int checks(cp_ctx *ctx)
 CUPROOF_CASE(mandelbrot,
     .title = "Escape-time Mandelbrot in float32: contracted and exactly rounded kernels",
     .source = "seed 000 §3.1, 001 (gpu_mandelbrot)",
-    .variants = {"contracted", "exact"},
+    .variants = CP_VARIANTS("contracted", "exact"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -57,7 +57,7 @@ static int share_begin(const state *s, int g)
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     for (int g = 0; g < s->ngpus; g++) {
@@ -67,7 +67,7 @@ static void teardown(cp_ctx *ctx)
             cudaStreamDestroy(s->stream[g]);
         cudaFree(s->dev[g]);
     }
-    cudaSetDevice(ctx->env->device);
+    cudaSetDevice(cp_ctx_env(ctx)->device);
     cudaFreeHost(s->in);
     cudaFreeHost(s->out);
 }
@@ -83,15 +83,15 @@ static int setup(cp_ctx *ctx)
         return cp_skip(ctx, "needs 2 or more GPUs to split the work over; %d visible", count);
     if (count > CP_MAX_DEVICES)
         count = CP_MAX_DEVICES;
-    s->device[s->ngpus++] = ctx->env->device;
+    s->device[s->ngpus++] = cp_ctx_env(ctx)->device;
     for (int d = 0; d < count; d++)
-        if (d != ctx->env->device)
+        if (d != cp_ctx_env(ctx)->device)
             s->device[s->ngpus++] = d;
     /* multi-kernel's sizes: full, the source's 200 arrays of 1M floats;
      * ci, 64 arrays of 256K. Each kernel is one block, so one GPU runs
      * them one after another on its stream and N GPUs can run N at once. */
-    s->arrays = ctx->profile == CP_PROFILE_FULL ? 200 : 64;
-    s->len = ctx->profile == CP_PROFILE_FULL ? 1 << 20 : 1 << 18;
+    s->arrays = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 200 : 64;
+    s->len = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 1 << 20 : 1 << 18;
     s->block = 64;
     s->elems = (size_t)s->arrays * (size_t)s->len;
     size_t bytes = s->elems * sizeof(float);
@@ -107,7 +107,7 @@ static int setup(cp_ctx *ctx)
         cp_nvtx_name_stream(s->stream[g], "multi-gpu GPU %d stream", s->device[g]);
     }
 out:
-    cudaSetDevice(ctx->env->device);
+    cudaSetDevice(cp_ctx_env(ctx)->device);
     return rc;
 }
 
@@ -115,7 +115,7 @@ static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     (void)v;
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     /* Poisoned, so that a copy or kernel that did not run shows. */
     memset(s->out, 0xFF, s->elems * sizeof(float));
     for (int g = 0; g < s->ngpus; g++) {
@@ -124,7 +124,7 @@ static int prepare(cp_ctx *ctx, const cp_variant *v)
         CP_CUDA(cudaDeviceSynchronize());
     }
 out:
-    cudaSetDevice(ctx->env->device);
+    cudaSetDevice(cp_ctx_env(ctx)->device);
     return rc;
 }
 
@@ -147,7 +147,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_phase_begin(ctx, "issue");
     if (v->index == ONE_GPU) {
         for (int k = 0; k < s->arrays; k++)
@@ -178,14 +178,14 @@ static int run(cp_ctx *ctx, const cp_variant *v)
     }
     cp_phase_end(ctx);
 out:
-    cudaSetDevice(ctx->env->device);
+    cudaSetDevice(cp_ctx_env(ctx)->device);
     return rc;
 }
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
     (void)v;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     *mismatches = cp_count_bit_mismatches(s->out, s->in, s->elems);
     *elements = s->elems;
     return 0;
@@ -209,12 +209,12 @@ static int kernels_by_device(const cp_variant_result *v, uint32_t per[CP_MAX_DEV
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_check(ctx, "reference: mult_ker's arithmetic leaves these inputs unchanged",
              s->reference_mismatches == 0, "0 of the first array's elements changed",
              "%llu changed", (unsigned long long)s->reference_mismatches);
-    for (int i = 0; i < CP_MAX_VARIANTS && ctx->def->variants[i]; i++) {
-        const char *variant = ctx->def->variants[i];
+    for (int i = 0; cp_ctx_variant(ctx, i); i++) {
+        const char *variant = cp_ctx_variant(ctx, i);
         const cp_variant_result *v = cp_variant_result_get(ctx, variant);
         uint32_t per[CP_MAX_DEVICES];
         int gpus = kernels_by_device(v, per);
@@ -266,7 +266,7 @@ static int checks(cp_ctx *ctx)
 
 static int claims(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     const char *text = "Splitting independent work over N GPUs, a stream each, runs it about "
                        "N times faster";
     const char *source = "CUDA samples, simpleMultiGPU";
@@ -299,7 +299,7 @@ static int claims(cp_ctx *ctx)
 CUPROOF_CASE(multi_gpu,
     .title = "Many GPUs: the multi-kernel work split over every visible GPU, a stream each",
     .source = "CUDA samples simpleMultiGPU; the work of seed 000 §3.3.1",
-    .variants = {"one-gpu", "all-gpus", "in-turn"},
+    .variants = CP_VARIANTS("one-gpu", "all-gpus", "in-turn"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

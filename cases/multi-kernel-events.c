@@ -56,7 +56,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     for (int k = 0; k < s->arrays; k++) {
@@ -82,7 +82,7 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
-    bool full = ctx->profile == CP_PROFILE_FULL;
+    bool full = cp_ctx_profile(ctx) == CP_PROFILE_FULL;
     s->arrays = full ? 200 : 64;
     s->len = full ? 1 << 20 : 1 << 18;
     s->big_len = full ? 100 * 1024 * 1024 : 4 * 1024 * 1024;
@@ -130,7 +130,7 @@ static int launch_len(const state *s, const cp_variant *v)
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     /* Poison the host output and the device copy: a copy or kernel that did
      * not happen cannot leave the right values behind. */
     size_t bytes = (size_t)launches(s, v) * (size_t)launch_len(s, v) * sizeof(float);
@@ -155,7 +155,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     int n = launches(s, v), len = launch_len(s, v);
     double t0 = cp_now_ms();
     if (v->index == SOURCE_ORDER) {
@@ -207,7 +207,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t n = (size_t)launches(s, v) * (size_t)launch_len(s, v);
     *mismatches = cp_count_bit_mismatches(s->out, s->in, n);
     *elements = n;
@@ -229,12 +229,12 @@ static bool agreement(const cp_ctx *ctx, const char *variant, cp_event_agreement
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_check(ctx, "reference: mult_ker's arithmetic leaves these inputs unchanged",
              s->reference_mismatches == 0, "0 changed", "%llu changed",
              (unsigned long long)s->reference_mismatches);
     for (int i = 0; i < NVARIANTS; i++) {
-        const char *variant = ctx->def->variants[i];
+        const char *variant = cp_ctx_variant(ctx, i);
         cp_variant vv = {.name = variant, .index = i};
         int n = launches(s, &vv);
         cp_event_agreement a;
@@ -293,7 +293,7 @@ static int checks(cp_ctx *ctx)
  * variant's event times against a source's figures. */
 static void mean_std_claim(cp_ctx *ctx, const char *source, double mean, double std)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     char text[200], claimed[64], measured[128];
     snprintf(text, sizeof text,
              "Mean kernel duration %.6f ms, standard deviation %.6f ms: the standard "
@@ -309,7 +309,7 @@ static void mean_std_claim(cp_ctx *ctx, const char *source, double mean, double 
     }
     snprintf(measured, sizeof measured, "events: mean %.2f, std %.2f ms; CUPTI: mean %.2f, "
              "std %.2f ms", a.event_mean_ms, a.event_std_ms, a.kernel_mean_ms, a.kernel_std_ms);
-    if (ctx->profile != CP_PROFILE_FULL) {
+    if (cp_ctx_profile(ctx) != CP_PROFILE_FULL) {
         cp_claim_add(ctx, text, source, claimed, measured, CP_VERDICT_NOT_MEASURED,
                      "the ci profile runs %d arrays of %d floats, not the source's 200 of "
                      "1048576; run with --profile full to compare",
@@ -330,7 +330,7 @@ static void mean_std_claim(cp_ctx *ctx, const char *source, double mean, double 
                  "deviation of %.2f ms %s.",
                  a.event_mean_ms, mean, a.kernel_std_ms, a.waited, a.launches,
                  a.waited ? a.mean_excess_ms * (double)a.launches / (double)a.waited : 0.0,
-                 cp_max_concurrent_kernels(ctx->env->cc_major, ctx->env->cc_minor),
+                 cp_max_concurrent_kernels(cp_ctx_env(ctx)->cc_major, cp_ctx_env(ctx)->cc_minor),
                  a.event_std_ms,
                  a.event_std_ms > 2 * a.kernel_std_ms
                      ? "is mostly that queueing, not uneven kernels"
@@ -341,7 +341,7 @@ static void mean_std_claim(cp_ctx *ctx, const char *source, double mean, double 
  * 10.3 ms for 1M-float kernels. */
 static void seventy_claim(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     const char *text = "Running 200 arrays of 1M floats on streams cut the kernel time to "
                        "about 10 ms, about 70x faster than the one 100M-float kernel (749 ms)";
     const char *source = "000 §3.3.3";
@@ -380,7 +380,7 @@ static void seventy_claim(cp_ctx *ctx)
              throughput);
     cp_figure_add(ctx, "big kernel / mean small kernel", ratio, "x");
     cp_figure_add(ctx, "streamed / big kernel throughput", throughput, "x");
-    if (ctx->profile != CP_PROFILE_FULL) {
+    if (cp_ctx_profile(ctx) != CP_PROFILE_FULL) {
         cp_claim_add(ctx, text, source, "about 70x", measured, CP_VERDICT_NOT_MEASURED,
                      "the ci profile's sizes (%d arrays of %d floats, one of %d) are not the "
                      "source's; run with --profile full to compare",
@@ -410,7 +410,7 @@ static void total_time_claim(cp_ctx *ctx, const char *source, double claimed_s)
     snprintf(text, sizeof text, "Total time: %.6f s (clock read after issuing, before any "
              "synchronisation)", claimed_s);
     snprintf(claimed, sizeof claimed, "%.0f ms", claimed_s * 1e3);
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     double done = cp_variant_median_ms(ctx, "source-order");
     if (done <= 0) {
         cp_claim_add(ctx, text, source, claimed, "not measured", CP_VERDICT_NOT_MEASURED,
@@ -447,7 +447,7 @@ static int claims(cp_ctx *ctx)
 CUPROOF_CASE(multi_kernel_events,
     .title = "Per-stream events around each mult_ker launch, checked against CUPTI",
     .source = "seed 000 §3.3.3, 001, 002 (multi-kernel_events.py)",
-    .variants = {"source-order", "depth-first", "serialised", "one-big-kernel"},
+    .variants = CP_VARIANTS("source-order", "depth-first", "serialised", "one-big-kernel"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -37,7 +37,7 @@
 #include <string.h>
 
 /* In the order of .variants below. */
-enum { SYNC = 0, PAGEABLE, PINNED, DEPTH_FIRST, LEGACY, PER_THREAD, SERIALISED };
+enum { SYNC = 0, PAGEABLE, PINNED, DEPTH_FIRST, LEGACY, PER_THREAD, SERIALISED, NVARIANTS };
 
 typedef struct state {
     int arrays, len, block;
@@ -50,12 +50,12 @@ typedef struct state {
     uint64_t reference_mismatches; /* cp_ref_mult against the input, first array */
     /* Least host time over the runs until the last call returned: where
      * the sources stopped their clock. */
-    double issue_ms[CP_MAX_VARIANTS];
+    double issue_ms[NVARIANTS];
 } state;
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     for (int k = 0; s->streams && k < s->arrays; k++)
@@ -78,8 +78,8 @@ static int setup(cp_ctx *ctx)
         return CP_ENOMEM;
     /* full: the source's 200 arrays of 1M floats; ci: a quarter of the
      * work per kernel and 64 arrays, still enough streams to overlap. */
-    s->arrays = ctx->profile == CP_PROFILE_FULL ? 200 : 64;
-    s->len = ctx->profile == CP_PROFILE_FULL ? 1 << 20 : 1 << 18;
+    s->arrays = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 200 : 64;
+    s->len = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 1 << 20 : 1 << 18;
     s->block = 64;
     s->elems = (size_t)s->arrays * (size_t)s->len;
     size_t bytes = s->elems * sizeof(float);
@@ -122,7 +122,7 @@ static float *host_out(const state *s, const cp_variant *v)
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     /* Poison the host output and the device arrays: a copy or kernel that
      * did not happen cannot leave the right values behind. */
     memset(host_out(s, v), 0xFF, s->elems * sizeof(float));
@@ -136,7 +136,7 @@ out:
 static int run_depth_first(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t bytes = (size_t)s->len * sizeof(float);
     for (int k = 0; k < s->arrays; k++) {
         size_t off = (size_t)k * (size_t)s->len;
@@ -162,7 +162,7 @@ static int issue(cp_ctx *ctx, const cp_variant *v);
 
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     double t0 = cp_now_ms();
     int rc = issue(ctx, v);
     double issued = cp_now_ms() - t0;
@@ -175,7 +175,7 @@ static int run(cp_ctx *ctx, const cp_variant *v)
 static int issue(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t bytes = (size_t)s->len * sizeof(float);
     const float *src = pinned(v) ? s->pin_in : s->in;
     float *dst = host_out(s, v);
@@ -219,7 +219,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     *mismatches = cp_count_bit_mismatches(host_out(s, v), s->in, s->elems);
     *elements = s->elems;
     return 0;
@@ -247,13 +247,13 @@ static void check_finding(cp_ctx *ctx, const char *variant, const char *finding,
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     cp_check(ctx, "reference: mult_ker's arithmetic leaves these inputs unchanged",
              s->reference_mismatches == 0, "0 of the first array's elements changed",
              "%llu changed", (unsigned long long)s->reference_mismatches);
 
-    for (int i = 0; i < CP_MAX_VARIANTS && ctx->def->variants[i]; i++) {
-        const char *variant = ctx->def->variants[i];
+    for (int i = 0; cp_ctx_variant(ctx, i); i++) {
+        const char *variant = cp_ctx_variant(ctx, i);
         const cp_variant_result *v = cp_variant_result_get(ctx, variant);
         char name[128], want[64];
         snprintf(name, sizeof name, "%s: every launch ran as a kernel", variant);
@@ -309,8 +309,8 @@ static int checks(cp_ctx *ctx)
  * the ratio of medians between the sync variant and a streamed one. */
 static void speedup_claim(cp_ctx *ctx, int index, const char *how)
 {
-    const char *variant = ctx->def->variants[index];
-    state *s = ctx->state;
+    const char *variant = cp_ctx_variant(ctx, index);
+    state *s = cp_ctx_state(ctx);
     double t_sync = cp_variant_median_ms(ctx, "sync");
     double t_str = cp_variant_median_ms(ctx, variant);
     const cp_variant_result *v = cp_variant_result_get(ctx, variant);
@@ -343,7 +343,7 @@ static void speedup_claim(cp_ctx *ctx, int index, const char *how)
                  "Their streamed time stopped the clock once the last asynchronous call "
                  "returned, before the work ended: timed that way, %s takes %.1f ms here "
                  "against %.1f ms to completion (the figure used above).",
-                 t_sync, variant, t_str, s->arrays, s->len, s->block, ctx->env->sm_count, peak,
+                 t_sync, variant, t_str, s->arrays, s->len, s->block, cp_ctx_env(ctx)->sm_count, peak,
                  speedup >= 4.5 ? "exceeds" : holds ? "matches" : "falls short of", variant,
                  s->issue_ms[index], t_str);
 }
@@ -359,8 +359,8 @@ static int claims(cp_ctx *ctx)
 CUPROOF_CASE(multi_kernel,
     .title = "Many mult_ker kernels: default stream vs one stream per array",
     .source = "seed 000 §3.3.1, 001 (streams), 002",
-    .variants = {"sync", "streams-pageable", "streams-pinned", "depth-first",
-                 "legacy-default-stream", "per-thread-default-stream", "serialised"},
+    .variants = CP_VARIANTS("sync", "streams-pageable", "streams-pinned", "depth-first",
+                 "legacy-default-stream", "per-thread-default-stream", "serialised"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -40,7 +40,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     for (int i = 0; i < NFACTORS; i++)
@@ -80,7 +80,7 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
-    s->n = ctx->profile == CP_PROFILE_FULL ? 1 << 26 : 2000000;
+    s->n = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 1 << 26 : 2000000;
     size_t bytes = (size_t)s->n * sizeof(float);
     s->data = malloc(bytes);
     s->expected = malloc(bytes);
@@ -100,8 +100,8 @@ static int setup(cp_ctx *ctx)
         const char *opts[] = {opt};
         const cp_rtc_program *p = NULL;
         bool hit = false;
-        CP_TRY(cp_rtc_compile_cached(cp_src_scale_unroll, "scale_unroll.cu", ctx->env->cc_major,
-                                     ctx->env->cc_minor, opts, 1, &p, &hit));
+        CP_TRY(cp_rtc_compile_cached(cp_src_scale_unroll, "scale_unroll.cu", cp_ctx_env(ctx)->cc_major,
+                                     cp_ctx_env(ctx)->cc_minor, opts, 1, &p, &hit));
         s->compile_ms[i] = p->compile_ms;
         CP_TRY(cp_rtc_load(p, "scale_unroll", &s->kernel[i]));
     }
@@ -118,7 +118,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t bytes = (size_t)s->n * sizeof(float);
     CP_CUDA(cudaMemcpy(s->dev, s->data, bytes, cudaMemcpyHostToDevice));
     memset(s->out, 0, bytes);
@@ -134,7 +134,7 @@ static unsigned grid_of(int n, int unroll)
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     float scale = SCALE, ms = 0;
     int n = s->n;
     void *args[] = {&s->dev, &scale, &n};
@@ -156,7 +156,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     *mismatches = cp_count_bit_mismatches(s->out, s->expected, (size_t)s->n);
     *elements = (uint64_t)s->n;
     return 0;
@@ -164,11 +164,11 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 
 static int checks(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     int best = -1;
     cp_figure_add(ctx, "device copy GB/s", s->copy_gbs, "GB/s");
     for (int i = 0; i < NFACTORS; i++) {
-        const char *variant = ctx->def->variants[i];
+        const char *variant = cp_ctx_variant(ctx, i);
         const cp_activity *k = cp_variant_last_kernel(ctx, variant);
         unsigned g = grid_of(s->n, factors[i]);
         char name[128], want[64], fig[64];
@@ -201,7 +201,7 @@ static int checks(cp_ctx *ctx)
 CUPROOF_CASE(rtc_unroll,
     .title = "Run-time compiled scale kernel with unroll factors 1 to 16",
     .source = "seed 004 (PyCUDA SourceModule with a generated unroll factor)",
-    .variants = {"unroll-1", "unroll-2", "unroll-4", "unroll-8", "unroll-16"},
+    .variants = CP_VARIANTS("unroll-1", "unroll-2", "unroll-4", "unroll-8", "unroll-16"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -20,7 +20,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     cudaFree(s->da);
@@ -64,7 +64,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     (void)v;
     /* Poison both sides of the output: 0xFF bytes are a NaN that no sum
      * produces, so an element left unwritten cannot match. */
@@ -77,7 +77,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t bytes = s->n * sizeof(float);
     (void)v;
     cp_phase_begin(ctx, "copy-in");
@@ -96,7 +96,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     (void)v;
     *mismatches = cp_count_bit_mismatches(s->c, s->ref, s->n);
     *elements = s->n;
@@ -121,7 +121,7 @@ static int checks(cp_ctx *ctx)
 CUPROOF_CASE(vector_add,
     .title = "c = a + b on 1M floats",
     .source = "seed 003 §6",
-    .variants = {"default"},
+    .variants = CP_VARIANTS("default"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

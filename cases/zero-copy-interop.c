@@ -45,7 +45,7 @@ typedef struct state {
 
 static void teardown(cp_ctx *ctx)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     if (!s)
         return;
     if (s->cu && s->module)
@@ -68,7 +68,7 @@ static int setup(cp_ctx *ctx)
     if (!s->cu)
         return CP_ENODEV;
     /* The source's 10,000 floats; full: a million. */
-    s->n = ctx->profile == CP_PROFILE_FULL ? 1 << 20 : 10000;
+    s->n = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 1 << 20 : 10000;
     size_t bytes = (size_t)s->n * sizeof(float);
     s->data = malloc(bytes);
     s->expected = malloc(bytes);
@@ -86,8 +86,8 @@ static int setup(cp_ctx *ctx)
     const char *opts[] = {"-DUNROLL=1"};
     const cp_rtc_program *p = NULL;
     bool hit = false;
-    CP_TRY(cp_rtc_compile_cached(cp_src_scale_unroll, "scale_unroll.cu", ctx->env->cc_major,
-                                 ctx->env->cc_minor, opts, 1, &p, &hit));
+    CP_TRY(cp_rtc_compile_cached(cp_src_scale_unroll, "scale_unroll.cu", cp_ctx_env(ctx)->cc_major,
+                                 cp_ctx_env(ctx)->cc_minor, opts, 1, &p, &hit));
     CP_CU(s->cu->ModuleLoadData(&s->module, p->cubin));
     CP_CU(s->cu->ModuleGetFunction(&s->scale, s->module, "scale_unroll"));
     CP_CUDA(cudaMalloc((void **)&s->runtime_mem, bytes));
@@ -99,7 +99,7 @@ out:
 static int prepare(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t bytes = (size_t)s->n * sizeof(float);
     memset(s->out, 0, bytes);
     if (v->index == DRIVER_TO_RUNTIME) {
@@ -128,7 +128,7 @@ out:
 static int run(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     size_t bytes = (size_t)s->n * sizeof(float);
     cp_phase_begin(ctx, "compute");
     if (v->index == RUNTIME_TO_DRIVER) {
@@ -153,7 +153,7 @@ out:
 
 static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements)
 {
-    state *s = ctx->state;
+    state *s = cp_ctx_state(ctx);
     *mismatches = cp_count_bit_mismatches(s->out, s->expected, (size_t)s->n);
     *elements = (uint64_t)s->n;
     return 0;
@@ -171,7 +171,7 @@ static int dtod_copies(const cp_variant_result *v)
 static int checks(cp_ctx *ctx)
 {
     for (int i = 0; i < NVARIANTS; i++) {
-        const char *variant = ctx->def->variants[i];
+        const char *variant = cp_ctx_variant(ctx, i);
         const cp_variant_result *v = cp_variant_result_get(ctx, variant);
         int copies = dtod_copies(v);
         char name[128];
@@ -219,7 +219,7 @@ static int claims(cp_ctx *ctx)
 CUPROOF_CASE(zero_copy_interop,
     .title = "Runtime and driver API sharing device memory by pointer",
     .source = "seed 004 (PyCUDA and CuPy interoperability)",
-    .variants = {"runtime-to-driver", "driver-to-runtime", "copying"},
+    .variants = CP_VARIANTS("runtime-to-driver", "driver-to-runtime", "copying"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

@@ -23,11 +23,11 @@ int cp_cmd_export(int argc, char **argv)
         status = CP_EXIT_FAILED;
     }
     for (size_t i = 0; i < f.nvariants && status == CP_EXIT_OK; i++) {
-        if (cp_perfetto_write(argv[1], f.case_name, f.variant[i], &f.trace[i]) < 0) {
+        if (cp_perfetto_write(argv[1], f.case_name, f.variants[i].name, &f.variants[i].trace) < 0) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
             status = CP_EXIT_FAILED;
         } else {
-            printf("%s/%s.%s.perfetto.json\n", argv[1], f.case_name, f.variant[i]);
+            printf("%s/%s.%s.perfetto.json\n", argv[1], f.case_name, f.variants[i].name);
         }
     }
     cp_trace_file_free(&f);

@@ -482,19 +482,19 @@ char *cp_trace_files_html(const cp_trace_file *files, size_t n)
         raw(&b, "</p>");
         for (size_t v = 0; v < tf->nvariants; v++) {
             cp_metrics m;
-            if (cp_timeline_analyse(&tf->trace[v], NULL, &m) < 0) {
+            if (cp_timeline_analyse(&tf->variants[v].trace, NULL, &m) < 0) {
                 b.oom = true;
                 break;
             }
             raw(&b, "<h3>");
-            text(&b, tf->variant[v]);
+            text(&b, tf->variants[v].name);
             fmt(&b, "</h3><p>span %.3f ms, copy/kernel overlap ratio %.3f, peak concurrent "
                     "kernels %u, %zu lanes</p>",
                 (double)m.span_ns / 1e6, m.copy_kernel_overlap_ratio, m.peak_concurrent_kernels,
                 m.nlanes);
             char id[200];
-            snprintf(id, sizeof id, "tl-%s-%s", tf->case_name, tf->variant[v]);
-            timeline_html(&b, id, &tf->trace[v], &m);
+            snprintf(id, sizeof id, "tl-%s-%s", tf->case_name, tf->variants[v].name);
+            timeline_html(&b, id, &tf->variants[v].trace, &m);
             cp_metrics_free(&m);
         }
         raw(&b, "</section>");

@@ -552,7 +552,8 @@ static int parse_series(const cJSON *v, size_t variant, cp_trace_file *out)
             }
             buf[i++] = x->valuedouble;
         }
-        int rc = cp_series_store(out->series[variant], &out->nseries[variant], name->valuestring,
+        cp_trace_variant *tv = &out->variants[variant];
+        int rc = cp_series_store(&tv->series, &tv->nseries, &tv->series_cap, name->valuestring,
                                  cJSON_IsString(unit) ? unit->valuestring : "", buf, n);
         free(buf);
         if (rc < 0)
@@ -589,10 +590,6 @@ int cp_trace_file_parse(const char *text, cp_trace_file *out)
     const cJSON *v;
     cJSON_ArrayForEach(v, vars)
     {
-        if (out->nvariants == CP_MAX_VARIANTS) {
-            rc = cp_failf(CP_EPARSE, "trace file: more than %d variants", CP_MAX_VARIANTS);
-            goto out;
-        }
         const cJSON *vname = cJSON_GetObjectItemCaseSensitive(v, "name");
         const cJSON *acts = cJSON_GetObjectItemCaseSensitive(v, "activities");
         if (!cJSON_IsString(vname) || !cJSON_IsArray(acts)) {
@@ -601,15 +598,27 @@ int cp_trace_file_parse(const char *text, cp_trace_file *out)
                           out->nvariants);
             goto out;
         }
+        if (out->nvariants == out->variants_cap) {
+            size_t cap = out->variants_cap ? out->variants_cap * 2 : 8;
+            cp_trace_variant *p = realloc(out->variants, cap * sizeof *p);
+            if (!p) {
+                rc = cp_failf(CP_ENOMEM, "out of memory reading the trace file");
+                goto out;
+            }
+            out->variants = p;
+            out->variants_cap = cap;
+        }
         size_t i = out->nvariants++;
-        snprintf(out->variant[i], sizeof out->variant[i], "%s", vname->valuestring);
-        cp_trace_init(&out->trace[i]);
+        cp_trace_variant *tv = &out->variants[i];
+        memset(tv, 0, sizeof *tv);
+        snprintf(tv->name, sizeof tv->name, "%s", vname->valuestring);
+        cp_trace_init(&tv->trace);
         uint64_t dropped = 0;
         get_u64(v, "dropped_records", &dropped);
-        out->trace[i].dropped_records = dropped;
+        tv->trace.dropped_records = dropped;
         uint64_t renamed = 0; /* absent in traces written before it existed */
         get_u64(v, "renamed_kernels", &renamed);
-        out->trace[i].renamed_kernels = renamed;
+        tv->trace.renamed_kernels = renamed;
         const cJSON *ls = cJSON_GetObjectItemCaseSensitive(v, "legacy_default_stream");
         if (ls) {
             uint64_t d = 0, c = 0, s = 0;
@@ -619,10 +628,10 @@ int cp_trace_file_parse(const char *text, cp_trace_file *out)
                               "device, context and stream", i);
                 goto out;
             }
-            out->trace[i].has_legacy_stream = true;
-            out->trace[i].legacy_device = (uint32_t)d;
-            out->trace[i].legacy_context = (uint32_t)c;
-            out->trace[i].legacy_stream = (uint32_t)s;
+            tv->trace.has_legacy_stream = true;
+            tv->trace.legacy_device = (uint32_t)d;
+            tv->trace.legacy_context = (uint32_t)c;
+            tv->trace.legacy_stream = (uint32_t)s;
         }
         uint64_t origin = 0;
         const cJSON *org = cJSON_GetObjectItemCaseSensitive(v, "origin_ns");
@@ -641,7 +650,7 @@ int cp_trace_file_parse(const char *text, cp_trace_file *out)
         const cJSON *a;
         cJSON_ArrayForEach(a, acts)
         {
-            rc = parse_activity(a, k++, origin, &out->trace[i]);
+            rc = parse_activity(a, k++, origin, &tv->trace);
             if (rc < 0)
                 goto out;
         }
@@ -668,10 +677,10 @@ int cp_trace_file_read(const char *path, cp_trace_file *out)
 void cp_trace_file_free(cp_trace_file *f)
 {
     for (size_t i = 0; i < f->nvariants; i++) {
-        cp_trace_free(&f->trace[i]);
-        for (size_t k = 0; k < f->nseries[i]; k++)
-            free(f->series[i][k].values);
-        f->nseries[i] = 0;
+        cp_trace_free(&f->variants[i].trace);
+        cp_series_free(f->variants[i].series, f->variants[i].nseries);
     }
-    f->nvariants = 0;
+    free(f->variants);
+    f->variants = NULL;
+    f->nvariants = f->variants_cap = 0;
 }

@@ -24,8 +24,8 @@ void replay_load(cp_trace_file *f, const char *name)
 cp_trace *replay_variant(cp_trace_file *f, const char *variant)
 {
     for (size_t i = 0; i < f->nvariants; i++)
-        if (strcmp(f->variant[i], variant) == 0)
-            return &f->trace[i];
+        if (strcmp(f->variants[i].name, variant) == 0)
+            return &f->variants[i].trace;
     cr_assert_fail("variant %s not in the fixture", variant);
     return NULL;
 }

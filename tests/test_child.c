@@ -28,7 +28,7 @@ static int no_run(cp_ctx *ctx, const cp_variant *v)
     return 0;
 }
 
-CUPROOF_CASE(selftest_child, .cpu_only = true, .variants = {"a"}, .run = no_run,
+CUPROOF_CASE(selftest_child, .cpu_only = true, .variants = CP_VARIANTS("a"), .run = no_run,
              .child = echo_child);
 
 static void read_all(int fd, char *buf, size_t len)

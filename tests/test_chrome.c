@@ -63,8 +63,8 @@ static cp_trace_file f;
 static const cp_trace *variant(const char *name)
 {
     for (size_t i = 0; i < f.nvariants; i++)
-        if (strcmp(f.variant[i], name) == 0)
-            return &f.trace[i];
+        if (strcmp(f.variants[i].name, name) == 0)
+            return &f.variants[i].trace;
     cr_assert_fail("no variant %s", name);
     return NULL;
 }

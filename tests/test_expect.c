@@ -213,7 +213,8 @@ Test(expect, several_lines_and_first_line)
     cr_expect_str_eq(item(2)->name, "x");
 
     cr_expect_eq(cp_expect_parse("a > 1\nb > 2\n\nc >", 5, &list), CP_EPARSE);
-    cr_expect_str_eq(cp_last_error(), "line 8, column 4: expected a number after '>', found end of line");
+    cr_expect_str_eq(cp_last_error(),
+                     "line 8, column 4: expected a number after '>', found end of line");
     cr_expect_eq(list.n, 3);
 }
 
@@ -294,7 +295,8 @@ Test(expect, missing_operator)
 
 Test(expect, missing_number)
 {
-    parse_fails("a >", CP_EPARSE, "line 1, column 4: expected a number after '>', found end of line");
+    parse_fails("a >", CP_EPARSE,
+                "line 1, column 4: expected a number after '>', found end of line");
     parse_fails("sync: copy_kernel_overlap_ns >= abc", CP_EPARSE,
                 "line 1, column 33: expected a number after '>=', found 'abc'");
     parse_fails("a != # none", CP_EPARSE,
@@ -303,7 +305,8 @@ Test(expect, missing_number)
 
 Test(expect, malformed_numbers)
 {
-    parse_fails("a > 1.2.3", CP_EPARSE, "line 1, column 5: expected a number after '>', found '1.2.3'");
+    parse_fails("a > 1.2.3", CP_EPARSE,
+                "line 1, column 5: expected a number after '>', found '1.2.3'");
     parse_fails("a > 1e", CP_EPARSE, "line 1, column 5: expected a number after '>', found '1e'");
     parse_fails("a > .", CP_EPARSE, "line 1, column 5: expected a number after '>', found '.'");
     parse_fails("a > -", CP_EPARSE, "line 1, column 5: expected a number after '>', found '-'");
@@ -315,10 +318,12 @@ Test(expect, nan_inf_hex_rejected)
     parse_fails("a > nan", CP_EPARSE, "line 1, column 5: expected a number after '>', found 'nan'");
     parse_fails("a > NAN", CP_EPARSE, "line 1, column 5: expected a number after '>', found 'NAN'");
     parse_fails("a > inf", CP_EPARSE, "line 1, column 5: expected a number after '>', found 'inf'");
-    parse_fails("a < -inf", CP_EPARSE, "line 1, column 5: expected a number after '<', found '-inf'");
+    parse_fails("a < -inf", CP_EPARSE,
+                "line 1, column 5: expected a number after '<', found '-inf'");
     parse_fails("a < infinity", CP_EPARSE,
                 "line 1, column 5: expected a number after '<', found 'infinity'");
-    parse_fails("a == 0x10", CP_EPARSE, "line 1, column 6: expected a number after '==', found '0x10'");
+    parse_fails("a == 0x10", CP_EPARSE,
+                "line 1, column 6: expected a number after '==', found '0x10'");
     parse_fails("a == 0x1p3", CP_EPARSE,
                 "line 1, column 6: expected a number after '==', found '0x1p3'");
 }
@@ -338,7 +343,8 @@ Test(expect, trailing_garbage)
     parse_fails("a > 1 foo", CP_EPARSE, "line 1, column 7: unexpected 'foo' after the expectation");
     parse_fails("a > 1 2", CP_EPARSE, "line 1, column 7: unexpected '2' after the expectation");
     parse_fails("a > 1:", CP_EPARSE, "line 1, column 6: unexpected ':' after the expectation");
-    parse_fails("finding x y", CP_EPARSE, "line 1, column 11: unexpected 'y' after the expectation");
+    parse_fails("finding x y", CP_EPARSE,
+                "line 1, column 11: unexpected 'y' after the expectation");
     parse_fails("no finding x >= 1", CP_EPARSE,
                 "line 1, column 14: unexpected '>=' after the expectation");
 }
@@ -379,7 +385,8 @@ Test(expect, bad_metric_name)
     parse_fails("s: > 1", CP_EPARSE,
                 "line 1, column 4: expected a metric, 'finding' or 'no finding', found '>'");
     parse_fails("streams-pinned:", CP_EPARSE,
-                "line 1, column 16: expected a metric, 'finding' or 'no finding', found end of line");
+                "line 1, column 16: expected a metric, "
+                "'finding' or 'no finding', found end of line");
 }
 
 Test(expect, finding_without_name)
@@ -399,7 +406,8 @@ Test(expect, no_without_finding)
 {
     parse_fails("no cuda_memcpy_async", CP_EPARSE,
                 "line 1, column 4: expected 'finding' after 'no', found 'cuda_memcpy_async'");
-    parse_fails("s: no", CP_EPARSE, "line 1, column 6: expected 'finding' after 'no', found end of line");
+    parse_fails("s: no", CP_EPARSE,
+                "line 1, column 6: expected 'finding' after 'no', found end of line");
     parse_fails("no findings x", CP_EPARSE,
                 "line 1, column 4: expected 'finding' after 'no', found 'findings'");
 }
@@ -418,7 +426,8 @@ Test(expect, failed_parse_leaves_list_unchanged)
     cp_expectation *items = list.items;
     size_t cap = list.cap;
     cr_expect_eq(cp_expect_parse("b < 2\nc <= 3\nd >", 3, &list), CP_EPARSE);
-    cr_expect_str_eq(cp_last_error(), "line 5, column 4: expected a number after '>', found end of line");
+    cr_expect_str_eq(cp_last_error(),
+                     "line 5, column 4: expected a number after '>', found end of line");
     cr_expect_eq(list.n, 2);
     cr_expect_eq(list.cap, cap);
     cr_expect_eq(list.items, items);

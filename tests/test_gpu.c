@@ -219,7 +219,7 @@ out:
     return rc;
 }
 
-CUPROOF_CASE(selftest_sticky_fault, .title = "faults on purpose", .variants = {"a"},
+CUPROOF_CASE(selftest_sticky_fault, .title = "faults on purpose", .variants = CP_VARIANTS("a"),
              .run = fault_run);
 
 /* The faulting case fails with the error's name; the GPU case after it is

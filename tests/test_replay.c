@@ -44,7 +44,7 @@ static void unload(void)
 static size_t index_of(const char *variant)
 {
     for (size_t i = 0; i < f.nvariants; i++)
-        if (strcmp(f.variant[i], variant) == 0)
+        if (strcmp(f.variants[i].name, variant) == 0)
             return i;
     cr_assert_fail("variant %s not in the fixture", variant);
     return 0;
@@ -53,7 +53,7 @@ static size_t index_of(const char *variant)
 static const cp_series *events_of(const char *variant)
 {
     size_t i = index_of(variant);
-    const cp_series *s = cp_series_find(f.series[i], f.nseries[i], "event_ms");
+    const cp_series *s = cp_series_find(f.variants[i].series, f.variants[i].nseries, "event_ms");
     cr_assert_not_null(s, "%s has no event_ms series", variant);
     return s;
 }
@@ -62,7 +62,7 @@ static const cp_series *events_of(const char *variant)
 static cp_event_agreement agree(const char *variant, const double *events, size_t n)
 {
     cp_event_agreement a;
-    cr_assert_eq(cp_events_against_trace(&f.trace[index_of(variant)], "mult_ker", events, n,
+    cr_assert_eq(cp_events_against_trace(&f.variants[index_of(variant)].trace, "mult_ker", events, n,
                                          CP_EVENT_TOLERANCE, &a),
                  0, "%s", cp_last_error());
     return a;
@@ -76,7 +76,7 @@ typedef struct counts {
 static counts analysed(const char *variant)
 {
     cp_metrics m;
-    cr_assert_eq(cp_timeline_analyse(&f.trace[index_of(variant)], &h100, &m), 0);
+    cr_assert_eq(cp_timeline_analyse(&f.variants[index_of(variant)].trace, &h100, &m), 0);
     counts c = {m.peak_concurrent_kernels, m.kernels};
     cp_metrics_free(&m);
     return c;
@@ -101,10 +101,10 @@ Test(replay_events, verdicts_of_the_gpu_test)
     cr_assert_eq(f.nvariants, 4);
     const char *agreeing[] = {"serialised", "one-big-kernel"};
     for (size_t i = 0; i < f.nvariants; i++) {
-        const cp_series *e = events_of(f.variant[i]);
-        cp_event_agreement a = agree(f.variant[i], e->values, e->n);
+        const cp_series *e = events_of(f.variants[i].name);
+        cp_event_agreement a = agree(f.variants[i].name, e->values, e->n);
         cr_expect_eq(a.launches, e->n);
-        cr_expect_eq(a.too_short, 0, "%s: %zu shorter", f.variant[i], a.too_short);
+        cr_expect_eq(a.too_short, 0, "%s: %zu shorter", f.variants[i].name, a.too_short);
     }
     for (size_t i = 0; i < 2; i++) {
         const cp_series *e = events_of(agreeing[i]);
@@ -155,7 +155,7 @@ Test(replay_events, poisoned_and_mispaired_events_fail)
     cr_expect_lt(b.agreeing, b.launches);
     cr_expect_lt(b.host_bounded, b.launches, "waits the trace cannot account for");
     cp_event_agreement c;
-    cr_expect_eq(cp_events_against_trace(&f.trace[index_of("one-big-kernel")], "mult_ker",
+    cr_expect_eq(cp_events_against_trace(&f.variants[index_of("one-big-kernel")].trace, "mult_ker",
                                          e->values, e->n, CP_EVENT_TOLERANCE, &c),
                  CP_EINVAL, "200 event times cannot pair with one launch");
 }

@@ -51,12 +51,12 @@ Test(replay_host_threads, a_context_per_thread_is_a_lane_per_context)
     cr_assert_eq(f.nvariants, 14);
     for (size_t i = 0; i < 7; i++) {
         size_t contexts, lanes;
-        count(&f.trace[i], &contexts, &lanes);
-        cr_expect_eq(contexts, threads[i], "%s: %zu contexts", f.variant[i], contexts);
-        cr_expect_eq(lanes, threads[i], "%s: %zu lanes", f.variant[i], lanes);
-        count(&f.trace[7 + i], &contexts, &lanes);
-        cr_expect_eq(contexts, 1, "%s: one shared context", f.variant[7 + i]);
-        cr_expect_eq(lanes, threads[i], "%s: a stream lane per thread", f.variant[7 + i]);
+        count(&f.variants[i].trace, &contexts, &lanes);
+        cr_expect_eq(contexts, threads[i], "%s: %zu contexts", f.variants[i].name, contexts);
+        cr_expect_eq(lanes, threads[i], "%s: %zu lanes", f.variants[i].name, lanes);
+        count(&f.variants[7 + i].trace, &contexts, &lanes);
+        cr_expect_eq(contexts, 1, "%s: one shared context", f.variants[7 + i].name);
+        cr_expect_eq(lanes, threads[i], "%s: a stream lane per thread", f.variants[7 + i].name);
     }
 }
 
@@ -65,8 +65,8 @@ Test(replay_host_threads, a_context_per_thread_is_a_lane_per_context)
  * did not repeat across these contexts, so its 32 lanes stay apart.) */
 Test(replay_host_threads, erasing_contexts_fails_the_check)
 {
-    cp_trace *t = &f.trace[6];
-    cr_assert_str_eq(f.variant[6], "contexts-32");
+    cp_trace *t = &f.variants[6].trace;
+    cr_assert_str_eq(f.variants[6].name, "contexts-32");
     size_t contexts, lanes;
     count(t, &contexts, &lanes);
     cr_assert_eq(contexts, 32);

@@ -33,14 +33,16 @@ static void build(void)
     strcpy(c->title, "a demo");
     strcpy(c->source, "seed 000");
     c->status = CP_STATUS_PASSED;
-    c->nchecks = 2;
+    cr_assert_not_null(cp_result_add_check(c));
+    cr_assert_not_null(cp_result_add_check(c));
     strcpy(c->checks[0].name, "overlap");
     strcpy(c->checks[0].expected, "> 0.5");
     strcpy(c->checks[0].measured, "0.9");
     c->checks[1].status = CP_CHECK_SKIPPED;
     strcpy(c->checks[1].name, "trace check");
     strcpy(c->checks[1].skip_reason, "untraced");
-    c->nvariants = 2;
+    cr_assert_not_null(cp_result_add_variant(c));
+    cr_assert_not_null(cp_result_add_variant(c));
     cp_variant_result *v = &c->variants[0];
     strcpy(v->name, "streams");
     v->ran = v->traced = true;
@@ -54,15 +56,15 @@ static void build(void)
     cp_trace_add(&v->trace, &range);
     cr_assert_eq(cp_timeline_analyse(&v->trace, NULL, &v->metrics), 0);
     const double events[3] = {1.0, 2.0, 3.0};
-    cr_assert_eq(cp_series_store(v->series, &v->nseries, "event_ms", "ms", events, 3), 0);
+    cr_assert_eq(cp_series_store(&v->series, &v->nseries, &v->series_cap, "event_ms", "ms", events, 3), 0);
     strcpy(c->variants[1].name, "untraced");
     c->variants[1].ran = true;
     strcpy(c->variants[1].untraced_reason, "CUPTI is held by another tool");
-    c->nclaims = 1;
+    cr_assert_not_null(cp_result_add_claim(c));
     strcpy(c->claims[0].text, "about 4x");
     strcpy(c->claims[0].measured, "50x");
     c->claims[0].verdict = CP_VERDICT_CONFIRMED;
-    c->nfigures = 1;
+    cr_assert_not_null(cp_result_add_figure(c));
     strcpy(c->figures[0].name, "speedup");
     c->figures[0].value = 50;
 
@@ -225,12 +227,12 @@ Test(report, trace_file_round_trip)
     cr_expect_str_eq(f.case_name, "demo");
     cr_expect_str_eq(f.device, "Test GPU");
     cr_assert_eq(f.nvariants, 1, "only traced variants are written");
-    cr_expect_str_eq(f.variant[0], "streams");
-    cr_expect_eq(f.trace[0].renamed_kernels, 2, "the count of corrected kernel names is kept");
+    cr_expect_str_eq(f.variants[0].name, "streams");
+    cr_expect_eq(f.variants[0].trace.renamed_kernels, 2, "the count of corrected kernel names is kept");
     const cp_trace *orig = &cases[0].variants[0].trace;
-    cr_assert_eq(f.trace[0].n, orig->n);
+    cr_assert_eq(f.variants[0].trace.n, orig->n);
     for (size_t i = 0; i < orig->n; i++) {
-        const cp_activity *a = &orig->items[i], *b = &f.trace[0].items[i];
+        const cp_activity *a = &orig->items[i], *b = &f.variants[0].trace.items[i];
         cr_expect_eq(a->kind, b->kind);
         cr_expect_eq(a->start, b->start);
         cr_expect_eq(a->end, b->end);
@@ -244,7 +246,7 @@ Test(report, trace_file_round_trip)
         cr_expect_str_eq(a->name, b->name);
     }
     cp_metrics m;
-    cr_assert_eq(cp_timeline_analyse(&f.trace[0], NULL, &m), 0);
+    cr_assert_eq(cp_timeline_analyse(&f.variants[0].trace, NULL, &m), 0);
     cr_expect_eq(m.copy_kernel_overlap_ns, cases[0].variants[0].metrics.copy_kernel_overlap_ns);
     cp_metrics_free(&m);
     cp_trace_file_free(&f);
@@ -294,8 +296,8 @@ Test(report, trace_file_keeps_absolute_times_and_series)
     cp_case_result *c = calloc(1, sizeof *c);
     cr_assert_not_null(c);
     snprintf(c->name, sizeof c->name, "exact");
-    c->nvariants = 1;
-    cp_variant_result *v = &c->variants[0];
+    cp_variant_result *v = cp_result_add_variant(c);
+    cr_assert_not_null(v);
     snprintf(v->name, sizeof v->name, "v");
     v->ran = v->traced = true;
     cp_trace_init(&v->trace);
@@ -309,7 +311,8 @@ Test(report, trace_file_keeps_absolute_times_and_series)
     v->trace.items[1].block[1] = 1;
     v->trace.items[1].block[2] = 1;
     const double events[2] = {1.000002, 1.999996};
-    cr_assert_eq(cp_series_store(v->series, &v->nseries, "event_ms", "ms", events, 2), 0);
+    cr_assert_eq(
+        cp_series_store(&v->series, &v->nseries, &v->series_cap, "event_ms", "ms", events, 2), 0);
     char path[] = "/tmp/cuproof-exact-XXXXXX";
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
@@ -318,45 +321,69 @@ Test(report, trace_file_keeps_absolute_times_and_series)
     cp_trace_file f;
     cr_assert_eq(cp_trace_file_read(path, &f), 0, "%s", cp_last_error());
     remove(path);
-    cr_assert_eq(f.trace[0].n, 2);
-    cr_expect_eq(f.trace[0].items[0].start, base + 1);
-    cr_expect_eq(f.trace[0].items[0].end, base + 1000003);
-    cr_expect_eq(f.trace[0].items[1].start, base + 5);
-    cr_expect_eq(f.trace[0].items[1].grid[0], 39063);
-    cr_expect_eq(f.trace[0].items[1].block[0], 256);
-    cr_expect_eq(f.trace[0].items[1].block[2], 1);
-    cr_expect_eq(f.trace[0].items[0].block[0], 0, "unknown shapes stay unknown");
-    const cp_series *e = cp_series_find(f.series[0], f.nseries[0], "event_ms");
+    cr_assert_eq(f.variants[0].trace.n, 2);
+    cr_expect_eq(f.variants[0].trace.items[0].start, base + 1);
+    cr_expect_eq(f.variants[0].trace.items[0].end, base + 1000003);
+    cr_expect_eq(f.variants[0].trace.items[1].start, base + 5);
+    cr_expect_eq(f.variants[0].trace.items[1].grid[0], 39063);
+    cr_expect_eq(f.variants[0].trace.items[1].block[0], 256);
+    cr_expect_eq(f.variants[0].trace.items[1].block[2], 1);
+    cr_expect_eq(f.variants[0].trace.items[0].block[0], 0, "unknown shapes stay unknown");
+    const cp_series *e = cp_series_find(f.variants[0].series, f.variants[0].nseries, "event_ms");
     cr_assert_not_null(e);
     cr_expect_str_eq(e->unit, "ms");
     cr_assert_eq(e->n, 2);
     cr_expect_float_eq(e->values[0], events[0], 1e-12);
     cr_expect_float_eq(e->values[1], events[1], 1e-12);
-    cr_expect_null(cp_series_find(f.series[0], f.nseries[0], "other"));
+    cr_expect_null(cp_series_find(f.variants[0].series, f.variants[0].nseries, "other"));
     cp_trace_file_free(&f);
     cp_case_result_free(c);
     free(c);
 }
 
-Test(report, series_store_replaces_and_limits)
+Test(report, series_store_replaces_and_grows)
 {
-    cp_series list[CP_MAX_SERIES];
-    size_t n = 0;
+    cp_series *list = NULL;
+    size_t n = 0, cap = 0;
     const double a[1] = {1}, b[2] = {2, 3};
-    cr_assert_eq(cp_series_store(list, &n, "x", "ms", a, 1), 0);
-    cr_assert_eq(cp_series_store(list, &n, "x", "ms", b, 2), 0);
+    cr_assert_eq(cp_series_store(&list, &n, &cap, "x", "ms", a, 1), 0);
+    cr_assert_eq(cp_series_store(&list, &n, &cap, "x", "ms", b, 2), 0);
     cr_expect_eq(n, 1, "a series of the same name is replaced");
     cr_expect_eq(list[0].n, 2);
     cr_expect_float_eq(list[0].values[1], 3.0, 1e-12);
-    cr_expect_eq(cp_series_store(list, &n, "", "ms", a, 1), CP_EINVAL);
+    cr_expect_eq(cp_series_store(&list, &n, &cap, "", "ms", a, 1), CP_EINVAL);
+    /* No fixed limit: forty series, each kept under its own name. */
     char name[8];
-    for (int i = 1; i < CP_MAX_SERIES; i++) {
+    for (int i = 1; i < 40; i++) {
         snprintf(name, sizeof name, "s%d", i);
-        cr_assert_eq(cp_series_store(list, &n, name, "", a, 1), 0);
+        cr_assert_eq(cp_series_store(&list, &n, &cap, name, "", a, 1), 0);
     }
-    cr_expect_eq(cp_series_store(list, &n, "one-too-many", "", a, 1), CP_EINVAL);
-    for (size_t i = 0; i < n; i++)
-        free(list[i].values);
+    cr_expect_eq(n, 40);
+    cr_expect_not_null(cp_series_find(list, n, "s39"));
+    cr_expect_eq(cp_series_find(list, n, "x")->n, 2, "growing kept the first series");
+    cp_series_free(list, n);
+}
+
+Test(report, result_lists_grow_past_the_old_limits)
+{
+    cp_case_result r;
+    memset(&r, 0, sizeof r);
+    /* The old fixed tables held 64 checks and 16 variants. */
+    for (int i = 0; i < 200; i++) {
+        cp_check_result *c = cp_result_add_check(&r);
+        cr_assert_not_null(c);
+        snprintf(c->name, sizeof c->name, "check %d", i);
+    }
+    for (int i = 0; i < 40; i++)
+        snprintf(cp_result_add_variant(&r)->name, 64, "v%d", i);
+    cr_expect_eq(r.nchecks, 200);
+    cr_expect_eq(r.nvariants, 40);
+    cr_expect_str_eq(r.checks[0].name, "check 0");
+    cr_expect_str_eq(r.checks[199].name, "check 199");
+    cr_expect_str_eq(r.variants[39].name, "v39");
+    cp_case_result_free(&r);
+    cr_expect_eq(r.nchecks, 0);
+    cr_expect_null(r.checks);
 }
 
 Test(report, trace_file_bad_series_and_origin)

@@ -5,6 +5,7 @@
  * a skip, no checks at all) ends in the right status with the reason.
  */
 #include <cuproof/case.h>
+#include "runner/ctx.h"
 #include <cuproof/nvtx.h>
 #include <cuproof/runner.h>
 
@@ -48,7 +49,7 @@ static int claims_ok(cp_ctx *ctx)
     return 0;
 }
 
-CUPROOF_CASE(selftest_ok, .title = "passes", .cpu_only = true, .variants = {"a", "b"},
+CUPROOF_CASE(selftest_ok, .title = "passes", .cpu_only = true, .variants = CP_VARIANTS("a", "b"),
              .prepare = count_prepare, .run = count_run, .verify = verify_planted,
              .claims = claims_ok, .teardown = count_teardown);
 
@@ -58,7 +59,7 @@ static int setup_allows(cp_ctx *ctx)
     return cp_allow_mismatches(ctx, 1, 0.05, "planted rounding");
 }
 
-CUPROOF_CASE(selftest_allowed, .cpu_only = true, .variants = {"a", "b"}, .setup = setup_allows,
+CUPROOF_CASE(selftest_allowed, .cpu_only = true, .variants = CP_VARIANTS("a", "b"), .setup = setup_allows,
              .run = count_run, .verify = verify_planted);
 
 static int setup_bad_allowance(cp_ctx *ctx)
@@ -66,7 +67,7 @@ static int setup_bad_allowance(cp_ctx *ctx)
     return cp_allow_mismatches(ctx, 1, 1.5, "nonsense");
 }
 
-CUPROOF_CASE(selftest_bad_allowance, .cpu_only = true, .variants = {"a"},
+CUPROOF_CASE(selftest_bad_allowance, .cpu_only = true, .variants = CP_VARIANTS("a"),
              .setup = setup_bad_allowance, .run = count_run, .verify = verify_planted);
 
 static int checks_one_fails(cp_ctx *ctx)
@@ -76,7 +77,7 @@ static int checks_one_fails(cp_ctx *ctx)
     return 0;
 }
 
-CUPROOF_CASE(selftest_check_fails, .cpu_only = true, .variants = {"a"}, .run = count_run,
+CUPROOF_CASE(selftest_check_fails, .cpu_only = true, .variants = CP_VARIANTS("a"), .run = count_run,
              .verify = verify_planted, .checks = checks_one_fails);
 
 static int setup_skips(cp_ctx *ctx)
@@ -84,7 +85,7 @@ static int setup_skips(cp_ctx *ctx)
     return cp_skip(ctx, "needs %d GPUs", 2);
 }
 
-CUPROOF_CASE(selftest_skips, .cpu_only = true, .variants = {"a"}, .setup = setup_skips,
+CUPROOF_CASE(selftest_skips, .cpu_only = true, .variants = CP_VARIANTS("a"), .setup = setup_skips,
              .run = count_run, .teardown = count_teardown);
 
 static int run_fails(cp_ctx *ctx, const cp_variant *v)
@@ -92,10 +93,10 @@ static int run_fails(cp_ctx *ctx, const cp_variant *v)
     return cp_failf(CP_EINVAL, "planted failure in variant %s", v->name);
 }
 
-CUPROOF_CASE(selftest_run_fails, .cpu_only = true, .variants = {"a"}, .run = run_fails,
+CUPROOF_CASE(selftest_run_fails, .cpu_only = true, .variants = CP_VARIANTS("a"), .run = run_fails,
              .verify = verify_planted);
 
-CUPROOF_CASE(selftest_checks_nothing, .cpu_only = true, .variants = {"a"}, .run = count_run);
+CUPROOF_CASE(selftest_checks_nothing, .cpu_only = true, .variants = CP_VARIANTS("a"), .run = count_run);
 
 static int trace_check(cp_ctx *ctx)
 {
@@ -105,10 +106,10 @@ static int trace_check(cp_ctx *ctx)
     return 0;
 }
 
-CUPROOF_CASE(selftest_untraced, .cpu_only = true, .variants = {"a"}, .run = count_run,
+CUPROOF_CASE(selftest_untraced, .cpu_only = true, .variants = CP_VARIANTS("a"), .run = count_run,
              .checks = trace_check);
 
-CUPROOF_CASE(selftest_needs_gpu, .variants = {"a"}, .run = count_run);
+CUPROOF_CASE(selftest_needs_gpu, .variants = CP_VARIANTS("a"), .run = count_run);
 
 static int setup_leaves_b_out(cp_ctx *ctx)
 {
@@ -124,7 +125,7 @@ static int check_b(cp_ctx *ctx)
     return 0;
 }
 
-CUPROOF_CASE(selftest_variant_left_out, .cpu_only = true, .variants = {"a", "b", "c"},
+CUPROOF_CASE(selftest_variant_left_out, .cpu_only = true, .variants = CP_VARIANTS("a", "b", "c"),
              .setup = setup_leaves_b_out, .run = count_run, .verify = verify_planted,
              .checks = check_b);
 
@@ -286,7 +287,7 @@ static int run_fails_in_phase(cp_ctx *ctx, const cp_variant *v)
     return cp_failf(CP_EIO, "planted failure inside a phase");
 }
 
-CUPROOF_CASE(selftest_fails_in_phase, .cpu_only = true, .variants = {"a"},
+CUPROOF_CASE(selftest_fails_in_phase, .cpu_only = true, .variants = CP_VARIANTS("a"),
              .run = run_fails_in_phase);
 
 /* A run that fails with phases open leaves no phase open behind it: the

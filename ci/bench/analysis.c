@@ -35,8 +35,9 @@ int main(int argc, char **argv)
     if (!c)
         return 1;
     snprintf(c->name, sizeof c->name, "bench");
-    c->nvariants = 1;
-    cp_variant_result *v = &c->variants[0];
+    cp_variant_result *v = cp_result_add_variant(c);
+    if (!v)
+        return 1;
     snprintf(v->name, sizeof v->name, "synthetic");
     v->ran = v->traced = true;
     cp_trace_init(&v->trace);

@@ -1,5 +1,5 @@
 /* The registry and the functions cases call. */
-#include <cuproof/case.h>
+#include "runner/ctx.h"
 
 #include <cuproof/nvtx.h>
 
@@ -81,6 +81,39 @@ const cp_case_def *cp_registry_find(const char *name)
     return NULL;
 }
 
+int cp_case_variant_count(const cp_case_def *def)
+{
+    int n = 0;
+    while (def->variants && def->variants[n])
+        n++;
+    return n;
+}
+
+void *cp_ctx_state(const cp_ctx *ctx)
+{
+    return ctx->state;
+}
+
+cp_profile cp_ctx_profile(const cp_ctx *ctx)
+{
+    return ctx->profile;
+}
+
+const cp_env *cp_ctx_env(const cp_ctx *ctx)
+{
+    return ctx->env;
+}
+
+const char *cp_ctx_variant(const cp_ctx *ctx, int i)
+{
+    return i >= 0 && i < ctx->nvariants ? ctx->def->variants[i] : NULL;
+}
+
+const char *cp_ctx_variant_skip(const cp_ctx *ctx, int i)
+{
+    return i >= 0 && i < ctx->nvariants ? ctx->settings[i].skip : "";
+}
+
 void *cp_state_new(cp_ctx *ctx, size_t size)
 {
     free(ctx->state);
@@ -89,28 +122,28 @@ void *cp_state_new(cp_ctx *ctx, size_t size)
 
 int cp_allow_mismatches(cp_ctx *ctx, int variant, double fraction, const char *reason)
 {
-    if (variant < 0 || variant >= CP_MAX_VARIANTS || !(fraction >= 0 && fraction < 1))
+    if (variant < 0 || variant >= ctx->nvariants || !(fraction >= 0 && fraction < 1))
         return cp_failf(CP_EINVAL, "cp_allow_mismatches: variant %d, fraction %g", variant,
                         fraction);
-    ctx->allowed_fraction[variant] = fraction;
-    snprintf(ctx->allowed_reason[variant], sizeof ctx->allowed_reason[variant], "%s",
-             reason ? reason : "");
+    cp_variant_setting *v = &ctx->settings[variant];
+    v->allowed_fraction = fraction;
+    snprintf(v->allowed_reason, sizeof v->allowed_reason, "%s", reason ? reason : "");
     return 0;
 }
 
 int cp_expect_leak(cp_ctx *ctx, int variant)
 {
-    if (variant < 0 || variant >= CP_MAX_VARIANTS)
+    if (variant < 0 || variant >= ctx->nvariants)
         return cp_failf(CP_EINVAL, "cp_expect_leak: variant %d", variant);
-    ctx->expect_leak[variant] = true;
+    ctx->settings[variant].expect_leak = true;
     return 0;
 }
 
 int cp_skip_variant(cp_ctx *ctx, int variant, const char *reason)
 {
-    if (variant < 0 || variant >= CP_MAX_VARIANTS || !reason || !*reason)
+    if (variant < 0 || variant >= ctx->nvariants || !reason || !*reason)
         return cp_failf(CP_EINVAL, "cp_skip_variant: variant %d needs a reason", variant);
-    snprintf(ctx->variant_skip[variant], sizeof ctx->variant_skip[variant], "%s", reason);
+    snprintf(ctx->settings[variant].skip, sizeof ctx->settings[variant].skip, "%s", reason);
     return 0;
 }
 
@@ -126,15 +159,13 @@ int cp_skip(cp_ctx *ctx, const char *fmt, ...)
 static cp_check_result *new_check(cp_ctx *ctx, const char *name, const char *expected)
 {
     cp_case_result *r = ctx->result;
-    if (r->nchecks == CP_MAX_CHECKS) {
-        /* Overflowing the table must not pass silently: fail the case. */
+    cp_check_result *c = cp_result_add_check(r);
+    if (!c) {
+        /* A check that could not be recorded must not pass silently. */
         r->status = CP_STATUS_FAILED;
-        snprintf(r->error, sizeof r->error, "more than %d checks; '%s' was not recorded",
-                 CP_MAX_CHECKS, name);
+        snprintf(r->error, sizeof r->error, "out of memory; check '%s' was not recorded", name);
         return NULL;
     }
-    cp_check_result *c = &r->checks[r->nchecks++];
-    memset(c, 0, sizeof *c);
     snprintf(c->name, sizeof c->name, "%s", name);
     snprintf(c->expected, sizeof c->expected, "%s", expected);
     return c;
@@ -238,9 +269,12 @@ void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char 
                   const char *measured, cp_verdict verdict, const char *reason, ...)
 {
     cp_case_result *r = ctx->result;
-    if (r->nclaims == CP_MAX_CLAIMS)
+    cp_claim_result *c = cp_result_add_claim(r);
+    if (!c) {
+        r->status = CP_STATUS_FAILED;
+        snprintf(r->error, sizeof r->error, "out of memory; a claim was not recorded");
         return;
-    cp_claim_result *c = &r->claims[r->nclaims++];
+    }
     snprintf(c->text, sizeof c->text, "%s", text);
     snprintf(c->source, sizeof c->source, "%s", source);
     snprintf(c->claimed, sizeof c->claimed, "%s", claimed);
@@ -255,9 +289,9 @@ void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char 
 void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit)
 {
     cp_case_result *r = ctx->result;
-    if (r->nfigures == CP_MAX_FIGURES)
-        return;
-    cp_figure *f = &r->figures[r->nfigures++];
+    cp_figure *f = cp_result_add_figure(r);
+    if (!f)
+        return; /* a figure is shown, never checked: losing one fails nothing */
     snprintf(f->name, sizeof f->name, "%s", name);
     snprintf(f->unit, sizeof f->unit, "%s", unit);
     f->value = value;
@@ -290,7 +324,7 @@ int cp_series_set(cp_ctx *ctx, const cp_variant *v, const char *name, const char
     cp_case_result *r = ctx->result;
     for (size_t i = 0; i < r->nvariants; i++)
         if (strcmp(r->variants[i].name, v->name) == 0)
-            return cp_series_store(r->variants[i].series, &r->variants[i].nseries, name, unit,
-                                   values, n);
+            return cp_series_store(&r->variants[i].series, &r->variants[i].nseries,
+                                   &r->variants[i].series_cap, name, unit, values, n);
     return cp_failf(CP_EINVAL, "series %s: variant %s is not running", name, v->name);
 }

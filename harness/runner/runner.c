@@ -1,4 +1,6 @@
 #include <cuproof/runner.h>
+
+#include "runner/ctx.h"
 #include <cuproof/check.h>
 
 #include <cuproof/nvtx.h>
@@ -147,13 +149,13 @@ out:
 static void add_output_check(cp_ctx *ctx, int index, const cp_variant_result *vr)
 {
     char name[128], expected[256];
-    double fraction = ctx->allowed_fraction[index];
+    double fraction = ctx->settings[index].allowed_fraction;
     uint64_t allowed = (uint64_t)(fraction * (double)vr->elements);
     if (fraction > 0) {
         snprintf(name, sizeof name, "%s: output equals the CPU reference within the bound",
                  vr->name);
         snprintf(expected, sizeof expected, "at most %llu elements (%g%%) differ in every run: %s",
-                 (unsigned long long)allowed, fraction * 100, ctx->allowed_reason[index]);
+                 (unsigned long long)allowed, fraction * 100, ctx->settings[index].allowed_reason);
     } else {
         snprintf(name, sizeof name, "%s: output equals the CPU reference", vr->name);
         snprintf(expected, sizeof expected, "0 mismatching elements in every run");
@@ -180,7 +182,7 @@ static void add_leak_check(cp_ctx *ctx, int index, const cp_variant_result *vr)
     char name[128];
     bool leaked = vr->leaked_bytes > CP_LEAK_BYTES;
     double mib = (double)vr->leaked_bytes / (1 << 20);
-    if (ctx->expect_leak[index]) {
+    if (ctx->settings[index].expect_leak) {
         snprintf(name, sizeof name, "%s: the harness detects the leak (negative control)",
                  vr->name);
         cp_check(ctx, name, leaked, "more than 8 MiB of device memory kept",
@@ -223,7 +225,13 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
 
     int rc = 0, fatal = 0;
     bool set_up = false;
-    cp_ctx ctx = {.def = def, .profile = o->profile, .env = env, .result = r};
+    cp_ctx ctx = {.def = def, .profile = o->profile, .env = env, .result = r,
+                  .nvariants = cp_case_variant_count(def)};
+    ctx.settings = calloc((size_t)ctx.nvariants + 1, sizeof *ctx.settings);
+    if (!ctx.settings) {
+        record_error(r, "case", CP_ENOMEM);
+        return 0;
+    }
     cp_clear_last_error();
     cp_nvtx_push("case %s", r->name);
     if (!def->cpu_only)
@@ -235,12 +243,16 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
     if (rc < 0)
         goto out;
 
-    for (size_t i = 0; i < CP_MAX_VARIANTS && def->variants[i]; i++) {
-        cp_variant v = {.name = def->variants[i], .index = (int)i};
-        cp_variant_result *vr = &r->variants[r->nvariants++];
+    for (int i = 0; i < ctx.nvariants; i++) {
+        cp_variant v = {.name = def->variants[i], .index = i};
+        cp_variant_result *vr = cp_result_add_variant(r);
+        if (!vr) {
+            rc = CP_ENOMEM;
+            goto out;
+        }
         snprintf(vr->name, sizeof vr->name, "%s", v.name);
-        if (ctx.variant_skip[i][0]) {
-            snprintf(vr->skip_reason, sizeof vr->skip_reason, "%s", ctx.variant_skip[i]);
+        if (ctx.settings[i].skip[0]) {
+            snprintf(vr->skip_reason, sizeof vr->skip_reason, "%s", ctx.settings[i].skip);
             continue;
         }
         cp_nvtx_push("variant %s", v.name);
@@ -256,8 +268,8 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
             continue;
         }
         if (def->verify)
-            add_output_check(&ctx, (int)i, vr);
-        add_leak_check(&ctx, (int)i, vr);
+            add_output_check(&ctx, i, vr);
+        add_leak_check(&ctx, i, vr);
     }
     if (def->checks)
         CP_TRY(def->checks(&ctx));
@@ -275,6 +287,7 @@ out:
     if (set_up && def->teardown)
         def->teardown(&ctx);
     free(ctx.state);
+    free(ctx.settings);
     cp_nvtx_pop();
     if (r->status != CP_STATUS_SKIPPED && r->status != CP_STATUS_FAILED) {
         r->status = CP_STATUS_PASSED;

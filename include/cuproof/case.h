@@ -53,7 +53,8 @@ typedef struct cp_case_def {
     const char *id; /* set by CUPROOF_CASE */
     const char *title;
     const char *source;
-    const char *variants[CP_MAX_VARIANTS]; /* the first NULL ends the list */
+    /* The variants' names, NULL-terminated: CP_VARIANTS("a", "b"). */
+    const char *const *variants;
     /* A case that needs no GPU (the harness's own self-tests). */
     bool cpu_only;
     int (*setup)(cp_ctx *ctx);
@@ -70,24 +71,11 @@ typedef struct cp_case_def {
     int (*child)(int argc, char **argv);
 } cp_case_def;
 
-struct cp_ctx {
-    const cp_case_def *def;
-    cp_profile profile;
-    const cp_env *env;
-    void *state; /* the case's own, from cp_state_new; the runner frees it */
-    cp_case_result *result;
-    int open_phases; /* cp_phase_begin minus cp_phase_end; the runner closes leftovers */
-    /* Per variant (by index): the fraction of compared elements that may
-     * differ from the CPU reference, and why; 0 unless cp_allow_mismatches. */
-    double allowed_fraction[CP_MAX_VARIANTS];
-    char allowed_reason[CP_MAX_VARIANTS][160];
-    /* Per variant: leaks device memory on purpose (a negative control). */
-    bool expect_leak[CP_MAX_VARIANTS];
-    /* Per variant: why it does not run in this profile; "" when it runs. */
-    char variant_skip[CP_MAX_VARIANTS][160];
-};
 
 CP_API void cp_registry_add(const cp_case_def *def);
+
+/* A case's variant list: .variants = CP_VARIANTS("sync", "streams"). */
+#define CP_VARIANTS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 #define CUPROOF_CASE(ident, ...)                                              \
     static const cp_case_def cp_case_def_##ident = {.id = #ident, __VA_ARGS__}; \
@@ -103,6 +91,20 @@ CP_API const cp_case_def *cp_registry_find(const char *name); /* NULL when unkno
 CP_API const char *cp_case_name(const cp_case_def *def);
 
 /* ---- what a case calls ---- */
+
+/* The context a case's callbacks receive is opaque: these read it. */
+
+/* The case's own state, from cp_state_new (NULL before). */
+CP_API void *cp_ctx_state(const cp_ctx *ctx);
+/* The problem sizes to run: ci (small) or full (the sources'). */
+CP_API cp_profile cp_ctx_profile(const cp_ctx *ctx);
+/* The GPU the case runs on and the run's settings. */
+CP_API const cp_env *cp_ctx_env(const cp_ctx *ctx);
+/* The name of variant i of the case, NULL past the last one. */
+CP_API const char *cp_ctx_variant(const cp_ctx *ctx, int i);
+/* Why variant i does not run in this profile (cp_skip_variant), "" when it
+ * runs or when there is no variant i. */
+CP_API const char *cp_ctx_variant_skip(const cp_ctx *ctx, int i);
 
 /* Allocates the case's zeroed state and stores it in ctx->state; the
  * runner frees it after teardown, so teardown frees only what the state

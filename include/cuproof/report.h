@@ -47,15 +47,21 @@ CP_API char *cp_trace_files_html(const cp_trace_file *files, size_t n);
  * name), to `path`. Returns 0, CP_ENOMEM or CP_EIO. */
 CP_API int cp_trace_file_write(const cp_case_result *c, const char *device, const char *path);
 
+/* One variant of a recorded trace file: its trace and what its run
+ * measured itself. */
+typedef struct cp_trace_variant {
+    char name[64];
+    cp_trace trace;
+    cp_series *series;
+    size_t nseries, series_cap;
+} cp_trace_variant;
+
 /* A recorded trace file read back: one trace per variant. */
 struct cp_trace_file {
     char case_name[64];
     char device[256];
-    size_t nvariants;
-    char variant[CP_MAX_VARIANTS][64];
-    cp_trace trace[CP_MAX_VARIANTS];
-    cp_series series[CP_MAX_VARIANTS][CP_MAX_SERIES]; /* what each run measured itself */
-    size_t nseries[CP_MAX_VARIANTS];
+    cp_trace_variant *variants;
+    size_t nvariants, variants_cap;
 };
 
 /*

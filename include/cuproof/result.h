@@ -19,11 +19,6 @@
 extern "C" {
 #endif
 
-#define CP_MAX_VARIANTS 16
-#define CP_MAX_CHECKS 64
-#define CP_MAX_CLAIMS 8
-#define CP_MAX_FIGURES 32
-#define CP_MAX_SERIES 4
 /* Device memory a variant may keep between its first and last runs before
  * it counts as a leak: far above the noise (module loading happens before
  * the first run ends), far below a CUDA context. */
@@ -84,8 +79,8 @@ typedef struct cp_variant_result {
     bool memory_checked;
     long long leaked_bytes;
     /* From the variant's last run: the traced one when it was traced. */
-    cp_series series[CP_MAX_SERIES];
-    size_t nseries;
+    cp_series *series;
+    size_t nseries, series_cap;
 } cp_variant_result;
 
 typedef struct cp_case_result {
@@ -97,14 +92,15 @@ typedef struct cp_case_result {
     char error[1024];
     int device;         /* the runtime's ordinal the case ran on */
     char gpu_name[256]; /* its name; "" when no GPU was used */
-    cp_check_result checks[CP_MAX_CHECKS];
-    size_t nchecks;
-    cp_variant_result variants[CP_MAX_VARIANTS];
-    size_t nvariants;
-    cp_claim_result claims[CP_MAX_CLAIMS];
-    size_t nclaims;
-    cp_figure figures[CP_MAX_FIGURES];
-    size_t nfigures;
+    /* Each list grows as the case adds to it (cp_result_add_*). */
+    cp_check_result *checks;
+    size_t nchecks, checks_cap;
+    cp_variant_result *variants;
+    size_t nvariants, variants_cap;
+    cp_claim_result *claims;
+    size_t nclaims, claims_cap;
+    cp_figure *figures;
+    size_t nfigures, figures_cap;
 } cp_case_result;
 
 typedef struct cp_report {
@@ -128,13 +124,25 @@ CP_API int cp_verdict_from_name(const char *s);
 /* The series called `name` among `n`, or NULL. */
 CP_API const cp_series *cp_series_find(const cp_series *series, size_t n, const char *name);
 
-/* Stores a copy of `values` as the series `name` of `list` (holding *n),
- * replacing an earlier one of that name. Returns 0, CP_EINVAL when the
- * list is full or the name empty, or CP_ENOMEM. */
-CP_API int cp_series_store(cp_series *list, size_t *n, const char *name, const char *unit,
-                    const double *values, size_t count);
+/* Stores a copy of `values` as the series `name` of the list *list
+ * (holding *n, with room for *cap, grown as needed), replacing an earlier
+ * one of that name. Returns 0, CP_EINVAL when the name is empty, or
+ * CP_ENOMEM. */
+CP_API int cp_series_store(cp_series **list, size_t *n, size_t *cap, const char *name,
+                           const char *unit, const double *values, size_t count);
 
-/* Frees the traces, metrics and series a case result owns (not the result itself). */
+/* Frees the values of n series and the list itself. */
+CP_API void cp_series_free(cp_series *list, size_t n);
+
+/* Appends a zeroed entry to a result's list, growing it. Each returns the
+ * entry, or NULL when out of memory (CP_ENOMEM in cp_last_error). */
+CP_API cp_check_result *cp_result_add_check(cp_case_result *r);
+CP_API cp_variant_result *cp_result_add_variant(cp_case_result *r);
+CP_API cp_claim_result *cp_result_add_claim(cp_case_result *r);
+CP_API cp_figure *cp_result_add_figure(cp_case_result *r);
+
+/* Frees the lists, traces, metrics and series a case result owns (not
+ * the result itself) and leaves it empty. */
 CP_API void cp_case_result_free(cp_case_result *r);
 
 #ifdef __cplusplus

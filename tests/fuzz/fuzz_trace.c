@@ -22,14 +22,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cp_trace_file_parse(text, &f) == 0) {
         for (size_t i = 0; i < f.nvariants; i++) {
             cp_metrics m;
-            if (cp_timeline_analyse(&f.trace[i], NULL, &m) == 0)
+            if (cp_timeline_analyse(&f.variants[i].trace, NULL, &m) == 0)
                 cp_metrics_free(&m);
-            for (size_t k = 0; k < f.nseries[i]; k++) {
+            for (size_t k = 0; k < f.variants[i].nseries; k++) {
                 cp_event_agreement a;
-                cp_events_against_trace(&f.trace[i], "mult_ker", f.series[i][k].values,
-                                        f.series[i][k].n, CP_EVENT_TOLERANCE, &a);
+                cp_events_against_trace(&f.variants[i].trace, "mult_ker", f.variants[i].series[k].values,
+                                        f.variants[i].series[k].n, CP_EVENT_TOLERANCE, &a);
             }
-            free(cp_chrome_trace(&f.trace[i], f.case_name));
+            free(cp_chrome_trace(&f.variants[i].trace, f.case_name));
         }
         cp_trace_file_free(&f);
     }
