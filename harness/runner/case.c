@@ -9,48 +9,50 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_CASES 128
+typedef struct entry {
+    const cp_case_def *def;
+    char name[64]; /* the identifier with '_' written as '-' */
+} entry;
 
 static struct {
-    const cp_case_def *defs[MAX_CASES];
-    char names[MAX_CASES][64];
-    size_t n;
+    entry *items;
+    size_t n, cap;
     bool sorted;
 } reg;
 
 void cp_registry_add(const cp_case_def *def)
 {
-    /* Called from constructors before main: no CUDA, no allocation. */
-    if (reg.n == MAX_CASES) {
-        fprintf(stderr, "cuproof: more than %d cases registered; '%s' ignored\n", MAX_CASES,
-                def->id);
-        return;
+    /* Called from constructors before main: no CUDA. A case that cannot
+     * be registered is said on stderr, and `cuproof test` of it then
+     * fails as an unknown case. */
+    if (reg.n == reg.cap) {
+        size_t cap = reg.cap ? reg.cap * 2 : 32;
+        entry *p = realloc(reg.items, cap * sizeof *p);
+        if (!p) {
+            fprintf(stderr, "cuproof: out of memory registering case '%s'\n", def->id);
+            return;
+        }
+        reg.items = p;
+        reg.cap = cap;
     }
-    size_t i = reg.n++;
-    reg.defs[i] = def;
-    snprintf(reg.names[i], sizeof reg.names[i], "%s", def->id);
-    for (char *p = reg.names[i]; *p; p++)
+    entry *e = &reg.items[reg.n++];
+    e->def = def;
+    snprintf(e->name, sizeof e->name, "%s", def->id);
+    for (char *p = e->name; *p; p++)
         if (*p == '_')
             *p = '-';
     reg.sorted = false;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
+}
+
 static void sort_registry(void)
 {
-    if (reg.sorted)
-        return;
-    /* Insertion sort: a few dozen cases, sorted once. */
-    for (size_t i = 1; i < reg.n; i++) {
-        for (size_t j = i; j > 0 && strcmp(reg.names[j - 1], reg.names[j]) > 0; j--) {
-            const cp_case_def *d = reg.defs[j];
-            char name[64];
-            memcpy(name, reg.names[j], sizeof name);
-            reg.defs[j] = reg.defs[j - 1];
-            memcpy(reg.names[j], reg.names[j - 1], sizeof name);
-            reg.defs[j - 1] = d;
-            memcpy(reg.names[j - 1], name, sizeof name);
-        }
-    }
+    if (!reg.sorted && reg.n > 1)
+        qsort(reg.items, reg.n, sizeof *reg.items, by_name);
     reg.sorted = true;
 }
 
@@ -62,22 +64,22 @@ size_t cp_registry_count(void)
 const cp_case_def *cp_registry_at(size_t i)
 {
     sort_registry();
-    return i < reg.n ? reg.defs[i] : NULL;
+    return i < reg.n ? reg.items[i].def : NULL;
 }
 
 const char *cp_case_name(const cp_case_def *def)
 {
     for (size_t i = 0; i < reg.n; i++)
-        if (reg.defs[i] == def)
-            return reg.names[i];
+        if (reg.items[i].def == def)
+            return reg.items[i].name;
     return def->id;
 }
 
 const cp_case_def *cp_registry_find(const char *name)
 {
     for (size_t i = 0; name && i < reg.n; i++)
-        if (strcmp(reg.names[i], name) == 0)
-            return reg.defs[i];
+        if (strcmp(reg.items[i].name, name) == 0)
+            return reg.items[i].def;
     return NULL;
 }
 
