@@ -84,31 +84,11 @@ static void env_json(builder *b, cJSON *o, const cp_env *e)
 
 static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
 {
-    add_num(b, o, "span_ns", (double)m->span_ns);
-    add_num(b, o, "kernel_busy_ns", (double)m->kernel_busy_ns);
-    add_num(b, o, "copy_busy_ns", (double)m->copy_busy_ns);
-    add_num(b, o, "copy_kernel_overlap_ns", (double)m->copy_kernel_overlap_ns);
-    add_num(b, o, "copy_kernel_overlap_ratio", m->copy_kernel_overlap_ratio);
-    add_num(b, o, "h2d_d2h_overlap_ns", (double)m->h2d_d2h_overlap_ns);
-    add_num(b, o, "devices", m->devices);
-    add_num(b, o, "multi_device_ns", (double)m->multi_device_ns);
-    add_num(b, o, "peak_concurrent_kernels", m->peak_concurrent_kernels);
-    add_num(b, o, "mean_concurrent_kernels", m->mean_concurrent_kernels);
-    add_num(b, o, "idle_ns", (double)m->idle_ns);
-    add_num(b, o, "largest_gap_ns", (double)m->largest_gap_ns);
-    add_num(b, o, "kernels", m->kernels);
-    add_num(b, o, "copies", m->copies);
-    add_num(b, o, "memsets", m->memsets);
-    add_num(b, o, "pageable_copies", m->pageable_copies);
-    add_num(b, o, "h2d_sum_ns", (double)m->h2d_sum_ns);
-    add_num(b, o, "d2h_sum_ns", (double)m->d2h_sum_ns);
-    add_num(b, o, "kernel_sum_ns", (double)m->kernel_sum_ns);
-    add_num(b, o, "concurrency_limit", m->concurrency_limit);
-    add_num(b, o, "ideal_ns", (double)m->ideal_ns);
-    add_num(b, o, "efficiency", m->efficiency);
+    size_t n = 0;
+    const cp_metric_def *defs = cp_metric_defs(&n);
+    for (size_t i = 0; i < n; i++)
+        add_num(b, o, defs[i].name, cp_metric_value(m, &defs[i]));
     add_str(b, o, "bound", m->bound);
-    add_num(b, o, "gap_threshold_ns", (double)m->gap_threshold_ns);
-    add_num(b, o, "gaps_over_threshold", m->gaps_over_threshold);
     cJSON *lanes = add_arr(b, o, "streams");
     for (size_t i = 0; i < m->nlanes; i++) {
         cJSON *l = push_obj(b, lanes);

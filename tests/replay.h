@@ -33,4 +33,14 @@ size_t replay_copies(const cp_trace *t, cp_copy_dir dir, uint64_t *bytes);
 bool replay_shape_is(const cp_activity *k, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                      unsigned by, unsigned bz);
 
+/* Evaluates every expectation case `name` declares (its .expect) on the
+ * recorded variant it names (every variant when it names none), with the
+ * metrics in m[i] for f->variants[i]; asserts that each holds and that
+ * there were some. Returns how many (expectation, variant) pairs held. */
+size_t replay_expectations(const cp_trace_file *f, const cp_metrics *m, const char *name);
+
+/* Evaluates the expectations of case `name` scoped to variant `from` on
+ * the metrics `m` of another variant; returns how many failed there. */
+size_t replay_expectations_fail_on(const cp_metrics *m, const char *name, const char *from);
+
 #endif

@@ -1,7 +1,7 @@
 /* The expectation grammar: what parses into what, and for each kind of
  * mistake the exact message, line and column the user sees. */
-#include "cuproof/error.h"
-#include "cuproof/expect.h"
+#include <cuproof/error.h>
+#include <cuproof/expect.h>
 
 #include <criterion/criterion.h>
 #include <math.h>

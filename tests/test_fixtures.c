@@ -10,6 +10,8 @@
 #include <cuproof/metrics.h>
 #include <cuproof/report.h>
 
+#include "replay.h"
+
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -61,21 +63,17 @@ Test(fixtures, recorded_on_an_h100_with_every_kernel)
     }
 }
 
-Test(fixtures, sync_does_not_overlap)
+/* The case's own expectations (multi-kernel's .expect), not a copy of
+ * its thresholds: every one holds on the H100's recording. */
+Test(fixtures, the_cases_expectations_hold_on_the_recording)
 {
-    const cp_metrics *s = variant("sync");
-    cr_expect_eq(s->copy_kernel_overlap_ns, 0);
-    cr_expect_eq(s->peak_concurrent_kernels, 1);
-    cr_expect_null(cp_metrics_finding(s, "cuda_memcpy_async"), "sync copies are not async");
+    cr_expect_eq(replay_expectations(&f, m, "multi-kernel"), 12);
 }
 
 Test(fixtures, pinned_streams_overlap)
 {
     const cp_metrics *p = variant("streams-pinned");
-    cr_expect_gt(p->copy_kernel_overlap_ratio, 0.5);
-    cr_expect_gt(p->peak_concurrent_kernels, 1);
     cr_expect_eq(p->pageable_copies, 0);
-    cr_expect_null(cp_metrics_finding(p, "cuda_memcpy_async"));
     cr_expect_null(cp_metrics_finding(p, "serialized_streams"));
     cr_expect_gt(p->nlanes, 1, "one lane per stream");
 }
@@ -112,21 +110,16 @@ Test(fixtures, host_ranges_share_the_clock)
     }
 }
 
-/* The streamed variant's checks, as the case asserts them. */
-static bool overlaps(const cp_metrics *x)
-{
-    return x->copy_kernel_overlap_ratio > 0.5 && x->peak_concurrent_kernels > 1;
-}
-
-/* The negative control: the serialised variant's trace fails the overlap
- * checks that streams-pinned passes, so those checks can fail. */
+/* The negative control: the serialised variant's trace fails the
+ * expectations that streams-pinned passes (overlap ratio and concurrency:
+ * its copies are pinned, so only no finding cuda_memcpy_async holds). */
 Test(fixtures, serialised_control_fails_the_overlap_checks)
 {
     const cp_metrics *se = variant("serialised");
-    cr_expect(overlaps(variant("streams-pinned")));
-    cr_expect_not(overlaps(se));
-    cr_expect_eq(se->peak_concurrent_kernels, 1);
-    cr_expect_eq(se->copy_kernel_overlap_ns, 0);
+    cr_expect_eq(replay_expectations_fail_on(variant("streams-pinned"), "multi-kernel",
+                                             "streams-pinned"),
+                 0);
+    cr_expect_eq(replay_expectations_fail_on(se, "multi-kernel", "streams-pinned"), 2);
     const cp_finding *fd = cp_metrics_finding(se, "serialized_streams");
     cr_assert_not_null(fd);
     cr_expect_eq(fd->count, 200);

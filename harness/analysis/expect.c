@@ -1,6 +1,6 @@
-#include "cuproof/expect.h"
+#include <cuproof/expect.h>
 
-#include "cuproof/error.h"
+#include <cuproof/error.h>
 
 #include <errno.h>
 #include <limits.h>

@@ -2,6 +2,8 @@
 
 #include <cuproof/error.h>
 
+#include <stddef.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -554,4 +556,58 @@ const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name)
         if (strcmp(m->findings[i].name, name) == 0)
             return &m->findings[i];
     return NULL;
+}
+
+static const cp_metric_def metric_defs[] = {
+#define CP_METRIC_DEF_(name, type, unit, meaning) \
+    {#name, unit, meaning, CP_METRIC_##type, offsetof(cp_metrics, name)},
+    CP_METRIC_MAP(CP_METRIC_DEF_)
+#undef CP_METRIC_DEF_
+};
+
+static const cp_finding_def finding_defs[] = {
+#define CP_FINDING_DEF_(name, meaning) {#name, meaning},
+    CP_FINDING_MAP(CP_FINDING_DEF_)
+#undef CP_FINDING_DEF_
+};
+
+const cp_metric_def *cp_metric_defs(size_t *n)
+{
+    *n = sizeof metric_defs / sizeof metric_defs[0];
+    return metric_defs;
+}
+
+const cp_metric_def *cp_metric_find(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof metric_defs / sizeof metric_defs[0]; i++)
+        if (strcmp(metric_defs[i].name, name) == 0)
+            return &metric_defs[i];
+    return NULL;
+}
+
+double cp_metric_value(const cp_metrics *m, const cp_metric_def *d)
+{
+    const char *field = (const char *)m + d->offset;
+    switch (d->type) {
+    case CP_METRIC_U64:
+        return (double)*(const uint64_t *)(const void *)field;
+    case CP_METRIC_U32:
+        return (double)*(const uint32_t *)(const void *)field;
+    default:
+        return *(const double *)(const void *)field;
+    }
+}
+
+const cp_finding_def *cp_finding_defs(size_t *n)
+{
+    *n = sizeof finding_defs / sizeof finding_defs[0];
+    return finding_defs;
+}
+
+bool cp_finding_known(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof finding_defs / sizeof finding_defs[0]; i++)
+        if (strcmp(finding_defs[i].name, name) == 0)
+            return true;
+    return false;
 }

@@ -194,6 +194,42 @@ static void add_leak_check(cp_ctx *ctx, int index, const cp_variant_result *vr)
     }
 }
 
+/* Parses and checks the case's expectations before anything runs, so that
+ * a typo fails the case at once rather than after its variants. */
+static int load_expectations(const cp_ctx *ctx, cp_expect_list *list)
+{
+    if (!ctx->def->expect)
+        return 0;
+    int rc = cp_expect_parse(ctx->def->expect, 1, list);
+    if (rc == 0)
+        rc = cp_expect_validate(list, ctx->def->variants, (size_t)ctx->nvariants);
+    if (rc < 0)
+        return cp_failf(CP_EINVAL, "the case's expectations: %s", cp_last_error());
+    return 0;
+}
+
+/* One check per expectation and variant it names (every variant when it
+ * names none); cp_check_trace skips it when that variant was not traced. */
+static void add_expectation_checks(cp_ctx *ctx, const cp_expect_list *list)
+{
+    for (size_t k = 0; k < list->n; k++) {
+        const cp_expectation *e = &list->items[k];
+        for (int i = 0; i < ctx->nvariants; i++) {
+            const char *variant = ctx->def->variants[i];
+            if (e->scope[0] && strcmp(e->scope, variant) != 0)
+                continue;
+            const cp_variant_result *v = cp_variant_result_get(ctx, variant);
+            char measured[96] = "not measured", name[320];
+            bool ok = v && cp_expect_eval(e, &v->metrics, measured, sizeof measured);
+            if (e->scope[0])
+                snprintf(name, sizeof name, "%s", e->text);
+            else
+                snprintf(name, sizeof name, "%s: %s", variant, e->text);
+            cp_check_trace(ctx, variant, name, ok, e->text, "%s", measured);
+        }
+    }
+}
+
 static void record_error(cp_case_result *r, const char *what, int rc)
 {
     r->status = CP_STATUS_FAILED;
@@ -225,6 +261,7 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
 
     int rc = 0, fatal = 0;
     bool set_up = false;
+    cp_expect_list expect = {0};
     cp_ctx ctx = {.def = def, .profile = o->profile, .env = env, .result = r,
                   .nvariants = cp_case_variant_count(def)};
     ctx.settings = calloc((size_t)ctx.nvariants + 1, sizeof *ctx.settings);
@@ -234,6 +271,7 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
     }
     cp_clear_last_error();
     cp_nvtx_push("case %s", r->name);
+    CP_TRY(load_expectations(&ctx, &expect));
     if (!def->cpu_only)
         CP_CUDA(cudaSetDevice(env->device));
     cp_nvtx_push("setup");
@@ -273,6 +311,7 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
     }
     if (def->checks)
         CP_TRY(def->checks(&ctx));
+    add_expectation_checks(&ctx, &expect);
     if (def->claims)
         CP_TRY(def->claims(&ctx));
 out:
@@ -288,6 +327,7 @@ out:
         def->teardown(&ctx);
     free(ctx.state);
     free(ctx.settings);
+    cp_expect_list_free(&expect);
     cp_nvtx_pop();
     if (r->status != CP_STATUS_SKIPPED && r->status != CP_STATUS_FAILED) {
         r->status = CP_STATUS_PASSED;

@@ -30,6 +30,7 @@
 #include "agreement.h"
 #include "check.h"
 #include "data.h"
+#include "expect.h"
 #include "error.h"
 #include "result.h"
 
@@ -63,6 +64,14 @@ typedef struct cp_case_def {
     /* Compares the output with the CPU reference: stores the number of
      * mismatching elements and the number compared. */
     int (*verify)(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64_t *elements);
+    /* Trace checks in the expectation grammar (expect.h), one per line:
+     * "streams: copy_kernel_overlap_ratio > 0.5", "sync: no finding
+     * cuda_memcpy_async". Each line becomes a check named by its text, on
+     * the variant it names (every variant when it names none), skipped
+     * with the reason when that variant ran untraced or not at all. A line
+     * that does not parse, or names an unknown metric, finding or variant,
+     * fails the case with its line and column. */
+    const char *expect;
     int (*checks)(cp_ctx *ctx);
     int (*claims)(cp_ctx *ctx);
     void (*teardown)(cp_ctx *ctx);

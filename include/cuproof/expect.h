@@ -33,13 +33,12 @@
 #ifndef CUPROOF_EXPECT_H
 #define CUPROOF_EXPECT_H
 
+#include "export.h"
+#include "metrics.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#ifndef CP_API
-#define CP_API __attribute__((visibility("default")))
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +106,26 @@ CP_API const char *cp_expect_op_name(cp_expect_op op);
  * also gives false.
  */
 CP_API bool cp_expect_compare(double measured, cp_expect_op op, double value);
+
+/*
+ * Checks the names in every expectation of `list` against what exists:
+ * each metric must be in CP_METRIC_MAP, each finding in CP_FINDING_MAP, and
+ * each scope one of the n names in `scopes` (a case's variants). Scopes
+ * with an argument, such as range(step), belong to traced programs and are
+ * refused here. Returns 0, or CP_EINVAL with cp_last_error naming the
+ * line, the column, the unknown name and the names that would do.
+ */
+CP_API int cp_expect_validate(const cp_expect_list *list, const char *const *scopes, size_t nscopes);
+
+/*
+ * Evaluates one expectation on the metrics of a traced run: a comparison
+ * of the named metric with the value, or whether the finding was raised.
+ * Writes what was measured ("0.812", "raised (count 64)") into
+ * `measured`. Returns whether the expectation holds; false for a metric
+ * or finding that does not exist (cp_expect_validate catches those first).
+ */
+CP_API bool cp_expect_eval(const cp_expectation *e, const cp_metrics *m, char *measured,
+                           size_t len);
 
 #ifdef __cplusplus
 }

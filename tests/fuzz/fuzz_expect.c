@@ -4,7 +4,7 @@
  * must keep the promises of cuproof/expect.h, which later errors and the
  * checks against a trace's metrics rely on.
  */
-#include "cuproof/expect.h"
+#include <cuproof/expect.h>
 
 #include <math.h>
 #include <stdint.h>
