@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The layers' arrows point one way (docs/DESIGN.md): runner -> collect ->
+# analysis, reports -> analysis, cli -> all. Checked two ways:
+#  - includes: what each folder's sources may include;
+#  - symbols: what each layer's static library leaves undefined, so that a
+#    call slipped in without its header is caught too.
+# usage: layers_test.sh SOURCE_DIR BUILD_DIR
+# Exit 0 when every rule holds; 1 with one line per broken rule.
+set -uo pipefail
+src=$1
+bin=$2
+bad=0
+
+# forbid FOLDER REGEX WHY: no #include line in FOLDER's files matches REGEX.
+forbid() {
+    local hits
+    hits=$(grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]($2)" \
+        "$src/$1"/*.c "$src/$1"/*.h "$src/$1"/*.cu 2>/dev/null)
+    if [ -n "$hits" ]; then
+        echo "layers: $1 may not include $3:" >&2
+        echo "$hits" | sed 's/^/  /' >&2
+        bad=1
+    fi
+}
+
+cuda='cuda|cupti|nvrtc|nvtx|nvToolsExt|driver_types|vector_types'
+# The public headers that need the runner layer (CUDA, the case contract).
+runner_api='cuproof/(case|runner|device|rtc|driver|gate|nvtx|child|check)\.h'
+
+forbid harness/analysis "$cuda|cjson|collect/|runner/|reports/|cli/|$runner_api" \
+    "CUDA, CUPTI, NVRTC, NVTX, cJSON or a higher layer"
+forbid harness/collect "cuda_runtime|nvrtc|nvtx|nvToolsExt|cjson|runner/|reports/|cli/|cuproof/(case|runner|device|rtc|driver|gate|nvtx|child)\.h" \
+    "the CUDA runtime, NVRTC, NVTX, cJSON or a higher layer"
+forbid harness/runner "cjson|reports/|cli/|cuproof/(report|session)\.h" \
+    "the reports layer or the command line"
+forbid reports "$cuda|collect/|runner/|cli/|$runner_api" \
+    "CUDA, the collect or runner layers, or the command line"
+forbid include/cuproof "cjson|collect/|runner/|reports/|cli/" \
+    "cJSON or a private header"
+
+# undefined LIB REGEX WHY: LIB's objects call no symbol matching REGEX.
+undefined() {
+    local lib=$bin/lib$1.a hits
+    if [ ! -f "$lib" ]; then
+        echo "layers: $lib is missing (build first)" >&2
+        bad=1
+        return
+    fi
+    hits=$(nm -u "$lib" 2>/dev/null | awk '{print $2}' | grep -E "$2" | sort -u)
+    if [ -n "$hits" ]; then
+        echo "layers: $1 calls $3:" $hits >&2
+        bad=1
+    fi
+}
+
+undefined cuproof_analysis '^(cuda|cu[A-Z]|cupti|nvrtc|nvtx|cJSON)|^cp_(tracer|run_|registry|env_|rtc_|cu_|child_|nvtx|session|report|trace_file|chrome)' \
+    "CUDA, cJSON or a higher layer"
+undefined cuproof_collect '^(cuda[A-Z]|nvrtc|nvtx|cJSON)|^cp_(run_|registry|env_|rtc_|cu_|child_|nvtx|session|report|trace_file|chrome)' \
+    "the CUDA runtime, NVRTC, NVTX, cJSON or a higher layer"
+undefined cuproof_runner '^cJSON|^cp_(session|report|trace_file|chrome|perfetto|compare|cli)' \
+    "the reports layer or the command line"
+undefined cuproof_reports '^(cuda|cu[A-Z]|cupti|nvrtc|nvtx)|^cp_(tracer|run_|registry|env_|rtc_|cu_|child_|nvtx|cli)' \
+    "CUDA or the collect or runner layers"
+
+exit $bad
