@@ -19,6 +19,12 @@ static int checks(cp_ctx *ctx)
     return 0;
 }
 
+/* Every generation runs inside one launch: a single kernel in the trace
+ * (block_life_checks checks that it is conway_sync_ker, in one 32 x 32
+ * block). */
+static const char expectations[] =
+    "kernels == 1\n";
+
 CUPROOF_CASE(conway_block_sync,
     .title = "Game of Life iterated inside one 32 x 32 block with __syncthreads()",
     .source = "seed 000 §3.2.2",
@@ -27,5 +33,6 @@ CUPROOF_CASE(conway_block_sync,
     .prepare = block_life_prepare,
     .run = run,
     .verify = block_life_verify,
+    .expect = expectations,
     .checks = checks,
     .teardown = block_life_teardown);

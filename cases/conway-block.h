@@ -38,8 +38,9 @@ int block_life_verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches,
                       uint64_t *elements);
 void block_life_teardown(cp_ctx *ctx);
 
-/* The common checks: a live expected board, and per variant one kernel of
- * one 32 x 32 block in the trace. */
+/* The common checks: a live expected board, and per variant a launch of
+ * the named kernel in one 32 x 32 block in the trace (each case's .expect
+ * holds that there is one kernel). */
 void block_life_checks(cp_ctx *ctx, const char *const *kernels);
 
 #endif

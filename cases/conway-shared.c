@@ -23,6 +23,12 @@ static int checks(cp_ctx *ctx)
     return 0;
 }
 
+/* Each variant runs every generation inside one launch: a single kernel
+ * in its trace (block_life_checks checks which kernel, in one 32 x 32
+ * block). */
+static const char expectations[] =
+    "kernels == 1\n";
+
 /* The kernel's duration in a variant's trace, in ms; 0 when untraced. */
 static double kernel_ms(const cp_ctx *ctx, const char *variant)
 {
@@ -74,6 +80,7 @@ CUPROOF_CASE(conway_shared,
     .prepare = block_life_prepare,
     .run = run,
     .verify = block_life_verify,
+    .expect = expectations,
     .checks = checks,
     .claims = claims,
     .teardown = block_life_teardown);

@@ -107,9 +107,6 @@ static int checks(cp_ctx *ctx)
 {
     const cp_variant_result *v = cp_variant_result_get(ctx, "default");
     const cp_metrics *m = &v->metrics;
-    cp_check_trace(ctx, "default", "default: one kernel and three copies in the trace",
-                   m->kernels == 1 && m->copies == 3, "1 kernel, 3 copies",
-                   "%u kernels, %u copies", m->kernels, m->copies);
     if (v->traced) {
         cp_figure_add(ctx, "kernel_busy_ms", (double)m->kernel_busy_ns / 1e6, "ms");
         cp_figure_add(ctx, "copy_busy_ms", (double)m->copy_busy_ns / 1e6, "ms");
@@ -117,6 +114,12 @@ static int checks(cp_ctx *ctx)
     cp_figure_add(ctx, "median_ms", v->timing.median_ms, "ms");
     return 0;
 }
+
+/* Two copies in, one kernel, one copy out: the trace holds exactly the
+ * work the program asks for. */
+static const char expectations[] =
+    "default: kernels == 1\n"
+    "default: copies == 3\n";
 
 CUPROOF_CASE(vector_add,
     .title = "c = a + b on 1M floats",
@@ -126,5 +129,6 @@ CUPROOF_CASE(vector_add,
     .prepare = prepare,
     .run = run,
     .verify = verify,
+    .expect = expectations,
     .checks = checks,
     .teardown = teardown);

@@ -181,14 +181,21 @@ static int checks(cp_ctx *ctx)
             cp_check_trace(ctx, variant, name, copies == 1, "1 device-to-device copy",
                            "%d copies", copies);
         } else {
+            /* Copies of one direction, which no metric counts; that the
+             * variant ran its one kernel is an expectation. */
             snprintf(name, sizeof name, "%s: no data is copied between the APIs", variant);
-            cp_check_trace(ctx, variant, name, copies == 0 && v && v->metrics.kernels == 1,
-                           "0 device-to-device copies, 1 kernel", "%d copies, %u kernels",
-                           copies, v ? v->metrics.kernels : 0);
+            cp_check_trace(ctx, variant, name, copies == 0, "0 device-to-device copies",
+                           "%d copies", copies);
         }
     }
     return 0;
 }
+
+/* Each sharing variant is one kernel, reached through the other API, on
+ * memory that was never copied (checks() above). */
+static const char expectations[] =
+    "runtime-to-driver: kernels == 1\n"
+    "driver-to-runtime: kernels == 1\n";
 
 static int claims(cp_ctx *ctx)
 {
@@ -224,6 +231,7 @@ CUPROOF_CASE(zero_copy_interop,
     .prepare = prepare,
     .run = run,
     .verify = verify,
+    .expect = expectations,
     .checks = checks,
     .claims = claims,
     .teardown = teardown);

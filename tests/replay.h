@@ -39,8 +39,21 @@ bool replay_shape_is(const cp_activity *k, unsigned gx, unsigned gy, unsigned gz
  * there were some. Returns how many (expectation, variant) pairs held. */
 size_t replay_expectations(const cp_trace_file *f, const cp_metrics *m, const char *name);
 
-/* Evaluates the expectations of case `name` scoped to variant `from` on
- * the metrics `m` of another variant; returns how many failed there. */
+/* Evaluates the expectations of case `name` that apply to variant `from`
+ * (scoped to it, or to no variant) on the metrics `m` of another variant
+ * or of an altered trace; returns how many failed there. */
 size_t replay_expectations_fail_on(const cp_metrics *m, const char *name, const char *from);
+
+/* The metrics of every variant of `f`, analysed with `opts` (NULL for the
+ * defaults): element i is f->variants[i]'s, as replay_expectations reads
+ * them. Asserts that each analysis succeeded; release the array with
+ * replay_metrics_free(m, f->nvariants). */
+cp_metrics *replay_analyse(const cp_trace_file *f, const cp_timeline_opts *opts);
+void replay_metrics_free(cp_metrics *m, size_t n);
+
+/* replay_expectations on the metrics of every variant of `f`, analysed
+ * with `opts` (replay_analyse); returns how many pairs held. */
+size_t replay_expectations_analysed(const cp_trace_file *f, const cp_timeline_opts *opts,
+                                    const char *name);
 
 #endif

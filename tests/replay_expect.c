@@ -1,11 +1,13 @@
 /* Replay helpers that evaluate a case's own expectations on a recording:
- * they need the case's declaration, so their tests link the cases. */
+ * they need the case's declaration, so their tests link the cases. The
+ * metrics they read are analysed here too. */
 #include "replay.h"
 
 #include <cuproof/case.h>
 #include <cuproof/error.h>
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The expectations case `name` declares, parsed and checked. */
@@ -53,9 +55,37 @@ size_t replay_expectations_fail_on(const cp_metrics *m, const char *name, const 
     size_t failed = 0;
     for (size_t k = 0; k < list.n; k++) {
         char measured[96];
-        if (strcmp(list.items[k].scope, from) == 0)
+        /* An unscoped expectation applies to `from` as to every variant. */
+        const char *scope = list.items[k].scope;
+        if (!scope[0] || strcmp(scope, from) == 0)
             failed += !cp_expect_eval(&list.items[k], m, measured, sizeof measured);
     }
     cp_expect_list_free(&list);
     return failed;
+}
+
+cp_metrics *replay_analyse(const cp_trace_file *f, const cp_timeline_opts *opts)
+{
+    cp_metrics *m = calloc(f->nvariants ? f->nvariants : 1, sizeof *m);
+    cr_assert_not_null(m);
+    for (size_t i = 0; i < f->nvariants; i++)
+        cr_assert_eq(cp_timeline_analyse(&f->variants[i].trace, opts, &m[i]), 0, "%s",
+                     f->variants[i].name);
+    return m;
+}
+
+void replay_metrics_free(cp_metrics *m, size_t n)
+{
+    for (size_t i = 0; m && i < n; i++)
+        cp_metrics_free(&m[i]);
+    free(m);
+}
+
+size_t replay_expectations_analysed(const cp_trace_file *f, const cp_timeline_opts *opts,
+                                    const char *name)
+{
+    cp_metrics *m = replay_analyse(f, opts);
+    size_t held = replay_expectations(f, m, name);
+    replay_metrics_free(m, f->nvariants);
+    return held;
 }

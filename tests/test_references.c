@@ -1,4 +1,5 @@
-/* The CPU references against answers known without them. */
+/* The CPU references against answers known without them, and every
+ * case's declared expectations against the names that exist. */
 #include "cases/references.h"
 #include <cuproof/case.h>
 #include "kernels/grid_model.h"
@@ -259,4 +260,67 @@ Test(references, column_means_centring_and_masked_assignment)
     cp_ref_clamp_negative(z, 6);
     const float wz[6] = {1, 0, 3, 0, 5, 6};
     cr_expect_arr_eq(z, wz, sizeof wz);
+}
+
+/* Parses an expectation text and checks its names against `variants`
+ * (NULL-terminated), as the runner does before a case runs. Returns 0, or
+ * the error code with the reason, line and column in cp_last_error();
+ * *count gets the number of expectations. */
+static int check_expectations(const char *text, const char *const *variants, size_t *count)
+{
+    cp_expect_list list = {0};
+    size_t n = 0;
+    while (variants[n])
+        n++;
+    int rc = cp_expect_parse(text, 1, &list);
+    if (rc == 0)
+        rc = cp_expect_validate(&list, variants, n);
+    *count = list.n;
+    cp_expect_list_free(&list);
+    return rc;
+}
+
+/* Every registered case's .expect parses and names only metrics, findings
+ * and variants that exist: a typo fails here, on a machine without a GPU,
+ * rather than when the case first runs on one. */
+Test(cases, every_declared_expectation_parses_and_names_known_things)
+{
+    size_t declaring = 0;
+    for (size_t i = 0; i < cp_registry_count(); i++) {
+        const cp_case_def *def = cp_registry_at(i);
+        if (!def->expect)
+            continue;
+        declaring++;
+        size_t n = 0;
+        cr_expect_eq(check_expectations(def->expect, def->variants, &n), 0, "%s: %s",
+                     cp_case_name(def), cp_last_error());
+        cr_expect_gt(n, 0, "%s declares an .expect without expectations", cp_case_name(def));
+    }
+    cr_expect_geq(declaring, 10, "only %zu cases declare expectations", declaring);
+}
+
+/* The control: the same check fails on mistakes a case could make in
+ * multi-kernel's expectations, and says where each one is. */
+Test(cases, a_wrong_expectation_names_its_line_and_column)
+{
+    const cp_case_def *def = cp_registry_find("multi-kernel");
+    cr_assert_not_null(def);
+    size_t n;
+    const char *metric = "sync: peak_concurrent_kernels == 1\n"
+                         "# a misspelt metric\n"
+                         "streams-pinned: copy_kernel_overlap_ration > 0.5\n";
+    cr_expect_eq(check_expectations(metric, def->variants, &n), CP_EINVAL);
+    cr_expect_not_null(strstr(cp_last_error(),
+                              "line 3, column 17: unknown metric 'copy_kernel_overlap_ration'"),
+                       "%s", cp_last_error());
+    const char *variant = "sync: peak_concurrent_kernels == 1\n"
+                          "  stream-pinned: no finding cuda_memcpy_async\n";
+    cr_expect_eq(check_expectations(variant, def->variants, &n), CP_EINVAL);
+    cr_expect_not_null(strstr(cp_last_error(), "line 2, column 3: unknown variant 'stream-pinned'"),
+                       "%s", cp_last_error());
+    const char *finding = "streams-pageable: finding cuda_memcpy_asnyc\n";
+    cr_expect_eq(check_expectations(finding, def->variants, &n), CP_EINVAL);
+    cr_expect_not_null(strstr(cp_last_error(),
+                              "line 1, column 27: unknown finding 'cuda_memcpy_asnyc'"),
+                       "%s", cp_last_error());
 }

@@ -26,6 +26,22 @@ static size_t kernels(const char *variant, const cp_activity **last)
     return replay_kernels(trace_of(variant), last);
 }
 
+/* The last kernel of a variant's trace; asserts that there is one. */
+static const cp_activity *last_kernel(const char *variant)
+{
+    const cp_activity *k;
+    kernels(variant, &k);
+    cr_assert_not_null(k, "%s: no kernel in the trace", variant);
+    return k;
+}
+
+/* How many (expectation, variant) pairs of case `name` held on the loaded
+ * recording, its variants analysed with the default options. */
+static size_t expectations_held(const char *name)
+{
+    return replay_expectations_analysed(&f, NULL, name);
+}
+
 static void unload(void)
 {
     cp_trace_file_free(&f);
@@ -60,18 +76,19 @@ static void load_elementwise(void)
 
 TestSuite(replay_elementwise, .init = load_elementwise, .fini = unload);
 
-/* Each variant ran its own kernel once; the generated one by its
- * generated name, with the capped grid of a grid-stride loop. */
+/* Each variant ran its own kernel once (the case's expectation); the
+ * generated one by its generated name, with the capped grid of a
+ * grid-stride loop. */
 Test(replay_elementwise, each_variant_ran_its_kernel)
 {
-    const cp_activity *k;
-    cr_expect_eq(kernels("hand-written", &k), 1);
+    cr_expect_eq(expectations_held("elementwise-vs-handwritten"), 3);
+    const cp_activity *k = last_kernel("hand-written");
     cr_expect_str_eq(k->name, "add_ker");
     cr_expect(replay_shape_is(k, 3907, 1, 1, 256, 1, 1), "ceil(1000000 / 256) blocks");
-    cr_expect_eq(kernels("generated", &k), 1);
+    k = last_kernel("generated");
     cr_expect_str_eq(k->name, "add_kernel");
     cr_expect_eq(k->grid[0], 8 * 132, "grid capped at 8 blocks per SM");
-    cr_expect_eq(kernels("source-kernel", &k), 1);
+    k = last_kernel("source-kernel");
     cr_expect_str_eq(k->name, "add_source_ker");
     /* Not 200x apart: the kernels' own durations are within a few times. */
     const cp_activity *h, *g;
@@ -88,13 +105,14 @@ static void load_mandelbrot(void)
 
 TestSuite(replay_mandelbrot, .init = load_mandelbrot, .fini = unload);
 
+/* One kernel each (the case's expectation), named for its rounding. */
 Test(replay_mandelbrot, one_kernel_each_in_16_by_16_blocks)
 {
-    const cp_activity *k;
-    cr_expect_eq(kernels("contracted", &k), 1);
+    cr_expect_eq(expectations_held("mandelbrot"), 2);
+    const cp_activity *k = last_kernel("contracted");
     cr_expect_str_eq(k->name, "mandelbrot_ker");
     cr_expect(replay_shape_is(k, 16, 16, 1, 16, 16, 1), "256 x 256 pixels");
-    cr_expect_eq(kernels("exact", &k), 1);
+    k = last_kernel("exact");
     cr_expect_str_eq(k->name, "mandelbrot_exact_ker");
 }
 
@@ -130,22 +148,22 @@ static void load_block(void)
 
 TestSuite(replay_conway_block, .init = load_block, .fini = unload);
 
-/* One launch of one 32 x 32 block each; the shared-memory kernel's CUPTI
- * duration is the shorter, as the claim's figure says. */
+/* One launch (the cases' expectation) of one 32 x 32 block each; the
+ * shared-memory kernel's CUPTI duration is the shorter, as the claim's
+ * figure says. */
 Test(replay_conway_block, one_block_and_shared_is_faster)
 {
-    const cp_activity *s, *g;
-    cr_expect_eq(kernels("shared", &s), 1);
+    cr_expect_eq(expectations_held("conway-shared"), 2);
+    const cp_activity *s = last_kernel("shared"), *g = last_kernel("global");
     cr_expect_str_eq(s->name, "conway_shared_ker");
     cr_expect(replay_shape_is(s, 1, 1, 1, 32, 32, 1));
-    cr_expect_eq(kernels("global", &g), 1);
     cr_expect_str_eq(g->name, "conway_sync_ker");
     uint64_t global_ns = g->end - g->start;
     cr_expect_lt(s->end - s->start, global_ns);
     cp_trace_file_free(&f);
     load("conway-block-sync");
-    const cp_activity *b;
-    cr_expect_eq(kernels("global", &b), 1);
+    cr_expect_eq(expectations_held("conway-block-sync"), 1);
+    const cp_activity *b = last_kernel("global");
     cr_expect_str_eq(b->name, "conway_sync_ker");
     cr_expect(replay_shape_is(b, 1, 1, 1, 32, 32, 1));
     /* The same kernel in the two cases takes about the same time. */
