@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Fuzzes the trace-file reader and everything that consumes what it accepts
-# (analysis, event agreement, Chrome export) with libFuzzer and ASan, for a
-# bounded time (FUZZ_SECONDS, default 60), seeded with recorded H100
-# traces. Fails on any crash, leak or sanitizer report.
+# Fuzzes, with libFuzzer and ASan, each for a bounded time (FUZZ_SECONDS,
+# default 60): the trace-file reader and everything that consumes what it
+# accepts (analysis, event agreement, Chrome export), seeded with recorded
+# H100 traces; and the expectation parser, seeded with tests/fuzz/
+# expect-corpus. Fails on any crash, leak or sanitizer report.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 seconds=${FUZZ_SECONDS:-60}
 CC=clang cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUPROOF_FUZZ=ON \
     -DBUILD_TESTING=OFF -DCMAKE_CUDA_ARCHITECTURES="75;80;90" > /dev/null
-cmake --build build/fuzz --target fuzz_trace
+cmake --build build/fuzz --target fuzz_trace fuzz_expect
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 for f in event-timing-h100-ci grid-model-h100-ci conway-block-sync-h100-ci mandelbrot-h100-ci \
@@ -17,4 +18,9 @@ for f in event-timing-h100-ci grid-model-h100-ci conway-block-sync-h100-ci mande
     cp "tests/fixtures/$f.trace.json" "$corpus/"
 done
 build/fuzz/fuzz_trace "$corpus" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
+    -print_final_stats=1 2>&1 | tail -15
+corpus_expect=$(mktemp -d)
+trap 'rm -rf "$corpus" "$corpus_expect"' EXIT
+cp tests/fuzz/expect-corpus/* "$corpus_expect/"
+build/fuzz/fuzz_expect "$corpus_expect" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 \
     -print_final_stats=1 2>&1 | tail -15

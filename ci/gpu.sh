@@ -42,6 +42,13 @@ if [ "${CUPROOF_GPU_STAGE:-both}" != full ]; then
         build/default/Testing/Temporary/LastTest.log | sort -t' ' -k6 | tee "$out/placement.log"
 fi
 
+# The installable package on a GPU: examples/my-cases built against an
+# install of this build, its one case must pass (CUPROOF_REQUIRE_GPU=1).
+if [ "${CUPROOF_GPU_STAGE:-both}" != full ]; then
+    bash ci/example.sh build/default install > "$out/example.log" 2>&1 || status=1
+    tail -5 "$out/example.log"
+fi
+
 # The full run goes ahead after a failed test: its report says why.
 # CUPROOF_GPU_STAGE=tests or full runs only that half (one device call has
 # ten minutes, and both halves together now take about that long).

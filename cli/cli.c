@@ -31,6 +31,7 @@ static const char usage[] =
     "                            a page of timelines drawn from recorded trace files\n"
     "  export TRACE.json DIR     write each variant of a recorded trace file as a Chrome\n"
     "                            trace (DIR/CASE.VARIANT.perfetto.json) for ui.perfetto.dev\n"
+    "  metrics [--markdown]      the metrics and findings that expectations name\n"
     "  help                      show this text\n"
     "\n"
     "run options:\n"
@@ -113,7 +114,7 @@ typedef struct command {
 static const command commands[] = {
     {"list", cp_cmd_list},         {"run", cp_cmd_run},         {"test", cp_cmd_test},
     {"gpus", cp_cmd_gpus},         {"export", cp_cmd_export},   {"compare", cp_cmd_compare},
-    {"timeline", cp_cmd_timeline},
+    {"timeline", cp_cmd_timeline}, {"metrics", cp_cmd_metrics},
 };
 
 int cp_cli_main(int argc, char **argv)

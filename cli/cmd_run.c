@@ -167,6 +167,30 @@ static int run_cases(const run_args *a, cp_session *s, const int *devices, int n
     return -1;
 }
 
+/* `test` prints every check and claim of its one case, for the ctest log,
+ * and fails a case that skipped a check although the run was traced: on a
+ * GPU machine with tracing, a skipped check is a check that did not run. */
+static int test_verdict(const cp_report *r, int status)
+{
+    const cp_case_result *c = &r->cases[0];
+    int skipped = 0;
+    for (size_t i = 0; i < c->nchecks; i++) {
+        const cp_check_result *k = &c->checks[i];
+        printf("  %-7s %s (expected %s, measured %s)%s%s\n", cp_check_status_name(k->status),
+               k->name, k->expected, k->measured, k->skip_reason[0] ? ": " : "", k->skip_reason);
+        skipped += k->status == CP_CHECK_SKIPPED;
+    }
+    for (size_t i = 0; i < c->nclaims; i++)
+        printf("  claim   %s: claimed %s, measured %s: %s\n", c->claims[i].text,
+               c->claims[i].claimed, c->claims[i].measured, cp_verdict_name(c->claims[i].verdict));
+    if (c->status == CP_STATUS_PASSED && r->traced && skipped) {
+        printf("cuproof: %s: %d check%s skipped although the run was traced\n", c->name, skipped,
+               skipped == 1 ? "" : "s");
+        return CP_EXIT_FAILED;
+    }
+    return status;
+}
+
 static int run_or_test(int argc, char **argv, bool test)
 {
     run_args a = {.o = {.profile = CP_PROFILE_CI, .repeat = 0, .warmup = 1, .trace = true},
@@ -188,6 +212,13 @@ static int run_or_test(int argc, char **argv, bool test)
     }
     if ((rc = describe_run(&a, cp_session_report(s), devices, &ndevices)) >= 0)
         goto out;
+    if (test && cp_session_report(s)->env.has_device) {
+        /* Where ctest's resource allocation placed the test (ci/gpu.sh
+         * lists these lines from the log). */
+        const cp_env *e = &cp_session_report(s)->env;
+        printf("cuproof-test: %s placed on GPU %d (%s) by %s\n", cp_case_name(a.sel[0]),
+               e->device, e->gpu_name, e->device_source);
+    }
     if (cp_session_add_sink(s, cp_sink_progress(stdout, a.nsel)) < 0 ||
         (a.out_dir && (cp_session_add_sink(s, cp_sink_traces(a.out_dir)) < 0 ||
                        cp_session_add_sink(s, cp_sink_report(a.out_dir)) < 0))) {
@@ -209,6 +240,8 @@ static int run_or_test(int argc, char **argv, bool test)
                "%s/report.json and %s/report.html\n",
                np + nf + ns, np, nf, ns, a.out_dir, a.out_dir);
     rc = status;
+    if (test)
+        rc = test_verdict(cp_session_report(s), rc);
     if (test && ns == 1) {
         /* A GPU machine whose driver is broken must not pass by skipping. */
         const char *require = getenv("CUPROOF_REQUIRE_GPU");

@@ -1,10 +1,11 @@
 /*
- * One GPU test per case: run it through the runner (ci profile, traced)
- * and assert every check it declares. With no GPU each test is skipped
- * with the reason, which test_main turns into ctest's skipped status.
- * CUPROOF_TEST_PROFILE=full runs the sources' sizes; CUPROOF_REQUIRE_GPU=1
- * (set by ci/gpu.sh) turns a missing GPU into a failure, so a GPU machine
- * whose driver is broken cannot pass by skipping.
+ * The GPU tests of the harness itself: a sticky CUDA error, dropped
+ * records, an untraced run, kernels loaded at run time. Each case's own
+ * test is registered by cuproof_add_case (cases/CMakeLists.txt) and runs
+ * `cuproof test CASE`. With no GPU each test here is skipped with the
+ * reason, which test_main turns into ctest's skipped status;
+ * CUPROOF_REQUIRE_GPU=1 (set by ci/gpu.sh) turns a missing GPU into a
+ * failure, so a GPU machine whose driver is broken cannot pass by skipping.
  */
 #include <cuproof/case.h>
 #include "cli/cli.h"
@@ -57,155 +58,6 @@ static void gpu_test_end(cp_case_result *r)
     cp_tracer_shutdown();
 }
 
-/* Runs case `name` and asserts its checks. A case that may skip on this
- * machine (multi-gpu with one GPU) turns its skip into the test's, with the
- * reason; any other skip on a GPU machine fails. */
-static void run_case_skippable(const char *name, bool may_skip)
-{
-    cp_env env;
-    gpu_test_begin(&env);
-    /* Where ctest's resource allocation placed the test (ci/gpu.sh lists
-     * these lines from the log). */
-    fprintf(stderr, "cuproof-test: %s placed on GPU %d (%s) by %s\n", name, env.device,
-            env.gpu_name, env.device_source);
-    const char *profile = getenv("CUPROOF_TEST_PROFILE");
-    cp_run_opts o = {.profile = profile && strcmp(profile, "full") == 0 ? CP_PROFILE_FULL
-                                                                         : CP_PROFILE_CI,
-                     .repeat = 3, .warmup = 1, .trace = true};
-    int rc = 0;
-    cp_case_result *r = gpu_test_run(name, &env, &o, &rc);
-    cr_assert_eq(rc, 0, "%s", r->error);
-    if (may_skip && r->status == CP_STATUS_SKIPPED) {
-        char reason[sizeof r->skip_reason];
-        snprintf(reason, sizeof reason, "%s", r->skip_reason);
-        gpu_test_end(r);
-        cr_skip_test("%s", reason);
-    }
-    cr_assert_neq(r->status, CP_STATUS_SKIPPED, "%s", r->skip_reason);
-    cr_expect_str_empty(r->error, "%s", r->error);
-    cr_expect_gt(r->nchecks, 0);
-    for (size_t i = 0; i < r->nchecks; i++) {
-        const cp_check_result *c = &r->checks[i];
-        cr_log_info("%s: %s (expected %s, measured %s)", cp_check_status_name(c->status),
-                    c->name, c->expected, c->measured);
-        cr_expect_neq(c->status, CP_CHECK_FAILED, "%s: expected %s, measured %s", c->name,
-                      c->expected, c->measured);
-        if (cp_tracer_available())
-            cr_expect_neq(c->status, CP_CHECK_SKIPPED, "%s: %s", c->name, c->skip_reason);
-    }
-    for (size_t i = 0; i < r->nclaims; i++)
-        cr_log_info("claim: %s: claimed %s, measured %s: %s", r->claims[i].text,
-                    r->claims[i].claimed, r->claims[i].measured,
-                    cp_verdict_name(r->claims[i].verdict));
-    cr_expect_eq(r->status, CP_STATUS_PASSED);
-    gpu_test_end(r);
-}
-
-static void run_case(const char *name)
-{
-    run_case_skippable(name, false);
-}
-
-Test(gpu, vector_add, .timeout = 300)
-{
-    run_case("vector-add");
-}
-
-Test(gpu, multi_kernel, .timeout = 300)
-{
-    run_case("multi-kernel");
-}
-
-Test(gpu, multi_kernel_events, .timeout = 300)
-{
-    run_case("multi-kernel-events");
-}
-
-Test(gpu, event_timing, .timeout = 300)
-{
-    run_case("event-timing");
-}
-
-Test(gpu, conway_streams, .timeout = 300)
-{
-    run_case("conway-streams");
-}
-
-Test(gpu, grid_model, .timeout = 300)
-{
-    run_case("grid-model");
-}
-
-Test(gpu, elementwise_vs_handwritten, .timeout = 300)
-{
-    run_case("elementwise-vs-handwritten");
-}
-
-Test(gpu, mandelbrot, .timeout = 300)
-{
-    run_case("mandelbrot");
-}
-
-Test(gpu, conway_global, .timeout = 300)
-{
-    run_case("conway-global");
-}
-
-Test(gpu, conway_block_sync, .timeout = 300)
-{
-    run_case("conway-block-sync");
-}
-
-Test(gpu, conway_shared, .timeout = 300)
-{
-    run_case("conway-shared");
-}
-
-Test(gpu, context_sync, .timeout = 300)
-{
-    run_case("context-sync");
-}
-
-Test(gpu, context_manual, .timeout = 300)
-{
-    run_case("context-manual");
-}
-
-Test(gpu, host_threads, .timeout = 300)
-{
-    run_case("host-threads");
-}
-
-Test(gpu, host_processes, .timeout = 300)
-{
-    run_case("host-processes");
-}
-
-Test(gpu, broadcast, .timeout = 300)
-{
-    run_case("broadcast");
-}
-
-Test(gpu, custom_elementwise, .timeout = 300)
-{
-    run_case("custom-elementwise");
-}
-
-Test(gpu, rtc_unroll, .timeout = 300)
-{
-    run_case("rtc-unroll");
-}
-
-Test(gpu, zero_copy_interop, .timeout = 300)
-{
-    run_case("zero-copy-interop");
-}
-
-Test(gpu, indexing, .timeout = 300)
-{
-    run_case("indexing");
-}
-
 /* ---- a sticky CUDA error in one case, under cuproof run ---- */
 
 cudaError_t cp_test_fault_launch(void);
@@ -246,14 +98,6 @@ Test(gpu, sticky_error_is_survived_and_reported, .timeout = 300)
                        "the later GPU case says why it did not run");
 }
 
-Test(gpu, multi_gpu, .timeout = 300)
-{
-    run_case_skippable("multi-gpu", true);
-}
-
-/* Dropped records: with two small activity buffers CUPTI runs out of room
- * in multi-kernel's traced runs; the case must fail and say records were
- * lost, never pass on an incomplete trace. */
 Test(gpu, dropped_records_fail_the_case, .timeout = 300)
 {
     setenv("CUPROOF_CUPTI_BUFFER_KB", "4", 1);

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Proves the installable package from outside, with examples/my-cases (a
+# project of its own with one case, copy-overlap):
+#
+#   ci/example.sh [BUILD_DIR] [install|subdirectory|all]
+#
+#   install       `cmake --install BUILD_DIR` into a temporary prefix; the
+#                 installed bin/cuproof runs (no LD_LIBRARY_PATH), lists the
+#                 built-in cases and prints the project's version; the
+#                 example configured with -DCMAKE_PREFIX_PATH=<prefix> finds
+#                 cuproof there, builds, and its ctest runs exactly one test,
+#                 skipped (no GPU) or passed;
+#   subdirectory  the example with -DCUPROOF_SOURCE_DIR=<this checkout>
+#                 (add_subdirectory): it builds, and its ctest runs exactly
+#                 one test (cuproof's own tests are off), skipped or passed;
+#   all           both (the default).
+#
+# BUILD_DIR (default build/default) is a configured and built tree of this
+# checkout. With CUPROOF_REQUIRE_GPU=1 the example's test must pass, not
+# skip. The example is built for sm_90 only, to stay quick. Temporary
+# directories are removed on exit. Exit status 0 when every step held,
+# else 1 with the step and its log.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build/default}
+mode=${2:-all}
+case "$mode" in
+install | subdirectory | all) ;;
+*)
+    echo "usage: ci/example.sh [BUILD_DIR] [install|subdirectory|all]" >&2
+    exit 2
+    ;;
+esac
+
+fail() {
+    echo "ci/example.sh: FAILED: $*" >&2
+    exit 1
+}
+
+[ -f "$build/CMakeCache.txt" ] || fail "$build is not a configured build directory"
+build=$(cd "$build" && pwd)
+command -v ninja >/dev/null || fail "ninja is not installed (the example is configured with -G Ninja)"
+if [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+fi
+unset DESTDIR
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuproof-example.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# step NAME COMMAND...: runs the command with its output in a log, which is
+# shown when it fails.
+step() {
+    local name=$1 log
+    shift
+    log="$tmp/$(echo "$name" | tr -c 'A-Za-z0-9\n' '_').log"
+    if ! "$@" >"$log" 2>&1; then
+        tail -n 60 "$log" >&2
+        fail "$name: '$*' exited non-zero (the log's end is above)"
+    fi
+    echo "ci/example.sh: ok: $name"
+}
+
+version=$(sed -n 's/^project(cuproof VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+[ -n "$version" ] || fail "no project(cuproof VERSION ...) in $root/CMakeLists.txt"
+
+# ctest_one DIR: the example's ctest ran exactly one test, which passed or
+# (unless CUPROOF_REQUIRE_GPU=1) was skipped.
+ctest_one() {
+    local dir=$1 out rc=0
+    out=$(ctest --test-dir "$dir" --output-on-failure 2>&1) || rc=$?
+    echo "$out" >"$dir/ctest.log"
+    if [ "$rc" -ne 0 ]; then
+        echo "$out" >&2
+        fail "ctest in $dir exited $rc"
+    fi
+    echo "$out" | grep -Eq 'tests passed, 0 tests failed out of 1$' || {
+        echo "$out" >&2
+        fail "ctest in $dir did not run exactly one test"
+    }
+    if echo "$out" | grep -q 'case\.copy-overlap .*\*\*\*Skipped'; then
+        [ "${CUPROOF_REQUIRE_GPU:-}" != 1 ] || {
+            echo "$out" >&2
+            fail "case.copy-overlap was skipped but CUPROOF_REQUIRE_GPU=1"
+        }
+        echo "ci/example.sh: ok: case.copy-overlap ran and was skipped (no GPU)"
+    elif echo "$out" | grep -q 'case\.copy-overlap .*Passed'; then
+        echo "ci/example.sh: ok: case.copy-overlap ran and passed"
+    else
+        echo "$out" >&2
+        fail "case.copy-overlap neither passed nor was skipped"
+    fi
+}
+
+example_configure_build() {
+    local dir=$1
+    shift
+    step "configure the example ($(basename "$dir"))" cmake -S "$root/examples/my-cases" -B "$dir" \
+        -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 "$@"
+    step "build the example ($(basename "$dir"))" cmake --build "$dir"
+    # The example's executable holds its case and cuproof's command line.
+    local listed
+    listed=$(env -u LD_LIBRARY_PATH "$dir/copy-overlap" list) ||
+        fail "$dir/copy-overlap list exited non-zero"
+    echo "$listed" | grep -q '^copy-overlap ' ||
+        fail "'copy-overlap list' does not list copy-overlap: $listed"
+}
+
+if [ "$mode" = install ] || [ "$mode" = all ]; then
+    prefix=$tmp/prefix
+    step "install $build into a temporary prefix" cmake --install "$build" --prefix "$prefix"
+    for f in bin/cuproof include/cuproof/case.h include/cuproof/version.h \
+        lib/cmake/cuproof/cuproofConfig.cmake lib/cmake/cuproof/cuproofConfigVersion.cmake \
+        lib/cmake/cuproof/cuproofTargets.cmake lib/cmake/cuproof/cuproofCase.cmake; do
+        [ -e "$prefix/$f" ] || fail "the install lacks $f"
+    done
+    ls "$prefix"/lib*/libcuproof.so >/dev/null 2>&1 || fail "the install lacks libcuproof.so"
+    # The installed executable finds its library and CUDA's through its RPATH.
+    got=$(env -u LD_LIBRARY_PATH "$prefix/bin/cuproof" --version) ||
+        fail "installed bin/cuproof --version exited non-zero"
+    [ "$got" = "cuproof $version" ] || fail "bin/cuproof --version printed '$got', not 'cuproof $version'"
+    echo "ci/example.sh: ok: bin/cuproof --version: $got"
+    listed=$(env -u LD_LIBRARY_PATH "$prefix/bin/cuproof" list) ||
+        fail "installed bin/cuproof list exited non-zero"
+    if grep -q '^CUPROOF_BUILD_CASES:BOOL=OFF' "$build/CMakeCache.txt"; then
+        [ -z "$listed" ] || fail "built without cases, yet bin/cuproof list printed: $listed"
+        echo "ci/example.sh: ok: bin/cuproof list is empty (built without cases)"
+    else
+        echo "$listed" | grep -q '^multi-kernel ' ||
+            fail "installed bin/cuproof list does not list multi-kernel: $listed"
+        echo "ci/example.sh: ok: bin/cuproof list lists multi-kernel ($(echo "$listed" | wc -l) cases)"
+    fi
+
+    example_configure_build "$tmp/against-install" -DCMAKE_PREFIX_PATH="$prefix"
+    found=$(sed -n 's/^cuproof_DIR:PATH=//p' "$tmp/against-install/CMakeCache.txt")
+    [ "$found" = "$prefix/lib/cmake/cuproof" ] || [ "$found" = "$prefix/lib64/cmake/cuproof" ] ||
+        fail "the example found cuproof in '$found', not in the temporary prefix"
+    ctest_one "$tmp/against-install"
+fi
+
+if [ "$mode" = subdirectory ] || [ "$mode" = all ]; then
+    example_configure_build "$tmp/with-subdirectory" -DCUPROOF_SOURCE_DIR="$root"
+    ctest_one "$tmp/with-subdirectory"
+fi
+echo "ci/example.sh: $mode: every step held"

@@ -1,0 +1,33 @@
+/* cuproof metrics: the metric and finding tables that expectations use,
+ * as plain text or as the Markdown of docs/DESIGN.md. */
+#include "cli.h"
+
+#include <cuproof/metrics.h>
+
+#include <stdio.h>
+#include <string.h>
+
+int cp_cmd_metrics(int argc, char **argv)
+{
+    bool markdown = argc == 1 && strcmp(argv[0], "--markdown") == 0;
+    if (argc > 0 && !markdown)
+        return cp_usage_error("metrics takes [--markdown], got '%s'", argv[0]);
+    size_t n = 0, nf = 0;
+    const cp_metric_def *m = cp_metric_defs(&n);
+    const cp_finding_def *f = cp_finding_defs(&nf);
+    if (markdown) {
+        printf("| metric | unit | definition |\n|---|---|---|\n");
+        for (size_t i = 0; i < n; i++)
+            printf("| `%s` | %s | %s |\n", m[i].name, m[i].unit, m[i].meaning);
+        printf("\n| finding | raised when |\n|---|---|\n");
+        for (size_t i = 0; i < nf; i++)
+            printf("| `%s` | %s |\n", f[i].name, f[i].meaning);
+        return CP_EXIT_OK;
+    }
+    for (size_t i = 0; i < n; i++)
+        printf("%-28s %-8s %s\n", m[i].name, m[i].unit, m[i].meaning);
+    printf("\nfindings:\n");
+    for (size_t i = 0; i < nf; i++)
+        printf("%-28s %s\n", f[i].name, f[i].meaning);
+    return CP_EXIT_OK;
+}
