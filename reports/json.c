@@ -95,6 +95,7 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
         if (!l)
             return;
         add_num(b, l, "device", m->lanes[i].device);
+        add_num(b, l, "process", m->lanes[i].process);
         add_num(b, l, "context", m->lanes[i].context);
         add_num(b, l, "stream", m->lanes[i].stream);
         add_num(b, l, "busy_ns", (double)m->lanes[i].busy_ns);

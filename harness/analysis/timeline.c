@@ -19,6 +19,7 @@ void cp_trace_clear(cp_trace *t)
     t->n = 0;
     t->dropped_records = 0;
     t->renamed_kernels = 0;
+    t->nprocesses = 0;
 }
 
 void cp_trace_free(cp_trace *t)
@@ -27,7 +28,22 @@ void cp_trace_free(cp_trace *t)
         free(t->names[i]);
     free(t->names);
     free(t->items);
+    free(t->processes);
     cp_trace_init(t);
+}
+
+long cp_trace_add_process(cp_trace *t, const cp_process *p)
+{
+    if (t->nprocesses == t->processes_cap) {
+        size_t cap = t->processes_cap ? t->processes_cap * 2 : 4;
+        cp_process *q = realloc(t->processes, cap * sizeof *q);
+        if (!q)
+            return cp_failf(CP_ENOMEM, "out of memory adding a process to a trace");
+        t->processes = q;
+        t->processes_cap = cap;
+    }
+    t->processes[t->nprocesses] = *p;
+    return (long)t->nprocesses++;
 }
 
 const char *cp_trace_intern(cp_trace *t, const char *s)
@@ -139,11 +155,14 @@ static bool is_pageable_copy(const cp_activity *a)
     return a->kind == CP_ACT_MEMCPY && (a->src == CP_MEM_PAGEABLE || a->dst == CP_MEM_PAGEABLE);
 }
 
-static int lane_key_cmp(uint32_t d1, uint32_t c1, uint32_t s1, uint32_t d2, uint32_t c2,
-                        uint32_t s2)
+static int lane_key_cmp(const cp_lane *l, const cp_activity *a)
 {
+    uint32_t d1 = l->device, p1 = l->process, c1 = l->context, s1 = l->stream;
+    uint32_t d2 = a->device, p2 = a->process, c2 = a->context, s2 = a->stream;
     if (d1 != d2)
         return d1 < d2 ? -1 : 1;
+    if (p1 != p2)
+        return p1 < p2 ? -1 : 1;
     if (c1 != c2)
         return c1 < c2 ? -1 : 1;
     if (s1 != s2)
@@ -157,8 +176,7 @@ static size_t lane_lower_bound(const cp_lane *lanes, size_t n, const cp_activity
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (lane_key_cmp(lanes[mid].device, lanes[mid].context, lanes[mid].stream, a->device,
-                         a->context, a->stream) < 0)
+        if (lane_key_cmp(&lanes[mid], a) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -168,7 +186,7 @@ static size_t lane_lower_bound(const cp_lane *lanes, size_t n, const cp_activity
 
 static bool lane_is(const cp_lane *l, const cp_activity *a)
 {
-    return l->device == a->device && l->context == a->context && l->stream == a->stream;
+    return lane_key_cmp(l, a) == 0;
 }
 
 long cp_metrics_lane_index(const cp_metrics *m, const cp_activity *a)
@@ -213,7 +231,7 @@ static void add_finding(cp_metrics *m, const char *name, uint32_t count, const c
 
 static bool on_legacy_stream(const cp_trace *t, const cp_activity *a)
 {
-    return t->has_legacy_stream && a->device == t->legacy_device &&
+    return t->has_legacy_stream && a->process == 0 && a->device == t->legacy_device &&
            a->context == t->legacy_context && a->stream == t->legacy_stream;
 }
 
@@ -385,8 +403,9 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         goto out;
     }
 
-    /* Lanes: the distinct (device, context, stream) keys, sorted, so that
-     * stream ids that repeat across contexts stay apart. */
+    /* Lanes: the distinct (device, process, context, stream) keys, sorted,
+     * so that stream ids that repeat across contexts (and context ids
+     * across processes) stay apart. */
     size_t nl = 0;
     /* Kept sorted as they are found: a binary search per record (and an
      * insertion per new lane, of which there are few) rather than sorting
@@ -399,7 +418,8 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         if (at < nl && lane_is(&lanes[at], a))
             continue;
         memmove(&lanes[at + 1], &lanes[at], (nl - at) * sizeof *lanes);
-        lanes[at] = (cp_lane){.device = a->device, .context = a->context, .stream = a->stream};
+        lanes[at] = (cp_lane){.device = a->device, .process = a->process, .context = a->context,
+                              .stream = a->stream};
         nl++;
     }
     lane_open = calloc(nl, sizeof *lane_open);

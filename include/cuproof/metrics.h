@@ -80,7 +80,9 @@ typedef struct cp_finding_def {
 } cp_finding_def;
 
 typedef struct cp_lane {
-    uint32_t device, context, stream;
+    /* Keyed by (device, process, context, stream): stream ids repeat across
+     * contexts, and context ids across processes. */
+    uint32_t device, process, context, stream;
     uint64_t busy_ns; /* union of this lane's device intervals */
     uint32_t kernels, copies, memsets;
 } cp_lane;
@@ -129,7 +131,7 @@ typedef struct cp_metrics {
     const char *bound;
     uint64_t gap_threshold_ns;
     uint32_t gaps_over_threshold;
-    cp_lane *lanes; /* sorted by (device, context, stream); owned */
+    cp_lane *lanes; /* sorted by (device, process, context, stream); owned */
     size_t nlanes;
     cp_finding findings[CP_MAX_FINDINGS];
     size_t nfindings;
@@ -152,7 +154,7 @@ CP_API int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, 
 CP_API uint32_t cp_max_concurrent_kernels(int cc_major, int cc_minor);
 CP_API void cp_metrics_free(cp_metrics *m);
 
-/* The index in m->lanes of a's (device, context, stream), or -1. */
+/* The index in m->lanes of a's (device, process, context, stream), or -1. */
 CP_API long cp_metrics_lane_index(const cp_metrics *m, const cp_activity *a);
 
 /* The metric table (CP_METRIC_MAP) in its order; *n gets its length. */

@@ -50,7 +50,14 @@ typedef struct cp_activity {
     cp_act_kind kind;
     uint64_t start, end; /* ns, CUPTI's clock */
     uint32_t device, context, stream;
+    /* The process that issued it, as an index into the processes of a
+     * trace merged from several (cp_trace.processes); 0 in one process. */
+    uint32_t process;
     uint32_t correlation;
+    /* Work launched by a CUDA graph: the graph's id and its node's (0 and
+     * 0 otherwise). */
+    uint32_t graph_id;
+    uint64_t graph_node;
     uint64_t bytes;          /* copies and memsets */
     cp_copy_dir copy_dir;    /* copies */
     cp_mem_kind src, dst;    /* copies: the memory on each side */
@@ -59,6 +66,19 @@ typedef struct cp_activity {
     uint32_t grid[3], block[3]; /* kernels: the launch shape (x, y, z); 0 when unknown */
     const char *name;        /* kernel, API or range name; interned in the trace */
 } cp_activity;
+
+/* One traced process of a program run under `cuproof exec`: its records
+ * carry its index in cp_trace.processes. */
+typedef struct cp_process {
+    uint32_t pid, ppid;
+    char host[64];
+    char command[256]; /* the executable and its arguments, as far as they fit */
+    /* Whether its trace ended with the injection library's end record; a
+     * process that died, or left by _exit, is truncated after last_ns. */
+    bool ended;
+    uint64_t last_ns;  /* the last time its trace accounts for (CUPTI's clock) */
+    uint64_t dropped;  /* records CUPTI dropped in it */
+} cp_process;
 
 typedef struct cp_trace {
     cp_activity *items;
@@ -73,6 +93,9 @@ typedef struct cp_trace {
      * tracer learnt it (it primes CUPTI with a memset on that stream). */
     bool has_legacy_stream;
     uint32_t legacy_device, legacy_context, legacy_stream;
+    /* The processes of a traced program (none for a case's window). */
+    cp_process *processes;
+    size_t nprocesses, processes_cap;
 } cp_trace;
 
 CP_API void cp_trace_init(cp_trace *t);
@@ -81,6 +104,10 @@ CP_API void cp_trace_clear(cp_trace *t);
 
 /* Appends a copy of `a`, interning its name. Returns 0 or CP_ENOMEM. */
 CP_API int cp_trace_add(cp_trace *t, const cp_activity *a);
+
+/* Appends a copy of `p` to the trace's processes and returns its index
+ * (what the process's records carry), or CP_ENOMEM. */
+CP_API long cp_trace_add_process(cp_trace *t, const cp_process *p);
 
 /* A kernel's name as the harness knew it when it launched the kernel, by
  * the launch's correlation id. */
