@@ -1,6 +1,7 @@
 /* The tracer's record conversion, fed hand-built CUPTI records, and its
  * behaviour when no window is open. Needs no GPU. */
 #include <cuproof/error.h>
+#include "collect/cupti.h"
 #include "runner/window.h"
 
 #include <criterion/criterion.h>
@@ -26,7 +27,7 @@ Test(tracer, converts_concurrent_kernel)
     k.blockY = 8;
     k.blockZ = 1;
     cp_activity a;
-    cr_assert_eq(cp_tracer_convert(&k, &a), 1);
+    cr_assert_eq(cp_cupti_convert(&k, &a), 1);
     cr_expect_eq(a.kind, CP_ACT_KERNEL);
     cr_expect_eq(a.start, 100);
     cr_expect_eq(a.end, 250);
@@ -57,7 +58,7 @@ Test(tracer, converts_memcpy_with_memory_kinds)
     c.end = 9;
     c.streamId = 2;
     cp_activity a;
-    cr_assert_eq(cp_tracer_convert(&c, &a), 1);
+    cr_assert_eq(cp_cupti_convert(&c, &a), 1);
     cr_expect_eq(a.kind, CP_ACT_MEMCPY);
     cr_expect_eq(a.copy_dir, CP_COPY_HTOD);
     cr_expect_eq(a.src, CP_MEM_PAGEABLE);
@@ -69,7 +70,7 @@ Test(tracer, converts_memcpy_with_memory_kinds)
     c.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     c.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
     c.flags = 0;
-    cr_assert_eq(cp_tracer_convert(&c, &a), 1);
+    cr_assert_eq(cp_cupti_convert(&c, &a), 1);
     cr_expect_eq(a.copy_dir, CP_COPY_DTOH);
     cr_expect_eq(a.dst, CP_MEM_PINNED);
     cr_expect_not(a.async);
@@ -85,7 +86,7 @@ Test(tracer, converts_memcpy_with_memory_kinds)
                 {CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN, CP_COPY_UNKNOWN}};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
         c.copyKind = dirs[i].cupti;
-        cp_tracer_convert(&c, &a);
+        cp_cupti_convert(&c, &a);
         cr_expect_eq(a.copy_dir, dirs[i].dir, "copy kind %u", dirs[i].cupti);
     }
     const struct {
@@ -97,7 +98,7 @@ Test(tracer, converts_memcpy_with_memory_kinds)
                 {CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN, CP_MEM_UNKNOWN}};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++) {
         c.srcKind = mems[i].cupti;
-        cp_tracer_convert(&c, &a);
+        cp_cupti_convert(&c, &a);
         cr_expect_eq(a.src, mems[i].kind, "memory kind %u", mems[i].cupti);
     }
 }
@@ -112,7 +113,7 @@ Test(tracer, converts_memset)
     s.end = 2;
     s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     cp_activity a;
-    cr_assert_eq(cp_tracer_convert(&s, &a), 1);
+    cr_assert_eq(cp_cupti_convert(&s, &a), 1);
     cr_expect_eq(a.kind, CP_ACT_MEMSET);
     cr_expect_eq(a.bytes, 64);
     cr_expect_eq(a.dst, CP_MEM_DEVICE);
@@ -126,7 +127,7 @@ Test(tracer, converts_runtime_call_with_its_name)
     r.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020;
     r.correlationId = 7;
     cp_activity a;
-    cr_assert_eq(cp_tracer_convert(&r, &a), 1);
+    cr_assert_eq(cp_cupti_convert(&r, &a), 1);
     cr_expect_eq(a.kind, CP_ACT_RUNTIME);
     cr_expect_eq(a.correlation, 7);
     cr_expect_not_null(strstr(a.name, "cudaMemcpyAsync"), "%s", a.name);
@@ -138,9 +139,9 @@ Test(tracer, ignores_other_kinds)
 {
     CUpti_Activity other = {.kind = CUPTI_ACTIVITY_KIND_CONTEXT};
     cp_activity a;
-    cr_expect_eq(cp_tracer_convert(&other, &a), 0);
+    cr_expect_eq(cp_cupti_convert(&other, &a), 0);
     CUpti_ActivityAPI driver = {.kind = CUPTI_ACTIVITY_KIND_DRIVER, .correlationId = 3};
-    cr_expect_eq(cp_tracer_convert(&driver, &a), 0);
+    cr_expect_eq(cp_cupti_convert(&driver, &a), 0);
 }
 
 Test(tracer, window_rules_without_cupti)

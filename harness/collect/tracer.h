@@ -75,16 +75,4 @@ int cp_tracer_pop_launch_name(void);
  * before the process exits. Safe to call when unavailable. */
 void cp_tracer_shutdown(void);
 
-/*
- * Converts one CUPTI activity record (a CUpti_Activity*) into `out`, whose
- * name points into CUPTI's storage or a static string until the caller
- * interns it. Returns 1 when converted, 0 for kinds the tracer ignores.
- * Exposed so that CPU tests can convert hand-built records.
- */
-int cp_tracer_convert(const void *record, cp_activity *out);
-
-/* Sets the size of each activity buffer (bytes, at least 1 KiB) before
- * cp_tracer_init; a tiny buffer makes CUPTI drop records, which tests use. */
-void cp_tracer_set_buffer_size(size_t bytes);
-
 #endif

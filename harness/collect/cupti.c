@@ -1,0 +1,280 @@
+#include "collect/cupti.h"
+
+#include <cuproof/check.h>
+#include <cuproof/error.h>
+
+#include <cupti.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN_SIZE 8
+#define POOL_MAX 32
+
+static struct {
+    pthread_mutex_t lock;
+    size_t buffer_size;
+    /* Buffers handed to CUPTI so far, and the most it may have (0: no
+     * limit). A limit makes CUPTI drop records: the test of that path. */
+    size_t buffers_given, max_buffers;
+    /* Activity buffers, touched once and recycled: a fresh buffer's page
+     * faults would otherwise land inside a traced run. */
+    uint8_t *pool[POOL_MAX];
+    size_t npool;
+    cp_record_fn on_record;
+    cp_dropped_fn on_dropped;
+    void *arg;
+} cu = {.lock = PTHREAD_MUTEX_INITIALIZER, .buffer_size = 8u << 20};
+
+void cp_cupti_lock(void)
+{
+    pthread_mutex_lock(&cu.lock);
+}
+
+void cp_cupti_unlock(void)
+{
+    pthread_mutex_unlock(&cu.lock);
+}
+
+void cp_cupti_set_buffer_size(size_t bytes)
+{
+    cu.buffer_size = bytes < 1024 ? 1024 : bytes;
+}
+
+size_t cp_cupti_buffer_size(void)
+{
+    return cu.buffer_size;
+}
+
+void cp_cupti_buffer_counts(size_t *given, size_t *limit)
+{
+    *given = cu.buffers_given;
+    *limit = cu.max_buffers;
+}
+
+/* A buffer that has been written once, from the pool or new. */
+static uint8_t *take_buffer(void)
+{
+    uint8_t *b = NULL;
+    pthread_mutex_lock(&cu.lock);
+    if (cu.npool > 0)
+        b = cu.pool[--cu.npool];
+    pthread_mutex_unlock(&cu.lock);
+    if (!b && (b = aligned_alloc(ALIGN_SIZE, cu.buffer_size)))
+        memset(b, 0, cu.buffer_size);
+    return b;
+}
+
+static void give_buffer(uint8_t *b)
+{
+    pthread_mutex_lock(&cu.lock);
+    if (cu.npool < POOL_MAX) {
+        cu.pool[cu.npool++] = b;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&cu.lock);
+    free(b);
+}
+
+void cp_cupti_reserve(size_t n)
+{
+    uint8_t *ready[POOL_MAX];
+    if (n > POOL_MAX)
+        n = POOL_MAX;
+    for (size_t i = 0; i < n; i++)
+        ready[i] = take_buffer();
+    for (size_t i = 0; i < n; i++)
+        if (ready[i])
+            give_buffer(ready[i]);
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    pthread_mutex_lock(&cu.lock);
+    bool refuse = cu.max_buffers && cu.buffers_given >= cu.max_buffers;
+    cu.buffers_given += !refuse;
+    pthread_mutex_unlock(&cu.lock);
+    /* A NULL buffer tells CUPTI to drop the records it has no room for. */
+    *buffer = refuse ? NULL : take_buffer();
+    *size = *buffer ? cu.buffer_size : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+                                      size_t size, size_t valid)
+{
+    CUpti_Activity *record = NULL;
+    size_t dropped = 0;
+    pthread_mutex_lock(&cu.lock);
+    while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
+        if (cu.on_record)
+            cu.on_record(record, cu.arg);
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS &&
+        cu.on_dropped)
+        cu.on_dropped(dropped, cu.arg);
+    pthread_mutex_unlock(&cu.lock);
+    (void)size;
+    give_buffer(buffer);
+}
+
+int cp_cupti_register(cp_record_fn on_record, cp_dropped_fn on_dropped, void *arg)
+{
+    int rc = 0;
+    const char *kb = getenv("CUPROOF_CUPTI_BUFFER_KB");
+    if (kb && *kb)
+        cp_cupti_set_buffer_size((size_t)strtoul(kb, NULL, 10) * 1024);
+    const char *most = getenv("CUPROOF_CUPTI_MAX_BUFFERS");
+    if (most && *most)
+        cu.max_buffers = (size_t)strtoul(most, NULL, 10);
+    pthread_mutex_lock(&cu.lock);
+    cu.on_record = on_record;
+    cu.on_dropped = on_dropped;
+    cu.arg = arg;
+    pthread_mutex_unlock(&cu.lock);
+    CP_CUPTI(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+out:
+    return rc;
+}
+
+int cp_cupti_enable(const int *kinds, size_t n, bool enable)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (enable)
+            CP_CUPTI(cuptiActivityEnable((CUpti_ActivityKind)kinds[i]));
+        else
+            CP_CUPTI(cuptiActivityDisable((CUpti_ActivityKind)kinds[i]));
+    }
+out:
+    return rc;
+}
+
+int cp_cupti_flush(bool forced, uint64_t *dropped)
+{
+    int rc = 0;
+    size_t global = 0;
+    CP_CUPTI(cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
+    if (dropped) {
+        CP_CUPTI(cuptiActivityGetNumDroppedRecords(NULL, 0, &global));
+        *dropped = global;
+    }
+out:
+    return rc;
+}
+
+void cp_cupti_release(void)
+{
+    pthread_mutex_lock(&cu.lock);
+    while (cu.npool > 0)
+        free(cu.pool[--cu.npool]);
+    pthread_mutex_unlock(&cu.lock);
+}
+
+static cp_copy_dir copy_dir_of(uint8_t kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+        return CP_COPY_HTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+        return CP_COPY_DTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+        return CP_COPY_DTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+        return CP_COPY_HTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+        return CP_COPY_PTOP;
+    default:
+        return CP_COPY_UNKNOWN;
+    }
+}
+
+static cp_mem_kind mem_kind_of(uint8_t kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+        return CP_MEM_PAGEABLE;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+        return CP_MEM_PINNED;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+        return CP_MEM_DEVICE;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+        return CP_MEM_ARRAY;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+        return CP_MEM_MANAGED;
+    default:
+        return CP_MEM_UNKNOWN;
+    }
+}
+
+int cp_cupti_convert(const void *record, cp_activity *out)
+{
+    const CUpti_Activity *r = record;
+    memset(out, 0, sizeof *out);
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const CUpti_ActivityKernel10 *k = record;
+        *out = (cp_activity){.kind = CP_ACT_KERNEL, .start = k->start, .end = k->end,
+                             .device = k->deviceId, .context = k->contextId,
+                             .stream = k->streamId, .correlation = k->correlationId,
+                             .grid = {(uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ},
+                             .block = {(uint32_t)k->blockX, (uint32_t)k->blockY,
+                                       (uint32_t)k->blockZ},
+                             .graph_id = k->graphId, .graph_node = k->graphNodeId,
+                             .name = k->name};
+        return 1;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *c = record;
+        *out = (cp_activity){.kind = CP_ACT_MEMCPY, .start = c->start, .end = c->end,
+                             .device = c->deviceId, .context = c->contextId,
+                             .stream = c->streamId, .correlation = c->correlationId,
+                             .bytes = c->bytes, .copy_dir = copy_dir_of(c->copyKind),
+                             .src = mem_kind_of(c->srcKind), .dst = mem_kind_of(c->dstKind),
+                             .async = (c->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0,
+                             .graph_id = c->graphId, .graph_node = c->graphNodeId,
+                             .name = "memcpy"};
+        return 1;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *s = record;
+        *out = (cp_activity){.kind = CP_ACT_MEMSET, .start = s->start, .end = s->end,
+                             .device = s->deviceId, .context = s->contextId,
+                             .stream = s->streamId, .correlation = s->correlationId,
+                             .bytes = s->bytes, .dst = mem_kind_of((uint8_t)s->memoryKind),
+                             .graph_id = s->graphId, .graph_node = s->graphNodeId,
+                             .name = "memset"};
+        return 1;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME: {
+        const CUpti_ActivityAPI *a = record;
+        const char *name = NULL;
+        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, a->cbid, &name) != CUPTI_SUCCESS)
+            name = "cudaUnknownCall";
+        *out = (cp_activity){.kind = CP_ACT_RUNTIME, .start = a->start, .end = a->end,
+                             .correlation = a->correlationId, .name = name};
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+int cp_check_cupti(int err, const char *file, int line, const char *call)
+{
+    if (err == CUPTI_SUCCESS)
+        return 0;
+    const char *name = NULL, *text = NULL;
+    if (cuptiGetResultString((CUptiResult)err, &name) != CUPTI_SUCCESS)
+        name = "CUPTI_ERROR_UNKNOWN";
+    if (cuptiGetErrorMessage((CUptiResult)err, &text) != CUPTI_SUCCESS)
+        text = "unrecognised CUPTI result";
+    return cp_fail(CP_ECUPTI, file, line, call, name, text);
+}

@@ -1,0 +1,75 @@
+/*
+ * CUPTI plumbing, apart from what is done with the records (as Kineto
+ * keeps CuptiActivityApi apart from its profiler session): activity
+ * buffers from a pool touched once, the request and completion callbacks,
+ * dropped-record counts, and the conversion of CUPTI's records into
+ * cp_activity. Two users sit on it: the tracer's windows (tracer.h) and
+ * the injection library of `cuproof exec`. Nothing here issues a CUDA
+ * runtime call.
+ */
+#ifndef CUPROOF_COLLECT_CUPTI_H
+#define CUPROOF_COLLECT_CUPTI_H
+
+#include <cuproof/trace.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Called for every record of every completed buffer, in CUPTI's order
+ * within a buffer, with the collect lock held (calls never overlap):
+ * `record` is a CUpti_Activity. */
+typedef void (*cp_record_fn)(const void *record, void *arg);
+
+/* Called after each completed buffer with the records CUPTI reports as
+ * dropped since the last call (0 mostly), with the lock held. */
+typedef void (*cp_dropped_fn)(uint64_t dropped, void *arg);
+
+/*
+ * Registers the buffer callbacks, which hand every record to `on_record`
+ * and each buffer's dropped count to `on_dropped` (either may be NULL).
+ * Call before the first CUDA call; one registration per process. Reads
+ * CUPROOF_CUPTI_BUFFER_KB and CUPROOF_CUPTI_MAX_BUFFERS (test settings: a
+ * small buffer and a limit make CUPTI drop records). Returns 0 or
+ * CP_ECUPTI (another tool holds CUPTI, or no driver).
+ */
+int cp_cupti_register(cp_record_fn on_record, cp_dropped_fn on_dropped, void *arg);
+
+/* Enables or disables each of the n CUPTI activity kinds; stops at the
+ * first failure. Returns 0 or CP_ECUPTI. */
+int cp_cupti_enable(const int *kinds, size_t n, bool enable);
+
+/* Delivers every buffer (forced: also those with incomplete records) and
+ * returns 0 or CP_ECUPTI; plus CUPTI's global dropped count since the last
+ * call in *dropped when it is not NULL. */
+int cp_cupti_flush(bool forced, uint64_t *dropped);
+
+/* Keeps `n` written buffers ready in the pool (their page faults then do
+ * not land in a traced run). */
+void cp_cupti_reserve(size_t n);
+
+/* The size of each buffer (bytes, at least 1 KiB), set before registering. */
+void cp_cupti_set_buffer_size(size_t bytes);
+size_t cp_cupti_buffer_size(void);
+
+/* Buffers handed to CUPTI so far, and the limit (0: none). */
+void cp_cupti_buffer_counts(size_t *given, size_t *limit);
+
+/* Frees the pool's buffers (after a final flush). */
+void cp_cupti_release(void);
+
+/* The lock the record callbacks run under, for state they share with
+ * other threads. */
+void cp_cupti_lock(void);
+void cp_cupti_unlock(void);
+
+/*
+ * Converts one CUPTI activity record (a CUpti_Activity*) into `out`, whose
+ * name points into CUPTI's storage or a static string until the caller
+ * interns it: kernels, copies, memsets (with their graph ids) and runtime
+ * API calls. Returns 1 when converted, 0 for kinds it does not convert.
+ * Exposed so that CPU tests can convert hand-built records.
+ */
+int cp_cupti_convert(const void *record, cp_activity *out);
+
+#endif
