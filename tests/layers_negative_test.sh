@@ -12,7 +12,7 @@ fail() { echo "layers_negative_test: $*" >&2; exit 1; }
 
 mkdir -p "$tmp/src" "$tmp/bin"
 cp -r "$src/harness" "$src/reports" "$src/include" "$tmp/src/"
-cp "$bin"/libcuproof_*.a "$tmp/bin/"
+cp "$bin"/libcuproof_*.a "$bin"/libcuproof_inject.so "$tmp/bin/"
 bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>/dev/null ||
     fail "the unchanged copy should pass"
 

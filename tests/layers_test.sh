@@ -33,6 +33,8 @@ forbid harness/collect "cuda_runtime|nvrtc|nvtx|nvToolsExt|cjson|runner/|reports
     "the CUDA runtime, NVRTC, NVTX, cJSON or a higher layer"
 forbid harness/runner "cjson|reports/|cli/|cuproof/(report|session)\.h" \
     "the reports layer or the command line"
+forbid harness/inject "cuda_runtime|nvrtc|cjson|runner/|reports/|cli/|cuproof/(case|runner|device|rtc|driver|gate|nvtx|child|report|session)\.h" \
+    "the CUDA runtime, NVRTC, cJSON, the runner, the reports or the command line"
 forbid reports "$cuda|collect/|runner/|cli/|$runner_api" \
     "CUDA, the collect or runner layers, or the command line"
 forbid include/cuproof "cjson|collect/|runner/|reports/|cli/" \
@@ -61,5 +63,25 @@ undefined cuproof_runner '^cJSON|^cp_(session|report|trace_file|chrome|perfetto|
     "the reports layer or the command line"
 undefined cuproof_reports '^(cuda|cu[A-Z]|cupti|nvrtc|nvtx)|^cp_(tracer|run_|registry|env_|rtc_|cu_|child_|nvtx|cli)' \
     "CUDA or the collect or runner layers"
+
+# The injection library, loaded into programs that did not ask for it:
+# no CUDA runtime call of its own, and nothing exported but its two entry
+# points (the layers it carries must not interpose on the program's).
+inject=$bin/libcuproof_inject.so
+if [ -f "$inject" ]; then
+    hits=$(nm -D --undefined-only "$inject" | awk '{print $2}' | grep -E '^(cuda[A-Z]|nvrtc|cJSON)' | sort -u)
+    if [ -n "$hits" ]; then
+        echo "layers: libcuproof_inject.so calls" $hits >&2
+        bad=1
+    fi
+    exported=$(nm -D --defined-only "$inject" | awk '$2 == "T" {print $3}' | sort | tr '\n' ' ')
+    if [ "$exported" != "InitializeInjection InitializeInjectionNvtx2 " ]; then
+        echo "layers: libcuproof_inject.so exports more than its entry points: $exported" >&2
+        bad=1
+    fi
+else
+    echo "layers: $inject is missing (build first)" >&2
+    bad=1
+fi
 
 exit $bad

@@ -1,0 +1,490 @@
+/*
+ * libcuproof_inject.so: what `cuproof exec` loads into an unmodified
+ * program through CUDA_INJECTION64_PATH (the driver calls
+ * InitializeInjection inside cuInit) and NVTX_INJECTION64_PATH (NVTX calls
+ * InitializeInjectionNvtx2 at the program's first NVTX call). It sits on
+ * the collect layer's CUPTI plumbing, issues no CUDA runtime call, and
+ * streams every record to its process's own file in CUPROOF_EXEC_DIR as
+ * CUPTI delivers buffers (the format is docs/DESIGN.md's cuproof.proc/1),
+ * so memory stays bounded however long the program runs:
+ *
+ *  - a writer thread flushes CUPTI every CUPROOF_EXEC_FLUSH_MS (500 ms by
+ *    default) and writes a "flush" line, so that a process that dies
+ *    loses at most that much;
+ *  - before cudaDeviceReset and cuCtxDestroy the records so far are
+ *    flushed (their contexts' records would be lost with them);
+ *  - at normal exit, an "end" line with the dropped count closes the
+ *    file: a file without it belongs to a process that died or left by
+ *    _exit, which the launcher reports as truncated.
+ *
+ * When CUPTI cannot be had (another tool subscribed first) the file gets
+ * an "end" line whose `why` says so and nothing is traced.
+ */
+#include "collect/cupti.h"
+
+#include <cuproof/check.h>
+#include <cuproof/error.h>
+
+#include <cupti.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Exported by libcupti: serves NVTX's injection for CUPTI's MARKER records. */
+extern CUptiResult cuptiNvtxInitialize2(void *getExportTable);
+
+static const int kinds[] = {
+    /* Never CUPTI_ACTIVITY_KIND_KERNEL: it serialises kernels. */
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_STREAM,
+    CUPTI_ACTIVITY_KIND_CONTEXT,
+    CUPTI_ACTIVITY_KIND_DEVICE,
+    CUPTI_ACTIVITY_KIND_MARKER,
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+static struct {
+    pthread_mutex_t init_lock;
+    bool initialised, tracing;
+    FILE *out;          /* written under the collect lock */
+    uint64_t origin;    /* CUPTI's clock when the file was opened */
+    uint64_t records, dropped, zero_timestamps;
+    unsigned flush_ms;
+    pthread_t writer;
+    bool writer_running;
+    pthread_mutex_t stop_lock;
+    pthread_cond_t stop;
+    bool stopping;
+    CUpti_SubscriberHandle subscriber;
+} inj = {.init_lock = PTHREAD_MUTEX_INITIALIZER,
+         .stop_lock = PTHREAD_MUTEX_INITIALIZER,
+         .stop = PTHREAD_COND_INITIALIZER};
+
+/* Writes `s` as a JSON string. */
+static void put_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* A CUPTI time relative to the origin, as the file keeps it. */
+static long long rel(uint64_t t)
+{
+    return (long long)(t - inj.origin);
+}
+
+static uint64_t now(void)
+{
+    uint64_t t = 0;
+    if (cuptiGetTimestamp(&t) == CUPTI_SUCCESS)
+        return t;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static const char *sync_type(CUpti_ActivitySynchronizationType t)
+{
+    switch (t) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+        return "event_synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+        return "stream_wait_event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+        return "stream_synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+        return "context_synchronize";
+    default:
+        return "unknown";
+    }
+}
+
+static const char *stream_flag(CUpti_ActivityStreamFlag f)
+{
+    switch (f & CUPTI_ACTIVITY_STREAM_CREATE_MASK) {
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT:
+        return "default";
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING:
+        return "non_blocking";
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL:
+        return "null";
+    default:
+        return "unknown";
+    }
+}
+
+/* Device work (kernels, copies, memsets) as cp_cupti_convert gives it. */
+static void write_work(FILE *f, const cp_activity *a)
+{
+    if (a->start == 0 || a->end == 0) {
+        /* CUPTI leaves timestamps at zero when it had no device memory for
+         * them: counted, never written as if the work took no time. */
+        inj.zero_timestamps++;
+        return;
+    }
+    const char *kind = a->kind == CP_ACT_KERNEL ? "kernel" : a->kind == CP_ACT_MEMCPY ? "memcpy"
+                                                                                        : "memset";
+    fprintf(f, "{\"k\":\"%s\",\"s\":%lld,\"e\":%lld,\"dev\":%u,\"ctx\":%u,\"str\":%u,\"cor\":%u", kind,
+            rel(a->start), rel(a->end), a->device, a->context, a->stream, a->correlation);
+    if (a->kind == CP_ACT_KERNEL)
+        fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", a->grid[0], a->grid[1], a->grid[2],
+                a->block[0], a->block[1], a->block[2]);
+    if (a->kind == CP_ACT_MEMCPY)
+        fprintf(f, ",\"bytes\":%llu,\"dir\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\",\"async\":%s",
+                (unsigned long long)a->bytes, cp_copy_dir_name(a->copy_dir),
+                cp_mem_kind_name(a->src), cp_mem_kind_name(a->dst), a->async ? "true" : "false");
+    if (a->kind == CP_ACT_MEMSET)
+        fprintf(f, ",\"bytes\":%llu,\"dst\":\"%s\"", (unsigned long long)a->bytes,
+                cp_mem_kind_name(a->dst));
+    fprintf(f, ",\"graph\":%u,\"node\":%llu", a->graph_id, (unsigned long long)a->graph_node);
+    if (a->kind == CP_ACT_KERNEL) {
+        fputs(",\"name\":", f);
+        put_string(f, a->name);
+    }
+    fputs("}\n", f);
+}
+
+/* An API call's record (runtime or driver), named from its callback id. */
+static void write_api(FILE *f, const CUpti_ActivityAPI *api, bool runtime)
+{
+    const char *name = NULL;
+    CUpti_CallbackDomain domain = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    if (cuptiGetCallbackName(domain, api->cbid, &name) != CUPTI_SUCCESS || !name)
+        name = runtime ? "cudaUnknownCall" : "cuUnknownCall";
+    fprintf(f, "{\"k\":\"%s\",\"s\":%lld,\"e\":%lld,\"cor\":%u,\"tid\":%u,\"name\":",
+            runtime ? "runtime" : "driver", rel(api->start), rel(api->end), api->correlationId,
+            api->threadId);
+    put_string(f, name);
+    fputs("}\n", f);
+}
+
+static void write_marker(FILE *f, const CUpti_ActivityMarker2 *m)
+{
+    const char *phase = (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START)  ? "start"
+                        : (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) ? "end"
+                                                                       : "instant";
+    fprintf(f, "{\"k\":\"marker\",\"t\":%lld,\"id\":%u,\"phase\":\"%s\",\"name\":", rel(m->timestamp),
+            m->id, phase);
+    put_string(f, m->name);
+    fputs(",\"domain\":", f);
+    put_string(f, m->domain);
+    fputs("}\n", f);
+}
+
+/* Every record of a completed buffer (the collect lock is held). */
+static void on_record(const void *r, void *arg)
+{
+    const CUpti_Activity *record = r;
+    FILE *f = inj.out;
+    (void)arg;
+    if (!f)
+        return;
+    inj.records++;
+    switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        cp_activity a;
+        if (cp_cupti_convert(record, &a))
+            write_work(f, &a);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        write_api(f, r, record->kind == CUPTI_ACTIVITY_KIND_RUNTIME);
+        break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+        const CUpti_ActivitySynchronization2 *s = r;
+        if (s->start == 0 || s->end == 0) {
+            inj.zero_timestamps++;
+            break;
+        }
+        fprintf(f,
+                "{\"k\":\"sync\",\"s\":%lld,\"e\":%lld,\"ctx\":%u,\"str\":%u,\"cor\":%u,"
+                "\"type\":\"%s\"}\n",
+                rel(s->start), rel(s->end), s->contextId, s->streamId, s->correlationId,
+                sync_type(s->type));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_STREAM: {
+        const CUpti_ActivityStream *s = r;
+        fprintf(f, "{\"k\":\"stream\",\"dev\":0,\"ctx\":%u,\"str\":%u,\"flag\":\"%s\"}\n",
+                s->contextId, s->streamId, stream_flag(s->flag));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_CONTEXT: {
+        const CUpti_ActivityContext3 *c = r;
+        fprintf(f, "{\"k\":\"context\",\"dev\":%u,\"ctx\":%u,\"null_stream\":%u}\n", c->deviceId,
+                c->contextId, (unsigned)c->nullStreamId);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+        const CUpti_ActivityDevice5 *d = r;
+        fprintf(f, "{\"k\":\"device\",\"dev\":%u,\"name\":", d->id);
+        put_string(f, d->name);
+        fprintf(f, ",\"cc\":\"%u.%u\",\"sms\":%u}\n", d->computeCapabilityMajor,
+                d->computeCapabilityMinor, d->numMultiprocessors);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER:
+        write_marker(f, r);
+        break;
+    default:
+        inj.records--; /* kinds this file does not keep */
+        break;
+    }
+}
+
+/* After each buffer: CUPTI's dropped count, and the lines so far handed
+ * to the kernel, so that a process that dies keeps them. */
+static void on_dropped(uint64_t dropped, void *arg)
+{
+    (void)arg;
+    inj.dropped += dropped;
+    if (inj.out)
+        fflush(inj.out);
+}
+
+/* A "flush" line, or the "end" line when `why` is given; the caller holds
+ * the collect lock. */
+static void write_mark(const char *why, uint64_t global_dropped)
+{
+    if (!inj.out)
+        return;
+    inj.dropped += global_dropped;
+    fprintf(inj.out, "{\"k\":\"%s\",\"t\":%lld,\"records\":%llu,\"dropped\":%llu,"
+                     "\"zero_timestamps\":%llu",
+            why ? "end" : "flush", rel(now()), (unsigned long long)inj.records,
+            (unsigned long long)inj.dropped, (unsigned long long)inj.zero_timestamps);
+    if (why) {
+        fputs(",\"why\":", inj.out);
+        put_string(inj.out, why);
+    }
+    fputs("}\n", inj.out);
+    fflush(inj.out);
+}
+
+/* Delivers what CUPTI holds (forced: also incomplete records) and marks
+ * the file. */
+static void flush_now(bool forced, const char *why)
+{
+    uint64_t dropped = 0;
+    cp_cupti_flush(forced, &dropped);
+    cp_cupti_lock();
+    write_mark(why, dropped);
+    cp_cupti_unlock();
+}
+
+/* The writer thread: a flush every flush_ms until the process exits. */
+static void *writer(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&inj.stop_lock);
+    while (!inj.stopping) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += inj.flush_ms / 1000;
+        until.tv_nsec += (long)(inj.flush_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&inj.stop, &inj.stop_lock, &until);
+        if (inj.stopping)
+            break;
+        pthread_mutex_unlock(&inj.stop_lock);
+        /* Complete buffers only: a forced flush from here could cut
+         * records that are still being filled. */
+        flush_now(false, NULL);
+        pthread_mutex_lock(&inj.stop_lock);
+    }
+    pthread_mutex_unlock(&inj.stop_lock);
+    return NULL;
+}
+
+static void at_exit(void)
+{
+    if (!inj.tracing)
+        return;
+    if (inj.writer_running) {
+        pthread_mutex_lock(&inj.stop_lock);
+        inj.stopping = true;
+        pthread_cond_signal(&inj.stop);
+        pthread_mutex_unlock(&inj.stop_lock);
+        pthread_join(inj.writer, NULL);
+        inj.writer_running = false;
+    }
+    /* Kinds off first, then a forced flush: nothing new is recorded while
+     * the last buffers are written (NVIDIA's injection sample does the same). */
+    cp_cupti_enable(kinds, NKINDS, false);
+    flush_now(true, "exit");
+    inj.tracing = false;
+    cp_cupti_lock();
+    fclose(inj.out);
+    inj.out = NULL;
+    cp_cupti_unlock();
+}
+
+/* Runtime and driver API callbacks: flushes before a context goes, and
+ * cuProfilerStart/Stop as window marks. Flushing is allowed here (API
+ * callbacks, not buffer or resource callbacks). */
+static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                            const void *data)
+{
+    const CUpti_CallbackData *cb = data;
+    (void)userdata;
+    if (cb->callbackSite != CUPTI_API_ENTER)
+        return;
+    bool reset = domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+                 cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020;
+    bool destroy = domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+                   cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2;
+    if (reset || destroy) {
+        flush_now(true, NULL);
+        return;
+    }
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ||
+                                                 cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+        cp_cupti_lock();
+        if (inj.out)
+            fprintf(inj.out, "{\"k\":\"profiler\",\"t\":%lld,\"phase\":\"%s\"}\n", rel(now()),
+                    cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ? "start" : "stop");
+        cp_cupti_unlock();
+    }
+}
+
+/* This process's command line, joined, as far as it fits. */
+static void read_command(char *out, size_t len)
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (!f)
+        return;
+    size_t n = fread(out, 1, len - 1, f);
+    fclose(f);
+    out[n] = '\0';
+    for (size_t i = 0; i + 1 < n; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+}
+
+/* Opens HOST.PID.proc.jsonl in `dir` and writes the header. */
+static FILE *open_file(const char *dir)
+{
+    char host[64] = "", path[4096], command[1024];
+    gethostname(host, sizeof host - 1);
+    snprintf(path, sizeof path, "%s/%s.%d.proc.jsonl", dir, host, (int)getpid());
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "cuproof inject: cannot write %s: %s; this process is not traced\n", path,
+                strerror(errno));
+        return NULL;
+    }
+    read_command(command, sizeof command);
+    fprintf(f, "{\"schema\":\"cuproof.proc/1\",\"host\":");
+    put_string(f, host);
+    fprintf(f, ",\"pid\":%d,\"ppid\":%d,\"command\":", (int)getpid(), (int)getppid());
+    put_string(f, command);
+    fprintf(f, ",\"origin_ns\":\"%llu\"}\n", (unsigned long long)inj.origin);
+    fflush(f);
+    return f;
+}
+
+/* Subscribes for the API callbacks, then turns activity tracing on.
+ * Returns 0, or a negative code with cp_last_error saying why. */
+static int start_tracing(void)
+{
+    int rc = 0;
+    CP_TRY(cp_check_cupti(cuptiSubscribe(&inj.subscriber, on_api, NULL), __FILE__, __LINE__,
+                          "cuptiSubscribe"));
+    CP_TRY(cp_check_cupti(cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                              CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020),
+                          __FILE__, __LINE__, "cuptiEnableCallback(cudaDeviceReset)"));
+    const CUpti_CallbackId driver[] = {CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2,
+                                       CUPTI_DRIVER_TRACE_CBID_cuProfilerStart,
+                                       CUPTI_DRIVER_TRACE_CBID_cuProfilerStop};
+    for (size_t i = 0; i < sizeof driver / sizeof driver[0]; i++)
+        CP_TRY(cp_check_cupti(
+            cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver[i]),
+            __FILE__, __LINE__, "cuptiEnableCallback(driver)"));
+    CP_TRY(cp_cupti_register(on_record, on_dropped, NULL));
+    CP_TRY(cp_cupti_enable(kinds, NKINDS, true));
+out:
+    return rc;
+}
+
+/* A child forked without exec shares the parent's file and cannot use
+ * CUDA: it must neither write nor end the parent's trace. */
+static void after_fork_in_child(void)
+{
+    inj.tracing = false;
+    inj.writer_running = false;
+    inj.out = NULL;
+}
+
+EXPORT int InitializeInjection(void)
+{
+    pthread_mutex_lock(&inj.init_lock);
+    if (inj.initialised) {
+        pthread_mutex_unlock(&inj.init_lock);
+        return 1;
+    }
+    inj.initialised = true;
+    const char *dir = getenv("CUPROOF_EXEC_DIR");
+    if (!dir || !*dir) {
+        fprintf(stderr, "cuproof inject: CUPROOF_EXEC_DIR is not set; not tracing "
+                        "(run the program under cuproof exec)\n");
+        pthread_mutex_unlock(&inj.init_lock);
+        return 1;
+    }
+    const char *ms = getenv("CUPROOF_EXEC_FLUSH_MS");
+    inj.flush_ms = ms && *ms ? (unsigned)strtoul(ms, NULL, 10) : 500;
+    if (inj.flush_ms < 10)
+        inj.flush_ms = 10;
+    inj.origin = now();
+    inj.out = open_file(dir);
+    if (inj.out) {
+        if (start_tracing() < 0) {
+            /* Another tool holds CUPTI, or the driver refused: say so in the
+             * file, which the launcher turns into a tool error. */
+            char why[600];
+            snprintf(why, sizeof why, "cupti unavailable: %s", cp_last_error());
+            cp_cupti_enable(kinds, NKINDS, false);
+            write_mark(why, 0);
+            fclose(inj.out);
+            inj.out = NULL;
+        } else {
+            inj.tracing = true;
+            atexit(at_exit);
+            pthread_atfork(NULL, NULL, after_fork_in_child);
+            inj.writer_running = pthread_create(&inj.writer, NULL, writer, NULL) == 0;
+        }
+    }
+    pthread_mutex_unlock(&inj.init_lock);
+    return 1;
+}
+
+EXPORT int InitializeInjectionNvtx2(void *getExportTable)
+{
+    return cuptiNvtxInitialize2(getExportTable) == CUPTI_SUCCESS;
+}
