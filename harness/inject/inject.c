@@ -20,12 +20,14 @@
  * When CUPTI cannot be had (another tool subscribed first) the file gets
  * an "end" line whose `why` says so and nothing is traced.
  */
+#define _GNU_SOURCE
 #include "collect/cupti.h"
 
 #include <cuproof/check.h>
 #include <cuproof/error.h>
 
 #include <cupti.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -37,8 +39,6 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Exported by libcupti: serves NVTX's injection for CUPTI's MARKER records. */
-extern CUptiResult cuptiNvtxInitialize2(void *getExportTable);
 
 static const int kinds[] = {
     /* Never CUPTI_ACTIVITY_KIND_KERNEL: it serialises kernels. */
@@ -484,7 +484,25 @@ EXPORT int InitializeInjection(void)
     return 1;
 }
 
+/* NVTX's injection entry: CUPTI's own, which turns the program's NVTX
+ * calls into MARKER records. Calling cuptiNvtxInitialize2 from here
+ * crashed on the H100 (CUDA 13.0) when the program's first NVTX call came
+ * before cuInit; libcupti's exported entry point, looked up in the copy
+ * this library already loaded, does what NVIDIA's injection sample gets
+ * by naming libcupti.so itself. */
+typedef int (*nvtx_init_fn)(void *);
+
 EXPORT int InitializeInjectionNvtx2(void *getExportTable)
 {
-    return cuptiNvtxInitialize2(getExportTable) == CUPTI_SUCCESS;
+    Dl_info info;
+    void *lib = NULL;
+    if (dladdr((void *)cuptiGetTimestamp, &info) && info.dli_fname)
+        lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    nvtx_init_fn init = lib ? (nvtx_init_fn)dlsym(lib, "InitializeInjectionNvtx2") : NULL;
+    if (!init) {
+        fprintf(stderr, "cuproof inject: libcupti's InitializeInjectionNvtx2 was not found; "
+                        "the program's NVTX ranges are not traced\n");
+        return 0;
+    }
+    return init(getExportTable);
 }
