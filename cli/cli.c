@@ -32,6 +32,15 @@ static const char usage[] =
     "  export TRACE.json DIR     write each variant of a recorded trace file as a Chrome\n"
     "                            trace (DIR/CASE.VARIANT.perfetto.json) for ui.perfetto.dev\n"
     "  metrics [--markdown]      the metrics and findings that expectations name\n"
+    "  check TRACE... [--expect EXPR]... [--expect-file F] [--range NAME] [--allow-dropped]\n"
+    "                            check expectations on recorded traces: TRACE.json files\n"
+    "                            (per variant, as a case's), or a program's *.proc.jsonl\n"
+    "                            files and directories of them (merged; scopes range(NAME),\n"
+    "                            process(PID), device(N); --range NAME scopes the unscoped)\n"
+    "  exec [options] -- PROGRAM [ARGS...]\n"
+    "                            run an unmodified program with CUPTI injected into each of\n"
+    "                            its processes, check expectations on the merged trace and\n"
+    "                            write the reports (see exec options)\n"
     "  help                      show this text\n"
     "\n"
     "run options:\n"
@@ -45,7 +54,27 @@ static const char usage[] =
     "\n"
     "run writes CASE.trace.json and, per traced variant, CASE.VARIANT.perfetto.json.\n"
     "\n"
-    "Exit status: 0 all cases passed or were skipped, 1 a case failed, 2 bad usage.\n";
+    "exec options:\n"
+    "  --expect EXPR             an expectation (repeatable): [SCOPE:] METRIC OP NUMBER,\n"
+    "                            [SCOPE:] [no] finding NAME; SCOPE range(NAME), process(PID)\n"
+    "                            or device(N); none = the whole program\n"
+    "  --expect-file F           expectations, one per line (# comments)\n"
+    "  --range NAME              scope every unscoped expectation to NVTX ranges NAME\n"
+    "  --out DIR                 reports, the merged trace and proc/ (default cuproof-exec)\n"
+    "  --timeout S               kill the program after S seconds (it then failed)\n"
+    "  --allow-dropped           check a trace that lost records instead of refusing it\n"
+    "  --keep-going              check the expectations even when the trace is not trusted\n"
+    "  --skip-without-gpu        exit 77 (ctest's skip) when no GPU is visible\n"
+    "\n"
+    "Exit status: 0 all cases passed or were skipped, 1 a case failed, 2 bad usage.\n"
+    "check: 0 every expectation held, 1 one failed, 2 bad usage or a malformed or unknown\n"
+    "expectation, 3 a trace that cannot be read, holds no kernel, copy or memset, or lost\n"
+    "records (unless --allow-dropped); truncated processes are reported, not failed.\n"
+    "exec: 0 every expectation held and the program succeeded, 1 an expectation failed,\n"
+    "2 bad usage or a malformed expectation, 3 tool error (another profiler holds CUPTI, no\n"
+    "process used CUDA, no device activity, dropped records, an unreadable trace), 4 the\n"
+    "program failed (non-zero exit, a signal, the timeout); the worst wins: 3, then 4, then 1;\n"
+    "77 with --skip-without-gpu and no GPU.\n";
 
 
 int cp_usage_error(const char *fmt, const char *arg)
@@ -114,7 +143,8 @@ typedef struct command {
 static const command commands[] = {
     {"list", cp_cmd_list},         {"run", cp_cmd_run},         {"test", cp_cmd_test},
     {"gpus", cp_cmd_gpus},         {"export", cp_cmd_export},   {"compare", cp_cmd_compare},
-    {"timeline", cp_cmd_timeline}, {"metrics", cp_cmd_metrics},
+    {"timeline", cp_cmd_timeline}, {"metrics", cp_cmd_metrics},   {"check", cp_cmd_check},
+    {"exec", cp_cmd_exec},
 };
 
 int cp_cli_main(int argc, char **argv)

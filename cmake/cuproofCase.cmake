@@ -156,4 +156,205 @@ function(cuproof_add_case)
   endif()
 endfunction()
 
+# cuproof_add_exec_test: an unmodified program, traced by `cuproof exec`, as
+# a ctest test.
+#
+#   cuproof_add_exec_test(NAME COMMAND prog [args...]
+#       [EXPECT "expr"]...     # an expectation (docs/DESIGN.md, "Expectations")
+#       [EXPECT_FILE f]        # a file of them, one a line; relative to the
+#                              # calling directory's sources
+#       [RANGE name]           # range(name) for every expectation without a scope
+#       [GPUS n]               # GPUs the test takes; default 1
+#       [TIMEOUT seconds]      # default 600
+#       [EXIT_CODE n]          # the exit status the test is written for; default 0
+#       [ENVIRONMENT VAR=value...]  # for cuproof exec and so for the program
+#       [LABELS label...])     # added to "gpu" and "exec"
+#
+# The test is `exec.NAME`, which runs
+#
+#   cuproof exec --skip-without-gpu --out <binary dir>/exec-out/NAME --timeout S
+#       [--expect expr]... [--expect-file f] [--range name] -- prog args...
+#
+# with the cuproof executable of cuproof's own tree (the target cuproof) or
+# of the installed package (the imported target cuproof::cli). When the
+# first word of COMMAND is an executable target, its file is run
+# ($<TARGET_FILE:...>); otherwise the word is run as it is (found on PATH
+# when it has no '/'). COMMAND ends at the next keyword of this function, so
+# a program argument cannot be one of these words, nor empty.
+#
+# cuproof exec exits 0 when every expectation is met and the program
+# succeeded, 1 when an expectation failed, 2 for a usage error, 3 for a tool
+# error (nothing traced, no device activity, dropped records), 4 when the
+# program failed (the worst wins: 3, then 4, then 1), and 77 without a GPU
+# (SKIP_RETURN_CODE: the test is skipped). With EXIT_CODE 0 the test runs
+# that command as it is; with another EXIT_CODE it runs it under
+# cuproofExecTest.cmake (installed beside this file), which passes exactly
+# when the status is EXIT_CODE and still skips on 77. Either way ctest's
+# TIMEOUT is TIMEOUT + 30 s: cuproof exec kills the program itself after
+# TIMEOUT and has the rest to merge the traces and report. RESOURCE_GROUPS
+# are those of cuproof_add_case: "gpus:1", or "N,gpus:1" for N GPUs.
+set_property(GLOBAL PROPERTY cuproof_exec_test_script
+  "${CMAKE_CURRENT_LIST_DIR}/cuproofExecTest.cmake")
+
+function(cuproof_add_exec_test)
+  set(keywords COMMAND EXPECT EXPECT_FILE RANGE GPUS TIMEOUT EXIT_CODE ENVIRONMENT LABELS)
+  list(JOIN keywords "|" keyword_regex)
+  if(ARGC LESS 1 OR "${ARGV0}" STREQUAL "" OR ARGV0 MATCHES "^(${keyword_regex})$")
+    message(FATAL_ERROR "cuproof_add_exec_test: the first argument must be the test's NAME "
+      "(the test is exec.NAME, e.g. cuproof_add_exec_test(streams COMMAND my_program ...))")
+  endif()
+  set(name "${ARGV0}")
+  cmake_parse_arguments(PARSE_ARGV 1 arg ""
+    "EXPECT_FILE;RANGE;GPUS;TIMEOUT;EXIT_CODE" "COMMAND;EXPECT;ENVIRONMENT;LABELS")
+  set(where "cuproof_add_exec_test(${name})")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${where}: unknown arguments: ${arg_UNPARSED_ARGUMENTS} "
+      "(expected COMMAND, EXPECT, EXPECT_FILE, RANGE, GPUS, TIMEOUT, EXIT_CODE, ENVIRONMENT, "
+      "LABELS)")
+  endif()
+  if(arg_KEYWORDS_MISSING_VALUES)
+    message(FATAL_ERROR "${where}: ${arg_KEYWORDS_MISSING_VALUES} given without a value")
+  endif()
+  if(NOT name MATCHES "^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    message(FATAL_ERROR "${where}: '${name}' is not a test name: letters, digits, '_', '.' "
+      "and '-', starting with a letter or digit (it names the test exec.NAME and its output "
+      "directory)")
+  endif()
+  if(NOT arg_COMMAND)
+    message(FATAL_ERROR "${where}: no COMMAND: give the program to trace and its arguments")
+  endif()
+
+  if(NOT DEFINED arg_GPUS)
+    set(arg_GPUS 1)
+  elseif(NOT arg_GPUS MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "${where}: GPUS '${arg_GPUS}' must be a non-negative integer")
+  endif()
+  math(EXPR gpus "${arg_GPUS}") # "01" -> 1
+  if(NOT DEFINED arg_TIMEOUT)
+    set(arg_TIMEOUT 600)
+  elseif(NOT arg_TIMEOUT MATCHES "^[0-9]+$" OR arg_TIMEOUT EQUAL 0 OR arg_TIMEOUT GREATER 604800)
+    message(FATAL_ERROR "${where}: TIMEOUT '${arg_TIMEOUT}' must be a number of seconds, "
+      "1 to 604800")
+  endif()
+  math(EXPR timeout "${arg_TIMEOUT}")
+  if(NOT DEFINED arg_EXIT_CODE)
+    set(arg_EXIT_CODE 0)
+  elseif(NOT arg_EXIT_CODE MATCHES "^[0-9]+$" OR arg_EXIT_CODE GREATER 255)
+    message(FATAL_ERROR "${where}: EXIT_CODE '${arg_EXIT_CODE}' must be an exit status, 0 to 255 "
+      "(cuproof exec: 0 met, 1 an expectation failed, 2 usage, 3 tool error, 4 the program "
+      "failed)")
+  endif()
+  math(EXPR exit_code "${arg_EXIT_CODE}")
+  if(exit_code EQUAL 77)
+    message(FATAL_ERROR "${where}: EXIT_CODE 77 is the skip status (no GPU); a test cannot be "
+      "written for it")
+  endif()
+  if(DEFINED arg_RANGE AND arg_RANGE STREQUAL "")
+    message(FATAL_ERROR "${where}: RANGE is empty: name an NVTX range")
+  endif()
+  foreach(e IN LISTS arg_EXPECT)
+    if(e MATCHES "^[ \t]*$")
+      message(FATAL_ERROR "${where}: an EXPECT is empty")
+    endif()
+  endforeach()
+  foreach(v IN LISTS arg_ENVIRONMENT)
+    if(NOT v MATCHES "^[A-Za-z_][A-Za-z0-9_]*=")
+      message(FATAL_ERROR "${where}: ENVIRONMENT '${v}' is not VAR=value")
+    endif()
+  endforeach()
+  if(DEFINED arg_EXPECT_FILE)
+    get_filename_component(expect_file "${arg_EXPECT_FILE}" ABSOLUTE
+      BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${expect_file}" OR IS_DIRECTORY "${expect_file}")
+      message(FATAL_ERROR "${where}: EXPECT_FILE '${arg_EXPECT_FILE}' is not a file "
+        "(looked for ${expect_file})")
+    endif()
+  endif()
+
+  # The cuproof executable: the installed package's, else this tree's.
+  if(TARGET cuproof::cli)
+    set(cuproof_exe "$<TARGET_FILE:cuproof::cli>")
+  elseif(TARGET cuproof)
+    get_target_property(type cuproof TYPE)
+    if(NOT type STREQUAL "EXECUTABLE")
+      message(FATAL_ERROR "${where}: the target cuproof is a ${type}, not the cuproof "
+        "executable")
+    endif()
+    set(cuproof_exe "$<TARGET_FILE:cuproof>")
+  else()
+    message(FATAL_ERROR "${where}: no cuproof executable (target cuproof::cli or cuproof): "
+      "call find_package(cuproof) or add_subdirectory(<cuproof>) first")
+  endif()
+
+  # The program: an executable target's file, or the word as it is. Its
+  # arguments are taken as text, so that a ';' in one (escaped in the list)
+  # stays in it: list operations would split it.
+  string(FIND "${arg_COMMAND}" ";" sep)
+  set(args "")
+  if(sep EQUAL -1)
+    set(program "${arg_COMMAND}")
+  else()
+    string(SUBSTRING "${arg_COMMAND}" 0 ${sep} program)
+    math(EXPR sep "${sep} + 1")
+    string(SUBSTRING "${arg_COMMAND}" ${sep} -1 args)
+  endif()
+  if(TARGET "${program}")
+    get_target_property(real "${program}" ALIASED_TARGET)
+    if(NOT real)
+      set(real "${program}")
+    endif()
+    get_target_property(type "${real}" TYPE)
+    if(NOT type STREQUAL "EXECUTABLE")
+      message(FATAL_ERROR "${where}: COMMAND starts with the target '${program}', a ${type}, "
+        "not an executable")
+    endif()
+    set(program "$<TARGET_FILE:${real}>")
+  endif()
+
+  set(test "exec.${name}")
+  if(TEST "${test}")
+    message(FATAL_ERROR "${where}: a test ${test} exists already")
+  endif()
+  set(cmd "${cuproof_exe}" exec --skip-without-gpu
+    --out "${CMAKE_CURRENT_BINARY_DIR}/exec-out/${name}" --timeout "${timeout}")
+  foreach(e IN LISTS arg_EXPECT)
+    list(APPEND cmd --expect "${e}")
+  endforeach()
+  if(DEFINED arg_EXPECT_FILE)
+    list(APPEND cmd --expect-file "${expect_file}")
+  endif()
+  if(DEFINED arg_RANGE)
+    list(APPEND cmd --range "${arg_RANGE}")
+  endif()
+  list(APPEND cmd -- "${program}")
+  if(NOT args STREQUAL "")
+    string(APPEND cmd ";${args}")
+  endif()
+
+  if(exit_code EQUAL 0)
+    add_test(NAME "${test}" COMMAND ${cmd})
+  else()
+    get_property(script GLOBAL PROPERTY cuproof_exec_test_script)
+    add_test(NAME "${test}" COMMAND "${CMAKE_COMMAND}" "-DCUPROOF_EXIT_CODE=${exit_code}"
+      -P "${script}" -- ${cmd})
+    # CMake before 3.29 cannot exit 77 from a script: it prints this instead.
+    set_tests_properties("${test}" PROPERTIES SKIP_REGULAR_EXPRESSION "cuproofExecTest: skipped")
+  endif()
+  set(labels gpu exec ${arg_LABELS})
+  list(REMOVE_DUPLICATES labels)
+  math(EXPR ctest_timeout "${timeout} + 30")
+  set_tests_properties("${test}" PROPERTIES
+    LABELS "${labels}"
+    SKIP_RETURN_CODE 77
+    TIMEOUT "${ctest_timeout}")
+  if(arg_ENVIRONMENT)
+    set_tests_properties("${test}" PROPERTIES ENVIRONMENT "${arg_ENVIRONMENT}")
+  endif()
+  if(gpus EQUAL 1)
+    set_tests_properties("${test}" PROPERTIES RESOURCE_GROUPS "gpus:1")
+  elseif(gpus GREATER 1)
+    set_tests_properties("${test}" PROPERTIES RESOURCE_GROUPS "${gpus},gpus:1")
+  endif()
+endfunction()
+
 cmake_policy(POP)

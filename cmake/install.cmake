@@ -92,6 +92,7 @@ install(FILES
   ${PROJECT_BINARY_DIR}/cuproofConfig.cmake
   ${PROJECT_BINARY_DIR}/cuproofConfigVersion.cmake
   ${PROJECT_SOURCE_DIR}/cmake/cuproofCase.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/cuproofExecTest.cmake
   DESTINATION ${CUPROOF_CMAKE_DIR})
 
 # cpack -G DEB in the build directory: one package with all of the above.

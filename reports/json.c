@@ -300,6 +300,24 @@ static void put_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The processes of a traced program. last_ns is absolute, on CUPTI's clock,
+ * beyond a double's exact integers: a decimal string, as origin_ns. */
+static void put_processes(FILE *f, const cp_trace *t)
+{
+    fputs(",\"processes\":[", f);
+    for (size_t i = 0; i < t->nprocesses; i++) {
+        const cp_process *p = &t->processes[i];
+        fprintf(f, "%s{\"pid\":%u,\"ppid\":%u,\"host\":", i ? "," : "", p->pid, p->ppid);
+        put_json_string(f, p->host);
+        fputs(",\"command\":", f);
+        put_json_string(f, p->command);
+        fprintf(f, ",\"ended\":%s,\"last_ns\":\"%llu\",\"dropped\":%llu,\"zero_timestamps\":%llu}",
+                p->ended ? "true" : "false", (unsigned long long)p->last_ns,
+                (unsigned long long)p->dropped, (unsigned long long)p->zero_timestamps);
+    }
+    fputc(']', f);
+}
+
 /*
  * Trace files are streamed, not built as a cJSON tree: a run can hold a
  * million records, and a tree of them costs seconds and gigabytes. Only
@@ -333,6 +351,8 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
         if (v->trace.has_legacy_stream)
             fprintf(f, ",\"legacy_default_stream\":{\"device\":%u,\"context\":%u,\"stream\":%u}",
                     v->trace.legacy_device, v->trace.legacy_context, v->trace.legacy_stream);
+        if (v->trace.nprocesses)
+            put_processes(f, &v->trace);
         builder b = {.ok = true};
         cJSON *holder = cJSON_CreateObject();
         if (holder)
@@ -376,6 +396,13 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
             if (a->kind == CP_ACT_KERNEL && a->block[0])
                 fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", a->grid[0], a->grid[1],
                         a->grid[2], a->block[0], a->block[1], a->block[2]);
+            /* Written only when set, so that a case's trace stays as it was. */
+            if (a->process)
+                fprintf(f, ",\"process\":%u", a->process);
+            if (a->graph_id)
+                fprintf(f, ",\"graph_id\":%u", a->graph_id);
+            if (a->graph_node)
+                fprintf(f, ",\"graph_node\":%llu", (unsigned long long)a->graph_node);
             fputc('}', f);
         }
         fputs("]}", f);
@@ -460,6 +487,16 @@ static int parse_activity(const cJSON *j, size_t index, uint64_t origin, cp_trac
     a.stream = (uint32_t)stream;
     a.correlation = (uint32_t)corr;
     a.name = cJSON_IsString(name) ? name->valuestring : NULL;
+    /* Absent in a case's trace and in traces written before they existed. */
+    uint64_t process = 0, graph = 0;
+    get_u64(j, "process", &process);
+    get_u64(j, "graph_id", &graph);
+    get_u64(j, "graph_node", &a.graph_node);
+    if (process && process >= t->nprocesses)
+        return cp_failf(CP_EPARSE, "activity %zu: process %llu is not among the variant's %zu "
+                        "processes", index, (unsigned long long)process, t->nprocesses);
+    a.process = (uint32_t)process;
+    a.graph_id = (uint32_t)graph;
     if (a.kind == CP_ACT_MEMCPY) {
         const cJSON *dir = cJSON_GetObjectItemCaseSensitive(j, "dir");
         const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "src");
@@ -500,6 +537,69 @@ static int parse_activity(const cJSON *j, size_t index, uint64_t origin, cp_trac
         }
     }
     return cp_trace_add(t, &a);
+}
+
+/* A count of ns written as a decimal string (origin_ns, last_ns). */
+static bool get_decimal(const cJSON *o, uint64_t *v)
+{
+    if (!cJSON_IsString(o))
+        return false;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = strtoull(o->valuestring, &end, 10);
+    if (end == o->valuestring || *end || errno || o->valuestring[0] == '-')
+        return false;
+    *v = x;
+    return true;
+}
+
+/* A variant's optional processes (a traced program's): each needs its pid;
+ * what else it has must have its type. */
+static int parse_processes(const cJSON *v, size_t variant, cp_trace *t)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(v, "processes");
+    if (!arr)
+        return 0;
+    if (!cJSON_IsArray(arr))
+        return cp_failf(CP_EPARSE, "trace file: variant %zu: 'processes' must be an array",
+                        variant);
+    size_t i = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, arr)
+    {
+        cp_process p;
+        memset(&p, 0, sizeof p);
+        uint64_t pid = 0, ppid = 0;
+        const cJSON *host = cJSON_GetObjectItemCaseSensitive(j, "host");
+        const cJSON *command = cJSON_GetObjectItemCaseSensitive(j, "command");
+        const cJSON *ended = cJSON_GetObjectItemCaseSensitive(j, "ended");
+        const cJSON *last = cJSON_GetObjectItemCaseSensitive(j, "last_ns");
+        const cJSON *dropped = cJSON_GetObjectItemCaseSensitive(j, "dropped");
+        const cJSON *zero = cJSON_GetObjectItemCaseSensitive(j, "zero_timestamps");
+        const cJSON *pp = cJSON_GetObjectItemCaseSensitive(j, "ppid");
+        bool ok = get_u64(j, "pid", &pid) && pid <= UINT32_MAX &&
+                  (!pp || (get_u64(j, "ppid", &ppid) && ppid <= UINT32_MAX)) &&
+                  (!host || cJSON_IsString(host)) && (!command || cJSON_IsString(command)) &&
+                  (!ended || cJSON_IsBool(ended)) && (!last || get_decimal(last, &p.last_ns)) &&
+                  (!dropped || get_u64(j, "dropped", &p.dropped)) &&
+                  (!zero || get_u64(j, "zero_timestamps", &p.zero_timestamps));
+        if (!ok)
+            return cp_failf(CP_EPARSE, "trace file: variant %zu: process %zu needs a numeric "
+                            "pid, and ppid, dropped and zero_timestamps numbers, host and "
+                            "command strings, ended true or false and last_ns a decimal "
+                            "string where present", variant, i);
+        p.pid = (uint32_t)pid;
+        p.ppid = (uint32_t)ppid;
+        if (host)
+            snprintf(p.host, sizeof p.host, "%s", host->valuestring);
+        if (command)
+            snprintf(p.command, sizeof p.command, "%s", command->valuestring);
+        p.ended = cJSON_IsTrue(ended);
+        if (cp_trace_add_process(t, &p) < 0)
+            return cp_failf(CP_ENOMEM, "out of memory reading the trace file's processes");
+        i++;
+    }
+    return 0;
 }
 
 /* A variant's optional series: each needs a name and an array of numbers. */
@@ -616,17 +716,13 @@ int cp_trace_file_parse(const char *text, cp_trace_file *out)
         }
         uint64_t origin = 0;
         const cJSON *org = cJSON_GetObjectItemCaseSensitive(v, "origin_ns");
-        if (org) {
-            char *end = NULL;
-            errno = 0;
-            unsigned long long o = cJSON_IsString(org) ? strtoull(org->valuestring, &end, 10) : 0;
-            if (!cJSON_IsString(org) || end == org->valuestring || *end || errno) {
-                rc = cp_failf(CP_EPARSE, "trace file: variant %zu: origin_ns must be a decimal "
-                              "string", i);
-                goto out;
-            }
-            origin = o;
+        if (org && !get_decimal(org, &origin)) {
+            rc = cp_failf(CP_EPARSE, "trace file: variant %zu: origin_ns must be a decimal "
+                          "string", i);
+            goto out;
         }
+        /* Before the activities, which refer to them by index. */
+        CP_TRY(parse_processes(v, i, &tv->trace));
         size_t k = 0;
         const cJSON *a;
         cJSON_ArrayForEach(a, acts)

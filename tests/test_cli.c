@@ -3,6 +3,7 @@
 #include <cuproof/case.h>
 
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,4 +330,206 @@ Test(cli, compare_bad_input)
              CUPROOF_FIXTURES, CUPROOF_FIXTURES);
     cr_expect_eq(cuproof(args), 2);
     cr_expect_not_null(strstr(output, "is not a cuproof report"), "%s", output);
+}
+
+/* ---- cuproof check ---- */
+
+#define PROGRAM CUPROOF_FIXTURES "/exec/program"
+#define H100_TRACE CUPROOF_FIXTURES "/multi-kernel-h100.trace.json"
+
+/* Runs `cuproof check` with the arguments after it. */
+static int check(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int check(const char *fmt, ...)
+{
+    char args[900];
+    int n = snprintf(args, sizeof args, "check ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args + n, sizeof args - (size_t)n, fmt, ap);
+    va_end(ap);
+    return cuproof(args);
+}
+
+#define HAS(needle) cr_expect_not_null(strstr(output, needle), "lacks '%s': %s", needle, output)
+
+/* A temporary directory holding one per-process file with `text`. */
+static void proc_dir(char *dir, const char *text)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/h.1.proc.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* The fixture program: a parent and two workers, one truncated. */
+Test(cli, check_a_program_trace)
+{
+    int rc = check("'%s' --expect 'kernels == 5' --expect 'process(4250): kernels == 1\n"
+                   "range(load): copies == 1' --expect 'device(1): peak_concurrent_kernels == 1'",
+                   PROGRAM);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("program: 3 processes from 3 files");
+    HAS("passed  kernels == 5  (measured 5 kernels)");
+    HAS("passed  range(load): copies == 1  (measured 1 copies)");
+    HAS("4 passed, 0 failed");
+    HAS("processes: 3 (1 truncated), dropped records: 0, records with zero timestamps: 1");
+    HAS("warning: process 4251 on gpu-1 (python3 train.py --worker 2) is truncated");
+    HAS("its trace stops at 1795335209664010000 ns");
+
+    /* --range scopes what names no scope, and files can be named one by one. */
+    rc = check("'%s/gpu-1.4242.proc.jsonl' '%s/gpu-1.4250.proc.jsonl' --range step "
+               "--expect 'kernels == 2' --expect 'process(4250): kernels == 1'",
+               PROGRAM, PROGRAM);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("program: 2 processes from 2 files");
+    HAS("passed  range(step): kernels == 2");
+    HAS("passed  process(4250): kernels == 1");
+    HAS("processes: 2 (0 truncated)");
+
+    /* Expectations from a file. */
+    char path[] = "/tmp/cuproof-expect-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    const char *text = "# the workers\nprocess(4251): kernels == 2\nno finding cuda_memcpy_async\n";
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    rc = check("'%s' --expect-file %s", PROGRAM, path);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("2 passed, 0 failed");
+    remove(path);
+}
+
+Test(cli, check_a_failing_expectation)
+{
+    int rc = check("'%s' --expect 'process(4250): kernels > 1' --expect 'kernels == 5'", PROGRAM);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  process(4250): kernels > 1  (measured 1 kernels)");
+    HAS("1 passed, 1 failed");
+    /* Nothing passes for want of work or of its scope. */
+    rc = check("'%s' --expect 'range(checkpoint): kernels >= 0'", PROGRAM);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("(measured no kernels, copies or memsets inside range 'checkpoint')");
+    rc = check("'%s' --range nothing --expect 'kernels >= 0'", PROGRAM);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  range(nothing): kernels >= 0  (measured no range named 'nothing' in the trace)");
+    rc = check("'%s' --expect 'process(1): kernels >= 0'", PROGRAM);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("no process 1 in the trace");
+}
+
+Test(cli, check_malformed_expectations)
+{
+    int rc = check("'%s' --expect 'kernels >> 1'", PROGRAM);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("cuproof: --expect: line 1, column 9: expected an operator");
+    /* Lines are numbered across --expect arguments. */
+    rc = check("'%s' --expect 'kernels > 1' --expect '# two\nkernels ! 1'", PROGRAM);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("--expect: line 3, column 9");
+    rc = check("'%s' --expect 'range(step): kernelz > 1'", PROGRAM);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("--expect: line 1, column 14: unknown metric 'kernelz'");
+    rc = check("'%s' --expect 'sync: kernels > 1'", PROGRAM);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("'sync' is not a scope of a traced program");
+    rc = check("'%s' --expect 'no-such-variant: kernels > 1'", H100_TRACE);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("unknown variant 'no-such-variant' (variants: sync, streams-pageable");
+    rc = check("'%s' --expect 'range(step): kernels > 1'", H100_TRACE);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("is for traced programs");
+    /* Usage. */
+    expect_usage_error("check", "check takes one or more traces");
+    expect_usage_error("check " PROGRAM, "check needs an expectation");
+    expect_usage_error("check " PROGRAM " --expect", "--expect needs a value");
+    expect_usage_error("check " PROGRAM " --expect 'kernels > 1' --fast", "unknown option '--fast'");
+    expect_usage_error("check " H100_TRACE " " PROGRAM " --expect 'kernels > 1'", "not both");
+    expect_usage_error("check " H100_TRACE " --range step --expect 'kernels > 1'",
+                       "--range is for per-process traces");
+    expect_usage_error("check " PROGRAM " --expect-file /nonexistent/expect.txt",
+                       "/nonexistent/expect.txt");
+    cr_expect_eq(cuproof("--help"), 0);
+    HAS("check TRACE... [--expect EXPR]");
+    HAS("3 a trace that cannot be read");
+}
+
+Test(cli, check_unreadable_traces)
+{
+    int rc = check("/nonexistent/x.trace.json --expect 'kernels > 1'");
+    cr_expect_eq(rc, 3, "%s", output);
+    HAS("cuproof: cannot read /nonexistent/x.trace.json");
+    rc = check("/nonexistent/x.proc.jsonl --expect 'kernels > 1'");
+    cr_expect_eq(rc, 3, "%s", output);
+    HAS("/nonexistent/x.proc.jsonl");
+
+    const char *header = "{\"schema\":\"cuproof.proc/1\",\"host\":\"h\",\"pid\":1,\"ppid\":0,"
+                         "\"command\":\"a\",\"origin_ns\":\"1000\"}\n";
+    const char *kernel = "{\"k\":\"kernel\",\"s\":1,\"e\":2,\"dev\":0,\"ctx\":1,\"str\":1,\"cor\":1,"
+                         "\"grid\":[1,1,1],\"block\":[1,1,1],\"graph\":0,\"node\":0,\"name\":\"k\"}\n";
+    char text[1024];
+    char dir[] = "/tmp/cuproof-check-XXXXXX";
+    snprintf(text, sizeof text, "%s%s{\"k\":\"warp\"}\n", header, kernel);
+    proc_dir(dir, text);
+    rc = check("%s --expect 'kernels > 0'", dir);
+    cr_expect_eq(rc, 3, "%s", output);
+    HAS("h.1.proc.jsonl:3: unknown record kind 'warp'");
+    remove_dir(dir);
+
+    char empty[] = "/tmp/cuproof-check-XXXXXX";
+    cr_assert_not_null(mkdtemp(empty));
+    rc = check("%s --expect 'kernels > 0'", empty);
+    cr_expect_eq(rc, 3, "%s", output);
+    HAS("holds no *.proc.jsonl file");
+    remove_dir(empty);
+
+    char idle[] = "/tmp/cuproof-check-XXXXXX";
+    proc_dir(idle, header);
+    rc = check("%s --expect 'kernels >= 0'", idle);
+    cr_expect_eq(rc, 3, "%s", output);
+    HAS("no kernel, copy or memset in the program's trace");
+    remove_dir(idle);
+
+    /* Dropped records: untrustworthy unless the user accepts them. */
+    char lossy[] = "/tmp/cuproof-check-XXXXXX";
+    snprintf(text, sizeof text, "%s%s{\"k\":\"end\",\"t\":9,\"records\":1,\"dropped\":12,"
+             "\"zero_timestamps\":0,\"why\":\"exit\"}\n", header, kernel);
+    proc_dir(lossy, text);
+    rc = check("%s --expect 'kernels == 1'", lossy);
+    cr_expect_eq(rc, 3, "%s", output);
+    HAS("passed  kernels == 1");
+    HAS("CUPTI dropped 12 records");
+    rc = check("%s --expect 'kernels == 1' --allow-dropped", lossy);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("warning: CUPTI dropped 12 records");
+    remove_dir(lossy);
+}
+
+/* The multi-kernel recording of an H100: its variants scope the
+ * expectations, as the case's own. */
+Test(cli, check_a_recorded_h100_trace)
+{
+    int rc = check("%s --expect 'streams-pinned: copy_kernel_overlap_ratio > 0.5'", H100_TRACE);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("case multi-kernel, 7 variants, recorded on NVIDIA H100 80GB HBM3");
+    HAS("passed  streams-pinned: copy_kernel_overlap_ratio > 0.5  (measured 0.827");
+    rc = check("%s --expect 'serialised: peak_concurrent_kernels > 1'", H100_TRACE);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  serialised: peak_concurrent_kernels > 1  (measured 1 kernels)");
+    /* Unscoped: every variant. */
+    rc = check("%s --expect 'kernels == 200'", H100_TRACE);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("passed  sync: kernels == 200");
+    HAS("passed  serialised: kernels == 200");
+    HAS("7 passed, 0 failed");
 }

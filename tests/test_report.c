@@ -219,6 +219,22 @@ Test(report, trace_file_round_trip)
     cr_assert_geq(fd, 0);
     close(fd);
     cases[0].variants[0].trace.renamed_kernels = 2;
+    /* A traced program's: two processes, records that name them, and work
+     * launched by a CUDA graph. */
+    cp_trace *pt = &cases[0].variants[0].trace;
+    cp_process procs[2] = {
+        {.pid = 4242, .ppid = 1, .ended = true, .last_ns = 1795335209664318581ull,
+         .dropped = 3, .zero_timestamps = 4},
+        {.pid = 4250, .ppid = 4242, .ended = false, .last_ns = 1795335209664319999ull},
+    };
+    snprintf(procs[0].host, sizeof procs[0].host, "gpu-\"1\"");
+    snprintf(procs[0].command, sizeof procs[0].command, "python3 train.py\tx");
+    snprintf(procs[1].host, sizeof procs[1].host, "gpu-1");
+    cr_assert_eq(cp_trace_add_process(pt, &procs[0]), 0);
+    cr_assert_eq(cp_trace_add_process(pt, &procs[1]), 1);
+    pt->items[1].process = 1;
+    pt->items[1].graph_id = 9;
+    pt->items[1].graph_node = 123456789012ull;
     cr_assert_eq(cp_trace_file_write(&cases[0], "Test GPU", path), 0);
     cases[0].variants[0].trace.renamed_kernels = 0;
     cp_trace_file f;
@@ -243,7 +259,23 @@ Test(report, trace_file_round_trip)
         cr_expect_eq(a->dst, b->dst);
         cr_expect_eq(a->async, b->async);
         cr_expect_eq(a->depth, b->depth);
+        cr_expect_eq(a->process, b->process);
+        cr_expect_eq(a->graph_id, b->graph_id);
+        cr_expect_eq(a->graph_node, b->graph_node);
         cr_expect_str_eq(a->name, b->name);
+    }
+    const cp_trace *rt = &f.variants[0].trace;
+    cr_assert_eq(rt->nprocesses, 2);
+    for (size_t i = 0; i < 2; i++) {
+        const cp_process *a = &procs[i], *b = &rt->processes[i];
+        cr_expect_eq(a->pid, b->pid);
+        cr_expect_eq(a->ppid, b->ppid);
+        cr_expect_str_eq(a->host, b->host);
+        cr_expect_str_eq(a->command, b->command);
+        cr_expect_eq(a->ended, b->ended);
+        cr_expect_eq(a->last_ns, b->last_ns, "absolute times stay exact");
+        cr_expect_eq(a->dropped, b->dropped);
+        cr_expect_eq(a->zero_timestamps, b->zero_timestamps);
     }
     cp_metrics m;
     cr_assert_eq(cp_timeline_analyse(&f.variants[0].trace, NULL, &m), 0);
@@ -407,4 +439,53 @@ Test(report, trace_file_bad_series_and_origin)
                        "\"device\":0,\"context\":1,\"stream\":1,\"correlation\":1,"
                        "\"grid\":[1,2]}]}]}",
                        "'grid' must be 3 numbers");
+}
+
+/* Processes, and the process and graph of each record, are optional: a
+ * trace written before them (every recorded fixture) reads as one process
+ * with no graphs; when present they must be well formed, and a record may
+ * not name a process the variant lacks. */
+Test(report, trace_file_processes_are_optional_and_checked)
+{
+    cp_trace_file f;
+    cr_assert_eq(cp_trace_file_read(CUPROOF_FIXTURES "/multi-kernel-h100.trace.json", &f), 0, "%s",
+                 cp_last_error());
+    cr_expect_eq(f.variants[0].trace.nprocesses, 0);
+    for (size_t i = 0; i < f.variants[0].trace.n; i++) {
+        cr_assert_eq(f.variants[0].trace.items[i].process, 0);
+        cr_assert_eq(f.variants[0].trace.items[i].graph_id, 0);
+    }
+    cp_trace_file_free(&f);
+
+    const char *head = "{\"schema\":\"cuproof.trace/1\",\"case\":\"x\",\"variants\":[{\"name\":"
+                       "\"v\",";
+    const char *kernel = "{\"kind\":\"kernel\",\"start\":0,\"end\":1,\"device\":0,\"context\":1,"
+                         "\"stream\":1,\"correlation\":1";
+    char text[1024];
+    snprintf(text, sizeof text, "%s\"processes\":[{\"pid\":7}],\"activities\":[%s,\"process\":1}]}]}",
+             head, kernel);
+    expect_parse_error(text, "process 1 is not among the variant's 1 processes");
+    snprintf(text, sizeof text, "%s\"processes\":{},\"activities\":[]}]}", head);
+    expect_parse_error(text, "'processes' must be an array");
+    const char *bad[] = {"{\"ppid\":1}", "{\"pid\":\"7\"}", "{\"pid\":7,\"last_ns\":12}",
+                         "{\"pid\":7,\"last_ns\":\"-12\"}", "{\"pid\":7,\"ended\":1}",
+                         "{\"pid\":7,\"host\":3}", "{\"pid\":4294967296}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, "%s\"processes\":[%s],\"activities\":[]}]}", head, bad[i]);
+        expect_parse_error(text, "process 0 needs a numeric pid");
+    }
+    /* Only the pid is needed; the rest defaults. */
+    snprintf(text, sizeof text, "%s\"processes\":[{\"pid\":7},{\"pid\":8,\"ended\":true}],"
+             "\"activities\":[%s,\"process\":1,\"graph_id\":2,\"graph_node\":3}]}]}",
+             head, kernel);
+    cr_assert_eq(cp_trace_file_parse(text, &f), 0, "%s", cp_last_error());
+    const cp_trace *t = &f.variants[0].trace;
+    cr_expect_eq(t->nprocesses, 2);
+    cr_expect_not(t->processes[0].ended);
+    cr_expect(t->processes[1].ended);
+    cr_expect_str_eq(t->processes[0].host, "");
+    cr_expect_eq(t->items[0].process, 1);
+    cr_expect_eq(t->items[0].graph_id, 2);
+    cr_expect_eq(t->items[0].graph_node, 3);
+    cp_trace_file_free(&f);
 }

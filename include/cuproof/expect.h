@@ -127,6 +127,62 @@ CP_API int cp_expect_validate(const cp_expect_list *list, const char *const *sco
 CP_API bool cp_expect_eval(const cp_expectation *e, const cp_metrics *m, char *measured,
                            size_t len);
 
+/*
+ * Scopes of a traced program (`cuproof exec`, `cuproof check` on
+ * per-process files), where a trace holds one program rather than a
+ * case's variants:
+ *
+ *   range(NAME)   the time inside the ranges (NVTX markers) called NAME,
+ *                 of any process: their union
+ *   process(PID)  the records of the processes with that pid
+ *   device(N)     the work on device N
+ *
+ * Copies into `out` the part of `in` that `scope` with `arg` names (scope
+ * "" with a NULL arg: all of it). In range(NAME) every kernel, copy and
+ * memset is clipped to the union: the part inside is kept, the part
+ * outside dropped, and a record that crosses a gap between two pieces of
+ * the union becomes one record per piece (so that busy and overlap times
+ * count only time inside; counts of records can then exceed the
+ * program's). Host records (API calls and ranges) are kept as they are in
+ * range(NAME) and device(N): they are not device work and no metric reads
+ * them. `out` needs no initialising and its earlier contents are not
+ * freed; it receives the processes and counts of `in` too, so that process
+ * indices keep their meaning, and the caller frees it (cp_trace_free) after
+ * success. Returns 0; CP_ENOENT when the trace has no range NAME, no
+ * process PID or no work on device N; CP_EINVAL for a scope that is none
+ * of the three (a variant's name included), or a PID or N that is not a
+ * decimal integer; CP_ENOMEM. On error `why` (whylen bytes, may be 0) says
+ * what, e.g. "no range named 'step' in the trace", cp_last_error too, and
+ * `out` holds nothing.
+ */
+CP_API int cp_trace_scope(const cp_trace *in, const char *scope, const char *arg, cp_trace *out,
+                          char *why, size_t whylen);
+
+/*
+ * Evaluates expectation `e` of a traced program on trace `t`: the part of
+ * the trace its scope names (cp_trace_scope; the whole trace without a
+ * scope), analysed with `opts` (may be NULL) and checked with
+ * cp_expect_eval. *ok says whether it holds; `measured` gets the measured
+ * value or why there is none. A scope with no kernel, copy or memset fails
+ * (measured "no kernels, copies or memsets inside range 'step'"), so that
+ * nothing passes for want of work; a range, process or device the trace
+ * lacks fails with that reason. Returns 0 when the expectation was
+ * evaluated (passed or failed); CP_EINVAL for a scope that
+ * cp_expect_validate_program refuses; CP_ENOMEM.
+ */
+CP_API int cp_expect_eval_trace(const cp_expectation *e, const cp_trace *t,
+                                const cp_timeline_opts *opts, bool *ok, char *measured,
+                                size_t len);
+
+/*
+ * cp_expect_validate for a traced program: each scope must be none,
+ * range(NAME), process(PID) or device(N) (PID and N decimal integers
+ * below 2^32), each metric in CP_METRIC_MAP and each finding in
+ * CP_FINDING_MAP. Returns 0, or CP_EINVAL with cp_last_error naming the
+ * line, the column and what is wrong.
+ */
+CP_API int cp_expect_validate_program(const cp_expect_list *list);
+
 #ifdef __cplusplus
 }
 #endif

@@ -78,6 +78,10 @@ typedef struct cp_process {
     bool ended;
     uint64_t last_ns;  /* the last time its trace accounts for (CUPTI's clock) */
     uint64_t dropped;  /* records CUPTI dropped in it */
+    /* Records CUPTI delivered with a zero timestamp, which its trace left
+     * out: the analysis never saw them, so a non-zero count says the
+     * metrics may miss work. */
+    uint64_t zero_timestamps;
 } cp_process;
 
 typedef struct cp_trace {

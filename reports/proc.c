@@ -1,0 +1,920 @@
+/* Per-process trace files (cuproof.proc/1) read line by line with cJSON
+ * and merged into one trace: see cuproof/proc.h for what each record
+ * becomes. */
+#include <cuproof/proc.h>
+
+#include <cuproof/error.h>
+
+#include <cjson/cJSON.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* JSON numbers are doubles: integers beyond 2^53 would not be exact. */
+#define EXACT_LIMIT 9007199254740992.0
+
+/* ---- Lines ---- */
+
+/*
+ * The lines of a file or of a buffer in memory, one at a time, each
+ * copied into a buffer that grows to CP_PROC_MAX_LINE and no further, so
+ * that memory stays bounded whatever the file holds.
+ */
+typedef struct line_reader {
+    FILE *f;             /* NULL when reading from memory */
+    const char *chunk;   /* what is read but not yet taken */
+    size_t pos, end;
+    char *block;         /* the chunk's storage when reading a file */
+    char *line;          /* the current line, NUL-terminated */
+    size_t len, cap;
+    bool newline;        /* whether the current line ended with '\n' */
+} line_reader;
+
+enum { BLOCK_SIZE = 1 << 16 };
+
+/* Appends n bytes to the current line. Returns 0, CP_ENOMEM, or 1 when the
+ * line would exceed CP_PROC_MAX_LINE. */
+static int line_append(line_reader *r, const char *p, size_t n)
+{
+    if (r->len + n > CP_PROC_MAX_LINE)
+        return 1;
+    if (r->len + n + 1 > r->cap) {
+        size_t cap = r->cap ? r->cap : 4096;
+        while (cap < r->len + n + 1)
+            cap *= 2;
+        if (cap > CP_PROC_MAX_LINE + 1)
+            cap = CP_PROC_MAX_LINE + 1;
+        char *q = realloc(r->line, cap);
+        if (!q)
+            return CP_ENOMEM;
+        r->line = q;
+        r->cap = cap;
+    }
+    memcpy(r->line + r->len, p, n);
+    r->len += n;
+    r->line[r->len] = '\0';
+    return 0;
+}
+
+/* Takes the next line. Returns 1 with a line, 0 at the end of the input,
+ * 2 for a line longer than CP_PROC_MAX_LINE, CP_EIO or CP_ENOMEM (the
+ * caller words the message). */
+static int line_next(line_reader *r)
+{
+    r->len = 0;
+    r->newline = false;
+    if (r->line)
+        r->line[0] = '\0';
+    bool any = false;
+    for (;;) {
+        if (r->pos == r->end) {
+            if (!r->f)
+                return any ? 1 : 0;
+            size_t got = fread(r->block, 1, BLOCK_SIZE, r->f);
+            if (got == 0)
+                return ferror(r->f) ? CP_EIO : (any ? 1 : 0);
+            r->chunk = r->block;
+            r->pos = 0;
+            r->end = got;
+        }
+        const char *start = r->chunk + r->pos;
+        const char *nl = memchr(start, '\n', r->end - r->pos);
+        size_t take = nl ? (size_t)(nl - start) : r->end - r->pos;
+        int rc = line_append(r, start, take);
+        if (rc < 0)
+            return rc;
+        if (rc > 0)
+            return 2;
+        any = true;
+        r->pos += take;
+        if (nl) {
+            r->pos++;
+            r->newline = true;
+            return 1;
+        }
+    }
+}
+
+/* ---- One file ---- */
+
+/* A marker start waiting for its end: the range's index in the trace. */
+typedef struct open_range {
+    uint64_t id;
+    size_t item;
+} open_range;
+
+typedef struct proc_state {
+    const char *name; /* the file, for messages */
+    size_t line;
+    cp_trace *t;
+    size_t first_item; /* this process's records start here in t */
+    uint32_t process;  /* its index in t->processes */
+    uint64_t origin;
+    bool have_header, ended;
+    size_t end_line;
+    uint64_t last_ns; /* the latest time the file holds */
+    uint64_t dropped, zero_timestamps;
+    open_range *open;
+    size_t nopen, open_cap;
+    bool profiling;
+    size_t profiler_item;
+    const char *kind; /* the record under parse, for messages */
+} proc_state;
+
+static int fail(const proc_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A parse error naming the file, the line and, when one is under parse,
+ * the record's kind. */
+static int fail(const proc_state *st, const char *fmt, ...)
+{
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (st->kind)
+        return cp_failf(CP_EPARSE, "%s:%zu: %s record: %s", st->name, st->line, st->kind, msg);
+    return cp_failf(CP_EPARSE, "%s:%zu: %s", st->name, st->line, msg);
+}
+
+static int no_memory(const proc_state *st)
+{
+    return cp_failf(CP_ENOMEM, "%s:%zu: out of memory", st->name, st->line);
+}
+
+static const cJSON *field(const proc_state *st, const cJSON *o, const char *k, int *rc)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v)
+        *rc = fail(st, "missing field '%s'", k);
+    return v;
+}
+
+/* An integer field in [lo, hi] (both within +-2^53). */
+static int get_int(const proc_state *st, const cJSON *o, const char *k, double lo, double hi,
+                   double *out)
+{
+    int rc = 0;
+    const cJSON *v = field(st, o, k, &rc);
+    if (!v)
+        return rc;
+    if (!cJSON_IsNumber(v))
+        return fail(st, "field '%s' must be a number", k);
+    double d = v->valuedouble;
+    if (!(d >= lo && d <= hi) || d != (double)(int64_t)d)
+        return fail(st, "field '%s' must be an integer from %.0f to %.0f, not %.17g", k, lo, hi,
+                    d);
+    *out = d;
+    return 0;
+}
+
+static int get_u32(const proc_state *st, const cJSON *o, const char *k, uint32_t *out)
+{
+    double d = 0;
+    int rc = get_int(st, o, k, 0, 4294967295.0, &d);
+    if (rc == 0)
+        *out = (uint32_t)d;
+    return rc;
+}
+
+static int get_u64(const proc_state *st, const cJSON *o, const char *k, uint64_t *out)
+{
+    double d = 0;
+    int rc = get_int(st, o, k, 0, EXACT_LIMIT, &d);
+    if (rc == 0)
+        *out = (uint64_t)d;
+    return rc;
+}
+
+/* A time: an offset from origin_ns, made absolute. */
+static int get_time(proc_state *st, const cJSON *o, const char *k, uint64_t *out)
+{
+    double d = 0;
+    int rc = get_int(st, o, k, -EXACT_LIMIT, EXACT_LIMIT, &d);
+    if (rc < 0)
+        return rc;
+    int64_t off = (int64_t)d;
+    if (off < 0 && (uint64_t)-off > st->origin)
+        return fail(st, "field '%s' (%lld) lies before time 0", k, (long long)off);
+    if (off > 0 && (uint64_t)off > UINT64_MAX - st->origin)
+        return fail(st, "field '%s' (%lld) lies beyond the clock's range", k, (long long)off);
+    *out = off < 0 ? st->origin - (uint64_t)-off : st->origin + (uint64_t)off;
+    if (*out > st->last_ns)
+        st->last_ns = *out;
+    return 0;
+}
+
+static int get_str(const proc_state *st, const cJSON *o, const char *k, const char **out)
+{
+    int rc = 0;
+    const cJSON *v = field(st, o, k, &rc);
+    if (!v)
+        return rc;
+    if (!cJSON_IsString(v))
+        return fail(st, "field '%s' must be a string", k);
+    *out = v->valuestring;
+    return 0;
+}
+
+static int get_bool(const proc_state *st, const cJSON *o, const char *k, bool *out)
+{
+    int rc = 0;
+    const cJSON *v = field(st, o, k, &rc);
+    if (!v)
+        return rc;
+    if (!cJSON_IsBool(v))
+        return fail(st, "field '%s' must be true or false", k);
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+/* A string field that must be one of the n names; *out gets its index. */
+static int get_enum(const proc_state *st, const cJSON *o, const char *k,
+                    const char *const *names, int n, int *out)
+{
+    const char *s = NULL;
+    int rc = get_str(st, o, k, &s);
+    if (rc < 0)
+        return rc;
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    char known[160];
+    size_t used = 0;
+    known[0] = '\0';
+    for (int i = 0; i < n && used < sizeof known; i++) {
+        int w = snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", names[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return fail(st, "field '%s' is '%.40s', not one of %s", k, s, known);
+}
+
+static int get_dim3(const proc_state *st, const cJSON *o, const char *k, uint32_t dim[3])
+{
+    int rc = 0;
+    const cJSON *v = field(st, o, k, &rc);
+    if (!v)
+        return rc;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 3)
+        return fail(st, "field '%s' must be an array of 3 integers", k);
+    for (int i = 0; i < 3; i++) {
+        const cJSON *x = cJSON_GetArrayItem(v, i);
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 4294967295.0) ||
+            x->valuedouble != (double)(uint32_t)x->valuedouble)
+            return fail(st, "field '%s' must be an array of 3 integers", k);
+        dim[i] = (uint32_t)x->valuedouble;
+    }
+    return 0;
+}
+
+static const char *const sync_names[] = {"event_synchronize", "stream_wait_event",
+                                         "stream_synchronize", "context_synchronize", "unknown"};
+static const char *const flag_names[] = {"default", "non_blocking", "null", "unknown"};
+static const char *const phase_names[] = {"start", "end", "instant"};
+static const char *const profiler_names[] = {"start", "stop"};
+enum { PHASE_START = 0, PHASE_END, PHASE_INSTANT };
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
+
+static int add(proc_state *st, const cp_activity *a)
+{
+    return cp_trace_add(st->t, a) < 0 ? no_memory(st) : 0;
+}
+
+/* What kernels, copies and memsets share: times, where they ran, and the
+ * graph that launched them. */
+static int device_fields(proc_state *st, const cJSON *o, cp_activity *a)
+{
+    int rc = 0;
+    CP_TRY(get_time(st, o, "s", &a->start));
+    CP_TRY(get_time(st, o, "e", &a->end));
+    CP_TRY(get_u32(st, o, "dev", &a->device));
+    CP_TRY(get_u32(st, o, "ctx", &a->context));
+    CP_TRY(get_u32(st, o, "str", &a->stream));
+    CP_TRY(get_u32(st, o, "cor", &a->correlation));
+    CP_TRY(get_u32(st, o, "graph", &a->graph_id));
+    CP_TRY(get_u64(st, o, "node", &a->graph_node));
+    a->process = st->process;
+out:
+    return rc;
+}
+
+static int parse_kernel(proc_state *st, const cJSON *o)
+{
+    int rc = 0;
+    cp_activity a = {.kind = CP_ACT_KERNEL};
+    CP_TRY(device_fields(st, o, &a));
+    CP_TRY(get_dim3(st, o, "grid", a.grid));
+    CP_TRY(get_dim3(st, o, "block", a.block));
+    CP_TRY(get_str(st, o, "name", &a.name));
+    rc = add(st, &a);
+out:
+    return rc;
+}
+
+/* The file spells copy directions and memory kinds as the trace's enums
+ * are named (cp_copy_dir_name, cp_mem_kind_name): the names come from
+ * there, so that the two cannot drift apart. */
+static void copy_dir_names(const char *names[CP_COPY_DIR_COUNT])
+{
+    for (int i = 0; i < CP_COPY_DIR_COUNT; i++)
+        names[i] = cp_copy_dir_name((cp_copy_dir)i);
+}
+
+static void mem_kind_names(const char *names[CP_MEM_KIND_COUNT])
+{
+    for (int i = 0; i < CP_MEM_KIND_COUNT; i++)
+        names[i] = cp_mem_kind_name((cp_mem_kind)i);
+}
+
+static int parse_memcpy(proc_state *st, const cJSON *o)
+{
+    int rc = 0, dir = 0, src = 0, dst = 0;
+    const char *dirs[CP_COPY_DIR_COUNT], *kinds[CP_MEM_KIND_COUNT];
+    copy_dir_names(dirs);
+    mem_kind_names(kinds);
+    cp_activity a = {.kind = CP_ACT_MEMCPY, .name = "memcpy"};
+    CP_TRY(device_fields(st, o, &a));
+    CP_TRY(get_u64(st, o, "bytes", &a.bytes));
+    CP_TRY(get_enum(st, o, "dir", dirs, CP_COPY_DIR_COUNT, &dir));
+    CP_TRY(get_enum(st, o, "src", kinds, CP_MEM_KIND_COUNT, &src));
+    CP_TRY(get_enum(st, o, "dst", kinds, CP_MEM_KIND_COUNT, &dst));
+    CP_TRY(get_bool(st, o, "async", &a.async));
+    a.copy_dir = (cp_copy_dir)dir;
+    a.src = (cp_mem_kind)src;
+    a.dst = (cp_mem_kind)dst;
+    rc = add(st, &a);
+out:
+    return rc;
+}
+
+static int parse_memset(proc_state *st, const cJSON *o)
+{
+    int rc = 0, dst = 0;
+    const char *kinds[CP_MEM_KIND_COUNT];
+    mem_kind_names(kinds);
+    cp_activity a = {.kind = CP_ACT_MEMSET, .name = "memset"};
+    CP_TRY(device_fields(st, o, &a));
+    CP_TRY(get_u64(st, o, "bytes", &a.bytes));
+    CP_TRY(get_enum(st, o, "dst", kinds, CP_MEM_KIND_COUNT, &dst));
+    a.dst = (cp_mem_kind)dst;
+    rc = add(st, &a);
+out:
+    return rc;
+}
+
+/* Runtime and driver API calls alike: the trace keeps them for launch
+ * correlation, by name. */
+static int parse_api(proc_state *st, const cJSON *o)
+{
+    int rc = 0;
+    uint32_t tid = 0;
+    cp_activity a = {.kind = CP_ACT_RUNTIME, .process = st->process};
+    CP_TRY(get_time(st, o, "s", &a.start));
+    CP_TRY(get_time(st, o, "e", &a.end));
+    CP_TRY(get_u32(st, o, "cor", &a.correlation));
+    CP_TRY(get_u32(st, o, "tid", &tid));
+    CP_TRY(get_str(st, o, "name", &a.name));
+    rc = add(st, &a);
+out:
+    return rc;
+}
+
+static int parse_sync(proc_state *st, const cJSON *o)
+{
+    int rc = 0, type = 0;
+    uint64_t s = 0, e = 0;
+    uint32_t ctx = 0, str = 0, cor = 0;
+    CP_TRY(get_time(st, o, "s", &s));
+    CP_TRY(get_time(st, o, "e", &e));
+    CP_TRY(get_u32(st, o, "ctx", &ctx));
+    CP_TRY(get_u32(st, o, "str", &str));
+    CP_TRY(get_u32(st, o, "cor", &cor));
+    CP_TRY(get_enum(st, o, "type", sync_names, COUNT(sync_names), &type));
+out:
+    return rc;
+}
+
+static int parse_stream(proc_state *st, const cJSON *o)
+{
+    int rc = 0, flag = 0;
+    uint32_t dev = 0, ctx = 0, str = 0;
+    CP_TRY(get_u32(st, o, "dev", &dev));
+    CP_TRY(get_u32(st, o, "ctx", &ctx));
+    CP_TRY(get_u32(st, o, "str", &str));
+    CP_TRY(get_enum(st, o, "flag", flag_names, COUNT(flag_names), &flag));
+out:
+    return rc;
+}
+
+static int parse_context(proc_state *st, const cJSON *o)
+{
+    int rc = 0;
+    uint32_t dev = 0, ctx = 0, null_stream = 0;
+    CP_TRY(get_u32(st, o, "dev", &dev));
+    CP_TRY(get_u32(st, o, "ctx", &ctx));
+    CP_TRY(get_u32(st, o, "null_stream", &null_stream));
+out:
+    return rc;
+}
+
+static int parse_device(proc_state *st, const cJSON *o)
+{
+    int rc = 0;
+    uint32_t dev = 0, sms = 0;
+    const char *name = NULL, *cc = NULL;
+    CP_TRY(get_u32(st, o, "dev", &dev));
+    CP_TRY(get_str(st, o, "name", &name));
+    CP_TRY(get_str(st, o, "cc", &cc));
+    CP_TRY(get_u32(st, o, "sms", &sms));
+out:
+    return rc;
+}
+
+/* Opens a range at `start` that a later record closes (its end is the
+ * start until then). */
+static int open_range_at(proc_state *st, uint64_t start, const char *name, size_t *item)
+{
+    cp_activity a = {.kind = CP_ACT_RANGE, .start = start, .end = start,
+                     .process = st->process, .name = name};
+    *item = st->t->n;
+    return add(st, &a);
+}
+
+static int parse_marker(proc_state *st, const cJSON *o)
+{
+    int rc = 0, phase = 0;
+    uint64_t at = 0, id = 0;
+    const char *name = NULL, *domain = NULL;
+    CP_TRY(get_time(st, o, "t", &at));
+    CP_TRY(get_u64(st, o, "id", &id));
+    CP_TRY(get_enum(st, o, "phase", phase_names, COUNT(phase_names), &phase));
+    CP_TRY(get_str(st, o, "name", &name));
+    CP_TRY(get_str(st, o, "domain", &domain));
+    if (phase == PHASE_INSTANT) {
+        size_t item = 0;
+        rc = open_range_at(st, at, name, &item);
+        goto out;
+    }
+    /* Open ranges are few and usually closed last-opened first: search
+     * from the end. */
+    size_t i = st->nopen;
+    while (i > 0 && st->open[i - 1].id != id)
+        i--;
+    if (phase == PHASE_START) {
+        if (i > 0) {
+            rc = fail(st, "marker %llu starts again while it is open", (unsigned long long)id);
+            goto out;
+        }
+        if (st->nopen == st->open_cap) {
+            size_t cap = st->open_cap ? st->open_cap * 2 : 16;
+            open_range *p = realloc(st->open, cap * sizeof *p);
+            if (!p) {
+                rc = no_memory(st);
+                goto out;
+            }
+            st->open = p;
+            st->open_cap = cap;
+        }
+        st->open[st->nopen].id = id;
+        CP_TRY(open_range_at(st, at, name, &st->open[st->nopen].item));
+        st->nopen++;
+    } else if (i > 0) {
+        st->t->items[st->open[i - 1].item].end = at;
+        st->open[i - 1] = st->open[--st->nopen];
+    }
+    /* An end without its start: see cuproof/proc.h, it is skipped. */
+out:
+    return rc;
+}
+
+static int parse_profiler(proc_state *st, const cJSON *o)
+{
+    int rc = 0, phase = 0;
+    uint64_t at = 0;
+    CP_TRY(get_time(st, o, "t", &at));
+    CP_TRY(get_enum(st, o, "phase", profiler_names, COUNT(profiler_names), &phase));
+    if (phase == 0 && !st->profiling) {
+        CP_TRY(open_range_at(st, at, "cuProfilerStart", &st->profiler_item));
+        st->profiling = true;
+    } else if (phase == 1 && st->profiling) {
+        st->t->items[st->profiler_item].end = at;
+        st->profiling = false;
+    }
+out:
+    return rc;
+}
+
+/* flush and end: the counts so far (only ever growing), and the time. */
+static int parse_counts(proc_state *st, const cJSON *o, bool is_end)
+{
+    int rc = 0;
+    uint64_t at = 0, records = 0, dropped = 0, zero = 0;
+    const char *why = NULL;
+    CP_TRY(get_time(st, o, "t", &at));
+    CP_TRY(get_u64(st, o, "records", &records));
+    CP_TRY(get_u64(st, o, "dropped", &dropped));
+    CP_TRY(get_u64(st, o, "zero_timestamps", &zero));
+    if (is_end)
+        CP_TRY(get_str(st, o, "why", &why));
+    if (dropped > st->dropped)
+        st->dropped = dropped;
+    if (zero > st->zero_timestamps)
+        st->zero_timestamps = zero;
+    if (is_end) {
+        st->ended = true;
+        st->end_line = st->line;
+    }
+out:
+    return rc;
+}
+
+/* Copies at most cap - 1 bytes of s, NUL-terminated. */
+static void copy_field(char *dst, size_t cap, const char *s)
+{
+    snprintf(dst, cap, "%s", s);
+}
+
+static int parse_header(proc_state *st, const cJSON *o)
+{
+    int rc = 0;
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(o, "schema");
+    if (!schema)
+        return fail(st, "the first line is not a %s header (no 'schema')", CP_PROC_SCHEMA);
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, CP_PROC_SCHEMA) != 0)
+        return fail(st, "the schema is not \"%s\"", CP_PROC_SCHEMA);
+    cp_process p;
+    memset(&p, 0, sizeof p);
+    const char *host = NULL, *command = NULL, *origin = NULL;
+    CP_TRY(get_str(st, o, "host", &host));
+    CP_TRY(get_u32(st, o, "pid", &p.pid));
+    CP_TRY(get_u32(st, o, "ppid", &p.ppid));
+    CP_TRY(get_str(st, o, "command", &command));
+    CP_TRY(get_str(st, o, "origin_ns", &origin));
+    /* A decimal string, digits only: strtoull would take signs and blanks. */
+    uint64_t v = 0;
+    size_t digits = strspn(origin, "0123456789");
+    bool ok = digits > 0 && origin[digits] == '\0';
+    for (size_t i = 0; ok && i < digits; i++) {
+        unsigned d = (unsigned)(origin[i] - '0');
+        ok = v <= (UINT64_MAX - d) / 10;
+        v = v * 10 + d;
+    }
+    if (!ok)
+        return fail(st, "field 'origin_ns' must be a decimal string of a 64-bit count of ns");
+    copy_field(p.host, sizeof p.host, host);
+    copy_field(p.command, sizeof p.command, command);
+    st->origin = v;
+    st->last_ns = v;
+    long index = cp_trace_add_process(st->t, &p);
+    if (index < 0)
+        return no_memory(st);
+    st->process = (uint32_t)index;
+    st->first_item = st->t->n;
+    st->have_header = true;
+out:
+    return rc;
+}
+
+typedef int (*record_parser)(proc_state *st, const cJSON *o);
+
+static int parse_flush(proc_state *st, const cJSON *o)
+{
+    return parse_counts(st, o, false);
+}
+
+static int parse_end(proc_state *st, const cJSON *o)
+{
+    return parse_counts(st, o, true);
+}
+
+static const struct {
+    const char *kind;
+    record_parser parse;
+} parsers[] = {
+    {"kernel", parse_kernel},   {"memcpy", parse_memcpy},     {"memset", parse_memset},
+    {"runtime", parse_api},     {"driver", parse_api},        {"sync", parse_sync},
+    {"stream", parse_stream},   {"context", parse_context},   {"device", parse_device},
+    {"marker", parse_marker},   {"profiler", parse_profiler}, {"flush", parse_flush},
+    {"end", parse_end},
+};
+
+static int parse_record(proc_state *st, const cJSON *o)
+{
+    int rc = 0;
+    const cJSON *k = field(st, o, "k", &rc);
+    if (!k)
+        return rc;
+    if (!cJSON_IsString(k))
+        return fail(st, "field 'k' must be a string");
+    if (st->ended)
+        return fail(st, "a record after the end record of line %zu", st->end_line);
+    for (size_t i = 0; i < sizeof parsers / sizeof parsers[0]; i++)
+        if (strcmp(k->valuestring, parsers[i].kind) == 0) {
+            st->kind = parsers[i].kind;
+            rc = parsers[i].parse(st, o);
+            st->kind = NULL;
+            return rc;
+        }
+    return fail(st, "unknown record kind '%.40s'", k->valuestring);
+}
+
+/* One line: 1 when it was an incomplete last line that is taken as the
+ * file's truncation, 0 when parsed, or an error. */
+static int parse_line(proc_state *st, const line_reader *r)
+{
+    if (memchr(r->line, '\0', r->len))
+        return fail(st, "a NUL byte in the line");
+    const char *end = NULL;
+    cJSON *o = cJSON_ParseWithLengthOpts(r->line, r->len + 1, &end, 1);
+    if (!o) {
+        /* A process killed while writing leaves its last line cut; after
+         * its end record it writes nothing at all. */
+        if (!r->newline && !st->ended)
+            return 1;
+        size_t column = end && end >= r->line && end <= r->line + r->len
+                            ? (size_t)(end - r->line) + 1 : 1;
+        return fail(st, "not valid JSON (near column %zu)", column);
+    }
+    int rc = 0;
+    if (!cJSON_IsObject(o))
+        rc = fail(st, "not a JSON object");
+    else if (!st->have_header)
+        rc = parse_header(st, o);
+    else
+        rc = parse_record(st, o);
+    cJSON_Delete(o);
+    return rc;
+}
+
+/* A min-heap of times, for the depths below. */
+static void heap_push(uint64_t *h, size_t *n, uint64_t v)
+{
+    size_t i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > v) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static void heap_pop(uint64_t *h, size_t *n)
+{
+    uint64_t v = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1] < h[c])
+            c++;
+        if (h[c] >= v)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = v;
+}
+
+/* A range as the depth sweep sorts it. */
+typedef struct range_key {
+    uint64_t start, end;
+    size_t item;
+} range_key;
+
+/* Ranges by start, the longer first, then in the order of the file. */
+static int range_cmp(const void *a, const void *b)
+{
+    const range_key *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1;
+    return x->item < y->item ? -1 : (x->item > y->item);
+}
+
+/*
+ * Each range's depth: the ranges of the process open at its start. A sweep
+ * in start order keeps the ends of the ranges started so far in a heap;
+ * those ended by a range's start leave it, and what remains is its depth.
+ * O(n log n) however the ranges of several threads interleave.
+ */
+static int set_depths(proc_state *st)
+{
+    cp_trace *t = st->t;
+    size_t n = 0;
+    for (size_t i = st->first_item; i < t->n; i++)
+        n += t->items[i].kind == CP_ACT_RANGE;
+    if (n == 0)
+        return 0;
+    range_key *order = malloc(n * sizeof *order);
+    uint64_t *heap = malloc(n * sizeof *heap);
+    int rc = 0;
+    if (!order || !heap) {
+        rc = cp_failf(CP_ENOMEM, "%s: out of memory nesting its ranges", st->name);
+        goto out;
+    }
+    n = 0;
+    for (size_t i = st->first_item; i < t->n; i++) {
+        cp_activity *a = &t->items[i];
+        if (a->kind != CP_ACT_RANGE)
+            continue;
+        if (a->end < a->start) /* an end stamped before its start: empty */
+            a->end = a->start;
+        order[n++] = (range_key){.start = a->start, .end = a->end, .item = i};
+    }
+    qsort(order, n, sizeof *order, range_cmp);
+    size_t nh = 0;
+    for (size_t k = 0; k < n; k++) {
+        while (nh > 0 && heap[0] <= order[k].start)
+            heap_pop(heap, &nh);
+        t->items[order[k].item].depth = (uint32_t)nh;
+        heap_push(heap, &nh, order[k].end);
+    }
+out:
+    free(order);
+    free(heap);
+    return rc;
+}
+
+/* After the last line: ranges still open close at last_ns, the process
+ * gets its totals, and the ranges their depths. */
+static int finish(proc_state *st)
+{
+    if (!st->have_header)
+        return cp_failf(CP_EPARSE, "%s:1: no %s header (the file is empty or its first line is "
+                        "cut)", st->name, CP_PROC_SCHEMA);
+    for (size_t i = 0; i < st->nopen; i++)
+        st->t->items[st->open[i].item].end = st->last_ns;
+    if (st->profiling)
+        st->t->items[st->profiler_item].end = st->last_ns;
+    int rc = set_depths(st);
+    if (rc < 0)
+        return rc;
+    cp_process *p = &st->t->processes[st->process];
+    p->ended = st->ended;
+    p->last_ns = st->last_ns;
+    p->dropped = st->dropped;
+    p->zero_timestamps = st->zero_timestamps;
+    st->t->dropped_records += st->dropped;
+    return 0;
+}
+
+/* Reads every line of `r` into `t` as one process; on error `t` goes back
+ * to what it held. */
+static int read_lines(const char *name, line_reader *r, cp_trace *t)
+{
+    size_t n0 = t->n, np0 = t->nprocesses;
+    uint64_t dropped0 = t->dropped_records;
+    proc_state st = {.name = name, .t = t};
+    int rc = 0;
+    for (;;) {
+        int got = line_next(r);
+        st.line++;
+        if (got == 0)
+            break;
+        if (got == 2) {
+            rc = cp_failf(CP_EPARSE, "%s:%zu: the line is longer than %zu bytes", name, st.line,
+                          CP_PROC_MAX_LINE);
+            goto out;
+        }
+        if (got == CP_EIO) {
+            rc = cp_failf(CP_EIO, "cannot read %s: %s", name, strerror(errno));
+            goto out;
+        }
+        if (got < 0) {
+            rc = cp_failf(CP_ENOMEM, "%s:%zu: out of memory", name, st.line);
+            goto out;
+        }
+        got = parse_line(&st, r);
+        if (got < 0) {
+            rc = got;
+            goto out;
+        }
+        if (got == 1) /* the cut last line of a truncated file */
+            break;
+    }
+    rc = finish(&st);
+out:
+    if (rc < 0) {
+        t->n = n0;
+        t->nprocesses = np0;
+        t->dropped_records = dropped0;
+    }
+    free(st.open);
+    return rc;
+}
+
+int cp_proc_parse(const char *name, const char *data, size_t size, cp_trace *t)
+{
+    line_reader r = {.chunk = data, .end = size};
+    int rc = read_lines(name, &r, t);
+    free(r.line);
+    return rc;
+}
+
+int cp_proc_read(const char *path, cp_trace *t)
+{
+    int rc = 0;
+    line_reader r = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cp_failf(CP_EIO, "cannot read %s: %s", path, strerror(errno));
+    r.f = f;
+    r.block = malloc(BLOCK_SIZE);
+    if (!r.block) {
+        rc = cp_failf(CP_ENOMEM, "out of memory reading %s", path);
+        goto out;
+    }
+    rc = read_lines(path, &r, t);
+out:
+    free(r.block);
+    free(r.line);
+    fclose(f);
+    return rc;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_proc_file(const char *name)
+{
+    static const char suffix[] = ".proc.jsonl";
+    size_t n = strlen(name), k = sizeof suffix - 1;
+    return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+int cp_proc_read_dir(const char *dir, cp_trace *t, size_t *nfiles)
+{
+    int rc = 0;
+    size_t n0 = t->n, np0 = t->nprocesses;
+    uint64_t dropped0 = t->dropped_records;
+    char **names = NULL, *path = NULL;
+    size_t n = 0, cap = 0;
+    *nfiles = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return cp_failf(CP_EIO, "cannot list %s: %s", dir, strerror(errno));
+    for (;;) {
+        errno = 0;
+        struct dirent *e = readdir(d);
+        if (!e) {
+            if (errno)
+                rc = cp_failf(CP_EIO, "cannot list %s: %s", dir, strerror(errno));
+            break;
+        }
+        if (!is_proc_file(e->d_name))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **p = realloc(names, cap * sizeof *p);
+            if (!p) {
+                rc = cp_failf(CP_ENOMEM, "out of memory listing %s", dir);
+                goto out;
+            }
+            names = p;
+        }
+        if (!(names[n] = strdup(e->d_name))) {
+            rc = cp_failf(CP_ENOMEM, "out of memory listing %s", dir);
+            goto out;
+        }
+        n++;
+    }
+    if (rc < 0)
+        goto out;
+    qsort(names, n, sizeof *names, name_cmp);
+    size_t dlen = strlen(dir);
+    for (size_t i = 0; i < n; i++) {
+        free(path);
+        path = malloc(dlen + strlen(names[i]) + 2);
+        if (!path) {
+            rc = cp_failf(CP_ENOMEM, "out of memory listing %s", dir);
+            goto out;
+        }
+        snprintf(path, dlen + strlen(names[i]) + 2, "%s/%s", dir, names[i]);
+        CP_TRY(cp_proc_read(path, t));
+    }
+    *nfiles = n;
+out:
+    if (rc < 0) {
+        t->n = n0;
+        t->nprocesses = np0;
+        t->dropped_records = dropped0;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(path);
+    closedir(d);
+    return rc;
+}

@@ -1,0 +1,89 @@
+/*
+ * crash_segv: a program that dies by a signal. It runs a few kernels and
+ * copies, synchronises, waits long enough for the injection's periodic
+ * flush to write those records out (three flush periods:
+ * CUPROOF_EXEC_FLUSH_MS, 500 ms when unset; the ctest test sets 50), then
+ * raises SIGSEGV. Core dumps are turned off first (RLIMIT_CORE 0, and not
+ * dumpable), so that the test leaves no core file behind.
+ *
+ * Written for: `cuproof exec` exits 4 (the program failed), naming the
+ * signal (SIGSEGV, "Segmentation fault"). Its `kernels >= 1` is met by the
+ * flushed records; the process is reported truncated (no `end` line). The
+ * wait matters: a file without a single device record would make the
+ * launcher exit 3 (no device activity), which outranks 4.
+ */
+#include <cuda_runtime.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        cudaError_t err_ = (call);                                                     \
+        if (err_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "crash_segv: %s failed at %s:%d: %s (%s)\n", #call, __FILE__,  \
+                    __LINE__, cudaGetErrorName(err_), cudaGetErrorString(err_));       \
+            exit(EXIT_FAILURE);                                                        \
+        }                                                                              \
+    } while (0)
+
+enum { N = 1 << 20, ROUNDS = 4 };
+
+__global__ void add_one(int *x, int n)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        x[i] += 1;
+}
+
+/* Three periods of the injection's flush, so that one has surely passed. */
+static void wait_for_flush(void)
+{
+    const char *s = getenv("CUPROOF_EXEC_FLUSH_MS");
+    long ms = s && atol(s) > 0 ? atol(s) : 500;
+    if (ms > 2000)
+        ms = 2000;
+    struct timespec t = {(3 * ms) / 1000, ((3 * ms) % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0) {
+    }
+}
+
+int main(void)
+{
+    int *dev = NULL, *host = (int *)calloc(N, sizeof(int));
+    if (!host) {
+        fprintf(stderr, "crash_segv: out of host memory\n");
+        return EXIT_FAILURE;
+    }
+    CHECK(cudaMalloc((void **)&dev, N * sizeof(int)));
+    CHECK(cudaMemcpy(dev, host, N * sizeof(int), cudaMemcpyHostToDevice));
+    for (int r = 0; r < ROUNDS; r++) {
+        add_one<<<64, 256>>>(dev, N);
+        CHECK(cudaGetLastError());
+    }
+    CHECK(cudaMemcpy(host, dev, N * sizeof(int), cudaMemcpyDeviceToHost));
+    CHECK(cudaDeviceSynchronize());
+    int wrong = 0;
+    for (int i = 0; i < N; i++)
+        wrong += host[i] != ROUNDS;
+    CHECK(cudaFree(dev));
+    free(host);
+    if (wrong) {
+        fprintf(stderr, "crash_segv: %d of %d elements wrong\n", wrong, N);
+        return EXIT_FAILURE;
+    }
+    printf("crash_segv: %d kernels, output right; now raising SIGSEGV on purpose\n", ROUNDS);
+    fflush(stdout);
+    wait_for_flush();
+
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+    fprintf(stderr, "crash_segv: still alive after raise(SIGSEGV)\n");
+    return EXIT_FAILURE;
+}

@@ -1,0 +1,81 @@
+/*
+ * exit_early: a program that leaves without CUDA's teardown. It runs a few
+ * kernels and copies, synchronises, waits long enough for the injection's
+ * periodic flush to write those records out (three flush periods:
+ * CUPROOF_EXEC_FLUSH_MS, 500 ms when unset; the ctest test sets 50), then
+ * calls _exit(0): no atexit handlers, no CUDA or CUPTI teardown, so the
+ * injection never writes its final `end` line.
+ *
+ * Written for: `kernels >= 1`, met by the records of the last flush, and
+ * `cuproof exec` exits 0 (the program itself exited 0). The launcher must
+ * report the process as truncated (its file has no `end` line: DESIGN.md,
+ * "The per-process file"), with the last time its file accounts for; the
+ * trace after that time is lost, which is why the program waits before
+ * leaving. Without that wait the file could hold no device record at all,
+ * and the launcher would then exit 3 (no device activity).
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        cudaError_t err_ = (call);                                                     \
+        if (err_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "exit_early: %s failed at %s:%d: %s (%s)\n", #call, __FILE__,  \
+                    __LINE__, cudaGetErrorName(err_), cudaGetErrorString(err_));       \
+            exit(EXIT_FAILURE);                                                        \
+        }                                                                              \
+    } while (0)
+
+enum { N = 1 << 20, ROUNDS = 4 };
+
+__global__ void add_one(int *x, int n)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        x[i] += 1;
+}
+
+/* Three periods of the injection's flush, so that one has surely passed. */
+static void wait_for_flush(void)
+{
+    const char *s = getenv("CUPROOF_EXEC_FLUSH_MS");
+    long ms = s && atol(s) > 0 ? atol(s) : 500;
+    if (ms > 2000)
+        ms = 2000;
+    struct timespec t = {(3 * ms) / 1000, ((3 * ms) % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0) {
+    }
+}
+
+int main(void)
+{
+    int *dev = NULL, *host = (int *)calloc(N, sizeof(int));
+    if (!host) {
+        fprintf(stderr, "exit_early: out of host memory\n");
+        return EXIT_FAILURE;
+    }
+    CHECK(cudaMalloc((void **)&dev, N * sizeof(int)));
+    CHECK(cudaMemcpy(dev, host, N * sizeof(int), cudaMemcpyHostToDevice));
+    for (int r = 0; r < ROUNDS; r++) {
+        add_one<<<64, 256>>>(dev, N);
+        CHECK(cudaGetLastError());
+    }
+    CHECK(cudaMemcpy(host, dev, N * sizeof(int), cudaMemcpyDeviceToHost));
+    CHECK(cudaDeviceSynchronize());
+    int wrong = 0;
+    for (int i = 0; i < N; i++)
+        wrong += host[i] != ROUNDS;
+    CHECK(cudaFree(dev));
+    free(host);
+    if (wrong) {
+        fprintf(stderr, "exit_early: %d of %d elements wrong\n", wrong, N);
+        return EXIT_FAILURE;
+    }
+    printf("exit_early: %d kernels, output right; leaving by _exit(0)\n", ROUNDS);
+    fflush(stdout); /* _exit does not flush stdio */
+    wait_for_flush();
+    _exit(0);
+}

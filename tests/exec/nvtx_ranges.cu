@@ -1,0 +1,125 @@
+/*
+ * nvtx_ranges: expectations scoped to the program's own NVTX ranges. A
+ * range "setup" around the allocations (pinned host memory, device memory,
+ * streams, the input): no device work. Then 5 iterations, each inside a
+ * range "step": streams_overlap.cu's work (16 streams, per stream a copy in
+ * from pinned memory, an FMA-chain kernel and a copy out, issued
+ * breadth-first), synchronised before the range ends so that the work of
+ * the step lies inside it, and its output checked on the CPU after the
+ * range ends, bit for bit.
+ *
+ * NVTX v3 is header-only (<nvtx3/nvToolsExt.h>, no library): without a tool
+ * the calls do nothing; under `cuproof exec` NVTX_INJECTION64_PATH names the
+ * injection, which records the ranges.
+ *
+ * Written for nvtx_ranges.expect (range(step): copy_kernel_overlap_ratio
+ * > 0.3, range(step): peak_concurrent_kernels > 1, range(step): kernels
+ * >= 5): `cuproof exec` exits 0. range(setup) holds no device work, and a
+ * scope without device work fails by design, so no expectation names it.
+ * nvtx_ranges_missing.expect (range(no-such-range): kernels >= 1) names a
+ * range the program never opens: exit 1.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <nvtx3/nvToolsExt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        cudaError_t err_ = (call);                                                     \
+        if (err_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "nvtx_ranges: %s failed at %s:%d: %s (%s)\n", #call,       \
+                    __FILE__, __LINE__, cudaGetErrorName(err_), cudaGetErrorString(err_)); \
+            exit(EXIT_FAILURE);                                                        \
+        }                                                                              \
+    } while (0)
+
+enum { STEPS = 5, STREAMS = 16, BLOCKS = 8, THREADS = 256, VALUES = 251 };
+static const size_t SLICE = (size_t)1 << 20; /* floats per stream: 4 MiB */
+#ifndef ITERS
+#define ITERS 4096 /* FMAs per element */
+#endif
+
+__host__ __device__ static float chain(float x, int iters)
+{
+    for (int k = 0; k < iters; k++)
+        x = fmaf(x, 0.999f, 0.001f);
+    return x;
+}
+
+__global__ void fma_chain(float *x, size_t n, int iters)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        x[i] = chain(x[i], iters);
+}
+
+static unsigned input_index(int s, size_t i) { return (unsigned)((i * 7 + (size_t)s * 13) % VALUES); }
+static float input_value(unsigned v) { return (float)v / 256.0f; }
+
+int main(void)
+{
+    float *host_in = NULL, *host_out = NULL, *dev = NULL;
+    cudaStream_t streams[STREAMS];
+    const size_t n = SLICE * STREAMS, bytes = SLICE * sizeof(float);
+
+    nvtxRangePushA("setup");
+    CHECK(cudaMallocHost((void **)&host_in, n * sizeof(float)));
+    CHECK(cudaMallocHost((void **)&host_out, n * sizeof(float)));
+    CHECK(cudaMalloc((void **)&dev, n * sizeof(float)));
+    /* Load the kernel now: with lazy loading (CUDA 12.2 onwards) its first
+     * launch would load the module there, and the copies in would all be
+     * over before any kernel could start. */
+    cudaFuncAttributes attributes;
+    CHECK(cudaFuncGetAttributes(&attributes, fma_chain));
+    for (int s = 0; s < STREAMS; s++) {
+        CHECK(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
+        for (size_t i = 0; i < SLICE; i++)
+            host_in[s * SLICE + i] = input_value(input_index(s, i));
+    }
+    nvtxRangePop();
+
+    float expected[VALUES];
+    for (unsigned v = 0; v < VALUES; v++)
+        expected[v] = chain(input_value(v), ITERS);
+    size_t wrong = 0;
+    for (int step = 0; step < STEPS && wrong == 0; step++) {
+        memset(host_out, 0xff, n * sizeof(float)); /* NaN until overwritten */
+        nvtxRangePushA("step");
+        for (int s = 0; s < STREAMS; s++)
+            CHECK(cudaMemcpyAsync(dev + s * SLICE, host_in + s * SLICE, bytes,
+                                  cudaMemcpyHostToDevice, streams[s]));
+        for (int s = 0; s < STREAMS; s++) {
+            fma_chain<<<BLOCKS, THREADS, 0, streams[s]>>>(dev + s * SLICE, SLICE, ITERS);
+            CHECK(cudaGetLastError());
+        }
+        for (int s = 0; s < STREAMS; s++)
+            CHECK(cudaMemcpyAsync(host_out + s * SLICE, dev + s * SLICE, bytes,
+                                  cudaMemcpyDeviceToHost, streams[s]));
+        CHECK(cudaDeviceSynchronize());
+        nvtxRangePop();
+
+        for (int s = 0; s < STREAMS; s++)
+            for (size_t i = 0; i < SLICE; i++) {
+                float want = expected[input_index(s, i)], got = host_out[s * SLICE + i];
+                if (memcmp(&want, &got, sizeof got) != 0 && wrong++ == 0)
+                    fprintf(stderr, "nvtx_ranges: step %d: first wrong element at %zu\n", step,
+                            s * SLICE + i);
+            }
+    }
+
+    for (int s = 0; s < STREAMS; s++)
+        CHECK(cudaStreamDestroy(streams[s]));
+    CHECK(cudaFree(dev));
+    CHECK(cudaFreeHost(host_out));
+    CHECK(cudaFreeHost(host_in));
+    if (wrong) {
+        fprintf(stderr, "nvtx_ranges: %zu elements wrong\n", wrong);
+        return EXIT_FAILURE;
+    }
+    printf("nvtx_ranges: %d steps of %d streams x %zu floats, output right\n", STEPS, STREAMS,
+           SLICE);
+    return EXIT_SUCCESS;
+}

@@ -1,0 +1,124 @@
+/*
+ * libFuzzer target: any bytes as a per-process trace file (cuproof.proc/1).
+ * The reader must accept them or reject them with an error that names the
+ * file and leaves the trace as it was, never crash or leak; what it accepts
+ * must keep the promises of cuproof/proc.h and go through the analysis,
+ * the scopes of a traced program and the Chrome export.
+ */
+#include <cuproof/error.h>
+#include <cuproof/expect.h>
+#include <cuproof/metrics.h>
+#include <cuproof/proc.h>
+#include <cuproof/report.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char seed[] =
+    "{\"schema\":\"cuproof.proc/1\",\"host\":\"h\",\"pid\":1,\"ppid\":0,\"command\":\"a\","
+    "\"origin_ns\":\"1000\"}\n"
+    "{\"k\":\"kernel\",\"s\":1,\"e\":2,\"dev\":0,\"ctx\":1,\"str\":1,\"cor\":1,\"grid\":[1,1,1],"
+    "\"block\":[1,1,1],\"graph\":0,\"node\":0,\"name\":\"k\"}\n";
+
+/* The new process's records: its own index, times within its last_ns,
+ * ranges that do not end before they start, depths below their count. */
+static void check_process(const cp_trace *t, size_t first)
+{
+    const cp_process *p = &t->processes[1];
+    size_t ranges = 0;
+    for (size_t i = first; i < t->n; i++)
+        ranges += t->items[i].kind == CP_ACT_RANGE;
+    for (size_t i = first; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (a->process != 1 || a->kind >= CP_ACT_KIND_COUNT)
+            abort();
+        if (a->start > p->last_ns || a->end > p->last_ns)
+            abort();
+        if (a->kind == CP_ACT_RANGE && (a->end < a->start || a->depth >= ranges))
+            abort();
+    }
+    if (t->dropped_records != p->dropped)
+        abort();
+}
+
+/* Every scope the new process offers: its first range, its pid, the
+ * device of its first work; clipped work lies inside the range's reach. */
+static void check_scopes(const cp_trace *t, size_t first)
+{
+    const char *range = NULL;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    int device = -1;
+    for (size_t i = first; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (a->kind == CP_ACT_RANGE && !range)
+            range = a->name;
+        if (device < 0 && cp_activity_is_device_work(a))
+            device = (int)a->device;
+    }
+    for (size_t i = 0; range && i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (a->kind == CP_ACT_RANGE && strcmp(a->name, range) == 0) {
+            lo = a->start < lo ? a->start : lo;
+            hi = a->end > hi ? a->end : hi;
+        }
+    }
+    char why[256], number[16];
+    cp_trace out;
+    cp_metrics m;
+    if (range) {
+        if (cp_trace_scope(t, "range", range, &out, why, sizeof why) != 0)
+            abort();
+        for (size_t i = 0; i < out.n; i++)
+            if (cp_activity_is_device_work(&out.items[i]) &&
+                (out.items[i].start < lo || out.items[i].end > hi))
+                abort();
+        if (cp_timeline_analyse(&out, NULL, &m) == 0)
+            cp_metrics_free(&m);
+        cp_trace_free(&out);
+    }
+    snprintf(number, sizeof number, "%u", t->processes[1].pid);
+    if (cp_trace_scope(t, "process", number, &out, why, sizeof why) != 0)
+        abort();
+    cp_trace_free(&out);
+    if (device >= 0) {
+        snprintf(number, sizeof number, "%d", device);
+        if (cp_trace_scope(t, "device", number, &out, why, sizeof why) != 0)
+            abort();
+        cp_trace_free(&out);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    /* One process read before, so that a failed read can be seen to leave
+     * the trace as it was. */
+    if (cp_proc_parse("seed.proc.jsonl", seed, sizeof seed - 1, &t) != 0 || t.nprocesses != 1)
+        abort();
+    size_t n0 = t.n;
+    int rc = cp_proc_parse("fuzz.proc.jsonl", (const char *)data, size, &t);
+    if (rc < 0) {
+        if (t.n != n0 || t.nprocesses != 1 || t.dropped_records != 0)
+            abort();
+        if (rc != CP_ENOMEM && (rc != CP_EPARSE || !strstr(cp_last_error(), "fuzz.proc.jsonl:")))
+            abort();
+    } else {
+        if (rc != 0 || t.nprocesses != 2)
+            abort();
+        check_process(&t, n0);
+        check_scopes(&t, n0);
+        cp_metrics m;
+        if (cp_timeline_analyse(&t, NULL, &m) == 0) {
+            if (m.nlanes > 0 && cp_metrics_lane_index(&m, &t.items[0]) < 0 &&
+                cp_activity_is_device_work(&t.items[0]))
+                abort();
+            cp_metrics_free(&m);
+        }
+        free(cp_chrome_trace(&t, "fuzz"));
+    }
+    cp_trace_free(&t);
+    return 0;
+}

@@ -1,0 +1,222 @@
+/*
+ * cuproof exec's launcher without a GPU: a fake program (a shell) stands
+ * in for a traced one by copying a trace recorded on the H100 into the
+ * directory the launcher names (CUPROOF_EXEC_DIR), then exiting as it is
+ * told. So the arguments, the environment the program gets, the refusal
+ * beside another profiler, the merge, the verdicts and their exit codes,
+ * the timeout and the forwarding of SIGTERM are all checked here.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TRACE CUPROOF_FIXTURES "/exec-h100/streams-graph-nvtx.proc.jsonl"
+#define TRUNCATED CUPROOF_FIXTURES "/exec-h100/exit-early.proc.jsonl"
+
+static char output[65536];
+static char out_dir[64];
+
+static void make_out_dir(void)
+{
+    snprintf(out_dir, sizeof out_dir, "/tmp/cuproof-exec-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(out_dir));
+}
+
+static void remove_out_dir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out_dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(exec_cli, .init = make_out_dir, .fini = remove_out_dir);
+
+/* Runs `cuproof exec --out OUT ARGS` (a shell fragment, with "%s" formats)
+ * with every GPU hidden; returns its exit status, output in `output`. */
+static int exec(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int exec(const char *fmt, ...)
+{
+    char args[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= '%s' exec --out '%s' %s 2>&1", CUPROOF_BIN,
+             out_dir, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    int st = pclose(p);
+    cr_assert(WIFEXITED(st), "cuproof exec did not exit normally: %s", output);
+    return WEXITSTATUS(st);
+}
+
+static void expect_output(const char *needle)
+{
+    cr_expect_not_null(strstr(output, needle), "no '%s' in: %s", needle, output);
+}
+
+/* A fake program that writes `trace` as its process's file and exits with
+ * the shell command `then`. */
+#define FAKE(trace, then) \
+    "-- sh -c 'cp \"" trace "\" \"$CUPROOF_EXEC_DIR/fake.1.proc.jsonl\"; " then "'"
+
+Test(exec_cli, usage_errors_exit_2)
+{
+    cr_expect_eq(exec("%s", ""), 2, "%s", output);
+    expect_output("exec needs a program after '--'");
+    cr_expect_eq(exec("--expect 'kernels >' -- true"), 2);
+    expect_output("line 1, column 10");
+    cr_expect_eq(exec("--expect 'no_such_metric > 1' -- true"), 2);
+    expect_output("unknown metric 'no_such_metric'");
+    cr_expect_eq(exec("--expect 'streams-pinned: kernels > 1' -- true"), 2,
+                 "a case's variant is no scope of a program");
+    cr_expect_eq(exec("--frobnicate -- true"), 2);
+    expect_output("unknown option");
+    cr_expect_eq(exec("--timeout 0 -- true"), 2);
+    cr_expect_eq(exec("--expect-file /nonexistent/file -- true"), 2);
+}
+
+Test(exec_cli, refuses_to_trace_beside_another_profiler)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "CUDA_INJECTION64_PATH=/opt/other/libtool.so '%s' exec --out '%s' -- true 2>&1",
+             CUPROOF_BIN, out_dir);
+    FILE *p = popen(cmd, "r");
+    size_t n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    int st = pclose(p);
+    cr_expect_eq(WEXITSTATUS(st), 3, "%s", output);
+    expect_output("another tool already injects into CUDA");
+    snprintf(cmd, sizeof cmd, "NSYS_PROFILING_SESSION_ID=7 '%s' exec --out '%s' -- true 2>&1",
+             CUPROOF_BIN, out_dir);
+    p = popen(cmd, "r");
+    n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    st = pclose(p);
+    cr_expect_eq(WEXITSTATUS(st), 3, "%s", output);
+    expect_output("Nsight Systems");
+}
+
+/* The program gets the injection library, the directory to write in, and
+ * nothing of it leaks into the launcher's own environment. */
+Test(exec_cli, the_program_gets_the_injection_variables)
+{
+    cr_expect_eq(exec("-- sh -c 'echo \"$CUDA_INJECTION64_PATH|$NVTX_INJECTION64_PATH|"
+                      "$CUPROOF_EXEC_DIR\" > \"$CUPROOF_EXEC_DIR/../env.txt\"'"),
+                 3, "no trace: a tool error, %s", output);
+    char path[128], line[4096] = "";
+    snprintf(path, sizeof path, "%s/env.txt", out_dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    fclose(f);
+    cr_expect_not_null(strstr(line, "libcuproof_inject.so|"), "%s", line);
+    cr_expect_not_null(strstr(line, "libcuproof_inject.so|/"), "NVTX too: %s", line);
+    cr_expect_not_null(strstr(line, "/proc"), "%s", line);
+    expect_output("no process of the program initialised CUDA");
+}
+
+Test(exec_cli, a_recorded_trace_meets_its_expectations)
+{
+    cr_expect_eq(exec("--expect 'kernels == 32' --expect 'range(step): peak_concurrent_kernels > 1' "
+                      "--expect 'range(step): no finding cuda_memcpy_async' " FAKE(TRACE, "exit 0")),
+                 0, "%s", output);
+    expect_output("passed  kernels == 32");
+    expect_output("passed  range(step): peak_concurrent_kernels > 1");
+    expect_output("3 of 3 expectations met");
+    char path[128];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/report.json", out_dir);
+    cr_expect_eq(stat(path, &st), 0, "the report is written");
+    snprintf(path, sizeof path, "%s/sh.trace.json", out_dir);
+    cr_expect_eq(stat(path, &st), 0, "and the merged trace");
+}
+
+Test(exec_cli, a_failing_expectation_exits_1)
+{
+    cr_expect_eq(exec("--expect 'range(step): peak_concurrent_kernels > 500' " FAKE(TRACE, "exit 0")),
+                 1, "%s", output);
+    expect_output("failed  range(step): peak_concurrent_kernels > 500");
+    cr_expect_eq(exec("--range no-such-range --expect 'kernels >= 1' " FAKE(TRACE, "exit 0")), 1,
+                 "an expectation on a scope that does not exist fails: %s", output);
+}
+
+Test(exec_cli, a_failed_program_exits_4_and_the_worst_wins)
+{
+    cr_expect_eq(exec("--expect 'kernels >= 1' " FAKE(TRACE, "exit 3")), 4, "%s", output);
+    expect_output("exit status 3");
+    cr_expect_eq(exec("--expect 'kernels >= 1' " FAKE(TRACE, "kill -SEGV $$")), 4, "%s", output);
+    expect_output("Segmentation fault");
+    /* A failed expectation and a failed program: the program's 4. */
+    cr_expect_eq(exec("--expect 'kernels > 1000' " FAKE(TRACE, "exit 3")), 4, "%s", output);
+    expect_output("failed  kernels > 1000");
+    /* No trace and a failed program: the tool error's 3. */
+    cr_expect_eq(exec("-- sh -c 'exit 3'"), 3, "%s", output);
+}
+
+Test(exec_cli, a_truncated_trace_is_reported_and_no_work_is_a_tool_error)
+{
+    cr_expect_eq(exec("--expect 'kernels >= 1' " FAKE(TRUNCATED, "exit 0")), 3, "%s", output);
+    expect_output("trace truncated");
+    expect_output("no device activity at all");
+    expect_output("not checked");
+}
+
+Test(exec_cli, the_timeout_kills_the_program)
+{
+    time_t t0 = time(NULL);
+    cr_expect_eq(exec("--timeout 1 " FAKE(TRACE, "sleep 60")), 4, "%s", output);
+    cr_expect_lt(time(NULL) - t0, 20, "killed, not waited for");
+    expect_output("killed after the timeout");
+}
+
+/* SIGTERM sent to the launcher (a CI runner's timeout) reaches the
+ * program, which can still leave its trace. */
+Test(exec_cli, sigterm_is_forwarded_to_the_program)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "CUDA_VISIBLE_DEVICES= '%s' exec --out '%s' -- sh -c 'trap \"cp \\\"" TRACE
+             "\\\" \\\"$CUPROOF_EXEC_DIR/fake.1.proc.jsonl\\\"; exit 5\" TERM; "
+             "while :; do sleep 0.05; done' > '%s/log.txt' 2>&1",
+             CUPROOF_BIN, out_dir, out_dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setpgid(0, 0); /* away from Criterion's group: only the launcher gets the signal */
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    /* The shell above execs nothing itself: find the launcher, its child. */
+    usleep(800000);
+    char find[128], pids[256] = "";
+    snprintf(find, sizeof find, "pgrep -P %d", (int)pid);
+    FILE *p = popen(find, "r");
+    cr_assert_not_null(fgets(pids, sizeof pids, p), "the launcher is not running");
+    pclose(p);
+    pid_t launcher = (pid_t)strtol(pids, NULL, 10);
+    cr_assert_gt(launcher, 0);
+    cr_assert_eq(kill(launcher, SIGTERM), 0);
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_expect(WIFEXITED(st));
+    cr_expect_eq(WEXITSTATUS(st), 4, "the program left with 5: it failed");
+    char log[128];
+    snprintf(log, sizeof log, "%s/log.txt", out_dir);
+    FILE *f = fopen(log, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(output, 1, sizeof output - 1, f);
+    output[n] = '\0';
+    fclose(f);
+    expect_output("exit status 5");
+    expect_output("kernels");
+}
