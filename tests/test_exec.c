@@ -220,3 +220,32 @@ Test(exec_cli, sigterm_is_forwarded_to_the_program)
     expect_output("exit status 5");
     expect_output("kernels");
 }
+
+/* The seed's streams program on CuPy, traced by cuproof exec on the H100
+ * and checked here with cuproof check: the streams version runs kernels
+ * concurrently from pageable memory (so its copies barely overlap them, and
+ * the finding says why); the serial version is the control that fails the
+ * concurrency expectation. */
+Test(exec_cli, the_recorded_cupy_seed_program_checks_on_any_machine)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "'%s' check '" CUPROOF_FIXTURES "/exec-h100/cupy-streams.trace.json' "
+             "--expect 'program: peak_concurrent_kernels > 1' "
+             "--expect 'program: finding cuda_memcpy_async' "
+             "--expect 'program: copy_kernel_overlap_ratio < 0.1' 2>&1",
+             CUPROOF_BIN);
+    FILE *p = popen(cmd, "r");
+    size_t n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    cr_expect_eq(WEXITSTATUS(pclose(p)), 0, "%s", output);
+    expect_output("measured 128 kernels");
+    snprintf(cmd, sizeof cmd,
+             "'%s' check '" CUPROOF_FIXTURES "/exec-h100/cupy-serial.trace.json' "
+             "--expect 'program: peak_concurrent_kernels > 1' 2>&1",
+             CUPROOF_BIN);
+    p = popen(cmd, "r");
+    n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    cr_expect_eq(WEXITSTATUS(pclose(p)), 1, "the serial control fails it: %s", output);
+}
