@@ -64,8 +64,9 @@ step() {
 version=$(sed -n 's/^project(cuproof VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
 [ -n "$version" ] || fail "no project(cuproof VERSION ...) in $root/CMakeLists.txt"
 
-# ctest_one DIR: the example's ctest ran exactly one test, which passed or
-# (unless CUPROOF_REQUIRE_GPU=1) was skipped.
+# ctest_one DIR: the example's ctest ran exactly its two tests (the case
+# and the same program under cuproof exec), each passed or (unless
+# CUPROOF_REQUIRE_GPU=1) skipped.
 ctest_one() {
     local dir=$1 out rc=0
     out=$(ctest --test-dir "$dir" --output-on-failure 2>&1) || rc=$?
@@ -74,11 +75,20 @@ ctest_one() {
         echo "$out" >&2
         fail "ctest in $dir exited $rc"
     fi
-    # ctest 3.25 ends "100% tests passed, 0 tests failed out of 1"; 3.28 "100% tests passed out of 1".
-    echo "$out" | grep -Eq 'tests passed(, 0 tests failed)? out of 1$' || {
+    # ctest 3.25 ends "100% tests passed, 0 tests failed out of 2"; 3.28 "100% tests passed out of 2".
+    echo "$out" | grep -Eq 'tests passed(, 0 tests failed)? out of 2$' || {
         echo "$out" >&2
-        fail "ctest in $dir did not run exactly one test"
+        fail "ctest in $dir did not run exactly two tests"
     }
+    if echo "$out" | grep -q 'exec\.copy-overlap-app .*\*\*\*Skipped'; then
+        [ "${CUPROOF_REQUIRE_GPU:-}" != 1 ] || fail "exec.copy-overlap-app was skipped but CUPROOF_REQUIRE_GPU=1"
+        echo "ci/example.sh: ok: exec.copy-overlap-app ran and was skipped (no GPU)"
+    elif echo "$out" | grep -q 'exec\.copy-overlap-app .*Passed'; then
+        echo "ci/example.sh: ok: exec.copy-overlap-app ran and passed"
+    else
+        echo "$out" >&2
+        fail "exec.copy-overlap-app neither passed nor was skipped"
+    fi
     if echo "$out" | grep -q 'case\.copy-overlap .*\*\*\*Skipped'; then
         [ "${CUPROOF_REQUIRE_GPU:-}" != 1 ] || {
             echo "$out" >&2
@@ -125,6 +135,8 @@ if [ "$mode" = install ] || [ "$mode" = all ]; then
         [ -e "$prefix/$f" ] || fail "the install lacks $f"
     done
     ls "$prefix"/lib*/libcuproof.so >/dev/null 2>&1 || fail "the install lacks libcuproof.so"
+    ls "$prefix"/lib*/libcuproof_inject.so >/dev/null 2>&1 ||
+        fail "the install lacks libcuproof_inject.so (cuproof exec's injection library)"
     # The installed executable finds its library and CUDA's through its RPATH.
     got=$(installed "$prefix/bin/cuproof" --version) ||
         fail "installed bin/cuproof --version exited non-zero"

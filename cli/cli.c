@@ -62,6 +62,8 @@ static const char usage[] =
     "  --range NAME              scope every unscoped expectation to NVTX ranges NAME\n"
     "  --out DIR                 reports, the merged trace and proc/ (default cuproof-exec)\n"
     "  --timeout S               kill the program after S seconds (it then failed)\n"
+    "  --repeat N                then N timed runs, NVTX ranges alone recorded: the wall\n"
+    "                            time and each range's durations as samples for compare\n"
     "  --allow-dropped           check a trace that lost records instead of refusing it\n"
     "  --keep-going              check the expectations even when the trace is not trusted\n"
     "  --skip-without-gpu        exit 77 (ctest's skip) when no GPU is visible\n"

@@ -17,6 +17,7 @@
 #include <cuproof/proc.h>
 #include <cuproof/report.h>
 #include <cuproof/session.h>
+#include <cuproof/stats.h>
 #include <cuproof/version.h>
 
 #include <dirent.h>
@@ -45,10 +46,64 @@ typedef struct exec_args {
     const char *out_dir;
     const char *range;
     double timeout_s; /* 0: none */
+    int repeat;       /* timed runs after the traced one, NVTX ranges alone */
     bool allow_dropped, keep_going, skip_without_gpu;
     cp_expect_list expect;
     char **program; /* NULL-terminated, from argv */
 } exec_args;
+
+/* Samples of a name (the program's wall time, or an NVTX range's
+ * durations) over the timed runs. */
+typedef struct samples {
+    char name[64];
+    double *ms;
+    size_t n, cap;
+} samples;
+
+typedef struct timing {
+    samples wall;
+    samples *ranges;
+    size_t nranges;
+} timing;
+
+static int add_sample(samples *s, double ms)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        double *p = realloc(s->ms, cap * sizeof *p);
+        if (!p)
+            return cp_failf(CP_ENOMEM, "out of memory keeping timing samples");
+        s->ms = p;
+        s->cap = cap;
+    }
+    s->ms[s->n++] = ms;
+    return 0;
+}
+
+/* The samples kept for range `name`, added when new; NULL when out of
+ * memory. */
+static samples *range_samples(timing *t, const char *name)
+{
+    for (size_t i = 0; i < t->nranges; i++)
+        if (strcmp(t->ranges[i].name, name) == 0)
+            return &t->ranges[i];
+    samples *p = realloc(t->ranges, (t->nranges + 1) * sizeof *p);
+    if (!p)
+        return NULL;
+    t->ranges = p;
+    samples *r = &t->ranges[t->nranges++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    return r;
+}
+
+static void timing_free(timing *t)
+{
+    free(t->wall.ms);
+    for (size_t i = 0; i < t->nranges; i++)
+        free(t->ranges[i].ms);
+    free(t->ranges);
+}
 
 /* The outcome of a run of the program. */
 typedef struct outcome {
@@ -135,6 +190,11 @@ static int parse_args(int argc, char **argv, exec_args *a)
                 return cp_usage_error("--timeout '%s': expected seconds, 1 to 604800",
                                       val ? val : "");
             a->timeout_s = secs;
+            i++;
+        } else if (strcmp(opt, "--repeat") == 0) {
+            if (!cp_parse_int(val, 1, 1000, &a->repeat))
+                return cp_usage_error("--repeat '%s': expected an integer from 1 to 1000",
+                                      val ? val : "");
             i++;
         } else if (strcmp(opt, "--allow-dropped") == 0) {
             a->allow_dropped = true;
@@ -323,10 +383,12 @@ static int steer_to_gpu(const cp_env *env)
 
 /* Runs the program with the injection variables and waits for it (and
  * kills it after the timeout). */
-static int run_program(const exec_args *a, const char *lib, const char *proc_dir, outcome *o)
+static int run_program(const exec_args *a, const char *lib, const char *proc_dir, bool timing_only,
+                       outcome *o)
 {
     if (setenv("CUDA_INJECTION64_PATH", lib, 1) || setenv("NVTX_INJECTION64_PATH", lib, 1) ||
-        setenv("CUPROOF_EXEC_DIR", proc_dir, 1))
+        setenv("CUPROOF_EXEC_DIR", proc_dir, 1) ||
+        (timing_only && setenv("CUPROOF_EXEC_MODE", "timing", 1)))
         return cp_failf(CP_EIO, "cannot set the injection variables: %s", strerror(errno));
     struct sigaction sa = {.sa_handler = forward, .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);
@@ -351,6 +413,7 @@ static int run_program(const exec_args *a, const char *lib, const char *proc_dir
     unsetenv("CUDA_INJECTION64_PATH");
     unsetenv("NVTX_INJECTION64_PATH");
     unsetenv("CUPROOF_EXEC_DIR");
+    unsetenv("CUPROOF_EXEC_MODE");
     if (err != 0) {
         child = -1;
         sigaction(SIGINT, &old_int, NULL);
@@ -391,6 +454,66 @@ static int run_program(const exec_args *a, const char *lib, const char *proc_dir
     else if (WIFSIGNALED(st))
         o->signal = WTERMSIG(st);
     return 0;
+}
+
+/* --repeat N: the program N more times with NVTX ranges alone recorded,
+ * keeping its wall time and each range's durations as samples. A timed
+ * run that fails makes the program's outcome a failure. */
+static int timed_runs(const exec_args *a, const char *lib, timing *t, outcome *o)
+{
+    char dir[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%.4000s/timing", a->out_dir);
+    snprintf(t->wall.name, sizeof t->wall.name, "wall_ms");
+    if (cp_make_dirs(dir) < 0)
+        return CP_EIO;
+    for (int k = 0; k < a->repeat; k++) {
+        outcome run = {0};
+        clear_traces(dir);
+        int rc = run_program(a, lib, dir, true, &run);
+        if (rc < 0)
+            return rc;
+        wait_for_descendants(dir, DESCENDANT_GRACE_MS);
+        if (run.timed_out || run.signal || run.status != 0) {
+            o->timed_out = run.timed_out;
+            o->signal = run.signal;
+            o->status = run.status;
+            printf("cuproof exec: timed run %d of %d failed\n", k + 1, a->repeat);
+            return 0;
+        }
+        if (add_sample(&t->wall, run.wall_ms) < 0)
+            return CP_ENOMEM;
+        cp_trace ranges;
+        cp_trace_init(&ranges);
+        size_t nfiles = 0;
+        rc = cp_proc_read_dir(dir, &ranges, &nfiles);
+        for (size_t i = 0; rc == 0 && i < ranges.n; i++) {
+            const cp_activity *r = &ranges.items[i];
+            if (r->kind != CP_ACT_RANGE || !r->name || !*r->name)
+                continue;
+            samples *sr = range_samples(t, r->name);
+            rc = sr ? add_sample(sr, (double)(r->end - r->start) / 1e6) : CP_ENOMEM;
+        }
+        cp_trace_free(&ranges);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Timing statistics of samples into a variant of the result. */
+static int timing_variant(cp_case_result *c, const samples *s, const char *name, const char *why)
+{
+    cp_variant_result *v = cp_result_add_variant(c);
+    if (!v)
+        return CP_ENOMEM;
+    snprintf(v->name, sizeof v->name, "%.63s", name);
+    v->ran = true;
+    snprintf(v->untraced_reason, sizeof v->untraced_reason, "%s", why);
+    int rc = cp_timing_compute(s->ms, s->n, &v->timing);
+    if (rc == 0)
+        rc = cp_series_store(&v->series, &v->nseries, &v->series_cap, "samples_ms", "ms", s->ms,
+                             s->n);
+    return rc;
 }
 
 /* The program as the report names it: its file's base name. */
@@ -490,8 +613,8 @@ static void print_summary(const cp_case_result *c, const cp_trace *t, size_t nfi
 
 /* Reads the traces, judges them, and hands the program's result to the
  * session; sets o->tool_error when the trace cannot be trusted. */
-static int judge(const exec_args *a, const char *proc_dir, cp_session *s, outcome *o,
-                 size_t *failed)
+static int judge(const exec_args *a, const char *proc_dir, const timing *tm, cp_session *s,
+                 outcome *o, size_t *failed)
 {
     int rc = 0;
     cp_report *r = cp_session_report(s);
@@ -512,8 +635,9 @@ static int judge(const exec_args *a, const char *proc_dir, cp_session *s, outcom
     }
     snprintf(v->name, sizeof v->name, "program");
     v->ran = true;
-    v->timing.runs = 1;
-    v->timing.median_ms = v->timing.min_ms = v->timing.max_ms = o->wall_ms;
+    /* The traced run's wall time carries the tracing's cost: only the
+     * timed runs of --repeat give timing statistics (compare skips a
+     * variant with none). */
     cp_trace_init(&v->trace);
     size_t nfiles = 0;
     if (cp_proc_read_dir(proc_dir, &v->trace, &nfiles) < 0) {
@@ -556,6 +680,23 @@ static int judge(const exec_args *a, const char *proc_dir, cp_session *s, outcom
         snprintf(c.error, sizeof c.error, "%s", o->tool_error);
     }
     print_summary(&c, &v->trace, nfiles);
+    if (tm->wall.n) {
+        v = &c.variants[0];
+        CP_TRY(cp_timing_compute(tm->wall.ms, tm->wall.n, &v->timing));
+        CP_TRY(cp_series_store(&v->series, &v->nseries, &v->series_cap, "wall_ms", "ms",
+                               tm->wall.ms, tm->wall.n));
+        printf("  %zu timed runs: median %.3f ms (min %.3f, max %.3f)\n", tm->wall.n,
+               v->timing.median_ms, v->timing.min_ms, v->timing.max_ms);
+        for (size_t i = 0; i < tm->nranges; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "range:%.57s", tm->ranges[i].name);
+            CP_TRY(timing_variant(&c, &tm->ranges[i], name,
+                                  "timed runs record the program's NVTX ranges alone"));
+            const cp_timing *rt = &c.variants[c.nvariants - 1].timing;
+            printf("  range %s: %d samples, median %.3f ms\n", tm->ranges[i].name, rt->runs,
+                   rt->median_ms);
+        }
+    }
     rc = cp_session_add_case(s, &c);
 out:
     cp_case_result_free(&c);
@@ -566,6 +707,7 @@ int cp_cmd_exec(int argc, char **argv)
 {
     exec_args a = {.out_dir = "cuproof-exec"};
     outcome o = {0};
+    timing tm = {0};
     cp_session *s = NULL;
     char lib[PATH_MAX], proc_dir[PATH_MAX + 16], why[512];
     size_t failed = 0;
@@ -601,13 +743,18 @@ int cp_cmd_exec(int argc, char **argv)
         goto out;
     }
     clear_traces(proc_dir);
-    if (steer_to_gpu(&r->env) < 0 || run_program(&a, lib, proc_dir, &o) < 0) {
+    if (steer_to_gpu(&r->env) < 0 || run_program(&a, lib, proc_dir, false, &o) < 0) {
         fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
         goto out;
     }
     wait_for_descendants(proc_dir, DESCENDANT_GRACE_MS);
+    if (a.repeat && !(o.timed_out || o.signal || o.status) && timed_runs(&a, lib, &tm, &o) < 0) {
+        fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
+        goto out;
+    }
     if (cp_session_add_sink(s, cp_sink_traces(a.out_dir)) < 0 ||
-        cp_session_add_sink(s, cp_sink_report(a.out_dir)) < 0 || judge(&a, proc_dir, s, &o, &failed) < 0 ||
+        cp_session_add_sink(s, cp_sink_report(a.out_dir)) < 0 ||
+        judge(&a, proc_dir, &tm, s, &o, &failed) < 0 ||
         cp_session_close(s) < 0) {
         fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
         goto out;
@@ -633,5 +780,6 @@ int cp_cmd_exec(int argc, char **argv)
 out:
     cp_session_free(s);
     cp_expect_list_free(&a.expect);
+    timing_free(&tm);
     return status;
 }

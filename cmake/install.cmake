@@ -41,7 +41,7 @@ set_target_properties(cuproof PROPERTIES
   INSTALL_RPATH_USE_LINK_PATH ON
   # The exported executable would clash with the library's cuproof::cuproof.
   EXPORT_NAME cli)
-set_target_properties(cuproof_lib PROPERTIES
+set_target_properties(cuproof_lib cuproof_inject PROPERTIES
   INSTALL_RPATH "${cuproof_cuda_rpath}"
   INSTALL_RPATH_USE_LINK_PATH ON)
 
@@ -55,6 +55,10 @@ install(TARGETS cuproof_lib
   EXPORT cuproofTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# The injection library of cuproof exec, beside libcuproof, where the
+# launcher looks for it. A module: nothing links it, so it is not exported.
+install(TARGETS cuproof_inject LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # Public headers: every include/cuproof/*.h (not version.h.in) and the
 # generated version.h.

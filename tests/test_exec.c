@@ -249,3 +249,26 @@ Test(exec_cli, the_recorded_cupy_seed_program_checks_on_any_machine)
     output[n] = '\0';
     cr_expect_eq(WEXITSTATUS(pclose(p)), 1, "the serial control fails it: %s", output);
 }
+
+/* --repeat N: N more runs with NVTX ranges alone, whose wall times and
+ * range durations become timing samples that compare reads. */
+Test(exec_cli, repeat_keeps_wall_and_range_samples_for_compare)
+{
+    cr_expect_eq(exec("--repeat 3 " FAKE(TRACE, "exit 0")), 0, "%s", output);
+    expect_output("3 timed runs: median");
+    expect_output("range step: 9 samples");
+    char report[128], copy[160], cmd[512];
+    snprintf(report, sizeof report, "%s/report.json", out_dir);
+    snprintf(copy, sizeof copy, "%s/old-report.json", out_dir);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", report, copy);
+    cr_assert_eq(system(cmd), 0);
+    cr_expect_eq(exec("--repeat 3 " FAKE(TRACE, "exit 0")), 0, "%s", output);
+    snprintf(cmd, sizeof cmd, "'%s' compare '%s' '%s' 2>&1", CUPROOF_BIN, copy, report);
+    FILE *p = popen(cmd, "r");
+    size_t n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    int st = pclose(p);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) <= 1, "%s", output);
+    expect_output("range:step");
+    expect_output("program");
+}

@@ -122,6 +122,14 @@ int cp_tracer_init(void)
         snprintf(tr.reason, sizeof tr.reason, "tracing turned off by CUPROOF_NO_TRACE");
         return 0;
     }
+    /* Under cuproof exec the injection library holds CUPTI's callbacks;
+     * registering ours would take its records away. */
+    if (getenv("CUPROOF_EXEC_DIR")) {
+        snprintf(tr.reason, sizeof tr.reason,
+                 "this process runs under cuproof exec, which traces it from outside "
+                 "(CUPROOF_EXEC_DIR is set)");
+        return 0;
+    }
     int rc = 0;
     CP_TRY(cp_cupti_register(on_record, on_dropped, NULL));
     CP_TRY(set_kinds(true));

@@ -55,6 +55,10 @@ static const int kinds[] = {
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
+/* CUPROOF_EXEC_MODE=timing (cuproof exec --repeat): the program's NVTX
+ * ranges alone, so that the timed runs carry no cost of activity tracing. */
+static const int timing_kinds[] = {CUPTI_ACTIVITY_KIND_MARKER};
+
 static struct {
     pthread_mutex_t init_lock;
     bool initialised, tracing;
@@ -68,6 +72,8 @@ static struct {
     pthread_cond_t stop;
     bool stopping;
     CUpti_SubscriberHandle subscriber;
+    const int *kinds; /* what is enabled: kinds, or timing_kinds */
+    size_t nkinds;
 } inj = {.init_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop = PTHREAD_COND_INITIALIZER};
@@ -336,7 +342,7 @@ static void at_exit(void)
     }
     /* Kinds off first, then a forced flush: nothing new is recorded while
      * the last buffers are written (NVIDIA's injection sample does the same). */
-    cp_cupti_enable(kinds, NKINDS, false);
+    cp_cupti_enable(inj.kinds, inj.nkinds, false);
     flush_now(true, "exit");
     inj.tracing = false;
     cp_cupti_lock();
@@ -415,6 +421,11 @@ static FILE *open_file(const char *dir)
 static int start_tracing(void)
 {
     int rc = 0;
+    if (inj.kinds == timing_kinds) {
+        CP_TRY(cp_cupti_register(on_record, on_dropped, NULL));
+        CP_TRY(cp_cupti_enable(inj.kinds, inj.nkinds, true));
+        return 0;
+    }
     CP_TRY(cp_check_cupti(cuptiSubscribe(&inj.subscriber, on_api, NULL), __FILE__, __LINE__,
                           "cuptiSubscribe"));
     CP_TRY(cp_check_cupti(cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -428,7 +439,7 @@ static int start_tracing(void)
             cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver[i]),
             __FILE__, __LINE__, "cuptiEnableCallback(driver)"));
     CP_TRY(cp_cupti_register(on_record, on_dropped, NULL));
-    CP_TRY(cp_cupti_enable(kinds, NKINDS, true));
+    CP_TRY(cp_cupti_enable(inj.kinds, inj.nkinds, true));
 out:
     return rc;
 }
@@ -457,6 +468,10 @@ EXPORT int InitializeInjection(void)
         pthread_mutex_unlock(&inj.init_lock);
         return 1;
     }
+    const char *mode = getenv("CUPROOF_EXEC_MODE");
+    bool timing = mode && strcmp(mode, "timing") == 0;
+    inj.kinds = timing ? timing_kinds : kinds;
+    inj.nkinds = timing ? sizeof timing_kinds / sizeof timing_kinds[0] : NKINDS;
     const char *ms = getenv("CUPROOF_EXEC_FLUSH_MS");
     inj.flush_ms = ms && *ms ? (unsigned)strtoul(ms, NULL, 10) : 500;
     if (inj.flush_ms < 10)
@@ -469,7 +484,7 @@ EXPORT int InitializeInjection(void)
              * file, which the launcher turns into a tool error. */
             char why[600];
             snprintf(why, sizeof why, "cupti unavailable: %s", cp_last_error());
-            cp_cupti_enable(kinds, NKINDS, false);
+            cp_cupti_enable(inj.kinds, inj.nkinds, false);
             write_mark(why, 0);
             fclose(inj.out);
             inj.out = NULL;
