@@ -759,6 +759,7 @@ int cp_cmd_exec(int argc, char **argv)
         fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
         goto out;
     }
+    printf("cuproof exec: the program ran %.1f ms (traced)\n", o.wall_ms);
     bool program_failed = o.timed_out || o.signal || o.status != 0;
     if (o.tool_error[0])
         fprintf(stderr, "cuproof exec: cannot check the program: %s\n", o.tool_error);
