@@ -20,35 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t err_ = (call);                                                     \
-        if (err_ != cudaSuccess) {                                                     \
-            fprintf(stderr, "exit_early: %s failed at %s:%d: %s (%s)\n", #call, __FILE__,  \
-                    __LINE__, cudaGetErrorName(err_), cudaGetErrorString(err_));       \
-            exit(EXIT_FAILURE);                                                        \
-        }                                                                              \
-    } while (0)
+#define PROGRAM "exit_early"
+#include "exec_common.cuh"
 
 enum { N = 1 << 20, ROUNDS = 4 };
-
-__global__ void add_one(int *x, int n)
-{
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        x[i] += 1;
-}
-
-/* Three periods of the injection's flush, so that one has surely passed. */
-static void wait_for_flush(void)
-{
-    const char *s = getenv("CUPROOF_EXEC_FLUSH_MS");
-    long ms = s && atol(s) > 0 ? atol(s) : 500;
-    if (ms > 2000)
-        ms = 2000;
-    struct timespec t = {(3 * ms) / 1000, ((3 * ms) % 1000) * 1000000L};
-    while (nanosleep(&t, &t) != 0) {
-    }
-}
 
 int main(void)
 {

@@ -27,15 +27,8 @@
 
 static const char *who = "fork_exec_children";
 
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t err_ = (call);                                                     \
-        if (err_ != cudaSuccess) {                                                     \
-            fprintf(stderr, "%s: %s failed at %s:%d: %s (%s)\n", who, #call, __FILE__,  \
-                    __LINE__, cudaGetErrorName(err_), cudaGetErrorString(err_));       \
-            exit(EXIT_FAILURE);                                                        \
-        }                                                                              \
-    } while (0)
+#define PROGRAM "fork_exec_children"
+#include "exec_common.cuh"
 
 enum { CHILDREN = 3, N = 1 << 20, PARENT_TAG = 100 };
 

@@ -19,38 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t err_ = (call);                                                     \
-        if (err_ != cudaSuccess) {                                                     \
-            fprintf(stderr, "graph_launch: %s failed at %s:%d: %s (%s)\n", #call,      \
-                    __FILE__, __LINE__, cudaGetErrorName(err_), cudaGetErrorString(err_)); \
-            exit(EXIT_FAILURE);                                                        \
-        }                                                                              \
-    } while (0)
+#define PROGRAM "graph_launch"
+#include "exec_common.cuh"
 
 enum { BRANCHES = 4, PER_BRANCH = 2, LAUNCHES = 3, BLOCKS = 4, THREADS = 256, VALUES = 251 };
 static const size_t QUARTER = (size_t)1 << 16; /* floats per branch */
-#ifndef ITERS
-#define ITERS 4096 /* FMAs per element per kernel */
-#endif
-
-__host__ __device__ static float chain(float x, int iters)
-{
-    for (int k = 0; k < iters; k++)
-        x = fmaf(x, 0.999f, 0.001f);
-    return x;
-}
-
-__global__ void fma_chain(float *x, size_t n, int iters)
-{
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        x[i] = chain(x[i], iters);
-}
-
 static unsigned input_index(size_t i) { return (unsigned)((i * 7) % VALUES); }
-static float input_value(unsigned v) { return (float)v / 256.0f; }
 
 int main(void)
 {

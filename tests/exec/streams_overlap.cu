@@ -27,42 +27,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t err_ = (call);                                                     \
-        if (err_ != cudaSuccess) {                                                     \
-            fprintf(stderr, "streams_overlap: %s failed at %s:%d: %s (%s)\n", #call,   \
-                    __FILE__, __LINE__, cudaGetErrorName(err_), cudaGetErrorString(err_)); \
-            exit(EXIT_FAILURE);                                                        \
-        }                                                                              \
-    } while (0)
+#define PROGRAM "streams_overlap"
+#include "exec_common.cuh"
 
 enum { STREAMS = 16, BLOCKS = 8, THREADS = 256, VALUES = 251 };
 static const size_t SLICE = (size_t)1 << 20; /* floats per stream: 4 MiB */
-#ifndef ITERS
-#define ITERS 4096 /* FMAs per element */
-#endif
-
-/* x <- x * 0.999 + 0.001, ITERS times: a dependent chain the compiler
- * cannot shorten, correctly rounded on both sides (fmaf). */
-__host__ __device__ static float chain(float x, int iters)
-{
-    for (int k = 0; k < iters; k++)
-        x = fmaf(x, 0.999f, 0.001f);
-    return x;
-}
-
-__global__ void fma_chain(float *x, size_t n, int iters)
-{
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        x[i] = chain(x[i], iters);
-}
 
 /* Input element i of stream s: one of VALUES exact values, so that the CPU
  * reference is a table of VALUES chains. */
 static unsigned input_index(int s, size_t i) { return (unsigned)((i * 7 + (size_t)s * 13) % VALUES); }
-static float input_value(unsigned v) { return (float)v / 256.0f; }
 
 int main(void)
 {

@@ -1,0 +1,73 @@
+/*
+ * What the exec test programs share: the checking macro, the FMA chain
+ * kernel that keeps the GPU busy long enough for copies to overlap it, the
+ * exact input values the CPU references tabulate, a counting kernel, and
+ * the wait for the injection library's flush. Each program defines
+ * PROGRAM, its name for messages, before including this file. They stay
+ * plain CUDA programs: nothing here knows of cuproof.
+ */
+#ifndef CUPROOF_TESTS_EXEC_COMMON_CUH
+#define CUPROOF_TESTS_EXEC_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define CHECK(call)                                                                        \
+    do {                                                                                   \
+        cudaError_t err_ = (call);                                                         \
+        if (err_ != cudaSuccess) {                                                         \
+            fprintf(stderr, "%s: %s failed at %s:%d: %s (%s)\n", PROGRAM, #call, __FILE__, \
+                    __LINE__, cudaGetErrorName(err_), cudaGetErrorString(err_));           \
+            exit(EXIT_FAILURE);                                                            \
+        }                                                                                  \
+    } while (0)
+
+#ifndef ITERS
+#define ITERS 4096 /* FMAs per element */
+#endif
+
+/* x <- x * 0.999 + 0.001, ITERS times: a dependent chain the compiler
+ * cannot shorten, correctly rounded on both sides (fmaf). */
+__host__ __device__ static inline float chain(float x, int iters)
+{
+    for (int k = 0; k < iters; k++)
+        x = fmaf(x, 0.999f, 0.001f);
+    return x;
+}
+
+__global__ void fma_chain(float *x, size_t n, int iters)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        x[i] = chain(x[i], iters);
+}
+
+/* One of the exact input values (v / 256), so that the CPU reference is a
+ * table of chains. */
+static inline float input_value(unsigned v)
+{
+    return (float)v / 256.0f;
+}
+
+__global__ void add_one(int *x, int n)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        x[i] += 1;
+}
+
+/* Three periods of the injection's flush, so that one has surely passed. */
+static inline void wait_for_flush(void)
+{
+    const char *s = getenv("CUPROOF_EXEC_FLUSH_MS");
+    long ms = s && atol(s) > 0 ? atol(s) : 500;
+    if (ms > 2000)
+        ms = 2000;
+    struct timespec t = {(3 * ms) / 1000, ((3 * ms) % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0) {
+    }
+}
+
+#endif
