@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "collect/cupti.h"
+#include "collect/proc_writer.h"
 
 #include <cuproof/check.h>
 #include <cuproof/error.h>
@@ -62,9 +63,7 @@ static const int timing_kinds[] = {CUPTI_ACTIVITY_KIND_MARKER};
 static struct {
     pthread_mutex_t init_lock;
     bool initialised, tracing;
-    FILE *out;          /* written under the collect lock */
-    uint64_t origin;    /* CUPTI's clock when the file was opened */
-    uint64_t records, dropped, zero_timestamps;
+    cp_proc_writer w;   /* the file: written under the collect lock */
     unsigned flush_ms;
     pthread_t writer;
     bool writer_running;
@@ -78,27 +77,6 @@ static struct {
          .stop_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop = PTHREAD_COND_INITIALIZER};
 
-/* Writes `s` as a JSON string. */
-static void put_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
-/* A CUPTI time relative to the origin, as the file keeps it. */
-static long long rel(uint64_t t)
-{
-    return (long long)(t - inj.origin);
-}
-
 static uint64_t now(void)
 {
     uint64_t t = 0;
@@ -109,156 +87,11 @@ static uint64_t now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static const char *sync_type(CUpti_ActivitySynchronizationType t)
-{
-    switch (t) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
-        return "event_synchronize";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
-        return "stream_wait_event";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
-        return "stream_synchronize";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
-        return "context_synchronize";
-    default:
-        return "unknown";
-    }
-}
-
-static const char *stream_flag(CUpti_ActivityStreamFlag f)
-{
-    switch (f & CUPTI_ACTIVITY_STREAM_CREATE_MASK) {
-    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT:
-        return "default";
-    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING:
-        return "non_blocking";
-    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL:
-        return "null";
-    default:
-        return "unknown";
-    }
-}
-
-/* Device work (kernels, copies, memsets) as cp_cupti_convert gives it. */
-static void write_work(FILE *f, const cp_activity *a)
-{
-    if (a->start == 0 || a->end == 0) {
-        /* CUPTI leaves timestamps at zero when it had no device memory for
-         * them: counted, never written as if the work took no time. */
-        inj.zero_timestamps++;
-        return;
-    }
-    const char *kind = a->kind == CP_ACT_KERNEL ? "kernel" : a->kind == CP_ACT_MEMCPY ? "memcpy"
-                                                                                        : "memset";
-    fprintf(f, "{\"k\":\"%s\",\"s\":%lld,\"e\":%lld,\"dev\":%u,\"ctx\":%u,\"str\":%u,\"cor\":%u", kind,
-            rel(a->start), rel(a->end), a->device, a->context, a->stream, a->correlation);
-    if (a->kind == CP_ACT_KERNEL)
-        fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", a->grid[0], a->grid[1], a->grid[2],
-                a->block[0], a->block[1], a->block[2]);
-    if (a->kind == CP_ACT_MEMCPY)
-        fprintf(f, ",\"bytes\":%llu,\"dir\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\",\"async\":%s",
-                (unsigned long long)a->bytes, cp_copy_dir_name(a->copy_dir),
-                cp_mem_kind_name(a->src), cp_mem_kind_name(a->dst), a->async ? "true" : "false");
-    if (a->kind == CP_ACT_MEMSET)
-        fprintf(f, ",\"bytes\":%llu,\"dst\":\"%s\"", (unsigned long long)a->bytes,
-                cp_mem_kind_name(a->dst));
-    fprintf(f, ",\"graph\":%u,\"node\":%llu", a->graph_id, (unsigned long long)a->graph_node);
-    if (a->kind == CP_ACT_KERNEL) {
-        fputs(",\"name\":", f);
-        put_string(f, a->name);
-    }
-    fputs("}\n", f);
-}
-
-/* An API call's record (runtime or driver), named from its callback id. */
-static void write_api(FILE *f, const CUpti_ActivityAPI *api, bool runtime)
-{
-    const char *name = NULL;
-    CUpti_CallbackDomain domain = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-    if (cuptiGetCallbackName(domain, api->cbid, &name) != CUPTI_SUCCESS || !name)
-        name = runtime ? "cudaUnknownCall" : "cuUnknownCall";
-    fprintf(f, "{\"k\":\"%s\",\"s\":%lld,\"e\":%lld,\"cor\":%u,\"tid\":%u,\"name\":",
-            runtime ? "runtime" : "driver", rel(api->start), rel(api->end), api->correlationId,
-            api->threadId);
-    put_string(f, name);
-    fputs("}\n", f);
-}
-
-static void write_marker(FILE *f, const CUpti_ActivityMarker2 *m)
-{
-    const char *phase = (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START)  ? "start"
-                        : (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) ? "end"
-                                                                       : "instant";
-    fprintf(f, "{\"k\":\"marker\",\"t\":%lld,\"id\":%u,\"phase\":\"%s\",\"name\":", rel(m->timestamp),
-            m->id, phase);
-    put_string(f, m->name);
-    fputs(",\"domain\":", f);
-    put_string(f, m->domain);
-    fputs("}\n", f);
-}
-
 /* Every record of a completed buffer (the collect lock is held). */
 static void on_record(const void *r, void *arg)
 {
-    const CUpti_Activity *record = r;
-    FILE *f = inj.out;
     (void)arg;
-    if (!f)
-        return;
-    inj.records++;
-    switch (record->kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-        cp_activity a;
-        if (cp_cupti_convert(record, &a))
-            write_work(f, &a);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER:
-        write_api(f, r, record->kind == CUPTI_ACTIVITY_KIND_RUNTIME);
-        break;
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-        const CUpti_ActivitySynchronization2 *s = r;
-        if (s->start == 0 || s->end == 0) {
-            inj.zero_timestamps++;
-            break;
-        }
-        fprintf(f,
-                "{\"k\":\"sync\",\"s\":%lld,\"e\":%lld,\"ctx\":%u,\"str\":%u,\"cor\":%u,"
-                "\"type\":\"%s\"}\n",
-                rel(s->start), rel(s->end), s->contextId, s->streamId, s->correlationId,
-                sync_type(s->type));
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_STREAM: {
-        const CUpti_ActivityStream *s = r;
-        fprintf(f, "{\"k\":\"stream\",\"dev\":0,\"ctx\":%u,\"str\":%u,\"flag\":\"%s\"}\n",
-                s->contextId, s->streamId, stream_flag(s->flag));
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_CONTEXT: {
-        const CUpti_ActivityContext3 *c = r;
-        fprintf(f, "{\"k\":\"context\",\"dev\":%u,\"ctx\":%u,\"null_stream\":%u}\n", c->deviceId,
-                c->contextId, (unsigned)c->nullStreamId);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_DEVICE: {
-        const CUpti_ActivityDevice5 *d = r;
-        fprintf(f, "{\"k\":\"device\",\"dev\":%u,\"name\":", d->id);
-        put_string(f, d->name);
-        fprintf(f, ",\"cc\":\"%u.%u\",\"sms\":%u}\n", d->computeCapabilityMajor,
-                d->computeCapabilityMinor, d->numMultiprocessors);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_MARKER:
-        write_marker(f, r);
-        break;
-    default:
-        inj.records--; /* kinds this file does not keep */
-        break;
-    }
+    cp_proc_writer_record(&inj.w, r);
 }
 
 /* After each buffer: CUPTI's dropped count, and the lines so far handed
@@ -266,28 +99,17 @@ static void on_record(const void *r, void *arg)
 static void on_dropped(uint64_t dropped, void *arg)
 {
     (void)arg;
-    inj.dropped += dropped;
-    if (inj.out)
-        fflush(inj.out);
+    inj.w.dropped += dropped;
+    if (inj.w.out)
+        fflush(inj.w.out);
 }
 
 /* A "flush" line, or the "end" line when `why` is given; the caller holds
  * the collect lock. */
 static void write_mark(const char *why, uint64_t global_dropped)
 {
-    if (!inj.out)
-        return;
-    inj.dropped += global_dropped;
-    fprintf(inj.out, "{\"k\":\"%s\",\"t\":%lld,\"records\":%llu,\"dropped\":%llu,"
-                     "\"zero_timestamps\":%llu",
-            why ? "end" : "flush", rel(now()), (unsigned long long)inj.records,
-            (unsigned long long)inj.dropped, (unsigned long long)inj.zero_timestamps);
-    if (why) {
-        fputs(",\"why\":", inj.out);
-        put_string(inj.out, why);
-    }
-    fputs("}\n", inj.out);
-    fflush(inj.out);
+    inj.w.dropped += global_dropped;
+    cp_proc_writer_mark(&inj.w, now(), why);
 }
 
 /* Delivers what CUPTI holds (forced: also incomplete records) and marks
@@ -346,8 +168,8 @@ static void at_exit(void)
     flush_now(true, "exit");
     inj.tracing = false;
     cp_cupti_lock();
-    fclose(inj.out);
-    inj.out = NULL;
+    fclose(inj.w.out);
+    inj.w.out = NULL;
     cp_cupti_unlock();
 }
 
@@ -372,9 +194,7 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain domain, CUpti_C
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ||
                                                  cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
         cp_cupti_lock();
-        if (inj.out)
-            fprintf(inj.out, "{\"k\":\"profiler\",\"t\":%lld,\"phase\":\"%s\"}\n", rel(now()),
-                    cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ? "start" : "stop");
+        cp_proc_writer_profiler(&inj.w, now(), cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
         cp_cupti_unlock();
     }
 }
@@ -394,8 +214,9 @@ static void read_command(char *out, size_t len)
             out[i] = ' ';
 }
 
-/* Opens HOST.PID.proc.jsonl in `dir` and writes the header. */
-static FILE *open_file(const char *dir)
+/* Opens HOST.PID.proc.jsonl in `dir` and writes the header; inj.w.out
+ * stays NULL when it cannot. */
+static void open_file(const char *dir)
 {
     char host[64] = "", path[4096], command[1024];
     gethostname(host, sizeof host - 1);
@@ -404,16 +225,11 @@ static FILE *open_file(const char *dir)
     if (!f) {
         fprintf(stderr, "cuproof inject: cannot write %s: %s; this process is not traced\n", path,
                 strerror(errno));
-        return NULL;
+        return;
     }
     read_command(command, sizeof command);
-    fprintf(f, "{\"schema\":\"cuproof.proc/1\",\"host\":");
-    put_string(f, host);
-    fprintf(f, ",\"pid\":%d,\"ppid\":%d,\"command\":", (int)getpid(), (int)getppid());
-    put_string(f, command);
-    fprintf(f, ",\"origin_ns\":\"%llu\"}\n", (unsigned long long)inj.origin);
-    fflush(f);
-    return f;
+    inj.w.out = f;
+    cp_proc_writer_header(&inj.w, host, (long)getpid(), (long)getppid(), command);
 }
 
 /* Subscribes for the API callbacks, then turns activity tracing on.
@@ -450,7 +266,7 @@ static void after_fork_in_child(void)
 {
     inj.tracing = false;
     inj.writer_running = false;
-    inj.out = NULL;
+    inj.w.out = NULL;
 }
 
 EXPORT int InitializeInjection(void)
@@ -476,9 +292,9 @@ EXPORT int InitializeInjection(void)
     inj.flush_ms = ms && *ms ? (unsigned)strtoul(ms, NULL, 10) : 500;
     if (inj.flush_ms < 10)
         inj.flush_ms = 10;
-    inj.origin = now();
-    inj.out = open_file(dir);
-    if (inj.out) {
+    inj.w.origin = now();
+    open_file(dir);
+    if (inj.w.out) {
         if (start_tracing() < 0) {
             /* Another tool holds CUPTI, or the driver refused: say so in the
              * file, which the launcher turns into a tool error. */
@@ -486,8 +302,8 @@ EXPORT int InitializeInjection(void)
             snprintf(why, sizeof why, "cupti unavailable: %s", cp_last_error());
             cp_cupti_enable(inj.kinds, inj.nkinds, false);
             write_mark(why, 0);
-            fclose(inj.out);
-            inj.out = NULL;
+            fclose(inj.w.out);
+            inj.w.out = NULL;
         } else {
             inj.tracing = true;
             atexit(at_exit);

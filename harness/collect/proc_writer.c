@@ -1,0 +1,217 @@
+/* Records of the per-process file (cuproof.proc/1, docs/DESIGN.md), as
+ * the injection library writes them: one JSON line per CUPTI record. */
+#include "collect/proc_writer.h"
+
+#include "collect/cupti.h"
+
+#include <cupti.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Writes `s` as a JSON string. */
+static void put_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* A CUPTI time relative to the file's origin, as the file keeps it. */
+static long long rel(const cp_proc_writer *w, uint64_t t)
+{
+    return (long long)(t - w->origin);
+}
+
+static const char *sync_type(CUpti_ActivitySynchronizationType t)
+{
+    switch (t) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+        return "event_synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+        return "stream_wait_event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+        return "stream_synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+        return "context_synchronize";
+    default:
+        return "unknown";
+    }
+}
+
+static const char *stream_flag(CUpti_ActivityStreamFlag f)
+{
+    switch (f & CUPTI_ACTIVITY_STREAM_CREATE_MASK) {
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT:
+        return "default";
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING:
+        return "non_blocking";
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL:
+        return "null";
+    default:
+        return "unknown";
+    }
+}
+
+/* Device work (kernels, copies, memsets) as cp_cupti_convert gives it. */
+static void write_work(cp_proc_writer *w, const cp_activity *a)
+{
+    FILE *f = w->out;
+    if (a->start == 0 || a->end == 0) {
+        /* CUPTI leaves timestamps at zero when it had no device memory for
+         * them: counted, never written as if the work took no time. */
+        w->zero_timestamps++;
+        return;
+    }
+    const char *kind = a->kind == CP_ACT_KERNEL ? "kernel" : a->kind == CP_ACT_MEMCPY ? "memcpy"
+                                                                                        : "memset";
+    fprintf(f, "{\"k\":\"%s\",\"s\":%lld,\"e\":%lld,\"dev\":%u,\"ctx\":%u,\"str\":%u,\"cor\":%u", kind,
+            rel(w, a->start), rel(w, a->end), a->device, a->context, a->stream, a->correlation);
+    if (a->kind == CP_ACT_KERNEL)
+        fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", a->grid[0], a->grid[1], a->grid[2],
+                a->block[0], a->block[1], a->block[2]);
+    if (a->kind == CP_ACT_MEMCPY)
+        fprintf(f, ",\"bytes\":%llu,\"dir\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\",\"async\":%s",
+                (unsigned long long)a->bytes, cp_copy_dir_name(a->copy_dir),
+                cp_mem_kind_name(a->src), cp_mem_kind_name(a->dst), a->async ? "true" : "false");
+    if (a->kind == CP_ACT_MEMSET)
+        fprintf(f, ",\"bytes\":%llu,\"dst\":\"%s\"", (unsigned long long)a->bytes,
+                cp_mem_kind_name(a->dst));
+    fprintf(f, ",\"graph\":%u,\"node\":%llu", a->graph_id, (unsigned long long)a->graph_node);
+    if (a->kind == CP_ACT_KERNEL) {
+        fputs(",\"name\":", f);
+        put_string(f, a->name);
+    }
+    fputs("}\n", f);
+}
+
+/* An API call's record (runtime or driver), named from its callback id. */
+static void write_api(cp_proc_writer *w, const CUpti_ActivityAPI *api, bool runtime)
+{
+    FILE *f = w->out;
+    const char *name = NULL;
+    CUpti_CallbackDomain domain = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    if (cuptiGetCallbackName(domain, api->cbid, &name) != CUPTI_SUCCESS || !name)
+        name = runtime ? "cudaUnknownCall" : "cuUnknownCall";
+    fprintf(f, "{\"k\":\"%s\",\"s\":%lld,\"e\":%lld,\"cor\":%u,\"tid\":%u,\"name\":",
+            runtime ? "runtime" : "driver", rel(w, api->start), rel(w, api->end), api->correlationId,
+            api->threadId);
+    put_string(f, name);
+    fputs("}\n", f);
+}
+
+static void write_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
+{
+    FILE *f = w->out;
+    const char *phase = (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START)  ? "start"
+                        : (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) ? "end"
+                                                                       : "instant";
+    fprintf(f, "{\"k\":\"marker\",\"t\":%lld,\"id\":%u,\"phase\":\"%s\",\"name\":", rel(w, m->timestamp),
+            m->id, phase);
+    put_string(f, m->name);
+    fputs(",\"domain\":", f);
+    put_string(f, m->domain);
+    fputs("}\n", f);
+}
+
+void cp_proc_writer_record(cp_proc_writer *w, const void *r)
+{
+    const CUpti_Activity *record = r;
+    FILE *f = w->out;
+    if (!f)
+        return;
+    w->records++;
+    switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        cp_activity a;
+        if (cp_cupti_convert(record, &a))
+            write_work(w, &a);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        write_api(w, r, record->kind == CUPTI_ACTIVITY_KIND_RUNTIME);
+        break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+        const CUpti_ActivitySynchronization2 *s = r;
+        if (s->start == 0 || s->end == 0) {
+            w->zero_timestamps++;
+            break;
+        }
+        fprintf(f,
+                "{\"k\":\"sync\",\"s\":%lld,\"e\":%lld,\"ctx\":%u,\"str\":%u,\"cor\":%u,"
+                "\"type\":\"%s\"}\n",
+                rel(w, s->start), rel(w, s->end), s->contextId, s->streamId, s->correlationId,
+                sync_type(s->type));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_STREAM: {
+        const CUpti_ActivityStream *s = r;
+        fprintf(f, "{\"k\":\"stream\",\"dev\":0,\"ctx\":%u,\"str\":%u,\"flag\":\"%s\"}\n",
+                s->contextId, s->streamId, stream_flag(s->flag));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_CONTEXT: {
+        const CUpti_ActivityContext3 *c = r;
+        fprintf(f, "{\"k\":\"context\",\"dev\":%u,\"ctx\":%u,\"null_stream\":%u}\n", c->deviceId,
+                c->contextId, (unsigned)c->nullStreamId);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+        const CUpti_ActivityDevice5 *d = r;
+        fprintf(f, "{\"k\":\"device\",\"dev\":%u,\"name\":", d->id);
+        put_string(f, d->name);
+        fprintf(f, ",\"cc\":\"%u.%u\",\"sms\":%u}\n", d->computeCapabilityMajor,
+                d->computeCapabilityMinor, d->numMultiprocessors);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER:
+        write_marker(w, r);
+        break;
+    default:
+        w->records--; /* kinds this file does not keep */
+        break;
+    }
+}
+
+void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why)
+{
+    if (!w->out)
+        return;
+    fprintf(w->out, "{\"k\":\"%s\",\"t\":%lld,\"records\":%llu,\"dropped\":%llu,"
+                    "\"zero_timestamps\":%llu",
+            why ? "end" : "flush", rel(w, t), (unsigned long long)w->records,
+            (unsigned long long)w->dropped, (unsigned long long)w->zero_timestamps);
+    if (why) {
+        fputs(",\"why\":", w->out);
+        put_string(w->out, why);
+    }
+    fputs("}\n", w->out);
+    fflush(w->out);
+}
+
+void cp_proc_writer_profiler(cp_proc_writer *w, uint64_t t, bool start)
+{
+    if (w->out)
+        fprintf(w->out, "{\"k\":\"profiler\",\"t\":%lld,\"phase\":\"%s\"}\n", rel(w, t),
+                start ? "start" : "stop");
+}
+
+void cp_proc_writer_header(cp_proc_writer *w, const char *host, long pid, long ppid,
+                           const char *command)
+{
+    fprintf(w->out, "{\"schema\":\"cuproof.proc/1\",\"host\":");
+    put_string(w->out, host);
+    fprintf(w->out, ",\"pid\":%ld,\"ppid\":%ld,\"command\":", pid, ppid);
+    put_string(w->out, command);
+    fprintf(w->out, ",\"origin_ns\":\"%llu\"}\n", (unsigned long long)w->origin);
+    fflush(w->out);
+}

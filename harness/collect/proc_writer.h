@@ -1,0 +1,41 @@
+/*
+ * The writer of the per-process file (cuproof.proc/1, docs/DESIGN.md's
+ * "Traced programs"): what the injection library puts in it, kept apart
+ * from the library's threads and callbacks so that the CPU tests can
+ * write hand-built CUPTI records and read them back with the reader
+ * (reports/proc.c). No CUDA runtime call; the caller serialises calls.
+ */
+#ifndef CUPROOF_COLLECT_PROC_WRITER_H
+#define CUPROOF_COLLECT_PROC_WRITER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct cp_proc_writer {
+    FILE *out;        /* NULL: nothing is written */
+    uint64_t origin;  /* CUPTI's clock at the header; times are relative to it */
+    uint64_t records; /* records written */
+    uint64_t dropped; /* CUPTI's dropped count, kept by the caller */
+    uint64_t zero_timestamps; /* records left out for zero timestamps */
+} cp_proc_writer;
+
+/* The header line: the host, the process, its command line, the origin. */
+void cp_proc_writer_header(cp_proc_writer *w, const char *host, long pid, long ppid,
+                           const char *command);
+
+/* One CUPTI record (a CUpti_Activity) as its line: kernels, copies and
+ * memsets with their graph ids, runtime and driver calls, synchronisation,
+ * streams, contexts, devices and NVTX markers; device work whose
+ * timestamps CUPTI left at zero is counted, not written; other kinds are
+ * neither. */
+void cp_proc_writer_record(cp_proc_writer *w, const void *record);
+
+/* A "flush" line at CUPTI time t, or the "end" line when `why` is given
+ * ("exit", or why nothing was traced); the file is flushed to the kernel. */
+void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why);
+
+/* cuProfilerStart (start) or cuProfilerStop at CUPTI time t. */
+void cp_proc_writer_profiler(cp_proc_writer *w, uint64_t t, bool start);
+
+#endif

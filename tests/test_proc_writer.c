@@ -1,0 +1,289 @@
+/*
+ * The injection library's writer against the reader: hand-built CUPTI
+ * records written as a cuproof.proc/1 file (collect/proc_writer.c) and
+ * read back (reports/proc.c) must give the same work, so that the two
+ * cannot drift apart (they once spelled copy directions differently).
+ */
+#include <cuproof/error.h>
+#include <cuproof/metrics.h>
+#include <cuproof/proc.h>
+#include "collect/proc_writer.h"
+
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <glob.h>
+#include <unistd.h>
+#include <cupti.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ORIGIN 1795454802201045396ull
+
+static char *text;
+static size_t size;
+static cp_proc_writer w;
+
+static void open_writer(void)
+{
+    memset(&w, 0, sizeof w);
+    w.out = open_memstream(&text, &size);
+    cr_assert_not_null(w.out);
+    w.origin = ORIGIN;
+    cp_proc_writer_header(&w, "gpu \"1\"", 4242, 4200, "python3 train.py");
+}
+
+static void close_writer(void)
+{
+    free(text);
+    text = NULL;
+}
+
+TestSuite(proc_writer, .init = open_writer, .fini = close_writer);
+
+static void kernel(uint64_t start, uint64_t end, uint32_t stream, uint32_t graph, const char *name)
+{
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = start;
+    k.end = end;
+    k.deviceId = 0;
+    k.contextId = 1;
+    k.streamId = stream;
+    k.correlationId = 7;
+    k.gridX = k.gridY = k.gridZ = 2;
+    k.blockX = 256;
+    k.blockY = k.blockZ = 1;
+    k.graphId = graph;
+    k.graphNodeId = graph ? 1ull << 33 : 0;
+    k.name = name;
+    cp_proc_writer_record(&w, &k);
+}
+
+static void copy(uint64_t start, uint64_t end, uint32_t stream)
+{
+    CUpti_ActivityMemcpy6 c;
+    memset(&c, 0, sizeof c);
+    c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    c.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+    c.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    c.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+    c.bytes = 4096;
+    c.start = start;
+    c.end = end;
+    c.contextId = 1;
+    c.streamId = stream;
+    cp_proc_writer_record(&w, &c);
+}
+
+static void marker(uint64_t t, uint32_t id, CUpti_ActivityFlag flag, const char *name)
+{
+    CUpti_ActivityMarker2 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    m.flags = flag;
+    m.timestamp = t;
+    m.id = id;
+    m.name = name;
+    m.domain = "";
+    cp_proc_writer_record(&w, &m);
+}
+
+/* Every kind the file keeps, then the end line. */
+static void write_program(void)
+{
+    marker(ORIGIN + 10, 1, CUPTI_ACTIVITY_FLAG_MARKER_START, "step");
+    copy(ORIGIN + 20, ORIGIN + 120, 7);
+    kernel(ORIGIN + 100, ORIGIN + 400, 8, 0, "mult_ker");
+    kernel(ORIGIN + 150, ORIGIN + 300, 9, 3, "graph \"node\"");
+    kernel(0, 0, 9, 0, "lost"); /* CUPTI left its timestamps at zero */
+    marker(ORIGIN + 500, 1, CUPTI_ACTIVITY_FLAG_MARKER_END, "");
+
+    CUpti_ActivityMemset4 s;
+    memset(&s, 0, sizeof s);
+    s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    s.start = ORIGIN + 600;
+    s.end = ORIGIN + 610;
+    s.bytes = 256;
+    s.contextId = 1;
+    s.streamId = 7;
+    cp_proc_writer_record(&w, &s);
+
+    CUpti_ActivityAPI api;
+    memset(&api, 0, sizeof api);
+    api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    api.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020;
+    api.start = ORIGIN + 5;
+    api.end = ORIGIN + 15;
+    api.correlationId = 6;
+    cp_proc_writer_record(&w, &api);
+    api.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+    api.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+    cp_proc_writer_record(&w, &api);
+
+    CUpti_ActivitySynchronization2 y;
+    memset(&y, 0, sizeof y);
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    y.start = ORIGIN + 400;
+    y.end = ORIGIN + 450;
+    cp_proc_writer_record(&w, &y);
+
+    CUpti_ActivityStream st;
+    memset(&st, 0, sizeof st);
+    st.kind = CUPTI_ACTIVITY_KIND_STREAM;
+    st.streamId = 8;
+    st.contextId = 1;
+    st.flag = CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING;
+    cp_proc_writer_record(&w, &st);
+
+    CUpti_ActivityContext3 c;
+    memset(&c, 0, sizeof c);
+    c.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+    c.contextId = 1;
+    c.nullStreamId = 7;
+    cp_proc_writer_record(&w, &c);
+
+    CUpti_ActivityDevice5 d;
+    memset(&d, 0, sizeof d);
+    d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+    d.name = "NVIDIA H100 80GB HBM3";
+    d.computeCapabilityMajor = 9;
+    d.numMultiprocessors = 132;
+    cp_proc_writer_record(&w, &d);
+
+    CUpti_Activity other = {.kind = CUPTI_ACTIVITY_KIND_OVERHEAD};
+    cp_proc_writer_record(&w, &other); /* a kind the file does not keep */
+
+    marker(ORIGIN + 700, 2, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, "checkpoint");
+    cp_proc_writer_profiler(&w, ORIGIN + 1, true);
+    cp_proc_writer_profiler(&w, ORIGIN + 800, false);
+    cp_proc_writer_mark(&w, ORIGIN + 900, NULL);
+    w.dropped = 0;
+    cp_proc_writer_mark(&w, ORIGIN + 1000, "exit");
+    fflush(w.out);
+}
+
+Test(proc_writer, what_the_library_writes_the_reader_reads)
+{
+    write_program();
+    fclose(w.out);
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(cp_proc_parse("written", text, size, &t), 0, "%s\n%s", cp_last_error(), text);
+    cr_assert_eq(t.nprocesses, 1);
+    const cp_process *p = &t.processes[0];
+    cr_expect_eq(p->pid, 4242);
+    cr_expect_eq(p->ppid, 4200);
+    cr_expect_str_eq(p->host, "gpu \"1\"", "quotes survive the JSON");
+    cr_expect_str_eq(p->command, "python3 train.py");
+    cr_expect(p->ended);
+    cr_expect_eq(p->zero_timestamps, 1, "the kernel with zero timestamps is counted, not kept");
+    cr_expect_eq(p->last_ns, ORIGIN + 1000);
+
+    cp_metrics m;
+    cr_assert_eq(cp_timeline_analyse(&t, NULL, &m), 0);
+    cr_expect_eq(m.kernels, 2);
+    cr_expect_eq(m.copies, 1);
+    cr_expect_eq(m.memsets, 1);
+    cr_expect_eq(m.pageable_copies, 1);
+    cr_expect_not_null(cp_metrics_finding(&m, "cuda_memcpy_async"));
+    cr_expect_eq(m.peak_concurrent_kernels, 2);
+    cr_expect_eq(m.span_ns, 590, "first copy at +20 to the memset's end at +610");
+
+    size_t kernels = 0, ranges = 0, calls = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        const cp_activity *a = &t.items[i];
+        if (a->kind == CP_ACT_KERNEL) {
+            kernels++;
+            cr_expect_eq(a->grid[0], 2);
+            cr_expect_eq(a->block[0], 256);
+            if (a->graph_id) {
+                cr_expect_eq(a->graph_id, 3);
+                cr_expect_eq(a->graph_node, 1ull << 33);
+                cr_expect_str_eq(a->name, "graph \"node\"");
+            }
+        } else if (a->kind == CP_ACT_MEMCPY) {
+            cr_expect_eq(a->copy_dir, CP_COPY_HTOD, "the writer's HtoD is the reader's");
+            cr_expect_eq(a->src, CP_MEM_PAGEABLE);
+            cr_expect(a->async);
+            cr_expect_eq(a->start, ORIGIN + 20, "times are exact");
+        } else if (a->kind == CP_ACT_RANGE && a->name && strcmp(a->name, "step") == 0) {
+            ranges++;
+            cr_expect_eq(a->start, ORIGIN + 10);
+            cr_expect_eq(a->end, ORIGIN + 500);
+        } else if (a->kind == CP_ACT_RUNTIME) {
+            calls++;
+        }
+    }
+    cr_expect_eq(kernels, 2);
+    cr_expect_eq(ranges, 1);
+    cr_expect_eq(calls, 2, "a runtime and a driver call");
+    cp_metrics_free(&m);
+    cp_trace_free(&t);
+}
+
+/* Without its end line (the process left by _exit), the file is read as
+ * truncated, with what it held up to its last flush. */
+Test(proc_writer, a_file_without_its_end_is_truncated)
+{
+    kernel(ORIGIN + 100, ORIGIN + 400, 8, 0, "mult_ker");
+    cp_proc_writer_mark(&w, ORIGIN + 500, NULL);
+    kernel(ORIGIN + 600, ORIGIN + 700, 8, 0, "mult_ker");
+    fclose(w.out);
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(cp_proc_parse("cut", text, size, &t), 0, "%s", cp_last_error());
+    cr_expect_not(t.processes[0].ended);
+    cr_expect_geq(t.processes[0].last_ns, ORIGIN + 500);
+    cp_trace_free(&t);
+}
+
+/* A writer with no file writes nothing and does not crash: the library
+ * keeps one when it could not open its file. */
+Test(proc_writer, no_file_writes_nothing)
+{
+    fclose(w.out);
+    cp_proc_writer none = {0};
+    cp_proc_writer_record(&none, &(CUpti_Activity){.kind = CUPTI_ACTIVITY_KIND_MEMCPY});
+    cp_proc_writer_mark(&none, 5, "exit");
+    cp_proc_writer_profiler(&none, 5, true);
+    cr_expect_eq(none.records, 0);
+}
+
+/* The injection library itself, loaded as the driver loads it: it writes
+ * its process's file into CUPROOF_EXEC_DIR and initialises once however
+ * often it is called. Without a driver CUPTI refuses, and the file says
+ * why in its end line (which the launcher reports); with one, tracing
+ * starts and the end line comes at exit. */
+Test(inject, the_library_writes_its_file_and_says_why_it_cannot_trace)
+{
+    char dir[] = "/tmp/cuproof-inject-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("CUPROOF_EXEC_DIR", dir, 1);
+    void *lib = dlopen(CUPROOF_INJECT, RTLD_NOW);
+    cr_assert_not_null(lib, "%s", dlerror());
+    int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
+    cr_assert_not_null(init);
+    cr_expect_eq(init(), 1);
+    cr_expect_eq(init(), 1, "a second call does nothing more");
+    cr_expect_null(dlsym(lib, "cp_proc_writer_record"), "only the entry points are exported");
+    char path[128], line[2048];
+    snprintf(path, sizeof path, "%s/*.proc.jsonl", dir);
+    glob_t g;
+    cr_assert_eq(glob(path, 0, NULL, &g), 0, "no file in %s", dir);
+    cr_expect_eq(g.gl_pathc, 1, "one file per process");
+    FILE *f = fopen(g.gl_pathv[0], "r");
+    cr_assert_not_null(f);
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    cr_expect_not_null(strstr(line, "\"schema\":\"cuproof.proc/1\""), "%s", line);
+    char pid[32];
+    snprintf(pid, sizeof pid, "\"pid\":%d,", (int)getpid());
+    cr_expect_not_null(strstr(line, pid), "%s", line);
+    if (fgets(line, sizeof line, f) && strstr(line, "\"k\":\"end\""))
+        cr_expect_not_null(strstr(line, "cupti unavailable"), "%s", line);
+    fclose(f);
+    globfree(&g);
+}
