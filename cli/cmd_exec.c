@@ -648,6 +648,13 @@ static int judge(const exec_args *a, const char *proc_dir, const timing *tm, cp_
                  "traced",
                  proc_dir);
     }
+    /* A process whose injection could not have CUPTI says so in its end
+     * record: its work is missing, whatever the other processes show. */
+    for (size_t i = 0; !o->tool_error[0] && i < v->trace.nprocesses; i++)
+        if (strncmp(v->trace.processes[i].why, "cupti unavailable", 17) == 0)
+            snprintf(o->tool_error, sizeof o->tool_error, "process %u (%.200s) was not traced: %.600s",
+                     v->trace.processes[i].pid, v->trace.processes[i].command,
+                     v->trace.processes[i].why);
     v->traced = nfiles > 0;
     if (!v->traced)
         snprintf(v->untraced_reason, sizeof v->untraced_reason, "%.500s", o->tool_error);

@@ -311,9 +311,14 @@ static void put_processes(FILE *f, const cp_trace *t)
         put_json_string(f, p->host);
         fputs(",\"command\":", f);
         put_json_string(f, p->command);
-        fprintf(f, ",\"ended\":%s,\"last_ns\":\"%llu\",\"dropped\":%llu,\"zero_timestamps\":%llu}",
+        fprintf(f, ",\"ended\":%s,\"last_ns\":\"%llu\",\"dropped\":%llu,\"zero_timestamps\":%llu",
                 p->ended ? "true" : "false", (unsigned long long)p->last_ns,
                 (unsigned long long)p->dropped, (unsigned long long)p->zero_timestamps);
+        if (p->why[0]) {
+            fputs(",\"why\":", f);
+            put_json_string(f, p->why);
+        }
+        fputc('}', f);
     }
     fputc(']', f);
 }
@@ -577,7 +582,8 @@ static int parse_processes(const cJSON *v, size_t variant, cp_trace *t)
         const cJSON *dropped = cJSON_GetObjectItemCaseSensitive(j, "dropped");
         const cJSON *zero = cJSON_GetObjectItemCaseSensitive(j, "zero_timestamps");
         const cJSON *pp = cJSON_GetObjectItemCaseSensitive(j, "ppid");
-        bool ok = get_u64(j, "pid", &pid) && pid <= UINT32_MAX &&
+        const cJSON *why = cJSON_GetObjectItemCaseSensitive(j, "why");
+        bool ok = get_u64(j, "pid", &pid) && pid <= UINT32_MAX && (!why || cJSON_IsString(why)) &&
                   (!pp || (get_u64(j, "ppid", &ppid) && ppid <= UINT32_MAX)) &&
                   (!host || cJSON_IsString(host)) && (!command || cJSON_IsString(command)) &&
                   (!ended || cJSON_IsBool(ended)) && (!last || get_decimal(last, &p.last_ns)) &&
@@ -586,7 +592,7 @@ static int parse_processes(const cJSON *v, size_t variant, cp_trace *t)
         if (!ok)
             return cp_failf(CP_EPARSE, "trace file: variant %zu: process %zu needs a numeric "
                             "pid, and ppid, dropped and zero_timestamps numbers, host and "
-                            "command strings, ended true or false and last_ns a decimal "
+                            "command (and why) strings, ended true or false and last_ns a decimal "
                             "string where present", variant, i);
         p.pid = (uint32_t)pid;
         p.ppid = (uint32_t)ppid;
@@ -595,6 +601,8 @@ static int parse_processes(const cJSON *v, size_t variant, cp_trace *t)
         if (command)
             snprintf(p.command, sizeof p.command, "%s", command->valuestring);
         p.ended = cJSON_IsTrue(ended);
+        if (why)
+            snprintf(p.why, sizeof p.why, "%s", why->valuestring);
         if (cp_trace_add_process(t, &p) < 0)
             return cp_failf(CP_ENOMEM, "out of memory reading the trace file's processes");
         i++;

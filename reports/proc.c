@@ -117,6 +117,7 @@ typedef struct proc_state {
     uint64_t origin;
     bool have_header, ended;
     size_t end_line;
+    char why[160]; /* the end line's reason */
     uint64_t last_ns; /* the latest time the file holds */
     uint64_t dropped, zero_timestamps;
     open_range *open;
@@ -531,6 +532,7 @@ static int parse_counts(proc_state *st, const cJSON *o, bool is_end)
     if (is_end) {
         st->ended = true;
         st->end_line = st->line;
+        snprintf(st->why, sizeof st->why, "%s", why ? why : "");
     }
 out:
     return rc;
@@ -761,6 +763,7 @@ static int finish(proc_state *st)
         return rc;
     cp_process *p = &st->t->processes[st->process];
     p->ended = st->ended;
+    snprintf(p->why, sizeof p->why, "%s", st->why);
     p->last_ns = st->last_ns;
     p->dropped = st->dropped;
     p->zero_timestamps = st->zero_timestamps;

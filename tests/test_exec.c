@@ -272,3 +272,14 @@ Test(exec_cli, repeat_keeps_wall_and_range_samples_for_compare)
     expect_output("range:step");
     expect_output("program");
 }
+
+/* A process whose injection could not have CUPTI (another tool took it)
+ * writes why in its end record: a tool error naming the process, however
+ * well the other processes were traced. */
+Test(exec_cli, a_process_that_could_not_be_traced_is_a_tool_error)
+{
+    cr_expect_eq(exec("--expect 'kernels >= 1' -- sh -c 'cp \"" TRACE "\" \"" CUPROOF_FIXTURES
+                      "/exec/unavailable/h.77.proc.jsonl\" \"$CUPROOF_EXEC_DIR/\"'"),
+                 3, "%s", output);
+    expect_output("process 77 (child) was not traced: cupti unavailable: held by nsys");
+}

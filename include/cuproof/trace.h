@@ -76,6 +76,9 @@ typedef struct cp_process {
     /* Whether its trace ended with the injection library's end record; a
      * process that died, or left by _exit, is truncated after last_ns. */
     bool ended;
+    /* The end record's reason: "exit", or why the process was not traced
+     * ("cupti unavailable: ..."); "" when it did not end. */
+    char why[160];
     uint64_t last_ns;  /* the last time its trace accounts for (CUPTI's clock) */
     uint64_t dropped;  /* records CUPTI dropped in it */
     /* Records CUPTI delivered with a zero timestamp, which its trace left
