@@ -19,20 +19,39 @@
 #define NVTX_TID 2
 
 typedef struct track {
-    uint32_t device, context;
+    uint32_t process, device, context;
     int pid;
 } track;
 
-/* The pid of (device, context), made on first sight (1, 2, ...). */
-static int pid_of(track *tracks, size_t *n, size_t cap, uint32_t device, uint32_t context)
+/* The pid of (process, device, context), made on first sight (1, 2, ...):
+ * context ids repeat across the processes of a traced program. */
+static int pid_of(track *tracks, size_t *n, size_t cap, const cp_activity *a)
 {
     for (size_t i = 0; i < *n; i++)
-        if (tracks[i].device == device && tracks[i].context == context)
+        if (tracks[i].process == a->process && tracks[i].device == a->device &&
+            tracks[i].context == a->context)
             return tracks[i].pid;
     if (*n == cap)
         return -1;
-    tracks[*n] = (track){device, context, (int)*n + 1};
+    tracks[*n] = (track){a->process, a->device, a->context, (int)*n + 1};
     return tracks[(*n)++].pid;
+}
+
+/* The host threads of process k: its CUDA API calls and its NVTX ranges
+ * (k = 0: the ones a case's trace has). */
+static long long host_tid(const cp_activity *a)
+{
+    return (a->kind == CP_ACT_RANGE ? NVTX_TID : API_TID) + 2 * (long long)a->process;
+}
+
+/* Flows pair a launch with its work within one process: correlation ids
+ * repeat across processes. */
+static int by_process_and_correlation(const void *x, const void *y)
+{
+    const cp_activity *a = *(const cp_activity *const *)x, *b = *(const cp_activity *const *)y;
+    if (a->process != b->process)
+        return a->process < b->process ? -1 : 1;
+    return cp_activity_ptr_cmp_correlation(x, y);
 }
 
 static cJSON *event(cJSON *events, const char *ph, const char *name, int pid, long long tid,
@@ -82,20 +101,33 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
             origin = t->items[i].start;
     metadata(events, "process_name", HOST_PID, 0, title ? title : "host");
     metadata(events, "thread_name", HOST_PID, API_TID, "CUDA API");
+    for (size_t k = 1; k < t->nprocesses; k++) {
+        char name[96];
+        cp_activity probe = {.kind = CP_ACT_RUNTIME, .process = (uint32_t)k};
+        snprintf(name, sizeof name, "CUDA API, pid %u", t->processes[k].pid);
+        metadata(events, "thread_name", HOST_PID, host_tid(&probe), name);
+        probe.kind = CP_ACT_RANGE;
+        snprintf(name, sizeof name, "NVTX, pid %u", t->processes[k].pid);
+        metadata(events, "thread_name", HOST_PID, host_tid(&probe), name);
+    }
     metadata(events, "thread_name", HOST_PID, NVTX_TID, "cuproof NVTX phases");
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
         double ts = (double)(a->start - origin) / 1e3, dur = (double)(a->end - a->start) / 1e3;
         int pid = HOST_PID;
-        long long tid = a->kind == CP_ACT_RANGE ? NVTX_TID : API_TID;
+        long long tid = host_tid(a);
         if (cp_activity_is_device_work(a)) {
             size_t before = ntracks;
-            pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, a->device, a->context);
+            pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, a);
             if (pid < 0)
                 continue; /* more contexts than tracks: left out */
             if (ntracks > before) {
-                char name[64];
-                snprintf(name, sizeof name, "GPU %u, context %u", a->device, a->context);
+                char name[96];
+                if (a->process < t->nprocesses && t->nprocesses > 1)
+                    snprintf(name, sizeof name, "GPU %u, context %u, pid %u", a->device,
+                             a->context, t->processes[a->process].pid);
+                else
+                    snprintf(name, sizeof name, "GPU %u, context %u", a->device, a->context);
                 metadata(events, "process_name", pid, 0, name);
             }
             tid = 1000 + (long long)a->stream; /* clear of the metadata's tid 0 */
@@ -134,21 +166,21 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     for (size_t i = 0; i < t->n; i++)
         if (t->items[i].kind == CP_ACT_RUNTIME)
             calls[ncalls++] = &t->items[i];
-    qsort(calls, ncalls, sizeof *calls, cp_activity_ptr_cmp_correlation);
+    qsort(calls, ncalls, sizeof *calls, by_process_and_correlation);
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *d = &t->items[i];
         if (!cp_activity_is_device_work(d) || d->correlation == 0)
             continue;
-        cp_activity key = {.correlation = d->correlation};
+        cp_activity key = {.correlation = d->correlation, .process = d->process};
         const cp_activity *kp = &key;
         const cp_activity **found = ncalls ? bsearch(&kp, calls, ncalls, sizeof *calls,
-                                                     cp_activity_ptr_cmp_correlation)
+                                                     by_process_and_correlation)
                                            : NULL;
         if (!found)
             continue;
         const cp_activity *api = *found;
-        int pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, d->device, d->context);
-        cJSON *s = event(events, "s", "launch", HOST_PID, API_TID,
+        int pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, d);
+        cJSON *s = event(events, "s", "launch", HOST_PID, host_tid(api),
                          (double)(api->start - origin) / 1e3);
         cJSON *f = event(events, "f", "launch", pid, 1000 + (long long)d->stream,
                          (double)(d->start - origin) / 1e3);

@@ -106,7 +106,8 @@ enum { TL_KERNEL = 0, TL_H2D, TL_D2H, TL_COPY, TL_MEMSET, TL_RANGE };
  */
 static void timeline_html(buf *b, const char *id, const cp_trace *t, const cp_metrics *m)
 {
-    /* The analysis' lanes, already sorted by (device, context, stream). */
+    /* The analysis' lanes, already sorted by (device, process, context,
+     * stream); a traced program's lanes name their process. */
     const cp_lane *lanes = m->lanes;
     size_t nl = m->nlanes;
     uint64_t origin = UINT64_MAX;
@@ -115,9 +116,14 @@ static void timeline_html(buf *b, const char *id, const cp_trace *t, const cp_me
             origin = t->items[i].start;
     fmt(b, "<div class=\"timeline\" id=\"%s\"></div><script type=\"application/json\" "
            "class=\"timeline-data\" data-for=\"%s\">{\"lanes\":[", id, id);
-    for (size_t k = 0; k < nl; k++)
-        fmt(b, "%s\"GPU %u ctx %u stream %u\"", k ? "," : "", lanes[k].device, lanes[k].context,
-            lanes[k].stream);
+    for (size_t k = 0; k < nl; k++) {
+        if (t->nprocesses > 1 && lanes[k].process < t->nprocesses)
+            fmt(b, "%s\"GPU %u pid %u ctx %u stream %u\"", k ? "," : "", lanes[k].device,
+                t->processes[lanes[k].process].pid, lanes[k].context, lanes[k].stream);
+        else
+            fmt(b, "%s\"GPU %u ctx %u stream %u\"", k ? "," : "", lanes[k].device,
+                lanes[k].context, lanes[k].stream);
+    }
     fmt(b, "%s\"NVTX phases\"],\"items\":[", nl ? "," : "");
     size_t shown = 0, total = 0;
     for (size_t i = 0; i < t->n; i++) {

@@ -120,3 +120,46 @@ Test(chrome, an_empty_trace_is_a_valid_file)
     cr_expect_eq(c.processes, 1, "the host alone");
     free(text);
 }
+
+/* A traced program's processes: their contexts and correlation ids repeat,
+ * yet each gets its own GPU track, its own host threads, and its launches
+ * flow from its own API calls. */
+Test(chrome, processes_stay_apart)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    for (uint32_t k = 0; k < 2; k++) {
+        cp_process p = {.pid = 100 + 100 * k, .ended = true};
+        cr_assert_eq(cp_trace_add_process(&t, &p), (long)k);
+        cp_activity call = {.kind = CP_ACT_RUNTIME, .start = 10 + k, .end = 20 + k,
+                            .correlation = 5, .process = k, .name = "cudaLaunchKernel"};
+        cp_activity kernel = {.kind = CP_ACT_KERNEL, .start = 30 + 100 * k, .end = 90 + 100 * k,
+                              .device = 0, .context = 1, .stream = 7, .correlation = 5,
+                              .process = k, .name = "k"};
+        cr_assert_eq(cp_trace_add(&t, &call), 0);
+        cr_assert_eq(cp_trace_add(&t, &kernel), 0);
+    }
+    char *text = cp_chrome_trace(&t, "program");
+    cr_assert_not_null(text);
+    counts c = count(text);
+    cr_expect_eq(c.processes, 1 + 2, "the host and a GPU track per process");
+    cr_expect_eq(c.starts, 2);
+    cr_expect_eq(c.finishes, 2);
+    cr_expect_eq(c.unmatched_flows, 0);
+    cr_expect_not_null(strstr(text, "GPU 0, context 1, pid 200"), "%s", text);
+    cr_expect_not_null(strstr(text, "CUDA API, pid 200"));
+    /* The second process's call starts its flow on its own host thread. */
+    cJSON *root = cJSON_Parse(text);
+    const cJSON *e;
+    int second = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        if (strcmp(ph, "s") == 0 && cJSON_GetObjectItem(e, "tid")->valueint == 3)
+            second++;
+    }
+    cr_expect_eq(second, 1, "one flow from process 1's API thread");
+    cJSON_Delete(root);
+    free(text);
+    cp_trace_free(&t);
+}
