@@ -551,6 +551,12 @@ static int add_expectation_checks(const exec_args *a, const cp_trace *t,
  * with how much may be missing), never passed. */
 static int add_program_checks(const outcome *o, const cp_trace *t, cp_case_result *c)
 {
+    /* The trace's first record (records come in delivery order, not time
+     * order), from which a truncated process's last flush is told. */
+    uint64_t first = UINT64_MAX;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->items[i].start && t->items[i].start < first)
+            first = t->items[i].start;
     cp_check_result *k = cp_result_add_check(c);
     if (!k)
         return CP_ENOMEM;
@@ -582,7 +588,8 @@ static int add_program_checks(const outcome *o, const cp_trace *t, cp_case_resul
                      "its trace holds its work up to its last flush, %.3f ms after its first "
                      "record; anything later is missing",
                      p->pid, p->command,
-                     t->n ? (double)(p->last_ns - t->items[0].start) / 1e6 : 0.0);
+                     p->last_ns > first && first != UINT64_MAX ? (double)(p->last_ns - first) / 1e6
+                                                               : 0.0);
         }
     }
     return 0;
