@@ -500,6 +500,17 @@ static int timed_runs(const exec_args *a, const char *lib, timing *t, outcome *o
     return 0;
 }
 
+/* Keeps a copy of the samples as the variant's timed runs. */
+static int keep_samples(cp_variant_result *v, const samples *s)
+{
+    v->samples_ms = malloc((s->n ? s->n : 1) * sizeof *v->samples_ms);
+    if (!v->samples_ms)
+        return cp_failf(CP_ENOMEM, "out of memory keeping timing samples");
+    memcpy(v->samples_ms, s->ms, s->n * sizeof *v->samples_ms);
+    v->nsamples = s->n;
+    return 0;
+}
+
 /* Timing statistics of samples into a variant of the result. */
 static int timing_variant(cp_case_result *c, const samples *s, const char *name, const char *why)
 {
@@ -510,6 +521,8 @@ static int timing_variant(cp_case_result *c, const samples *s, const char *name,
     v->ran = true;
     snprintf(v->untraced_reason, sizeof v->untraced_reason, "%s", why);
     int rc = cp_timing_compute(s->ms, s->n, &v->timing);
+    if (rc == 0)
+        rc = keep_samples(v, s);
     if (rc == 0)
         rc = cp_series_store(&v->series, &v->nseries, &v->series_cap, "samples_ms", "ms", s->ms,
                              s->n);
@@ -697,6 +710,7 @@ static int judge(const exec_args *a, const char *proc_dir, const timing *tm, cp_
     if (tm->wall.n) {
         v = &c.variants[0];
         CP_TRY(cp_timing_compute(tm->wall.ms, tm->wall.n, &v->timing));
+        CP_TRY(keep_samples(v, &tm->wall));
         CP_TRY(cp_series_store(&v->series, &v->nseries, &v->series_cap, "wall_ms", "ms",
                                tm->wall.ms, tm->wall.n));
         printf("  %zu timed runs: median %.3f ms (min %.3f, max %.3f)\n", tm->wall.n,

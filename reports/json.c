@@ -67,6 +67,8 @@ static void env_json(builder *b, cJSON *o, const cp_env *e)
     if (!e->has_device)
         add_str(b, o, "no_device_reason", e->no_device_reason);
     add_str(b, o, "gpu_name", e->gpu_name);
+    add_str(b, o, "gpu_uuid", e->gpu_uuid);
+    add_str(b, o, "cpu_model", e->cpu_model);
     char cc[16];
     snprintf(cc, sizeof cc, "%d.%d", e->cc_major, e->cc_minor);
     add_str(b, o, "compute_capability", e->has_device ? cc : "");
@@ -111,6 +113,23 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
         add_str(b, f, "name", m->findings[i].name);
         add_num(b, f, "count", m->findings[i].count);
         add_str(b, f, "message", m->findings[i].message);
+    }
+}
+
+/* The GPU's clocks at one moment, or why they are not known (nothing for
+ * a CPU case, whose reason is empty). */
+static void clocks_json(builder *b, cJSON *parent, const char *key, const cp_clocks *c)
+{
+    if (!c->known && !c->reason[0])
+        return;
+    cJSON *o = add_obj(b, parent, key);
+    add_bool(b, o, "known", c->known);
+    if (c->known) {
+        add_num(b, o, "sm_mhz", c->sm_mhz);
+        add_num(b, o, "mem_mhz", c->mem_mhz);
+        add_num(b, o, "throttle_reasons", (double)c->throttle_reasons);
+    } else {
+        add_str(b, o, "reason", c->reason);
     }
 }
 
@@ -179,6 +198,17 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
         add_num(b, t, "min_ms", v->timing.min_ms);
         add_num(b, t, "max_ms", v->timing.max_ms);
         add_num(b, t, "stddev_ms", v->timing.stddev_ms);
+        if (v->nsamples) {
+            /* The timed runs themselves, on the runner's clock. */
+            cJSON *samples = add_arr(b, t, "samples_ms");
+            for (size_t k = 0; k < v->nsamples; k++) {
+                cJSON *x = cJSON_CreateNumber(v->samples_ms[k]);
+                b->ok = b->ok && x && cJSON_AddItemToArray(samples, x);
+            }
+            add_str(b, t, "clock", "CLOCK_MONOTONIC");
+        }
+        clocks_json(b, j, "clocks_before", &v->clocks_before);
+        clocks_json(b, j, "clocks_after", &v->clocks_after);
         cJSON *verify = add_obj(b, j, "verification");
         add_num(b, verify, "runs", v->verified_runs);
         add_num(b, verify, "elements", (double)v->elements);
@@ -227,6 +257,9 @@ cJSON *cp_report_to_json(const cp_report *r)
     if (!root)
         return NULL;
     add_str(&b, root, "schema", CP_REPORT_SCHEMA);
+    /* 1.1: timing samples and clocks per variant, the GPU's UUID and the
+     * host's CPU in the environment (readers of 1.0 ignore them). */
+    add_str(&b, root, "schema_version", "1.1");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

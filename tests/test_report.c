@@ -47,6 +47,14 @@ static void build(void)
     strcpy(v->name, "streams");
     v->ran = v->traced = true;
     v->timing = (cp_timing){.runs = 3, .median_ms = 2, .min_ms = 1, .max_ms = 3};
+    v->samples_ms = malloc(3 * sizeof *v->samples_ms);
+    cr_assert_not_null(v->samples_ms);
+    v->samples_ms[0] = 1;
+    v->samples_ms[1] = 3;
+    v->samples_ms[2] = 2;
+    v->nsamples = 3;
+    v->clocks_before = (cp_clocks){.known = true, .sm_mhz = 1980, .mem_mhz = 2619};
+    snprintf(v->clocks_after.reason, sizeof v->clocks_after.reason, "NVML unavailable");
     cp_trace_init(&v->trace);
     add_kernel(&v->trace, 0, 100, 1, 1);
     add_kernel(&v->trace, 50, 150, 1, 2);
@@ -132,6 +140,16 @@ Test(report, json_has_every_contract_field)
     const char *tf[] = {"runs", "median_ms", "min_ms", "max_ms", "stddev_ms"};
     for (size_t i = 0; i < 5; i++)
         get(timing, tf[i]);
+    /* 1.1: the timed runs themselves, in run order, and the clocks. */
+    const cJSON *samples = get(timing, "samples_ms");
+    cr_assert_eq(cJSON_GetArraySize(samples), 3);
+    cr_expect_float_eq(cJSON_GetArrayItem(samples, 1)->valuedouble, 3.0, 1e-12);
+    cr_expect_str_eq(get(timing, "clock")->valuestring, "CLOCK_MONOTONIC");
+    cr_expect_eq(get(get(v, "clocks_before"), "sm_mhz")->valueint, 1980);
+    cr_expect_str_eq(get(get(v, "clocks_after"), "reason")->valuestring, "NVML unavailable");
+    cr_expect_str_eq(get(root, "schema_version")->valuestring, "1.1");
+    get(get(root, "environment"), "gpu_uuid");
+    get(get(root, "environment"), "cpu_model");
     const cJSON *tr = get(v, "trace");
     const char *mf[] = {"span_ns", "kernel_busy_ns", "copy_busy_ns", "copy_kernel_overlap_ns",
                         "copy_kernel_overlap_ratio", "h2d_d2h_overlap_ns",

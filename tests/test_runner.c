@@ -170,6 +170,15 @@ Test(runner, passing_case)
     cr_expect_eq(prepares, 8);
     cr_expect_eq(teardowns, 1);
     cr_expect_eq(res->variants[0].timing.runs, 3);
+    /* Every timed run is kept, in order, for compare; a CPU case reads no
+     * GPU clocks (nothing to say, not even why). */
+    cr_assert_eq(res->variants[0].nsamples, 3);
+    for (size_t i = 0; i < 3; i++) {
+        cr_expect_geq(res->variants[0].samples_ms[i], res->variants[0].timing.min_ms);
+        cr_expect_leq(res->variants[0].samples_ms[i], res->variants[0].timing.max_ms);
+    }
+    cr_expect_not(res->variants[0].clocks_before.known);
+    cr_expect_str_empty(res->variants[0].clocks_before.reason);
     cr_expect_eq(res->variants[0].verified_runs, 4);
     cr_expect_not(res->variants[0].traced);
     cr_expect_str_eq(res->variants[0].untraced_reason, "the case runs on the CPU");

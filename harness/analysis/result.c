@@ -139,6 +139,7 @@ void cp_case_result_free(cp_case_result *r)
         cp_trace_free(&v->trace);
         cp_metrics_free(&v->metrics);
         cp_series_free(v->series, v->nseries);
+        free(v->samples_ms);
     }
     free(r->variants);
     free(r->checks);

@@ -4,6 +4,8 @@
 #include <cuproof/error.h>
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -42,6 +44,24 @@ void cp_env_read_settings(cp_env *env)
                  "not measure this case");
 }
 
+/* The host CPU's model name, from /proc/cpuinfo; "" when unknown. */
+static void read_cpu_model(char *out, size_t len)
+{
+    char line[512];
+    out[0] = '\0';
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(out, len, "%s", colon + 1 + (colon[1] == ' '));
+            out[strcspn(out, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
 int cp_env_discover(cp_env *env)
 {
     int rc = 0;
@@ -49,6 +69,7 @@ int cp_env_discover(cp_env *env)
     cp_env_read_settings(env);
     if (gethostname(env->host, sizeof env->host - 1) != 0)
         snprintf(env->host, sizeof env->host, "unknown");
+    read_cpu_model(env->cpu_model, sizeof env->cpu_model);
     const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
     snprintf(env->max_connections, sizeof env->max_connections, "%s",
              conn && *conn ? conn : "default (8)");
@@ -98,6 +119,11 @@ int cp_env_use_device(cp_env *env, int device)
     env->cc_minor = prop.minor;
     env->sm_count = prop.multiProcessorCount;
     env->total_mem = prop.totalGlobalMem;
+    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+    snprintf(env->gpu_uuid, sizeof env->gpu_uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+             u[15]);
     CP_CUDA(cudaDeviceGetAttribute(&env->copy_engines, cudaDevAttrAsyncEngineCount, device));
     CP_CUDA(cudaDeviceGetAttribute(&env->concurrent_kernels_supported, cudaDevAttrConcurrentKernels,
                                    device));
@@ -166,4 +192,61 @@ bool cp_device_usable(void)
         e = cudaFree(probe);
     cudaGetLastError();
     return e == cudaSuccess;
+}
+
+/* NVML, reached through dlopen: the driver's library is not linked, so
+ * the binaries still start where there is no driver. Its types are its
+ * documented ABI: a device is an opaque pointer, results are ints (0 is
+ * NVML_SUCCESS), clock type 1 is NVML_CLOCK_SM and 2 NVML_CLOCK_MEM. */
+typedef void *nvml_device;
+static struct {
+    pthread_once_t once;
+    bool ready;
+    char reason[96];
+    int (*get_by_pci)(const char *, nvml_device *);
+    int (*clock)(nvml_device, int, unsigned *);
+    int (*reasons)(nvml_device, unsigned long long *);
+} nvml = {.once = PTHREAD_ONCE_INIT};
+
+static void nvml_load(void)
+{
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    int (*init)(void) = lib ? (int (*)(void))dlsym(lib, "nvmlInit_v2") : NULL;
+    if (!init || init() != 0) {
+        snprintf(nvml.reason, sizeof nvml.reason, "NVML unavailable (%s)",
+                 lib ? "nvmlInit_v2 failed" : "no libnvidia-ml.so.1");
+        return;
+    }
+    nvml.get_by_pci = (int (*)(const char *, nvml_device *))dlsym(lib,
+                                                                  "nvmlDeviceGetHandleByPciBusId_v2");
+    nvml.clock = (int (*)(nvml_device, int, unsigned *))dlsym(lib, "nvmlDeviceGetClockInfo");
+    nvml.reasons = (int (*)(nvml_device, unsigned long long *))dlsym(
+        lib, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (!nvml.reasons)
+        nvml.reasons = (int (*)(nvml_device, unsigned long long *))dlsym(
+            lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    nvml.ready = nvml.get_by_pci && nvml.clock;
+    if (!nvml.ready)
+        snprintf(nvml.reason, sizeof nvml.reason, "NVML lacks the clock queries");
+}
+
+void cp_gpu_clocks(int device, cp_clocks *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_once(&nvml.once, nvml_load);
+    char bus[32];
+    nvml_device d = NULL;
+    if (!nvml.ready) {
+        snprintf(out->reason, sizeof out->reason, "%s", nvml.reason);
+    } else if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(out->reason, sizeof out->reason, "no PCI bus id for GPU %d", device);
+    } else if (nvml.get_by_pci(bus, &d) != 0 || nvml.clock(d, 1, &out->sm_mhz) != 0 ||
+               nvml.clock(d, 2, &out->mem_mhz) != 0) {
+        snprintf(out->reason, sizeof out->reason, "NVML did not answer for GPU %s", bus);
+    } else {
+        out->known = true;
+        if (nvml.reasons)
+            nvml.reasons(d, &out->throttle_reasons);
+    }
 }

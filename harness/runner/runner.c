@@ -1,4 +1,5 @@
 #include <cuproof/runner.h>
+#include <cuproof/device.h>
 
 #include "runner/ctx.h"
 #include <cuproof/check.h>
@@ -116,12 +117,19 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
             CP_TRY(free_memory(ctx, &first_free));
     }
     /* Timed runs are untraced: tracing must not inflate what is reported. */
+    if (!ctx->def->cpu_only)
+        cp_gpu_clocks(ctx->env->device, &vr->clocks_before);
     for (int i = 0; i < o->repeat; i++) {
         CP_TRY(one_run(ctx, v, vr, &samples[i], NULL));
         if (i == 0 && o->warmup == 0)
             CP_TRY(free_memory(ctx, &first_free));
     }
+    if (!ctx->def->cpu_only)
+        cp_gpu_clocks(ctx->env->device, &vr->clocks_after);
     CP_TRY(cp_timing_compute(samples, (size_t)o->repeat, &vr->timing));
+    vr->samples_ms = samples;
+    vr->nsamples = (size_t)o->repeat;
+    samples = NULL;
     vr->ran = true;
     if (ctx->def->cpu_only)
         snprintf(vr->untraced_reason, sizeof vr->untraced_reason, "the case runs on the CPU");

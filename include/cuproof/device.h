@@ -60,6 +60,11 @@ CP_API int cp_parse_device_list(const char *s, int count, int *ids, int max, int
  */
 CP_API char *cp_ctest_spec_json(int count, int slots);
 
+/* The clocks of GPU `device` (the runtime's ordinal) now, through NVML
+ * (libnvidia-ml, loaded when first needed, so that nothing links the
+ * driver's library). Never fails: out->known says whether they are. */
+CP_API void cp_gpu_clocks(int device, cp_clocks *out);
+
 /* After a case failed with a CUDA error: whether this process's context
  * still works. A sticky error, such as an illegal address, leaves every
  * later call failing until the process ends, so no further GPU case can

@@ -37,7 +37,20 @@ typedef struct cp_env {
      * not set, else the reason checks that read free memory are skipped. */
     char shared_gpu[160];
     char host[256];
+    char gpu_uuid[48]; /* "GPU-xxxxxxxx-...", as nvidia-smi prints it; "" without a GPU */
+    char cpu_model[128]; /* the host CPU, from /proc/cpuinfo; "" when unknown */
 } cp_env;
+
+/* A GPU's clocks at one moment, as NVML reports them (what compare needs
+ * to tell a slower run from a slower clock). known is false when NVML
+ * could not be had or did not answer; `reason` then says why. */
+typedef struct cp_clocks {
+    bool known;
+    unsigned sm_mhz, mem_mhz;
+    /* NVML's clocks-event (throttle) reasons bitmask; 0 when none. */
+    unsigned long long throttle_reasons;
+    char reason[96];
+} cp_clocks;
 
 #ifdef __cplusplus
 }

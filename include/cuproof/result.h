@@ -65,6 +65,13 @@ typedef struct cp_variant_result {
     char name[64];
     bool ran;
     cp_timing timing;
+    /* Every timed run's value in ms, in run order (owned): what compare
+     * tests, rather than the summary above. */
+    double *samples_ms;
+    size_t nsamples;
+    /* The GPU's clocks before the variant's first timed run and after its
+     * last. */
+    cp_clocks clocks_before, clocks_after;
     bool traced;
     char untraced_reason[512];
     char skip_reason[160]; /* why the variant did not run; "" when it ran */
