@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <cuproof/compare_stats.h>
 #include <cuproof/error.h>
 #include <cuproof/report.h>
 
@@ -7,26 +8,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* cuproof compare OLD NEW [--threshold F]: exit 0, 1 on regressions, 2 for
- * bad usage or files that are not comparable reports. */
+/* cuproof compare OLD NEW [--threshold F] [--format text|json] [--force]:
+ * exit 0, 1 on regressions, 2 for bad usage or files that are not
+ * comparable reports. */
 int cp_cmd_compare(int argc, char **argv)
 {
-    double threshold = 0.10;
-    if (argc == 4 && strcmp(argv[2], "--threshold") == 0) {
-        char *end = NULL;
-        threshold = strtod(argv[3], &end);
-        if (!end || *end || !(threshold >= 0 && threshold < 100))
-            return cp_usage_error("--threshold wants a fraction such as 0.1, got '%s'", argv[3]);
-    } else if (argc != 2) {
-        return cp_usage_error("%s", "compare takes OLD.json NEW.json [--threshold F]");
+    cp_compare_options opt = {.threshold = 0.10, .min_effect = CP_CMP_MIN_EFFECT};
+    if (argc < 2 || argv[0][0] == '-' || argv[1][0] == '-')
+        return cp_usage_error("%s", "compare takes OLD.json NEW.json [--threshold F] "
+                                    "[--format text|json] [--force]");
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--threshold") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            opt.threshold = strtod(argv[++i], &end);
+            if (!end || *end || end == argv[i] || !(opt.threshold >= 0 && opt.threshold < 100))
+                return cp_usage_error("--threshold wants a fraction such as 0.1, got '%s'",
+                                      argv[i]);
+        } else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
+            i++;
+            if (strcmp(argv[i], "json") == 0)
+                opt.json = true;
+            else if (strcmp(argv[i], "text") == 0)
+                opt.json = false;
+            else
+                return cp_usage_error("--format wants text or json, got '%s'", argv[i]);
+        } else if (strcmp(argv[i], "--force") == 0) {
+            opt.force = true;
+        } else {
+            return cp_usage_error("%s", "compare takes OLD.json NEW.json [--threshold F] "
+                                        "[--format text|json] [--force]");
+        }
     }
     int regressions = 0;
-    if (cp_compare_reports(argv[0], argv[1], threshold, stdout, &regressions) < 0)
+    if (cp_compare_reports_opts(argv[0], argv[1], &opt, stdout, &regressions) < 0)
         return cp_usage_error("%s", cp_last_error());
     if (regressions) {
-        printf("cuproof: %d regression%s\n", regressions, regressions == 1 ? "" : "s");
+        /* With --format json, stdout holds the JSON alone. */
+        fprintf(opt.json ? stderr : stdout, "cuproof: %d regression%s\n", regressions,
+                regressions == 1 ? "" : "s");
         return CP_EXIT_FAILED;
     }
     return CP_EXIT_OK;
 }
-

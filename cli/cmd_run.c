@@ -183,6 +183,10 @@ static int test_verdict(const cp_report *r, int status)
     for (size_t i = 0; i < c->nclaims; i++)
         printf("  claim   %s: claimed %s, measured %s: %s\n", c->claims[i].text,
                c->claims[i].claimed, c->claims[i].measured, cp_verdict_name(c->claims[i].verdict));
+    if (c->status == CP_STATUS_INCONCLUSIVE) {
+        printf("cuproof: %s is inconclusive: %s\n", c->name, c->skip_reason);
+        return CP_EXIT_FAILED;
+    }
     if (c->status == CP_STATUS_PASSED && r->traced && skipped) {
         printf("cuproof: %s: %d check%s skipped although the run was traced\n", c->name, skipped,
                skipped == 1 ? "" : "s");
@@ -233,13 +237,13 @@ static int run_or_test(int argc, char **argv, bool test)
         rc = CP_EXIT_FAILED;
         goto out;
     }
-    size_t np, nf, ns;
-    cp_session_counts(s, &np, &nf, &ns);
+    size_t np, nf, ns, ni;
+    cp_session_counts(s, &np, &nf, &ns, &ni);
     if (a.out_dir)
-        printf("cuproof: %zu cases: %zu passed, %zu failed, %zu skipped; report in "
-               "%s/report.json and %s/report.html\n",
-               np + nf + ns, np, nf, ns, a.out_dir, a.out_dir);
-    rc = status;
+        printf("cuproof: %zu cases: %zu passed, %zu failed, %zu inconclusive, %zu skipped; "
+               "report in %s/report.json and %s/report.html\n",
+               np + nf + ns + ni, np, nf, ni, ns, a.out_dir, a.out_dir);
+    rc = status == CP_EXIT_OK && ni ? CP_EXIT_INCONCLUSIVE : status;
     if (test)
         rc = test_verdict(cp_session_report(s), rc);
     if (test && ns == 1) {

@@ -256,8 +256,9 @@ static void case_html(buf *b, const cp_case_result *c)
         raw(b, "</small>");
     }
     raw(b, "</p>");
-    if (c->status == CP_STATUS_SKIPPED) {
-        raw(b, "<p class=\"skipped\">Skipped: ");
+    if (c->status == CP_STATUS_SKIPPED || c->status == CP_STATUS_INCONCLUSIVE) {
+        raw(b, c->status == CP_STATUS_SKIPPED ? "<p class=\"skipped\">Skipped: "
+                                              : "<p class=\"inconclusive\">Inconclusive: ");
         text(b, c->skip_reason);
         raw(b, "</p>");
     }

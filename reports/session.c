@@ -76,13 +76,15 @@ int cp_session_add_case(cp_session *s, cp_case_result *c)
     return first;
 }
 
-void cp_session_counts(const cp_session *s, size_t *passed, size_t *failed, size_t *skipped)
+void cp_session_counts(const cp_session *s, size_t *passed, size_t *failed, size_t *skipped,
+                       size_t *inconclusive)
 {
-    *passed = *failed = *skipped = 0;
+    *passed = *failed = *skipped = *inconclusive = 0;
     for (size_t i = 0; i < s->report.ncases; i++) {
         *passed += s->report.cases[i].status == CP_STATUS_PASSED;
         *failed += s->report.cases[i].status == CP_STATUS_FAILED;
         *skipped += s->report.cases[i].status == CP_STATUS_SKIPPED;
+        *inconclusive += s->report.cases[i].status == CP_STATUS_INCONCLUSIVE;
     }
 }
 
@@ -178,7 +180,7 @@ static int progress_add_case(void *data, const cp_report *r, const cp_case_resul
             c->name);
     if (c->gpu_name[0] && c->status != CP_STATUS_SKIPPED)
         fprintf(out, "GPU %d  ", c->device);
-    if (c->status == CP_STATUS_SKIPPED)
+    if (c->status == CP_STATUS_SKIPPED || c->status == CP_STATUS_INCONCLUSIVE)
         fprintf(out, "(%s)", c->skip_reason);
     else if (c->error[0])
         fprintf(out, "(%s)", c->error);

@@ -315,8 +315,9 @@ Test(cli, compare_reports_changed_checks_and_real_runs)
 
 Test(cli, compare_bad_input)
 {
-    cr_expect_eq(compare_with(other_profile, ""), 2, "%s", output);
-    cr_expect_not_null(strstr(output, "different profiles"), "%s", output);
+    /* Another profile is no longer an error: the reports are incomparable. */
+    cr_expect_eq(compare_with(other_profile, ""), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "incomparable: different profiles"), "%s", output);
     expect_usage_error("compare a.json", "compare takes OLD.json NEW.json");
     scale_by = 1;
     cr_expect_eq(compare_with(scale_pinned, "--threshold lots"), 2);
@@ -330,6 +331,164 @@ Test(cli, compare_bad_input)
              CUPROOF_FIXTURES, CUPROOF_FIXTURES);
     cr_expect_eq(cuproof(args), 2);
     cr_expect_not_null(strstr(output, "is not a cuproof report"), "%s", output);
+}
+
+/* ---- cuproof compare on reports that keep every timed run ---- */
+
+/* A small report in a temp file: one case "k" with variant "v" timed by
+ * `n` samples of `base` ms times a fixed pattern of about 2% noise (none
+ * when n is 0: an old report), and one check "k: ok" with `check_ok` (1
+ * true, 0 false, -1 null with status "inconclusive"). */
+static void small_report(char *path, const char *gpu, double driver, double base, int n,
+                         int check_ok)
+{
+    static const double noise[] = {1.000, 1.012, 0.991, 1.020, 0.984, 1.006, 0.997, 1.015,
+                                   0.989, 1.003, 1.009, 0.994};
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "cuproof.report/1");
+    cJSON_AddStringToObject(root, "schema_version", n ? "1.1" : "1.0");
+    cJSON *env = cJSON_AddObjectToObject(root, "environment");
+    cJSON_AddStringToObject(env, "gpu_name", gpu);
+    cJSON_AddNumberToObject(env, "driver_version", driver);
+    cJSON_AddStringToObject(root, "profile", "full");
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(root, "cases"), c);
+    cJSON_AddStringToObject(c, "name", "k");
+    cJSON_AddStringToObject(c, "status", check_ok > 0 ? "passed" : check_ok == 0 ? "failed"
+                                                                   : "inconclusive");
+    cJSON *k = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(c, "checks"), k);
+    cJSON_AddStringToObject(k, "name", "k: ok");
+    if (check_ok >= 0) {
+        cJSON_AddBoolToObject(k, "ok", check_ok);
+        cJSON_AddStringToObject(k, "status", check_ok ? "passed" : "failed");
+    } else {
+        cJSON_AddNullToObject(k, "ok");
+        cJSON_AddStringToObject(k, "status", "inconclusive");
+    }
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(c, "variants"), v);
+    cJSON_AddStringToObject(v, "name", "v");
+    cJSON *t = cJSON_AddObjectToObject(v, "timing");
+    int runs = n ? n : 10;
+    cJSON_AddNumberToObject(t, "runs", runs);
+    cJSON_AddNumberToObject(t, "median_ms", base);
+    cJSON_AddNumberToObject(t, "stddev_ms", base * 0.012);
+    if (n) {
+        cJSON *s = cJSON_AddArrayToObject(t, "samples_ms");
+        for (int i = 0; i < n; i++)
+            cJSON_AddItemToArray(s, cJSON_CreateNumber(base * noise[i % 12]));
+        cJSON_AddStringToObject(t, "clock", "CLOCK_MONOTONIC");
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    free(text);
+}
+
+#define H100 "NVIDIA H100 80GB HBM3"
+
+/* Runs compare on two small reports and removes them. */
+static int compare_small(const char *gpu_new, double base_new, int n_old, int n_new,
+                         int check_new, const char *extra)
+{
+    char a[] = "/tmp/cuproof-cmp-old-XXXXXX", b[] = "/tmp/cuproof-cmp-new-XXXXXX", args[512];
+    small_report(a, H100, 13000, 1.0, n_old, 1);
+    small_report(b, gpu_new, 13000, base_new, n_new, check_new);
+    snprintf(args, sizeof args, "compare %s %s %s", a, b, extra);
+    int rc = cuproof(args);
+    remove(a);
+    remove(b);
+    return rc;
+}
+
+Test(cli, compare_samples_same_runs_are_same)
+{
+    cr_expect_eq(compare_small(H100, 1.0, 10, 10, 1, ""), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "same"), "%s", output);
+    cr_expect_not_null(strstr(output, "95% interval"), "%s", output);
+    cr_expect_null(strstr(output, "incomparable"), "%s", output);
+    cr_expect_null(strstr(output, "medians only"), "%s", output);
+    /* 3 runs a side cannot tell. */
+    cr_expect_eq(compare_small(H100, 1.5, 3, 3, 1, ""), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "noisy"), "%s", output);
+    /* An old report without samples: the medians only, said so. */
+    cr_expect_eq(compare_small(H100, 1.0, 0, 10, 1, ""), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "medians only: old report without samples"), "%s", output);
+}
+
+Test(cli, compare_samples_shifted_is_slower)
+{
+    cr_expect_eq(compare_small(H100, 1.2, 10, 10, 1, ""), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "slower (regression)"), "%s", output);
+    cr_expect_not_null(strstr(output, "1 regression"), "%s", output);
+    /* Slower, but within a 30% threshold. */
+    cr_expect_eq(compare_small(H100, 1.2, 10, 10, 1, "--threshold 0.3"), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "slower"), "%s", output);
+    cr_expect_eq(compare_small(H100, 0.8, 10, 10, 1, ""), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "faster"), "%s", output);
+}
+
+Test(cli, compare_different_gpu_is_incomparable)
+{
+    cr_expect_eq(compare_small("NVIDIA A100-SXM4-40GB", 1.2, 10, 10, 1, ""), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "incomparable: different GPUs"), "%s", output);
+    cr_expect_not_null(strstr(output, "not counted"), "%s", output);
+    cr_expect_eq(compare_small("NVIDIA A100-SXM4-40GB", 1.2, 10, 10, 1, "--force"), 1, "%s",
+                 output);
+    cr_expect_not_null(strstr(output, "slower (regression)"), "%s", output);
+    /* Checks that got worse count, comparable or not. */
+    cr_expect_eq(compare_small("NVIDIA A100-SXM4-40GB", 1.0, 10, 10, 0, ""), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "passed -> failed"), "%s", output);
+    cr_expect_eq(compare_small(H100, 1.0, 10, 10, -1, ""), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "passed -> inconclusive"), "%s", output);
+    expect_usage_error("compare a.json b.json --format xml", "--format wants text or json");
+    expect_usage_error("compare a.json b.json --bogus", "compare takes OLD.json NEW.json");
+}
+
+Test(cli, compare_format_json)
+{
+    cr_expect_eq(compare_small(H100, 1.2, 10, 10, 1, "--format json"), 1, "%s", output);
+    /* stdout holds the JSON alone; "1 regression" comes on stderr, merged here. */
+    cJSON *root = cJSON_Parse(strchr(output, '{'));
+    cr_assert_not_null(root, "%s", output);
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(root, "comparable")), "%s", output);
+    cr_expect(cJSON_IsArray(cJSON_GetObjectItem(root, "reasons")));
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "reasons")), 0);
+    cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "variants"), 0);
+    cr_assert_not_null(v, "%s", output);
+    cr_expect_str_eq(cJSON_GetObjectItem(v, "case")->valuestring, "k");
+    cr_expect_str_eq(cJSON_GetObjectItem(v, "variant")->valuestring, "v");
+    cr_expect_str_eq(cJSON_GetObjectItem(v, "verdict")->valuestring, "slower");
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(v, "regression")));
+    cr_expect_float_eq(cJSON_GetObjectItem(v, "old_median_ms")->valuedouble, 1.0, 1e-9);
+    cr_expect_float_eq(cJSON_GetObjectItem(v, "new_median_ms")->valuedouble, 1.2, 1e-9);
+    double ratio = cJSON_GetObjectItem(v, "ratio")->valuedouble;
+    double lo = cJSON_GetObjectItem(v, "ci_low")->valuedouble;
+    double hi = cJSON_GetObjectItem(v, "ci_high")->valuedouble;
+    double p = cJSON_GetObjectItem(v, "p")->valuedouble;
+    cr_expect(lo <= ratio && ratio <= hi && lo > 1.1, "%g in [%g, %g]", ratio, lo, hi);
+    cr_expect(p < 0.01, "p %g", p);
+    cr_expect(cJSON_IsArray(cJSON_GetObjectItem(root, "checks")));
+    cJSON_Delete(root);
+    /* Incomparable: the reason, and no regression. */
+    cr_expect_eq(compare_small("NVIDIA A100-SXM4-40GB", 1.0, 10, 10, 0, "--format json"), 1,
+                 "%s", output);
+    root = cJSON_Parse(strchr(output, '{'));
+    cr_assert_not_null(root, "%s", output);
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(root, "comparable")));
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "reasons")), 1);
+    v = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "variants"), 0);
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(v, "regression")));
+    cJSON *k = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "checks"), 0);
+    cr_assert_not_null(k, "%s", output);
+    cr_expect_str_eq(cJSON_GetObjectItem(k, "old")->valuestring, "passed");
+    cr_expect_str_eq(cJSON_GetObjectItem(k, "new")->valuestring, "failed");
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(k, "regression")));
+    cJSON_Delete(root);
 }
 
 /* ---- cuproof check ---- */

@@ -111,6 +111,23 @@ CUPROOF_CASE(selftest_untraced, .cpu_only = true, .variants = CP_VARIANTS("a"), 
 
 CUPROOF_CASE(selftest_needs_gpu, .variants = CP_VARIANTS("a"), .run = count_run);
 
+/* Checks the claim rests on, which this CPU case (never traced) cannot
+ * make: one essential expectation, and one premise marked by name. */
+static int premise_check(cp_ctx *ctx)
+{
+    cp_check(ctx, "something real", true, "x", "x");
+    cp_check_skip(ctx, "premise", "the gate held", "the host's launches blocked");
+    cr_expect_eq(cp_essential(ctx, "premise"), 1);
+    cr_expect_eq(cp_essential(ctx, "no such check"), 0, "a typo marks nothing");
+    return 0;
+}
+
+CUPROOF_CASE(selftest_essential_expectation, .cpu_only = true, .variants = CP_VARIANTS("a"),
+             .run = count_run, .checks = trace_check, .essential = "a: kernels == 1");
+
+CUPROOF_CASE(selftest_essential_premise, .cpu_only = true, .variants = CP_VARIANTS("a"),
+             .run = count_run, .checks = premise_check);
+
 static int setup_leaves_b_out(cp_ctx *ctx)
 {
     cr_expect_eq(cp_skip_variant(ctx, 5, ""), CP_EINVAL, "a skip needs a reason");
@@ -237,6 +254,37 @@ Test(runner, trace_checks_are_skipped_not_passed_when_untraced)
     cr_expect_not_null(strstr(res->checks[0].skip_reason, "ran untraced"));
     cr_expect_eq(res->checks[1].status, CP_CHECK_SKIPPED);
     cr_expect_not_null(strstr(res->checks[1].skip_reason, "did not run"));
+}
+
+/* A skipped essential check makes the case inconclusive, with the check
+ * and why in the reason; skipped checks that are not essential do not (the
+ * test above). */
+Test(runner, a_skipped_essential_check_is_inconclusive_not_passed)
+{
+    run("selftest-essential-expectation");
+    cr_expect_eq(res->status, CP_STATUS_INCONCLUSIVE, "%s", cp_status_name(res->status));
+    cr_expect_not_null(strstr(res->skip_reason, "essential check not made: a: kernels == 1"),
+                       "%s", res->skip_reason);
+    cr_expect_not_null(strstr(res->skip_reason, "ran untraced"), "%s", res->skip_reason);
+    cr_expect_str_eq(cp_status_name(res->status), "inconclusive");
+    cr_expect_eq(cp_status_from_name("inconclusive"), CP_STATUS_INCONCLUSIVE);
+    cp_case_result_free(res);
+    run("selftest-essential-premise");
+    cr_expect_eq(res->status, CP_STATUS_INCONCLUSIVE);
+    cr_expect_not_null(strstr(res->skip_reason, "premise (the host's launches blocked)"), "%s",
+                       res->skip_reason);
+}
+
+/* Tracing turned off on request (--no-trace) skips trace checks by design:
+ * an essential trace check skipped that way leaves the case passed. */
+Test(runner, essential_trace_checks_skipped_on_request_pass)
+{
+    cp_run_opts untraced = opts;
+    untraced.trace = false;
+    const cp_case_def *d = cp_registry_find("selftest-essential-expectation");
+    cr_assert_not_null(d);
+    cr_assert_eq(cp_run_case(d, &env, &untraced, res), 0);
+    cr_expect_eq(res->status, CP_STATUS_PASSED, "%s", res->skip_reason);
 }
 
 /* A variant left out of the profile does not run, adds no output check,

@@ -8,17 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const status_names[] = {"passed", "failed", "skipped"};
+static const char *const status_names[] = {"passed", "failed", "skipped", "inconclusive"};
+#define NSTATUS (sizeof status_names / sizeof status_names[0])
 static const char *const verdict_names[] = {"confirmed", "refuted", "not measured"};
 
 const char *cp_status_name(cp_status s)
 {
-    return (unsigned)s < 3 ? status_names[s] : "unknown";
+    return (unsigned)s < NSTATUS ? status_names[s] : "unknown";
 }
 
 const char *cp_check_status_name(cp_check_status s)
 {
-    return cp_status_name((cp_status)s);
+    return (unsigned)s <= CP_CHECK_SKIPPED ? status_names[s] : "unknown";
 }
 
 const char *cp_verdict_name(cp_verdict v)
@@ -28,7 +29,7 @@ const char *cp_verdict_name(cp_verdict v)
 
 int cp_status_from_name(const char *s)
 {
-    for (int i = 0; s && i < 3; i++)
+    for (int i = 0; s && i < (int)NSTATUS; i++)
         if (strcmp(s, status_names[i]) == 0)
             return i;
     return -1;

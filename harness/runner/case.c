@@ -226,6 +226,17 @@ void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
     va_end(ap);
 }
 
+int cp_essential(cp_ctx *ctx, const char *name)
+{
+    int marked = 0;
+    for (size_t i = 0; i < ctx->result->nchecks; i++)
+        if (strcmp(ctx->result->checks[i].name, name) == 0) {
+            ctx->result->checks[i].essential = true;
+            marked++;
+        }
+    return marked;
+}
+
 const cp_variant_result *cp_variant_result_get(const cp_ctx *ctx, const char *variant)
 {
     for (size_t i = 0; i < ctx->result->nvariants; i++)

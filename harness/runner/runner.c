@@ -204,21 +204,22 @@ static void add_leak_check(cp_ctx *ctx, int index, const cp_variant_result *vr)
 
 /* Parses and checks the case's expectations before anything runs, so that
  * a typo fails the case at once rather than after its variants. */
-static int load_expectations(const cp_ctx *ctx, cp_expect_list *list)
+static int load_expectations(const cp_ctx *ctx, const char *text, const char *which,
+                             cp_expect_list *list)
 {
-    if (!ctx->def->expect)
+    if (!text)
         return 0;
-    int rc = cp_expect_parse(ctx->def->expect, 1, list);
+    int rc = cp_expect_parse(text, 1, list);
     if (rc == 0)
         rc = cp_expect_validate(list, ctx->def->variants, (size_t)ctx->nvariants);
     if (rc < 0)
-        return cp_failf(CP_EINVAL, "the case's expectations: %s", cp_last_error());
+        return cp_failf(CP_EINVAL, "the case's %s: %s", which, cp_last_error());
     return 0;
 }
 
 /* One check per expectation and variant it names (every variant when it
  * names none); cp_check_trace skips it when that variant was not traced. */
-static void add_expectation_checks(cp_ctx *ctx, const cp_expect_list *list)
+static void add_expectation_checks(cp_ctx *ctx, const cp_expect_list *list, bool essential)
 {
     for (size_t k = 0; k < list->n; k++) {
         const cp_expectation *e = &list->items[k];
@@ -234,6 +235,30 @@ static void add_expectation_checks(cp_ctx *ctx, const cp_expect_list *list)
             else
                 snprintf(name, sizeof name, "%s: %s", variant, e->text);
             cp_check_trace(ctx, variant, name, ok, e->text, "%s", measured);
+            if (essential)
+                cp_essential(ctx, name);
+        }
+    }
+}
+
+/* A passed case whose essential check was skipped is inconclusive: its
+ * claim was never checked. Tracing turned off on request (--no-trace) is
+ * the one way such checks are skipped by design, and the caller does not
+ * come here then. */
+static void judge_essentials(cp_case_result *r)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < r->nchecks; i++) {
+        const cp_check_result *k = &r->checks[i];
+        if (!k->essential || k->status != CP_CHECK_SKIPPED)
+            continue;
+        if (r->status == CP_STATUS_PASSED) {
+            r->status = CP_STATUS_INCONCLUSIVE;
+            used = (size_t)snprintf(r->skip_reason, sizeof r->skip_reason,
+                                    "essential check not made: %s (%s)", k->name, k->skip_reason);
+        } else if (used < sizeof r->skip_reason) {
+            used += (size_t)snprintf(r->skip_reason + used, sizeof r->skip_reason - used,
+                                     "; and %s", k->name);
         }
     }
 }
@@ -269,7 +294,7 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
 
     int rc = 0, fatal = 0;
     bool set_up = false;
-    cp_expect_list expect = {0};
+    cp_expect_list expect = {0}, essential = {0};
     cp_ctx ctx = {.def = def, .profile = o->profile, .env = env, .result = r,
                   .nvariants = cp_case_variant_count(def)};
     ctx.settings = calloc((size_t)ctx.nvariants + 1, sizeof *ctx.settings);
@@ -279,7 +304,8 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
     }
     cp_clear_last_error();
     cp_nvtx_push("case %s", r->name);
-    CP_TRY(load_expectations(&ctx, &expect));
+    CP_TRY(load_expectations(&ctx, def->expect, "expectations", &expect));
+    CP_TRY(load_expectations(&ctx, def->essential, "essential expectations", &essential));
     if (!def->cpu_only)
         CP_CUDA(cudaSetDevice(env->device));
     cp_nvtx_push("setup");
@@ -319,7 +345,8 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
     }
     if (def->checks)
         CP_TRY(def->checks(&ctx));
-    add_expectation_checks(&ctx, &expect);
+    add_expectation_checks(&ctx, &expect, false);
+    add_expectation_checks(&ctx, &essential, true);
     if (def->claims)
         CP_TRY(def->claims(&ctx));
 out:
@@ -336,6 +363,7 @@ out:
     free(ctx.state);
     free(ctx.settings);
     cp_expect_list_free(&expect);
+    cp_expect_list_free(&essential);
     cp_nvtx_pop();
     if (r->status != CP_STATUS_SKIPPED && r->status != CP_STATUS_FAILED) {
         r->status = CP_STATUS_PASSED;
@@ -347,6 +375,8 @@ out:
             r->status = CP_STATUS_FAILED;
             snprintf(r->error, sizeof r->error, "the case recorded no checks");
         }
+        if (r->status == CP_STATUS_PASSED && o->trace)
+            judge_essentials(r);
     }
     return fatal;
 }

@@ -72,6 +72,11 @@ typedef struct cp_case_def {
      * that does not parse, or names an unknown metric, finding or variant,
      * fails the case with its line and column. */
     const char *expect;
+    /* The same grammar for the checks the case's claim rests on: each is
+     * essential, so that when it cannot be made (its variant ran untraced
+     * although tracing was asked for, a premise failed) the case is
+     * inconclusive, never passed. */
+    const char *essential;
     int (*checks)(cp_ctx *ctx);
     int (*claims)(cp_ctx *ctx);
     void (*teardown)(cp_ctx *ctx);
@@ -153,6 +158,12 @@ CP_API void cp_check_skip(cp_ctx *ctx, const char *name, const char *expected, c
 CP_API void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
                     const char *expected, const char *measured, ...)
     __attribute__((format(printf, 6, 7)));
+
+/* Marks the checks recorded so far under `name` as essential: the case's
+ * claim rests on them, so one that is skipped makes the case inconclusive
+ * instead of passed (unless tracing was turned off on request: --no-trace).
+ * Returns how many were marked (0 names no check: a typo to catch). */
+CP_API int cp_essential(cp_ctx *ctx, const char *name);
 
 /* The result of a variant that has run, or NULL. */
 CP_API const cp_variant_result *cp_variant_result_get(const cp_ctx *ctx, const char *variant);

@@ -83,15 +83,42 @@ CP_API void cp_trace_file_free(cp_trace_file *f);
  */
 CP_API char *cp_chrome_trace(const cp_trace *t, const char *title);
 
+/* How cuproof compare decides (cp_compare_reports_opts). */
+typedef struct cp_compare_options {
+    double threshold;  /* a change that matters, as a fraction (0.10) */
+    double min_effect; /* smallest change called a change (CP_CMP_MIN_EFFECT, 0.02) */
+    bool force;        /* count timing regressions even when the reports are incomparable */
+    bool json;         /* one JSON object on `out` instead of the table */
+} cp_compare_options;
+
 /*
- * Compares two report.json files (cuproof compare): per case and variant in
- * both, the medians, their ratio and a verdict, then changed checks and
- * claim verdicts, printed to `out`. *regressions counts variants slower by
- * more than `threshold` (a fraction) beyond the noise, and checks that
- * passed and now fail. Returns 0; CP_EIO or CP_EPARSE for a file that
- * cannot be read or is not a report; CP_EINVAL when the reports ran
- * different profiles or share no timed variant.
+ * Compares two report.json files (cuproof compare). First comparability:
+ * another GPU name, driver version or profile makes the reports
+ * "incomparable" (said at the top, with the reasons); their timing
+ * verdicts are then informational and count as no regression unless
+ * opt->force. Per case and variant in both: when both sides carry
+ * timing.samples_ms, cp_compare_samples (compare_stats.h) gives the ratio
+ * of medians, its 95% bootstrap interval, the Mann-Whitney p and a verdict
+ * (same, faster, slower, noisy); else the medians and cp_compare_verdict,
+ * marked "medians only". Then checks, case statuses and claims whose
+ * result changed. *regressions counts variants "slower" with ratio - 1 >
+ * threshold (when they count), checks and case statuses that went from
+ * passed to failed or inconclusive (a case only when none of its checks
+ * did), and claims from confirmed to refuted or inconclusive. With
+ * opt->json, `out` gets one object: comparable, forced, reasons,
+ * threshold, min_effect, variants [{case, variant, method ("samples" or
+ * "medians"), old_median_ms, new_median_ms, ratio, ci_low, ci_high, p
+ * (null when medians only), old_runs, new_runs, verdict, regression}],
+ * checks, cases and claims [{case, check|claim, old, new, regression}],
+ * regressions. Returns 0; CP_EIO or CP_EPARSE for a file that cannot be
+ * read or is not a report; CP_EINVAL when the reports share no timed
+ * variant; CP_ENOMEM.
  */
+CP_API int cp_compare_reports_opts(const char *old_path, const char *new_path,
+                                   const cp_compare_options *opt, FILE *out, int *regressions);
+
+/* cp_compare_reports_opts with `threshold`, the default minimum effect,
+ * the table and no --force. */
 CP_API int cp_compare_reports(const char *old_path, const char *new_path, double threshold, FILE *out,
                        int *regressions);
 

@@ -24,7 +24,15 @@ extern "C" {
  * the first run ends), far below a CUDA context. */
 #define CP_LEAK_BYTES (8ll << 20)
 
-typedef enum { CP_STATUS_PASSED = 0, CP_STATUS_FAILED, CP_STATUS_SKIPPED } cp_status;
+/* A case's verdict. inconclusive: nothing failed, but a check its claim
+ * rests on (an essential one) could not be made; skip_reason says which
+ * and why. It is never a pass. */
+typedef enum {
+    CP_STATUS_PASSED = 0,
+    CP_STATUS_FAILED,
+    CP_STATUS_SKIPPED,
+    CP_STATUS_INCONCLUSIVE
+} cp_status;
 typedef enum { CP_CHECK_PASSED = 0, CP_CHECK_FAILED, CP_CHECK_SKIPPED } cp_check_status;
 typedef enum { CP_VERDICT_CONFIRMED = 0, CP_VERDICT_REFUTED, CP_VERDICT_NOT_MEASURED } cp_verdict;
 
@@ -34,6 +42,9 @@ typedef struct cp_check_result {
     char expected[256];
     char measured[256];
     char skip_reason[640];
+    /* The case's claim rests on it: skipped, it makes the case
+     * inconclusive rather than passed. */
+    bool essential;
 } cp_check_result;
 
 typedef struct cp_claim_result {

@@ -64,7 +64,7 @@ CP_API int cp_session_add_case(cp_session *s, cp_case_result *c);
 
 /* Counts of the report's cases by status. */
 CP_API void cp_session_counts(const cp_session *s, size_t *passed, size_t *failed,
-                              size_t *skipped);
+                              size_t *skipped, size_t *inconclusive);
 
 /* Hands the whole report to every sink. Returns 0 or the first sink's error. */
 CP_API int cp_session_close(cp_session *s);

@@ -1,0 +1,118 @@
+/*
+ * Statistics for comparing two sets of timed runs (cuproof compare): the
+ * Mann-Whitney U rank test, a bootstrap confidence interval for the ratio
+ * of medians, the Hodges-Lehmann shift, and the verdict built from them
+ * (docs/DESIGN.md, "Comparing runs"). libc and libm only.
+ */
+#ifndef CUPROOF_COMPARE_STATS_H
+#define CUPROOF_COMPARE_STATS_H
+
+#include "export.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Defaults that cuproof compare uses. */
+#define CP_CMP_ALPHA 0.01          /* the rank test's significance level */
+#define CP_CMP_MIN_SAMPLES 5       /* fewer on either side: "noisy" */
+#define CP_CMP_MIN_EFFECT 0.02     /* smallest change of the median called a change */
+#define CP_CMP_RESAMPLES 2000      /* bootstrap resamples */
+#define CP_CMP_LEVEL 0.95          /* confidence level of the interval */
+#define CP_CMP_EXACT_BELOW 8       /* exact rank test when the smaller side is below this */
+
+typedef enum cp_cmp_verdict {
+    CP_CMP_SAME = 0,
+    CP_CMP_FASTER,
+    CP_CMP_SLOWER,
+    CP_CMP_NOISY
+} cp_cmp_verdict;
+
+/* What cp_compare_samples found. */
+typedef struct cp_cmp_result {
+    cp_cmp_verdict verdict;
+    double ratio;           /* median(new) / median(old) */
+    double ci_low, ci_high; /* percentile bootstrap interval of the ratio */
+    double p;               /* two-sided Mann-Whitney p-value */
+    double shift_ms;        /* Hodges-Lehmann estimate of new - old */
+    size_t n_old, n_new;
+} cp_cmp_result;
+
+/* "same", "faster", "slower", "noisy"; "unknown" for another value. */
+CP_API const char *cp_cmp_verdict_name(cp_cmp_verdict v);
+
+/*
+ * Two-sided Mann-Whitney U test of a against b. *u (may be NULL) receives
+ * U of `a`: the number of pairs (a_i, b_j) with a_i > b_j, ties counting
+ * one half. *p receives the two-sided p-value:
+ *  - when the smaller sample has fewer than CP_CMP_EXACT_BELOW values and
+ *    na + nb <= 64: exactly, from the permutation distribution of the rank
+ *    sum of the smaller sample given the observed midranks (so ties are
+ *    handled exactly too): p = min(1, 2 min(P(R <= r), P(R >= r)));
+ *  - otherwise by the normal approximation with the tie-corrected variance
+ *    n_a n_b / 12 ((N + 1) - sum(t^3 - t) / (N (N - 1))) and a continuity
+ *    correction of 1/2; p = 1 when every value ties.
+ * Returns 0, or CP_EINVAL when a side is empty, a pointer is NULL or a
+ * value is not finite, or CP_ENOMEM. The inputs are not modified.
+ */
+CP_API int cp_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u,
+                           double *p);
+
+/*
+ * Percentile bootstrap interval for median(new) / median(old): `resamples`
+ * times, both sides are resampled with replacement (each on its own, the
+ * same sizes) and the ratio of their medians taken; *low and *high are the
+ * (1 - level) / 2 and (1 + level) / 2 quantiles of those ratios (linear
+ * interpolation between order statistics), *ratio (may be NULL) the ratio
+ * of the samples' own medians. The random numbers come from a splitmix64
+ * generator started at `seed`: the same inputs and seed give the same
+ * interval, on every machine. Medians are the mean of the two middle
+ * values for an even count. Returns 0, CP_EINVAL when a side is empty, a
+ * value is not finite and > 0, resamples < 1 or level is not in (0, 1),
+ * or CP_ENOMEM.
+ */
+CP_API int cp_median_ratio_ci(const double *old_ms, size_t n_old, const double *new_ms,
+                              size_t n_new, uint64_t seed, int resamples, double level,
+                              double *ratio, double *low, double *high);
+
+/*
+ * Hodges-Lehmann estimate of the shift from a to b: the median of every
+ * difference b_j - a_i. Returns 0, CP_EINVAL (empty side, NULL, not
+ * finite) or CP_ENOMEM.
+ */
+CP_API int cp_hodges_lehmann(const double *a, size_t na, const double *b, size_t nb,
+                             double *shift);
+
+/*
+ * The verdict on old against new timed runs (milliseconds, each > 0).
+ * `threshold` is the change (a fraction, e.g. 0.10) that matters, and
+ * `min_effect` (e.g. 0.02) the smallest change of the median that is
+ * called a change at all. In this order:
+ *  - noisy:  fewer than CP_CMP_MIN_SAMPLES runs on either side;
+ *  - slower: p < CP_CMP_ALPHA and ci_low > 1 + min_effect (the whole
+ *            interval lies above 1 + min_effect);
+ *  - faster: p < CP_CMP_ALPHA and ci_high < 1 - min_effect;
+ *  - noisy:  the interval is too wide to tell a change of `threshold`
+ *            from none: ci_high - ci_low > 2 threshold (which is the case
+ *            whenever it holds both 1 - threshold and 1 + threshold);
+ *  - same:   otherwise.
+ * The interval is cp_median_ratio_ci's at CP_CMP_LEVEL with
+ * CP_CMP_RESAMPLES resamples and `seed`; p is cp_mann_whitney's. Every
+ * field of *out is filled for every verdict (with fewer than two runs the
+ * interval may be a point). A regression, for cuproof compare, is
+ * "slower" with ratio - 1 > threshold. Returns 0, CP_EINVAL (empty side,
+ * a value not finite and > 0, threshold or min_effect negative or not
+ * finite) or CP_ENOMEM.
+ */
+CP_API int cp_compare_samples(const double *old_ms, size_t n_old, const double *new_ms,
+                              size_t n_new, double threshold, double min_effect, uint64_t seed,
+                              cp_cmp_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
