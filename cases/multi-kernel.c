@@ -78,8 +78,12 @@ static int setup(cp_ctx *ctx)
         return CP_ENOMEM;
     /* full: the source's 200 arrays of 1M floats; ci: a quarter of the
      * work per kernel and 64 arrays, still enough streams to overlap. */
-    s->arrays = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 200 : 64;
-    s->len = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 1 << 20 : 1 << 18;
+    bool full = cp_ctx_profile(ctx) == CP_PROFILE_FULL;
+    long arrays = 0, len = 0;
+    CP_TRY(cp_param_int(ctx, "arrays", full ? 200 : 64, 2, 4096, &arrays));
+    CP_TRY(cp_param_int(ctx, "len", full ? 1 << 20 : 1 << 18, 64, 1 << 24, &len));
+    s->arrays = (int)arrays;
+    s->len = (int)len;
     s->block = 64;
     s->elems = (size_t)s->arrays * (size_t)s->len;
     size_t bytes = s->elems * sizeof(float);

@@ -52,6 +52,8 @@ static const char usage[] =
     "  --out DIR                 where report.json, report.html and traces go\n"
     "                            (default cuproof-out; created if missing)\n"
     "  --no-trace                skip the traced run of each variant\n"
+    "  --param NAME=VALUE        override a case's size or count within its bounds\n"
+    "                            (repeatable; recorded in the report)\n"
     "  --devices 0,1,...         spread the cases over these GPUs (one at a time)\n"
     "\n"
     "run writes CASE.trace.json and, per traced variant, CASE.VARIANT.perfetto.json.\n"

@@ -23,6 +23,7 @@ typedef struct run_args {
     const char *devices_arg;
     const cp_case_def **sel;
     size_t nsel;
+    const char **params; /* --param NAME=VALUE, room for every argument */
 } run_args;
 
 /* Parses run's options and case names into `a` (a->sel has room for every
@@ -56,6 +57,13 @@ static int parse_args(int argc, char **argv, bool test, run_args *a)
             if (!val)
                 return cp_usage_error("%s", "--devices needs GPU ids such as 0,1");
             a->devices_arg = val;
+            i++;
+        } else if (strcmp(arg, "--param") == 0) {
+            const char *eq = val ? strchr(val, '=') : NULL;
+            if (!eq || eq == val || !eq[1])
+                return cp_usage_error("--param '%s': expected NAME=VALUE", val ? val : "");
+            a->params[a->o.nparams++] = val;
+            a->o.params = a->params;
             i++;
         } else if (strcmp(arg, "--no-trace") == 0) {
             a->o.trace = false;
@@ -203,8 +211,12 @@ static int run_or_test(int argc, char **argv, bool test)
     int status = CP_EXIT_OK, rc = -1;
     cp_session *s = NULL;
     a.sel = calloc(cp_registry_count() + (size_t)argc + 1, sizeof *a.sel);
-    if (!a.sel)
+    a.params = calloc((size_t)argc + 1, sizeof *a.params);
+    if (!a.sel || !a.params) {
+        free(a.sel);
+        free(a.params);
         return cp_usage_error("%s", "out of memory");
+    }
     if ((rc = parse_args(argc, argv, test, &a)) >= 0)
         goto out;
     /* CUPTI before the first CUDA call (DESIGN.md's tracing rules). */
@@ -259,6 +271,7 @@ static int run_or_test(int argc, char **argv, bool test)
 out:
     cp_session_free(s);
     free(a.sel);
+    free(a.params);
     cp_tracing_shutdown();
     return rc;
 }

@@ -162,6 +162,8 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
     add_str(b, o, "title", c->title);
     add_str(b, o, "source", c->source);
     add_str(b, o, "status", cp_status_name(c->status));
+    if (c->params[0])
+        add_str(b, o, "params", c->params);
     add_num(b, o, "device", c->device);
     add_str(b, o, "gpu", c->gpu_name);
     add_str(b, o, "skip_reason", c->skip_reason);

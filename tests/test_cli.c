@@ -692,3 +692,10 @@ Test(cli, check_a_recorded_h100_trace)
     HAS("passed  serialised: kernels == 200");
     HAS("7 passed, 0 failed");
 }
+
+Test(cli, bad_param)
+{
+    expect_usage_error("run --param nonsense", "--param 'nonsense': expected NAME=VALUE");
+    expect_usage_error("run --param =3", "--param '=3'");
+    expect_usage_error("run --param n=", "--param 'n='");
+}

@@ -111,6 +111,16 @@ CUPROOF_CASE(selftest_untraced, .cpu_only = true, .variants = CP_VARIANTS("a"), 
 
 CUPROOF_CASE(selftest_needs_gpu, .variants = CP_VARIANTS("a"), .run = count_run);
 
+/* A case with one parameter, n in [1, 10], 4 unless overridden. */
+static long param_n;
+static int setup_param(cp_ctx *ctx)
+{
+    return cp_param_int(ctx, "n", 4, 1, 10, &param_n);
+}
+
+CUPROOF_CASE(selftest_param, .cpu_only = true, .variants = CP_VARIANTS("a"), .setup = setup_param,
+             .run = count_run, .checks = trace_check);
+
 /* Checks the claim rests on, which this CPU case (never traced) cannot
  * make: one essential expectation, and one premise marked by name. */
 static int premise_check(cp_ctx *ctx)
@@ -254,6 +264,39 @@ Test(runner, trace_checks_are_skipped_not_passed_when_untraced)
     cr_expect_not_null(strstr(res->checks[0].skip_reason, "ran untraced"));
     cr_expect_eq(res->checks[1].status, CP_CHECK_SKIPPED);
     cr_expect_not_null(strstr(res->checks[1].skip_reason, "did not run"));
+}
+
+/* --param: a case's size within its bounds, recorded; out of bounds, not
+ * a number, or a parameter the case does not take: the case fails saying
+ * so, never runs with a silent default. */
+Test(runner, params_override_within_bounds_and_unknown_ones_fail)
+{
+    run("selftest-param");
+    cr_expect_eq(res->status, CP_STATUS_PASSED, "%s", res->error);
+    cr_expect_eq(param_n, 4);
+    cr_expect_str_eq(res->params, "n=4");
+    cp_case_result_free(res);
+
+    const char *seven[] = {"n=7"};
+    cp_run_opts o = opts;
+    o.params = seven;
+    o.nparams = 1;
+    const cp_case_def *d = cp_registry_find("selftest-param");
+    cr_assert_eq(cp_run_case(d, &env, &o, res), 0);
+    cr_expect_eq(res->status, CP_STATUS_PASSED, "%s", res->error);
+    cr_expect_eq(param_n, 7);
+    cr_expect_str_eq(res->params, "n=7*", "an override is marked");
+    cp_case_result_free(res);
+
+    const char *bad[][1] = {{"n=11"}, {"n=3x"}, {"m=1"}};
+    const char *why[] = {"from 1 to 10", "'3x' is not an integer", "takes no such parameter (it takes: n)"};
+    for (size_t i = 0; i < 3; i++) {
+        o.params = bad[i];
+        cr_assert_eq(cp_run_case(d, &env, &o, res), 0);
+        cr_expect_eq(res->status, CP_STATUS_FAILED, "%s", bad[i][0]);
+        cr_expect_not_null(strstr(res->error, why[i]), "%s: %s", bad[i][0], res->error);
+        cp_case_result_free(res);
+    }
 }
 
 /* A skipped essential check makes the case inconclusive, with the check

@@ -3,6 +3,7 @@
 
 #include <cuproof/nvtx.h>
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +225,35 @@ void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
     va_start(ap, measured);
     judge(c, ok, measured, ap);
     va_end(ap);
+}
+
+int cp_param_int(cp_ctx *ctx, const char *name, long def, long lo, long hi, long *out)
+{
+    size_t len = strlen(name), used = strlen(ctx->param_names);
+    snprintf(ctx->param_names + used, sizeof ctx->param_names - used, "%s%s", used ? ", " : "",
+             name);
+    *out = def;
+    bool overridden = false;
+    for (size_t i = 0; ctx->opts && i < ctx->opts->nparams; i++) {
+        const char *p = ctx->opts->params[i];
+        if (strncmp(p, name, len) != 0 || p[len] != '=')
+            continue;
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(p + len + 1, &end, 10);
+        if (ctx->param_read)
+            ctx->param_read[i] = true;
+        if (end == p + len + 1 || *end || errno || v < lo || v > hi)
+            return cp_failf(CP_EINVAL, "parameter %s: '%s' is not an integer from %ld to %ld",
+                            name, p + len + 1, lo, hi);
+        *out = v;
+        overridden = true;
+    }
+    char *list = ctx->result->params;
+    used = strlen(list);
+    snprintf(list + used, sizeof ctx->result->params - used, "%s%s=%ld%s", used ? " " : "", name,
+             *out, overridden ? "*" : "");
+    return 0;
 }
 
 int cp_essential(cp_ctx *ctx, const char *name)

@@ -4,6 +4,7 @@
 #define CUPROOF_RUNNER_CTX_H
 
 #include <cuproof/case.h>
+#include <cuproof/runner.h>
 
 /* What setup said about one variant. */
 typedef struct cp_variant_setting {
@@ -24,6 +25,9 @@ struct cp_ctx {
     int open_phases; /* cp_phase_begin minus cp_phase_end; the runner closes leftovers */
     int nvariants;
     cp_variant_setting *settings; /* one per variant, by index */
+    const cp_run_opts *opts;      /* the run's options: parameter overrides */
+    bool *param_read;             /* per override: whether the case read it */
+    char param_names[256];        /* the parameters the case asked for */
 };
 
 /* The number of variants a case declares. */

@@ -296,9 +296,12 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
     bool set_up = false;
     cp_expect_list expect = {0}, essential = {0};
     cp_ctx ctx = {.def = def, .profile = o->profile, .env = env, .result = r,
-                  .nvariants = cp_case_variant_count(def)};
+                  .nvariants = cp_case_variant_count(def), .opts = o};
     ctx.settings = calloc((size_t)ctx.nvariants + 1, sizeof *ctx.settings);
-    if (!ctx.settings) {
+    ctx.param_read = calloc(o->nparams + 1, sizeof *ctx.param_read);
+    if (!ctx.settings || !ctx.param_read) {
+        free(ctx.settings);
+        free(ctx.param_read);
         record_error(r, "case", CP_ENOMEM);
         return 0;
     }
@@ -314,6 +317,14 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
     set_up = true;
     if (rc < 0)
         goto out;
+    /* An override the case did not read would change nothing, silently. */
+    for (size_t i = 0; i < o->nparams; i++)
+        if (!ctx.param_read[i]) {
+            rc = cp_failf(CP_EINVAL, "--param %s: case %s takes no such parameter (it takes: %s)",
+                          o->params[i], r->name,
+                          ctx.param_names[0] ? ctx.param_names : "none");
+            goto out;
+        }
 
     for (int i = 0; i < ctx.nvariants; i++) {
         cp_variant v = {.name = def->variants[i], .index = i};
@@ -362,6 +373,7 @@ out:
         def->teardown(&ctx);
     free(ctx.state);
     free(ctx.settings);
+    free(ctx.param_read);
     cp_expect_list_free(&expect);
     cp_expect_list_free(&essential);
     cp_nvtx_pop();

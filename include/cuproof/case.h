@@ -159,6 +159,15 @@ CP_API void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, b
                     const char *expected, const char *measured, ...)
     __attribute__((format(printf, 6, 7)));
 
+/*
+ * A size or count of the case, `def` unless the run overrides it (cuproof
+ * run --param NAME=VALUE), within [lo, hi]. Call in setup; the value used
+ * is recorded in the report. Returns 0 with *out set, or CP_EINVAL when
+ * the override is not an integer or lies outside the bounds (the message
+ * names the parameter and its bounds).
+ */
+CP_API int cp_param_int(cp_ctx *ctx, const char *name, long def, long lo, long hi, long *out);
+
 /* Marks the checks recorded so far under `name` as essential: the case's
  * claim rests on them, so one that is skipped makes the case inconclusive
  * instead of passed (unless tracing was turned off on request: --no-trace).

@@ -108,6 +108,9 @@ typedef struct cp_case_result {
     cp_status status;
     char skip_reason[512];
     char error[1024];
+    /* The parameters the case read and the values it used, "name=value"
+     * separated by spaces; an override given with --param is marked "*". */
+    char params[512];
     int device;         /* the runtime's ordinal the case ran on */
     char gpu_name[256]; /* its name; "" when no GPU was used */
     /* Each list grows as the case adds to it (cp_result_add_*). */

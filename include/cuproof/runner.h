@@ -15,6 +15,11 @@ typedef struct cp_run_opts {
     int repeat; /* timed runs per variant, >= 1 */
     int warmup; /* untimed runs before them, >= 0 */
     bool trace; /* one traced run per variant when the tracer is available */
+    /* Overrides of the case's parameters, "NAME=VALUE" each (cuproof run
+     * --param): the case reads them with cp_param_int; one it does not
+     * read fails the case, naming the parameters it takes. */
+    const char *const *params;
+    size_t nparams;
 } cp_run_opts;
 
 /*
