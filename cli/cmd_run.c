@@ -24,6 +24,8 @@ typedef struct run_args {
     const cp_case_def **sel;
     size_t nsel;
     const char **params; /* --param NAME=VALUE, room for every argument */
+    cp_run_opts rule;    /* the stopping rule's settings given on the command line */
+    bool rule_set;
 } run_args;
 
 /* Parses run's options and case names into `a` (a->sel has room for every
@@ -58,6 +60,27 @@ static int parse_args(int argc, char **argv, bool test, run_args *a)
                 return cp_usage_error("%s", "--devices needs GPU ids such as 0,1");
             a->devices_arg = val;
             i++;
+        } else if (strcmp(arg, "--min-samples") == 0 || strcmp(arg, "--max-samples") == 0) {
+            int n = 0;
+            if (!cp_parse_int(val, 1, 100000, &n))
+                return cp_usage_error("%s: expected an integer from 1 to 100000", arg);
+            *(strcmp(arg, "--min-samples") == 0 ? &a->rule.min_samples : &a->rule.max_samples) = n;
+            a->rule_set = true;
+            i++;
+        } else if (strcmp(arg, "--max-noise") == 0 || strcmp(arg, "--min-time") == 0 ||
+                   strcmp(arg, "--max-time") == 0) {
+            char *end = NULL;
+            double x = val ? strtod(val, &end) : -1;
+            if (!val || end == val || *end || !(x >= 0 && x <= 1e6))
+                return cp_usage_error("%s: expected a non-negative number", arg);
+            if (strcmp(arg, "--max-noise") == 0)
+                a->rule.max_noise = x;
+            else if (strcmp(arg, "--min-time") == 0)
+                a->rule.min_time_s = x;
+            else
+                a->rule.max_time_s = x;
+            a->rule_set = true;
+            i++;
         } else if (strcmp(arg, "--param") == 0) {
             const char *eq = val ? strchr(val, '=') : NULL;
             if (!eq || eq == val || !eq[1])
@@ -81,8 +104,31 @@ static int parse_args(int argc, char **argv, bool test, run_args *a)
     if (a->nsel == 0)
         for (size_t i = 0; i < cp_registry_count(); i++)
             a->sel[a->nsel++] = cp_registry_at(i);
-    if (a->o.repeat == 0)
-        a->o.repeat = a->o.profile == CP_PROFILE_FULL ? 5 : 3;
+    if (a->o.repeat && a->rule_set)
+        return cp_usage_error("%s", "--repeat fixes the number of timed runs: it does not go "
+                                    "with --min-samples, --max-samples, --max-noise, --min-time "
+                                    "or --max-time");
+    if (a->o.repeat == 0 && test && !a->rule_set) {
+        /* A test asserts checks, not timings: three timed runs keep the
+         * suite quick, as they always have. */
+        a->o.repeat = 3;
+    } else if (a->o.repeat == 0) {
+        cp_run_opts_stopping_rule(&a->o, a->o.profile);
+        if (a->rule.min_samples)
+            a->o.min_samples = a->rule.min_samples;
+        if (a->rule.max_samples)
+            a->o.max_samples = a->rule.max_samples;
+        if (a->rule.max_noise > 0)
+            a->o.max_noise = a->rule.max_noise;
+        if (a->rule.min_time_s > 0)
+            a->o.min_time_s = a->rule.min_time_s;
+        if (a->rule.max_time_s > 0)
+            a->o.max_time_s = a->rule.max_time_s;
+        if (a->o.max_samples < a->o.min_samples)
+            return cp_usage_error("%s", "--max-samples is below --min-samples");
+        if (a->o.max_time_s < a->o.min_time_s)
+            return cp_usage_error("%s", "--max-time is below --min-time");
+    }
     if (a->out_dir && cp_make_dirs(a->out_dir) < 0) {
         fprintf(stderr, "cuproof: %s\n", cp_last_error());
         return CP_EXIT_USAGE;
@@ -94,9 +140,21 @@ static int parse_args(int argc, char **argv, bool test, run_args *a)
  * -1, or the exit status when the devices cannot be used. */
 static int describe_run(const run_args *a, cp_report *r, int *devices, int *ndevices)
 {
+    char runs_text[128];
+    if (a->o.repeat > 0)
+        snprintf(runs_text, sizeof runs_text, "%d timed runs", a->o.repeat);
+    else
+        snprintf(runs_text, sizeof runs_text,
+                 "%d to %d timed runs until the median's noise is %g%% or %g s pass",
+                 a->o.min_samples, a->o.max_samples, a->o.max_noise * 100, a->o.max_time_s);
     snprintf(r->profile, sizeof r->profile, "%s",
              a->o.profile == CP_PROFILE_FULL ? "full" : "ci");
     r->repeat = a->o.repeat;
+    r->min_samples = a->o.min_samples;
+    r->max_samples = a->o.max_samples;
+    r->max_noise = a->o.max_noise;
+    r->min_time_s = a->o.min_time_s;
+    r->max_time_s = a->o.max_time_s;
     r->traced = cp_tracing_available() && a->o.trace;
     snprintf(r->untraced_reason, sizeof r->untraced_reason, "%s",
              !a->o.trace ? "tracing was not requested (--no-trace)"
@@ -119,9 +177,9 @@ static int describe_run(const run_args *a, cp_report *r, int *devices, int *ndev
     if (!r->env.has_device)
         printf("cuproof: %s; GPU cases will be skipped\n", r->env.no_device_reason);
     else
-        printf("cuproof: %s (device %d, sm_%d%d, %d SMs), profile %s, %d timed runs%s\n",
-               r->env.gpu_name, r->env.device, r->env.cc_major, r->env.cc_minor,
-               r->env.sm_count, r->profile, a->o.repeat, r->traced ? " + 1 traced" : ", untraced");
+        printf("cuproof: %s (device %d, sm_%d%d, %d SMs), profile %s, %s%s\n", r->env.gpu_name,
+               r->env.device, r->env.cc_major, r->env.cc_minor, r->env.sm_count, r->profile,
+               runs_text, r->traced ? " + 1 traced" : ", untraced");
     if (*ndevices > 1) {
         printf("cuproof: cases spread over GPUs");
         for (int k = 0; k < *ndevices; k++)

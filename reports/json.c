@@ -4,6 +4,7 @@
 #include <cuproof/error.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,9 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
                 b->ok = b->ok && x && cJSON_AddItemToArray(samples, x);
             }
             add_str(b, t, "clock", "CLOCK_MONOTONIC");
+            add_str(b, t, "stopped_by", v->stopped_by);
+            if (isfinite(v->noise))
+                add_num(b, t, "median_noise", v->noise);
         }
         clocks_json(b, j, "clocks_before", &v->clocks_before);
         clocks_json(b, j, "clocks_after", &v->clocks_after);
@@ -269,6 +273,14 @@ cJSON *cp_report_to_json(const cp_report *r)
     env_json(&b, add_obj(&b, root, "environment"), &r->env);
     add_str(&b, root, "profile", r->profile);
     add_num(&b, root, "repeat", r->repeat);
+    if (r->repeat == 0) {
+        cJSON *rule = add_obj(&b, root, "stopping_rule");
+        add_num(&b, rule, "min_samples", r->min_samples);
+        add_num(&b, rule, "max_samples", r->max_samples);
+        add_num(&b, rule, "max_noise", r->max_noise);
+        add_num(&b, rule, "min_time_s", r->min_time_s);
+        add_num(&b, rule, "max_time_s", r->max_time_s);
+    }
     cJSON *tracing = add_obj(&b, root, "tracing");
     add_bool(&b, tracing, "available", r->traced);
     add_str(&b, tracing, "reason", r->untraced_reason);

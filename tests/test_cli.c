@@ -699,3 +699,12 @@ Test(cli, bad_param)
     expect_usage_error("run --param =3", "--param '=3'");
     expect_usage_error("run --param n=", "--param 'n='");
 }
+
+Test(cli, stopping_rule_options)
+{
+    expect_usage_error("run --repeat 3 --min-samples 5", "--repeat fixes the number");
+    expect_usage_error("run --min-samples 0", "--min-samples: expected an integer");
+    expect_usage_error("run --max-noise abc", "--max-noise: expected a non-negative number");
+    expect_usage_error("run --min-samples 9 --max-samples 3", "--max-samples is below");
+    expect_usage_error("run --min-time 5 --max-time 1", "--max-time is below --min-time");
+}

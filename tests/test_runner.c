@@ -111,6 +111,33 @@ CUPROOF_CASE(selftest_untraced, .cpu_only = true, .variants = CP_VARIANTS("a"), 
 
 CUPROOF_CASE(selftest_needs_gpu, .variants = CP_VARIANTS("a"), .run = count_run);
 
+/* Timed runs of a known length: 2 ms each (steady), or 1 and 6 ms in turn
+ * (noisy), spent on the host's clock as the runner times it. */
+static int paced_runs;
+static void spin_ms(double ms)
+{
+    double until = cp_now_ms() + ms;
+    while (cp_now_ms() < until) {
+    }
+}
+
+static int run_steady(cp_ctx *ctx, const cp_variant *v)
+{
+    spin_ms(2);
+    return 0;
+}
+
+static int run_noisy(cp_ctx *ctx, const cp_variant *v)
+{
+    spin_ms(paced_runs++ % 2 ? 6 : 1);
+    return 0;
+}
+
+CUPROOF_CASE(selftest_steady, .cpu_only = true, .variants = CP_VARIANTS("a"), .run = run_steady,
+             .checks = trace_check);
+CUPROOF_CASE(selftest_noisy, .cpu_only = true, .variants = CP_VARIANTS("a"), .run = run_noisy,
+             .checks = trace_check);
+
 /* A case with one parameter, n in [1, 10], 4 unless overridden. */
 static long param_n;
 static int setup_param(cp_ctx *ctx)
@@ -264,6 +291,59 @@ Test(runner, trace_checks_are_skipped_not_passed_when_untraced)
     cr_expect_not_null(strstr(res->checks[0].skip_reason, "ran untraced"));
     cr_expect_eq(res->checks[1].status, CP_CHECK_SKIPPED);
     cr_expect_not_null(strstr(res->checks[1].skip_reason, "did not run"));
+}
+
+static void run_with(const char *name, const cp_run_opts *o)
+{
+    const cp_case_def *d = cp_registry_find(name);
+    cr_assert_not_null(d);
+    cp_case_result_free(res);
+    cr_assert_eq(cp_run_case(d, &env, o, res), 0);
+    cr_expect_eq(res->status, CP_STATUS_PASSED, "%s", res->error);
+}
+
+/* The stopping rule: a steady variant stops at its minimum when the noise
+ * target is met; a noisy one runs to its maximum; a time limit stops a
+ * rule whose target cannot be met; a fixed count says so. */
+Test(runner, the_stopping_rule_says_what_ended_the_runs)
+{
+    cp_run_opts o = opts;
+    run_with("selftest-steady", &o);
+    cr_expect_str_eq(res->variants[0].stopped_by, "fixed");
+    cr_expect_eq(res->variants[0].nsamples, 3);
+
+    cp_run_opts_stopping_rule(&o, CP_PROFILE_CI);
+    o.max_noise = 0.2;
+    run_with("selftest-steady", &o);
+    cr_expect_str_eq(res->variants[0].stopped_by, "noise", "noise %g",
+                     res->variants[0].noise);
+    cr_expect_eq(res->variants[0].nsamples, (size_t)o.min_samples);
+    cr_expect_leq(res->variants[0].noise, 0.2);
+
+    cp_run_opts_stopping_rule(&o, CP_PROFILE_CI);
+    o.max_noise = 0.05;
+    o.max_samples = 8;
+    paced_runs = 0;
+    run_with("selftest-noisy", &o);
+    cr_expect_str_eq(res->variants[0].stopped_by, "max_samples", "noise %g",
+                     res->variants[0].noise);
+    cr_expect_eq(res->variants[0].nsamples, 8);
+    cr_expect_gt(res->variants[0].noise, 0.05);
+
+    cp_run_opts_stopping_rule(&o, CP_PROFILE_CI);
+    o.min_samples = 2;
+    o.max_samples = 100000;
+    o.max_noise = 1e-9;
+    o.max_time_s = 0.02;
+    run_with("selftest-steady", &o);
+    cr_expect_str_eq(res->variants[0].stopped_by, "max_time");
+    cr_expect_geq(res->variants[0].nsamples, 2);
+    cr_expect_leq(res->variants[0].nsamples, 30, "2 ms runs for 20 ms: about 10");
+
+    o.max_samples = 1; /* below the minimum: a bad rule */
+    const cp_case_def *d = cp_registry_find("selftest-steady");
+    cp_case_result_free(res);
+    cr_expect_eq(cp_run_case(d, &env, &o, res), CP_EINVAL);
 }
 
 /* --param: a case's size within its bounds, recorded; out of bounds, not

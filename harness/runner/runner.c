@@ -8,6 +8,7 @@
 #include "runner/window.h"
 
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,11 +95,60 @@ out:
     return rc;
 }
 
+void cp_run_opts_stopping_rule(cp_run_opts *o, cp_profile profile)
+{
+    bool full = profile == CP_PROFILE_FULL;
+    o->repeat = 0;
+    /* Five runs at least, as many as the full profile had; the time limit
+     * keeps a variant of two seconds a run (multi-kernel's sync) at five. */
+    o->min_samples = 5;
+    o->max_samples = full ? 100 : 50;
+    o->max_noise = full ? 0.01 : 0.02;
+    o->min_time_s = 0;
+    o->max_time_s = full ? 5 : 1;
+}
+
+/* The relative standard error of the median of n samples: about 1.2533
+ * standard errors of the mean for a normal distribution, over the median. */
+static double median_noise(const cp_timing *t)
+{
+    if (t->runs < 2 || !(t->median_ms > 0))
+        return INFINITY;
+    return 1.2533 * t->stddev_ms / sqrt((double)t->runs) / t->median_ms;
+}
+
+/* Whether the timed runs may stop after n of them, elapsed_s in; sets
+ * vr's stopped_by when they may. */
+static bool enough_runs(const cp_run_opts *o, size_t n, const double *samples, double elapsed_s,
+                        cp_variant_result *vr)
+{
+    if (o->repeat > 0) {
+        if ((int)n < o->repeat)
+            return false;
+        snprintf(vr->stopped_by, sizeof vr->stopped_by, "fixed");
+        return true;
+    }
+    if ((int)n < o->min_samples || elapsed_s < o->min_time_s)
+        return false;
+    cp_timing t;
+    if (cp_timing_compute(samples, n, &t) < 0)
+        return false;
+    vr->noise = median_noise(&t);
+    const char *why = vr->noise <= o->max_noise        ? "noise"
+                      : (int)n >= o->max_samples       ? "max_samples"
+                      : elapsed_s >= o->max_time_s     ? "max_time"
+                                                       : NULL;
+    if (why)
+        snprintf(vr->stopped_by, sizeof vr->stopped_by, "%s", why);
+    return why != NULL;
+}
+
 static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
                        cp_variant_result *vr)
 {
     int rc = 0;
-    double *samples = calloc((size_t)o->repeat, sizeof *samples);
+    size_t cap = (size_t)(o->repeat > 0 ? o->repeat : o->max_samples);
+    double *samples = calloc(cap ? cap : 1, sizeof *samples);
     if (!samples)
         return CP_ENOMEM;
     /* Warm-up runs are traced when the measured run will be, and their
@@ -119,16 +169,22 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     /* Timed runs are untraced: tracing must not inflate what is reported. */
     if (!ctx->def->cpu_only)
         cp_gpu_clocks(ctx->env->device, &vr->clocks_before);
-    for (int i = 0; i < o->repeat; i++) {
-        CP_TRY(one_run(ctx, v, vr, &samples[i], NULL));
-        if (i == 0 && o->warmup == 0)
+    size_t n = 0;
+    double started = cp_now_ms();
+    do {
+        CP_TRY(one_run(ctx, v, vr, &samples[n], NULL));
+        if (n == 0 && o->warmup == 0)
             CP_TRY(free_memory(ctx, &first_free));
-    }
+        n++;
+    } while (n < cap && !enough_runs(o, n, samples, (cp_now_ms() - started) / 1e3, vr));
+    if (!vr->stopped_by[0])
+        snprintf(vr->stopped_by, sizeof vr->stopped_by, o->repeat > 0 ? "fixed" : "max_samples");
     if (!ctx->def->cpu_only)
         cp_gpu_clocks(ctx->env->device, &vr->clocks_after);
-    CP_TRY(cp_timing_compute(samples, (size_t)o->repeat, &vr->timing));
+    CP_TRY(cp_timing_compute(samples, n, &vr->timing));
+    vr->noise = median_noise(&vr->timing);
     vr->samples_ms = samples;
-    vr->nsamples = (size_t)o->repeat;
+    vr->nsamples = n;
     samples = NULL;
     vr->ran = true;
     if (ctx->def->cpu_only)
@@ -279,7 +335,9 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
     snprintf(r->name, sizeof r->name, "%s", cp_case_name(def));
     snprintf(r->title, sizeof r->title, "%s", def->title ? def->title : "");
     snprintf(r->source, sizeof r->source, "%s", def->source ? def->source : "");
-    if (o->repeat < 1 || o->warmup < 0 || !def->run) {
+    bool rule_ok = o->repeat > 0 || (o->min_samples >= 1 && o->max_samples >= o->min_samples &&
+                                     o->max_noise > 0 && o->max_time_s >= o->min_time_s);
+    if (o->repeat < 0 || !rule_ok || o->warmup < 0 || !def->run) {
         record_error(r, "bad options", CP_EINVAL);
         return CP_EINVAL;
     }

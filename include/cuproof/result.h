@@ -80,6 +80,11 @@ typedef struct cp_variant_result {
      * tests, rather than the summary above. */
     double *samples_ms;
     size_t nsamples;
+    /* What ended the timed runs: "fixed" (a set count), "noise" (the
+     * median's relative standard error fell to the target), "max_samples"
+     * or "max_time" (the noise had not); and that relative error. */
+    char stopped_by[16];
+    double noise;
     /* The GPU's clocks before the variant's first timed run and after its
      * last. */
     cp_clocks clocks_before, clocks_after;
@@ -128,7 +133,9 @@ typedef struct cp_report {
     char tool_version[32];
     char date[32]; /* ISO 8601, UTC */
     char profile[8];
-    int repeat;
+    int repeat; /* timed runs per variant; 0: the stopping rule below */
+    int min_samples, max_samples;
+    double max_noise, min_time_s, max_time_s;
     cp_env env;
     bool traced;
     char untraced_reason[512];

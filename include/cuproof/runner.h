@@ -12,7 +12,15 @@ extern "C" {
 
 typedef struct cp_run_opts {
     cp_profile profile;
-    int repeat; /* timed runs per variant, >= 1 */
+    /* Timed runs per variant: exactly `repeat` when it is >= 1; when it is
+     * 0, the stopping rule below decides. */
+    int repeat;
+    /* The stopping rule: timed runs go on until the relative standard
+     * error of the median is at most max_noise, with at least min_samples
+     * runs and min_time_s of them, and stop at max_samples runs or after
+     * max_time_s whatever the noise. The variant says which ended it. */
+    int min_samples, max_samples;
+    double max_noise, min_time_s, max_time_s;
     int warmup; /* untimed runs before them, >= 0 */
     bool trace; /* one traced run per variant when the tracer is available */
     /* Overrides of the case's parameters, "NAME=VALUE" each (cuproof run
@@ -21,6 +29,10 @@ typedef struct cp_run_opts {
     const char *const *params;
     size_t nparams;
 } cp_run_opts;
+
+/* The stopping rule's defaults for a profile (repeat 0): ci 5 to 50 runs,
+ * 2% noise, at most 1 s per variant; full 5 to 100 runs, 1%, 5 s. */
+CP_API void cp_run_opts_stopping_rule(cp_run_opts *o, cp_profile profile);
 
 /*
  * Runs `def` on the device `env` names and fills `out` (which the caller
