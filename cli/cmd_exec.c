@@ -281,8 +281,7 @@ static void clear_traces(const char *dir)
     DIR *d = opendir(dir);
     struct dirent *e;
     while (d && (e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (n > 11 && strcmp(e->d_name + n - 11, ".proc.jsonl") == 0) {
+        if (cp_proc_is_trace_file(e->d_name)) {
             char path[PATH_MAX + 256];
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
             unlink(path);
@@ -340,10 +339,9 @@ static void wait_for_descendants(const char *dir, double limit_ms)
         DIR *d = opendir(dir);
         struct dirent *e;
         while (d && !open && (e = readdir(d))) {
-            size_t n = strlen(e->d_name);
             char path[PATH_MAX + 256];
             snprintf(path, sizeof path, "%.4000s/%.250s", dir, e->d_name);
-            open = n > 11 && strcmp(e->d_name + n - 11, ".proc.jsonl") == 0 && still_writing(path);
+            open = cp_proc_is_trace_file(e->d_name) && still_writing(path);
         }
         if (d)
             closedir(d);

@@ -1,6 +1,8 @@
 /* report.json and trace files, written and read with cJSON. */
 #include "reports/json.h"
 
+#include "analysis/json_put.h"
+
 #include <cuproof/error.h>
 
 #include <errno.h>
@@ -331,22 +333,6 @@ out:
     return rc;
 }
 
-/* A JSON string, escaped, to a stream. */
-static void put_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* The processes of a traced program. last_ns is absolute, on CUPTI's clock,
  * beyond a double's exact integers: a decimal string, as origin_ns. */
 static void put_processes(FILE *f, const cp_trace *t)
@@ -355,15 +341,15 @@ static void put_processes(FILE *f, const cp_trace *t)
     for (size_t i = 0; i < t->nprocesses; i++) {
         const cp_process *p = &t->processes[i];
         fprintf(f, "%s{\"pid\":%u,\"ppid\":%u,\"host\":", i ? "," : "", p->pid, p->ppid);
-        put_json_string(f, p->host);
+        cp_json_put_string(f, p->host);
         fputs(",\"command\":", f);
-        put_json_string(f, p->command);
+        cp_json_put_string(f, p->command);
         fprintf(f, ",\"ended\":%s,\"last_ns\":\"%llu\",\"dropped\":%llu,\"zero_timestamps\":%llu",
                 p->ended ? "true" : "false", (unsigned long long)p->last_ns,
                 (unsigned long long)p->dropped, (unsigned long long)p->zero_timestamps);
         if (p->why[0]) {
             fputs(",\"why\":", f);
-            put_json_string(f, p->why);
+            cp_json_put_string(f, p->why);
         }
         fputc('}', f);
     }
@@ -384,9 +370,9 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
     static char buffer[1 << 16];
     setvbuf(f, buffer, _IOFBF, sizeof buffer);
     fprintf(f, "{\"schema\":\"%s\",\"case\":", CP_TRACE_SCHEMA);
-    put_json_string(f, c->name);
+    cp_json_put_string(f, c->name);
     fputs(",\"device\":", f);
-    put_json_string(f, device);
+    cp_json_put_string(f, device);
     fputs(",\"variants\":[", f);
     bool first_variant = true;
     for (size_t i = 0; i < c->nvariants; i++) {
@@ -395,7 +381,7 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
             continue;
         fputs(first_variant ? "{\"name\":" : ",{\"name\":", f);
         first_variant = false;
-        put_json_string(f, v->name);
+        cp_json_put_string(f, v->name);
         fprintf(f, ",\"dropped_records\":%llu", (unsigned long long)v->trace.dropped_records);
         if (v->trace.renamed_kernels)
             fprintf(f, ",\"renamed_kernels\":%llu",
@@ -436,7 +422,7 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
                     (unsigned long long)(a->start - origin),
                     (unsigned long long)(a->end >= origin ? a->end - origin : 0), a->device,
                     a->context, a->stream, a->correlation);
-            put_json_string(f, a->name);
+            cp_json_put_string(f, a->name);
             if (a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET)
                 fprintf(f, ",\"bytes\":%llu", (unsigned long long)a->bytes);
             if (a->kind == CP_ACT_MEMCPY)

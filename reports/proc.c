@@ -850,7 +850,7 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool is_proc_file(const char *name)
+bool cp_proc_is_trace_file(const char *name)
 {
     static const char suffix[] = ".proc.jsonl";
     size_t n = strlen(name), k = sizeof suffix - 1;
@@ -876,7 +876,7 @@ int cp_proc_read_dir(const char *dir, cp_trace *t, size_t *nfiles)
                 rc = cp_failf(CP_EIO, "cannot list %s: %s", dir, strerror(errno));
             break;
         }
-        if (!is_proc_file(e->d_name))
+        if (!cp_proc_is_trace_file(e->d_name))
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 16;

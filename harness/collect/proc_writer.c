@@ -3,25 +3,11 @@
 #include "collect/proc_writer.h"
 
 #include "collect/cupti.h"
+#include "analysis/json_put.h"
 
 #include <cupti.h>
 #include <stdio.h>
 #include <string.h>
-
-/* Writes `s` as a JSON string. */
-static void put_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
 
 /* A CUPTI time relative to the file's origin, as the file keeps it. */
 static long long rel(const cp_proc_writer *w, uint64_t t)
@@ -86,7 +72,7 @@ static void write_work(cp_proc_writer *w, const cp_activity *a)
     fprintf(f, ",\"graph\":%u,\"node\":%llu", a->graph_id, (unsigned long long)a->graph_node);
     if (a->kind == CP_ACT_KERNEL) {
         fputs(",\"name\":", f);
-        put_string(f, a->name);
+        cp_json_put_string(f, a->name);
     }
     fputs("}\n", f);
 }
@@ -102,7 +88,7 @@ static void write_api(cp_proc_writer *w, const CUpti_ActivityAPI *api, bool runt
     fprintf(f, "{\"k\":\"%s\",\"s\":%lld,\"e\":%lld,\"cor\":%u,\"tid\":%u,\"name\":",
             runtime ? "runtime" : "driver", rel(w, api->start), rel(w, api->end), api->correlationId,
             api->threadId);
-    put_string(f, name);
+    cp_json_put_string(f, name);
     fputs("}\n", f);
 }
 
@@ -114,9 +100,9 @@ static void write_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
                                                                        : "instant";
     fprintf(f, "{\"k\":\"marker\",\"t\":%lld,\"id\":%u,\"phase\":\"%s\",\"name\":", rel(w, m->timestamp),
             m->id, phase);
-    put_string(f, m->name);
+    cp_json_put_string(f, m->name);
     fputs(",\"domain\":", f);
-    put_string(f, m->domain);
+    cp_json_put_string(f, m->domain);
     fputs("}\n", f);
 }
 
@@ -168,7 +154,7 @@ void cp_proc_writer_record(cp_proc_writer *w, const void *r)
     case CUPTI_ACTIVITY_KIND_DEVICE: {
         const CUpti_ActivityDevice5 *d = r;
         fprintf(f, "{\"k\":\"device\",\"dev\":%u,\"name\":", d->id);
-        put_string(f, d->name);
+        cp_json_put_string(f, d->name);
         fprintf(f, ",\"cc\":\"%u.%u\",\"sms\":%u}\n", d->computeCapabilityMajor,
                 d->computeCapabilityMinor, d->numMultiprocessors);
         break;
@@ -192,7 +178,7 @@ void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why)
             (unsigned long long)w->dropped, (unsigned long long)w->zero_timestamps);
     if (why) {
         fputs(",\"why\":", w->out);
-        put_string(w->out, why);
+        cp_json_put_string(w->out, why);
     }
     fputs("}\n", w->out);
     fflush(w->out);
@@ -209,9 +195,9 @@ void cp_proc_writer_header(cp_proc_writer *w, const char *host, long pid, long p
                            const char *command)
 {
     fprintf(w->out, "{\"schema\":\"cuproof.proc/1\",\"host\":");
-    put_string(w->out, host);
+    cp_json_put_string(w->out, host);
     fprintf(w->out, ",\"pid\":%ld,\"ppid\":%ld,\"command\":", pid, ppid);
-    put_string(w->out, command);
+    cp_json_put_string(w->out, command);
     fprintf(w->out, ",\"origin_ns\":\"%llu\"}\n", (unsigned long long)w->origin);
     fflush(w->out);
 }

@@ -48,6 +48,7 @@
 
 #include "trace.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -83,6 +84,10 @@ CP_API int cp_proc_read(const char *path, cp_trace *t);
  * what cp_proc_read does, CP_EIO aside.
  */
 CP_API int cp_proc_parse(const char *name, const char *data, size_t size, cp_trace *t);
+
+/* Whether a file name is a per-process trace's: it ends in ".proc.jsonl"
+ * (after at least one character). */
+CP_API bool cp_proc_is_trace_file(const char *name);
 
 /*
  * Reads every file of `dir` whose name ends in ".proc.jsonl", in the byte

@@ -58,6 +58,36 @@ __global__ void add_one(int *x, int n)
         x[i] += 1;
 }
 
+/* The work of the programs that end abnormally: `rounds` launches of
+ * add_one over n ints, copied back and checked (each element == rounds).
+ * Returns 0, or EXIT_FAILURE after saying what was wrong. */
+static inline int add_rounds(int rounds, int n)
+{
+    int *dev = NULL, *host = (int *)calloc((size_t)n, sizeof(int));
+    if (!host) {
+        fprintf(stderr, "%s: out of host memory\n", PROGRAM);
+        return EXIT_FAILURE;
+    }
+    CHECK(cudaMalloc((void **)&dev, (size_t)n * sizeof(int)));
+    CHECK(cudaMemcpy(dev, host, (size_t)n * sizeof(int), cudaMemcpyHostToDevice));
+    for (int r = 0; r < rounds; r++) {
+        add_one<<<64, 256>>>(dev, n);
+        CHECK(cudaGetLastError());
+    }
+    CHECK(cudaMemcpy(host, dev, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost));
+    CHECK(cudaDeviceSynchronize());
+    int wrong = 0;
+    for (int i = 0; i < n; i++)
+        wrong += host[i] != rounds;
+    CHECK(cudaFree(dev));
+    free(host);
+    if (wrong) {
+        fprintf(stderr, "%s: %d of %d elements wrong\n", PROGRAM, wrong, n);
+        return EXIT_FAILURE;
+    }
+    return 0;
+}
+
 /* Three periods of the injection's flush, so that one has surely passed. */
 static inline void wait_for_flush(void)
 {
