@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define CHECK(call)                                                                        \
@@ -50,6 +51,69 @@ __global__ void fma_chain(float *x, size_t n, int iters)
 static inline float input_value(unsigned v)
 {
     return (float)v / 256.0f;
+}
+
+/* The streamed programs' work: nstreams slices of `slice` floats, each
+ * one of VALUES exact inputs, put through the FMA chain on its own stream. */
+enum { VALUES = 251 };
+
+/* Input element i of slice s: one of VALUES exact values, so that the CPU
+ * reference is a table of VALUES chains. */
+static inline unsigned input_index(int s, size_t i)
+{
+    return (unsigned)((i * 7 + (size_t)s * 13) % VALUES);
+}
+
+/* Creates the non-blocking streams and fills host_in's slices. The kernel
+ * is loaded now: with lazy loading (CUDA 12.2 onwards) its first launch
+ * would load the module there, and the copies in would all be over before
+ * any kernel could start. */
+static inline void setup_slices(float *host_in, size_t slice, cudaStream_t *streams, int nstreams)
+{
+    cudaFuncAttributes attributes;
+    CHECK(cudaFuncGetAttributes(&attributes, fma_chain));
+    for (int s = 0; s < nstreams; s++) {
+        CHECK(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
+        for (size_t i = 0; i < slice; i++)
+            host_in[s * slice + i] = input_value(input_index(s, i));
+    }
+}
+
+/* Breadth-first, as the seeds issue it: every slice's copy in, then every
+ * kernel, then every copy out; then the device is synchronised. */
+static inline void run_slices(float *dev, const float *host_in, float *host_out, size_t slice,
+                              cudaStream_t *streams, int nstreams, int blocks, int threads)
+{
+    size_t bytes = slice * sizeof(float);
+    for (int s = 0; s < nstreams; s++)
+        CHECK(cudaMemcpyAsync(dev + s * slice, host_in + s * slice, bytes,
+                              cudaMemcpyHostToDevice, streams[s]));
+    for (int s = 0; s < nstreams; s++) {
+        fma_chain<<<blocks, threads, 0, streams[s]>>>(dev + s * slice, slice, ITERS);
+        CHECK(cudaGetLastError());
+    }
+    for (int s = 0; s < nstreams; s++)
+        CHECK(cudaMemcpyAsync(host_out + s * slice, dev + s * slice, bytes,
+                              cudaMemcpyDeviceToHost, streams[s]));
+    CHECK(cudaDeviceSynchronize());
+}
+
+/* Output elements whose bits differ from the chain of their input;
+ * *first gets the first one's index. */
+static inline size_t wrong_slices(const float *host_out, size_t slice, int nstreams,
+                                  size_t *first)
+{
+    float expected[VALUES];
+    for (unsigned v = 0; v < VALUES; v++)
+        expected[v] = chain(input_value(v), ITERS);
+    size_t wrong = 0;
+    for (int s = 0; s < nstreams; s++)
+        for (size_t i = 0; i < slice; i++) {
+            float want = expected[input_index(s, i)], got = host_out[s * slice + i];
+            if (memcmp(&want, &got, sizeof got) != 0 && wrong++ == 0)
+                *first = s * slice + i;
+        }
+    return wrong;
 }
 
 __global__ void add_one(int *x, int n)

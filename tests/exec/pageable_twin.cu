@@ -26,18 +26,14 @@
 #define PROGRAM "pageable_twin"
 #include "exec_common.cuh"
 
-enum { STREAMS = 16, BLOCKS = 8, THREADS = 256, VALUES = 251 };
+enum { STREAMS = 16, BLOCKS = 8, THREADS = 256 };
 static const size_t SLICE = (size_t)1 << 20; /* floats per stream: 4 MiB */
-
-/* Input element i of stream s: one of VALUES exact values, so that the CPU
- * reference is a table of VALUES chains. */
-static unsigned input_index(int s, size_t i) { return (unsigned)((i * 7 + (size_t)s * 13) % VALUES); }
 
 int main(void)
 {
     float *host_in = NULL, *host_out = NULL, *dev = NULL;
     cudaStream_t streams[STREAMS];
-    const size_t n = SLICE * STREAMS, bytes = SLICE * sizeof(float);
+    const size_t n = SLICE * STREAMS;
 
     host_in = (float *)malloc(n * sizeof(float)); /* pageable */
     host_out = (float *)malloc(n * sizeof(float));
@@ -48,41 +44,10 @@ int main(void)
         return EXIT_FAILURE;
     }
     CHECK(cudaMalloc((void **)&dev, n * sizeof(float)));
-    /* Load the kernel now: with lazy loading (CUDA 12.2 onwards) its first
-     * launch would load the module there, and the copies in would all be
-     * over before any kernel could start. */
-    cudaFuncAttributes attributes;
-    CHECK(cudaFuncGetAttributes(&attributes, fma_chain));
-    for (int s = 0; s < STREAMS; s++) {
-        CHECK(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
-        for (size_t i = 0; i < SLICE; i++)
-            host_in[s * SLICE + i] = input_value(input_index(s, i));
-    }
+    setup_slices(host_in, SLICE, streams, STREAMS);
     memset(host_out, 0xff, n * sizeof(float)); /* NaN until overwritten */
-
-    /* Breadth-first: all copies in, all kernels, all copies out. */
-    for (int s = 0; s < STREAMS; s++)
-        CHECK(cudaMemcpyAsync(dev + s * SLICE, host_in + s * SLICE, bytes,
-                              cudaMemcpyHostToDevice, streams[s]));
-    for (int s = 0; s < STREAMS; s++) {
-        fma_chain<<<BLOCKS, THREADS, 0, streams[s]>>>(dev + s * SLICE, SLICE, ITERS);
-        CHECK(cudaGetLastError());
-    }
-    for (int s = 0; s < STREAMS; s++)
-        CHECK(cudaMemcpyAsync(host_out + s * SLICE, dev + s * SLICE, bytes,
-                              cudaMemcpyDeviceToHost, streams[s]));
-    CHECK(cudaDeviceSynchronize());
-
-    float expected[VALUES];
-    for (unsigned v = 0; v < VALUES; v++)
-        expected[v] = chain(input_value(v), ITERS);
-    size_t wrong = 0, first = 0;
-    for (int s = 0; s < STREAMS; s++)
-        for (size_t i = 0; i < SLICE; i++) {
-            float want = expected[input_index(s, i)], got = host_out[s * SLICE + i];
-            if (memcmp(&want, &got, sizeof got) != 0 && wrong++ == 0)
-                first = s * SLICE + i;
-        }
+    run_slices(dev, host_in, host_out, SLICE, streams, STREAMS, BLOCKS, THREADS);
+    size_t first = 0, wrong = wrong_slices(host_out, SLICE, STREAMS, &first);
 
     for (int s = 0; s < STREAMS; s++)
         CHECK(cudaStreamDestroy(streams[s]));
