@@ -159,6 +159,9 @@ static int checks(cp_ctx *ctx)
                    "started %.3f ms after the start event's record call%s%s",
                    s->event_ms, kernel_ms, s->event_ms - kernel_ms, a.max_host_wait_ms,
                    arc ? ": " : "", arc ? cp_last_error() : "");
+    /* The case's claim is that the event time is the kernel's time: only
+     * the trace can say so. */
+    cp_essential(ctx, "the event time agrees with CUPTI's kernel duration");
     cp_figure_add(ctx, "event_ms", s->event_ms, "ms");
     if (arc == 0)
         cp_figure_add(ctx, "cupti_kernel_ms", kernel_ms, "ms");

@@ -161,6 +161,7 @@ static int checks(cp_ctx *ctx)
         cp_check_trace(ctx, variant, name, ok, want, "grid (%u, %u, %u) x block (%u, %u, %u)",
                        k ? k->grid[0] : 0, k ? k->grid[1] : 0, k ? k->grid[2] : 0,
                        k ? k->block[0] : 0, k ? k->block[1] : 0, k ? k->block[2] : 0);
+        cp_essential(ctx, name); /* the launch shape is the model under test */
         unsigned long long threads = (unsigned long long)g[0] * g[1] * g[2] * b[0] * b[1] * b[2];
         snprintf(name, sizeof name, "%s threads launched per element", variant);
         cp_figure_add(ctx, name, (double)threads / ((double)n[0] * n[1] * n[2]), "ratio");

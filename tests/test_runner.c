@@ -414,6 +414,18 @@ Test(runner, essential_trace_checks_skipped_on_request_pass)
     cr_assert_not_null(d);
     cr_assert_eq(cp_run_case(d, &env, &untraced, res), 0);
     cr_expect_eq(res->status, CP_STATUS_PASSED, "%s", res->skip_reason);
+    cr_expect(res->checks[res->nchecks - 1].skipped_on_request);
+    cp_case_result_free(res);
+
+    /* A premise that failed is not a request: untraced or not, the case
+     * whose essential check rests on it is inconclusive (conway-streams'
+     * gate under compute-sanitizer, which runs untraced). */
+    d = cp_registry_find("selftest-essential-premise");
+    cr_assert_not_null(d);
+    cr_assert_eq(cp_run_case(d, &env, &untraced, res), 0);
+    cr_expect_eq(res->status, CP_STATUS_INCONCLUSIVE, "%s", cp_status_name(res->status));
+    cr_expect_not_null(strstr(res->skip_reason, "premise (the host's launches blocked)"), "%s",
+                       res->skip_reason);
 }
 
 /* A variant left out of the profile does not run, adds no output check,

@@ -192,14 +192,21 @@ void cp_check(cp_ctx *ctx, const char *name, bool ok, const char *expected, cons
     va_end(ap);
 }
 
-void cp_check_skip(cp_ctx *ctx, const char *name, const char *expected, const char *reason)
+static cp_check_result *skip_check(cp_ctx *ctx, const char *name, const char *expected,
+                                   const char *reason)
 {
     cp_check_result *c = new_check(ctx, name, expected);
     if (!c)
-        return;
+        return NULL;
     c->status = CP_CHECK_SKIPPED;
     snprintf(c->skip_reason, sizeof c->skip_reason, "%s", reason);
     snprintf(c->measured, sizeof c->measured, "not measured");
+    return c;
+}
+
+void cp_check_skip(cp_ctx *ctx, const char *name, const char *expected, const char *reason)
+{
+    skip_check(ctx, name, expected, reason);
 }
 
 void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
@@ -215,7 +222,9 @@ void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
         snprintf(reason, sizeof reason, "variant '%s' %s%s%s", variant,
                  v ? "ran untraced: " : "did not run", !v && *why ? ": " : "",
                  v ? v->untraced_reason : why);
-        cp_check_skip(ctx, name, expected, reason);
+        cp_check_result *c = skip_check(ctx, name, expected, reason);
+        if (c && v && ctx->opts && !ctx->opts->trace)
+            c->skipped_on_request = true;
         return;
     }
     cp_check_result *c = new_check(ctx, name, expected);

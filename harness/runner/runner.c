@@ -299,14 +299,14 @@ static void add_expectation_checks(cp_ctx *ctx, const cp_expect_list *list, bool
 
 /* A passed case whose essential check was skipped is inconclusive: its
  * claim was never checked. Tracing turned off on request (--no-trace) is
- * the one way such checks are skipped by design, and the caller does not
- * come here then. */
+ * the one way such checks are skipped by design; a premise that failed
+ * (the gate of conway-streams, say) is not, traced or not. */
 static void judge_essentials(cp_case_result *r)
 {
     size_t used = 0;
     for (size_t i = 0; i < r->nchecks; i++) {
         const cp_check_result *k = &r->checks[i];
-        if (!k->essential || k->status != CP_CHECK_SKIPPED)
+        if (!k->essential || k->status != CP_CHECK_SKIPPED || k->skipped_on_request)
             continue;
         if (r->status == CP_STATUS_PASSED) {
             r->status = CP_STATUS_INCONCLUSIVE;
@@ -445,7 +445,7 @@ out:
             r->status = CP_STATUS_FAILED;
             snprintf(r->error, sizeof r->error, "the case recorded no checks");
         }
-        if (r->status == CP_STATUS_PASSED && o->trace)
+        if (r->status == CP_STATUS_PASSED)
             judge_essentials(r);
     }
     return fatal;

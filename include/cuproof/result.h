@@ -45,6 +45,9 @@ typedef struct cp_check_result {
     /* The case's claim rests on it: skipped, it makes the case
      * inconclusive rather than passed. */
     bool essential;
+    /* Skipped because tracing was turned off on request (--no-trace): the
+     * one way an essential check is skipped without an inconclusive case. */
+    bool skipped_on_request;
 } cp_check_result;
 
 typedef struct cp_claim_result {
