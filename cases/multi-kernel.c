@@ -85,6 +85,10 @@ static int setup(cp_ctx *ctx)
     s->arrays = (int)arrays;
     s->len = (int)len;
     s->block = 64;
+    /* Each kernel is one block that strides over its array by the block. */
+    if (len % s->block != 0)
+        return cp_failf(CP_EINVAL, "parameter len: %ld is not a multiple of the block's %d "
+                        "threads", len, s->block);
     s->elems = (size_t)s->arrays * (size_t)s->len;
     size_t bytes = s->elems * sizeof(float);
 

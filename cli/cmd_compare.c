@@ -8,21 +8,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* cuproof compare OLD NEW [--threshold F] [--format text|json] [--force]:
+/* cuproof compare OLD NEW [--threshold F] [--host-threshold F]
+ * [--format text|json] [--force]:
  * exit 0, 1 on regressions, 2 for bad usage or files that are not
  * comparable reports. */
 int cp_cmd_compare(int argc, char **argv)
 {
-    cp_compare_options opt = {.threshold = 0.10, .min_effect = CP_CMP_MIN_EFFECT};
+    cp_compare_options opt = {.threshold = 0.10,
+                              .min_effect = CP_CMP_MIN_EFFECT,
+                              .host_threshold = CP_CMP_HOST_THRESHOLD};
     if (argc < 2 || argv[0][0] == '-' || argv[1][0] == '-')
         return cp_usage_error("%s", "compare takes OLD.json NEW.json [--threshold F] "
-                                    "[--format text|json] [--force]");
+                                    "[--host-threshold F] [--format text|json] [--force]");
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--threshold") == 0 && i + 1 < argc) {
             char *end = NULL;
             opt.threshold = strtod(argv[++i], &end);
             if (!end || *end || end == argv[i] || !(opt.threshold >= 0 && opt.threshold < 100))
                 return cp_usage_error("--threshold wants a fraction such as 0.1, got '%s'",
+                                      argv[i]);
+        } else if (strcmp(argv[i], "--host-threshold") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            opt.host_threshold = strtod(argv[++i], &end);
+            if (!end || *end || end == argv[i] ||
+                !(opt.host_threshold >= 0 && opt.host_threshold < 100))
+                return cp_usage_error("--host-threshold wants a fraction such as 1.0, got '%s'",
                                       argv[i]);
         } else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
             i++;
@@ -36,7 +46,7 @@ int cp_cmd_compare(int argc, char **argv)
             opt.force = true;
         } else {
             return cp_usage_error("%s", "compare takes OLD.json NEW.json [--threshold F] "
-                                        "[--format text|json] [--force]");
+                                        "[--host-threshold F] [--format text|json] [--force]");
         }
     }
     int regressions = 0;

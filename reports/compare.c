@@ -74,6 +74,17 @@ const char *cp_compare_verdict(double old_ms, double old_sd, double new_ms, doub
     return *change < 0 ? "faster" : "slower";
 }
 
+/* The share of a variant's timed median in which its traced run kept the
+ * GPU busy (the trace's span less its idle time); NAN without a trace. */
+static double device_share(const cJSON *variant, double median_ms)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(variant, "trace");
+    double span = number(t, "span_ns"), idle = number(t, "idle_ns");
+    if (!(span > 0) || !(idle >= 0) || idle > span || !(median_ms > 0))
+        return NAN;
+    return (span - idle) / 1e6 / median_ms;
+}
+
 /* Every number of timing.samples_ms as a malloc'd array (*n of them), or
  * NULL when there is no such non-empty array of numbers. */
 static double *samples_of(const cJSON *timing, size_t *n)
@@ -170,6 +181,7 @@ int cp_compare_reports_opts(const char *old_path, const char *new_path,
     *regressions = 0;
     double threshold = opt ? opt->threshold : 0.10;
     double min_effect = opt ? opt->min_effect : CP_CMP_MIN_EFFECT;
+    double host_threshold = opt ? opt->host_threshold : CP_CMP_HOST_THRESHOLD;
     bool force = opt && opt->force, json = opt && opt->json;
     cJSON *doc = NULL;
     cJSON *a = load(old_path), *b = a ? load(new_path) : NULL;
@@ -189,6 +201,7 @@ int cp_compare_reports_opts(const char *old_path, const char *new_path,
     cJSON_AddBoolToObject(doc, "forced", force);
     cJSON_AddNumberToObject(doc, "threshold", threshold);
     cJSON_AddNumberToObject(doc, "min_effect", min_effect);
+    cJSON_AddNumberToObject(doc, "host_threshold", host_threshold);
     cJSON *jvariants = cJSON_AddArrayToObject(doc, "variants");
     cJSON *jchecks = cJSON_AddArrayToObject(doc, "checks");
     cJSON *jclaims = cJSON_AddArrayToObject(doc, "claims");
@@ -245,6 +258,24 @@ int cp_compare_reports_opts(const char *old_path, const char *new_path,
                 ratio = mb / ma;
                 medians_only = true;
             }
+            /* Host-bound (or untraced, so it cannot be told): a change
+             * within the host threshold is noise this comparison cannot
+             * rule out, whatever the two processes' own runs say. */
+            double share = fmin(device_share(va, ma), device_share(vb, mb));
+            if (isnan(device_share(va, ma)) || isnan(device_share(vb, mb)))
+                share = NAN;
+            bool host_bound = !(share >= CP_CMP_DEVICE_SHARE);
+            char why[160] = "";
+            double moved = ratio >= 1 ? ratio - 1 : 1 / ratio - 1;
+            if (host_bound && (strcmp(verdict, "slower") == 0 || strcmp(verdict, "faster") == 0) &&
+                moved <= host_threshold) {
+                if (isnan(share))
+                    snprintf(why, sizeof why, "untraced: host-bound or not cannot be told");
+                else
+                    snprintf(why, sizeof why, "host-bound: the GPU was busy %.0f%% of the run",
+                             100 * share);
+                verdict = "noisy";
+            }
             bool slower = strcmp(verdict, "slower") == 0 && ratio - 1 > threshold;
             bool regression = slower && counts;
             *regressions += regression;
@@ -262,7 +293,10 @@ int cp_compare_reports_opts(const char *old_path, const char *new_path,
             add_number_or_null(jv, "p", p);
             cJSON_AddNumberToObject(jv, "old_runs", stats ? (double)st.n_old : number(ta, "runs"));
             cJSON_AddNumberToObject(jv, "new_runs", stats ? (double)st.n_new : number(tb, "runs"));
+            add_number_or_null(jv, "device_share", share);
+            cJSON_AddBoolToObject(jv, "host_bound", host_bound);
             cJSON_AddStringToObject(jv, "verdict", verdict);
+            cJSON_AddStringToObject(jv, "why", why);
             cJSON_AddBoolToObject(jv, "regression", regression);
             if (json)
                 continue;
@@ -271,8 +305,8 @@ int cp_compare_reports_opts(const char *old_path, const char *new_path,
                 snprintf(ci, sizeof ci, "[%.3f, %.3f]", lo, hi);
                 snprintf(pv, sizeof pv, p < 1e-4 ? "%.1e" : "%.4f", p);
             }
-            fprintf(out, "%-28s %-26s %11.3f %11.3f %7.3f %-17s %8s  %s%s%s\n", name, vname, ma,
-                    mb, ratio, ci, pv, verdict,
+            fprintf(out, "%-28s %-26s %11.3f %11.3f %7.3f %-17s %8s  %s%s%s%s%s%s\n", name, vname,
+                    ma, mb, ratio, ci, pv, verdict, *why ? " (" : "", why, *why ? ")" : "",
                     regression ? " (regression)"
                     : slower   ? " (not counted: incomparable)"
                                : "",
@@ -370,6 +404,8 @@ out:
 int cp_compare_reports(const char *old_path, const char *new_path, double threshold, FILE *out,
                        int *regressions)
 {
-    cp_compare_options o = {.threshold = threshold, .min_effect = CP_CMP_MIN_EFFECT};
+    cp_compare_options o = {.threshold = threshold,
+                            .min_effect = CP_CMP_MIN_EFFECT,
+                            .host_threshold = CP_CMP_HOST_THRESHOLD};
     return cp_compare_reports_opts(old_path, new_path, &o, out, regressions);
 }

@@ -257,6 +257,14 @@ static void scale_pinned(cJSON *root)
                 continue;
             cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(v, "timing"), "median_ms");
             cJSON_SetNumberValue(m, m->valuedouble * scale_by);
+            /* A slower GPU: the trace's busy time grows with the median,
+             * so the variant stays device-bound (compare would call a
+             * change of host time alone noisy). */
+            const char *keys[] = {"span_ns", "idle_ns"};
+            for (int i = 0; i < 2; i++) {
+                cJSON *n = cJSON_GetObjectItem(cJSON_GetObjectItem(v, "trace"), keys[i]);
+                cJSON_SetNumberValue(n, n->valuedouble * scale_by);
+            }
         }
     }
 }
@@ -335,10 +343,15 @@ Test(cli, compare_bad_input)
 
 /* ---- cuproof compare on reports that keep every timed run ---- */
 
+/* The share of its time the small reports' variant kept the GPU busy in
+ * its trace; negative: no trace. Device-bound unless a test says not. */
+static double small_share = 0.95;
+
 /* A small report in a temp file: one case "k" with variant "v" timed by
  * `n` samples of `base` ms times a fixed pattern of about 2% noise (none
- * when n is 0: an old report), and one check "k: ok" with `check_ok` (1
- * true, 0 false, -1 null with status "inconclusive"). */
+ * when n is 0: an old report), traced with the GPU busy small_share of
+ * the time, and one check "k: ok" with `check_ok` (1 true, 0 false, -1
+ * null with status "inconclusive"). */
 static void small_report(char *path, const char *gpu, double driver, double base, int n,
                          int check_ok)
 {
@@ -379,6 +392,11 @@ static void small_report(char *path, const char *gpu, double driver, double base
         for (int i = 0; i < n; i++)
             cJSON_AddItemToArray(s, cJSON_CreateNumber(base * noise[i % 12]));
         cJSON_AddStringToObject(t, "clock", "CLOCK_MONOTONIC");
+    }
+    if (small_share >= 0) {
+        cJSON *tr = cJSON_AddObjectToObject(v, "trace");
+        cJSON_AddNumberToObject(tr, "span_ns", base * 1e6);
+        cJSON_AddNumberToObject(tr, "idle_ns", base * 1e6 * (1 - small_share));
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
@@ -430,6 +448,40 @@ Test(cli, compare_samples_shifted_is_slower)
     cr_expect_not_null(strstr(output, "slower"), "%s", output);
     cr_expect_eq(compare_small(H100, 0.8, 10, 10, 1, ""), 0, "%s", output);
     cr_expect_not_null(strstr(output, "faster"), "%s", output);
+}
+
+/* A host-bound variant (its GPU busy 30% of its time) moves between
+ * processes by more than its runs show: 1.3x is noisy, not a regression,
+ * and so is an untraced one, which cannot be told; 2.5x is slower; a
+ * tighter --host-threshold calls 1.3x slower. */
+Test(cli, compare_host_bound_changes_are_noisy_below_the_host_threshold)
+{
+    small_share = 0.30;
+    cr_expect_eq(compare_small(H100, 1.3, 10, 10, 1, ""), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "noisy (host-bound: the GPU was busy 30% of the run)"),
+                       "%s", output);
+    cr_expect_eq(compare_small(H100, 0.7, 10, 10, 1, ""), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "noisy (host-bound"), "%s", output);
+    cr_expect_eq(compare_small(H100, 2.5, 10, 10, 1, ""), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "slower (regression)"), "%s", output);
+    cr_expect_eq(compare_small(H100, 1.3, 10, 10, 1, "--host-threshold 0.2"), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "slower (regression)"), "%s", output);
+    cr_expect_eq(compare_small(H100, 1.3, 10, 10, 1, "--format json"), 0, "%s", output);
+    cJSON *root = cJSON_Parse(strchr(output, '{'));
+    cr_assert_not_null(root, "%s", output);
+    cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "variants"), 0);
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(v, "host_bound")));
+    cr_expect_float_eq(cJSON_GetObjectItem(v, "device_share")->valuedouble, 0.30, 1e-9);
+    cr_expect_str_eq(cJSON_GetObjectItem(v, "verdict")->valuestring, "noisy");
+    cr_expect_float_eq(cJSON_GetObjectItem(root, "host_threshold")->valuedouble, 1.0, 1e-9);
+    cJSON_Delete(root);
+    small_share = -1;
+    cr_expect_eq(compare_small(H100, 1.3, 10, 10, 1, ""), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "noisy (untraced: host-bound or not cannot be told)"),
+                       "%s", output);
+    small_share = 0.95;
+    expect_usage_error("compare a.json b.json --host-threshold -1",
+                       "--host-threshold wants a fraction");
 }
 
 Test(cli, compare_different_gpu_is_incomparable)

@@ -23,6 +23,16 @@ extern "C" {
 #define CP_CMP_RESAMPLES 2000      /* bootstrap resamples */
 #define CP_CMP_LEVEL 0.95          /* confidence level of the interval */
 #define CP_CMP_EXACT_BELOW 8       /* exact rank test when the smaller side is below this */
+/* A variant whose traced run kept the GPU busy for less than this share
+ * of its timed median is host-bound: its time is set by the CPU (launch
+ * calls, synchronisation, driver work), which differs between processes
+ * on the same machine by far more than the runs of one process show
+ * (identical runs on an H100 differed by up to 1.63x, against 1.02x for
+ * variants that kept the GPU busy 90% of the time or more). */
+#define CP_CMP_DEVICE_SHARE 0.85
+/* The change a host-bound variant must exceed to be called slower or
+ * faster (a fraction: 1.0 is twice as slow); below it, "noisy". */
+#define CP_CMP_HOST_THRESHOLD 1.0
 
 typedef enum cp_cmp_verdict {
     CP_CMP_SAME = 0,

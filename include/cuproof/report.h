@@ -87,6 +87,8 @@ CP_API char *cp_chrome_trace(const cp_trace *t, const char *title);
 typedef struct cp_compare_options {
     double threshold;  /* a change that matters, as a fraction (0.10) */
     double min_effect; /* smallest change called a change (CP_CMP_MIN_EFFECT, 0.02) */
+    /* The change a host-bound variant must exceed (CP_CMP_HOST_THRESHOLD). */
+    double host_threshold;
     bool force;        /* count timing regressions even when the reports are incomparable */
     bool json;         /* one JSON object on `out` instead of the table */
 } cp_compare_options;
@@ -100,15 +102,22 @@ typedef struct cp_compare_options {
  * timing.samples_ms, cp_compare_samples (compare_stats.h) gives the ratio
  * of medians, its 95% bootstrap interval, the Mann-Whitney p and a verdict
  * (same, faster, slower, noisy); else the medians and cp_compare_verdict,
- * marked "medians only". Then checks, case statuses and claims whose
+ * marked "medians only". A variant is host-bound when either report's
+ * traced run kept the GPU busy for less than CP_CMP_DEVICE_SHARE of its
+ * timed median, or when a report has no trace of it to tell: its slower
+ * or faster verdict becomes "noisy" unless the change exceeds
+ * opt->host_threshold, since runs of one process cannot show how much
+ * host-bound timings move between processes. Then checks, case statuses and claims whose
  * result changed. *regressions counts variants "slower" with ratio - 1 >
  * threshold (when they count), checks and case statuses that went from
  * passed to failed or inconclusive (a case only when none of its checks
  * did), and claims from confirmed to refuted or inconclusive. With
  * opt->json, `out` gets one object: comparable, forced, reasons,
- * threshold, min_effect, variants [{case, variant, method ("samples" or
+ * threshold, min_effect, host_threshold, variants [{case, variant, method ("samples" or
  * "medians"), old_median_ms, new_median_ms, ratio, ci_low, ci_high, p
- * (null when medians only), old_runs, new_runs, verdict, regression}],
+ * (null when medians only), old_runs, new_runs, device_share (the smaller
+ * of the two, null when untraced), host_bound, verdict, why (a host-bound
+ * verdict's reason, else ""), regression}],
  * checks, cases and claims [{case, check|claim, old, new, regression}],
  * regressions. Returns 0; CP_EIO or CP_EPARSE for a file that cannot be
  * read or is not a report; CP_EINVAL when the reports share no timed
