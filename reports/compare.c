@@ -75,14 +75,20 @@ const char *cp_compare_verdict(double old_ms, double old_sd, double new_ms, doub
 }
 
 /* The share of a variant's timed median in which its traced run kept the
- * GPU busy (the trace's span less its idle time); NAN without a trace. */
+ * GPU busy with work of its own: the trace's span less its idle time and
+ * less its pageable copies, whose time is the CPU's staging them (a report
+ * from before pageable_copy_sum_ns counts all copy time as theirs when it
+ * has any); NAN without a trace. */
 static double device_share(const cJSON *variant, double median_ms)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(variant, "trace");
     double span = number(t, "span_ns"), idle = number(t, "idle_ns");
     if (!(span > 0) || !(idle >= 0) || idle > span || !(median_ms > 0))
         return NAN;
-    return (span - idle) / 1e6 / median_ms;
+    double pageable = number(t, "pageable_copy_sum_ns");
+    if (isnan(pageable))
+        pageable = number(t, "pageable_copies") > 0 ? number(t, "copy_busy_ns") : 0;
+    return fmax(0, span - idle - (isnan(pageable) ? span : pageable)) / 1e6 / median_ms;
 }
 
 /* Every number of timing.samples_ms as a malloc'd array (*n of them), or

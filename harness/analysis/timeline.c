@@ -461,6 +461,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
                 m->d2h_sum_ns += end - a->start;
             if (is_pageable_copy(a)) {
                 m->pageable_copies++;
+                m->pageable_copy_sum_ns += end - a->start;
                 counted.async_pageable += a->async;
             }
             counted.sync += !a->async;

@@ -44,6 +44,8 @@ extern "C" {
     XX(copies, U32, "copies", "copy records")                                                \
     XX(memsets, U32, "memsets", "memset records")                                            \
     XX(pageable_copies, U32, "copies", "copies whose host side was pageable memory")         \
+    XX(pageable_copy_sum_ns, U64, "ns",                                                      \
+       "summed time of pageable copies: the CPU stages them, so it is the host's time")      \
     XX(h2d_sum_ns, U64, "ns", "summed host-to-device copy time")                             \
     XX(d2h_sum_ns, U64, "ns", "summed device-to-host copy time")                             \
     XX(kernel_sum_ns, U64, "ns", "summed kernel time")                                       \
@@ -119,6 +121,7 @@ typedef struct cp_metrics {
     uint64_t multi_device_ns;
     uint32_t kernels, copies, memsets;
     uint32_t pageable_copies;
+    uint64_t pageable_copy_sum_ns;
     /* The ideal time: a lower bound on the span from the trace, the largest
      * of the summed host-to-device copy time, the summed device-to-host
      * copy time and the summed kernel time over the concurrency the device
