@@ -19,7 +19,13 @@
  *                     which does not synchronise with other streams;
  *   serialised        depth-first with each stream synchronised before the
  *                     next is issued: the negative control, which must show
- *                     no concurrency at all.
+ *                     no concurrency at all;
+ *   graph             streams-pinned's copies and launches captured once,
+ *                     from its streams, into one CUDA graph (forked from and
+ *                     joined to an origin stream by events), instantiated
+ *                     in setup and launched once per run: every kernel and
+ *                     copy must carry the graph's id, and the graph must
+ *                     overlap and run kernels at once as the streams do.
  *
  * The source's variants issue work breadth-first: every copy in, then every
  * kernel, then every copy out. mult_ker leaves each element as it was, so
@@ -37,7 +43,7 @@
 #include <string.h>
 
 /* In the order of .variants below. */
-enum { SYNC = 0, PAGEABLE, PINNED, DEPTH_FIRST, LEGACY, PER_THREAD, SERIALISED, NVARIANTS };
+enum { SYNC = 0, PAGEABLE, PINNED, DEPTH_FIRST, LEGACY, PER_THREAD, SERIALISED, GRAPH, NVARIANTS };
 
 typedef struct state {
     int arrays, len, block;
@@ -47,6 +53,14 @@ typedef struct state {
     float *dev;
     float *scratch; /* the small buffer the default-stream variants memset */
     cudaStream_t *streams;
+    /* The graph variant: the origin stream its capture forks from and
+     * joins to, one event per stream for the fork and join, the graph and
+     * its executable. */
+    cudaStream_t origin;
+    cudaEvent_t fork, *joins;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    size_t graph_nodes;
     uint64_t reference_mismatches; /* cp_ref_mult against the input, first array */
     /* Least host time over the runs until the last call returned: where
      * the sources stopped their clock. */
@@ -58,6 +72,18 @@ static void teardown(cp_ctx *ctx)
     state *s = cp_ctx_state(ctx);
     if (!s)
         return;
+    if (s->exec)
+        cudaGraphExecDestroy(s->exec);
+    if (s->graph)
+        cudaGraphDestroy(s->graph);
+    for (int k = 0; s->joins && k < s->arrays; k++)
+        if (s->joins[k])
+            cudaEventDestroy(s->joins[k]);
+    free(s->joins);
+    if (s->fork)
+        cudaEventDestroy(s->fork);
+    if (s->origin)
+        cudaStreamDestroy(s->origin);
     for (int k = 0; s->streams && k < s->arrays; k++)
         if (s->streams[k])
             cudaStreamDestroy(s->streams[k]);
@@ -68,6 +94,47 @@ static void teardown(cp_ctx *ctx)
     cudaFreeHost(s->pin_out);
     free(s->in);
     free(s->out);
+}
+
+static int issue_breadth_first(state *s, const float *src, float *dst, cp_ctx *ctx,
+                               int variant);
+
+/* The graph variant's graph: streams-pinned's work captured from the same
+ * streams, each forked from the origin stream by an event and joined back
+ * by its own, so that the graph keeps the streams' independence (one
+ * branch per array: copy in, kernel, copy out). */
+static int capture_graph(state *s)
+{
+    int rc = 0;
+    CP_CUDA(cudaStreamCreateWithFlags(&s->origin, cudaStreamNonBlocking));
+    cp_nvtx_name_stream(s->origin, "multi-kernel graph origin");
+    CP_CUDA(cudaEventCreateWithFlags(&s->fork, cudaEventDisableTiming));
+    for (int k = 0; k < s->arrays; k++)
+        CP_CUDA(cudaEventCreateWithFlags(&s->joins[k], cudaEventDisableTiming));
+    CP_CUDA(cudaStreamBeginCapture(s->origin, cudaStreamCaptureModeThreadLocal));
+    CP_CUDA(cudaEventRecord(s->fork, s->origin));
+    for (int k = 0; k < s->arrays; k++)
+        CP_CUDA(cudaStreamWaitEvent(s->streams[k], s->fork, 0));
+    rc = issue_breadth_first(s, s->pin_in, s->pin_out, NULL, GRAPH);
+    for (int k = 0; rc == 0 && k < s->arrays; k++) {
+        CP_CUDA(cudaEventRecord(s->joins[k], s->streams[k]));
+        CP_CUDA(cudaStreamWaitEvent(s->origin, s->joins[k], 0));
+    }
+out:;
+    /* The capture ends whatever happened, or the streams stay capturing. */
+    cudaGraph_t graph = NULL;
+    cudaError_t end = cudaStreamEndCapture(s->origin, &graph);
+    s->graph = graph;
+    if (rc == 0 && end != cudaSuccess)
+        rc = cp_check_cuda(end, __FILE__, __LINE__, "cudaStreamEndCapture(origin, &graph)");
+    if (rc == 0) {
+        rc = cp_check_cuda(cudaGraphGetNodes(s->graph, NULL, &s->graph_nodes), __FILE__,
+                           __LINE__, "cudaGraphGetNodes(graph)");
+        if (rc == 0)
+            rc = cp_check_cuda(cudaGraphInstantiate(&s->exec, s->graph, 0), __FILE__, __LINE__,
+                               "cudaGraphInstantiate(&exec, graph, 0)");
+    }
+    return rc;
 }
 
 static int setup(cp_ctx *ctx)
@@ -95,7 +162,8 @@ static int setup(cp_ctx *ctx)
     s->in = malloc(bytes);
     s->out = malloc(bytes);
     s->streams = calloc((size_t)s->arrays, sizeof *s->streams);
-    if (!s->in || !s->out || !s->streams) {
+    s->joins = calloc((size_t)s->arrays, sizeof *s->joins);
+    if (!s->in || !s->out || !s->streams || !s->joins) {
         rc = CP_ENOMEM;
         goto out;
     }
@@ -113,6 +181,7 @@ static int setup(cp_ctx *ctx)
         CP_CUDA(cudaStreamCreate(&s->streams[k]));
         cp_nvtx_name_stream(s->streams[k], "multi-kernel stream %d", k);
     }
+    CP_TRY(capture_graph(s));
 out:
     return rc;
 }
@@ -184,43 +253,76 @@ static int issue(cp_ctx *ctx, const cp_variant *v)
 {
     int rc = 0;
     state *s = cp_ctx_state(ctx);
-    size_t bytes = (size_t)s->len * sizeof(float);
     const float *src = pinned(v) ? s->pin_in : s->in;
     float *dst = host_out(s, v);
     if (v->index == DEPTH_FIRST || v->index == SERIALISED)
         return run_depth_first(ctx, v);
 
-    cp_phase_begin(ctx, "copy-in");
+    if (v->index == GRAPH) {
+        /* The runner waits for the device, which the graph's launch on
+         * the origin stream is part of. */
+        CP_CUDA(cudaGraphLaunch(s->exec, s->origin));
+        return 0;
+    }
+    return issue_breadth_first(s, src, dst, ctx, v->index);
+out:
+    return rc;
+}
+
+/* NVTX phases, none without a ctx (while the graph is captured: phases
+ * are host events, not graph nodes). A phase left open by an error is
+ * closed by the runner. */
+static void phase_begin(cp_ctx *ctx, const char *name)
+{
+    if (ctx)
+        cp_phase_begin(ctx, name);
+}
+
+static void phase_end(cp_ctx *ctx)
+{
+    if (ctx)
+        cp_phase_end(ctx);
+}
+
+/* Breadth-first: every copy in, every kernel, every copy out, on the
+ * variant's streams (the default stream for sync). `ctx` NULL while the
+ * graph is captured: NVTX phases are host events, not graph nodes. */
+static int issue_breadth_first(state *s, const float *src, float *dst, cp_ctx *ctx,
+                               int variant)
+{
+    int rc = 0;
+    size_t bytes = (size_t)s->len * sizeof(float);
+    phase_begin(ctx, "copy-in");
     for (int k = 0; k < s->arrays; k++) {
         float *d = s->dev + (size_t)k * (size_t)s->len;
-        if (v->index == SYNC)
+        if (variant == SYNC)
             CP_CUDA(cudaMemcpy(d, src + (size_t)k * s->len, bytes, cudaMemcpyHostToDevice));
         else
             CP_CUDA(cudaMemcpyAsync(d, src + (size_t)k * s->len, bytes, cudaMemcpyHostToDevice,
                                     s->streams[k]));
     }
-    cp_phase_end(ctx);
-    cp_phase_begin(ctx, "compute");
+    phase_end(ctx);
+    phase_begin(ctx, "compute");
     for (int k = 0; k < s->arrays; k++) {
         /* Halfway, the default-stream variants put a memset on a default
          * stream: the legacy one serialises, the per-thread one does not. */
-        if (k == s->arrays / 2 && (v->index == LEGACY || v->index == PER_THREAD))
+        if (k == s->arrays / 2 && (variant == LEGACY || variant == PER_THREAD))
             CP_CUDA(cudaMemsetAsync(s->scratch, 0, 256,
-                                    v->index == LEGACY ? cudaStreamLegacy : cudaStreamPerThread));
+                                    variant == LEGACY ? cudaStreamLegacy : cudaStreamPerThread));
         CP_CUDA(cp_mult_launch(s->dev + (size_t)k * s->len, s->len, s->block,
-                               v->index == SYNC ? 0 : s->streams[k]));
+                               variant == SYNC ? 0 : s->streams[k]));
     }
-    cp_phase_end(ctx);
-    cp_phase_begin(ctx, "copy-out");
+    phase_end(ctx);
+    phase_begin(ctx, "copy-out");
     for (int k = 0; k < s->arrays; k++) {
         const float *d = s->dev + (size_t)k * (size_t)s->len;
-        if (v->index == SYNC)
+        if (variant == SYNC)
             CP_CUDA(cudaMemcpy(dst + (size_t)k * s->len, d, bytes, cudaMemcpyDeviceToHost));
         else
             CP_CUDA(cudaMemcpyAsync(dst + (size_t)k * s->len, d, bytes, cudaMemcpyDeviceToHost,
                                     s->streams[k]));
     }
-    cp_phase_end(ctx);
+    phase_end(ctx);
 out:
     return rc;
 }
@@ -231,6 +333,43 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
     *mismatches = cp_count_bit_mismatches(host_out(s, v), s->in, s->elems);
     *elements = s->elems;
     return 0;
+}
+
+/* Every kernel and copy of the graph variant's run carries one graph's id
+ * (a node each), and no other variant's work carries any. */
+static void graph_checks(cp_ctx *ctx)
+{
+    state *s = cp_ctx_state(ctx);
+    const cp_variant_result *g = cp_variant_result_get(ctx, "graph");
+    uint32_t tagged = 0, work = 0, id = 0;
+    bool several = false;
+    for (size_t i = 0; g && i < g->trace.n; i++) {
+        const cp_activity *a = &g->trace.items[i];
+        if (a->kind != CP_ACT_KERNEL && a->kind != CP_ACT_MEMCPY)
+            continue;
+        work++;
+        if (!a->graph_id)
+            continue;
+        tagged++;
+        several |= id && a->graph_id != id;
+        id = id ? id : a->graph_id;
+    }
+    uint32_t want = 3u * (uint32_t)s->arrays;
+    char expected[96];
+    snprintf(expected, sizeof expected, "%u kernels and copies, all with one graph id", want);
+    cp_check_trace(ctx, "graph", "graph: every kernel and copy carries the graph's id",
+                   work == want && tagged == want && id && !several, expected,
+                   "%u of %u records tagged, %s", tagged, work,
+                   several ? "several graph ids" : id ? "one graph id" : "no graph id");
+    cp_figure_add(ctx, "graph nodes", (double)s->graph_nodes, "nodes");
+    uint32_t stray = 0;
+    for (int v = 0; cp_ctx_variant(ctx, v); v++) {
+        const cp_variant_result *r = cp_variant_result_get(ctx, cp_ctx_variant(ctx, v));
+        for (size_t i = 0; v != GRAPH && r && i < r->trace.n; i++)
+            stray += r->trace.items[i].graph_id != 0;
+    }
+    cp_check(ctx, "no variant but graph launches work from a graph", stray == 0,
+             "0 graph-launched records elsewhere", "%u", stray);
 }
 
 static int checks(cp_ctx *ctx)
@@ -250,6 +389,7 @@ static int checks(cp_ctx *ctx)
                        "%u kernels", v ? v->metrics.kernels : 0);
     }
 
+    graph_checks(ctx);
     const cp_variant_result *pin = cp_variant_result_get(ctx, "streams-pinned");
     const cp_variant_result *df = cp_variant_result_get(ctx, "depth-first");
     const cp_metrics *mp = pin ? &pin->metrics : NULL;
@@ -277,7 +417,11 @@ static const char expectations[] =
     "per-thread-default-stream: no finding default_stream_serialization\n"
     "serialised: peak_concurrent_kernels == 1\n"
     "serialised: copy_kernel_overlap_ns == 0\n"
-    "serialised: finding serialized_streams\n";
+    "serialised: finding serialized_streams\n"
+    "# The graph keeps the streams' independence: it overlaps as they do.\n"
+    "graph: no finding cuda_memcpy_async\n"
+    "graph: peak_concurrent_kernels > 1\n"
+    "graph: copy_kernel_overlap_ratio > 0.3\n";
 
 /* What the claim rests on: pinned streams overlap copies with kernels and
  * run kernels at once. Untraced when tracing was asked for, the case is
@@ -341,7 +485,7 @@ CUPROOF_CASE(multi_kernel,
     .title = "Many mult_ker kernels: default stream vs one stream per array",
     .source = "seed 000 §3.3.1, 001 (streams), 002",
     .variants = CP_VARIANTS("sync", "streams-pageable", "streams-pinned", "depth-first",
-                 "legacy-default-stream", "per-thread-default-stream", "serialised"),
+                 "legacy-default-stream", "per-thread-default-stream", "serialised", "graph"),
     .setup = setup,
     .prepare = prepare,
     .run = run,

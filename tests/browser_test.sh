@@ -40,7 +40,7 @@ expect() { # description, actual, wanted
 }
 blocks=$(grep -o 'class="timeline-data"' "$out/timelines.html" | wc -l)
 drawn=$(grep -o 'class="timeline drawn"' "$out/dom.html" | wc -l)
-expect "timelines in the page" "$blocks" 31
+expect "timelines in the page" "$blocks" 32
 expect "timelines drawn" "$drawn" "$blocks"
 expect "script errors" "$(grep -o 'data-script-errors="[0-9]*"' "$out/dom.html")" \
     'data-script-errors="0"'

@@ -16,7 +16,7 @@
 #include <string.h>
 
 static cp_trace_file f;
-static cp_metrics m[16]; /* the fixture has 7 variants; load() checks */
+static cp_metrics m[16]; /* the fixture has 8 variants; load() checks */
 
 /* The H100 (compute capability 9.0) runs up to 128 kernels at once. */
 static const cp_timeline_opts h100 = {.max_concurrent_kernels = 128};
@@ -53,7 +53,7 @@ Test(fixtures, recorded_on_an_h100_with_every_kernel)
 {
     cr_expect_str_eq(f.case_name, "multi-kernel");
     cr_expect_not_null(strstr(f.device, "H100"), "%s", f.device);
-    cr_assert_eq(f.nvariants, 7);
+    cr_assert_eq(f.nvariants, 8);
     for (size_t i = 0; i < f.nvariants; i++) {
         cr_expect_eq(f.variants[i].trace.dropped_records, 0);
         cr_expect_gt(m[i].kernels, 1);
@@ -67,7 +67,7 @@ Test(fixtures, recorded_on_an_h100_with_every_kernel)
  * its thresholds: every one holds on the H100's recording. */
 Test(fixtures, the_cases_expectations_hold_on_the_recording)
 {
-    cr_expect_eq(replay_expectations(&f, m, "multi-kernel"), 12);
+    cr_expect_eq(replay_expectations(&f, m, "multi-kernel"), 15);
 }
 
 Test(fixtures, pinned_streams_overlap)
@@ -87,10 +87,13 @@ Test(fixtures, pageable_streams_flagged)
 }
 
 /* The NVTX phases were recorded on CUPTI's clock: they lie inside the
- * device activity's neighbourhood rather than on another clock. */
+ * device activity's neighbourhood rather than on another clock. The graph
+ * variant has none: its run is one call, cudaGraphLaunch. */
 Test(fixtures, host_ranges_share_the_clock)
 {
     for (size_t i = 0; i < f.nvariants; i++) {
+        if (strcmp(f.variants[i].name, "graph") == 0)
+            continue;
         uint64_t first = UINT64_MAX, range_start = UINT64_MAX;
         int ranges = 0;
         for (size_t k = 0; k < f.variants[i].trace.n; k++) {
@@ -123,6 +126,26 @@ Test(fixtures, serialised_control_fails_the_overlap_checks)
     const cp_finding *fd = cp_metrics_finding(se, "serialized_streams");
     cr_assert_not_null(fd);
     cr_expect_eq(fd->count, 200);
+}
+
+/* The graph's own expectations fail on the serialised control's metrics
+ * (concurrency and overlap), and only the graph's records carry graph ids:
+ * its checks can fail. */
+Test(fixtures, graph_checks_fail_on_the_serialised_control)
+{
+    cr_expect_eq(replay_expectations_fail_on(variant("graph"), "multi-kernel", "graph"), 0);
+    cr_expect_eq(replay_expectations_fail_on(variant("serialised"), "multi-kernel", "graph"), 2);
+    for (size_t i = 0; i < f.nvariants; i++) {
+        size_t tagged = 0, work = 0;
+        for (size_t k = 0; k < f.variants[i].trace.n; k++) {
+            const cp_activity *a = &f.variants[i].trace.items[k];
+            work += a->kind == CP_ACT_KERNEL || a->kind == CP_ACT_MEMCPY;
+            tagged += a->graph_id != 0;
+        }
+        bool graph = strcmp(f.variants[i].name, "graph") == 0;
+        cr_expect_eq(tagged, graph ? work : 0, "%s: %zu of %zu tagged", f.variants[i].name,
+                     tagged, work);
+    }
 }
 
 Test(fixtures, legacy_default_stream_serialises)
