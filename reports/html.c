@@ -2,96 +2,14 @@
  * per traced variant drawn by the page's own script. */
 #include <cuproof/report.h>
 
+#include "html_buf.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct buf {
-    char *s;
-    size_t len, cap;
-    bool oom;
-} buf;
-
-static void put(buf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 8192;
-        while (b->len + n + 1 > cap)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-static void raw(buf *b, const char *s)
-{
-    put(b, s, strlen(s));
-}
-
-/* Appends printf output with every argument already escaped by the caller
- * where it is text; numbers need none. */
-static void fmt(buf *b, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static void fmt(buf *b, const char *f, ...)
-{
-    char tmp[2048];
-    va_list ap;
-    va_start(ap, f);
-    int n = vsnprintf(tmp, sizeof tmp, f, ap);
-    va_end(ap);
-    if (n > 0)
-        put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-static void text(buf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<': raw(b, "&lt;"); break;
-        case '>': raw(b, "&gt;"); break;
-        case '&': raw(b, "&amp;"); break;
-        case '"': raw(b, "&quot;"); break;
-        default: put(b, s, 1);
-        }
-    }
-}
-
-static void cell(buf *b, const char *s)
-{
-    raw(b, "<td>");
-    text(b, s);
-    raw(b, "</td>");
-}
-
-
 /* ---- timelines ---- */
-
-/* A JSON string for a <script type="application/json"> block: quotes and
- * backslashes escaped, and '<' as \u003c so no "</script>" can end it. */
-static void json_string(buf *b, const char *s)
-{
-    raw(b, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fmt(b, "\\%c", c);
-        else if (c < 0x20 || c == '<' || c == '>' || c == '&')
-            fmt(b, "\\u%04x", c);
-        else
-            put(b, s, 1);
-    }
-    raw(b, "\"");
-}
 
 /* The kinds the page colours apart. */
 enum { TL_KERNEL = 0, TL_H2D, TL_D2H, TL_COPY, TL_MEMSET, TL_RANGE };
@@ -104,7 +22,7 @@ enum { TL_KERNEL = 0, TL_H2D, TL_D2H, TL_COPY, TL_MEMSET, TL_RANGE };
  * items [lane, start us, duration us, kind, name, bytes] relative to the
  * first record, and the names. Runtime API calls are left out.
  */
-static void timeline_html(buf *b, const char *id, const cp_trace *t, const cp_metrics *m)
+static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const cp_metrics *m)
 {
     /* The analysis' lanes, already sorted by (device, process, context,
      * stream); a traced program's lanes name their process. */
@@ -114,17 +32,17 @@ static void timeline_html(buf *b, const char *id, const cp_trace *t, const cp_me
     for (size_t i = 0; i < t->n; i++)
         if (t->items[i].kind != CP_ACT_RUNTIME && t->items[i].start < origin)
             origin = t->items[i].start;
-    fmt(b, "<div class=\"timeline\" id=\"%s\"></div><script type=\"application/json\" "
+    html_fmt(b, "<div class=\"timeline\" id=\"%s\"></div><script type=\"application/json\" "
            "class=\"timeline-data\" data-for=\"%s\">{\"lanes\":[", id, id);
     for (size_t k = 0; k < nl; k++) {
         if (t->nprocesses > 1 && lanes[k].process < t->nprocesses)
-            fmt(b, "%s\"GPU %u pid %u ctx %u stream %u\"", k ? "," : "", lanes[k].device,
+            html_fmt(b, "%s\"GPU %u pid %u ctx %u stream %u\"", k ? "," : "", lanes[k].device,
                 t->processes[lanes[k].process].pid, lanes[k].context, lanes[k].stream);
         else
-            fmt(b, "%s\"GPU %u ctx %u stream %u\"", k ? "," : "", lanes[k].device,
+            html_fmt(b, "%s\"GPU %u ctx %u stream %u\"", k ? "," : "", lanes[k].device,
                 lanes[k].context, lanes[k].stream);
     }
-    fmt(b, "%s\"NVTX phases\"],\"items\":[", nl ? "," : "");
+    html_fmt(b, "%s\"NVTX phases\"],\"items\":[", nl ? "," : "");
     size_t shown = 0, total = 0;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
@@ -146,15 +64,15 @@ static void timeline_html(buf *b, const char *id, const cp_trace *t, const cp_me
                    : a->copy_dir == CP_COPY_DTOH ? TL_D2H
                                                  : TL_COPY;
         }
-        fmt(b, "%s[%zu,%.3f,%.3f,%d,", shown ? "," : "", lane, (double)(a->start - origin) / 1e3,
+        html_fmt(b, "%s[%zu,%.3f,%.3f,%d,", shown ? "," : "", lane, (double)(a->start - origin) / 1e3,
             (double)(a->end - a->start) / 1e3, kind);
-        json_string(b, a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name);
-        fmt(b, ",%llu]", (unsigned long long)a->bytes);
+        html_json_string(b, a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name);
+        html_fmt(b, ",%llu]", (unsigned long long)a->bytes);
         shown++;
     }
-    fmt(b, "],\"total\":%zu}</script>", total);
+    html_fmt(b, "],\"total\":%zu}</script>", total);
     if (shown < total)
-        fmt(b, "<p>The timeline shows the first %zu of %zu records.</p>", shown, total);
+        html_fmt(b, "<p>The timeline shows the first %zu of %zu records.</p>", shown, total);
 }
 
 /* The page's one script: draws every .timeline from its JSON on a canvas
@@ -237,71 +155,71 @@ static const char legend_html[] =
     "<span style=\"color:#d23\">shaded: a copy and a kernel both running</span>"
     " (wheel to zoom, drag to pan)</p>";
 
-static void case_html(buf *b, const cp_case_result *c)
+static void case_html(html_buf *b, const cp_case_result *c)
 {
-    fmt(b, "<section id=\"case-%s\"><h2>", c->name);
-    text(b, c->name);
-    raw(b, " <span class=\"");
-    raw(b, cp_status_name(c->status));
-    raw(b, "\">");
-    raw(b, cp_status_name(c->status));
-    raw(b, "</span></h2><p>");
-    text(b, c->title);
-    raw(b, " <small>(");
-    text(b, c->source);
-    raw(b, ")</small>");
+    html_fmt(b, "<section id=\"case-%s\"><h2>", c->name);
+    html_text(b, c->name);
+    html_raw(b, " <span class=\"");
+    html_raw(b, cp_status_name(c->status));
+    html_raw(b, "\">");
+    html_raw(b, cp_status_name(c->status));
+    html_raw(b, "</span></h2><p>");
+    html_text(b, c->title);
+    html_raw(b, " <small>(");
+    html_text(b, c->source);
+    html_raw(b, ")</small>");
     if (c->gpu_name[0]) {
-        fmt(b, " <small>on GPU %d, ", c->device);
-        text(b, c->gpu_name);
-        raw(b, "</small>");
+        html_fmt(b, " <small>on GPU %d, ", c->device);
+        html_text(b, c->gpu_name);
+        html_raw(b, "</small>");
     }
-    raw(b, "</p>");
+    html_raw(b, "</p>");
     if (c->status == CP_STATUS_SKIPPED || c->status == CP_STATUS_INCONCLUSIVE) {
-        raw(b, c->status == CP_STATUS_SKIPPED ? "<p class=\"skipped\">Skipped: "
+        html_raw(b, c->status == CP_STATUS_SKIPPED ? "<p class=\"skipped\">Skipped: "
                                               : "<p class=\"inconclusive\">Inconclusive: ");
-        text(b, c->skip_reason);
-        raw(b, "</p>");
+        html_text(b, c->skip_reason);
+        html_raw(b, "</p>");
     }
     if (c->error[0]) {
-        raw(b, "<p class=\"failed\">Error: ");
-        text(b, c->error);
-        raw(b, "</p>");
+        html_raw(b, "<p class=\"failed\">Error: ");
+        html_text(b, c->error);
+        html_raw(b, "</p>");
     }
     if (c->nchecks) {
-        raw(b, "<h3>Checks</h3><table><tr><th>check</th><th>status</th><th>expected</th>"
+        html_raw(b, "<h3>Checks</h3><table><tr><th>check</th><th>status</th><th>expected</th>"
                "<th>measured</th></tr>");
         for (size_t i = 0; i < c->nchecks; i++) {
             const cp_check_result *k = &c->checks[i];
-            raw(b, "<tr>");
-            cell(b, k->name);
-            fmt(b, "<td class=\"%s\">%s</td>", cp_check_status_name(k->status),
+            html_raw(b, "<tr>");
+            html_cell(b, k->name);
+            html_fmt(b, "<td class=\"%s\">%s</td>", cp_check_status_name(k->status),
                 cp_check_status_name(k->status));
-            cell(b, k->expected);
-            cell(b, k->status == CP_CHECK_SKIPPED ? k->skip_reason : k->measured);
-            raw(b, "</tr>");
+            html_cell(b, k->expected);
+            html_cell(b, k->status == CP_CHECK_SKIPPED ? k->skip_reason : k->measured);
+            html_raw(b, "</tr>");
         }
-        raw(b, "</table>");
+        html_raw(b, "</table>");
     }
     if (c->nclaims) {
-        raw(b, "<h3>Claims</h3><table><tr><th>claim</th><th>claimed</th><th>measured</th>"
+        html_raw(b, "<h3>Claims</h3><table><tr><th>claim</th><th>claimed</th><th>measured</th>"
                "<th>verdict</th><th>why</th></tr>");
         for (size_t i = 0; i < c->nclaims; i++) {
             const cp_claim_result *k = &c->claims[i];
-            raw(b, "<tr><td>");
-            text(b, k->text);
-            raw(b, "<br><small>");
-            text(b, k->source);
-            raw(b, "</small></td>");
-            cell(b, k->claimed);
-            cell(b, k->measured);
-            cell(b, cp_verdict_name(k->verdict));
-            cell(b, k->reason);
-            raw(b, "</tr>");
+            html_raw(b, "<tr><td>");
+            html_text(b, k->text);
+            html_raw(b, "<br><small>");
+            html_text(b, k->source);
+            html_raw(b, "</small></td>");
+            html_cell(b, k->claimed);
+            html_cell(b, k->measured);
+            html_cell(b, cp_verdict_name(k->verdict));
+            html_cell(b, k->reason);
+            html_raw(b, "</tr>");
         }
-        raw(b, "</table>");
+        html_raw(b, "</table>");
     }
     if (c->nvariants) {
-        raw(b, "<h3>Variants</h3><table><tr><th>variant</th><th>median ms</th><th>min</th>"
+        html_raw(b, "<h3>Variants</h3><table><tr><th>variant</th><th>median ms</th><th>min</th>"
                "<th>max</th><th>stddev</th><th>span ms</th><th>overlap ratio</th>"
                "<th>peak kernels</th><th>mean kernels</th><th>idle ms</th><th>ideal ms</th>"
                "<th>efficiency</th><th>bound</th><th>streams</th>"
@@ -309,54 +227,54 @@ static void case_html(buf *b, const cp_case_result *c)
         for (size_t i = 0; i < c->nvariants; i++) {
             const cp_variant_result *v = &c->variants[i];
             const cp_metrics *m = &v->metrics;
-            raw(b, "<tr>");
-            cell(b, v->name);
+            html_raw(b, "<tr>");
+            html_cell(b, v->name);
             if (v->skip_reason[0]) {
-                raw(b, "<td colspan=\"14\" class=\"skipped\">not run: ");
-                text(b, v->skip_reason);
-                raw(b, "</td></tr>");
+                html_raw(b, "<td colspan=\"14\" class=\"skipped\">not run: ");
+                html_text(b, v->skip_reason);
+                html_raw(b, "</td></tr>");
                 continue;
             }
-            fmt(b, "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>", v->timing.median_ms,
+            html_fmt(b, "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>", v->timing.median_ms,
                 v->timing.min_ms, v->timing.max_ms, v->timing.stddev_ms);
             if (v->traced) {
-                fmt(b, "<td>%.3f</td><td>%.3f</td><td>%u</td><td>%.2f</td><td>%.3f</td>"
+                html_fmt(b, "<td>%.3f</td><td>%.3f</td><td>%u</td><td>%.2f</td><td>%.3f</td>"
                        "<td>%.3f</td><td>%.2f</td><td>%s</td><td>%zu</td><td>",
                     (double)m->span_ns / 1e6, m->copy_kernel_overlap_ratio,
                     m->peak_concurrent_kernels, m->mean_concurrent_kernels,
                     (double)m->idle_ns / 1e6, (double)m->ideal_ns / 1e6, m->efficiency,
                     m->bound, m->nlanes);
                 for (size_t f = 0; f < m->nfindings; f++) {
-                    raw(b, "<b>");
-                    text(b, m->findings[f].name);
-                    raw(b, "</b>: ");
-                    text(b, m->findings[f].message);
-                    raw(b, "<br>");
+                    html_raw(b, "<b>");
+                    html_text(b, m->findings[f].name);
+                    html_raw(b, "</b>: ");
+                    html_text(b, m->findings[f].message);
+                    html_raw(b, "<br>");
                 }
-                raw(b, "</td>");
+                html_raw(b, "</td>");
             } else {
-                raw(b, "<td colspan=\"10\">untraced: ");
-                text(b, v->untraced_reason);
-                raw(b, "</td>");
+                html_raw(b, "<td colspan=\"10\">untraced: ");
+                html_text(b, v->untraced_reason);
+                html_raw(b, "</td>");
             }
-            raw(b, "</tr>");
+            html_raw(b, "</tr>");
         }
-        raw(b, "</table>");
+        html_raw(b, "</table>");
     }
     bool any_traced = false;
     for (size_t i = 0; i < c->nvariants; i++)
         any_traced = any_traced || c->variants[i].traced;
     if (any_traced) {
-        raw(b, "<h3>Timelines</h3>");
-        raw(b, legend_html);
+        html_raw(b, "<h3>Timelines</h3>");
+        html_raw(b, legend_html);
         for (size_t i = 0; i < c->nvariants; i++) {
             if (!c->variants[i].traced)
                 continue;
             char id[160];
             snprintf(id, sizeof id, "tl-%s-%s", c->name, c->variants[i].name);
-            raw(b, "<h4>");
-            text(b, c->variants[i].name);
-            raw(b, "</h4>");
+            html_raw(b, "<h4>");
+            html_text(b, c->variants[i].name);
+            html_raw(b, "</h4>");
             timeline_html(b, id, &c->variants[i].trace, &c->variants[i].metrics);
         }
     }
@@ -364,103 +282,103 @@ static void case_html(buf *b, const cp_case_result *c)
     for (size_t i = 0; i < c->nvariants; i++)
         any_series = any_series || c->variants[i].nseries;
     if (any_series) {
-        raw(b, "<h3>Measured by the run itself</h3><table><tr><th>variant</th><th>series</th>"
+        html_raw(b, "<h3>Measured by the run itself</h3><table><tr><th>variant</th><th>series</th>"
                "<th>n</th><th>mean</th><th>stddev</th><th>unit</th></tr>");
         for (size_t i = 0; i < c->nvariants; i++)
             for (size_t k = 0; k < c->variants[i].nseries; k++) {
                 const cp_series *sr = &c->variants[i].series[k];
                 double mean, std;
                 cp_mean_std(sr->values, sr->n, &mean, &std);
-                raw(b, "<tr>");
-                cell(b, c->variants[i].name);
-                cell(b, sr->name);
-                fmt(b, "<td>%zu</td><td>%.4g</td><td>%.4g</td>", sr->n, mean, std);
-                cell(b, sr->unit);
-                raw(b, "</tr>");
+                html_raw(b, "<tr>");
+                html_cell(b, c->variants[i].name);
+                html_cell(b, sr->name);
+                html_fmt(b, "<td>%zu</td><td>%.4g</td><td>%.4g</td>", sr->n, mean, std);
+                html_cell(b, sr->unit);
+                html_raw(b, "</tr>");
             }
-        raw(b, "</table>");
+        html_raw(b, "</table>");
     }
     if (c->nfigures) {
-        raw(b, "<h3>Figures</h3><ul>");
+        html_raw(b, "<h3>Figures</h3><ul>");
         for (size_t i = 0; i < c->nfigures; i++) {
-            raw(b, "<li>");
-            text(b, c->figures[i].name);
-            fmt(b, ": %.4g ", c->figures[i].value);
-            text(b, c->figures[i].unit);
-            raw(b, "</li>");
+            html_raw(b, "<li>");
+            html_text(b, c->figures[i].name);
+            html_fmt(b, ": %.4g ", c->figures[i].value);
+            html_text(b, c->figures[i].unit);
+            html_raw(b, "</li>");
         }
-        raw(b, "</ul>");
+        html_raw(b, "</ul>");
     }
-    raw(b, "</section>");
+    html_raw(b, "</section>");
 }
 
 char *cp_report_html(const cp_report *r)
 {
-    buf b = {0};
-    raw(&b, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+    html_buf b = {0};
+    html_raw(&b, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>cuproof report</title><style>"
             "body{font-family:sans-serif;margin:2em;max-width:80em}"
             "table{border-collapse:collapse;margin:.5em 0}"
             "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}"
             ".passed,.confirmed{color:#060}.failed,.refuted{color:#a00}.skipped{color:#888}");
-    raw(&b, timeline_style);
-    raw(&b, "</style></head><body><h1>cuproof report</h1>");
-    raw(&b, "<h2>Environment</h2><table>");
+    html_raw(&b, timeline_style);
+    html_raw(&b, "</style></head><body><h1>cuproof report</h1>");
+    html_raw(&b, "<h2>Environment</h2><table>");
     const cp_env *e = &r->env;
-    raw(&b, "<tr><th>GPU</th>");
+    html_raw(&b, "<tr><th>GPU</th>");
     if (e->has_device) {
-        raw(&b, "<td>");
-        text(&b, e->gpu_name);
-        fmt(&b, " (sm_%d%d, %d SMs, %d copy engines)</td></tr>", e->cc_major, e->cc_minor,
+        html_raw(&b, "<td>");
+        html_text(&b, e->gpu_name);
+        html_fmt(&b, " (sm_%d%d, %d SMs, %d copy engines)</td></tr>", e->cc_major, e->cc_minor,
             e->sm_count, e->copy_engines);
     } else {
-        cell(&b, e->no_device_reason);
-        raw(&b, "</tr>");
+        html_cell(&b, e->no_device_reason);
+        html_raw(&b, "</tr>");
     }
-    fmt(&b, "<tr><th>driver / runtime</th><td>%d / %d</td></tr>", e->driver_version,
+    html_fmt(&b, "<tr><th>driver / runtime</th><td>%d / %d</td></tr>", e->driver_version,
         e->runtime_version);
-    raw(&b, "<tr><th>host</th>");
-    cell(&b, e->host);
-    raw(&b, "</tr><tr><th>profile</th>");
-    cell(&b, r->profile);
-    fmt(&b, "</tr><tr><th>timed runs</th><td>%d per variant</td></tr>", r->repeat);
-    raw(&b, "<tr><th>tracing</th>");
-    cell(&b, r->traced ? "CUPTI activity trace, one separate run per variant"
+    html_raw(&b, "<tr><th>host</th>");
+    html_cell(&b, e->host);
+    html_raw(&b, "</tr><tr><th>profile</th>");
+    html_cell(&b, r->profile);
+    html_fmt(&b, "</tr><tr><th>timed runs</th><td>%d per variant</td></tr>", r->repeat);
+    html_raw(&b, "<tr><th>tracing</th>");
+    html_cell(&b, r->traced ? "CUPTI activity trace, one separate run per variant"
                        : r->untraced_reason);
-    raw(&b, "</tr><tr><th>date</th>");
-    cell(&b, r->date);
-    raw(&b, "</tr></table><h2>Cases</h2><table><tr><th>case</th><th>status</th>"
+    html_raw(&b, "</tr><tr><th>date</th>");
+    html_cell(&b, r->date);
+    html_raw(&b, "</tr></table><h2>Cases</h2><table><tr><th>case</th><th>status</th>"
             "<th>checks</th><th>key figures</th><th>claims</th></tr>");
     for (size_t i = 0; i < r->ncases; i++) {
         const cp_case_result *c = &r->cases[i];
         size_t held = 0;
         for (size_t k = 0; k < c->nchecks; k++)
             held += c->checks[k].status == CP_CHECK_PASSED;
-        fmt(&b, "<tr><td><a href=\"#case-%s\">%s</a></td><td class=\"%s\">%s</td>"
+        html_fmt(&b, "<tr><td><a href=\"#case-%s\">%s</a></td><td class=\"%s\">%s</td>"
                 "<td>%zu of %zu</td><td>",
             c->name, c->name, cp_status_name(c->status), cp_status_name(c->status), held,
             c->nchecks);
         /* The case's first figures: its headline numbers. */
         for (size_t k = 0; k < c->nfigures && k < 2; k++) {
-            text(&b, c->figures[k].name);
-            fmt(&b, " %.4g ", c->figures[k].value);
-            text(&b, c->figures[k].unit);
-            raw(&b, "<br>");
+            html_text(&b, c->figures[k].name);
+            html_fmt(&b, " %.4g ", c->figures[k].value);
+            html_text(&b, c->figures[k].unit);
+            html_raw(&b, "<br>");
         }
-        raw(&b, "</td><td>");
+        html_raw(&b, "</td><td>");
         for (size_t k = 0; k < c->nclaims; k++) {
-            fmt(&b, "<span class=\"%s\">%s</span> (", cp_verdict_name(c->claims[k].verdict),
+            html_fmt(&b, "<span class=\"%s\">%s</span> (", cp_verdict_name(c->claims[k].verdict),
                 cp_verdict_name(c->claims[k].verdict));
-            text(&b, c->claims[k].measured);
-            raw(&b, ") ");
+            html_text(&b, c->claims[k].measured);
+            html_raw(&b, ") ");
         }
-        raw(&b, "</td></tr>");
+        html_raw(&b, "</td></tr>");
     }
-    raw(&b, "</table>");
+    html_raw(&b, "</table>");
     for (size_t i = 0; i < r->ncases; i++)
         case_html(&b, &r->cases[i]);
-    raw(&b, timeline_script);
-    raw(&b, "</body></html>\n");
+    html_raw(&b, timeline_script);
+    html_raw(&b, "</body></html>\n");
     if (b.oom) {
         free(b.s);
         return NULL;
@@ -470,32 +388,32 @@ char *cp_report_html(const cp_report *r)
 
 char *cp_trace_files_html(const cp_trace_file *files, size_t n)
 {
-    buf b = {0};
-    raw(&b, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+    html_buf b = {0};
+    html_raw(&b, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>cuproof timelines</title><style>"
             "body{font-family:sans-serif;margin:2em;max-width:90em}"
             "table{border-collapse:collapse;margin:.5em 0}"
             "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}");
-    raw(&b, timeline_style);
-    raw(&b, "</style></head><body><h1>cuproof timelines</h1>"
+    html_raw(&b, timeline_style);
+    html_raw(&b, "</style></head><body><h1>cuproof timelines</h1>"
             "<p>Drawn from recorded trace files (cuproof.trace/1).</p>");
-    raw(&b, legend_html);
+    html_raw(&b, legend_html);
     for (size_t f = 0; f < n; f++) {
         const cp_trace_file *tf = &files[f];
-        raw(&b, "<section><h2>");
-        text(&b, tf->case_name);
-        raw(&b, "</h2><p>recorded on ");
-        text(&b, tf->device);
-        raw(&b, "</p>");
+        html_raw(&b, "<section><h2>");
+        html_text(&b, tf->case_name);
+        html_raw(&b, "</h2><p>recorded on ");
+        html_text(&b, tf->device);
+        html_raw(&b, "</p>");
         for (size_t v = 0; v < tf->nvariants; v++) {
             cp_metrics m;
             if (cp_timeline_analyse(&tf->variants[v].trace, NULL, &m) < 0) {
                 b.oom = true;
                 break;
             }
-            raw(&b, "<h3>");
-            text(&b, tf->variants[v].name);
-            fmt(&b, "</h3><p>span %.3f ms, copy/kernel overlap ratio %.3f, peak concurrent "
+            html_raw(&b, "<h3>");
+            html_text(&b, tf->variants[v].name);
+            html_fmt(&b, "</h3><p>span %.3f ms, copy/kernel overlap ratio %.3f, peak concurrent "
                     "kernels %u, %zu lanes</p>",
                 (double)m.span_ns / 1e6, m.copy_kernel_overlap_ratio, m.peak_concurrent_kernels,
                 m.nlanes);
@@ -504,10 +422,10 @@ char *cp_trace_files_html(const cp_trace_file *files, size_t n)
             timeline_html(&b, id, &tf->variants[v].trace, &m);
             cp_metrics_free(&m);
         }
-        raw(&b, "</section>");
+        html_raw(&b, "</section>");
     }
-    raw(&b, timeline_script);
-    raw(&b, "</body></html>\n");
+    html_raw(&b, timeline_script);
+    html_raw(&b, "</body></html>\n");
     if (b.oom) {
         free(b.s);
         return NULL;
