@@ -4,6 +4,8 @@
 
 #include "html_buf.h"
 
+#include <cuproof/headline.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +175,11 @@ static void case_html(html_buf *b, const cp_case_result *c)
         html_text(b, c->gpu_name);
         html_raw(b, "</small>");
     }
+    html_raw(b, "</p>");
+    char headline[1024];
+    cp_case_headline(c, headline, sizeof headline);
+    html_fmt(b, "<p class=\"headline %s\">", cp_status_name(c->status));
+    html_text(b, headline);
     html_raw(b, "</p>");
     if (c->status == CP_STATUS_SKIPPED || c->status == CP_STATUS_INCONCLUSIVE) {
         html_raw(b, c->status == CP_STATUS_SKIPPED ? "<p class=\"skipped\">Skipped: "

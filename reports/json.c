@@ -4,6 +4,7 @@
 #include "analysis/json_put.h"
 
 #include <cuproof/error.h>
+#include <cuproof/headline.h>
 
 #include <errno.h>
 #include <math.h>
@@ -165,6 +166,9 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
     add_str(b, o, "title", c->title);
     add_str(b, o, "source", c->source);
     add_str(b, o, "status", cp_status_name(c->status));
+    char headline[1024];
+    cp_case_headline(c, headline, sizeof headline);
+    add_str(b, o, "headline", headline);
     if (c->params[0])
         add_str(b, o, "params", c->params);
     add_num(b, o, "device", c->device);
