@@ -46,6 +46,11 @@ static const char usage[] =
     "                            run an unmodified program with CUPTI injected into each of\n"
     "                            its processes, check expectations on the merged trace and\n"
     "                            write the reports (see exec options)\n"
+    "  replay DIR [--out OUT]    rebuild the report of a recorded run (a `run --out DIR` on a\n"
+    "                            GPU machine) without a GPU: metrics, timings and declared\n"
+    "                            checks recomputed from its traces and samples and held to\n"
+    "                            the recording (exit 1 where they differ), the rest as\n"
+    "                            recorded; labelled as a replay everywhere\n"
     "  help                      show this text\n"
     "\n"
     "run options:\n"
@@ -159,7 +164,7 @@ static const command commands[] = {
     {"list", cp_cmd_list},         {"run", cp_cmd_run},         {"test", cp_cmd_test},
     {"gpus", cp_cmd_gpus},         {"export", cp_cmd_export},   {"compare", cp_cmd_compare},
     {"timeline", cp_cmd_timeline}, {"metrics", cp_cmd_metrics},   {"check", cp_cmd_check},
-    {"exec", cp_cmd_exec},
+    {"exec", cp_cmd_exec},         {"replay", cp_cmd_replay},
 };
 
 int cp_cli_main(int argc, char **argv)

@@ -34,6 +34,7 @@ int cp_cmd_timeline(int argc, char **argv);
 int cp_cmd_metrics(int argc, char **argv);
 int cp_cmd_exec(int argc, char **argv);
 int cp_cmd_check(int argc, char **argv);
+int cp_cmd_replay(int argc, char **argv);
 
 /* Prints "cuproof: " and the message (`fmt` with one string argument) with
  * a pointer to --help on stderr; returns CP_EXIT_USAGE. */

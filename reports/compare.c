@@ -20,23 +20,8 @@
 
 static cJSON *load(const char *path)
 {
-    char *text = cp_read_file(path);
-    if (!text)
-        return NULL;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    if (!root) {
-        cp_failf(CP_EPARSE, "%s is not valid JSON", path);
-        return NULL;
-    }
-    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
-    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, CP_REPORT_SCHEMA) != 0 ||
-        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "cases"))) {
-        cJSON_Delete(root);
-        cp_failf(CP_EPARSE, "%s is not a cuproof report (schema %s with a 'cases' array)", path,
-                 CP_REPORT_SCHEMA);
-        return NULL;
-    }
+    cJSON *root = NULL;
+    cp_report_json_load(path, &root);
     return root;
 }
 

@@ -330,6 +330,17 @@ char *cp_report_html(const cp_report *r)
             ".passed,.confirmed{color:#060}.failed,.refuted{color:#a00}.skipped{color:#888}");
     html_raw(&b, timeline_style);
     html_raw(&b, "</style></head><body><h1>cuproof report</h1>");
+    if (r->replayed_from[0]) {
+        html_raw(&b, "<p class=\"replay\">Replayed from a recording on ");
+        html_text(&b, r->env.gpu_name);
+        html_raw(&b, ", ");
+        html_text(&b, r->recorded_date);
+        html_raw(&b, " (");
+        html_text(&b, r->replayed_from);
+        html_raw(&b, "): no GPU was used here. Metrics, timings and the declared checks were "
+                     "recomputed from the recorded traces and timed samples and agree with the "
+                     "recording; outputs, events and the source's claims are as recorded.</p>");
+    }
     html_raw(&b, "<h2>Environment</h2><table>");
     const cp_env *e = &r->env;
     html_raw(&b, "<tr><th>GPU</th>");

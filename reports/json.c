@@ -191,6 +191,10 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
         add_str(b, j, "measured", k->measured);
         if (k->status == CP_CHECK_SKIPPED)
             add_str(b, j, "skip_reason", k->skip_reason);
+        if (k->essential)
+            add_bool(b, j, "essential", true);
+        if (k->origin != CP_ORIGIN_LIVE)
+            add_str(b, j, "origin", k->origin == CP_ORIGIN_RECOMPUTED ? "recomputed" : "recorded");
     }
     cJSON *variants = add_arr(b, o, "variants");
     for (size_t i = 0; i < c->nvariants; i++) {
@@ -270,12 +274,20 @@ cJSON *cp_report_to_json(const cp_report *r)
         return NULL;
     add_str(&b, root, "schema", CP_REPORT_SCHEMA);
     /* 1.1: timing samples and clocks per variant, the GPU's UUID and the
-     * host's CPU in the environment (readers of 1.0 ignore them). */
-    add_str(&b, root, "schema_version", "1.1");
+     * host's CPU in the environment; 1.2: a headline per case, essential
+     * and origin per check, and replay (readers of 1.0 ignore them). */
+    add_str(&b, root, "schema_version", "1.2");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);
     add_str(&b, root, "date", r->date);
+    if (r->replayed_from[0]) {
+        /* 1.2: a replayed report says so, and from what. */
+        cJSON *replay = add_obj(&b, root, "replay");
+        add_str(&b, replay, "recording", r->replayed_from);
+        add_str(&b, replay, "recorded", r->recorded_date);
+        add_str(&b, replay, "gpu", r->env.gpu_name);
+    }
     env_json(&b, add_obj(&b, root, "environment"), &r->env);
     add_str(&b, root, "profile", r->profile);
     add_num(&b, root, "repeat", r->repeat);

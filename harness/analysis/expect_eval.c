@@ -87,3 +87,11 @@ bool cp_expect_eval(const cp_expectation *e, const cp_metrics *m, char *measured
         snprintf(measured, len, "not raised");
     return (f != NULL) == (e->kind == CP_EXPECT_FINDING);
 }
+
+void cp_expect_check_name(const cp_expectation *e, const char *variant, char *buf, size_t size)
+{
+    if (e->scope[0])
+        snprintf(buf, size, "%s", e->text);
+    else
+        snprintf(buf, size, "%s: %s", variant, e->text);
+}

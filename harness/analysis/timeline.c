@@ -619,6 +619,23 @@ double cp_metric_value(const cp_metrics *m, const cp_metric_def *d)
     }
 }
 
+void cp_metric_set(cp_metrics *m, const cp_metric_def *d, double v)
+{
+    char *field = (char *)m + d->offset;
+    /* v == v is false for NaN alone; the bounds leave out the infinities. */
+    bool whole = v == v && v >= 0;
+    switch (d->type) {
+    case CP_METRIC_U64:
+        *(uint64_t *)(void *)field = whole && v < 1.8e19 ? (uint64_t)(v + 0.5) : 0;
+        break;
+    case CP_METRIC_U32:
+        *(uint32_t *)(void *)field = whole && v < 4294967295.0 ? (uint32_t)(v + 0.5) : 0;
+        break;
+    default:
+        *(double *)(void *)field = v;
+    }
+}
+
 const cp_finding_def *cp_finding_defs(size_t *n)
 {
     *n = sizeof finding_defs / sizeof finding_defs[0];

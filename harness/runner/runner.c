@@ -286,10 +286,7 @@ static void add_expectation_checks(cp_ctx *ctx, const cp_expect_list *list, bool
             const cp_variant_result *v = cp_variant_result_get(ctx, variant);
             char measured[96] = "not measured", name[320];
             bool ok = v && cp_expect_eval(e, &v->metrics, measured, sizeof measured);
-            if (e->scope[0])
-                snprintf(name, sizeof name, "%s", e->text);
-            else
-                snprintf(name, sizeof name, "%s: %s", variant, e->text);
+            cp_expect_check_name(e, variant, name, sizeof name);
             cp_check_trace(ctx, variant, name, ok, e->text, "%s", measured);
             if (essential)
                 cp_essential(ctx, name);

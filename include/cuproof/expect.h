@@ -117,6 +117,12 @@ CP_API bool cp_expect_compare(double measured, cp_expect_op op, double value);
  */
 CP_API int cp_expect_validate(const cp_expect_list *list, const char *const *scopes, size_t nscopes);
 
+/* The name of the check that expectation e becomes for a case's variant:
+ * its text when e names the variant, else "VARIANT: TEXT" (the runner's
+ * checks, and a replay's that must find them again). */
+CP_API void cp_expect_check_name(const cp_expectation *e, const char *variant, char *buf,
+                                 size_t size);
+
 /*
  * Evaluates one expectation on the metrics of a traced run: a comparison
  * of the named metric with the value, or whether the finding was raised.

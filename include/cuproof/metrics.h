@@ -170,6 +170,11 @@ CP_API const cp_metric_def *cp_metric_find(const char *name);
  * 104 days). */
 CP_API double cp_metric_value(const cp_metrics *m, const cp_metric_def *d);
 
+/* Sets metric `d` of `m` from a double (as a report keeps it), rounded to
+ * the field's type; a negative or non-finite value sets 0 where the field
+ * is an integer. */
+CP_API void cp_metric_set(cp_metrics *m, const cp_metric_def *d, double v);
+
 /* The finding table (CP_FINDING_MAP); *n gets its length. */
 CP_API const cp_finding_def *cp_finding_defs(size_t *n);
 

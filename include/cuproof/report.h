@@ -137,6 +137,24 @@ CP_API int cp_compare_reports(const char *old_path, const char *new_path, double
 CP_API const char *cp_compare_verdict(double old_ms, double old_sd, double new_ms, double new_sd,
                                double *change, double *noise);
 
+/*
+ * Reads a report.json written by cp_report_write back into r (zeroed
+ * first): the run's description and environment, and every case with its
+ * checks (and whether each is essential), variants (timing with the timed
+ * samples, clocks, verification, series, device memory kept, and the
+ * traced run's metrics and findings; the trace records themselves are in
+ * CASE.trace.json), claims and figures. A field a reader can do without
+ * is left empty when absent; a case or check without a name or with an
+ * unknown status, a claim with an unknown verdict, or a sample that is not
+ * a number is an error naming the file, the case and the variant. Returns
+ * 0; CP_EIO; CP_EPARSE; CP_ENOMEM (r is then empty). Free with
+ * cp_report_free.
+ */
+CP_API int cp_report_read(const char *path, cp_report *r);
+
+/* Frees every case of a report from cp_report_read and empties it. */
+CP_API void cp_report_free(cp_report *r);
+
 /* Reads a whole file into a malloc'd, NUL-terminated string; NULL with
  * cp_last_error set when it cannot. */
 CP_API char *cp_read_file(const char *path);

@@ -36,6 +36,12 @@ typedef enum {
 typedef enum { CP_CHECK_PASSED = 0, CP_CHECK_FAILED, CP_CHECK_SKIPPED } cp_check_status;
 typedef enum { CP_VERDICT_CONFIRMED = 0, CP_VERDICT_REFUTED, CP_VERDICT_NOT_MEASURED } cp_verdict;
 
+typedef enum {
+    CP_ORIGIN_LIVE = 0,
+    CP_ORIGIN_RECOMPUTED,
+    CP_ORIGIN_RECORDED
+} cp_check_origin;
+
 typedef struct cp_check_result {
     char name[128];
     cp_check_status status;
@@ -48,6 +54,10 @@ typedef struct cp_check_result {
     /* Skipped because tracing was turned off on request (--no-trace): the
      * one way an essential check is skipped without an inconclusive case. */
     bool skipped_on_request;
+    /* Where a replayed report's check comes from: recomputed from the
+     * recorded trace, or as recorded (what needed the live run: outputs,
+     * events, host timings). CP_ORIGIN_LIVE in a live run. */
+    cp_check_origin origin;
 } cp_check_result;
 
 typedef struct cp_claim_result {
@@ -144,6 +154,11 @@ typedef struct cp_report {
     char untraced_reason[512];
     cp_case_result *cases;
     size_t ncases;
+    /* A replay (cuproof replay): the recording's directory and the date it
+     * was made; both "" for a live run. The environment is the
+     * recording's. */
+    char replayed_from[512];
+    char recorded_date[32];
 } cp_report;
 
 CP_API const char *cp_status_name(cp_status s);

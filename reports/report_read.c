@@ -1,0 +1,364 @@
+/* report.json read back into a cp_report (cp_report_read), for replay. */
+#include "reports/json.h"
+
+#include <cuproof/error.h>
+#include <cuproof/report.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cp_report_json_load(const char *path, cJSON **out)
+{
+    *out = NULL;
+    char *text = cp_read_file(path);
+    if (!text)
+        return CP_EIO;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    if (!root)
+        return cp_failf(CP_EPARSE, "%s is not valid JSON", path);
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, CP_REPORT_SCHEMA) != 0 ||
+        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "cases"))) {
+        cJSON_Delete(root);
+        return cp_failf(CP_EPARSE, "%s is not a cuproof report (schema %s with a 'cases' array)",
+                        path, CP_REPORT_SCHEMA);
+    }
+    *out = root;
+    return 0;
+}
+
+/* ---- Fields ---- */
+
+static const cJSON *item(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+/* Copies string field k into dst ("" when absent or not a string). */
+static void str(const cJSON *o, const char *k, char *dst, size_t size)
+{
+    const cJSON *s = item(o, k);
+    snprintf(dst, size, "%s", cJSON_IsString(s) ? s->valuestring : "");
+}
+
+/* Number field k, or `def` when absent or not a number. */
+static double num(const cJSON *o, const char *k, double def)
+{
+    const cJSON *n = item(o, k);
+    return cJSON_IsNumber(n) && isfinite(n->valuedouble) ? n->valuedouble : def;
+}
+
+static bool flag(const cJSON *o, const char *k)
+{
+    return cJSON_IsTrue(item(o, k));
+}
+
+/* A problem in the file: its path and where in it. */
+typedef struct where {
+    const char *path;
+    char at[160]; /* "case multi-kernel, variant sync" */
+} where;
+
+static int bad(const where *w, const char *what)
+{
+    return cp_failf(CP_EPARSE, "%s: %s%s%s", w->path, w->at, w->at[0] ? ": " : "", what);
+}
+
+/* A required string field, non-empty. */
+static int need_str(const where *w, const cJSON *o, const char *k, char *dst, size_t size)
+{
+    const cJSON *s = item(o, k);
+    if (!cJSON_IsString(s) || !s->valuestring[0]) {
+        char what[96];
+        snprintf(what, sizeof what, "no '%s'", k);
+        return bad(w, what);
+    }
+    snprintf(dst, size, "%s", s->valuestring);
+    return 0;
+}
+
+/* ---- Parts ---- */
+
+static void read_env(const cJSON *o, cp_env *e)
+{
+    e->has_device = flag(o, "has_device");
+    str(o, "no_device_reason", e->no_device_reason, sizeof e->no_device_reason);
+    str(o, "gpu_name", e->gpu_name, sizeof e->gpu_name);
+    str(o, "gpu_uuid", e->gpu_uuid, sizeof e->gpu_uuid);
+    str(o, "cpu_model", e->cpu_model, sizeof e->cpu_model);
+    char cc[16];
+    str(o, "compute_capability", cc, sizeof cc);
+    if (sscanf(cc, "%d.%d", &e->cc_major, &e->cc_minor) != 2)
+        e->cc_major = e->cc_minor = 0;
+    e->device = (int)num(o, "device", 0);
+    str(o, "device_source", e->device_source, sizeof e->device_source);
+    e->sm_count = (int)num(o, "sm_count", 0);
+    e->copy_engines = (int)num(o, "copy_engines", 0);
+    e->concurrent_kernels_supported = flag(o, "concurrent_kernels_supported");
+    e->total_mem = (size_t)num(o, "total_memory_bytes", 0);
+    e->driver_version = (int)num(o, "driver_version", 0);
+    e->runtime_version = (int)num(o, "runtime_version", 0);
+    str(o, "cuda_device_max_connections", e->max_connections, sizeof e->max_connections);
+    str(o, "host", e->host, sizeof e->host);
+}
+
+static void read_clocks(const cJSON *o, cp_clocks *c)
+{
+    if (!cJSON_IsObject(o))
+        return;
+    c->known = flag(o, "known");
+    c->sm_mhz = (unsigned)num(o, "sm_mhz", 0);
+    c->mem_mhz = (unsigned)num(o, "mem_mhz", 0);
+    c->throttle_reasons = (unsigned long long)num(o, "throttle_reasons", 0);
+    str(o, "reason", c->reason, sizeof c->reason);
+}
+
+/* Every number of a JSON array as a malloc'd array; NULL with *n = 0 for
+ * an absent or empty one. */
+static int numbers(const where *w, const cJSON *arr, double **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    int len = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+    if (len <= 0)
+        return 0;
+    double *v = malloc((size_t)len * sizeof *v);
+    if (!v)
+        return cp_failf(CP_ENOMEM, "out of memory reading %s", w->path);
+    const cJSON *x;
+    size_t i = 0;
+    cJSON_ArrayForEach(x, arr)
+    {
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) {
+            free(v);
+            return bad(w, "a sample or series value is not a number");
+        }
+        v[i++] = x->valuedouble;
+    }
+    *out = v;
+    *n = i;
+    return 0;
+}
+
+/* The trace's metrics and findings as the report keeps them (the lanes
+ * and the records are not in it: they are in CASE.trace.json). */
+static void read_metrics(const cJSON *o, cp_metrics *m)
+{
+    size_t n = 0;
+    const cp_metric_def *defs = cp_metric_defs(&n);
+    for (size_t i = 0; i < n; i++)
+        cp_metric_set(m, &defs[i], num(o, defs[i].name, 0));
+    size_t nf = 0;
+    const cp_finding_def *fdefs = cp_finding_defs(&nf);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, item(o, "findings"))
+    {
+        const cJSON *name = item(f, "name");
+        for (size_t k = 0; cJSON_IsString(name) && k < nf && m->nfindings < CP_MAX_FINDINGS; k++)
+            if (strcmp(fdefs[k].name, name->valuestring) == 0) {
+                cp_finding *d = &m->findings[m->nfindings++];
+                d->name = fdefs[k].name;
+                d->count = (uint32_t)num(f, "count", 0);
+                str(f, "message", d->message, sizeof d->message);
+            }
+    }
+}
+
+static int read_variant(where *w, const cJSON *o, cp_variant_result *v)
+{
+    int rc = 0;
+    size_t used = strlen(w->at);
+    CP_TRY(need_str(w, o, "name", v->name, sizeof v->name));
+    snprintf(w->at + used, sizeof w->at - used, ", variant %s", v->name);
+    str(o, "skip_reason", v->skip_reason, sizeof v->skip_reason);
+    v->ran = !v->skip_reason[0];
+    const cJSON *t = item(o, "timing");
+    v->timing.runs = (int)num(t, "runs", 0);
+    v->timing.median_ms = num(t, "median_ms", 0);
+    v->timing.min_ms = num(t, "min_ms", 0);
+    v->timing.max_ms = num(t, "max_ms", 0);
+    v->timing.stddev_ms = num(t, "stddev_ms", 0);
+    CP_TRY(numbers(w, item(t, "samples_ms"), &v->samples_ms, &v->nsamples));
+    str(t, "stopped_by", v->stopped_by, sizeof v->stopped_by);
+    v->noise = num(t, "median_noise", NAN);
+    read_clocks(item(o, "clocks_before"), &v->clocks_before);
+    read_clocks(item(o, "clocks_after"), &v->clocks_after);
+    const cJSON *verify = item(o, "verification");
+    v->verified_runs = (int)num(verify, "runs", 0);
+    v->elements = (uint64_t)num(verify, "elements", 0);
+    v->worst_mismatches = (uint64_t)num(verify, "worst_mismatches", 0);
+    const cJSON *kept = item(o, "device_memory_kept_bytes");
+    v->memory_checked = cJSON_IsNumber(kept);
+    v->leaked_bytes = (long long)num(o, "device_memory_kept_bytes", 0);
+    const cJSON *s;
+    cJSON_ArrayForEach(s, item(o, "series"))
+    {
+        char name[48], unit[16];
+        double *values = NULL;
+        size_t n = 0;
+        str(s, "name", name, sizeof name);
+        str(s, "unit", unit, sizeof unit);
+        CP_TRY(numbers(w, item(s, "values"), &values, &n));
+        int stored = cp_series_store(&v->series, &v->nseries, &v->series_cap, name, unit,
+                                     values, n);
+        free(values);
+        CP_TRY(stored == CP_EINVAL ? bad(w, "a series without a name") : stored);
+    }
+    const cJSON *tr = item(o, "trace");
+    v->traced = cJSON_IsObject(tr);
+    if (v->traced) {
+        read_metrics(tr, &v->metrics);
+        v->trace.dropped_records = (uint64_t)num(tr, "dropped_records", 0);
+        v->trace.renamed_kernels = (uint64_t)num(tr, "renamed_kernels", 0);
+    } else {
+        str(o, "untraced_reason", v->untraced_reason, sizeof v->untraced_reason);
+    }
+out:
+    w->at[used] = '\0';
+    return rc;
+}
+
+static int read_check(const where *w, const cJSON *o, cp_check_result *k)
+{
+    int rc = need_str(w, o, "name", k->name, sizeof k->name);
+    if (rc < 0)
+        return rc;
+    char status[24];
+    str(o, "status", status, sizeof status);
+    if (strcmp(status, "passed") == 0)
+        k->status = CP_CHECK_PASSED;
+    else if (strcmp(status, "failed") == 0)
+        k->status = CP_CHECK_FAILED;
+    else if (strcmp(status, "skipped") == 0)
+        k->status = CP_CHECK_SKIPPED;
+    else
+        return bad(w, "a check whose status is not passed, failed or skipped");
+    str(o, "expected", k->expected, sizeof k->expected);
+    str(o, "measured", k->measured, sizeof k->measured);
+    str(o, "skip_reason", k->skip_reason, sizeof k->skip_reason);
+    k->essential = flag(o, "essential");
+    char origin[16];
+    str(o, "origin", origin, sizeof origin);
+    k->origin = strcmp(origin, "recomputed") == 0 ? CP_ORIGIN_RECOMPUTED
+                : strcmp(origin, "recorded") == 0 ? CP_ORIGIN_RECORDED
+                                                  : CP_ORIGIN_LIVE;
+    return 0;
+}
+
+static int read_case(where *w, const cJSON *o, cp_case_result *c)
+{
+    int rc = 0;
+    CP_TRY(need_str(w, o, "name", c->name, sizeof c->name));
+    snprintf(w->at, sizeof w->at, "case %s", c->name);
+    char status[24];
+    str(o, "status", status, sizeof status);
+    int st = cp_status_from_name(status);
+    if (st < 0)
+        CP_TRY(bad(w, "its status is not passed, failed, inconclusive or skipped"));
+    c->status = (cp_status)st;
+    str(o, "title", c->title, sizeof c->title);
+    str(o, "source", c->source, sizeof c->source);
+    str(o, "params", c->params, sizeof c->params);
+    c->device = (int)num(o, "device", 0);
+    str(o, "gpu", c->gpu_name, sizeof c->gpu_name);
+    str(o, "skip_reason", c->skip_reason, sizeof c->skip_reason);
+    str(o, "error", c->error, sizeof c->error);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, item(o, "checks"))
+    {
+        cp_check_result *k = cp_result_add_check(c);
+        CP_TRY(k ? read_check(w, x, k) : CP_ENOMEM);
+    }
+    cJSON_ArrayForEach(x, item(o, "variants"))
+    {
+        cp_variant_result *v = cp_result_add_variant(c);
+        CP_TRY(v ? read_variant(w, x, v) : CP_ENOMEM);
+    }
+    cJSON_ArrayForEach(x, item(o, "claims"))
+    {
+        cp_claim_result *k = cp_result_add_claim(c);
+        CP_TRY(k ? 0 : CP_ENOMEM);
+        str(x, "text", k->text, sizeof k->text);
+        str(x, "source", k->source, sizeof k->source);
+        str(x, "claimed", k->claimed, sizeof k->claimed);
+        str(x, "measured", k->measured, sizeof k->measured);
+        str(x, "reason", k->reason, sizeof k->reason);
+        char verdict[24];
+        str(x, "verdict", verdict, sizeof verdict);
+        int vd = cp_verdict_from_name(verdict);
+        if (vd < 0)
+            CP_TRY(bad(w, "a claim whose verdict is not confirmed, refuted or not measured"));
+        k->verdict = (cp_verdict)vd;
+    }
+    cJSON_ArrayForEach(x, item(o, "figures"))
+    {
+        cp_figure *f = cp_result_add_figure(c);
+        CP_TRY(f ? 0 : CP_ENOMEM);
+        str(x, "name", f->name, sizeof f->name);
+        f->value = num(x, "value", NAN);
+        str(x, "unit", f->unit, sizeof f->unit);
+    }
+out:
+    return rc;
+}
+
+int cp_report_read(const char *path, cp_report *r)
+{
+    memset(r, 0, sizeof *r);
+    cJSON *root = NULL;
+    int rc = cp_report_json_load(path, &root);
+    if (rc < 0)
+        return rc;
+    where w = {.path = path};
+    const cJSON *tool = item(root, "tool");
+    str(tool, "version", r->tool_version, sizeof r->tool_version);
+    str(root, "date", r->date, sizeof r->date);
+    const cJSON *replay = item(root, "replay");
+    str(replay, "recording", r->replayed_from, sizeof r->replayed_from);
+    str(replay, "recorded", r->recorded_date, sizeof r->recorded_date);
+    str(root, "profile", r->profile, sizeof r->profile);
+    r->repeat = (int)num(root, "repeat", 0);
+    const cJSON *rule = item(root, "stopping_rule");
+    r->min_samples = (int)num(rule, "min_samples", 0);
+    r->max_samples = (int)num(rule, "max_samples", 0);
+    r->max_noise = num(rule, "max_noise", 0);
+    r->min_time_s = num(rule, "min_time_s", 0);
+    r->max_time_s = num(rule, "max_time_s", 0);
+    read_env(item(root, "environment"), &r->env);
+    const cJSON *tracing = item(root, "tracing");
+    r->traced = flag(tracing, "available");
+    str(tracing, "reason", r->untraced_reason, sizeof r->untraced_reason);
+    const cJSON *cases = item(root, "cases");
+    int n = cJSON_GetArraySize(cases);
+    r->cases = calloc(n > 0 ? (size_t)n : 1, sizeof *r->cases);
+    if (!r->cases) {
+        rc = cp_failf(CP_ENOMEM, "out of memory reading %s", path);
+        goto out;
+    }
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        w.at[0] = '\0';
+        rc = read_case(&w, c, &r->cases[r->ncases++]);
+        if (rc == CP_ENOMEM)
+            rc = cp_failf(CP_ENOMEM, "out of memory reading %s", path);
+        if (rc < 0)
+            goto out;
+    }
+out:
+    cJSON_Delete(root);
+    if (rc < 0)
+        cp_report_free(r);
+    return rc;
+}
+
+void cp_report_free(cp_report *r)
+{
+    for (size_t i = 0; r->cases && i < r->ncases; i++)
+        cp_case_result_free(&r->cases[i]);
+    free(r->cases);
+    memset(r, 0, sizeof *r);
+}
