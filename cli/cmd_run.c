@@ -1,7 +1,7 @@
 /*
  * cuproof run [CASE...] and cuproof test CASE: the cases through the
- * runner, their results into a session whose sinks write the report, the
- * traces and the progress lines. `test` is `run` for one case as a ctest
+ * runner, their results and the progress of each run into a session whose
+ * sinks write the report, the traces and the progress lines. `test` is `run` for one case as a ctest
  * test: it writes files only when asked (--out), and its exit status is the
  * case's (77 when skipped).
  */
@@ -191,6 +191,13 @@ static int describe_run(const run_args *a, cp_report *r, int *devices, int *ndev
     return -1;
 }
 
+/* The runner's progress hook: the session hands each run to its sinks, and
+ * the progress sink shows it. */
+static void forward_progress(void *session, const cp_run_progress *p)
+{
+    cp_session_on_run(session, p);
+}
+
 /* Runs the selected cases into the session. Returns -1, or the exit
  * status when a device cannot be selected. */
 static int run_cases(const run_args *a, cp_session *s, const int *devices, int ndevices,
@@ -300,6 +307,8 @@ static int run_or_test(int argc, char **argv, bool test)
         rc = CP_EXIT_FAILED;
         goto out;
     }
+    a.o.on_run = forward_progress;
+    a.o.on_run_user = s;
     if ((rc = run_cases(&a, s, devices, ndevices, &status)) >= 0)
         goto out;
     if (cp_session_close(s) < 0) {

@@ -5,10 +5,14 @@
 #include <cuproof/report.h>
 #include <cuproof/version.h>
 
+#include "progress_sink.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 struct cp_session {
     cp_report report;
@@ -74,6 +78,13 @@ int cp_session_add_case(cp_session *s, cp_case_result *c)
             first = rc;
     }
     return first;
+}
+
+void cp_session_on_run(cp_session *s, const cp_run_progress *p)
+{
+    for (size_t i = 0; i < s->nsinks; i++)
+        if (s->sinks[i].on_run)
+            s->sinks[i].on_run(s->sinks[i].data, p);
 }
 
 void cp_session_counts(const cp_session *s, size_t *passed, size_t *failed, size_t *skipped,
@@ -169,13 +180,72 @@ cp_sink cp_sink_traces(const char *dir)
 typedef struct progress {
     FILE *out;
     size_t done, total;
+    progress_style style;
+    /* The terminal's line: whether one is shown, and the variant (-1: none
+     * yet in the case under way), phase and variant time it was last drawn
+     * for, which decide when it is drawn again. */
+    bool shown;
+    int drawn_variant;
+    char drawn_phase[16];
+    double drawn_at_s;
 } progress;
+
+/* A variant's one line in plain output: how many timed runs it made, how
+ * long it took in all (warm-up and traced run included) and what ended the
+ * timed runs, as the report records it in timing.stopped_by. */
+static void progress_slow_variant(progress *p, const cp_run_progress *r)
+{
+    const cp_variant_result *v = r->result;
+    fprintf(p->out, "[%zu/%zu] %s  %s: %zu timed run%s in %.1f s (", p->done + 1, p->total,
+            r->case_name, r->variant, v->nsamples, v->nsamples == 1 ? "" : "s", r->elapsed_s);
+    if (strcmp(v->stopped_by, "fixed") == 0)
+        fprintf(p->out, "a fixed count)\n");
+    else
+        fprintf(p->out, "stopped by %s)\n", v->stopped_by);
+    fflush(p->out);
+}
+
+static void progress_on_run(void *data, const cp_run_progress *r)
+{
+    progress *p = data;
+    if (strcmp(r->phase, "done") == 0) {
+        if (!p->style.terminal && r->result && r->elapsed_s > p->style.slow_s)
+            progress_slow_variant(p, r);
+        return;
+    }
+    if (!p->style.terminal)
+        return;
+    /* The hook is called before each run, and nothing redraws the line
+     * while a run goes on: a new variant or phase is always drawn, so that
+     * a long first run does not sit under the previous one's line. */
+    bool fresh = r->variant_index != p->drawn_variant || strcmp(r->phase, p->drawn_phase) != 0;
+    if (!fresh && r->elapsed_s - p->drawn_at_s < p->style.interval_s)
+        return;
+    char line[512];
+    snprintf(line, sizeof line, "[%zu/%zu] %s  %s (%d/%d)  %s run %d/%d  %.1f s", p->done + 1,
+             p->total, r->case_name, r->variant, r->variant_index + 1, r->nvariants, r->phase,
+             r->run, r->max_runs, r->elapsed_s);
+    if (p->style.width > 1 && strlen(line) >= (size_t)p->style.width)
+        line[p->style.width - 1] = '\0';
+    fprintf(p->out, "\r%s\033[K", line);
+    fflush(p->out);
+    p->shown = true;
+    p->drawn_variant = r->variant_index;
+    snprintf(p->drawn_phase, sizeof p->drawn_phase, "%s", r->phase);
+    p->drawn_at_s = r->elapsed_s;
+}
 
 static int progress_add_case(void *data, const cp_report *r, const cp_case_result *c)
 {
     progress *p = data;
     FILE *out = p->out;
     (void)r;
+    /* The case's line replaces its progress, so that what stays on the
+     * terminal is the same as without it. */
+    if (p->shown)
+        fprintf(out, "\r\033[K");
+    p->shown = false;
+    p->drawn_variant = -1;
     fprintf(out, "[%zu/%zu] %-7s %-28s ", ++p->done, p->total, cp_status_name(c->status),
             c->name);
     if (c->gpu_name[0] && c->status != CP_STATUS_SKIPPED)
@@ -196,13 +266,34 @@ static int progress_add_case(void *data, const cp_report *r, const cp_case_resul
     return 0;
 }
 
-cp_sink cp_sink_progress(FILE *out, size_t total)
+cp_sink progress_sink(FILE *out, size_t total, const progress_style *style)
 {
     progress *p = calloc(1, sizeof *p);
     if (p) {
         p->out = out;
         p->total = total;
+        p->style = *style;
+        p->drawn_variant = -1;
     }
     return (cp_sink){.name = p ? "progress" : NULL, .add_case = progress_add_case,
-                     .release = free_data, .data = p};
+                     .on_run = progress_on_run, .release = free_data, .data = p};
+}
+
+/* A variant that runs longer than this gets its line in plain output: most
+ * take a second or two, so only the long ones show. */
+#define PROGRESS_SLOW_S 10.0
+/* Ten redraws a second read as live without flooding a slow terminal. */
+#define PROGRESS_INTERVAL_S 0.1
+
+cp_sink cp_sink_progress(FILE *out, size_t total)
+{
+    const char *mode = getenv("CUPROOF_PROGRESS");
+    bool plain = mode && strcmp(mode, "plain") == 0;
+    int fd = fileno(out);
+    progress_style style = {.terminal = !plain && fd >= 0 && isatty(fd), .width = 80,
+                            .interval_s = PROGRESS_INTERVAL_S, .slow_s = PROGRESS_SLOW_S};
+    struct winsize ws;
+    if (style.terminal && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        style.width = ws.ws_col;
+    return progress_sink(out, total, &style);
 }

@@ -10,6 +10,7 @@
 #include <cuproof/runner.h>
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -520,4 +521,118 @@ Test(runner, allowed_mismatches_bound_the_output_check)
     run("selftest-bad-allowance");
     cr_expect_eq(res->status, CP_STATUS_FAILED);
     cr_expect_not_null(strstr(res->error, "cp_allow_mismatches"), "%s", res->error);
+}
+
+/* What the progress hook was told, copied: its strings last for the call. */
+typedef struct heard_run {
+    char case_name[64], variant[64], phase[16], stopped_by[16];
+    int variant_index, nvariants, run, max_runs;
+    double elapsed_s;
+    bool has_result;
+    size_t nsamples;
+} heard_run;
+
+typedef struct heard {
+    heard_run calls[256];
+    int n;
+} heard;
+
+static void hear(void *user, const cp_run_progress *p)
+{
+    heard *h = user;
+    cr_assert_lt(h->n, 256, "more calls than any of these cases makes");
+    heard_run *c = &h->calls[h->n++];
+    snprintf(c->case_name, sizeof c->case_name, "%s", p->case_name);
+    snprintf(c->variant, sizeof c->variant, "%s", p->variant);
+    snprintf(c->phase, sizeof c->phase, "%s", p->phase);
+    c->variant_index = p->variant_index;
+    c->nvariants = p->nvariants;
+    c->run = p->run;
+    c->max_runs = p->max_runs;
+    c->elapsed_s = p->elapsed_s;
+    c->has_result = p->result != NULL;
+    if (p->result) {
+        snprintf(c->stopped_by, sizeof c->stopped_by, "%s", p->result->stopped_by);
+        c->nsamples = p->result->nsamples;
+    }
+}
+
+/* Checks one variant's calls from h->calls[*at]: `warmup` warm-up runs,
+ * `timed` timed runs out of at most `max_runs`, then "done" with the
+ * variant's result; elapsed time never goes back (and moves on at every
+ * call when `paced`, whose runs take 2 ms each). */
+static void expect_variant_calls(const heard *h, int *at, const char *case_name,
+                                 const char *variant, int index, int nvariants, int warmup,
+                                 int timed, int max_runs, bool paced)
+{
+    double last = -1;
+    for (int k = 0; k < warmup + timed + 1; k++) {
+        cr_assert_lt(*at, h->n, "%s: call %d of its variant is missing", variant, k + 1);
+        const heard_run *c = &h->calls[(*at)++];
+        bool warm = k < warmup, done = k == warmup + timed;
+        cr_expect_str_eq(c->case_name, case_name);
+        cr_expect_str_eq(c->variant, variant);
+        cr_expect_eq(c->variant_index, index);
+        cr_expect_eq(c->nvariants, nvariants);
+        cr_expect_str_eq(c->phase, warm ? "warm-up" : done ? "done" : "timed");
+        cr_expect_eq(c->run, warm ? k + 1 : done ? timed : k - warmup + 1, "%s call %d", c->phase,
+                     k + 1);
+        cr_expect_eq(c->max_runs, warm ? warmup : max_runs);
+        cr_expect_eq(c->has_result, done, "only \"done\" carries the result");
+        if (done)
+            cr_expect_eq(c->nsamples, (size_t)timed);
+        cr_expect_geq(c->elapsed_s, 0);
+        if (paced && k > 0)
+            cr_expect_gt(c->elapsed_s, last, "%s call %d: %g s after %g s", variant, k + 1,
+                         c->elapsed_s, last);
+        else
+            cr_expect_geq(c->elapsed_s, last);
+        last = c->elapsed_s;
+    }
+}
+
+/* The progress hook hears every run of every variant that runs, in order,
+ * with the phase, the run's number out of the most there can be, and the
+ * time since the variant began; a variant left out makes no call, one
+ * that fails gets no "done", and without a hook nothing is called. */
+Test(runner, the_progress_hook_hears_every_run)
+{
+    static heard h;
+    memset(&h, 0, sizeof h);
+    cp_run_opts o = opts;
+    o.on_run = hear;
+    o.on_run_user = &h;
+    run_with("selftest-variant-left-out", &o);
+    int at = 0;
+    expect_variant_calls(&h, &at, "selftest-variant-left-out", "a", 0, 3, 1, 3, 3, false);
+    expect_variant_calls(&h, &at, "selftest-variant-left-out", "c", 2, 3, 1, 3, 3, false);
+    cr_expect_eq(at, h.n, "no call for b, which did not run, nor after c");
+    cr_expect_str_eq(h.calls[h.n - 1].stopped_by, "fixed");
+
+    /* Under the stopping rule a timed run counts to its maximum, and the
+     * rule stops it sooner. */
+    memset(&h, 0, sizeof h);
+    cp_run_opts_stopping_rule(&o, CP_PROFILE_CI);
+    o.max_noise = 0.5;
+    o.warmup = 2;
+    run_with("selftest-steady", &o);
+    at = 0;
+    cr_assert_geq(res->variants[0].nsamples, (size_t)o.min_samples);
+    expect_variant_calls(&h, &at, "selftest-steady", "a", 0, 1, 2,
+                         (int)res->variants[0].nsamples, o.max_samples, true);
+    cr_expect_eq(at, h.n);
+    cr_expect_str_eq(h.calls[h.n - 1].stopped_by, "noise");
+
+    memset(&h, 0, sizeof h);
+    cp_case_result_free(res);
+    cr_assert_eq(cp_run_case(cp_registry_find("selftest-run-fails"), &env, &o, res), 0);
+    cr_expect_eq(res->status, CP_STATUS_FAILED);
+    cr_expect_eq(h.n, 1, "the failed warm-up run was announced, and nothing after it");
+    cr_expect_str_eq(h.calls[0].phase, "warm-up");
+
+    memset(&h, 0, sizeof h);
+    o = opts;
+    o.on_run_user = &h;
+    run_with("selftest-ok", &o);
+    cr_expect_eq(h.n, 0, "no hook, no calls");
 }

@@ -143,10 +143,27 @@ static bool enough_runs(const cp_run_opts *o, size_t n, const double *samples, d
     return why != NULL;
 }
 
+/* Tells the caller's hook, when there is one, which run of `v` comes next
+ * (or, with phase "done" and its result, that the variant is done);
+ * `started` is cp_now_ms at the variant's first run. */
+static void announce(const cp_ctx *ctx, const cp_variant *v, const char *phase, int run,
+                     int max_runs, double started, const cp_variant_result *result)
+{
+    const cp_run_opts *o = ctx->opts;
+    if (!o->on_run)
+        return;
+    cp_run_progress p = {.case_name = ctx->result->name, .variant = v->name,
+                         .variant_index = v->index, .nvariants = ctx->nvariants,
+                         .phase = phase, .run = run, .max_runs = max_runs,
+                         .elapsed_s = (cp_now_ms() - started) / 1e3, .result = result};
+    o->on_run(o->on_run_user, &p);
+}
+
 static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
                        cp_variant_result *vr)
 {
     int rc = 0;
+    double variant_started = cp_now_ms();
     size_t cap = (size_t)(o->repeat > 0 ? o->repeat : o->max_samples);
     double *samples = calloc(cap ? cap : 1, sizeof *samples);
     if (!samples)
@@ -160,6 +177,7 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     for (int i = 0; i < o->warmup; i++) {
         cp_trace scratch;
         cp_trace_init(&scratch);
+        announce(ctx, v, "warm-up", i + 1, o->warmup, variant_started, NULL);
         rc = one_run(ctx, v, vr, NULL, trace_warmup ? &scratch : NULL);
         cp_trace_free(&scratch);
         CP_TRY(rc);
@@ -172,6 +190,7 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     size_t n = 0;
     double started = cp_now_ms();
     do {
+        announce(ctx, v, "timed", (int)n + 1, (int)cap, variant_started, NULL);
         CP_TRY(one_run(ctx, v, vr, &samples[n], NULL));
         if (n == 0 && o->warmup == 0)
             CP_TRY(free_memory(ctx, &first_free));
@@ -194,8 +213,10 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     else if (!cp_tracer_available())
         snprintf(vr->untraced_reason, sizeof vr->untraced_reason, "%s",
                  cp_tracer_unavailable_reason());
-    else
+    else {
+        announce(ctx, v, "traced", 1, 1, variant_started, NULL);
         CP_TRY(traced_run(ctx, v, vr));
+    }
     /* Free memory is device-wide: with other processes on the GPU (the
      * sanitizer runs side by side, say) it measures them too, so it is not
      * read, and add_leak_check says why. */
@@ -205,6 +226,7 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
         vr->memory_checked = true;
         vr->leaked_bytes = (long long)first_free - (long long)last_free;
     }
+    announce(ctx, v, "done", (int)n, (int)cap, variant_started, vr);
 out:
     free(samples);
     return rc;

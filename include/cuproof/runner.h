@@ -5,6 +5,7 @@
 #include "export.h"
 
 #include "case.h"
+#include "progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,6 +29,12 @@ typedef struct cp_run_opts {
      * read fails the case, naming the parameters it takes. */
     const char *const *params;
     size_t nparams;
+    /* Called with `on_run_user` before each run of a variant and once when
+     * the variant is done (progress.h says what each call holds), on the
+     * thread that called cp_run_case; NULL: no calls. The runner prints
+     * nothing itself: showing progress is the caller's business. */
+    void (*on_run)(void *user, const cp_run_progress *p);
+    void *on_run_user;
 } cp_run_opts;
 
 /* The stopping rule's defaults for a profile (repeat 0): ci 5 to 50 runs,

@@ -12,6 +12,7 @@
  *   cp_session_add_sink(s, cp_sink_progress(stdout, n));
  *   cp_session_add_sink(s, cp_sink_traces(dir));
  *   cp_session_add_sink(s, cp_sink_report(dir));
+ *   while a case runs: cp_session_on_run(s, p);       // from cp_run_opts.on_run
  *   for each case: cp_session_add_case(s, &result);   // takes the result
  *   cp_session_close(s);                              // sinks finish
  *   cp_session_free(s);
@@ -20,6 +21,7 @@
 #define CUPROOF_SESSION_H
 
 #include "export.h"
+#include "progress.h"
 #include "result.h"
 
 #include <stdio.h>
@@ -32,10 +34,13 @@ extern "C" {
  * hook may be NULL. A hook returns 0 or a negative code with
  * cp_last_error naming the problem (the file it could not write); the
  * session keeps calling the other sinks and reports the first failure.
+ * `on_run` hears each run of the case under way (cp_session_on_run) and
+ * returns nothing: progress is shown where it can be, never an error.
  * `release` frees `data` when the session is freed. */
 typedef struct cp_sink {
     const char *name;
     int (*add_case)(void *data, const cp_report *r, const cp_case_result *c);
+    void (*on_run)(void *data, const cp_run_progress *p);
     int (*close)(void *data, const cp_report *r);
     void (*release)(void *data);
     void *data;
@@ -62,6 +67,13 @@ CP_API int cp_session_add_sink(cp_session *s, cp_sink sink);
  * error. */
 CP_API int cp_session_add_case(cp_session *s, cp_case_result *c);
 
+/* Hands the progress of the case under way (what the runner's on_run hook
+ * hears, progress.h) to every sink's on_run hook. As with
+ * cp_session_add_case, one thread at a time: the session takes no lock,
+ * and `cuproof run` runs its cases one after another even over several
+ * GPUs. */
+CP_API void cp_session_on_run(cp_session *s, const cp_run_progress *p);
+
 /* Counts of the report's cases by status. */
 CP_API void cp_session_counts(const cp_session *s, size_t *passed, size_t *failed,
                               size_t *skipped, size_t *inconclusive);
@@ -83,7 +95,12 @@ CP_API cp_sink cp_sink_report(const char *dir);
 CP_API cp_sink cp_sink_traces(const char *dir);
 
 /* One line per case on `out` as it arrives ("[i/total] status name ...",
- * with every failed check under it). */
+ * with every failed check under it). While a case runs, when `out` is a
+ * terminal and CUPROOF_PROGRESS is not "plain": one line rewritten in
+ * place, at most 10 times a second ("[i/total] case  variant (j/n)  timed
+ * run r/m  4.2 s"), cleared before the case's line. Otherwise nothing per
+ * run, and one line for a variant that took more than 10 s ("[i/total]
+ * case  variant: 50 timed runs in 12.3 s (stopped by noise)"). */
 CP_API cp_sink cp_sink_progress(FILE *out, size_t total);
 
 #ifdef __cplusplus
