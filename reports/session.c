@@ -2,6 +2,7 @@
 #include <cuproof/session.h>
 
 #include <cuproof/error.h>
+#include <cuproof/headline.h>
 #include <cuproof/report.h>
 #include <cuproof/version.h>
 
@@ -266,6 +267,26 @@ static int progress_add_case(void *data, const cp_report *r, const cp_case_resul
     return 0;
 }
 
+/* At the end, one line per case: its verdict and its headline, the
+ * sentences a person reads first (cuproof/headline.h). A run of one case
+ * has said it all in its line already. */
+static int progress_close(void *data, const cp_report *r)
+{
+    progress *p = data;
+    if (r->ncases < 2)
+        return 0;
+    fprintf(p->out, "\n%-12s %-28s %s\n", "verdict", "case", "headline");
+    for (size_t i = 0; i < r->ncases; i++) {
+        char headline[1024];
+        cp_case_headline(&r->cases[i], headline, sizeof headline);
+        fprintf(p->out, "%-12s %-28s %s\n", cp_status_name(r->cases[i].status), r->cases[i].name,
+                headline);
+    }
+    fprintf(p->out, "\n");
+    fflush(p->out);
+    return 0;
+}
+
 cp_sink progress_sink(FILE *out, size_t total, const progress_style *style)
 {
     progress *p = calloc(1, sizeof *p);
@@ -276,7 +297,8 @@ cp_sink progress_sink(FILE *out, size_t total, const progress_style *style)
         p->drawn_variant = -1;
     }
     return (cp_sink){.name = p ? "progress" : NULL, .add_case = progress_add_case,
-                     .on_run = progress_on_run, .release = free_data, .data = p};
+                     .close = progress_close, .on_run = progress_on_run, .release = free_data,
+                     .data = p};
 }
 
 /* A variant that runs longer than this gets its line in plain output: most

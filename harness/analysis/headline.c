@@ -132,7 +132,8 @@ static void speed(line *l, const cp_case_result *c)
         return;
     }
     double x = slow->timing.median_ms / fast->timing.median_ms;
-    add(l, " %s ran %.*f× faster than %s (%s against %s).", fast->name, x < 10 ? 2 : 1, x,
+    add(l, " %s ran %.*f× faster than %s (%s against %s).", fast->name,
+        x < 10 ? 2 : x < 100 ? 1 : 0, x,
         slow->name, cp_format_ms(fast->timing.median_ms, a, sizeof a),
         cp_format_ms(slow->timing.median_ms, b, sizeof b));
 }
@@ -141,19 +142,24 @@ static void speed(line *l, const cp_case_result *c)
 static void trace(line *l, const cp_case_result *c)
 {
     const cp_variant_result *overlap = NULL, *peak = NULL;
-    bool several_kernels = false;
+    bool several_kernels = false, lanes = false;
     for (size_t i = 0; i < c->nvariants; i++) {
         const cp_variant_result *v = &c->variants[i];
         if (!v->traced)
             continue;
         const cp_metrics *m = &v->metrics;
         several_kernels |= m->kernels > 1;
+        lanes |= m->nlanes > 1;
         if (m->copies && m->kernels &&
             (!overlap || m->copy_kernel_overlap_ratio > overlap->metrics.copy_kernel_overlap_ratio))
             overlap = v;
         if (!peak || m->peak_concurrent_kernels > peak->metrics.peak_concurrent_kernels)
             peak = v;
     }
+    /* With one lane of work nothing could overlap: saying it did not
+     * would be noise. */
+    if (!lanes)
+        return;
     char pct[24];
     if (overlap && overlap->metrics.copy_kernel_overlap_ratio > 0)
         add(l, " Copies overlapped kernels for %s of copy time (%s)",
