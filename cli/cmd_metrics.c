@@ -16,12 +16,12 @@ int cp_cmd_metrics(int argc, char **argv)
     const cp_metric_def *m = cp_metric_defs(&n);
     const cp_finding_def *f = cp_finding_defs(&nf);
     if (markdown) {
-        printf("| metric | unit | definition |\n|---|---|---|\n");
+        printf("| metric | label | unit | definition |\n|---|---|---|---|\n");
         for (size_t i = 0; i < n; i++)
-            printf("| `%s` | %s | %s |\n", m[i].name, m[i].unit, m[i].meaning);
-        printf("\n| finding | raised when |\n|---|---|\n");
+            printf("| `%s` | %s | %s | %s |\n", m[i].name, m[i].label, m[i].unit, m[i].meaning);
+        printf("\n| finding | label | raised when |\n|---|---|---|\n");
         for (size_t i = 0; i < nf; i++)
-            printf("| `%s` | %s |\n", f[i].name, f[i].meaning);
+            printf("| `%s` | %s | %s |\n", f[i].name, f[i].label, f[i].meaning);
         return CP_EXIT_OK;
     }
     for (size_t i = 0; i < n; i++)

@@ -580,14 +580,14 @@ const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name)
 }
 
 static const cp_metric_def metric_defs[] = {
-#define CP_METRIC_DEF_(name, type, unit, meaning) \
-    {#name, unit, meaning, CP_METRIC_##type, offsetof(cp_metrics, name)},
+#define CP_METRIC_DEF_(name, type, label, unit, meaning) \
+    {#name, label, unit, meaning, CP_METRIC_##type, offsetof(cp_metrics, name)},
     CP_METRIC_MAP(CP_METRIC_DEF_)
 #undef CP_METRIC_DEF_
 };
 
 static const cp_finding_def finding_defs[] = {
-#define CP_FINDING_DEF_(name, meaning) {#name, meaning},
+#define CP_FINDING_DEF_(name, label, meaning) {#name, label, meaning},
     CP_FINDING_MAP(CP_FINDING_DEF_)
 #undef CP_FINDING_DEF_
 };

@@ -20,65 +20,66 @@ extern "C" {
 /*
  * Every metric of a traced run, declared once: the name (the field of
  * cp_metrics, the key in report.json and the word expectations use), its
- * type, its unit and what it means. The JSON writer, the expectation
+ * type, the label people read (the HTML pages), its unit and what it
+ * means. The JSON writer, the expectation
  * lookup and docs/DESIGN.md's table (a test holds them equal) all come
  * from this list.
  */
 #define CP_METRIC_MAP(XX)                                                                     \
-    XX(span_ns, U64, "ns", "first activity start to last activity end")                     \
-    XX(kernel_busy_ns, U64, "ns", "length of the union of kernel intervals")                \
-    XX(copy_busy_ns, U64, "ns", "length of the union of copy intervals")                    \
-    XX(copy_kernel_overlap_ns, U64, "ns", "time with at least one copy and one kernel in flight") \
-    XX(copy_kernel_overlap_ratio, DOUBLE, "ratio",                                           \
+    XX(span_ns, U64, "Span", "ns", "first activity start to last activity end")                     \
+    XX(kernel_busy_ns, U64, "Kernel busy time", "ns", "length of the union of kernel intervals")                \
+    XX(copy_busy_ns, U64, "Copy busy time", "ns", "length of the union of copy intervals")                    \
+    XX(copy_kernel_overlap_ns, U64, "Copy and kernel overlap", "ns", "time with at least one copy and one kernel in flight") \
+    XX(copy_kernel_overlap_ratio, DOUBLE, "Copy time overlapping kernels", "ratio",                                           \
        "copy_kernel_overlap_ns / copy_busy_ns (0 when no copies)")                           \
-    XX(h2d_d2h_overlap_ns, U64, "ns",                                                        \
+    XX(h2d_d2h_overlap_ns, U64, "Both copy directions at once", "ns",                                                        \
        "time with a host-to-device and a device-to-host copy in flight")                     \
-    XX(devices, U32, "devices", "devices with work in the trace")                            \
-    XX(multi_device_ns, U64, "ns", "time with work on two or more devices at once")         \
-    XX(peak_concurrent_kernels, U32, "kernels", "most kernels in flight at once")            \
-    XX(mean_concurrent_kernels, DOUBLE, "kernels",                                           \
+    XX(devices, U32, "Devices", "devices", "devices with work in the trace")                            \
+    XX(multi_device_ns, U64, "Time on several devices", "ns", "time with work on two or more devices at once")         \
+    XX(peak_concurrent_kernels, U32, "Most kernels at once", "kernels", "most kernels in flight at once")            \
+    XX(mean_concurrent_kernels, DOUBLE, "Mean kernels at once", "kernels",                                           \
        "time-weighted mean of kernels in flight while any is")                               \
-    XX(idle_ns, U64, "ns", "time inside the span with nothing in flight")                    \
-    XX(largest_gap_ns, U64, "ns", "the longest time inside the span with nothing in flight") \
-    XX(kernels, U32, "kernels", "kernel records")                                            \
-    XX(copies, U32, "copies", "copy records")                                                \
-    XX(memsets, U32, "memsets", "memset records")                                            \
-    XX(pageable_copies, U32, "copies", "copies whose host side was pageable memory")         \
-    XX(pageable_copy_sum_ns, U64, "ns",                                                      \
+    XX(idle_ns, U64, "GPU idle time", "ns", "time inside the span with nothing in flight")                    \
+    XX(largest_gap_ns, U64, "Longest idle gap", "ns", "the longest time inside the span with nothing in flight") \
+    XX(kernels, U32, "Kernels", "kernels", "kernel records")                                            \
+    XX(copies, U32, "Copies", "copies", "copy records")                                                \
+    XX(memsets, U32, "Memsets", "memsets", "memset records")                                            \
+    XX(pageable_copies, U32, "Copies from pageable memory", "copies", "copies whose host side was pageable memory")         \
+    XX(pageable_copy_sum_ns, U64, "Pageable copy time", "ns",                                                      \
        "summed time of pageable copies: the CPU stages them, so it is the host's time")      \
-    XX(h2d_sum_ns, U64, "ns", "summed host-to-device copy time")                             \
-    XX(d2h_sum_ns, U64, "ns", "summed device-to-host copy time")                             \
-    XX(kernel_sum_ns, U64, "ns", "summed kernel time")                                       \
-    XX(concurrency_limit, U32, "kernels", "kernels the device runs at once at most")         \
-    XX(ideal_ns, U64, "ns",                                                                  \
+    XX(h2d_sum_ns, U64, "Host-to-device copy time", "ns", "summed host-to-device copy time")                             \
+    XX(d2h_sum_ns, U64, "Device-to-host copy time", "ns", "summed device-to-host copy time")                             \
+    XX(kernel_sum_ns, U64, "Summed kernel time", "ns", "summed kernel time")                                       \
+    XX(concurrency_limit, U32, "Concurrent-kernel limit", "kernels", "kernels the device runs at once at most")         \
+    XX(ideal_ns, U64, "Ideal time", "ns",                                                                  \
        "the largest of h2d_sum_ns, d2h_sum_ns and kernel_sum_ns / concurrency_limit")        \
-    XX(efficiency, DOUBLE, "ratio", "ideal_ns / span_ns")                                    \
-    XX(gap_threshold_ns, U64, "ns", "idle gaps longer than this count as gpu_gaps")          \
-    XX(gaps_over_threshold, U32, "gaps", "idle gaps longer than gap_threshold_ns")
+    XX(efficiency, DOUBLE, "Efficiency", "ratio", "ideal_ns / span_ns")                                    \
+    XX(gap_threshold_ns, U64, "Idle gap threshold", "ns", "idle gaps longer than this count as gpu_gaps")          \
+    XX(gaps_over_threshold, U32, "Long idle gaps", "gaps", "idle gaps longer than gap_threshold_ns")
 
 /*
  * Every finding the analysis derives, named after the Nsight Systems
- * expert rule it mirrors: XX(name, meaning).
+ * expert rule it mirrors: XX(name, label, meaning).
  */
 #define CP_FINDING_MAP(XX)                                                                    \
-    XX(cuda_memcpy_async, "an asynchronous copy from pageable memory, which cannot overlap")   \
-    XX(cuda_memcpy_sync, "synchronous copies in a trace that also uses streams")              \
-    XX(gpu_gaps, "idle gaps longer than gap_threshold_ns inside the span")                    \
-    XX(default_stream_serialization, "work on the legacy default stream serialised other streams") \
-    XX(serialized_streams, "work on several streams, never more than one kernel at once")
+    XX(cuda_memcpy_async, "Asynchronous copy from pageable memory", "an asynchronous copy from pageable memory, which cannot overlap")   \
+    XX(cuda_memcpy_sync, "Synchronous copies beside streams", "synchronous copies in a trace that also uses streams")              \
+    XX(gpu_gaps, "GPU idle gaps", "idle gaps longer than gap_threshold_ns inside the span")                    \
+    XX(default_stream_serialization, "Default-stream serialisation", "work on the legacy default stream serialised other streams") \
+    XX(serialized_streams, "Serialised streams", "work on several streams, never more than one kernel at once")
 
 typedef enum { CP_METRIC_U64 = 0, CP_METRIC_U32, CP_METRIC_DOUBLE } cp_metric_type;
 
 /* One row of CP_METRIC_MAP. */
 typedef struct cp_metric_def {
-    const char *name, *unit, *meaning;
+    const char *name, *label, *unit, *meaning;
     cp_metric_type type;
     size_t offset; /* of the field in cp_metrics */
 } cp_metric_def;
 
 /* One row of CP_FINDING_MAP. */
 typedef struct cp_finding_def {
-    const char *name, *meaning;
+    const char *name, *label, *meaning;
 } cp_finding_def;
 
 typedef struct cp_lane {
