@@ -30,6 +30,7 @@ static const char usage[] =
     "                            its time) or an untraced one is noisy unless its change\n"
     "                            exceeds H (default 1.0, twice as slow); another GPU, driver\n"
     "                            or profile only informs unless --force\n"
+    "          [--html OUT.html] also write it as one self-contained page: a chart and tables\n"
     "  gpus [--ctest-spec FILE] [--slots N]\n"
     "                            list the GPUs; write ctest's resource spec for them\n"
     "  timeline OUT.html TRACE.json...\n"

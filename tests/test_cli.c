@@ -3,6 +3,7 @@
 #include <cuproof/case.h>
 
 #include <criterion/criterion.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -825,4 +826,221 @@ Test(cli, compare_recorded_ten_percent_more_work_is_slower)
     const char *pageable = strstr(output, "streams-pageable");
     cr_assert_not_null(pageable, "%s", output);
     cr_expect(strstr(pageable, "noisy (host-bound") < strchr(pageable, '\n'), "%.200s", pageable);
+}
+
+/* ---- cuproof compare --html ---- */
+
+/* A whole file as a malloc'd string, or NULL when it cannot be read. */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text)
+        text[fread(text, 1, (size_t)n, f)] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* A fresh temp path that no file holds yet. */
+static void fresh_path(char *path)
+{
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    remove(path);
+}
+
+/* Runs compare on two H100 recordings with --html into a temp file;
+ * returns the exit status and the page in *page (NULL when none was
+ * written; the caller frees it). */
+static int compare_recorded_html(const char *old_name, const char *new_name, char **page)
+{
+    char path[] = "/tmp/cuproof-cmp-html-XXXXXX", args[768];
+    fresh_path(path);
+    snprintf(args, sizeof args, "compare %s/compare-h100/%s.report.json "
+                                "%s/compare-h100/%s.report.json --html %s",
+             CUPROOF_FIXTURES, old_name, CUPROOF_FIXTURES, new_name, path);
+    int rc = cuproof(args);
+    *page = read_text(path);
+    remove(path);
+    return rc;
+}
+
+/* How often `needle` occurs in `from` before `to`. */
+static int occurrences(const char *from, const char *to, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(from, needle); p && p < to; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* What a reader of the page sees: <script> and <style> blocks and every
+ * tag removed, and the fixtures' directory blanked (the reports' paths
+ * are shown as given, and a checkout's path is not the page's text). */
+static char *visible_text(const char *html)
+{
+    char *text = malloc(strlen(html) + 1), *o = text;
+    cr_assert_not_null(text);
+    for (const char *p = html; *p;) {
+        const char *close = strncmp(p, "<script", 7) == 0  ? "</script>"
+                            : strncmp(p, "<style", 6) == 0 ? "</style>"
+                                                           : NULL;
+        if (close)
+            p = strstr(p, close) ? strstr(p, close) + strlen(close) : p + strlen(p);
+        else if (*p == '<')
+            p = strchr(p, '>') ? strchr(p, '>') + 1 : p + strlen(p);
+        else
+            *o++ = *p++;
+    }
+    *o = '\0';
+    for (char *at; (at = strstr(text, CUPROOF_FIXTURES));)
+        memset(at, ' ', strlen(CUPROOF_FIXTURES));
+    return text;
+}
+
+/* No visible text is an internal identifier: nothing snake_case such as
+ * old_median_ms or host_bound, nothing ending in _ms or _ns. */
+static void expect_human_text(const char *html)
+{
+    char *text = visible_text(html);
+    regex_t re;
+    regmatch_t m;
+    cr_assert_eq(regcomp(&re, "[a-z]+_[a-z_]+", REG_EXTENDED), 0);
+    bool hit = regexec(&re, text, 1, &m, 0) == 0;
+    cr_expect(!hit, "an identifier in the page's text: '%.40s'", hit ? text + m.rm_so : "");
+    cr_expect_null(strstr(text, "_ms"), "%.40s", strstr(text, "_ms"));
+    cr_expect_null(strstr(text, "_ns"), "%.40s", strstr(text, "_ns"));
+    regfree(&re);
+    free(text);
+}
+
+/* The 10% slowdown of multi-kernel as a page: the exit status stays 1;
+ * the regressions come first, then the chart and the table of every
+ * variant; the chart has a bar for each interval; no identifiers. */
+Test(cli, compare_html_page_of_a_slowdown)
+{
+    char args[512];
+    snprintf(args, sizeof args, "compare %s/compare-h100/mk-base2.report.json "
+                                "%s/compare-h100/mk-big.report.json --format json",
+             CUPROOF_FIXTURES, CUPROOF_FIXTURES);
+    cr_expect_eq(cuproof(args), 1, "%s", output);
+    cJSON *root = cJSON_Parse(strchr(output, '{'));
+    cr_assert_not_null(root, "%s", output);
+    int intervals = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, cJSON_GetObjectItem(root, "variants"))
+    {
+        intervals += cJSON_IsNumber(cJSON_GetObjectItem(v, "ci_low")) &&
+                     cJSON_IsNumber(cJSON_GetObjectItem(v, "ci_high"));
+    }
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "variants")), 7);
+    cJSON_Delete(root);
+
+    char *page = NULL;
+    cr_expect_eq(compare_recorded_html("mk-base2", "mk-big", &page), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "3 regressions"), "%s", output);
+    cr_assert_not_null(page, "no page: %s", output);
+    cr_expect_eq(strncmp(page, "<!DOCTYPE html>", 15), 0, "%.60s", page);
+    cr_expect_null(strstr(page, "<script"), "the page needs no script");
+    cr_expect_null(strstr(page, "http"), "the page fetches nothing");
+    const char *regressions = strstr(page, "id=\"regressions\"");
+    const char *table = strstr(page, "id=\"variants\"");
+    cr_assert(regressions && table && regressions < table, "regressions before the table");
+    cr_expect_eq(occurrences(regressions, table, "<li class=\"regression\">"), 3);
+    const char *variants[] = {"sync",
+                              "streams-pageable",
+                              "streams-pinned",
+                              "depth-first",
+                              "legacy-default-stream",
+                              "per-thread-default-stream",
+                              "serialised"};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        char cell[64], row[96];
+        snprintf(cell, sizeof cell, ">%s<", variants[i]);
+        snprintf(row, sizeof row, "data-variant=\"%s\"", variants[i]);
+        cr_expect_not_null(strstr(table, cell), "%s is not in the table", variants[i]);
+        cr_expect_not_null(strstr(page, row), "%s is not in the chart", variants[i]);
+    }
+    const char *svg = strstr(page, "<svg"), *svg_end = strstr(page, "</svg>");
+    cr_assert(svg && svg_end);
+    cr_expect_eq(occurrences(svg, svg_end, "class=\"interval\""), intervals);
+    cr_expect_eq(occurrences(svg, svg_end, "<circle"), 7);
+    expect_human_text(page);
+    free(page);
+}
+
+/* Identical runs: exit 0, the usual table on stdout, a page that says
+ * there is no regression and why host-bound variants are noisy. */
+Test(cli, compare_html_page_of_identical_runs)
+{
+    char *page = NULL;
+    cr_expect_eq(compare_recorded_html("ci1", "ci2", &page), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "95% interval"), "%s", output);
+    cr_assert_not_null(page, "no page: %s", output);
+    cr_expect_eq(strncmp(page, "<!DOCTYPE html>", 15), 0, "%.60s", page);
+    cr_expect_not_null(strstr(page, "0 regressions"));
+    cr_expect_not_null(strstr(page, "host-bound: the GPU was busy"));
+    expect_human_text(page);
+    free(page);
+}
+
+/* A page that cannot be written is exit 2 naming the file, before any
+ * output; --html needs a file name. */
+Test(cli, compare_html_bad_path)
+{
+    char args[512];
+    snprintf(args, sizeof args, "compare %s/compare-h100/ci1.report.json "
+                                "%s/compare-h100/ci2.report.json --html /nonexistent-dir/x.html",
+             CUPROOF_FIXTURES, CUPROOF_FIXTURES);
+    expect_usage_error(args, "cannot write /nonexistent-dir/x.html");
+    cr_expect_null(strstr(output, "95% interval"), "%s", output);
+    expect_usage_error("compare a.json b.json --html", "--html wants");
+}
+
+/* Every case renamed with < > & " in its name, and a check that fails in
+ * the new report: the page escapes them wherever it shows them. */
+static void odd_names(cJSON *root)
+{
+    cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases"))
+    {
+        char name[128];
+        snprintf(name, sizeof name, "%s<&\">", cJSON_GetObjectItem(c, "name")->valuestring);
+        cJSON_ReplaceItemInObject(c, "name", cJSON_CreateString(name));
+    }
+}
+
+static void odd_names_failing(cJSON *root)
+{
+    odd_names(root);
+    fail_first_check(root);
+}
+
+Test(cli, compare_html_escapes_names)
+{
+    char a[] = "/tmp/cuproof-cmp-old-XXXXXX", b[] = "/tmp/cuproof-cmp-new-XXXXXX";
+    char path[] = "/tmp/cuproof-cmp-html-XXXXXX", args[512];
+    edited_report(a, odd_names);
+    edited_report(b, odd_names_failing);
+    fresh_path(path);
+    snprintf(args, sizeof args, "compare %s %s --html %s", a, b, path);
+    cr_expect_eq(cuproof(args), 1, "%s", output);
+    char *page = read_text(path);
+    remove(a);
+    remove(b);
+    remove(path);
+    cr_assert_not_null(page, "no page: %s", output);
+    cr_expect_not_null(strstr(page, "&lt;&amp;&quot;&gt;"));
+    cr_expect_null(strstr(page, "<&\">"));
+    const char *regressions = strstr(page, "id=\"regressions\"");
+    cr_assert_not_null(regressions);
+    cr_expect_not_null(strstr(regressions, "passed &rarr; failed"));
+    expect_human_text(page);
+    free(page);
 }

@@ -126,6 +126,27 @@ typedef struct cp_compare_options {
 CP_API int cp_compare_reports_opts(const char *old_path, const char *new_path,
                                    const cp_compare_options *opt, FILE *out, int *regressions);
 
+/*
+ * The same comparison as one self-contained HTML page written to
+ * `html_path` (cuproof compare --html): no script and nothing fetched.
+ * It is drawn from the document cp_compare_reports_opts prints with
+ * opt->json (opt->json itself is ignored), so the two cannot disagree, and
+ * shows each report's file, GPU, driver, profile and date; whether they are
+ * comparable, with the reasons; the thresholds; the count of each verdict
+ * and of regressions; the regressions, then the other changed checks, case
+ * statuses and claims; an SVG chart of every variant's ratio new / old and
+ * 95% interval on a log axis from 0.5 to 2 (ratios beyond it drawn at its
+ * edge), coloured by verdict; and the table of variants, regressions
+ * first. Names from the reports are escaped. *regressions is counted as by
+ * cp_compare_reports_opts; `opt` may be NULL (its defaults). Returns 0;
+ * that function's errors; CP_EIO or CP_EPARSE when a report cannot be read
+ * again; CP_ENOMEM; CP_EIO when the page cannot be written (cp_last_error
+ * names the file). Nothing is written on an error before that.
+ */
+CP_API int cp_compare_reports_html(const char *old_path, const char *new_path,
+                                   const cp_compare_options *opt, const char *html_path,
+                                   int *regressions);
+
 /* cp_compare_reports_opts with `threshold`, the default minimum effect,
  * the table and no --force. */
 CP_API int cp_compare_reports(const char *old_path, const char *new_path, double threshold, FILE *out,

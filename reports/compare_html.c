@@ -1,0 +1,625 @@
+/*
+ * The compare page (cuproof compare --html): one self-contained HTML page
+ * with no script and nothing fetched. The two reports' environments and
+ * whether they are comparable, the regressions and other changes, a chart
+ * of every variant's ratio new / old with its interval, then the table of
+ * variants. Every number on it comes from the JSON document that
+ * cp_compare_reports_opts prints for --format json, so the page and that
+ * document cannot disagree.
+ */
+#include "reports/json.h"
+
+#include "html_buf.h"
+
+#include <cuproof/compare_stats.h>
+#include <cuproof/error.h>
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The chart's axis: ratios from half to twice the old time, on a log
+ * scale, so that 0.8 and 1.25 lie as far from 1 on either side. */
+#define AXIS_LO 0.5
+#define AXIS_HI 2.0
+#define ROW_H 18     /* one variant per row, in pixels */
+#define PLOT_W 600   /* the axis' width */
+#define TOP 6        /* space above the first row */
+#define BOTTOM 40    /* the tick labels and the axis title */
+
+static const char page_style[] =
+    "body{font-family:sans-serif;margin:2em;max-width:80em;color:#222}"
+    "table{border-collapse:collapse;margin:.5em 0}"
+    "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}"
+    "td.num,td.nowrap{white-space:nowrap}td.num{text-align:right}"
+    ".v-same{color:#777}.v-faster{color:#2e9d57}.v-slower{color:#d9822b}.v-noisy{color:#8e5bd0}"
+    "g.regression,.legend .regression{color:#b22}"
+    "tr.regression{background:#fdecea}"
+    ".badge{background:#b22;color:#fff;padding:0 .3em;border-radius:3px;font-weight:bold}"
+    ".incomparable{border-left:4px solid #d9822b;padding-left:.8em}"
+    "svg text{font-size:12px;fill:#222}svg .variant circle{fill:currentColor}"
+    "svg .interval{stroke:currentColor;stroke-width:3;stroke-opacity:.55}"
+    "svg .grid{stroke:#ddd}svg .one{stroke:#888}svg .band{fill:#e8eef7}"
+    "svg .stripe{fill:#000;fill-opacity:.04}"
+    "svg .variant circle.off{fill:#fff;stroke:currentColor;stroke-width:2}";
+
+static double number(const cJSON *o, const char *k)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(n) ? n->valuedouble : NAN;
+}
+
+static const char *string(const cJSON *o, const char *k)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(n) ? n->valuestring : "";
+}
+
+static bool is_true(const cJSON *o, const char *k)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+/* A time in the unit that fits it (µs below 1 ms, ms below 1 s, else s)
+ * to three significant digits; a dash when there is none. */
+static void put_time(html_buf *b, double ms)
+{
+    if (!(ms >= 0) || isinf(ms)) {
+        html_raw(b, "&ndash;");
+        return;
+    }
+    /* Rounded first, so that 999.96 µs reads 1.00 ms and not 1000 µs. */
+    char rounded[32];
+    snprintf(rounded, sizeof rounded, "%.2e", ms);
+    ms = strtod(rounded, NULL);
+    double v = ms < 1 ? ms * 1e3 : ms < 1e3 ? ms : ms / 1e3;
+    const char *unit = ms < 1 ? "\xc2\xb5s" : ms < 1e3 ? "ms" : "s";
+    html_fmt(b, "%.*f %s", v >= 100 ? 0 : v >= 10 ? 1 : 2, v, unit);
+}
+
+/* Text from the reports as words: each underscore inside a word becomes a
+ * space, and a unit suffix at a word's end (_ns, _ms, _us) reads "(ns)".
+ * Check names hold metric names such as copy_kernel_overlap_ns, and the
+ * page shows words. */
+static void put_words(html_buf *b, const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        bool inside = *p == '_' && p > s && isalnum((unsigned char)p[-1]) &&
+                      isalnum((unsigned char)p[1]);
+        if (!inside) {
+            char one[2] = {*p, '\0'};
+            html_text(b, one);
+        } else if (strchr("nmu", p[1]) && p[2] == 's' && !isalnum((unsigned char)p[3]) &&
+                   p[3] != '_') {
+            html_fmt(b, " (%cs)", p[1]);
+            p += 2;
+        } else {
+            html_raw(b, " ");
+        }
+    }
+}
+
+/* A name from the reports as words, with the name itself as its tooltip
+ * when the two differ, so it can still be searched for. */
+static void put_name(html_buf *b, const char *s)
+{
+    if (!strchr(s, '_')) {
+        html_text(b, s);
+        return;
+    }
+    html_raw(b, "<span title=\"");
+    html_text(b, s);
+    html_raw(b, "\">");
+    put_words(b, s);
+    html_raw(b, "</span>");
+}
+
+/* ---- the header ---- */
+
+static void field_row(html_buf *b, const char *label, const char *old, const char *new)
+{
+    html_fmt(b, "<tr><th>%s</th>", label);
+    html_cell(b, *old ? old : "unknown");
+    html_cell(b, *new ? new : "unknown");
+    html_raw(b, "</tr>");
+}
+
+/* The driver as cudaDriverGetVersion gives it (13000) and as CUDA names
+ * it (13.0); "" when the report has none. */
+static void driver_text(const cJSON *report, char *out, size_t n)
+{
+    double d = number(cJSON_GetObjectItemCaseSensitive(report, "environment"), "driver_version");
+    out[0] = '\0';
+    if (d > 0 && d < 1e9)
+        snprintf(out, n, "%.0f (CUDA %d.%d)", d, (int)d / 1000, (int)d % 1000 / 10);
+}
+
+/* Which runs are compared: each report's file, GPU, driver, profile and
+ * date. */
+static void runs_html(html_buf *b, const char *const paths[2], cJSON *const reports[2])
+{
+    const cJSON *env[2];
+    char driver[2][64];
+    for (int i = 0; i < 2; i++) {
+        env[i] = cJSON_GetObjectItemCaseSensitive(reports[i], "environment");
+        driver_text(reports[i], driver[i], sizeof driver[i]);
+    }
+    html_raw(b, "<table class=\"runs\"><tr><th></th><th>Old</th><th>New</th></tr>");
+    html_raw(b, "<tr><th>Report</th>");
+    for (int i = 0; i < 2; i++) {
+        html_raw(b, "<td><code>");
+        html_text(b, paths[i]);
+        html_raw(b, "</code></td>");
+    }
+    html_raw(b, "</tr>");
+    field_row(b, "GPU", string(env[0], "gpu_name"), string(env[1], "gpu_name"));
+    field_row(b, "Driver", driver[0], driver[1]);
+    field_row(b, "Profile", string(reports[0], "profile"), string(reports[1], "profile"));
+    field_row(b, "Date", string(reports[0], "date"), string(reports[1], "date"));
+    html_raw(b, "</table>");
+}
+
+/* Whether the timings can be compared, and what follows when they
+ * cannot. */
+static void comparability_html(html_buf *b, const cJSON *doc)
+{
+    if (is_true(doc, "comparable")) {
+        html_raw(b, "<p class=\"comparable\">Comparable: the same GPU, driver and profile.</p>");
+        return;
+    }
+    html_raw(b, "<div class=\"incomparable\"><p><strong>Not comparable:</strong></p><ul>");
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(doc, "reasons"))
+    {
+        html_raw(b, "<li>");
+        html_text(b, cJSON_IsString(r) ? r->valuestring : "");
+        html_raw(b, "</li>");
+    }
+    html_raw(b, is_true(doc, "forced")
+                    ? "</ul><p>Forced: timing regressions count anyway.</p></div>"
+                    : "</ul><p>Timing verdicts only inform: they count as no regression "
+                      "(--force counts them).</p></div>");
+}
+
+/* The thresholds as percentages, then how many variants got each verdict
+ * and how many regressions there are. */
+static void summary_html(html_buf *b, const cJSON *doc)
+{
+    static const char *const verdicts[] = {"same", "faster", "slower", "noisy"};
+    int counts[4] = {0}, total = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(doc, "variants"))
+    {
+        total++;
+        for (int i = 0; i < 4; i++)
+            counts[i] += strcmp(string(v, "verdict"), verdicts[i]) == 0;
+    }
+    html_fmt(b, "<p>Threshold %g%%: a variant slower by more than this is a regression. "
+                "Host threshold %g%%: the change a host-bound or untraced variant must exceed "
+                "to be called slower or faster. Changes under %g%% are no change.</p>",
+             100 * number(doc, "threshold"), 100 * number(doc, "host_threshold"),
+             100 * number(doc, "min_effect"));
+    html_fmt(b, "<p class=\"counts\">%d variant%s: ", total, total == 1 ? "" : "s");
+    for (int i = 0; i < 4; i++)
+        html_fmt(b, "%s<span class=\"v-%s\">%d %s</span>", i ? ", " : "", verdicts[i], counts[i],
+                 verdicts[i]);
+    double counted = number(doc, "regressions");
+    int regressions = counted > 0 ? (int)counted : 0;
+    html_fmt(b, ". <strong%s>%d regression%s</strong>.</p>",
+             regressions ? " class=\"regression\"" : "", regressions,
+             regressions == 1 ? "" : "s");
+}
+
+/* ---- what changed ---- */
+
+/* What the lists of changes hold besides the variants: the key of the
+ * document's array, the word for one item, and the key of its name (none
+ * for a case's status). */
+static const struct {
+    const char *array, *word, *name;
+} change_kinds[] = {
+    {"checks", "check", "check"},
+    {"cases", "case status", NULL},
+    {"claims", "claim", "claim"},
+};
+
+static void open_item(html_buf *b, bool regression)
+{
+    html_raw(b, regression ? "<li class=\"regression\"><span class=\"badge\">Regression</span> "
+                           : "<li>");
+}
+
+/* A variant that regressed: its medians, ratio and interval. */
+static void variant_item(html_buf *b, const cJSON *v)
+{
+    open_item(b, true);
+    put_name(b, string(v, "case"));
+    html_raw(b, ", variant ");
+    put_name(b, string(v, "variant"));
+    html_raw(b, ": slower, ");
+    put_time(b, number(v, "old_median_ms"));
+    html_raw(b, " &rarr; ");
+    put_time(b, number(v, "new_median_ms"));
+    html_fmt(b, " (ratio %.3f", number(v, "ratio"));
+    double lo = number(v, "ci_low"), hi = number(v, "ci_high");
+    if (isfinite(lo) && isfinite(hi))
+        html_fmt(b, ", 95%% interval %.3f to %.3f", lo, hi);
+    html_raw(b, ")</li>");
+}
+
+/* A check, case status or claim whose result changed: old -> new. */
+static void change_item(html_buf *b, const cJSON *c, const char *word, const char *name_key)
+{
+    open_item(b, is_true(c, "regression"));
+    put_name(b, string(c, "case"));
+    html_fmt(b, ", %s", word);
+    if (name_key) {
+        html_raw(b, " &ldquo;");
+        put_name(b, string(c, name_key));
+        html_raw(b, "&rdquo;");
+    }
+    html_raw(b, ": ");
+    html_text(b, string(c, "old"));
+    html_raw(b, " &rarr; ");
+    html_text(b, string(c, "new"));
+    html_raw(b, "</li>");
+}
+
+/* The regressions (variants, then checks, case statuses and claims), or
+ * the changes that are none; returns how many it listed. */
+static int changes_list(html_buf *b, const cJSON *doc, bool regressions)
+{
+    int n = 0;
+    const cJSON *e;
+    if (regressions)
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "variants"))
+        {
+            if (!is_true(e, "regression"))
+                continue;
+            html_raw(b, n++ ? "" : "<ul>");
+            variant_item(b, e);
+        }
+    for (size_t k = 0; k < sizeof change_kinds / sizeof change_kinds[0]; k++)
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, change_kinds[k].array))
+        {
+            if (is_true(e, "regression") != regressions)
+                continue;
+            html_raw(b, n++ ? "" : "<ul>");
+            change_item(b, e, change_kinds[k].word, change_kinds[k].name);
+        }
+    if (n)
+        html_raw(b, "</ul>");
+    return n;
+}
+
+/* What changed comes first: the regressions, then the checks, case
+ * statuses and claims that changed without being one. */
+static void changes_html(html_buf *b, const cJSON *doc)
+{
+    html_raw(b, "<section id=\"regressions\"><h2>Regressions</h2>");
+    if (!changes_list(b, doc, true))
+        html_raw(b, "<p>None: no variant is slower by more than the threshold, and no check, "
+                    "case or claim got worse.</p>");
+    html_raw(b, "</section><section id=\"changes\"><h2>Other changes</h2>");
+    if (!changes_list(b, doc, false))
+        html_raw(b, "<p>No other check, case status or claim changed.</p>");
+    html_raw(b, "</section>");
+}
+
+/* ---- the chart ---- */
+
+/* The x of ratio r, clamped to the axis. */
+static double axis_x(double label_w, double r)
+{
+    double clamped = fmin(fmax(r, AXIS_LO), AXIS_HI);
+    return label_w + PLOT_W * log(clamped / AXIS_LO) / log(AXIS_HI / AXIS_LO);
+}
+
+/* Room for the longest "case variant" label at about 6.6 pixels a
+ * character, within bounds: a longer one is cut at the chart's left edge,
+ * and its row's tooltip names it whole. */
+static double label_width(const cJSON *variants)
+{
+    size_t longest = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, variants)
+    {
+        size_t n = strlen(string(v, "case")) + 1 + strlen(string(v, "variant"));
+        longest = n > longest ? n : longest;
+    }
+    return fmin(fmax(12 + 6.6 * (double)longest, 100), 360);
+}
+
+/* The shaded threshold band, the grid at the ticks, and their labels. */
+static void chart_axis(html_buf *b, double label_w, double bottom, double threshold)
+{
+    static const double ticks[] = {0.5, 0.8, 1, 1.25, 2};
+    if (threshold > 0) {
+        double x0 = axis_x(label_w, 1 - threshold), x1 = axis_x(label_w, 1 + threshold);
+        html_fmt(b, "<rect class=\"band\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%.1f\">"
+                    "<title>Within the threshold: 1 &#177; %g%%</title></rect>",
+                 x0, TOP, x1 - x0, bottom - TOP, 100 * threshold);
+    }
+    for (size_t i = 0; i < sizeof ticks / sizeof ticks[0]; i++) {
+        double x = axis_x(label_w, ticks[i]);
+        html_fmt(b, "<line class=\"%s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"/>"
+                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>",
+                 ticks[i] == 1 ? "one" : "grid", x, TOP, x, bottom + 4, x, bottom + 16, ticks[i]);
+    }
+    html_fmt(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">Ratio new / old "
+                "(logarithmic axis)</text>",
+             label_w + PLOT_W / 2.0, bottom + 32);
+}
+
+/* A row's tooltip: the numbers, the verdict, and whether the ratio or its
+ * interval lies beyond the axis and is drawn at its edge. */
+static void row_tooltip(html_buf *b, const cJSON *v)
+{
+    double ratio = number(v, "ratio"), lo = number(v, "ci_low"), hi = number(v, "ci_high");
+    html_raw(b, "<title>");
+    put_words(b, string(v, "case"));
+    html_raw(b, " ");
+    put_words(b, string(v, "variant"));
+    if (isfinite(ratio))
+        html_fmt(b, ": ratio %.3f", ratio);
+    else
+        html_raw(b, ": no ratio");
+    if (isfinite(lo) && isfinite(hi))
+        html_fmt(b, ", 95%% interval %.3f to %.3f", lo, hi);
+    html_raw(b, ", ");
+    html_text(b, string(v, "verdict"));
+    html_raw(b, is_true(v, "regression") ? ", a regression" : "");
+    if (ratio < AXIS_LO || ratio > AXIS_HI)
+        html_fmt(b, "; the ratio lies beyond the axis (%g to %g) and is drawn at its edge",
+                 AXIS_LO, AXIS_HI);
+    else if (lo < AXIS_LO || hi > AXIS_HI)
+        html_fmt(b, "; the interval reaches beyond the axis (%g to %g) and is cut at its edge",
+                 AXIS_LO, AXIS_HI);
+    html_raw(b, "</title>");
+}
+
+/* One variant: its label, the bar of its 95% interval (none without one)
+ * and a dot at its ratio, coloured by its verdict and hollow when the
+ * ratio lies beyond the axis; every other row is shaded, so that the eye
+ * can follow a label to its dot. */
+static void chart_row(html_buf *b, const cJSON *v, int row, double label_w)
+{
+    double ratio = number(v, "ratio"), lo = number(v, "ci_low"), hi = number(v, "ci_high");
+    double y = TOP + (row + 0.5) * ROW_H;
+    html_raw(b, "<g class=\"variant v-");
+    html_text(b, string(v, "verdict"));
+    html_raw(b, is_true(v, "regression") ? " regression\" data-case=\"" : "\" data-case=\"");
+    html_text(b, string(v, "case"));
+    html_raw(b, "\" data-variant=\"");
+    html_text(b, string(v, "variant"));
+    html_raw(b, "\">");
+    row_tooltip(b, v);
+    if (row % 2)
+        html_fmt(b, "<rect class=\"stripe\" x=\"0\" y=\"%.1f\" width=\"%.1f\" height=\"%d\"/>",
+                 y - ROW_H / 2.0, label_w + PLOT_W, ROW_H);
+    html_fmt(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", label_w - 8, y + 4);
+    put_words(b, string(v, "case"));
+    html_raw(b, " ");
+    put_words(b, string(v, "variant"));
+    html_raw(b, "</text>");
+    if (isfinite(lo) && isfinite(hi))
+        html_fmt(b, "<line class=\"interval\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
+                 axis_x(label_w, lo), y, axis_x(label_w, hi), y);
+    if (isfinite(ratio))
+        html_fmt(b, "<circle%s cx=\"%.1f\" cy=\"%.1f\" r=\"4\"/>",
+                 ratio < AXIS_LO || ratio > AXIS_HI ? " class=\"off\"" : "", axis_x(label_w, ratio),
+                 y);
+    html_raw(b, "</g>");
+}
+
+static const char legend_html[] =
+    "<p class=\"legend\"><span class=\"v-same\">&#9679; same</span> "
+    "<span class=\"v-faster\">&#9679; faster</span> "
+    "<span class=\"v-slower\">&#9679; slower</span> "
+    "<span class=\"v-slower regression\">&#9679; slower, a regression</span> "
+    "<span class=\"v-noisy\">&#9679; noisy</span>; bars: 95% intervals; shaded: within the "
+    "threshold; hollow dots: beyond the axis, drawn at its edge. Hover over a row for its "
+    "numbers.</p>";
+
+/* Every variant's ratio new / old on a log axis around 1, in the reports'
+ * order, so that a case's variants stay together. */
+static void chart_html(html_buf *b, const cJSON *variants, double threshold)
+{
+    int n = cJSON_GetArraySize(variants), row = 0;
+    double label_w = label_width(variants), bottom = TOP + (double)n * ROW_H;
+    double w = label_w + PLOT_W + 20, h = bottom + BOTTOM;
+    html_fmt(b, "<section id=\"chart\"><h2>Ratios new / old</h2>"
+                "<svg class=\"ratios\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+                "role=\"img\" aria-label=\"The ratio new / old of every variant\">",
+             w, h, w, h);
+    chart_axis(b, label_w, bottom, threshold);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, variants)
+    {
+        chart_row(b, v, row++, label_w);
+    }
+    html_raw(b, "</svg>");
+    html_raw(b, legend_html);
+    html_raw(b, "</section>");
+}
+
+/* ---- the table ---- */
+
+/* Where a variant stands in the table: regressions, then slower, faster,
+ * noisy and same, then anything else. */
+static int table_rank(const cJSON *v)
+{
+    static const char *const order[] = {"slower", "faster", "noisy", "same"};
+    if (is_true(v, "regression"))
+        return 0;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(string(v, "verdict"), order[i]) == 0)
+            return i + 1;
+    return 5;
+}
+
+/* Why a verdict is what it is: compare's own reason (host-bound,
+ * untraced), medians only, or a slowdown that does not count. */
+static void reason_cell(html_buf *b, const cJSON *v, double threshold)
+{
+    const char *parts[3];
+    int n = 0;
+    if (*string(v, "why"))
+        parts[n++] = string(v, "why");
+    if (strcmp(string(v, "method"), "medians") == 0)
+        parts[n++] = "medians only: a report without every timed run";
+    if (strcmp(string(v, "verdict"), "slower") == 0 && number(v, "ratio") - 1 > threshold &&
+        !is_true(v, "regression"))
+        parts[n++] = "not counted: the reports are not comparable";
+    html_raw(b, "<td>");
+    for (int i = 0; i < n; i++) {
+        html_raw(b, i ? "; " : "");
+        html_text(b, parts[i]);
+    }
+    html_raw(b, "</td>");
+}
+
+static void number_cell(html_buf *b, const char *format, double x)
+{
+    if (isfinite(x))
+        html_fmt(b, format, x);
+    else
+        html_raw(b, "<td class=\"num\">&ndash;</td>");
+}
+
+static void variant_row(html_buf *b, const cJSON *v, double threshold)
+{
+    double lo = number(v, "ci_low"), hi = number(v, "ci_high"), p = number(v, "p");
+    html_raw(b, is_true(v, "regression") ? "<tr class=\"regression\"><td class=\"nowrap\">"
+                                         : "<tr><td class=\"nowrap\">");
+    put_name(b, string(v, "case"));
+    html_raw(b, "</td><td class=\"nowrap\">");
+    put_name(b, string(v, "variant"));
+    html_raw(b, "</td><td class=\"num\">");
+    put_time(b, number(v, "old_median_ms"));
+    html_raw(b, "</td><td class=\"num\">");
+    put_time(b, number(v, "new_median_ms"));
+    html_raw(b, "</td>");
+    number_cell(b, "<td class=\"num\">%.3f</td>", number(v, "ratio"));
+    if (isfinite(lo) && isfinite(hi))
+        html_fmt(b, "<td class=\"num\">%.3f to %.3f</td>", lo, hi);
+    else
+        html_raw(b, "<td class=\"num\">&ndash;</td>");
+    number_cell(b, p < 1e-4 ? "<td class=\"num\">%.1e</td>" : "<td class=\"num\">%.4f</td>", p);
+    html_raw(b, "<td class=\"nowrap v-");
+    html_text(b, string(v, "verdict"));
+    html_raw(b, "\">");
+    html_text(b, string(v, "verdict"));
+    html_raw(b, is_true(v, "regression") ? " <span class=\"badge\">regression</span></td>"
+                                         : "</td>");
+    reason_cell(b, v, threshold);
+    html_raw(b, "</tr>");
+}
+
+static void table_html(html_buf *b, const cJSON *variants, double threshold)
+{
+    html_raw(b, "<section id=\"variants\"><h2>Variants</h2><table><tr><th>Case</th>"
+                "<th>Variant</th><th>Old median</th><th>New median</th>"
+                "<th>Ratio new / old</th><th>95% interval</th><th>p</th><th>Verdict</th>"
+                "<th>Why</th></tr>");
+    for (int rank = 0; rank <= 5; rank++) {
+        const cJSON *v;
+        cJSON_ArrayForEach(v, variants)
+        {
+            if (table_rank(v) == rank)
+                variant_row(b, v, threshold);
+        }
+    }
+    html_raw(b, "</table></section>");
+}
+
+/* ---- the page ---- */
+
+static char *compare_page(const char *const paths[2], cJSON *const reports[2], const cJSON *doc)
+{
+    html_buf b = {0};
+    const cJSON *variants = cJSON_GetObjectItemCaseSensitive(doc, "variants");
+    double threshold = number(doc, "threshold");
+    html_raw(&b, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                 "<title>cuproof compare</title><style>");
+    html_raw(&b, page_style);
+    html_raw(&b, "</style></head><body><h1>cuproof compare</h1>");
+    runs_html(&b, paths, reports);
+    comparability_html(&b, doc);
+    summary_html(&b, doc);
+    changes_html(&b, doc);
+    chart_html(&b, variants, threshold);
+    table_html(&b, variants, threshold);
+    html_raw(&b, "</body></html>\n");
+    if (b.oom) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+/* The comparison as --format json prints it, parsed: the page's one
+ * source of verdicts and numbers. */
+static int comparison_doc(const char *old_path, const char *new_path,
+                          const cp_compare_options *opt, int *regressions, cJSON **doc)
+{
+    cp_compare_options o = {.threshold = 0.10,
+                            .min_effect = CP_CMP_MIN_EFFECT,
+                            .host_threshold = CP_CMP_HOST_THRESHOLD};
+    if (opt)
+        o = *opt;
+    o.json = true;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return cp_failf(CP_ENOMEM, "out of memory comparing %s and %s", old_path, new_path);
+    int rc = cp_compare_reports_opts(old_path, new_path, &o, f, regressions);
+    if (fclose(f) != 0 && rc == 0)
+        rc = cp_failf(CP_ENOMEM, "out of memory comparing %s and %s", old_path, new_path);
+    if (rc == 0 && !(*doc = cJSON_Parse(text)))
+        rc = cp_failf(CP_ENOMEM, "out of memory reading the comparison of %s and %s", old_path,
+                      new_path);
+    free(text);
+    return rc;
+}
+
+/* A report read again for the page's header (its GPU, driver, profile and
+ * date), which the comparison's document does not carry. */
+static int read_report(const char *path, cJSON **out)
+{
+    char *text = cp_read_file(path);
+    if (!text)
+        return CP_EIO; /* cp_read_file said why */
+    *out = cJSON_Parse(text);
+    free(text);
+    return *out ? 0 : cp_failf(CP_EPARSE, "%s is not valid JSON", path);
+}
+
+int cp_compare_reports_html(const char *old_path, const char *new_path,
+                            const cp_compare_options *opt, const char *html_path,
+                            int *regressions)
+{
+    int rc = 0;
+    const char *const paths[2] = {old_path, new_path};
+    cJSON *doc = NULL, *reports[2] = {NULL, NULL};
+    char *page = NULL;
+    CP_TRY(comparison_doc(old_path, new_path, opt, regressions, &doc));
+    CP_TRY(read_report(old_path, &reports[0]));
+    CP_TRY(read_report(new_path, &reports[1]));
+    page = compare_page(paths, reports, doc);
+    if (!page) {
+        rc = cp_failf(CP_ENOMEM, "out of memory drawing the comparison of %s and %s", old_path,
+                      new_path);
+        goto out;
+    }
+    rc = cp_write_file(html_path, page);
+out:
+    free(page);
+    cJSON_Delete(doc);
+    cJSON_Delete(reports[0]);
+    cJSON_Delete(reports[1]);
+    return rc;
+}
