@@ -13,8 +13,8 @@
 
 #include <cuproof/compare_stats.h>
 #include <cuproof/error.h>
+#include <cuproof/headline.h>
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,43 +62,12 @@ static bool is_true(const cJSON *o, const char *k)
     return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
-/* A time in the unit that fits it (µs below 1 ms, ms below 1 s, else s)
- * to three significant digits; a dash when there is none. */
+/* A time in the unit that fits it (cp_format_ms); a dash when there is
+ * none. */
 static void put_time(html_buf *b, double ms)
 {
-    if (!(ms >= 0) || isinf(ms)) {
-        html_raw(b, "&ndash;");
-        return;
-    }
-    /* Rounded first, so that 999.96 µs reads 1.00 ms and not 1000 µs. */
-    char rounded[32];
-    snprintf(rounded, sizeof rounded, "%.2e", ms);
-    ms = strtod(rounded, NULL);
-    double v = ms < 1 ? ms * 1e3 : ms < 1e3 ? ms : ms / 1e3;
-    const char *unit = ms < 1 ? "\xc2\xb5s" : ms < 1e3 ? "ms" : "s";
-    html_fmt(b, "%.*f %s", v >= 100 ? 0 : v >= 10 ? 1 : 2, v, unit);
-}
-
-/* Text from the reports as words: each underscore inside a word becomes a
- * space, and a unit suffix at a word's end (_ns, _ms, _us) reads "(ns)".
- * Check names hold metric names such as copy_kernel_overlap_ns, and the
- * page shows words. */
-static void put_words(html_buf *b, const char *s)
-{
-    for (const char *p = s; *p; p++) {
-        bool inside = *p == '_' && p > s && isalnum((unsigned char)p[-1]) &&
-                      isalnum((unsigned char)p[1]);
-        if (!inside) {
-            char one[2] = {*p, '\0'};
-            html_text(b, one);
-        } else if (strchr("nmu", p[1]) && p[2] == 's' && !isalnum((unsigned char)p[3]) &&
-                   p[3] != '_') {
-            html_fmt(b, " (%cs)", p[1]);
-            p += 2;
-        } else {
-            html_raw(b, " ");
-        }
-    }
+    char text[32];
+    html_text(b, cp_format_ms(ms, text, sizeof text));
 }
 
 /* A name from the reports as words, with the name itself as its tooltip
@@ -112,7 +81,7 @@ static void put_name(html_buf *b, const char *s)
     html_raw(b, "<span title=\"");
     html_text(b, s);
     html_raw(b, "\">");
-    put_words(b, s);
+    html_human(b, s);
     html_raw(b, "</span>");
 }
 
@@ -359,9 +328,9 @@ static void row_tooltip(html_buf *b, const cJSON *v)
 {
     double ratio = number(v, "ratio"), lo = number(v, "ci_low"), hi = number(v, "ci_high");
     html_raw(b, "<title>");
-    put_words(b, string(v, "case"));
+    html_human(b, string(v, "case"));
     html_raw(b, " ");
-    put_words(b, string(v, "variant"));
+    html_human(b, string(v, "variant"));
     if (isfinite(ratio))
         html_fmt(b, ": ratio %.3f", ratio);
     else
@@ -400,9 +369,9 @@ static void chart_row(html_buf *b, const cJSON *v, int row, double label_w)
         html_fmt(b, "<rect class=\"stripe\" x=\"0\" y=\"%.1f\" width=\"%.1f\" height=\"%d\"/>",
                  y - ROW_H / 2.0, label_w + PLOT_W, ROW_H);
     html_fmt(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", label_w - 8, y + 4);
-    put_words(b, string(v, "case"));
+    html_human(b, string(v, "case"));
     html_raw(b, " ");
-    put_words(b, string(v, "variant"));
+    html_human(b, string(v, "variant"));
     html_raw(b, "</text>");
     if (isfinite(lo) && isfinite(hi))
         html_fmt(b, "<line class=\"interval\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",

@@ -1,6 +1,9 @@
 /* The HTML pages' growing buffer and escaping (html_buf.h). */
 #include "html_buf.h"
 
+#include <cuproof/metrics.h>
+
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,4 +84,52 @@ void html_json_string(html_buf *b, const char *s)
             html_put(b, s, 1);
     }
     html_raw(b, "\"");
+}
+
+static bool word_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+/* The label of the metric or finding called by the n bytes at w, or NULL. */
+static const char *label_of(const char *w, size_t n)
+{
+    size_t nm = 0, nf = 0;
+    const cp_metric_def *m = cp_metric_defs(&nm);
+    const cp_finding_def *f = cp_finding_defs(&nf);
+    for (size_t i = 0; i < nm; i++)
+        if (strlen(m[i].name) == n && strncmp(m[i].name, w, n) == 0)
+            return m[i].label;
+    for (size_t i = 0; i < nf; i++)
+        if (strlen(f[i].name) == n && strncmp(f[i].name, w, n) == 0)
+            return f[i].label;
+    return NULL;
+}
+
+void html_human(html_buf *b, const char *s)
+{
+    while (s && *s) {
+        if (!word_char(*s)) {
+            char one[2] = {*s++, '\0'};
+            html_text(b, one);
+            continue;
+        }
+        size_t n = 0;
+        while (word_char(s[n]))
+            n++;
+        const char *label = label_of(s, n);
+        bool unit = n > 3 && s[n - 3] == '_' && strchr("mun", s[n - 2]) && s[n - 1] == 's';
+        if (label) {
+            html_text(b, label);
+        } else if (unit) {
+            for (size_t i = 0; i < n - 3; i++) {
+                char one[2] = {s[i] == '_' ? ' ' : s[i], '\0'};
+                html_text(b, one);
+            }
+            html_fmt(b, " (%s)", s[n - 2] == 'u' ? "µs" : s[n - 2] == 'm' ? "ms" : "ns");
+        } else {
+            html_put(b, s, n);
+        }
+        s += n;
+    }
 }

@@ -23,6 +23,12 @@ void html_raw(html_buf *b, const char *s);
 void html_fmt(html_buf *b, const char *f, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s as HTML text: < > & " escaped. */
 void html_text(html_buf *b, const char *s);
+/* Appends s as HTML text that a person reads: a metric's or a finding's
+ * name becomes its label from the metric table ("copy_kernel_overlap_ratio"
+ * reads "Copy time overlapping kernels"), and a word ending in _ms, _us or
+ * _ns reads as words with the unit in parentheses ("event_ms": "event
+ * (ms)"). Other words, a kernel's name among them, stay as written. */
+void html_human(html_buf *b, const char *s);
 /* Appends <td>s</td>, s escaped. */
 void html_cell(html_buf *b, const char *s);
 /* Appends s as a JSON string for a <script type="application/json"> block:
