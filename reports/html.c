@@ -6,6 +6,7 @@
 
 #include <cuproof/headline.h>
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,15 +158,204 @@ static const char legend_html[] =
     "<span style=\"color:#d23\">shaded: a copy and a kernel both running</span>"
     " (wheel to zoom, drag to pan)</p>";
 
+/* A metric's column header: its label, with its meaning as the tooltip. */
+static void metric_th(html_buf *b, const char *name)
+{
+    const cp_metric_def *d = cp_metric_find(name);
+    html_raw(b, "<th title=\"");
+    html_text(b, d ? d->meaning : "");
+    html_raw(b, "\">");
+    html_text(b, d ? d->label : name);
+    html_raw(b, "</th>");
+}
+
+static void time_cell(html_buf *b, double ms)
+{
+    char t[32];
+    html_cell(b, cp_format_ms(ms, t, sizeof t));
+}
+
+/* The variants' medians as bars with their fastest and slowest run as a
+ * whisker, on a log scale when they span more than twenty times. */
+static void times_chart(html_buf *b, const cp_case_result *c)
+{
+    double lo = INFINITY, hi = 0;
+    size_t rows = 0;
+    for (size_t i = 0; i < c->nvariants; i++) {
+        const cp_timing *t = &c->variants[i].timing;
+        if (!c->variants[i].ran || !(t->median_ms > 0))
+            continue;
+        rows++;
+        lo = fmin(lo, t->min_ms > 0 ? t->min_ms : t->median_ms);
+        hi = fmax(hi, fmax(t->max_ms, t->median_ms));
+    }
+    if (rows < 2)
+        return;
+    bool log_scale = hi / lo > 20;
+    const double left = 210, width = 420, row = 20;
+    double base = log_scale ? log10(lo) - 0.1 : 0, top = log_scale ? log10(hi) + 0.05 : hi * 1.05;
+    html_fmt(b, "<h3>Times</h3><svg class=\"times\" width=\"%.0f\" height=\"%.0f\" "
+                "role=\"img\"><title>Median time of each variant%s, with its fastest and "
+                "slowest run</title>",
+             left + width + 90, row * (double)rows + 24, log_scale ? " (logarithmic scale)" : "");
+    size_t r = 0;
+    char text[32];
+    for (size_t i = 0; i < c->nvariants; i++) {
+        const cp_variant_result *v = &c->variants[i];
+        const cp_timing *t = &v->timing;
+        if (!v->ran || !(t->median_ms > 0))
+            continue;
+#define X(ms) (left + width * ((log_scale ? log10(fmax(ms, lo)) : (ms)) - base) / (top - base))
+        double y = row * (double)r++ + 4;
+        html_fmt(b, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"12\">",
+                 left - 6, y + 12);
+        html_text(b, v->name);
+        html_fmt(b, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"14\" "
+                    "fill=\"#2a6fdb\" opacity=\".7\"><title>",
+                 left, y, fmax(1, X(t->median_ms) - left));
+        html_text(b, cp_format_ms(t->median_ms, text, sizeof text));
+        html_fmt(b, " median over %d runs</title></rect>", t->runs);
+        if (t->max_ms > t->min_ms)
+            html_fmt(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#222\"/>",
+                     X(t->min_ms), X(t->max_ms), y + 7, y + 7);
+        html_fmt(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">", X(fmax(t->max_ms,
+                 t->median_ms)) + 6, y + 12);
+        html_text(b, cp_format_ms(t->median_ms, text, sizeof text));
+        html_raw(b, "</text>");
+#undef X
+    }
+    html_fmt(b, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" fill=\"#666\">%s</text></svg>",
+             left, row * (double)rows + 18,
+             log_scale ? "median (bar) and fastest to slowest run (line), logarithmic scale"
+                       : "median (bar) and fastest to slowest run (line)");
+}
+
+static const char *check_rank_class(cp_check_status st)
+{
+    return st == CP_CHECK_FAILED ? "failed" : st == CP_CHECK_SKIPPED ? "skipped" : "passed";
+}
+
+/* Checks, the failed first, then the skipped, then the passed. */
+static void checks_html(html_buf *b, const cp_case_result *c)
+{
+    static const cp_check_status order[] = {CP_CHECK_FAILED, CP_CHECK_SKIPPED, CP_CHECK_PASSED};
+    html_raw(b, "<h3>Checks</h3><table><tr><th>Check</th><th>Verdict</th><th>Expected</th>"
+                "<th>Measured</th></tr>");
+    for (size_t o = 0; o < 3; o++)
+        for (size_t i = 0; i < c->nchecks; i++) {
+            const cp_check_result *k = &c->checks[i];
+            if (k->status != order[o])
+                continue;
+            html_raw(b, "<tr><td>");
+            html_human(b, k->name);
+            if (k->essential)
+                html_raw(b, " <small title=\"the case's claim rests on it\">(essential)</small>");
+            html_fmt(b, "</td><td class=\"%s\">%s", check_rank_class(k->status),
+                     cp_check_status_name(k->status));
+            if (k->origin != CP_ORIGIN_LIVE)
+                html_raw(b, k->origin == CP_ORIGIN_RECOMPUTED
+                                ? " <small>(recomputed from the recorded trace)</small>"
+                                : " <small>(as recorded)</small>");
+            html_raw(b, "</td><td>");
+            html_human(b, k->expected);
+            html_raw(b, "</td><td>");
+            html_human(b, k->status == CP_CHECK_SKIPPED ? k->skip_reason : k->measured);
+            html_raw(b, "</td></tr>");
+        }
+    html_raw(b, "</table>");
+}
+
+static void claims_html(html_buf *b, const cp_case_result *c)
+{
+    html_raw(b, "<h3>The source's claims</h3><table><tr><th>Claim</th><th>Claimed</th>"
+                "<th>Measured</th><th>Verdict</th><th>Why</th></tr>");
+    for (size_t i = 0; i < c->nclaims; i++) {
+        const cp_claim_result *k = &c->claims[i];
+        html_raw(b, "<tr><td>");
+        html_text(b, k->text);
+        html_raw(b, "<br><small>");
+        html_text(b, k->source);
+        html_raw(b, "</small></td>");
+        html_cell(b, k->claimed);
+        html_cell(b, k->measured);
+        html_fmt(b, "<td class=\"%s\">%s</td><td>", cp_verdict_name(k->verdict),
+                 cp_verdict_name(k->verdict));
+        html_human(b, k->reason);
+        html_raw(b, "</td></tr>");
+    }
+    html_raw(b, "</table>");
+}
+
+static void variants_html(html_buf *b, const cp_case_result *c)
+{
+    html_raw(b, "<h3>Variants</h3><table><tr><th>Variant</th><th>Median</th>"
+                "<th>Fastest to slowest</th><th>Runs</th>");
+    static const char *const cols[] = {"span_ns", "copy_kernel_overlap_ratio",
+                                       "peak_concurrent_kernels", "mean_concurrent_kernels",
+                                       "idle_ns", "efficiency"};
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+        metric_th(b, cols[k]);
+    html_raw(b, "<th>Bound by</th><th>Stream lanes</th><th>Findings</th></tr>");
+    char t[32];
+    for (size_t i = 0; i < c->nvariants; i++) {
+        const cp_variant_result *v = &c->variants[i];
+        const cp_metrics *m = &v->metrics;
+        html_raw(b, "<tr>");
+        html_cell(b, v->name);
+        if (v->skip_reason[0]) {
+            html_raw(b, "<td colspan=\"12\" class=\"skipped\">not run: ");
+            html_text(b, v->skip_reason);
+            html_raw(b, "</td></tr>");
+            continue;
+        }
+        time_cell(b, v->timing.median_ms);
+        html_raw(b, "<td>");
+        html_text(b, cp_format_ms(v->timing.min_ms, t, sizeof t));
+        html_raw(b, " to ");
+        html_text(b, cp_format_ms(v->timing.max_ms, t, sizeof t));
+        html_fmt(b, "</td><td>%d", v->timing.runs);
+        if (v->stopped_by[0])
+            html_fmt(b, " <small>(%s)</small>",
+                     strcmp(v->stopped_by, "noise") == 0         ? "noise target met"
+                     : strcmp(v->stopped_by, "max_time") == 0    ? "time limit"
+                     : strcmp(v->stopped_by, "max_samples") == 0 ? "most runs"
+                                                                 : "fixed count");
+        html_raw(b, "</td>");
+        if (!v->traced) {
+            html_raw(b, "<td colspan=\"9\">untraced: ");
+            html_text(b, v->untraced_reason);
+            html_raw(b, "</td></tr>");
+            continue;
+        }
+        time_cell(b, (double)m->span_ns / 1e6);
+        html_cell(b, m->copies && m->kernels ? cp_format_percent(m->copy_kernel_overlap_ratio, t,
+                                                                 sizeof t)
+                                             : "no copies and kernels");
+        html_fmt(b, "<td>%u</td><td>%.1f</td>", m->peak_concurrent_kernels,
+                 m->mean_concurrent_kernels);
+        time_cell(b, (double)m->idle_ns / 1e6);
+        html_cell(b, cp_format_percent(m->efficiency, t, sizeof t));
+        html_cell(b, m->bound ? m->bound : "");
+        html_fmt(b, "<td>%zu</td><td>", m->nlanes);
+        for (size_t f = 0; f < m->nfindings; f++) {
+            html_raw(b, "<b>");
+            html_human(b, m->findings[f].name);
+            html_raw(b, "</b>: ");
+            html_human(b, m->findings[f].message);
+            html_raw(b, "<br>");
+        }
+        html_raw(b, "</td></tr>");
+    }
+    html_raw(b, "</table>");
+}
+
 static void case_html(html_buf *b, const cp_case_result *c)
 {
-    html_fmt(b, "<section id=\"case-%s\"><h2>", c->name);
+    html_fmt(b, "<section id=\"case-%s\" class=\"case\" data-status=\"%s\"><h2>", c->name,
+             cp_status_name(c->status));
     html_text(b, c->name);
-    html_raw(b, " <span class=\"");
-    html_raw(b, cp_status_name(c->status));
-    html_raw(b, "\">");
-    html_raw(b, cp_status_name(c->status));
-    html_raw(b, "</span></h2><p>");
+    html_fmt(b, " <span class=\"%s\">%s</span></h2><p>", cp_status_name(c->status),
+             cp_status_name(c->status));
     html_text(b, c->title);
     html_raw(b, " <small>(");
     html_text(b, c->source);
@@ -179,95 +369,15 @@ static void case_html(html_buf *b, const cp_case_result *c)
     char headline[1024];
     cp_case_headline(c, headline, sizeof headline);
     html_fmt(b, "<p class=\"headline %s\">", cp_status_name(c->status));
-    html_text(b, headline);
+    html_human(b, headline);
     html_raw(b, "</p>");
-    if (c->status == CP_STATUS_SKIPPED || c->status == CP_STATUS_INCONCLUSIVE) {
-        html_raw(b, c->status == CP_STATUS_SKIPPED ? "<p class=\"skipped\">Skipped: "
-                                              : "<p class=\"inconclusive\">Inconclusive: ");
-        html_text(b, c->skip_reason);
-        html_raw(b, "</p>");
-    }
-    if (c->error[0]) {
-        html_raw(b, "<p class=\"failed\">Error: ");
-        html_text(b, c->error);
-        html_raw(b, "</p>");
-    }
-    if (c->nchecks) {
-        html_raw(b, "<h3>Checks</h3><table><tr><th>check</th><th>status</th><th>expected</th>"
-               "<th>measured</th></tr>");
-        for (size_t i = 0; i < c->nchecks; i++) {
-            const cp_check_result *k = &c->checks[i];
-            html_raw(b, "<tr>");
-            html_cell(b, k->name);
-            html_fmt(b, "<td class=\"%s\">%s</td>", cp_check_status_name(k->status),
-                cp_check_status_name(k->status));
-            html_cell(b, k->expected);
-            html_cell(b, k->status == CP_CHECK_SKIPPED ? k->skip_reason : k->measured);
-            html_raw(b, "</tr>");
-        }
-        html_raw(b, "</table>");
-    }
-    if (c->nclaims) {
-        html_raw(b, "<h3>Claims</h3><table><tr><th>claim</th><th>claimed</th><th>measured</th>"
-               "<th>verdict</th><th>why</th></tr>");
-        for (size_t i = 0; i < c->nclaims; i++) {
-            const cp_claim_result *k = &c->claims[i];
-            html_raw(b, "<tr><td>");
-            html_text(b, k->text);
-            html_raw(b, "<br><small>");
-            html_text(b, k->source);
-            html_raw(b, "</small></td>");
-            html_cell(b, k->claimed);
-            html_cell(b, k->measured);
-            html_cell(b, cp_verdict_name(k->verdict));
-            html_cell(b, k->reason);
-            html_raw(b, "</tr>");
-        }
-        html_raw(b, "</table>");
-    }
-    if (c->nvariants) {
-        html_raw(b, "<h3>Variants</h3><table><tr><th>variant</th><th>median ms</th><th>min</th>"
-               "<th>max</th><th>stddev</th><th>span ms</th><th>overlap ratio</th>"
-               "<th>peak kernels</th><th>mean kernels</th><th>idle ms</th><th>ideal ms</th>"
-               "<th>efficiency</th><th>bound</th><th>streams</th>"
-               "<th>findings</th></tr>");
-        for (size_t i = 0; i < c->nvariants; i++) {
-            const cp_variant_result *v = &c->variants[i];
-            const cp_metrics *m = &v->metrics;
-            html_raw(b, "<tr>");
-            html_cell(b, v->name);
-            if (v->skip_reason[0]) {
-                html_raw(b, "<td colspan=\"14\" class=\"skipped\">not run: ");
-                html_text(b, v->skip_reason);
-                html_raw(b, "</td></tr>");
-                continue;
-            }
-            html_fmt(b, "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>", v->timing.median_ms,
-                v->timing.min_ms, v->timing.max_ms, v->timing.stddev_ms);
-            if (v->traced) {
-                html_fmt(b, "<td>%.3f</td><td>%.3f</td><td>%u</td><td>%.2f</td><td>%.3f</td>"
-                       "<td>%.3f</td><td>%.2f</td><td>%s</td><td>%zu</td><td>",
-                    (double)m->span_ns / 1e6, m->copy_kernel_overlap_ratio,
-                    m->peak_concurrent_kernels, m->mean_concurrent_kernels,
-                    (double)m->idle_ns / 1e6, (double)m->ideal_ns / 1e6, m->efficiency,
-                    m->bound, m->nlanes);
-                for (size_t f = 0; f < m->nfindings; f++) {
-                    html_raw(b, "<b>");
-                    html_text(b, m->findings[f].name);
-                    html_raw(b, "</b>: ");
-                    html_text(b, m->findings[f].message);
-                    html_raw(b, "<br>");
-                }
-                html_raw(b, "</td>");
-            } else {
-                html_raw(b, "<td colspan=\"10\">untraced: ");
-                html_text(b, v->untraced_reason);
-                html_raw(b, "</td>");
-            }
-            html_raw(b, "</tr>");
-        }
-        html_raw(b, "</table>");
-    }
+    if (c->nclaims)
+        claims_html(b, c);
+    if (c->nchecks)
+        checks_html(b, c);
+    times_chart(b, c);
+    if (c->nvariants)
+        variants_html(b, c);
     bool any_traced = false;
     for (size_t i = 0; i < c->nvariants; i++)
         any_traced = any_traced || c->variants[i].traced;
@@ -281,7 +391,9 @@ static void case_html(html_buf *b, const cp_case_result *c)
             snprintf(id, sizeof id, "tl-%s-%s", c->name, c->variants[i].name);
             html_raw(b, "<h4>");
             html_text(b, c->variants[i].name);
-            html_raw(b, "</h4>");
+            html_fmt(b, " <small><a href=\"%s.%s.perfetto.json\" title=\"open it in "
+                        "ui.perfetto.dev\">Perfetto trace</a></small></h4>",
+                     c->name, c->variants[i].name);
             timeline_html(b, id, &c->variants[i].trace, &c->variants[i].metrics);
         }
     }
@@ -289,8 +401,9 @@ static void case_html(html_buf *b, const cp_case_result *c)
     for (size_t i = 0; i < c->nvariants; i++)
         any_series = any_series || c->variants[i].nseries;
     if (any_series) {
-        html_raw(b, "<h3>Measured by the run itself</h3><table><tr><th>variant</th><th>series</th>"
-               "<th>n</th><th>mean</th><th>stddev</th><th>unit</th></tr>");
+        html_raw(b, "<h3>Measured by the run itself</h3><table><tr><th>Variant</th>"
+                    "<th>Series</th><th>Values</th><th>Mean</th><th>Standard deviation</th>"
+                    "<th>Unit</th></tr>");
         for (size_t i = 0; i < c->nvariants; i++)
             for (size_t k = 0; k < c->variants[i].nseries; k++) {
                 const cp_series *sr = &c->variants[i].series[k];
@@ -298,8 +411,9 @@ static void case_html(html_buf *b, const cp_case_result *c)
                 cp_mean_std(sr->values, sr->n, &mean, &std);
                 html_raw(b, "<tr>");
                 html_cell(b, c->variants[i].name);
-                html_cell(b, sr->name);
-                html_fmt(b, "<td>%zu</td><td>%.4g</td><td>%.4g</td>", sr->n, mean, std);
+                html_raw(b, "<td>");
+                html_human(b, sr->name);
+                html_fmt(b, "</td><td>%zu</td><td>%.4g</td><td>%.4g</td>", sr->n, mean, std);
                 html_cell(b, sr->unit);
                 html_raw(b, "</tr>");
             }
@@ -309,7 +423,7 @@ static void case_html(html_buf *b, const cp_case_result *c)
         html_raw(b, "<h3>Figures</h3><ul>");
         for (size_t i = 0; i < c->nfigures; i++) {
             html_raw(b, "<li>");
-            html_text(b, c->figures[i].name);
+            html_human(b, c->figures[i].name);
             html_fmt(b, ": %.4g ", c->figures[i].value);
             html_text(b, c->figures[i].unit);
             html_raw(b, "</li>");
@@ -327,7 +441,11 @@ char *cp_report_html(const cp_report *r)
             "body{font-family:sans-serif;margin:2em;max-width:80em}"
             "table{border-collapse:collapse;margin:.5em 0}"
             "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}"
-            ".passed,.confirmed{color:#060}.failed,.refuted{color:#a00}.skipped{color:#888}");
+            ".passed,.confirmed{color:#060}.failed,.refuted{color:#a00}.skipped{color:#888}"
+            ".inconclusive{color:#b60}.headline{font-size:1.1em;background:#f4f6f8;"
+            "padding:.4em .6em;border-left:4px solid #2a6fdb}.headline.failed{border-color:#a00}"
+            ".headline.inconclusive{border-color:#b60}.headline.skipped{border-color:#888}"
+            ".replay{background:#fff4d6;border:1px solid #e0b94a;padding:.5em}");
     html_raw(&b, timeline_style);
     html_raw(&b, "</style></head><body><h1>cuproof report</h1>");
     if (r->replayed_from[0]) {
@@ -341,55 +459,59 @@ char *cp_report_html(const cp_report *r)
                      "recomputed from the recorded traces and timed samples and agree with the "
                      "recording; outputs, events and the source's claims are as recorded.</p>");
     }
-    html_raw(&b, "<h2>Environment</h2><table>");
+    size_t counts[4] = {0}; /* by cp_status */
+    for (size_t i = 0; i < r->ncases; i++)
+        if ((unsigned)r->cases[i].status < 4)
+            counts[r->cases[i].status]++;
     const cp_env *e = &r->env;
-    html_raw(&b, "<tr><th>GPU</th>");
+    html_raw(&b, "<table class=\"summary\"><tr><th>GPU</th>");
     if (e->has_device) {
         html_raw(&b, "<td>");
         html_text(&b, e->gpu_name);
         html_fmt(&b, " (sm_%d%d, %d SMs, %d copy engines)</td></tr>", e->cc_major, e->cc_minor,
-            e->sm_count, e->copy_engines);
+                 e->sm_count, e->copy_engines);
     } else {
         html_cell(&b, e->no_device_reason);
         html_raw(&b, "</tr>");
     }
-    html_fmt(&b, "<tr><th>driver / runtime</th><td>%d / %d</td></tr>", e->driver_version,
-        e->runtime_version);
-    html_raw(&b, "<tr><th>host</th>");
-    html_cell(&b, e->host);
-    html_raw(&b, "</tr><tr><th>profile</th>");
-    html_cell(&b, r->profile);
-    html_fmt(&b, "</tr><tr><th>timed runs</th><td>%d per variant</td></tr>", r->repeat);
-    html_raw(&b, "<tr><th>tracing</th>");
+    /* The driver's and runtime's versions as CUDA numbers them: 13000 is 13.0. */
+    html_fmt(&b, "<tr><th>CUDA driver and runtime</th><td>%d.%d and %d.%d</td></tr>",
+             e->driver_version / 1000, e->driver_version % 1000 / 10, e->runtime_version / 1000,
+             e->runtime_version % 1000 / 10);
+    html_raw(&b, "<tr><th>Host</th>");
+    html_cell(&b, e->cpu_model[0] ? e->cpu_model : e->host);
+    html_raw(&b, "</tr><tr><th>Profile</th>");
+    html_cell(&b, strcmp(r->profile, "full") == 0 ? "full (the sources' sizes)"
+                  : strcmp(r->profile, "ci") == 0 ? "ci (small sizes)"
+                                                  : r->profile);
+    if (r->repeat > 0)
+        html_fmt(&b, "</tr><tr><th>Timed runs</th><td>%d per variant</td></tr>", r->repeat);
+    else
+        html_fmt(&b, "</tr><tr><th>Timed runs</th><td>%d to %d per variant, until the median's "
+                     "noise is under %g%% or %g s have passed</td></tr>",
+                 r->min_samples, r->max_samples, 100 * r->max_noise, r->max_time_s);
+    html_raw(&b, "<tr><th>Tracing</th>");
     html_cell(&b, r->traced ? "CUPTI activity trace, one separate run per variant"
-                       : r->untraced_reason);
-    html_raw(&b, "</tr><tr><th>date</th>");
-    html_cell(&b, r->date);
-    html_raw(&b, "</tr></table><h2>Cases</h2><table><tr><th>case</th><th>status</th>"
-            "<th>checks</th><th>key figures</th><th>claims</th></tr>");
+                            : r->untraced_reason);
+    html_raw(&b, "</tr><tr><th>Date</th>");
+    html_cell(&b, r->replayed_from[0] ? r->recorded_date : r->date);
+    html_fmt(&b, "</tr><tr><th>Verdicts</th><td class=\"counts\" data-passed=\"%zu\" "
+                 "data-failed=\"%zu\" data-inconclusive=\"%zu\" data-skipped=\"%zu\">"
+                 "<span class=\"passed\">%zu passed</span>, <span class=\"failed\">%zu "
+                 "failed</span>, <span class=\"inconclusive\">%zu inconclusive</span>, "
+                 "<span class=\"skipped\">%zu skipped</span></td></tr></table>",
+             counts[CP_STATUS_PASSED], counts[CP_STATUS_FAILED], counts[CP_STATUS_INCONCLUSIVE],
+             counts[CP_STATUS_SKIPPED], counts[CP_STATUS_PASSED], counts[CP_STATUS_FAILED],
+             counts[CP_STATUS_INCONCLUSIVE], counts[CP_STATUS_SKIPPED]);
+    html_raw(&b, "<h2>Cases</h2><table class=\"cases\"><tr><th>Case</th><th>Verdict</th>"
+                 "<th>What it showed</th></tr>");
     for (size_t i = 0; i < r->ncases; i++) {
         const cp_case_result *c = &r->cases[i];
-        size_t held = 0;
-        for (size_t k = 0; k < c->nchecks; k++)
-            held += c->checks[k].status == CP_CHECK_PASSED;
-        html_fmt(&b, "<tr><td><a href=\"#case-%s\">%s</a></td><td class=\"%s\">%s</td>"
-                "<td>%zu of %zu</td><td>",
-            c->name, c->name, cp_status_name(c->status), cp_status_name(c->status), held,
-            c->nchecks);
-        /* The case's first figures: its headline numbers. */
-        for (size_t k = 0; k < c->nfigures && k < 2; k++) {
-            html_text(&b, c->figures[k].name);
-            html_fmt(&b, " %.4g ", c->figures[k].value);
-            html_text(&b, c->figures[k].unit);
-            html_raw(&b, "<br>");
-        }
-        html_raw(&b, "</td><td>");
-        for (size_t k = 0; k < c->nclaims; k++) {
-            html_fmt(&b, "<span class=\"%s\">%s</span> (", cp_verdict_name(c->claims[k].verdict),
-                cp_verdict_name(c->claims[k].verdict));
-            html_text(&b, c->claims[k].measured);
-            html_raw(&b, ") ");
-        }
+        char headline[1024];
+        cp_case_headline(c, headline, sizeof headline);
+        html_fmt(&b, "<tr><td><a href=\"#case-%s\">%s</a></td><td class=\"%s\">%s</td><td>",
+                 c->name, c->name, cp_status_name(c->status), cp_status_name(c->status));
+        html_human(&b, headline);
         html_raw(&b, "</td></tr>");
     }
     html_raw(&b, "</table>");

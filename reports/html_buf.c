@@ -117,7 +117,9 @@ void html_human(html_buf *b, const char *s)
         size_t n = 0;
         while (word_char(s[n]))
             n++;
-        const char *label = label_of(s, n);
+        /* Only identifiers: a one-word metric ("kernels") is a word of the
+         * text too ("1 kernels", "overlapped kernels"). */
+        const char *label = memchr(s, '_', n) ? label_of(s, n) : NULL;
         bool unit = n > 3 && s[n - 3] == '_' && strchr("mun", s[n - 2]) && s[n - 1] == 's';
         if (label) {
             html_text(b, label);

@@ -24,7 +24,7 @@ void html_fmt(html_buf *b, const char *f, ...) __attribute__((format(printf, 2, 
 /* Appends s as HTML text: < > & " escaped. */
 void html_text(html_buf *b, const char *s);
 /* Appends s as HTML text that a person reads: a metric's or a finding's
- * name becomes its label from the metric table ("copy_kernel_overlap_ratio"
+ * name with an underscore in it becomes its label from the metric table ("copy_kernel_overlap_ratio"
  * reads "Copy time overlapping kernels"), and a word ending in _ms, _us or
  * _ns reads as words with the unit in parentheses ("event_ms": "event
  * (ms)"). Other words, a kernel's name among them, stay as written. */

@@ -189,16 +189,20 @@ Test(report, html_escapes_and_shows_everything)
     cr_assert_not_null(html);
     cr_expect_not_null(strstr(html, "Test GPU &lt;&amp;&gt;"), "names are escaped");
     cr_expect_null(strstr(html, "Test GPU <&>"));
-    cr_expect_not_null(strstr(html, "cuda_memcpy_async"));
+    cr_expect_not_null(strstr(html, "Asynchronous copy from pageable memory"),
+                       "a finding by its label");
+    cr_expect_null(strstr(html, ">cuda_memcpy_async"), "not by its identifier");
     cr_expect_not_null(strstr(html, "no CUDA device"));
     cr_expect_not_null(strstr(html, "CUPTI is held by another tool"));
     cr_expect_not_null(strstr(html, "Measured by the run itself"), "series are shown");
-    cr_expect_not_null(strstr(html, "<td>1 of 2</td><td>speedup 50"),
-                       "the index gives checks held and the first figures");
+    cr_expect_not_null(strstr(html, "<p class=\"headline "), "each case has its headline");
+    cr_expect_not_null(strstr(html, "<th>What it showed</th>"), "and so does the index");
+    cr_expect_not_null(strstr(html, "data-passed=\""), "the counts, for the browser test");
     cr_expect_not_null(strstr(html, "class=\"timeline\" id=\"tl-demo-streams\""),
                        "a timeline for the traced variant");
     cr_expect_null(strstr(html, "tl-demo-untraced"), "none for the untraced one");
-    cr_expect_not_null(strstr(html, "<td>event_ms</td><td>3</td><td>2</td>"));
+    cr_expect_not_null(strstr(html, "<td>event (ms)</td><td>3</td><td>2</td>"), "%s",
+                       strstr(html, "Measured by the run itself"));
     cr_expect_not_null(strstr(html, "confirmed"));
     cr_expect_null(strstr(html, "http"), "the page fetches nothing");
     free(html);
