@@ -162,9 +162,9 @@ static int checks(cp_ctx *ctx)
     /* The case's claim is that the event time is the kernel's time: only
      * the trace can say so. */
     cp_essential(ctx, "the event time agrees with CUPTI's kernel duration");
-    cp_figure_add(ctx, "event_ms", s->event_ms, "ms");
+    cp_figure_add(ctx, "event time", s->event_ms, "ms");
     if (arc == 0)
-        cp_figure_add(ctx, "cupti_kernel_ms", kernel_ms, "ms");
+        cp_figure_add(ctx, "CUPTI kernel time", kernel_ms, "ms");
     return 0;
 }
 

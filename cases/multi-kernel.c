@@ -398,7 +398,7 @@ static int checks(cp_ctx *ctx)
         cp_figure_add(ctx, "depth-first span / breadth-first span",
                       (double)md->span_ns / (double)mp->span_ns, "ratio");
     if (pin && pin->traced && pin->timing.median_ms > 0)
-        cp_figure_add(ctx, "pinned_traced_span_over_median",
+        cp_figure_add(ctx, "streams-pinned traced span / timed median",
                       (double)mp->span_ns / 1e6 / pin->timing.median_ms, "ratio");
     return 0;
 }

@@ -108,10 +108,10 @@ static int checks(cp_ctx *ctx)
     const cp_variant_result *v = cp_variant_result_get(ctx, "default");
     const cp_metrics *m = &v->metrics;
     if (v->traced) {
-        cp_figure_add(ctx, "kernel_busy_ms", (double)m->kernel_busy_ns / 1e6, "ms");
-        cp_figure_add(ctx, "copy_busy_ms", (double)m->copy_busy_ns / 1e6, "ms");
+        cp_figure_add(ctx, "kernel busy time", (double)m->kernel_busy_ns / 1e6, "ms");
+        cp_figure_add(ctx, "copy busy time", (double)m->copy_busy_ns / 1e6, "ms");
     }
-    cp_figure_add(ctx, "median_ms", v->timing.median_ms, "ms");
+    cp_figure_add(ctx, "median time", v->timing.median_ms, "ms");
     return 0;
 }
 

@@ -22,7 +22,7 @@ enum { TL_KERNEL = 0, TL_H2D, TL_D2H, TL_COPY, TL_MEMSET, TL_RANGE };
 /*
  * One variant's timeline: a div the page's script draws, and its data as
  * JSON: lanes (one per device, context and stream, then the NVTX phases),
- * items [lane, start us, duration us, kind, name, bytes] relative to the
+ * items [lane, start us, duration us, kind, name index, bytes] relative to the
  * first record, and the names. Runtime API calls are left out.
  */
 static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const cp_metrics *m)
@@ -46,7 +46,8 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
                 lanes[k].context, lanes[k].stream);
     }
     html_fmt(b, "%s\"NVTX phases\"],\"items\":[", nl ? "," : "");
-    size_t shown = 0, total = 0;
+    size_t shown = 0, total = 0, nnames = 0, names_cap = 0;
+    const char **names = NULL;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
         if (a->kind == CP_ACT_RUNTIME)
@@ -67,12 +68,36 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
                    : a->copy_dir == CP_COPY_DTOH ? TL_D2H
                                                  : TL_COPY;
         }
-        html_fmt(b, "%s[%zu,%.3f,%.3f,%d,", shown ? "," : "", lane, (double)(a->start - origin) / 1e3,
-            (double)(a->end - a->start) / 1e3, kind);
-        html_json_string(b, a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name);
-        html_fmt(b, ",%llu]", (unsigned long long)a->bytes);
+        /* Names by their index in "names": a trace repeats a few names
+         * many times, and the page embeds every record it draws. */
+        const char *name = a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name;
+        size_t at = 0;
+        while (at < nnames && names[at] != name && strcmp(names[at], name ? name : "") != 0)
+            at++;
+        if (at == nnames) {
+            if (nnames == names_cap) {
+                size_t cap = names_cap ? 2 * names_cap : 64;
+                const char **p = realloc(names, cap * sizeof *p);
+                if (!p) {
+                    b->oom = true;
+                    break;
+                }
+                names = p;
+                names_cap = cap;
+            }
+            names[nnames++] = name ? name : "";
+        }
+        html_fmt(b, "%s[%zu,%.3f,%.3f,%d,%zu,%llu]", shown ? "," : "", lane,
+                 (double)(a->start - origin) / 1e3, (double)(a->end - a->start) / 1e3, kind, at,
+                 (unsigned long long)a->bytes);
         shown++;
     }
+    html_raw(b, "],\"names\":[");
+    for (size_t k = 0; k < nnames; k++) {
+        html_raw(b, k ? "," : "");
+        html_json_string(b, names[k]);
+    }
+    free(names);
     html_fmt(b, "],\"total\":%zu}</script>", total);
     if (shown < total)
         html_fmt(b, "<p>The timeline shows the first %zu of %zu records.</p>", shown, total);
@@ -83,8 +108,9 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
  * with a copy and a kernel both running shaded, an axis in ms), zooms with
  * the wheel, pans by dragging, and names an item under the pointer. Items
  * narrower than a pixel are drawn a pixel wide, so a zoomed-out lane reads
- * as aggregated bars. When done it marks each timeline drawn, with its
- * lane and item counts, and counts script errors on <body>. */
+ * as aggregated bars. When done it counts the coloured pixels it drew
+ * (data-ink: lanes, labels and background are grey), marks each timeline
+ * drawn with its lane and item counts, and counts script errors on <body>. */
 static const char timeline_script[] =
     "<script>\n"
     "(function(){\n"
@@ -128,13 +154,16 @@ static const char timeline_script[] =
     "if(drag){var dt=(drag[0]-e.clientX)*per;d.t0=drag[1]+dt;d.t1=drag[2]+dt;draw(div,d);return;}"
     "var lane=Math.floor((y-AXIS)/LANE),t=d.t0+(x-LABEL)*per,hit=null;"
     "d.items.forEach(function(it){if(it[0]===lane&&t>=it[1]-per&&t<=it[1]+it[2]+per)hit=it;});"
-    "if(!hit){tip.style.display='none';return;}var s=KINDS[hit[3]]+' '+hit[4]+' on '+d.lanes[hit[0]]"
+    "if(!hit){tip.style.display='none';return;}var s=KINDS[hit[3]]+' '+d.names[hit[4]]+' on '+d.lanes[hit[0]]"
     "+'\\nstart '+(hit[1]/1000).toFixed(4)+' ms, '+(hit[2]/1000).toFixed(4)+' ms';"
     "if(hit[5]>0&&hit[3]!==0){s+='\\n'+hit[5]+' bytes'+(hit[2]>0?', '+(hit[5]/hit[2]/1000)"
     ".toFixed(2)+' GB/s':'');}tip.textContent=s;tip.style.display='block';"
     "tip.style.left=(x+12)+'px';tip.style.top=(y+12)+'px';});"
     "div.className+=' drawn';div.setAttribute('data-lanes',String(d.lanes.length));"
-    "div.setAttribute('data-items',String(d.items.length));}\n"
+    "div.setAttribute('data-items',String(d.items.length));"
+    "var px=cv.getContext('2d').getImageData(0,0,cv.width,cv.height).data,ink=0;"
+    "for(var q=0;q<px.length;q+=4){if(Math.max(px[q],px[q+1],px[q+2])-"
+    "Math.min(px[q],px[q+1],px[q+2])>30)ink++;}div.setAttribute('data-ink',String(ink));}\n"
     "document.querySelectorAll('script.timeline-data').forEach(function(s){"
     "var div=document.getElementById(s.getAttribute('data-for'));"
     "try{setup(div,JSON.parse(s.textContent));}catch(e){errors++;"

@@ -6,11 +6,18 @@
 # left in OUT_DIR as an artifact.
 #
 # Then the committed H100 sample report (SAMPLE_HTML) must draw every one
-# of its timelines too: it is what a visitor opens first.
+# of its timelines too: it is what a visitor opens first. Then four pages a
+# person reads, from the DOM after their scripts ran: the sample, the
+# replay of the committed recording (RECORDING), a report of `cuproof exec`
+# (a fake program hands in a process trace recorded on the H100) and a
+# compare page: every case has a headline, no metric identifier or
+# `_ms`/`_ns` name is visible text, every timeline drew coloured pixels,
+# and the verdict counts on the page are report.json's. Screenshots of the
+# sample's top and of one case are left in OUT_DIR.
 #
-#   tests/browser_test.sh CUPROOF FIXTURES_DIR OUT_DIR SAMPLE_HTML
+#   tests/browser_test.sh CUPROOF FIXTURES_DIR OUT_DIR SAMPLE_HTML RECORDING
 set -euo pipefail
-cuproof=$1 fixtures=$2 out=$3 sample=$4
+cuproof=$1 fixtures=$2 out=$3 sample=$4 recording=$5
 mkdir -p "$out"
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
@@ -68,6 +75,71 @@ for v in sync:2 streams-pinned:201; do
             grep -o '[0-9]*"$' | tr -d '"')
     expect "sample report: multi-kernel ${v%%:*} lanes (with NVTX)" "$lanes" "${v##*:}"
 done
+# ---- the pages people read ----
+
+# Metric and finding names with an underscore (one-word ones are words).
+identifiers=$("$cuproof" metrics | awk 'NF && $1 ~ /_/ {print $1}' | paste -sd'|')
+visible_text() { # the DOM's text, scripts and styles left out
+    perl -0pe 's/<script.*?<\/script>//gs; s/<style.*?<\/style>//gs; s/<title>.*?<\/title>//gs;
+              s/<[^>]*>/ /g; s/&[a-z]+;/ /g' "$1"
+}
+page() { # name, page.html, report.json or "" (a compare page has no cases)
+    local name=$1 html=$2 json=$3 dom="$out/$1-dom.html"
+    timeout 180 "$browser" "${flags[@]}" --dump-dom "file://$html" > "$dom" 2>> "$out/chromium.log"
+    expect "$name: script errors" "$(grep -o 'data-script-errors="[0-9]*"' "$dom" || echo none)" \
+        "$(grep -q 'timeline-data' "$html" && echo 'data-script-errors="0"' || echo none)"
+    local found
+    found=$(visible_text "$dom" | grep -oE "\b(${identifiers})\b|\b[A-Za-z0-9]+(_[A-Za-z0-9]+)*_(ms|ns|us)\b" |
+            sort -u | paste -sd' ' || true)
+    expect "$name: identifiers in the visible text" "$found" ""
+    local blocks drawn blank
+    # grep finds nothing in some pages: a count of 0, not a failed pipe.
+    blocks=$({ grep -o 'class="timeline-data"' "$html" || true; } | wc -l)
+    drawn=$({ grep -o 'class="timeline drawn"' "$dom" || true; } | wc -l)
+    blank=$({ grep -o 'data-ink="0"' "$dom" || true; } | wc -l)
+    expect "$name: timelines drawn" "$drawn" "$blocks"
+    expect "$name: timelines without a coloured pixel" "$blank" 0
+    expect "$name: timelines that counted their pixels" \
+        "$({ grep -o 'data-ink="[0-9]*"' "$dom" || true; } | wc -l)" "$blocks"
+    [ -n "$json" ] || return 0
+    local sections headlines
+    sections=$({ grep -o '<section id="case-' "$dom" || true; } | wc -l)
+    headlines=$({ grep -o '<p class="headline ' "$dom" || true; } | wc -l)
+    expect "$name: cases with a headline" "$headlines" "$sections"
+    for st in passed failed inconclusive skipped; do
+        # A case's status is the only one at three tabs' depth in cJSON's print.
+        expect "$name: $st cases" \
+            "$({ grep -o "data-$st=\"[0-9]*\"" "$dom" || true; } | grep -o '[0-9]*')" \
+            "$(grep -cP "^\t\t\t\"status\":\t\"$st\"" "$json" || true)"
+    done
+}
+page sample "$sample" "$(dirname "$sample")/report.json"
+
+rm -rf "$out/replay" && mkdir -p "$out/replay/recording"
+tar -xzf "$recording" -C "$out/replay/recording"
+"$cuproof" replay "$out/replay/recording" --out "$out/replay" > "$out/replay.log"
+page replay "$out/replay/report.html" "$out/replay/report.json"
+grep -q "Replayed from a recording on NVIDIA H100 80GB HBM3" "$out/replay-dom.html" ||
+    { echo "browser_test: the replay is not labelled as one" >&2; fail=1; }
+
+rm -rf "$out/exec"
+"$cuproof" exec --expect 'peak_concurrent_kernels > 1' --expect 'no finding cuda_memcpy_async' \
+    --out "$out/exec" -- sh -c "cp '$fixtures/exec-h100/streams-graph-nvtx.proc.jsonl' \
+    \"\$CUPROOF_EXEC_DIR/fake.1.proc.jsonl\"" > "$out/exec.log"
+page exec "$out/exec/report.html" "$out/exec/report.json"
+
+"$cuproof" compare "$fixtures/compare-h100/mk-base2.report.json" \
+    "$fixtures/compare-h100/mk-big.report.json" --html "$out/compare.html" > "$out/compare.log" || true
+page compare "$out/compare.html" ""
+
+# Screenshots beside the sample: its top, and multi-kernel's section.
+timeout 180 "$browser" "${flags[@]}" --window-size=1400,1000 --screenshot="$out/report-top.png" \
+    "file://$sample" >> "$out/chromium.log" 2>&1 || true
+perl -0pe 's/<h1>cuproof report<\/h1>.*?(<section id="case-multi-kernel")/$1/s' "$sample" \
+    > "$out/one-case.html"
+timeout 180 "$browser" "${flags[@]}" --window-size=1400,1400 --screenshot="$out/report-case.png" \
+    "file://$out/one-case.html" >> "$out/chromium.log" 2>&1 || true
+
 if grep -q "Uncaught" "$out/chromium.log"; then
     echo "browser_test: the console logged an uncaught error" >&2
     fail=1
