@@ -165,6 +165,8 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
     add_str(b, o, "name", c->name);
     add_str(b, o, "title", c->title);
     add_str(b, o, "source", c->source);
+    if (c->baseline[0])
+        add_str(b, o, "baseline", c->baseline);
     add_str(b, o, "status", cp_status_name(c->status));
     char headline[1024];
     cp_case_headline(c, headline, sizeof headline);
@@ -275,8 +277,9 @@ cJSON *cp_report_to_json(const cp_report *r)
     add_str(&b, root, "schema", CP_REPORT_SCHEMA);
     /* 1.1: timing samples and clocks per variant, the GPU's UUID and the
      * host's CPU in the environment; 1.2: a headline per case, essential
-     * and origin per check, and replay (readers of 1.0 ignore them). */
-    add_str(&b, root, "schema_version", "1.2");
+     * and origin per check, and replay; 1.3: the baseline variant per
+     * case (readers of 1.0 ignore them). */
+    add_str(&b, root, "schema_version", "1.3");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

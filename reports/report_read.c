@@ -261,6 +261,7 @@ static int read_case(where *w, const cJSON *o, cp_case_result *c)
     c->status = (cp_status)st;
     str(o, "title", c->title, sizeof c->title);
     str(o, "source", c->source, sizeof c->source);
+    str(o, "baseline", c->baseline, sizeof c->baseline);
     str(o, "params", c->params, sizeof c->params);
     c->device = (int)num(o, "device", 0);
     str(o, "gpu", c->gpu_name, sizeof c->gpu_name);

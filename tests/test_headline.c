@@ -26,6 +26,7 @@ static cp_case_result passed_case(void)
 {
     cp_case_result c = {.status = CP_STATUS_PASSED};
     snprintf(c.name, sizeof c.name, "multi-kernel");
+    snprintf(c.baseline, sizeof c.baseline, "sync");
     cp_check_result *k = cp_result_add_check(&c);
     snprintf(k->name, sizeof k->name, "a check");
     k->status = CP_CHECK_PASSED;
@@ -114,5 +115,30 @@ Test(headline, no_overlap_and_no_concurrency_are_said)
     cp_case_headline(&c, h, sizeof h);
     cr_expect_null(strstr(h, "overlap"), "%s", h);
     cr_expect_null(strstr(h, "at once"), "%s", h);
+    cp_case_result_free(&c);
+}
+
+/* Without a baseline the variants do different work: no ratio, the range
+ * of their times. With one, a baseline nothing beat is said so; a single
+ * variant gives its time. */
+Test(headline, speed_is_a_ratio_only_against_a_baseline)
+{
+    cp_case_result c = passed_case();
+    char h[1024];
+    c.baseline[0] = '\0';
+    cp_case_headline(&c, h, sizeof h);
+    cr_expect(strstr(h, "passed. Medians from 34.0 ms (streams-pinned) to 2.09 s (sync)."), "%s",
+              h);
+    cr_expect_null(strstr(h, "× faster"), "%s", h);
+    snprintf(c.baseline, sizeof c.baseline, "streams-pinned");
+    cp_case_headline(&c, h, sizeof h);
+    cr_expect(strstr(h, "No variant beat streams-pinned: the fastest other, sync, took 61.4× its "
+                        "time (2.09 s against 34.0 ms)."),
+              "%s", h);
+    /* A baseline that did not run: the range again, never a ratio to it. */
+    c.variants[1].ran = false;
+    snprintf(c.baseline, sizeof c.baseline, "streams-pinned");
+    cp_case_headline(&c, h, sizeof h);
+    cr_expect(strstr(h, "passed. sync took 2.09 s."), "%s", h);
     cp_case_result_free(&c);
 }

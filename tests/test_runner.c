@@ -51,7 +51,7 @@ static int claims_ok(cp_ctx *ctx)
 }
 
 CUPROOF_CASE(selftest_ok, .title = "passes", .cpu_only = true, .variants = CP_VARIANTS("a", "b"),
-             .prepare = count_prepare, .run = count_run, .verify = verify_planted,
+             .baseline = "a", .prepare = count_prepare, .run = count_run, .verify = verify_planted,
              .claims = claims_ok, .teardown = count_teardown);
 
 /* Variant b may differ in up to 5% of its 100 elements. */
@@ -219,6 +219,7 @@ Test(runner, passing_case)
     run("selftest-ok");
     cr_expect_eq(res->status, CP_STATUS_PASSED, "%s", res->error);
     cr_expect_str_eq(res->name, "selftest-ok", "underscores become hyphens");
+    cr_expect_str_eq(res->baseline, "a");
     cr_assert_eq(res->nvariants, 2);
     /* 2 variants x (1 warm-up + 3 timed); CPU cases have no traced run. */
     cr_expect_eq(runs, 8);
@@ -466,6 +467,20 @@ Test(runner, bad_options)
     bad.repeat = 0;
     cr_expect_eq(cp_run_case(cp_registry_find("selftest-ok"), &env, &bad, res), CP_EINVAL);
     cr_expect_eq(res->status, CP_STATUS_FAILED);
+}
+
+CUPROOF_CASE(selftest_bad_baseline, .cpu_only = true, .variants = CP_VARIANTS("a", "b"),
+             .baseline = "c", .run = count_run, .verify = verify_planted);
+
+/* A baseline that names no variant is a mistake in the declaration: the
+ * case fails and says so before running anything. */
+Test(runner, a_baseline_that_is_no_variant_fails_the_case)
+{
+    cr_expect_eq(cp_run_case(cp_registry_find("selftest-bad-baseline"), &env, &opts, res),
+                 CP_EINVAL);
+    cr_expect_eq(res->status, CP_STATUS_FAILED);
+    cr_expect(strstr(res->error, "its baseline \"c\" is none of its variants"), "%s", res->error);
+    cr_expect_eq(runs, 0);
 }
 
 Test(runner, registry_is_sorted_and_searchable)

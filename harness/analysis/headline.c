@@ -2,6 +2,7 @@
 #include <cuproof/headline.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,31 +112,71 @@ static void not_passed(line *l, const cp_case_result *c)
         c->nchecks, cut(first->name, name, 96), first->expected, first->measured);
 }
 
-/* The fastest and the slowest variant that ran, by median. */
+static bool timed(const cp_variant_result *v)
+{
+    return v->ran && v->timing.median_ms > 0;
+}
+
+static const cp_variant_result *find_variant(const cp_case_result *c, const char *name)
+{
+    for (size_t i = 0; i < c->nvariants; i++)
+        if (!strcmp(c->variants[i].name, name))
+            return &c->variants[i];
+    return NULL;
+}
+
+/* The ratio as people say it: more digits where it is small. */
+static void times(line *l, double x)
+{
+    add(l, "%.*f×", x < 10 ? 2 : x < 100 ? 1 : 0, x);
+}
+
+/* Speed. Against the case's baseline when its variants do the same work:
+ * the fastest other variant's ratio to it. Otherwise a ratio would compare
+ * different work (one board against 64), so only the range of times is
+ * given. */
 static void speed(line *l, const cp_case_result *c)
 {
-    const cp_variant_result *fast = NULL, *slow = NULL;
+    const cp_variant_result *base = c->baseline[0] ? find_variant(c, c->baseline) : NULL;
+    const cp_variant_result *fast = NULL, *slow = NULL, *best_other = NULL;
+    size_t ntimed = 0;
     for (size_t i = 0; i < c->nvariants; i++) {
         const cp_variant_result *v = &c->variants[i];
-        if (!v->ran || !(v->timing.median_ms > 0))
+        if (!timed(v))
             continue;
+        ntimed++;
         if (!fast || v->timing.median_ms < fast->timing.median_ms)
             fast = v;
         if (!slow || v->timing.median_ms > slow->timing.median_ms)
             slow = v;
+        if (v != base && (!best_other || v->timing.median_ms < best_other->timing.median_ms))
+            best_other = v;
     }
     char a[32], b[32];
     if (!fast)
         return;
-    if (fast == slow) {
+    if (ntimed == 1) {
         add(l, " %s took %s.", fast->name, cp_format_ms(fast->timing.median_ms, a, sizeof a));
         return;
     }
-    double x = slow->timing.median_ms / fast->timing.median_ms;
-    add(l, " %s ran %.*f× faster than %s (%s against %s).", fast->name,
-        x < 10 ? 2 : x < 100 ? 1 : 0, x,
-        slow->name, cp_format_ms(fast->timing.median_ms, a, sizeof a),
-        cp_format_ms(slow->timing.median_ms, b, sizeof b));
+    if (base && timed(base) && best_other) {
+        double mb = base->timing.median_ms, mo = best_other->timing.median_ms;
+        if (mo < mb) {
+            add(l, " %s ran ", best_other->name);
+            times(l, mb / mo);
+            add(l, " faster than %s (%s against %s).", base->name, cp_format_ms(mo, a, sizeof a),
+                cp_format_ms(mb, b, sizeof b));
+        } else {
+            add(l, " No variant beat %s: the fastest other, %s, took ", base->name,
+                best_other->name);
+            times(l, mo / mb);
+            add(l, " its time (%s against %s).", cp_format_ms(mo, a, sizeof a),
+                cp_format_ms(mb, b, sizeof b));
+        }
+        return;
+    }
+    add(l, " Medians from %s (%s) to %s (%s).", cp_format_ms(fast->timing.median_ms, a, sizeof a),
+        fast->name, cp_format_ms(slow->timing.median_ms, b, sizeof b), slow->name);
 }
 
 /* The traced variants' overlap and concurrency at their best. */

@@ -347,6 +347,14 @@ static void record_error(cp_case_result *r, const char *what, int rc)
     cp_clear_last_error();
 }
 
+static bool names_variant(const cp_case_def *def, const char *name)
+{
+    for (const char *const *v = def->variants; v && *v; v++)
+        if (!strcmp(*v, name))
+            return true;
+    return false;
+}
+
 int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
                 cp_case_result *r)
 {
@@ -354,10 +362,16 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
     snprintf(r->name, sizeof r->name, "%s", cp_case_name(def));
     snprintf(r->title, sizeof r->title, "%s", def->title ? def->title : "");
     snprintf(r->source, sizeof r->source, "%s", def->source ? def->source : "");
+    snprintf(r->baseline, sizeof r->baseline, "%s", def->baseline ? def->baseline : "");
     bool rule_ok = o->repeat > 0 || (o->min_samples >= 1 && o->max_samples >= o->min_samples &&
                                      o->max_noise > 0 && o->max_time_s >= o->min_time_s);
     if (o->repeat < 0 || !rule_ok || o->warmup < 0 || !def->run) {
         record_error(r, "bad options", CP_EINVAL);
+        return CP_EINVAL;
+    }
+    if (def->baseline && !names_variant(def, def->baseline)) {
+        cp_failf(CP_EINVAL, "its baseline \"%s\" is none of its variants", def->baseline);
+        record_error(r, "bad case declaration", CP_EINVAL);
         return CP_EINVAL;
     }
     r->device = env->device;

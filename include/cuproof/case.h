@@ -56,6 +56,12 @@ typedef struct cp_case_def {
     const char *source;
     /* The variants' names, NULL-terminated: CP_VARIANTS("a", "b"). */
     const char *const *variants;
+    /* The variant the headline measures the others against ("sync"), for
+     * cases whose variants all do the same work; NULL when they do not
+     * (1 board against 64, a leaked context against a destroyed one), and
+     * the headline then gives the range of times without a ratio. A name
+     * that is no variant fails the case. */
+    const char *baseline;
     /* A case that needs no GPU (the harness's own self-tests). */
     bool cpu_only;
     int (*setup)(cp_ctx *ctx);

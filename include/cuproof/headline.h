@@ -20,10 +20,12 @@ extern "C" {
  * timings, traced metrics and claims, written to buf (always terminated
  * when size > 0, cut to fit). A case that did not pass says why first
  * ("Failed: ...", "Inconclusive: ...", "Skipped: ..."); a passed one says
- * how much faster its fastest variant ran than its slowest, how much of
- * the copy time overlapped kernels and how many kernels ran at once in
- * its traced variants, and what became of the source's claims. Returns
- * the length it wanted (as snprintf).
+ * how much faster its fastest variant ran than its baseline (c->baseline,
+ * when the variants do the same work; otherwise the range of their
+ * medians, since a ratio would compare different work), how much of the
+ * copy time overlapped kernels and how many kernels ran at once in its
+ * traced variants, and what became of the source's claims. Returns the
+ * length it wanted (as snprintf).
  */
 CP_API size_t cp_case_headline(const cp_case_result *c, char *buf, size_t size);
 

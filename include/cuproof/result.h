@@ -123,6 +123,9 @@ typedef struct cp_case_result {
     char name[64];
     char title[128];
     char source[160];
+    /* The variant the others are measured against (cp_case_def.baseline);
+     * "" when the variants do different work. */
+    char baseline[64];
     cp_status status;
     char skip_reason[512];
     char error[1024];
