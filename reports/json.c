@@ -109,6 +109,22 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
         add_num(b, l, "copies", m->lanes[i].copies);
         add_num(b, l, "memsets", m->lanes[i].memsets);
     }
+    /* 1.3: the CUDA graphs, when any work was graph-launched. */
+    if (m->ngraphs) {
+        cJSON *graphs = add_arr(b, o, "graphs");
+        for (size_t i = 0; i < m->ngraphs; i++) {
+            cJSON *g = push_obj(b, graphs);
+            if (!g)
+                return;
+            add_num(b, g, "process", m->graphs[i].process);
+            add_num(b, g, "graph_id", m->graphs[i].graph_id);
+            add_num(b, g, "launches", m->graphs[i].launches);
+            add_num(b, g, "busy_ns", (double)m->graphs[i].busy_ns);
+            add_num(b, g, "kernels", m->graphs[i].kernels);
+            add_num(b, g, "copies", m->graphs[i].copies);
+            add_num(b, g, "memsets", m->graphs[i].memsets);
+        }
+    }
     cJSON *findings = add_arr(b, o, "findings");
     for (size_t i = 0; i < m->nfindings; i++) {
         cJSON *f = push_obj(b, findings);
@@ -278,7 +294,8 @@ cJSON *cp_report_to_json(const cp_report *r)
     /* 1.1: timing samples and clocks per variant, the GPU's UUID and the
      * host's CPU in the environment; 1.2: a headline per case, essential
      * and origin per check, and replay; 1.3: the baseline variant per
-     * case (readers of 1.0 ignore them). */
+     * case, graph metrics and a variant's graphs (readers of 1.0 ignore
+     * them). */
     add_str(&b, root, "schema_version", "1.3");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");

@@ -145,12 +145,16 @@ static int numbers(const where *w, const cJSON *arr, double **out, size_t *n)
 
 /* The trace's metrics and findings as the report keeps them (the lanes
  * and the records are not in it: they are in CASE.trace.json). */
-static void read_metrics(const cJSON *o, cp_metrics *m)
+static void read_metrics(const cJSON *o, cp_metrics *m, uint64_t *missing)
 {
     size_t n = 0;
     const cp_metric_def *defs = cp_metric_defs(&n);
-    for (size_t i = 0; i < n; i++)
+    *missing = 0;
+    for (size_t i = 0; i < n; i++) {
         cp_metric_set(m, &defs[i], num(o, defs[i].name, 0));
+        if (!cJSON_IsNumber(item(o, defs[i].name)) && i < 64)
+            *missing |= (uint64_t)1 << i;
+    }
     size_t nf = 0;
     const cp_finding_def *fdefs = cp_finding_defs(&nf);
     const cJSON *f;
@@ -210,7 +214,7 @@ static int read_variant(where *w, const cJSON *o, cp_variant_result *v)
     const cJSON *tr = item(o, "trace");
     v->traced = cJSON_IsObject(tr);
     if (v->traced) {
-        read_metrics(tr, &v->metrics);
+        read_metrics(tr, &v->metrics, &v->metrics_missing);
         v->trace.dropped_records = (uint64_t)num(tr, "dropped_records", 0);
         v->trace.renamed_kernels = (uint64_t)num(tr, "renamed_kernels", 0);
     } else {

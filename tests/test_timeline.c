@@ -516,3 +516,54 @@ Test(timeline, default_stream_serialization_negative_controls)
     analyse();
     cr_expect_null(cp_metrics_finding(&m, "default_stream_serialization"));
 }
+
+/* Graph-launched work: graph 7 launched twice (correlations 100 and 200)
+ * and graph 9 once, in two streams. Graph 7's first launch is two kernels
+ * [0,100) and [50,150) and a copy [150,170); its second one kernel
+ * [400,500). Graph 9's kernel [120,300) overlaps graph 7. Union of graph
+ * work: [0,300) + [400,500) = 400 ns; graph 7 alone: [0,170) + [400,500)
+ * = 270 ns; graph 9: 180 ns. A kernel outside any graph adds nothing. */
+Test(timeline, graph_launches_and_busy_time)
+{
+    struct {
+        cp_act_kind kind;
+        uint64_t s, e;
+        uint32_t stream, graph, corr;
+    } w[] = {{CP_ACT_KERNEL, 0, 100, 1, 7, 100},   {CP_ACT_KERNEL, 50, 150, 2, 7, 100},
+             {CP_ACT_MEMCPY, 150, 170, 1, 7, 100}, {CP_ACT_KERNEL, 400, 500, 1, 7, 200},
+             {CP_ACT_KERNEL, 120, 300, 2, 9, 300}, {CP_ACT_KERNEL, 600, 700, 1, 0, 400}};
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        cp_activity a = {.kind = w[i].kind, .start = w[i].s, .end = w[i].e, .context = 1,
+                         .stream = w[i].stream, .graph_id = w[i].graph,
+                         .graph_node = w[i].graph ? i + 1 : 0, .correlation = w[i].corr,
+                         .copy_dir = w[i].kind == CP_ACT_MEMCPY ? CP_COPY_DTOD : CP_COPY_UNKNOWN};
+        cp_trace_add(&t, &a);
+    }
+    analyse();
+    cr_expect_eq(m.graph_launches, 3);
+    cr_expect_eq(m.graph_busy_ns, 400);
+    cr_assert_eq(m.ngraphs, 2);
+    cr_expect_eq(m.graphs[0].graph_id, 7);
+    cr_expect_eq(m.graphs[0].launches, 2);
+    cr_expect_eq(m.graphs[0].busy_ns, 270);
+    cr_expect_eq(m.graphs[0].kernels, 3);
+    cr_expect_eq(m.graphs[0].copies, 1);
+    cr_expect_eq(m.graphs[1].graph_id, 9);
+    cr_expect_eq(m.graphs[1].launches, 1);
+    cr_expect_eq(m.graphs[1].busy_ns, 180);
+    cr_expect_eq(m.kernel_busy_ns, 500); /* [0,300), [400,500), [600,700) */
+}
+
+/* The same graph id in two processes is two graphs. */
+Test(timeline, graph_ids_repeat_across_processes)
+{
+    for (uint32_t p = 0; p < 2; p++) {
+        cp_activity a = {.kind = CP_ACT_KERNEL, .start = 10 * p, .end = 10 * p + 5, .context = 1,
+                         .stream = 1, .process = p, .graph_id = 3, .correlation = 5};
+        cp_trace_add(&t, &a);
+    }
+    analyse();
+    cr_expect_eq(m.ngraphs, 2);
+    cr_expect_eq(m.graph_launches, 2);
+    cr_expect_eq(m.graph_busy_ns, 10);
+}

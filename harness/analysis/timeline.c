@@ -2,6 +2,8 @@
 
 #include <cuproof/error.h>
 
+#include "sweep.h"
+
 #include <stddef.h>
 
 #include <stdarg.h>
@@ -199,6 +201,7 @@ long cp_metrics_lane_index(const cp_metrics *m, const cp_activity *a)
 typedef struct sweep_event {
     uint64_t t;
     uint32_t lane;
+    uint32_t graph; /* index + 1 in the trace's graphs; 0: not graph-launched */
     uint8_t is_start;
     uint8_t kind; /* cp_act_kind */
     uint8_t dir;  /* cp_copy_dir */
@@ -304,11 +307,6 @@ static long count_default_stream_serialization(const cp_trace *t)
     return count;
 }
 
-/* Counts that the main loop gathers for the findings alone. */
-typedef struct copy_counts {
-    uint32_t async_pageable, sync;
-} copy_counts;
-
 static void derive_findings(cp_metrics *m, copy_counts copies, long legacy_serialised)
 {
     uint32_t async_pageable = copies.async_pageable, sync_copies = copies.sync;
@@ -380,6 +378,175 @@ static void ideal_time(cp_metrics *m, uint32_t limit)
     m->efficiency = m->span_ns ? (double)m->ideal_ns / (double)m->span_ns : 0.0;
 }
 
+void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
+                     uint8_t kind, uint8_t dir)
+{
+    cp_metrics *m = st->m;
+    /* Between consecutive event times the counts are constant, so each
+     * segment adds its length to whatever is in flight. */
+    uint64_t seg = t - st->prev;
+    if (seg > 0) {
+        if (st->kernels > 0) {
+            m->kernel_busy_ns += seg;
+            st->weighted_kernels += seg * (uint64_t)st->kernels;
+            if ((uint32_t)st->kernels > m->peak_concurrent_kernels)
+                m->peak_concurrent_kernels = (uint32_t)st->kernels;
+        }
+        if (st->copies > 0)
+            m->copy_busy_ns += seg;
+        if (st->kernels > 0 && st->copies > 0)
+            m->copy_kernel_overlap_ns += seg;
+        if (st->h2d > 0 && st->d2h > 0)
+            m->h2d_d2h_overlap_ns += seg;
+        if (st->devices_busy > 1)
+            m->multi_device_ns += seg;
+        if (st->graphs_busy > 0)
+            m->graph_busy_ns += seg;
+        if (st->busy == 0) {
+            m->idle_ns += seg;
+            if (seg > m->largest_gap_ns)
+                m->largest_gap_ns = seg;
+            if (seg > m->gap_threshold_ns)
+                m->gaps_over_threshold++;
+        }
+        st->prev = t;
+    }
+    long d = is_start ? 1 : -1;
+    st->busy += d;
+    if (kind == CP_ACT_KERNEL) {
+        st->kernels += d;
+    } else if (kind == CP_ACT_MEMCPY) {
+        st->copies += d;
+        if (dir == CP_COPY_HTOD)
+            st->h2d += d;
+        else if (dir == CP_COPY_DTOH)
+            st->d2h += d;
+    }
+    /* Per-lane busy time: count this lane's open intervals and add the time
+     * from its first opening to its last closing. */
+    int32_t *open = &st->lane_open[lane];
+    int32_t *device = &st->device_open[st->lane_device[lane]];
+    if (is_start) {
+        if ((*open)++ == 0) {
+            st->lane_since[lane] = t;
+            st->devices_busy += (*device)++ == 0;
+        }
+    } else if (--(*open) == 0) {
+        st->lanes[lane].busy_ns += t - st->lane_since[lane];
+        st->devices_busy -= --(*device) == 0;
+    }
+    if (graph) {
+        st->graphs_busy += d;
+        int32_t *g = &st->graph_open[graph - 1];
+        if (is_start) {
+            if ((*g)++ == 0)
+                st->graph_since[graph - 1] = t;
+        } else if (--(*g) == 0) {
+            st->graphs[graph - 1].busy_ns += t - st->graph_since[graph - 1];
+        }
+    }
+}
+
+void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t max_concurrent,
+                      copy_counts copies, long legacy_serialised)
+{
+    cp_metrics *m = st->m;
+    m->span_ns = last - first;
+    m->copy_kernel_overlap_ratio =
+        m->copy_busy_ns ? (double)m->copy_kernel_overlap_ns / (double)m->copy_busy_ns : 0.0;
+    m->mean_concurrent_kernels =
+        m->kernel_busy_ns ? (double)st->weighted_kernels / (double)m->kernel_busy_ns : 0.0;
+    for (size_t i = 0; i < m->ngraphs; i++)
+        m->graph_launches += m->graphs[i].launches;
+    ideal_time(m, max_concurrent);
+    derive_findings(m, copies, legacy_serialised);
+}
+
+int cp__launch_set_add(launch_set *s, const cp_activity *a)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        uint32_t(*t)[3] = calloc(cap, sizeof *t);
+        if (!t)
+            return CP_ENOMEM;
+        for (size_t i = 0; i < s->cap; i++) {
+            if (!s->slots[i][0])
+                continue;
+            size_t j = (s->slots[i][0] * 2654435761u ^ s->slots[i][1] * 40503u ^
+                        s->slots[i][2] * 2246822519u) & (cap - 1);
+            while (t[j][0])
+                j = (j + 1) & (cap - 1);
+            memcpy(t[j], s->slots[i], sizeof t[j]);
+        }
+        free(s->slots);
+        s->slots = t;
+        s->cap = cap;
+    }
+    uint32_t key[3] = {a->process + 1, a->graph_id, a->correlation};
+    size_t j = (key[0] * 2654435761u ^ key[1] * 40503u ^ key[2] * 2246822519u) & (s->cap - 1);
+    for (; s->slots[j][0]; j = (j + 1) & (s->cap - 1))
+        if (memcmp(s->slots[j], key, sizeof key) == 0)
+            return 0;
+    memcpy(s->slots[j], key, sizeof key);
+    s->n++;
+    return 1;
+}
+
+void cp__launch_set_free(launch_set *s)
+{
+    free(s->slots);
+    memset(s, 0, sizeof *s);
+}
+
+int cp__graph_cmp(const void *a, const void *b)
+{
+    const cp_graph *x = a, *y = b;
+    if (x->process != y->process)
+        return x->process < y->process ? -1 : 1;
+    return (x->graph_id > y->graph_id) - (x->graph_id < y->graph_id);
+}
+
+/* The index of (process, graph_id) among n sorted graphs, or n. */
+static size_t graph_find(const cp_graph *g, size_t n, uint32_t process, uint32_t graph_id)
+{
+    cp_graph key = {.process = process, .graph_id = graph_id};
+    const cp_graph *hit = bsearch(&key, g, n, sizeof *g, cp__graph_cmp);
+    return hit ? (size_t)(hit - g) : n;
+}
+
+/* Counts a device activity into its lane (and graph) and the totals. */
+static void count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity *a,
+                           uint64_t end, copy_counts *counted)
+{
+    if (a->kind == CP_ACT_KERNEL) {
+        l->kernels++;
+        m->kernels++;
+        m->kernel_sum_ns += end - a->start;
+        if (g)
+            g->kernels++;
+    } else if (a->kind == CP_ACT_MEMCPY) {
+        l->copies++;
+        m->copies++;
+        if (g)
+            g->copies++;
+        if (a->copy_dir == CP_COPY_HTOD)
+            m->h2d_sum_ns += end - a->start;
+        else if (a->copy_dir == CP_COPY_DTOH)
+            m->d2h_sum_ns += end - a->start;
+        if (is_pageable_copy(a)) {
+            m->pageable_copies++;
+            m->pageable_copy_sum_ns += end - a->start;
+            counted->async_pageable += a->async;
+        }
+        counted->sync += !a->async;
+    } else {
+        l->memsets++;
+        m->memsets++;
+        if (g)
+            g->memsets++;
+    }
+}
+
 int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metrics *m)
 {
     memset(m, 0, sizeof *m);
@@ -394,10 +561,9 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     int rc = 0;
     sweep_event *ev = malloc(2 * ndev * sizeof *ev);
     cp_lane *lanes = malloc(ndev * sizeof *lanes);
-    int32_t *lane_open = NULL;
-    uint64_t *lane_since = NULL;
-    uint32_t *lane_device = NULL; /* a lane's device, numbered 0.. in lane order */
-    int32_t *device_open = NULL;  /* per device, its lanes with work open */
+    cp_graph *graphs = NULL;
+    launch_set launches = {0};
+    sweep_state st = {.m = m};
     if (!ev || !lanes) {
         rc = CP_ENOMEM;
         goto out;
@@ -405,28 +571,46 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
 
     /* Lanes: the distinct (device, process, context, stream) keys, sorted,
      * so that stream ids that repeat across contexts (and context ids
-     * across processes) stay apart. */
-    size_t nl = 0;
-    /* Kept sorted as they are found: a binary search per record (and an
-     * insertion per new lane, of which there are few) rather than sorting
-     * a key per record. */
+     * across processes) stay apart. Kept sorted as they are found: a
+     * binary search per record (and an insertion per new lane, of which
+     * there are few) rather than sorting a key per record. Graphs alike. */
+    size_t nl = 0, ng = 0, graphs_cap = 0;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
         if (!cp_activity_is_device_work(a))
             continue;
         size_t at = lane_lower_bound(lanes, nl, a);
-        if (at < nl && lane_is(&lanes[at], a))
+        if (!(at < nl && lane_is(&lanes[at], a))) {
+            memmove(&lanes[at + 1], &lanes[at], (nl - at) * sizeof *lanes);
+            lanes[at] = (cp_lane){.device = a->device, .process = a->process,
+                                  .context = a->context, .stream = a->stream};
+            nl++;
+        }
+        if (!a->graph_id || graph_find(graphs, ng, a->process, a->graph_id) < ng)
             continue;
-        memmove(&lanes[at + 1], &lanes[at], (nl - at) * sizeof *lanes);
-        lanes[at] = (cp_lane){.device = a->device, .process = a->process, .context = a->context,
-                              .stream = a->stream};
-        nl++;
+        if (ng == graphs_cap) {
+            size_t cap = graphs_cap ? 2 * graphs_cap : 8;
+            cp_graph *p = realloc(graphs, cap * sizeof *p);
+            if (!p) {
+                rc = CP_ENOMEM;
+                goto out;
+            }
+            graphs = p;
+            graphs_cap = cap;
+        }
+        graphs[ng++] = (cp_graph){.process = a->process, .graph_id = a->graph_id};
+        qsort(graphs, ng, sizeof *graphs, cp__graph_cmp);
     }
-    lane_open = calloc(nl, sizeof *lane_open);
-    lane_since = calloc(nl, sizeof *lane_since);
-    lane_device = malloc(nl * sizeof *lane_device);
-    device_open = calloc(nl, sizeof *device_open);
-    if (!lane_open || !lane_since || !lane_device || !device_open) {
+    st.lanes = lanes;
+    st.graphs = graphs;
+    st.lane_open = calloc(nl, sizeof *st.lane_open);
+    st.lane_since = calloc(nl, sizeof *st.lane_since);
+    st.lane_device = malloc(nl * sizeof *st.lane_device);
+    st.device_open = calloc(nl, sizeof *st.device_open);
+    st.graph_open = calloc(ng + 1, sizeof *st.graph_open);
+    st.graph_since = calloc(ng + 1, sizeof *st.graph_since);
+    if (!st.lane_open || !st.lane_since || !st.lane_device || !st.device_open ||
+        !st.graph_open || !st.graph_since) {
         rc = CP_ENOMEM;
         goto out;
     }
@@ -434,7 +618,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     for (size_t i = 0; i < nl; i++) {
         if (i == 0 || lanes[i].device != lanes[i - 1].device)
             m->devices++;
-        lane_device[i] = m->devices - 1;
+        st.lane_device[i] = m->devices - 1;
     }
 
     size_t ne = 0;
@@ -445,122 +629,55 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         if (!cp_activity_is_device_work(a))
             continue;
         uint64_t end = a->end < a->start ? a->start : a->end; /* a reversed record is empty */
-        /* Every device activity's lane was collected above. */
+        /* Every device activity's lane and graph were collected above. */
         uint32_t lane = (uint32_t)lane_lower_bound(lanes, nl, a);
-        cp_lane *l = &lanes[lane];
-        if (a->kind == CP_ACT_KERNEL) {
-            l->kernels++;
-            m->kernels++;
-            m->kernel_sum_ns += end - a->start;
-        } else if (a->kind == CP_ACT_MEMCPY) {
-            l->copies++;
-            m->copies++;
-            if (a->copy_dir == CP_COPY_HTOD)
-                m->h2d_sum_ns += end - a->start;
-            else if (a->copy_dir == CP_COPY_DTOH)
-                m->d2h_sum_ns += end - a->start;
-            if (is_pageable_copy(a)) {
-                m->pageable_copies++;
-                m->pageable_copy_sum_ns += end - a->start;
-                counted.async_pageable += a->async;
+        uint32_t graph = a->graph_id ? (uint32_t)graph_find(graphs, ng, a->process, a->graph_id) + 1 : 0;
+        count_activity(m, &lanes[lane], graph ? &graphs[graph - 1] : NULL, a, end, &counted);
+        if (graph) {
+            int fresh = cp__launch_set_add(&launches, a);
+            if (fresh < 0) {
+                rc = fresh;
+                goto out;
             }
-            counted.sync += !a->async;
-        } else {
-            l->memsets++;
-            m->memsets++;
+            graphs[graph - 1].launches += (uint32_t)fresh;
         }
         if (a->start < first)
             first = a->start;
         if (end > last)
             last = end;
-        ev[ne++] = (sweep_event){a->start, lane, 1, (uint8_t)a->kind, (uint8_t)a->copy_dir};
-        ev[ne++] = (sweep_event){end, lane, 0, (uint8_t)a->kind, (uint8_t)a->copy_dir};
+        ev[ne++] = (sweep_event){a->start, lane, graph, 1, (uint8_t)a->kind, (uint8_t)a->copy_dir};
+        ev[ne++] = (sweep_event){end, lane, graph, 0, (uint8_t)a->kind, (uint8_t)a->copy_dir};
     }
     qsort(ev, ne, sizeof *ev, event_cmp);
+    st.prev = first;
+    for (size_t i = 0; i < ne; i++)
+        cp__sweep_apply(&st, ev[i].t, ev[i].lane, ev[i].graph, ev[i].is_start, ev[i].kind,
+                        ev[i].dir);
 
-    /* The sweep: between consecutive event times the counts are constant,
-     * so each segment adds its length to whatever is in flight. */
-    long kernels = 0, copies = 0, h2d = 0, d2h = 0, busy = 0, devices_busy = 0;
-    uint64_t weighted_kernels = 0;
-    uint64_t prev = first;
-    for (size_t i = 0; i < ne; i++) {
-        const sweep_event *e = &ev[i];
-        uint64_t seg = e->t - prev;
-        if (seg > 0) {
-            if (kernels > 0) {
-                m->kernel_busy_ns += seg;
-                weighted_kernels += seg * (uint64_t)kernels;
-                if ((uint32_t)kernels > m->peak_concurrent_kernels)
-                    m->peak_concurrent_kernels = (uint32_t)kernels;
-            }
-            if (copies > 0)
-                m->copy_busy_ns += seg;
-            if (kernels > 0 && copies > 0)
-                m->copy_kernel_overlap_ns += seg;
-            if (h2d > 0 && d2h > 0)
-                m->h2d_d2h_overlap_ns += seg;
-            if (devices_busy > 1)
-                m->multi_device_ns += seg;
-            if (busy == 0) {
-                m->idle_ns += seg;
-                if (seg > m->largest_gap_ns)
-                    m->largest_gap_ns = seg;
-                if (seg > m->gap_threshold_ns)
-                    m->gaps_over_threshold++;
-            }
-            prev = e->t;
-        }
-        long d = e->is_start ? 1 : -1;
-        busy += d;
-        if (e->kind == CP_ACT_KERNEL) {
-            kernels += d;
-        } else if (e->kind == CP_ACT_MEMCPY) {
-            copies += d;
-            if (e->dir == CP_COPY_HTOD)
-                h2d += d;
-            else if (e->dir == CP_COPY_DTOH)
-                d2h += d;
-        }
-        /* Per-lane busy time: count this lane's open intervals and add the
-         * time from its first opening to its last closing. A zero-length
-         * interval's end sorts before its start, so the count may dip below
-         * zero for an instant; no time passes while it does. */
-        int32_t *open = &lane_open[e->lane];
-        int32_t *device = &device_open[lane_device[e->lane]];
-        if (e->is_start) {
-            if ((*open)++ == 0) {
-                lane_since[e->lane] = e->t;
-                devices_busy += (*device)++ == 0;
-            }
-        } else if (--(*open) == 0) {
-            lanes[e->lane].busy_ns += e->t - lane_since[e->lane];
-            devices_busy -= --(*device) == 0;
-        }
-    }
-
-    m->span_ns = last - first;
-    m->copy_kernel_overlap_ratio =
-        m->copy_busy_ns ? (double)m->copy_kernel_overlap_ns / (double)m->copy_busy_ns : 0.0;
-    m->mean_concurrent_kernels =
-        m->kernel_busy_ns ? (double)weighted_kernels / (double)m->kernel_busy_ns : 0.0;
     m->lanes = lanes;
     m->nlanes = nl;
+    m->graphs = graphs;
+    m->ngraphs = ng;
     lanes = NULL;
-    ideal_time(m, opts ? opts->max_concurrent_kernels : 0);
+    graphs = NULL;
     long legacy = count_default_stream_serialization(t);
     if (legacy < 0) {
         rc = CP_ENOMEM;
         cp_metrics_free(m);
         goto out;
     }
-    derive_findings(m, counted, legacy);
+    cp__sweep_finish(&st, first, last, opts ? opts->max_concurrent_kernels : 0, counted, legacy);
 out:
     free(ev);
     free(lanes);
-    free(lane_open);
-    free(lane_since);
-    free(lane_device);
-    free(device_open);
+    free(graphs);
+    cp__launch_set_free(&launches);
+    free(st.lane_open);
+    free(st.lane_since);
+    free(st.lane_device);
+    free(st.device_open);
+    free(st.graph_open);
+    free(st.graph_since);
     return rc;
 }
 
@@ -569,6 +686,9 @@ void cp_metrics_free(cp_metrics *m)
     free(m->lanes);
     m->lanes = NULL;
     m->nlanes = 0;
+    free(m->graphs);
+    m->graphs = NULL;
+    m->ngraphs = 0;
 }
 
 const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name)

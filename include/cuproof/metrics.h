@@ -55,7 +55,10 @@ extern "C" {
        "the largest of h2d_sum_ns, d2h_sum_ns and kernel_sum_ns / concurrency_limit")        \
     XX(efficiency, DOUBLE, "Efficiency", "ratio", "ideal_ns / span_ns")                                    \
     XX(gap_threshold_ns, U64, "Idle gap threshold", "ns", "idle gaps longer than this count as gpu_gaps")          \
-    XX(gaps_over_threshold, U32, "Long idle gaps", "gaps", "idle gaps longer than gap_threshold_ns")
+    XX(gaps_over_threshold, U32, "Long idle gaps", "gaps", "idle gaps longer than gap_threshold_ns") \
+    XX(graph_launches, U32, "Graph launches", "launches",                                           \
+       "distinct CUDA graph launches that ran device work (graph id and launch correlation)")  \
+    XX(graph_busy_ns, U64, "Graph busy time", "ns", "length of the union of graph-launched device intervals")
 
 /*
  * Every finding the analysis derives, named after the Nsight Systems
@@ -89,6 +92,15 @@ typedef struct cp_lane {
     uint64_t busy_ns; /* union of this lane's device intervals */
     uint32_t kernels, copies, memsets;
 } cp_lane;
+
+/* One CUDA graph of the trace: its launches and the device time its work
+ * kept busy. */
+typedef struct cp_graph {
+    uint32_t process, graph_id;
+    uint32_t launches; /* distinct launch correlations */
+    uint32_t kernels, copies, memsets;
+    uint64_t busy_ns; /* union of this graph's device intervals */
+} cp_graph;
 
 #define CP_MAX_FINDINGS 8
 
@@ -135,8 +147,12 @@ typedef struct cp_metrics {
     const char *bound;
     uint64_t gap_threshold_ns;
     uint32_t gaps_over_threshold;
+    uint32_t graph_launches;
+    uint64_t graph_busy_ns;
     cp_lane *lanes; /* sorted by (device, process, context, stream); owned */
     size_t nlanes;
+    cp_graph *graphs; /* sorted by (process, graph_id); owned */
+    size_t ngraphs;
     cp_finding findings[CP_MAX_FINDINGS];
     size_t nfindings;
 } cp_metrics;

@@ -106,6 +106,10 @@ typedef struct cp_variant_result {
     char skip_reason[160]; /* why the variant did not run; "" when it ran */
     cp_trace trace;
     cp_metrics metrics;
+    /* Read from a report (cp_report_read): bit i set when the report held
+     * no value of metric i of cp_metric_defs (a report of an older schema
+     * than the metric); 0 for a live result. */
+    uint64_t metrics_missing;
     uint64_t worst_mismatches; /* over every verified run */
     uint64_t elements;         /* compared per run */
     int verified_runs;

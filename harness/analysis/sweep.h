@@ -1,0 +1,70 @@
+/*
+ * The sweep that both analyses share: the whole-trace one (timeline.c,
+ * which sorts every start and end in memory) and the streaming one
+ * (stream.c, which sorts starts in bounded chunks and keeps the ends of
+ * what is in flight in a heap). Both feed the same events, in time order,
+ * to sweep_apply, and finish with the same derivations, so that the two
+ * give the same metrics by construction where they can and a test holds
+ * them equal where they cannot (the order of events, the lanes).
+ */
+#ifndef CUPROOF_SWEEP_H
+#define CUPROOF_SWEEP_H
+
+#include <cuproof/metrics.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The counts in flight, and the per-lane, per-device and per-graph state
+ * that turns opening and closing into busy time. */
+typedef struct sweep_state {
+    cp_metrics *m;
+    /* graphs_busy: graph-launched intervals in flight. */
+    long kernels, copies, h2d, d2h, busy, devices_busy, graphs_busy;
+    uint64_t weighted_kernels;
+    uint64_t prev; /* the time of the last event applied */
+    cp_lane *lanes;
+    int32_t *lane_open;
+    uint64_t *lane_since;
+    uint32_t *lane_device; /* each lane's device, numbered 0.. in lane order */
+    int32_t *device_open;  /* per device, its lanes with work open */
+    cp_graph *graphs;      /* per graph (index + 1 in events; 0: none) */
+    int32_t *graph_open;
+    uint64_t *graph_since;
+} sweep_state;
+
+/* Applies one start or end at time t (not before the previous event's):
+ * the segment since the previous event adds its length to whatever was in
+ * flight, then the event changes what is. A zero-length interval's end may
+ * come before its start: counts dip below zero for an instant in which no
+ * time passes. */
+void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
+                     uint8_t kind, uint8_t dir);
+
+/* After the last event: span, ratios, the ideal time and the findings
+ * (legacy_serialised: the count for default_stream_serialization, from
+ * whichever analysis counted it). */
+typedef struct copy_counts {
+    uint32_t async_pageable, sync;
+} copy_counts;
+
+void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t max_concurrent,
+                      copy_counts copies, long legacy_serialised);
+
+/* The distinct launches of graphs seen so far, keyed by the process, the
+ * graph and the correlation id of the cudaGraphLaunch that ran the work:
+ * memory grows with the launches, not with the records. */
+typedef struct launch_set {
+    uint32_t (*slots)[3]; /* process + 1 (0: empty), graph id, correlation */
+    size_t cap, n;
+} launch_set;
+
+/* Adds the launch of graph-launched activity `a`: 1 when it is new, 0
+ * when seen before, CP_ENOMEM. */
+int cp__launch_set_add(launch_set *s, const cp_activity *a);
+void cp__launch_set_free(launch_set *s);
+
+/* Orders cp_graph entries by (process, graph_id) (qsort). */
+int cp__graph_cmp(const void *a, const void *b);
+
+#endif
