@@ -2,6 +2,7 @@
  * worked out by hand in the comment above it. */
 #include <cuproof/metrics.h>
 #include "helpers.h"
+#include "stream_equal.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -20,9 +21,11 @@ static void teardown(void)
     cp_trace_free(&t);
 }
 
+/* Every trace here is analysed both ways, and the two must agree. */
 static void analyse(void)
 {
     cr_assert_eq(cp_timeline_analyse(&t, NULL, &m), 0);
+    expect_stream_equal(&t, NULL, &m);
 }
 
 TestSuite(timeline, .init = setup, .fini = teardown);
@@ -361,6 +364,7 @@ static void analyse_with(uint32_t limit, uint64_t gap_ns)
 {
     cp_timeline_opts o = {.max_concurrent_kernels = limit, .gap_threshold_ns = gap_ns};
     cr_assert_eq(cp_timeline_analyse(&t, &o, &m), 0);
+    expect_stream_equal(&t, &o, &m);
 }
 
 /* Ideal time: H2D copies 30+30, D2H 20, kernels 4 x 100 over a limit of

@@ -51,6 +51,12 @@ typedef struct copy_counts {
 void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t max_concurrent,
                       copy_counts copies, long legacy_serialised);
 
+/* Counts device activity `a` (its end already no earlier than its start)
+ * into its lane, its graph (NULL when not graph-launched) and the totals;
+ * copies also into the counts the findings need. */
+void cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity *a, uint64_t end,
+                        copy_counts *counted);
+
 /* The distinct launches of graphs seen so far, keyed by the process, the
  * graph and the correlation id of the cudaGraphLaunch that ran the work:
  * memory grows with the launches, not with the records. */

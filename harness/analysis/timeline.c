@@ -514,8 +514,7 @@ static size_t graph_find(const cp_graph *g, size_t n, uint32_t process, uint32_t
     return hit ? (size_t)(hit - g) : n;
 }
 
-/* Counts a device activity into its lane (and graph) and the totals. */
-static void count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity *a,
+void cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity *a,
                            uint64_t end, copy_counts *counted)
 {
     if (a->kind == CP_ACT_KERNEL) {
@@ -632,7 +631,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         /* Every device activity's lane and graph were collected above. */
         uint32_t lane = (uint32_t)lane_lower_bound(lanes, nl, a);
         uint32_t graph = a->graph_id ? (uint32_t)graph_find(graphs, ng, a->process, a->graph_id) + 1 : 0;
-        count_activity(m, &lanes[lane], graph ? &graphs[graph - 1] : NULL, a, end, &counted);
+        cp__count_activity(m, &lanes[lane], graph ? &graphs[graph - 1] : NULL, a, end, &counted);
         if (graph) {
             int fresh = cp__launch_set_add(&launches, a);
             if (fresh < 0) {

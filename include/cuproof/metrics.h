@@ -169,6 +169,51 @@ typedef struct cp_metrics {
  */
 CP_API int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metrics *m);
 
+/*
+ * The streaming analysis: the metrics and findings of cp_timeline_analyse
+ * for device activities fed one at a time, in any order, in memory that
+ * stays bounded however many there are. Each activity is counted at once
+ * into its lane and graph and kept as 24 bytes in a chunk of
+ * `chunk_records`; a full chunk is sorted by start and written to a
+ * temporary file (TMPDIR) as a run. At the end the runs are merged by start
+ * and swept with the ends of what is in flight in a heap, through the same
+ * sweep step as the whole-trace analysis (the test suite holds the two
+ * equal on every hand-built trace and on the recorded fixtures). Memory:
+ * two chunks (the sort's and its scratch), a read buffer per run, and
+ * tables that grow with the lanes, the graphs and the graph launches, not
+ * with the records; disk: 24 bytes per device activity.
+ */
+typedef struct cp_stream_opts {
+    cp_timeline_opts timeline;
+    /* Activities sorted in memory at a time; 0 means 1 << 21 (48 MiB). */
+    size_t chunk_records;
+} cp_stream_opts;
+
+typedef struct cp_stream cp_stream;
+
+/* Returns 0 or CP_ENOMEM; `opts` may be NULL (defaults). */
+CP_API int cp_stream_new(cp_stream **out, const cp_stream_opts *opts);
+
+/* Feeds one activity (host records are ignored, as the whole-trace
+ * analysis ignores them). Returns 0, CP_ENOMEM, or CP_EIO when a run
+ * cannot be written (naming the temporary directory), CP_EINVAL past
+ * 2^24 lanes. */
+CP_API int cp_stream_add(cp_stream *s, const cp_activity *a);
+
+/* The lane of the legacy default stream (cp_trace.has_legacy_stream), for
+ * default_stream_serialization; may come at any time before finishing. */
+CP_API void cp_stream_set_legacy(cp_stream *s, uint32_t device, uint32_t context,
+                                 uint32_t stream);
+
+/* Merges, sweeps and fills `m` (as cp_timeline_analyse does). Returns 0,
+ * CP_ENOMEM or CP_EIO; the stream is spent either way. */
+CP_API int cp_stream_finish(cp_stream *s, cp_metrics *m);
+
+/* Runs written to disk so far (0 while everything fits in one chunk). */
+CP_API size_t cp_stream_runs(const cp_stream *s);
+
+CP_API void cp_stream_free(cp_stream *s);
+
 /* The concurrent-kernel limit of a compute capability (CUDA programming
  * guide, "maximum number of resident grids per device"). */
 CP_API uint32_t cp_max_concurrent_kernels(int cc_major, int cc_minor);
