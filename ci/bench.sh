@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks that need no GPU, results in bench-out/analysis.json: the
+# Benchmarks that need no GPU, results in bench-out/: the
 # timeline analysis and the trace writer on 250k, 500k and 1M synthetic
 # records (issue budget: 1M analysed and written in under 1 s on a 2-core
 # machine, memory linear in the records).
@@ -12,3 +12,15 @@ mkdir -p bench-out
 for n in 250000 500000 1000000; do
     ./build/default/analysis_bench "$n" "bench-out/analysis-$n.json"
 done
+# The streaming path (issue 20's goal: 10M records analysed with every
+# metric and finding in under 3 s, peak RSS under 1 GB, linear): synthetic
+# traces of 1M, 3M and 10M records written as cuproof.rec files, each
+# analysed in a fresh process; bench-out/stream-N.json holds the figures.
+cmake --build --preset default --target stream_bench
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for n in 1000000 3000000 10000000; do
+    ./build/default/stream_bench gen "$n" "$tmp/s.cprec" > /dev/null
+    ./build/default/stream_bench analyse "$tmp/s.cprec" "bench-out/stream-$n.json"
+done
+rm -f "$tmp/s.cprec"

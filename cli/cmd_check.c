@@ -3,6 +3,7 @@
 #include <cuproof/error.h>
 #include <cuproof/expect.h>
 #include <cuproof/proc.h>
+#include <cuproof/rec.h>
 #include <cuproof/report.h>
 
 #include <stdio.h>
@@ -30,6 +31,7 @@ typedef struct check_args {
     const char *range;
     bool allow_dropped;
     bool program; /* per-process files rather than cuproof.trace/1 files */
+    bool rec;     /* cuproof.rec/1 files, one trace each */
 } check_args;
 
 static bool ends_with(const char *s, const char *suffix)
@@ -88,11 +90,14 @@ static int parse_args(int argc, char **argv, check_args *a)
         } else if (arg[0] == '-' && arg[1] == '-') {
             return cp_usage_error("unknown option '%s'", arg);
         } else {
-            bool program = is_dir(arg) || ends_with(arg, ".proc.jsonl");
-            if (a->ntraces > 0 && program != a->program)
-                return cp_usage_error("%s", "check takes cuproof.trace/1 files or per-process "
-                                            "files (and directories of them), not both");
+            bool rec = ends_with(arg, ".cprec") || cp_rec_is_rec_file(arg);
+            bool program = !rec && (is_dir(arg) || ends_with(arg, ".proc.jsonl"));
+            if (a->ntraces > 0 && (program != a->program || rec != a->rec))
+                return cp_usage_error("%s", "check takes one kind of trace at a time: "
+                                            "cuproof.trace/1 files, per-process files (and "
+                                            "directories of them) or cuproof.rec files");
             a->program = program;
+            a->rec = rec;
             a->traces[a->ntraces++] = arg;
         }
     }
@@ -103,7 +108,7 @@ static int parse_args(int argc, char **argv, check_args *a)
                                     "*.proc.jsonl files or directories of them");
     if (a->list.n == 0)
         return cp_usage_error("%s", "check needs an expectation (--expect or --expect-file)");
-    if (a->range && !a->program)
+    if (a->range && !a->program && !a->rec)
         return cp_usage_error("%s", "--range is for per-process traces; a case's trace is "
                                     "scoped by its variants");
     return CP_EXIT_OK;
@@ -367,6 +372,101 @@ out:
     return status;
 }
 
+/* Whether every expectation is unscoped, so that a rec file's metrics,
+ * streamed, answer them all. */
+static bool all_unscoped(const check_args *a)
+{
+    for (size_t i = 0; i < a->list.n; i++)
+        if (a->list.items[i].scope[0])
+            return false;
+    return true;
+}
+
+/* cuproof.rec/1 files, each a trace of its own. Unscoped expectations are
+ * answered by the streaming analysis in bounded memory, whatever the
+ * file's size; scoped ones (range, process, device) need the records, so
+ * the file is read whole. A file cut short is a tool error, as lost
+ * records are (--allow-dropped accepts both), since its metrics miss what
+ * was not written. */
+static int check_rec(const check_args *a)
+{
+    int status = CP_EXIT_OK;
+    size_t passed = 0, failed = 0;
+    for (size_t s = 0; s < a->nsources; s++) {
+        cp_expect_list one = sub_list(a, &a->sources[s]);
+        if (cp_expect_validate_program(&one) < 0) {
+            fprintf(stderr, "cuproof: %s: %s\n", a->sources[s].label, cp_last_error());
+            return CP_EXIT_USAGE;
+        }
+    }
+    bool streamed = all_unscoped(a);
+    cp_stream_opts opts = {0};
+    for (size_t f = 0; f < a->ntraces && status != EXIT_TOOL; f++) {
+        const char *path = a->traces[f];
+        cp_trace t;
+        cp_trace_init(&t);
+        cp_metrics m;
+        memset(&m, 0, sizeof m);
+        bool truncated = false;
+        char why[600] = "";
+        int rc = streamed ? cp_rec_analyse(path, &opts, &m, &t, &truncated, why, sizeof why)
+                          : cp_rec_read_trace(path, &t, &truncated);
+        if (rc < 0) {
+            fprintf(stderr, "cuproof: %s\n", cp_last_error());
+            status = EXIT_TOOL;
+        } else if (!streamed && (rc = cp_timeline_analyse(&t, &opts.timeline, &m)) < 0) {
+            fprintf(stderr, "cuproof: out of memory analysing %s\n", path);
+            status = EXIT_TOOL;
+        }
+        if (status == EXIT_TOOL) {
+            cp_trace_free(&t);
+            break;
+        }
+        if (!streamed && truncated)
+            snprintf(why, sizeof why, "%s was cut short", path);
+        printf("%s: %u kernels, %u copies, %u memsets, %zu lanes (%s)\n", path, m.kernels,
+               m.copies, m.memsets, m.nlanes, streamed ? "streamed" : "read whole for scopes");
+        if (m.kernels + m.copies + m.memsets == 0) {
+            fprintf(stderr, "cuproof: %s: no kernel, copy or memset in the trace%s\n", path,
+                    truncated ? " (it was cut short)" : "");
+            status = EXIT_TOOL;
+        }
+        for (size_t k = 0; k < a->list.n && status != EXIT_TOOL; k++) {
+            const cp_expectation *e = &a->list.items[k];
+            char measured[256];
+            bool ok = false;
+            if (streamed) {
+                ok = cp_expect_eval(e, &m, measured, sizeof measured);
+            } else if (cp_expect_eval_trace(e, &t, &opts.timeline, &ok, measured,
+                                            sizeof measured) < 0) {
+                fprintf(stderr, "cuproof: %s\n", cp_last_error());
+                status = EXIT_TOOL;
+                break;
+            }
+            print_result(ok, "", e->text, measured, &passed, &failed);
+        }
+        if (status != EXIT_TOOL) {
+            print_processes(&t);
+            int d = check_dropped(a, t.dropped_records);
+            if (truncated && a->allow_dropped) {
+                printf("warning: %s; the metrics may miss work (--allow-dropped)\n", why);
+            } else if (truncated) {
+                fprintf(stderr, "cuproof: %s: the metrics may miss work, so the results cannot "
+                                "be trusted (--allow-dropped accepts it)\n", why);
+                d = EXIT_TOOL;
+            }
+            if (d != CP_EXIT_OK)
+                status = d;
+        }
+        cp_metrics_free(&m);
+        cp_trace_free(&t);
+    }
+    printf("%zu passed, %zu failed\n", passed, failed);
+    if (status == CP_EXIT_OK && failed)
+        status = CP_EXIT_FAILED;
+    return status;
+}
+
 /* cuproof check TRACE... [--expect EXPR]... [--expect-file F] [--range NAME]
  * [--allow-dropped]: exit 0 when every expectation holds, 1 when one
  * fails, 2 for bad usage or a malformed or unknown expectation, 3 when a
@@ -387,7 +487,7 @@ int cp_cmd_check(int argc, char **argv)
     if (status == CP_EXIT_OK && a.range)
         status = apply_range(&a);
     if (status == CP_EXIT_OK)
-        status = a.program ? check_program(&a) : check_trace_files(&a);
+        status = a.rec ? check_rec(&a) : a.program ? check_program(&a) : check_trace_files(&a);
 out:
     cp_expect_list_free(&a.list);
     free(a.traces);

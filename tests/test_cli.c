@@ -1,6 +1,8 @@
 /* The cuproof command, run as a subprocess: bad input gets one clear line
  * and exit status 2; a run with no GPU writes a report of skipped cases. */
 #include <cuproof/case.h>
+#include <cuproof/rec.h>
+#include <cuproof/report.h>
 
 #include <criterion/criterion.h>
 #include <regex.h>
@@ -666,7 +668,7 @@ Test(cli, check_malformed_expectations)
     expect_usage_error("check " PROGRAM, "check needs an expectation");
     expect_usage_error("check " PROGRAM " --expect", "--expect needs a value");
     expect_usage_error("check " PROGRAM " --expect 'kernels > 1' --fast", "unknown option '--fast'");
-    expect_usage_error("check " H100_TRACE " " PROGRAM " --expect 'kernels > 1'", "not both");
+    expect_usage_error("check " H100_TRACE " " PROGRAM " --expect 'kernels > 1'", "one kind of trace at a time");
     expect_usage_error("check " H100_TRACE " --range step --expect 'kernels > 1'",
                        "--range is for per-process traces");
     expect_usage_error("check " PROGRAM " --expect-file /nonexistent/expect.txt",
@@ -745,6 +747,76 @@ Test(cli, check_a_recorded_h100_trace)
     HAS("passed  serialised: kernels == 200");
     HAS("passed  graph: kernels == 200");
     HAS("8 passed, 0 failed");
+}
+
+/* A variant of the H100 trace as a cuproof.rec file at `path`. */
+static void rec_of_variant(const char *variant, const char *path)
+{
+    cp_trace_file f;
+    cr_assert_eq(cp_trace_file_read(H100_TRACE, &f), 0);
+    bool found = false;
+    for (size_t i = 0; i < f.nvariants; i++)
+        if (strcmp(f.variants[i].name, variant) == 0) {
+            cr_assert_eq(cp_rec_write_trace(path, &f.variants[i].trace), 0);
+            found = true;
+        }
+    cr_assert(found, "%s", variant);
+    cp_trace_file_free(&f);
+}
+
+/* cuproof.rec files: unscoped expectations streamed, scoped ones read
+ * whole; a file cut short is a tool error unless --allow-dropped; one
+ * kind of trace at a time. */
+Test(cli, check_rec_files)
+{
+    char dir[] = "/tmp/cuproof-rec-cli-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char pinned[128], serial[128], cut[128];
+    snprintf(pinned, sizeof pinned, "%s/pinned.cprec", dir);
+    snprintf(serial, sizeof serial, "%s/serialised.cprec", dir);
+    snprintf(cut, sizeof cut, "%s/cut.cprec", dir);
+    rec_of_variant("streams-pinned", pinned);
+    rec_of_variant("serialised", serial);
+    int rc = check("%s --expect 'copy_kernel_overlap_ratio > 0.5' "
+                   "--expect 'peak_concurrent_kernels > 1'", pinned);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("200 kernels, 400 copies");
+    HAS("(streamed)");
+    HAS("passed  copy_kernel_overlap_ratio > 0.5  (measured 0.823");
+    rc = check("%s --expect 'peak_concurrent_kernels > 1'", serial);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  peak_concurrent_kernels > 1  (measured 1 kernels)");
+    rc = check("%s --expect 'device(0): kernels == 200'", pinned);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("(read whole for scopes)");
+    HAS("passed  device(0): kernels == 200");
+
+    /* The first half of the file: what is there is read, the verdict is
+     * not trusted. */
+    FILE *in = fopen(pinned, "rb"), *out = fopen(cut, "wb");
+    cr_assert(in && out);
+    fseek(in, 0, SEEK_END);
+    long half = ftell(in) / 2;
+    fseek(in, 0, SEEK_SET);
+    for (long i = 0; i < half; i++)
+        fputc(fgetc(in), out);
+    fclose(in);
+    fclose(out);
+    rc = check("%s --expect 'kernels > 1'", cut);
+    cr_expect_eq(rc, 3, "%s", output);
+    HAS("ends inside a record at byte");
+    HAS("the metrics may miss work, so the results cannot be trusted");
+    rc = check("%s --expect 'kernels > 1' --allow-dropped", cut);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("warning: ");
+
+    rc = check("%s %s --expect 'kernels > 1'", pinned, H100_TRACE);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("check takes one kind of trace at a time");
+    remove(pinned);
+    remove(serial);
+    remove(cut);
+    rmdir(dir);
 }
 
 Test(cli, bad_param)
