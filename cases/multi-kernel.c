@@ -337,6 +337,29 @@ static int verify(cp_ctx *ctx, const cp_variant *v, uint64_t *mismatches, uint64
 
 /* Every kernel and copy of the graph variant's run carries one graph's id
  * (a node each), and no other variant's work carries any. */
+/* The host's time to submit a traced variant's work: from the first
+ * submitting call's start to the last one's end (kernel launches,
+ * asynchronous copies, graph launches; not the synchronisation after them
+ * or the error queries), in ms; 0 when the trace holds none. This is what
+ * a graph is meant to cut: 600 calls against one. */
+static double submit_ms(const cp_variant_result *v)
+{
+    static const char *const submitting[] = {"cudaLaunchKernel", "cudaMemcpyAsync",
+                                              "cudaGraphLaunch"};
+    uint64_t first = UINT64_MAX, last = 0;
+    for (size_t i = 0; v && v->traced && i < v->trace.n; i++) {
+        const cp_activity *a = &v->trace.items[i];
+        bool submits = false;
+        for (size_t k = 0; a->kind == CP_ACT_RUNTIME && a->name && k < 3; k++)
+            submits |= strncmp(a->name, submitting[k], strlen(submitting[k])) == 0;
+        if (!submits)
+            continue;
+        first = a->start < first ? a->start : first;
+        last = a->end > last ? a->end : last;
+    }
+    return last > first ? (double)(last - first) / 1e6 : 0;
+}
+
 static void graph_checks(cp_ctx *ctx)
 {
     state *s = cp_ctx_state(ctx);
@@ -362,6 +385,17 @@ static void graph_checks(cp_ctx *ctx)
                    "%u of %u records tagged, %s", tagged, work,
                    several ? "several graph ids" : id ? "one graph id" : "no graph id");
     cp_figure_add(ctx, "graph nodes", (double)s->graph_nodes, "nodes");
+    /* What the graph changes against the same work on streams: the host's
+     * submission (600 calls or one) and the device's span. */
+    const cp_variant_result *pin = cp_variant_result_get(ctx, "streams-pinned");
+    double submit_streams = submit_ms(pin), submit_graph = submit_ms(g);
+    if (submit_streams > 0 && submit_graph > 0) {
+        cp_figure_add(ctx, "host submit time, streams-pinned", submit_streams, "ms");
+        cp_figure_add(ctx, "host submit time, graph", submit_graph, "ms");
+    }
+    if (pin && pin->traced && g->traced && pin->metrics.span_ns)
+        cp_figure_add(ctx, "graph span / streams-pinned span",
+                      (double)g->metrics.span_ns / (double)pin->metrics.span_ns, "ratio");
     uint32_t stray = 0;
     for (int v = 0; cp_ctx_variant(ctx, v); v++) {
         const cp_variant_result *r = cp_variant_result_get(ctx, cp_ctx_variant(ctx, v));
