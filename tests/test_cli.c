@@ -218,6 +218,41 @@ Test(cli, export_bad_input)
     remove(path);
 }
 
+Test(cli, export_formats)
+{
+    char dir[] = "/tmp/cuproof-export-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char args[512], path[600];
+    /* A small trace: auto keeps the Chrome trace. */
+    snprintf(args, sizeof args, "export %s/event-timing-h100-ci.trace.json %s/auto",
+             CUPROOF_FIXTURES, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "event-timing.default-stream.perfetto.json"), "%s", output);
+    cr_expect_null(strstr(output, "perfetto-trace"), "%s", output);
+    /* proto writes Perfetto's format: a Trace whose first field is packet 1. */
+    snprintf(args, sizeof args, "export --format proto %s/event-timing-h100-ci.trace.json %s/proto",
+             CUPROOF_FIXTURES, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "event-timing.default-stream.perfetto-trace"), "%s", output);
+    snprintf(path, sizeof path, "%s/proto/event-timing.default-stream.perfetto-trace", dir);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    cr_expect_eq(fgetc(f), 0x0a, "field 1, length-delimited");
+    fclose(f);
+    snprintf(args, sizeof args, "export %s/event-timing-h100-ci.trace.json %s/json --format json",
+             CUPROOF_FIXTURES, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "perfetto.json"), "%s", output);
+    expect_usage_error("export a.json out --format yaml",
+                       "unknown export format 'yaml': use json, proto or auto");
+    expect_usage_error("export a.json out --format", "--format needs json, proto or auto");
+    expect_usage_error("export a.json out --frobnicate", "unknown export option '--frobnicate'");
+    expect_usage_error("export a.json out extra", "export takes a trace file and an output directory");
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
 /* ---- cuproof compare ---- */
 
 /* A copy of the recorded H100 report with `edit` applied, in a temp file. */
