@@ -35,7 +35,7 @@ CP_API int cp_perfetto_write(const char *dir, const char *case_name, const char 
 
 /* DIR/CASE.VARIANT.perfetto-trace: the same run in Perfetto's native
  * protobuf format (perfetto.protos.Trace), for traces too large for JSON:
- * about a third of the Chrome trace's size, written packet by packet
+ * under a third of the Chrome trace's size, written packet by packet
  * through a bounded buffer. It shows what the Chrome trace shows: per
  * traced process (or, for a case's own trace, a track titled after the
  * case and variant) the CUDA API calls, the NVTX ranges and per (device,
