@@ -13,9 +13,9 @@
  * (SEQ_NEEDS_INCREMENTAL_STATE).
  *
  * Time: CUPTI's timestamps are nanoseconds, written as the packets'
- * timestamps on Perfetto's default clock, BOOTTIME (CUPTI's clock is not
- * the machine's boot time, but a trace of its own needs only one clock:
- * the times read in Perfetto are CUPTI's). They are near 2^61, nine bytes
+ * timestamps on Perfetto's default clock, BOOTTIME (CUPTI's clock counts
+ * from 1970, not from boot, but a trace with one clock needs no other: the
+ * times read in Perfetto are CUPTI's). They are near 2^61, nine bytes
  * as varints, so with an origin the packets carry nanoseconds after it
  * instead, on a clock of this sequence (id 64, the first of the
  * sequence-scoped ids 64..127) that the first packet makes the default
@@ -405,8 +405,8 @@ int cp_pb_add_process(cp_pb_writer *w, uint32_t index, uint32_t pid, const char 
     track_key k = {TRACK_ROOT, index, 0, 0, 0};
     track_slot *slot = track_find(w, &k);
     if (slot && slot->uuid) {
-        cp_failf(CP_EINVAL, "%s: process %" PRIu32 " described after its first record", w->path,
-                 index);
+        cp_failf(CP_EINVAL, "%s: process %" PRIu32 " described twice or after its first record",
+                 w->path, index);
         return fail(w, CP_EINVAL);
     }
     if (!describe(w, &k, 0, pid, name && *name ? name : "process"))

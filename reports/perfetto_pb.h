@@ -22,6 +22,11 @@
  *    in its process: both carry the flow id (process + 1) << 32 |
  *    correlation, so no pairing is needed. The work of one graph launch
  *    shares one id and forms one chain.
+ *
+ * Size: a record is two packets, each about 19 bytes of framing, sequence
+ * id, sequence flags, time, event type and track; the begin adds its name
+ * (2), a flow id (10) and its annotations (6 to 9 each): about 56 bytes a
+ * record on the recorded traces, against 194 as a Chrome trace.
  */
 #ifndef CUPROOF_REPORTS_PERFETTO_PB_H
 #define CUPROOF_REPORTS_PERFETTO_PB_H

@@ -253,6 +253,43 @@ Test(cli, export_formats)
     cr_expect_eq(system(cmd), 0);
 }
 
+/* A variant of more than 200000 records is exported as Perfetto's protobuf
+ * under the default --format auto; a small one beside it stays JSON. */
+Test(cli, export_auto_picks_proto_for_big_variants)
+{
+    char dir[] = "/tmp/cuproof-export-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[600], args[1300];
+    snprintf(path, sizeof path, "%s/big.trace.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"schema\":\"cuproof.trace/1\",\"case\":\"big\",\"device\":\"synthetic\","
+          "\"variants\":[",
+          f);
+    const int sizes[2] = {200001, 3};
+    const char *names[2] = {"large", "small"};
+    for (int v = 0; v < 2; v++) {
+        fprintf(f, "%s{\"name\":\"%s\",\"dropped_records\":0,\"series\":[],"
+                   "\"origin_ns\":\"1000000\",\"activities\":[",
+                v ? "," : "", names[v]);
+        for (int i = 0; i < sizes[v]; i++)
+            fprintf(f,
+                    "%s{\"kind\":\"kernel\",\"start\":%d,\"end\":%d,\"device\":0,"
+                    "\"context\":1,\"stream\":7,\"correlation\":%d,\"name\":\"k\"}",
+                    i ? "," : "", 10 * i, 10 * i + 5, i + 1);
+        fputs("]}", f);
+    }
+    fputs("]}", f);
+    cr_assert_eq(fclose(f), 0);
+    snprintf(args, sizeof args, "export %s %s/out", path, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "big.large.perfetto-trace"), "%s", output);
+    cr_expect_not_null(strstr(output, "big.small.perfetto.json"), "%s", output);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
 /* ---- cuproof compare ---- */
 
 /* A copy of the recorded H100 report with `edit` applied, in a temp file. */
