@@ -220,6 +220,100 @@ Test(cli, export_bad_input)
     remove(path);
 }
 
+Test(cli, export_formats)
+{
+    char dir[] = "/tmp/cuproof-export-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char args[512], path[600];
+    /* A small trace: auto keeps the Chrome trace. */
+    snprintf(args, sizeof args, "export %s/event-timing-h100-ci.trace.json %s/auto",
+             CUPROOF_FIXTURES, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "event-timing.default-stream.perfetto.json"), "%s", output);
+    cr_expect_null(strstr(output, "perfetto-trace"), "%s", output);
+    /* proto writes Perfetto's format: a Trace whose first field is packet 1. */
+    snprintf(args, sizeof args, "export --format proto %s/event-timing-h100-ci.trace.json %s/proto",
+             CUPROOF_FIXTURES, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "event-timing.default-stream.perfetto-trace"), "%s", output);
+    snprintf(path, sizeof path, "%s/proto/event-timing.default-stream.perfetto-trace", dir);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    cr_expect_eq(fgetc(f), 0x0a, "field 1, length-delimited");
+    fclose(f);
+    snprintf(args, sizeof args, "export %s/event-timing-h100-ci.trace.json %s/json --format json",
+             CUPROOF_FIXTURES, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "perfetto.json"), "%s", output);
+    expect_usage_error("export a.json out --format yaml",
+                       "unknown export format 'yaml': use json, proto, rec or auto");
+    expect_usage_error("export a.json out --format", "--format needs json, proto, rec or auto");
+    /* rec: a cuproof.rec file per variant, which check reads back; a
+     * program's per-process files become one. */
+    snprintf(args, sizeof args, "export %s/multi-kernel-h100.trace.json %s/rec --format rec",
+             CUPROOF_FIXTURES, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "/rec/multi-kernel.streams-pinned.cprec"), "%s", output);
+    snprintf(args, sizeof args,
+             "check %s/rec/multi-kernel.streams-pinned.cprec --expect 'peak_concurrent_kernels > 1'",
+             dir);
+    cr_expect_eq(cuproof(args), 0, "%s", output);
+    snprintf(args, sizeof args, "export %s/exec/program %s/prog --format rec", CUPROOF_FIXTURES,
+             dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "/prog/program.cprec"), "%s", output);
+    snprintf(args, sizeof args, "check %s/prog/program.cprec --expect 'kernels == 5' "
+                                "--expect 'process(4250): kernels == 1'",
+             dir);
+    /* The file is whole; a process in it that died is warned of, as
+     * check warns of it in the per-process files. */
+    cr_expect_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "passed  process(4250): kernels == 1"), "%s", output);
+    cr_expect_not_null(strstr(output, "warning: process 4251 on gpu-1"), "%s", output);
+    expect_usage_error("export a.json out --frobnicate", "unknown export option '--frobnicate'");
+    expect_usage_error("export a.json out extra", "export takes a trace file and an output directory");
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* A variant of more than 200000 records is exported as Perfetto's protobuf
+ * under the default --format auto; a small one beside it stays JSON. */
+Test(cli, export_auto_picks_proto_for_big_variants)
+{
+    char dir[] = "/tmp/cuproof-export-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[600], args[1300];
+    snprintf(path, sizeof path, "%s/big.trace.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"schema\":\"cuproof.trace/1\",\"case\":\"big\",\"device\":\"synthetic\","
+          "\"variants\":[",
+          f);
+    const int sizes[2] = {200001, 3};
+    const char *names[2] = {"large", "small"};
+    for (int v = 0; v < 2; v++) {
+        fprintf(f, "%s{\"name\":\"%s\",\"dropped_records\":0,\"series\":[],"
+                   "\"origin_ns\":\"1000000\",\"activities\":[",
+                v ? "," : "", names[v]);
+        for (int i = 0; i < sizes[v]; i++)
+            fprintf(f,
+                    "%s{\"kind\":\"kernel\",\"start\":%d,\"end\":%d,\"device\":0,"
+                    "\"context\":1,\"stream\":7,\"correlation\":%d,\"name\":\"k\"}",
+                    i ? "," : "", 10 * i, 10 * i + 5, i + 1);
+        fputs("]}", f);
+    }
+    fputs("]}", f);
+    cr_assert_eq(fclose(f), 0);
+    snprintf(args, sizeof args, "export %s %s/out", path, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "big.large.perfetto-trace"), "%s", output);
+    cr_expect_not_null(strstr(output, "big.small.perfetto.json"), "%s", output);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
 /* ---- cuproof compare ---- */
 
 /* A copy of the recorded H100 report with `edit` applied, in a temp file. */

@@ -33,6 +33,18 @@ CP_API int cp_write_file(const char *path, const char *text);
 CP_API int cp_perfetto_write(const char *dir, const char *case_name, const char *variant,
                              const cp_trace *t);
 
+/* DIR/CASE.VARIANT.perfetto-trace: the same run in Perfetto's native
+ * protobuf format (perfetto.protos.Trace), for traces too large for JSON:
+ * under a third of the Chrome trace's size, written packet by packet
+ * through a bounded buffer. It shows what the Chrome trace shows: per
+ * traced process (or, for a case's own trace, a track titled after the
+ * case and variant) the CUDA API calls, the NVTX ranges and per (device,
+ * context) a lane per stream; a slice per record with its bytes, copy
+ * memory, grid, block and graph as annotations; flows from launches to
+ * their work. Returns 0, CP_ENOMEM or CP_EIO (naming the file). */
+CP_API int cp_perfetto_pb_write(const char *dir, const char *case_name, const char *variant,
+                                const cp_trace *t);
+
 /* The HTML view: a self-contained page that needs no network. Returns a
  * malloc'd string, or NULL when out of memory. */
 CP_API char *cp_report_html(const cp_report *r);

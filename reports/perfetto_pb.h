@@ -1,0 +1,83 @@
+/*
+ * A streaming writer of Perfetto's native trace format (the protobuf
+ * message perfetto.protos.Trace: TracePackets one after another), private
+ * to the reports layer. cp_perfetto_pb_write (report.h) writes a whole
+ * cp_trace with it; a trace read record by record can go through it
+ * without ever being held in memory, since the writer keeps only what it
+ * has described (tracks and interned strings, a few per lane and per
+ * distinct name) and one bounded buffer of packets not yet written.
+ *
+ * What a trace shows (see perfetto_pb.c for the packets and fields):
+ *  - per traced process a process track (its pid and command), or for a
+ *    case's own trace (no processes) one root track named by its title;
+ *  - under it a "CUDA API" track, an "NVTX" track, and per (device,
+ *    context) a track "GPU D ctx C" holding a lane per stream,
+ *    "GPU D ctx C stream S";
+ *  - one slice (a begin and an end event) per activity, named (interned),
+ *    with debug annotations: bytes and the memory on each side of copies,
+ *    bytes of memsets, grid and block of kernels, graph_id and graph_node
+ *    of work a CUDA graph launched (which also gets the category
+ *    "graph N", one per graph);
+ *  - a flow from each API call to the device work with its correlation id
+ *    in its process: both carry the flow id (process + 1) << 32 |
+ *    correlation, so no pairing is needed. The work of one graph launch
+ *    shares one id and forms one chain.
+ *
+ * Size: a record is two packets, each about 19 bytes of framing, sequence
+ * id, sequence flags, time, event type and track; the begin adds its name
+ * (2), a flow id (10) and its annotations (6 to 9 each): about 56 bytes a
+ * record on the recorded traces, against 194 as a Chrome trace.
+ */
+#ifndef CUPROOF_REPORTS_PERFETTO_PB_H
+#define CUPROOF_REPORTS_PERFETTO_PB_H
+
+#include <cuproof/trace.h>
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct cp_pb_writer cp_pb_writer;
+
+/* The flow id both ends of a launch carry. */
+uint64_t cp_pb_flow_id(uint32_t process, uint32_t correlation);
+
+/*
+ * Starts a trace on `f`, which stays the caller's (cp_pb_close does not
+ * close it); `path` names it in errors. With `origin_ns` non-zero,
+ * timestamps are written as nanoseconds after it (a ClockSnapshot maps
+ * them back onto the absolute clock, so they read the same) and take
+ * fewer bytes; an activity that starts before it is still written, with
+ * its absolute time. With 0, every timestamp is absolute. Returns NULL
+ * (CP_ENOMEM in cp_last_error) when out of memory.
+ */
+cp_pb_writer *cp_pb_open(FILE *f, const char *path, uint64_t origin_ns);
+
+/*
+ * Describes traced process `index` (what its activities carry in
+ * cp_activity.process): `pid` and `name` (its command) make a process
+ * track; pid 0 makes a plain track named `name` (a case's own trace,
+ * whose process is not recorded). Describe a process before its first
+ * activity: one met first gets a track named "process N", and describing
+ * it afterwards is CP_EINVAL. Returns 0, CP_EINVAL, CP_ENOMEM or CP_EIO.
+ */
+int cp_pb_add_process(cp_pb_writer *w, uint32_t index, uint32_t pid, const char *name);
+
+/*
+ * Adds one activity: its tracks described on first sight, then its slice.
+ * Activities may come in any order. Perfetto orders a trace's events by
+ * time and, at equal times, in the order of the file, so where one slice
+ * ends exactly where the next on its lane begins, or two nested ones begin
+ * together, the nesting reads right when activities come sorted by start
+ * and, at equal starts, longest first (cp_perfetto_pb_write sorts them).
+ * A record whose end precedes its start is written with no duration.
+ * Returns 0, CP_ENOMEM or CP_EIO (cp_last_error names the file); after an
+ * error every call returns it again.
+ */
+int cp_pb_add_activity(cp_pb_writer *w, const cp_activity *a);
+
+/* Writes what is buffered and frees the writer (also after an error).
+ * Returns 0, or the first error of the writer's life (CP_EIO naming the
+ * file, CP_ENOMEM, CP_EINVAL). */
+int cp_pb_close(cp_pb_writer *w);
+
+#endif

@@ -1,0 +1,1139 @@
+/*
+ * The Perfetto protobuf export, read back by a protobuf decoder of its
+ * own (below): it walks Trace -> TracePacket by field number, decodes
+ * varints, fixed64 and length-delimited fields, and keeps what Perfetto's
+ * trace processor would use: track descriptors, interned names, clocks and
+ * track events. The slices are then rebuilt as the trace processor builds
+ * them (events ordered by time and, at equal times, by their order in the
+ * file; a begin opens a slice on its track, an end closes the innermost)
+ * and compared with the records they came from. Checked on the trace
+ * recorded on the H100 and on hand-made traces for the edge cases.
+ */
+#include "reports/pb.h"
+#include "reports/perfetto_pb.h"
+
+#include <cuproof/error.h>
+#include <cuproof/report.h>
+
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the decoder ---- */
+
+typedef struct reader {
+    const uint8_t *p, *end;
+} reader;
+
+/* Reads a varint; false when it runs past the end or beyond 10 bytes. */
+static bool read_varint(reader *r, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+        if (r->p == r->end)
+            return false;
+        uint8_t b = *r->p++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* One field: its number, wire type, and its value (varint, fixed) or
+ * contents (length-delimited, in *sub). False for a malformed field or a
+ * wire type the format does not use here (groups). */
+static bool read_field(reader *r, uint32_t *field, int *wire, uint64_t *v, reader *sub)
+{
+    uint64_t tag;
+    if (!read_varint(r, &tag) || (tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
+        return false;
+    *field = (uint32_t)(tag >> 3);
+    *wire = (int)(tag & 7);
+    switch (*wire) {
+    case CP_PB_VARINT:
+        return read_varint(r, v);
+    case CP_PB_FIXED64:
+    case CP_PB_FIXED32: {
+        int n = *wire == CP_PB_FIXED64 ? 8 : 4;
+        if (r->end - r->p < n)
+            return false;
+        *v = 0;
+        for (int i = 0; i < n; i++)
+            *v |= (uint64_t)r->p[i] << (8 * i);
+        r->p += n;
+        return true;
+    }
+    case CP_PB_LEN: {
+        uint64_t n;
+        if (!read_varint(r, &n) || n > (uint64_t)(r->end - r->p))
+            return false;
+        *sub = (reader){r->p, r->p + n};
+        r->p += n;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+#define MAX_TRACKS 512
+#define MAX_ENTRIES 256
+
+typedef struct track {
+    uint64_t uuid, parent;
+    char name[160];
+    uint64_t pid; /* a process track's */
+    bool process;
+} track;
+
+typedef struct entry {
+    uint64_t iid;
+    char s[160];
+} entry;
+
+/* The InternedData fields read: categories, names, annotation names,
+ * annotation string values. */
+enum { T_CATEGORY, T_NAME, T_ANNOTATION, T_STRING, T_COUNT };
+static const uint32_t table_field[T_COUNT] = {1, 2, 3, 29};
+
+typedef struct event {
+    size_t order; /* place in the file */
+    uint64_t ts;  /* absolute, on the trace's clock */
+    int type;
+    uint64_t track;
+    const char *name, *category, *copy, *grid, *block;
+    uint64_t flow;
+    int nflows;
+    bool has_bytes, has_graph;
+    uint64_t bytes, graph_id, graph_node;
+} event;
+
+typedef struct decoded {
+    size_t packets, size;
+    int problems;
+    char first_problem[512];
+    uint64_t first_flags;
+    size_t needs_state, other_sequence;
+    bool snapshot;
+    uint64_t origin;       /* BOOTTIME at our clock's zero */
+    uint64_t default_clock; /* from TracePacketDefaults; 0: none */
+    track tracks[MAX_TRACKS];
+    size_t ntracks;
+    entry tables[T_COUNT][MAX_ENTRIES];
+    size_t ntables[T_COUNT];
+    event *events;
+    size_t nevents, events_cap;
+} decoded;
+
+static void problem(decoded *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(decoded *d, const char *fmt, ...)
+{
+    if (!d->problems++) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->first_problem, sizeof d->first_problem, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static const track *find_track(const decoded *d, uint64_t uuid)
+{
+    for (size_t i = 0; i < d->ntracks; i++)
+        if (d->tracks[i].uuid == uuid)
+            return &d->tracks[i];
+    return NULL;
+}
+
+/* The string an iid stands for in a table, or NULL (and a problem) when it
+ * was not defined before. */
+static const char *lookup(decoded *d, int table, uint64_t iid, size_t packet)
+{
+    for (size_t i = 0; i < d->ntables[table]; i++)
+        if (d->tables[table][i].iid == iid)
+            return d->tables[table][i].s;
+    problem(d, "packet %zu uses iid %" PRIu64 " of InternedData field %u before defining it",
+            packet, iid, table_field[table]);
+    return NULL;
+}
+
+static void copy_bytes(char *out, size_t cap, reader r)
+{
+    size_t n = (size_t)(r.end - r.p);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, r.p, n);
+    out[n] = '\0';
+}
+
+static void read_interned(decoded *d, reader r, size_t packet)
+{
+    uint32_t field;
+    int wire;
+    uint64_t v;
+    reader sub;
+    while (r.p < r.end) {
+        if (!read_field(&r, &field, &wire, &v, &sub)) {
+            problem(d, "packet %zu: malformed InternedData", packet);
+            return;
+        }
+        int t = -1;
+        for (int k = 0; k < T_COUNT; k++)
+            if (table_field[k] == field)
+                t = k;
+        if (t < 0 || wire != CP_PB_LEN) {
+            problem(d, "packet %zu: unexpected InternedData field %u", packet, field);
+            continue;
+        }
+        entry e = {0};
+        uint32_t f2;
+        int w2;
+        uint64_t v2;
+        reader s2;
+        while (sub.p < sub.end) {
+            if (!read_field(&sub, &f2, &w2, &v2, &s2)) {
+                problem(d, "packet %zu: malformed interned entry", packet);
+                return;
+            }
+            if (f2 == 1 && w2 == CP_PB_VARINT)
+                e.iid = v2;
+            else if (f2 == 2 && w2 == CP_PB_LEN)
+                copy_bytes(e.s, sizeof e.s, s2);
+        }
+        if (e.iid == 0)
+            problem(d, "packet %zu: interned entry without an iid", packet);
+        for (size_t i = 0; i < d->ntables[t]; i++)
+            if (d->tables[t][i].iid == e.iid)
+                problem(d, "packet %zu: iid %" PRIu64 " of field %u defined twice", packet, e.iid,
+                        field);
+        cr_assert_lt(d->ntables[t], MAX_ENTRIES);
+        d->tables[t][d->ntables[t]++] = e;
+    }
+}
+
+static void read_descriptor(decoded *d, reader r, size_t packet)
+{
+    track t = {0};
+    uint32_t field;
+    int wire;
+    uint64_t v;
+    reader sub;
+    while (r.p < r.end) {
+        if (!read_field(&r, &field, &wire, &v, &sub)) {
+            problem(d, "packet %zu: malformed TrackDescriptor", packet);
+            return;
+        }
+        if (field == 1 && wire == CP_PB_VARINT)
+            t.uuid = v;
+        else if (field == 5 && wire == CP_PB_VARINT)
+            t.parent = v;
+        else if (field == 2 && wire == CP_PB_LEN)
+            copy_bytes(t.name, sizeof t.name, sub);
+        else if (field == 3 && wire == CP_PB_LEN) {
+            t.process = true;
+            uint32_t f2;
+            int w2;
+            uint64_t v2;
+            reader s2;
+            while (sub.p < sub.end) {
+                if (!read_field(&sub, &f2, &w2, &v2, &s2)) {
+                    problem(d, "packet %zu: malformed ProcessDescriptor", packet);
+                    return;
+                }
+                if (f2 == 1 && w2 == CP_PB_VARINT)
+                    t.pid = v2;
+                else if (f2 == 6 && w2 == CP_PB_LEN)
+                    copy_bytes(t.name, sizeof t.name, s2);
+            }
+        }
+    }
+    if (t.uuid == 0)
+        problem(d, "packet %zu: a track without a uuid", packet);
+    if (find_track(d, t.uuid))
+        problem(d, "packet %zu: track %" PRIu64 " described twice", packet, t.uuid);
+    if (t.parent && !find_track(d, t.parent))
+        problem(d, "packet %zu: track %" PRIu64 "'s parent %" PRIu64 " is not described", packet,
+                t.uuid, t.parent);
+    if (t.process && t.pid == 0)
+        problem(d, "packet %zu: a process track without its pid", packet);
+    cr_assert_lt(d->ntracks, MAX_TRACKS);
+    d->tracks[d->ntracks++] = t;
+}
+
+static void read_annotation(decoded *d, event *e, reader r, size_t packet)
+{
+    uint32_t field;
+    int wire;
+    uint64_t v, name_iid = 0, uint_value = 0, string_iid = 0;
+    bool has_uint = false;
+    reader sub;
+    while (r.p < r.end) {
+        if (!read_field(&r, &field, &wire, &v, &sub)) {
+            problem(d, "packet %zu: malformed DebugAnnotation", packet);
+            return;
+        }
+        if (field == 1 && wire == CP_PB_VARINT)
+            name_iid = v;
+        else if (field == 3 && wire == CP_PB_VARINT) {
+            uint_value = v;
+            has_uint = true;
+        } else if (field == 17 && wire == CP_PB_VARINT)
+            string_iid = v;
+    }
+    const char *name = lookup(d, T_ANNOTATION, name_iid, packet);
+    const char *value = string_iid ? lookup(d, T_STRING, string_iid, packet) : NULL;
+    if (!name)
+        return;
+    if (strcmp(name, "bytes") == 0 && has_uint) {
+        e->has_bytes = true;
+        e->bytes = uint_value;
+    } else if (strcmp(name, "graph_id") == 0 && has_uint) {
+        e->has_graph = true;
+        e->graph_id = uint_value;
+    } else if (strcmp(name, "graph_node") == 0 && has_uint) {
+        e->graph_node = uint_value;
+    } else if (strcmp(name, "copy") == 0) {
+        e->copy = value;
+    } else if (strcmp(name, "grid") == 0) {
+        e->grid = value;
+    } else if (strcmp(name, "block") == 0) {
+        e->block = value;
+    } else {
+        problem(d, "packet %zu: unknown annotation %s", packet, name);
+    }
+}
+
+static void read_track_event(decoded *d, event *e, reader r, size_t packet)
+{
+    uint32_t field;
+    int wire;
+    uint64_t v;
+    reader sub;
+    while (r.p < r.end) {
+        if (!read_field(&r, &field, &wire, &v, &sub)) {
+            problem(d, "packet %zu: malformed TrackEvent", packet);
+            return;
+        }
+        if (field == 9 && wire == CP_PB_VARINT)
+            e->type = (int)v;
+        else if (field == 11 && wire == CP_PB_VARINT)
+            e->track = v;
+        else if (field == 10 && wire == CP_PB_VARINT)
+            e->name = lookup(d, T_NAME, v, packet);
+        else if (field == 3 && wire == CP_PB_VARINT)
+            e->category = lookup(d, T_CATEGORY, v, packet);
+        else if (field == 47 && wire == CP_PB_FIXED64) {
+            e->flow = v;
+            e->nflows++;
+        } else if (field == 4 && wire == CP_PB_LEN)
+            read_annotation(d, e, sub, packet);
+        else
+            problem(d, "packet %zu: unexpected TrackEvent field %u", packet, field);
+    }
+    if (e->type != 1 && e->type != 2)
+        problem(d, "packet %zu: track event of type %d", packet, e->type);
+    if (!find_track(d, e->track))
+        problem(d, "packet %zu: track %" PRIu64 " used before it is described", packet, e->track);
+    if (e->type == 1 && !e->name)
+        problem(d, "packet %zu: a slice without a name", packet);
+}
+
+static void read_snapshot(decoded *d, reader r, size_t packet)
+{
+    uint32_t field;
+    int wire;
+    uint64_t v, boottime = 0, ours = 0;
+    bool has_boottime = false, has_ours = false;
+    reader sub;
+    while (r.p < r.end) {
+        if (!read_field(&r, &field, &wire, &v, &sub) || field != 1 || wire != CP_PB_LEN) {
+            problem(d, "packet %zu: malformed ClockSnapshot", packet);
+            return;
+        }
+        uint64_t id = 0, ts = 0;
+        uint32_t f2;
+        int w2;
+        uint64_t v2;
+        reader s2;
+        while (sub.p < sub.end) {
+            if (!read_field(&sub, &f2, &w2, &v2, &s2)) {
+                problem(d, "packet %zu: malformed clock", packet);
+                return;
+            }
+            if (f2 == 1)
+                id = v2;
+            else if (f2 == 2)
+                ts = v2;
+        }
+        if (id == 6) {
+            boottime = ts;
+            has_boottime = true;
+        } else if (id == 64) {
+            ours = ts;
+            has_ours = true;
+        }
+    }
+    if (!has_boottime || !has_ours)
+        problem(d, "packet %zu: a ClockSnapshot without BOOTTIME and clock 64", packet);
+    d->snapshot = true;
+    d->origin = boottime - ours;
+}
+
+static void read_packet(decoded *d, reader r, size_t packet)
+{
+    uint32_t field;
+    int wire;
+    uint64_t v;
+    reader sub, interned = {0}, descriptor = {0}, track_event = {0}, snapshot = {0},
+                defaults = {0};
+    bool has_ts = false, has_clock = false, has_seq = false;
+    uint64_t ts = 0, clock = 0, seq = 0, flags = 0;
+    while (r.p < r.end) {
+        if (!read_field(&r, &field, &wire, &v, &sub)) {
+            problem(d, "packet %zu is malformed", packet);
+            return;
+        }
+        switch (field) {
+        case 8:
+            has_ts = true;
+            ts = v;
+            break;
+        case 58:
+            has_clock = true;
+            clock = v;
+            break;
+        case 10:
+            has_seq = true;
+            seq = v;
+            break;
+        case 13:
+            flags = v;
+            break;
+        case 12:
+            interned = sub;
+            break;
+        case 60:
+            descriptor = sub;
+            break;
+        case 11:
+            track_event = sub;
+            break;
+        case 6:
+            snapshot = sub;
+            break;
+        case 59:
+            defaults = sub;
+            break;
+        default:
+            problem(d, "packet %zu: unexpected TracePacket field %u", packet, field);
+        }
+    }
+    if (!has_seq || seq != 1)
+        d->other_sequence++;
+    if (packet == 0)
+        d->first_flags = flags;
+    else
+        d->needs_state += flags == 2;
+    /* As the trace processor: defaults, then interned data, then the rest. */
+    if (defaults.p) {
+        reader dr = defaults;
+        while (dr.p < dr.end && read_field(&dr, &field, &wire, &v, &sub))
+            if (field == 58)
+                d->default_clock = v;
+    }
+    if (interned.p)
+        read_interned(d, interned, packet);
+    if (snapshot.p)
+        read_snapshot(d, snapshot, packet);
+    if (descriptor.p)
+        read_descriptor(d, descriptor, packet);
+    if (track_event.p) {
+        if (!has_ts)
+            problem(d, "packet %zu: a track event without a timestamp", packet);
+        uint64_t id = has_clock ? clock : d->default_clock ? d->default_clock : 6;
+        if (id == 64 && !d->snapshot)
+            problem(d, "packet %zu: clock 64 before its snapshot", packet);
+        else if (id != 64 && id != 6)
+            problem(d, "packet %zu: unknown clock %" PRIu64, packet, id);
+        if (d->nevents == d->events_cap) {
+            d->events_cap = d->events_cap ? 2 * d->events_cap : 1024;
+            d->events = realloc(d->events, d->events_cap * sizeof *d->events);
+            cr_assert_not_null(d->events);
+        }
+        event *e = &d->events[d->nevents++];
+        *e = (event){.order = d->nevents - 1, .ts = id == 64 ? d->origin + ts : ts};
+        read_track_event(d, e, track_event, packet);
+    }
+}
+
+/* Decodes a whole file; structural problems are counted in d->problems. */
+static void decode(const char *path, decoded *d)
+{
+    memset(d, 0, sizeof *d);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *data = malloc(size > 0 ? (size_t)size : 1);
+    cr_assert_not_null(data);
+    cr_assert_eq(fread(data, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    d->size = (size_t)size;
+    reader r = {data, data + size};
+    uint32_t field;
+    int wire;
+    uint64_t v;
+    reader sub;
+    while (r.p < r.end) {
+        if (!read_field(&r, &field, &wire, &v, &sub) || field != 1 || wire != CP_PB_LEN) {
+            problem(d, "byte %td: not a Trace.packet field", r.p - data);
+            break;
+        }
+        read_packet(d, sub, d->packets++);
+    }
+    free(data);
+}
+
+static void decoded_free(decoded *d)
+{
+    free(d->events);
+    d->events = NULL;
+}
+
+/* ---- slices, as the trace processor builds them ---- */
+
+typedef struct slice {
+    uint64_t start, end;
+    const char *root, *track, *name;
+    const event *begin;
+} slice;
+
+static int by_time_then_file(const void *x, const void *y)
+{
+    const event *a = *(const event *const *)x, *b = *(const event *const *)y;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+/* The name of the track's root (its process, or a case's title). */
+static const char *root_of(const decoded *d, uint64_t uuid)
+{
+    const track *t = find_track(d, uuid);
+    while (t && t->parent)
+        t = find_track(d, t->parent);
+    return t ? t->name : "";
+}
+
+/* Rebuilds the slices; counts ends with nothing open and begins never
+ * closed as problems. Returns a malloc'd array of *n slices. */
+static slice *rebuild(decoded *d, size_t *n)
+{
+    const event **sorted = malloc((d->nevents ? d->nevents : 1) * sizeof *sorted);
+    slice *out = malloc((d->nevents ? d->nevents : 1) * sizeof *out);
+    cr_assert(sorted && out);
+    for (size_t i = 0; i < d->nevents; i++)
+        sorted[i] = &d->events[i];
+    qsort(sorted, d->nevents, sizeof *sorted, by_time_then_file);
+    enum { DEPTH = 64 };
+    static size_t stack[MAX_TRACKS][DEPTH];
+    size_t depth[MAX_TRACKS] = {0};
+    *n = 0;
+    for (size_t i = 0; i < d->nevents; i++) {
+        const event *e = sorted[i];
+        const track *t = find_track(d, e->track);
+        if (!t)
+            continue;
+        size_t k = (size_t)(t - d->tracks);
+        if (e->type == 1) {
+            cr_assert_lt(depth[k], (size_t)DEPTH);
+            out[*n] = (slice){e->ts, 0, root_of(d, t->uuid), t->name, e->name, e};
+            stack[k][depth[k]++] = (*n)++;
+        } else if (depth[k] == 0) {
+            problem(d, "an end on track %s with no slice open", t->name);
+        } else {
+            out[stack[k][--depth[k]]].end = e->ts;
+        }
+    }
+    for (size_t k = 0; k < d->ntracks; k++)
+        if (depth[k])
+            problem(d, "%zu slices left open on track %s", depth[k], d->tracks[k].name);
+    free(sorted);
+    return out;
+}
+
+static int by_fields(const void *x, const void *y)
+{
+    const slice *a = x, *b = y;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
+    int c = strcmp(a->root, b->root);
+    if (!c)
+        c = strcmp(a->track, b->track);
+    return c ? c : strcmp(a->name ? a->name : "", b->name ? b->name : "");
+}
+
+/* What each record of `t` should become: its times (an end before the
+ * start taken as no duration), its process's root, its track and name. */
+static slice *expected(const cp_trace *t, const char *title, char (*tracks)[64])
+{
+    slice *out = malloc((t->n ? t->n : 1) * sizeof *out);
+    cr_assert_not_null(out);
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (cp_activity_is_device_work(a))
+            snprintf(tracks[i], 64, "GPU %u ctx %u stream %u", a->device, a->context, a->stream);
+        else
+            snprintf(tracks[i], 64, "%s", a->kind == CP_ACT_RANGE ? "NVTX" : "CUDA API");
+        const char *root = t->nprocesses ? t->processes[a->process].command : title;
+        out[i] = (slice){a->start, a->end > a->start ? a->end : a->start, root, tracks[i],
+                         a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name, NULL};
+    }
+    return out;
+}
+
+/* The records of `t` and the slices of `d` are the same, one for one. */
+static void expect_same_slices(decoded *d, const cp_trace *t, const char *title)
+{
+    size_t n;
+    slice *got = rebuild(d, &n);
+    char(*names)[64] = malloc((t->n ? t->n : 1) * sizeof *names);
+    cr_assert_not_null(names);
+    slice *want = expected(t, title, names);
+    cr_expect_eq(d->problems, 0, "%s", d->first_problem);
+    cr_assert_eq(n, t->n, "%zu slices for %zu records", n, t->n);
+    qsort(got, n, sizeof *got, by_fields);
+    qsort(want, n, sizeof *want, by_fields);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(by_fields(&got[i], &want[i]), 0,
+                     "slice %zu: got %s/%s/%s [%" PRIu64 ", %" PRIu64 "], want %s/%s/%s [%" PRIu64
+                     ", %" PRIu64 "]",
+                     i, got[i].root, got[i].track, got[i].name, got[i].start, got[i].end,
+                     want[i].root, want[i].track, want[i].name, want[i].start, want[i].end);
+    free(got);
+    free(want);
+    free(names);
+}
+
+/* ---- helpers ---- */
+
+static char tmp[64];
+
+static void make_tmp(void)
+{
+    snprintf(tmp, sizeof tmp, "/tmp/cuproof-pb-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp));
+}
+
+static void remove_tmp(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    cr_expect_eq(system(cmd), 0);
+}
+
+static cp_trace_file fixture;
+
+static void load_fixture(void)
+{
+    make_tmp();
+    cr_assert_eq(cp_trace_file_read(CUPROOF_FIXTURES "/multi-kernel-h100.trace.json", &fixture), 0,
+                 "%s", cp_last_error());
+}
+
+static void free_fixture(void)
+{
+    cp_trace_file_free(&fixture);
+    remove_tmp();
+}
+
+static const cp_trace_variant *variant(const char *name)
+{
+    for (size_t i = 0; i < fixture.nvariants; i++)
+        if (strcmp(fixture.variants[i].name, name) == 0)
+            return &fixture.variants[i];
+    cr_assert_fail("no variant %s in the fixture", name);
+    return NULL;
+}
+
+/* Writes a variant of the fixture and decodes it. */
+static void write_and_decode(const cp_trace_variant *v, decoded *d)
+{
+    cr_assert_eq(cp_perfetto_pb_write(tmp, fixture.case_name, v->name, &v->trace), 0, "%s",
+                 cp_last_error());
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s.%s.perfetto-trace", tmp, fixture.case_name, v->name);
+    decode(path, d);
+}
+
+static bool is_lane(const track *t)
+{
+    unsigned dev, ctx, stream;
+    return sscanf(t->name, "GPU %u ctx %u stream %u", &dev, &ctx, &stream) == 3;
+}
+
+static const char *title_of(const cp_trace_variant *v, char *buf, size_t len)
+{
+    snprintf(buf, len, "cuproof %s / %s", fixture.case_name, v->name);
+    return buf;
+}
+
+/* ---- the tests ---- */
+
+Test(perfetto_pb, encoder_writes_canonical_varints_and_long_messages)
+{
+    uint8_t out[10];
+    cr_expect_eq(cp_pb_put_varint(out, 0), 1);
+    cr_expect_eq(cp_pb_put_varint(out, 127), 1);
+    cr_expect_eq(cp_pb_put_varint(out, 300), 2);
+    cr_expect(out[0] == 0xac && out[1] == 0x02, "300 is ac 02");
+    cr_expect_eq(cp_pb_varint_size(UINT64_MAX), 10);
+    cr_expect_eq(cp_pb_put_varint(out, UINT64_MAX), 10);
+    /* A nested message of 300 bytes inside one of more: each length takes
+     * two bytes, and what follows them moves along intact. */
+    cp_pb b;
+    cp_pb_init(&b);
+    char text[301];
+    memset(text, 'x', 300);
+    text[300] = '\0';
+    cp_pb_begin(&b, 1);
+    cp_pb_begin(&b, 2);
+    cp_pb_string(&b, 3, text);
+    cp_pb_end(&b);
+    cp_pb_fixed64(&b, 4, 0x0102030405060708ULL);
+    cp_pb_end(&b);
+    cr_assert(!b.failed);
+    reader r = {b.data, b.data + b.len}, outer, inner, s;
+    uint32_t field;
+    int wire;
+    uint64_t v;
+    cr_assert(read_field(&r, &field, &wire, &v, &outer) && field == 1 && r.p == r.end);
+    cr_assert(read_field(&outer, &field, &wire, &v, &inner) && field == 2);
+    cr_assert(read_field(&inner, &field, &wire, &v, &s) && field == 3 && s.end - s.p == 300);
+    cr_expect(memcmp(s.p, text, 300) == 0);
+    cr_assert(read_field(&outer, &field, &wire, &v, &s) && field == 4 && wire == CP_PB_FIXED64);
+    cr_expect_eq(v, 0x0102030405060708ULL);
+    cr_expect(outer.p == outer.end);
+    cp_pb_free(&b);
+}
+
+Test(perfetto_pb, packets_are_well_formed_and_on_one_sequence, .init = load_fixture,
+     .fini = free_fixture)
+{
+    for (size_t i = 0; i < fixture.nvariants; i++) {
+        decoded d;
+        write_and_decode(&fixture.variants[i], &d);
+        cr_expect_eq(d.problems, 0, "%s: %s", fixture.variants[i].name, d.first_problem);
+        cr_expect_gt(d.packets, fixture.variants[i].trace.n);
+        cr_expect_eq(d.other_sequence, 0, "every packet is on sequence 1");
+        cr_expect_eq(d.first_flags, 1, "the first packet clears the incremental state");
+        cr_expect_eq(d.needs_state, d.packets - 1, "every later packet needs it");
+        cr_expect(d.snapshot && d.default_clock == 64, "timestamps after the origin, on clock 64");
+        decoded_free(&d);
+    }
+}
+
+Test(perfetto_pb, tracks_are_described_once_before_use, .init = load_fixture, .fini = free_fixture)
+{
+    const cp_trace_variant *v = variant("streams-pinned");
+    decoded d;
+    write_and_decode(v, &d);
+    /* Uniqueness, parents before children and tracks before their events
+     * are counted as problems by the decoder. */
+    cr_expect_eq(d.problems, 0, "%s", d.first_problem);
+    size_t lanes = 0, roots = 0, contexts = 0, api = 0, nvtx = 0;
+    for (size_t i = 0; i < d.ntracks; i++) {
+        const track *t = &d.tracks[i];
+        roots += t->parent == 0;
+        lanes += is_lane(t);
+        contexts += strncmp(t->name, "GPU ", 4) == 0 && !is_lane(t);
+        api += strcmp(t->name, "CUDA API") == 0;
+        nvtx += strcmp(t->name, "NVTX") == 0;
+        if (is_lane(t)) {
+            const track *parent = find_track(&d, t->parent);
+            cr_assert_not_null(parent);
+            cr_expect_eq(strncmp(t->name, parent->name, strlen(parent->name)), 0,
+                         "lane %s under %s", t->name, parent->name);
+        }
+    }
+    /* The distinct (device, context, stream) of the device work. */
+    const cp_trace *t = &v->trace;
+    size_t distinct = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (!cp_activity_is_device_work(a))
+            continue;
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = cp_activity_is_device_work(&t->items[j]) && t->items[j].device == a->device &&
+                   t->items[j].context == a->context && t->items[j].stream == a->stream &&
+                   t->items[j].process == a->process;
+        distinct += !seen;
+    }
+    cr_expect_gt(distinct, 1, "the streams variant uses several streams");
+    cr_expect_eq(lanes, distinct, "one lane per stream");
+    cr_expect_eq(roots, 1, "one root: the case's trace");
+    cr_expect_eq(contexts, 1);
+    cr_expect_eq(api, 1);
+    cr_expect_eq(nvtx, 1);
+    char title[160];
+    cr_expect_str_eq(root_of(&d, d.tracks[d.ntracks - 1].uuid), title_of(v, title, sizeof title));
+    decoded_free(&d);
+}
+
+Test(perfetto_pb, slices_are_the_records_as_perfetto_nests_them, .init = load_fixture,
+     .fini = free_fixture)
+{
+    for (size_t i = 0; i < fixture.nvariants; i++) {
+        const cp_trace_variant *v = &fixture.variants[i];
+        decoded d;
+        write_and_decode(v, &d);
+        char title[160];
+        expect_same_slices(&d, &v->trace, title_of(v, title, sizeof title));
+        /* Device slices: one per kernel, copy and memset. */
+        size_t device_records = 0, device_slices = 0, begins = 0, ends = 0;
+        for (size_t k = 0; k < v->trace.n; k++)
+            device_records += cp_activity_is_device_work(&v->trace.items[k]);
+        for (size_t k = 0; k < d.nevents; k++) {
+            begins += d.events[k].type == 1;
+            ends += d.events[k].type == 2;
+            device_slices += d.events[k].type == 1 && is_lane(find_track(&d, d.events[k].track));
+        }
+        cr_expect_eq(begins, ends);
+        cr_expect_eq(device_slices, device_records, "%s", v->name);
+        decoded_free(&d);
+    }
+}
+
+Test(perfetto_pb, interned_names_are_defined_before_use, .init = load_fixture,
+     .fini = free_fixture)
+{
+    const cp_trace_variant *v = variant("streams-pinned");
+    decoded d;
+    write_and_decode(v, &d);
+    cr_expect_eq(d.problems, 0, "%s", d.first_problem);
+    /* Each distinct name is defined once, so names cost a varint each. */
+    size_t named = 0, distinct = 0;
+    for (size_t k = 0; k < d.nevents; k++)
+        named += d.events[k].type == 1 && d.events[k].name != NULL;
+    cr_expect_eq(named, v->trace.n);
+    for (size_t k = 0; k < v->trace.n; k++) {
+        const cp_activity *a = &v->trace.items[k];
+        const char *name = a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name;
+        bool seen = false;
+        for (size_t j = 0; j < k && !seen; j++) {
+            const cp_activity *b = &v->trace.items[j];
+            seen = strcmp(name, b->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(b->copy_dir)
+                                                         : b->name) == 0;
+        }
+        distinct += !seen;
+    }
+    cr_expect_eq(d.ntables[T_NAME], distinct);
+    /* Copies carry their bytes and memory, kernels their launch shape. */
+    size_t copies = 0, kernels = 0;
+    for (size_t k = 0; k < d.nevents; k++) {
+        const event *e = &d.events[k];
+        if (e->type != 1)
+            continue;
+        if (e->copy) {
+            copies++;
+            cr_expect(e->has_bytes && e->bytes > 0);
+            cr_expect(strstr(e->copy, " -> ") != NULL, "%s", e->copy);
+        }
+        if (e->grid) {
+            kernels++;
+            cr_expect_not_null(e->block);
+            cr_expect_eq(e->grid[0], '(');
+        }
+    }
+    cr_expect_eq(copies, 400);
+    cr_expect_eq(kernels, 200);
+    decoded_free(&d);
+}
+
+/* The flow id of the slice that begins at `start` on a track named
+ * `track`, 0 when none or when it has none. */
+static uint64_t flow_at(const decoded *d, uint64_t start, bool device)
+{
+    for (size_t k = 0; k < d->nevents; k++) {
+        const event *e = &d->events[k];
+        if (e->type == 1 && e->ts == start && is_lane(find_track(d, e->track)) == device)
+            return e->nflows ? e->flow : 0;
+    }
+    return 0;
+}
+
+Test(perfetto_pb, launches_share_a_flow_with_their_work, .init = load_fixture,
+     .fini = free_fixture)
+{
+    const char *names[] = {"streams-pinned", "graph"};
+    for (size_t n = 0; n < 2; n++) {
+        const cp_trace_variant *v = variant(names[n]);
+        const cp_trace *t = &v->trace;
+        decoded d;
+        write_and_decode(v, &d);
+        cr_expect_eq(d.problems, 0, "%s", d.first_problem);
+        size_t launched = 0;
+        for (size_t i = 0; i < t->n; i++) {
+            const cp_activity *w = &t->items[i];
+            if (!cp_activity_is_device_work(w) || !w->correlation)
+                continue;
+            const cp_activity *call = NULL;
+            for (size_t j = 0; j < t->n && !call; j++)
+                if (t->items[j].kind == CP_ACT_RUNTIME &&
+                    t->items[j].correlation == w->correlation &&
+                    t->items[j].process == w->process)
+                    call = &t->items[j];
+            if (!call)
+                continue;
+            launched++;
+            uint64_t from = flow_at(&d, call->start, false), to = flow_at(&d, w->start, true);
+            cr_expect_neq(from, 0, "%s: the call at %" PRIu64 " has a flow", v->name, call->start);
+            cr_expect_eq(from, to, "%s: %s and its launch share a flow", v->name, w->name);
+        }
+        cr_expect_gt(launched, 0, "%s launches work", v->name);
+        /* Each slice carries at most one flow id. */
+        for (size_t k = 0; k < d.nevents; k++)
+            cr_expect_leq(d.events[k].nflows, 1);
+        decoded_free(&d);
+    }
+    cr_expect_neq(cp_pb_flow_id(0, 7), cp_pb_flow_id(1, 7), "correlation ids repeat by process");
+}
+
+Test(perfetto_pb, graph_kernels_carry_their_graph, .init = load_fixture, .fini = free_fixture)
+{
+    const cp_trace_variant *v = variant("graph");
+    decoded d;
+    write_and_decode(v, &d);
+    cr_expect_eq(d.problems, 0, "%s", d.first_problem);
+    size_t kernels = 0;
+    for (size_t k = 0; k < d.nevents; k++) {
+        const event *e = &d.events[k];
+        if (e->type != 1 || !e->grid)
+            continue;
+        kernels++;
+        cr_expect(e->has_graph && e->graph_id > 0, "a graph's kernel carries graph_id");
+        cr_expect_gt(e->graph_node, 0);
+        char category[32];
+        snprintf(category, sizeof category, "graph %" PRIu64, e->graph_id);
+        cr_expect(e->category && strcmp(e->category, category) == 0, "category %s",
+                  e->category ? e->category : "(none)");
+    }
+    cr_expect_eq(kernels, 200);
+    decoded_free(&d);
+    /* No graph, no annotation. */
+    write_and_decode(variant("streams-pinned"), &d);
+    for (size_t k = 0; k < d.nevents; k++)
+        cr_expect(!d.events[k].has_graph && !d.events[k].category);
+    decoded_free(&d);
+}
+
+/* A lane where one slice ends as the next begins, a zero-length record and
+ * one whose end precedes its start; ranges nested with equal starts and
+ * equal ends. */
+static void edge_trace(cp_trace *t)
+{
+    cp_trace_init(t);
+    const uint64_t base = 1000000000000ULL;
+    cp_activity items[] = {
+        {.kind = CP_ACT_KERNEL, .start = base + 10, .end = base + 20, .stream = 7, .name = "b"},
+        {.kind = CP_ACT_KERNEL, .start = base + 0, .end = base + 10, .stream = 7, .name = "a"},
+        {.kind = CP_ACT_KERNEL, .start = base + 20, .end = base + 20, .stream = 7, .name = "z"},
+        {.kind = CP_ACT_KERNEL, .start = base + 20, .end = base + 30, .stream = 7, .name = "c"},
+        {.kind = CP_ACT_MEMSET, .start = base + 40, .end = base + 35, .stream = 7, .name = "rev",
+         .bytes = 8},
+        {.kind = CP_ACT_RANGE, .start = base + 0, .end = base + 50, .name = "inner-same-start"},
+        {.kind = CP_ACT_RANGE, .start = base + 0, .end = base + 100, .name = "outer"},
+        {.kind = CP_ACT_RANGE, .start = base + 60, .end = base + 100, .name = "inner-same-end"},
+        {.kind = CP_ACT_RANGE, .start = base + 50, .end = base + 60, .name = "between"},
+    };
+    for (size_t i = 0; i < sizeof items / sizeof *items; i++)
+        cr_assert_eq(cp_trace_add(t, &items[i]), 0);
+}
+
+Test(perfetto_pb, touching_and_nested_slices_keep_their_bounds)
+{
+    make_tmp();
+    cp_trace t;
+    edge_trace(&t);
+    cr_assert_eq(cp_perfetto_pb_write(tmp, "edge", "v", &t), 0, "%s", cp_last_error());
+    char path[256];
+    snprintf(path, sizeof path, "%s/edge.v.perfetto-trace", tmp);
+    decoded d;
+    decode(path, &d);
+    expect_same_slices(&d, &t, "cuproof edge / v");
+    decoded_free(&d);
+    cp_trace_free(&t);
+    remove_tmp();
+}
+
+Test(perfetto_pb, processes_get_their_pid_and_command)
+{
+    make_tmp();
+    cp_trace t;
+    cp_trace_init(&t);
+    cp_process p = {.pid = 4242, .command = "python3 train.py"};
+    cr_assert_eq(cp_trace_add_process(&t, &p), 0);
+    p = (cp_process){.pid = 4343, .command = "worker --rank 1"};
+    cr_assert_eq(cp_trace_add_process(&t, &p), 1);
+    /* The same correlation id in both: two flows, not one. */
+    for (uint32_t k = 0; k < 2; k++) {
+        cp_activity call = {.kind = CP_ACT_RUNTIME, .start = 100 + k, .end = 200, .process = k,
+                            .correlation = 9, .name = "cudaLaunchKernel"};
+        cp_activity kernel = {.kind = CP_ACT_KERNEL, .start = 300 + k, .end = 400, .process = k,
+                              .correlation = 9, .context = 1, .stream = 13, .name = "k"};
+        cr_assert_eq(cp_trace_add(&t, &call), 0);
+        cr_assert_eq(cp_trace_add(&t, &kernel), 0);
+    }
+    cr_assert_eq(cp_perfetto_pb_write(tmp, "exec", "program", &t), 0, "%s", cp_last_error());
+    char path[256];
+    snprintf(path, sizeof path, "%s/exec.program.perfetto-trace", tmp);
+    decoded d;
+    decode(path, &d);
+    expect_same_slices(&d, &t, "");
+    size_t processes = 0;
+    for (size_t i = 0; i < d.ntracks; i++) {
+        const track *tr = &d.tracks[i];
+        if (!tr->process)
+            continue;
+        processes++;
+        cr_expect(tr->pid == 4242 || tr->pid == 4343);
+        cr_expect_str_eq(tr->name, tr->pid == 4242 ? "python3 train.py" : "worker --rank 1");
+    }
+    cr_expect_eq(processes, 2);
+    cr_expect_neq(flow_at(&d, 300, true), flow_at(&d, 301, true));
+    cr_expect_eq(flow_at(&d, 100, false), flow_at(&d, 300, true));
+    cr_expect_eq(flow_at(&d, 101, false), flow_at(&d, 301, true));
+    decoded_free(&d);
+    cp_trace_free(&t);
+    remove_tmp();
+}
+
+Test(perfetto_pb, the_writer_streams_through_a_bounded_buffer)
+{
+    make_tmp();
+    char path[256];
+    snprintf(path, sizeof path, "%s/stream.perfetto-trace", tmp);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    /* No stdio buffer of its own: what reaches the file is what the
+     * writer wrote out. */
+    setvbuf(f, NULL, _IONBF, 0);
+    const uint64_t origin = 1795460503028750985ULL;
+    cp_pb_writer *w = cp_pb_open(f, path, origin);
+    cr_assert_not_null(w);
+    cr_assert_eq(cp_pb_add_process(w, 0, 0, "streamed"), 0);
+    long before = 0;
+    for (uint32_t i = 0; i < 100000; i++) {
+        cp_activity a = {.kind = CP_ACT_KERNEL, .start = origin + 500ULL * i,
+                         .end = origin + 500ULL * i + 400, .context = 1, .stream = 10 + i % 4,
+                         .correlation = i + 1, .name = "k"};
+        cr_assert_eq(cp_pb_add_activity(w, &a), 0);
+        if (i % 5000 == 4999) {
+            /* 5000 kernels take over 64 KiB: the file has grown since. */
+            long written = ftell(f);
+            cr_expect_gt(written, before, "written while streaming, at record %u", i + 1);
+            before = written;
+        }
+    }
+    long streamed = ftell(f);
+    cr_assert_eq(cp_pb_close(w), 0, "%s", cp_last_error());
+    long size = ftell(f);
+    cr_assert_eq(fclose(f), 0);
+    cr_expect_lt(size - streamed, 64 * 1024 + 256, "at most one buffer (%ld bytes) held back",
+                 size - streamed);
+    decoded d;
+    decode(path, &d);
+    cr_expect_eq(d.problems, 0, "%s", d.first_problem);
+    cr_expect_eq(d.nevents, 200000);
+    decoded_free(&d);
+    remove_tmp();
+}
+
+Test(perfetto_pb, activities_in_any_order_and_before_the_origin)
+{
+    make_tmp();
+    /* No two events at one time on a track, so any order nests the same. */
+    const uint64_t base = 1000000000000ULL;
+    cp_trace t;
+    cp_trace_init(&t);
+    cp_activity items[] = {
+        {.kind = CP_ACT_KERNEL, .start = base + 0, .end = base + 10, .stream = 7, .name = "a",
+         .correlation = 2},
+        {.kind = CP_ACT_KERNEL, .start = base + 15, .end = base + 25, .stream = 7, .name = "b",
+         .correlation = 3},
+        {.kind = CP_ACT_MEMCPY, .start = base + 5, .end = base + 30, .stream = 8,
+         .copy_dir = CP_COPY_HTOD, .bytes = 64, .correlation = 4},
+        {.kind = CP_ACT_RUNTIME, .start = base - 20, .end = base - 2, .name = "launch",
+         .correlation = 2},
+        {.kind = CP_ACT_RUNTIME, .start = base + 1, .end = base + 3, .name = "launch",
+         .correlation = 3},
+        {.kind = CP_ACT_RANGE, .start = base - 50, .end = base + 100, .name = "outer"},
+        {.kind = CP_ACT_RANGE, .start = base + 10, .end = base + 40, .name = "inner"},
+    };
+    for (size_t i = 0; i < sizeof items / sizeof *items; i++)
+        cr_assert_eq(cp_trace_add(&t, &items[i]), 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/any.perfetto-trace", tmp);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    /* An origin after some starts: those are written with absolute times. */
+    cp_pb_writer *w = cp_pb_open(f, path, base);
+    cr_assert_not_null(w);
+    cr_assert_eq(cp_pb_add_process(w, 0, 0, "any order"), 0);
+    for (size_t i = t.n; i-- > 0;)
+        cr_assert_eq(cp_pb_add_activity(w, &t.items[i]), 0);
+    cr_assert_eq(cp_pb_close(w), 0, "%s", cp_last_error());
+    cr_assert_eq(fclose(f), 0);
+    decoded d;
+    decode(path, &d);
+    expect_same_slices(&d, &t, "any order");
+    cr_expect_eq(flow_at(&d, base - 20, false), flow_at(&d, base, true));
+    decoded_free(&d);
+    /* A process described after its first record is refused. */
+    f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    w = cp_pb_open(f, path, 0);
+    cr_assert_not_null(w);
+    cr_assert_eq(cp_pb_add_activity(w, &t.items[0]), 0);
+    cr_expect_eq(cp_pb_add_process(w, 0, 1, "late"), CP_EINVAL);
+    cr_expect_eq(cp_pb_close(w), CP_EINVAL);
+    fclose(f);
+    cp_trace_free(&t);
+    remove_tmp();
+}
+
+Test(perfetto_pb, an_unwritable_directory_names_the_file)
+{
+    cp_trace t;
+    edge_trace(&t);
+    cr_expect_eq(cp_perfetto_pb_write("/nonexistent/cuproof", "edge", "v", &t), CP_EIO);
+    cr_expect_not_null(strstr(cp_last_error(), "/nonexistent/cuproof/edge.v.perfetto-trace"), "%s",
+                       cp_last_error());
+    cp_trace_free(&t);
+}
+
+Test(perfetto_pb, a_full_disk_is_an_io_error)
+{
+    FILE *f = fopen("/dev/full", "wb");
+    if (!f)
+        cr_skip_test("no /dev/full here");
+    cp_pb_writer *w = cp_pb_open(f, "/dev/full", 1);
+    cr_assert_not_null(w);
+    int rc = 0;
+    for (uint32_t i = 0; i < 10000 && rc == 0; i++) {
+        cp_activity a = {.kind = CP_ACT_KERNEL, .start = 10 + i, .end = 20 + i, .name = "k"};
+        rc = cp_pb_add_activity(w, &a);
+    }
+    int closed = cp_pb_close(w);
+    cr_expect(rc == CP_EIO || closed == CP_EIO, "add %d, close %d", rc, closed);
+    cr_expect_not_null(strstr(cp_last_error(), "/dev/full"), "%s", cp_last_error());
+    fclose(f);
+}
