@@ -366,6 +366,14 @@ static void variants_html(html_buf *b, const cp_case_result *c)
         html_cell(b, cp_format_percent(m->efficiency, t, sizeof t));
         html_cell(b, m->bound ? m->bound : "");
         html_fmt(b, "<td>%zu</td><td>", m->nlanes);
+        /* Graph-launched work is said beside the findings: how many
+         * launches of how many graphs, and the device time they kept busy. */
+        if (m->ngraphs) {
+            html_fmt(b, "<b>CUDA graphs</b>: %u launch%s of %zu graph%s, busy ", m->graph_launches,
+                     m->graph_launches == 1 ? "" : "es", m->ngraphs, m->ngraphs == 1 ? "" : "s");
+            html_text(b, cp_format_ms((double)m->graph_busy_ns / 1e6, t, sizeof t));
+            html_raw(b, "<br>");
+        }
         for (size_t f = 0; f < m->nfindings; f++) {
             html_raw(b, "<b>");
             html_human(b, m->findings[f].name);
