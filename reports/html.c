@@ -17,13 +17,107 @@
 /* The kinds the page colours apart. */
 enum { TL_KERNEL = 0, TL_H2D, TL_D2H, TL_COPY, TL_MEMSET, TL_RANGE };
 
+/* Records embedded as themselves at most; a larger trace is embedded as
+ * a summary (below) and its records are left to the Perfetto file. */
 #define TL_MAX_ITEMS 50000
+/* The summary's columns over the span: about one per pixel of a page. */
+#define TL_BINS 1000
+
+/* The kind the page colours an activity as. */
+static int tl_kind(const cp_activity *a)
+{
+    return a->kind == CP_ACT_RANGE      ? TL_RANGE
+           : a->kind == CP_ACT_KERNEL   ? TL_KERNEL
+           : a->kind == CP_ACT_MEMSET   ? TL_MEMSET
+           : a->copy_dir == CP_COPY_HTOD ? TL_H2D
+           : a->copy_dir == CP_COPY_DTOH ? TL_D2H
+                                         : TL_COPY;
+}
+
+/* The lane an activity is drawn in (the NVTX phases after the analysis'
+ * lanes), or -1 when it is not drawn (API calls; work the analysis did not
+ * see). */
+static long tl_lane(const cp_activity *a, const cp_metrics *m)
+{
+    if (a->kind == CP_ACT_RUNTIME)
+        return -1;
+    return a->kind == CP_ACT_RANGE ? (long)m->nlanes : cp_metrics_lane_index(m, a);
+}
+
+/*
+ * A trace too large to embed record by record, as a summary: per lane and
+ * per column of TL_BINS over the span, the time each kind kept it busy and
+ * the records that touched it. The page draws each column in its busiest
+ * kind's colour, as dark as the column is busy: what the records would
+ * show zoomed out, at a size that does not grow with the records.
+ * "summary":{"bins":B,"bin_us":W,"cells":[[lane,bin,kind,busy 0..255,records],...]}
+ */
+static void timeline_summary(html_buf *b, const cp_trace *t, const cp_metrics *m,
+                             uint64_t origin, uint64_t end)
+{
+    size_t nl = m->nlanes + 1, cells = nl * TL_BINS;
+    double *busy = calloc(cells * 6, sizeof *busy);
+    uint32_t *count = calloc(cells, sizeof *count);
+    if (!busy || !count) {
+        free(busy);
+        free(count);
+        b->oom = true;
+        return;
+    }
+    double width = (double)(end - origin) / TL_BINS;
+    if (width <= 0)
+        width = 1;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        long lane = tl_lane(a, m);
+        if (lane < 0 || a->start < origin)
+            continue;
+        int kind = tl_kind(a);
+        double s = (double)(a->start - origin), e = (double)((a->end > a->start ? a->end : a->start) - origin);
+        size_t first = (size_t)(s / width), last = (size_t)(e / width);
+        if (first >= TL_BINS)
+            first = TL_BINS - 1;
+        if (last >= TL_BINS)
+            last = TL_BINS - 1;
+        for (size_t k = first; k <= last; k++) {
+            double lo = fmax(s, (double)k * width), hi = fmin(e, (double)(k + 1) * width);
+            size_t cell = (size_t)lane * TL_BINS + k;
+            if (hi > lo)
+                busy[cell * 6 + (size_t)kind] += hi - lo;
+            count[cell]++;
+        }
+    }
+    html_fmt(b, "\"summary\":{\"bins\":%d,\"bin_us\":%.3f,\"cells\":[", TL_BINS, width / 1e3);
+    bool first_cell = true;
+    for (size_t cell = 0; cell < cells; cell++) {
+        if (!count[cell])
+            continue;
+        int best = 0;
+        double sum = 0;
+        for (int k = 0; k < 6; k++) {
+            sum += busy[cell * 6 + (size_t)k];
+            if (busy[cell * 6 + (size_t)k] > busy[cell * 6 + (size_t)best])
+                best = k;
+        }
+        /* Overlapping records on one lane can add up past the column. */
+        int level = (int)lround(fmin(1.0, sum / width) * 255);
+        html_fmt(b, "%s[%zu,%zu,%d,%d,%u]", first_cell ? "" : ",", cell / TL_BINS, cell % TL_BINS,
+                 best, level, count[cell]);
+        first_cell = false;
+    }
+    html_raw(b, "]},");
+    free(busy);
+    free(count);
+}
 
 /*
  * One variant's timeline: a div the page's script draws, and its data as
  * JSON: lanes (one per device, context and stream, then the NVTX phases),
- * items [lane, start us, duration us, kind, name index, bytes] relative to the
- * first record, and the names. Runtime API calls are left out.
+ * then either the items [lane, start us, duration us, kind, name index,
+ * bytes] relative to the first record and the names, or, past
+ * TL_MAX_ITEMS records, a summary (timeline_summary) and no items: the
+ * page stays small and quick however long the trace, and says that the
+ * records are in the Perfetto file. Runtime API calls are left out.
  */
 static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const cp_metrics *m)
 {
@@ -31,10 +125,18 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
      * stream); a traced program's lanes name their process. */
     const cp_lane *lanes = m->lanes;
     size_t nl = m->nlanes;
-    uint64_t origin = UINT64_MAX;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->items[i].kind != CP_ACT_RUNTIME && t->items[i].start < origin)
-            origin = t->items[i].start;
+    uint64_t origin = UINT64_MAX, end = 0;
+    size_t total = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (tl_lane(a, m) < 0)
+            continue;
+        total++;
+        origin = a->start < origin ? a->start : origin;
+        end = a->end > end ? a->end : end;
+    }
+    if (!total)
+        origin = end = 0;
     html_fmt(b, "<div class=\"timeline\" id=\"%s\"></div><script type=\"application/json\" "
            "class=\"timeline-data\" data-for=\"%s\">{\"lanes\":[", id, id);
     for (size_t k = 0; k < nl; k++) {
@@ -45,29 +147,25 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
             html_fmt(b, "%s\"GPU %u ctx %u stream %u\"", k ? "," : "", lanes[k].device,
                 lanes[k].context, lanes[k].stream);
     }
-    html_fmt(b, "%s\"NVTX phases\"],\"items\":[", nl ? "," : "");
-    size_t shown = 0, total = 0, nnames = 0, names_cap = 0;
+    html_fmt(b, "%s\"NVTX phases\"],", nl ? "," : "");
+    if (total > TL_MAX_ITEMS) {
+        timeline_summary(b, t, m, origin, end);
+        html_fmt(b, "\"span_us\":%.3f,\"items\":[],\"names\":[],\"total\":%zu}</script>",
+                 (double)(end - origin) / 1e3, total);
+        html_fmt(b, "<p>%zu records: too many to embed, so the timeline is their summary, "
+                    "a column per 1/%d of the span in its busiest kind's colour, as dark as it "
+                    "was busy. Every record is in the Perfetto file.</p>",
+                 total, TL_BINS);
+        return;
+    }
+    html_raw(b, "\"items\":[");
+    size_t shown = 0, nnames = 0, names_cap = 0;
     const char **names = NULL;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
-        if (a->kind == CP_ACT_RUNTIME)
+        long lane = tl_lane(a, m);
+        if (lane < 0)
             continue;
-        total++;
-        if (shown == TL_MAX_ITEMS)
-            continue;
-        size_t lane = nl;
-        int kind = TL_RANGE;
-        if (a->kind != CP_ACT_RANGE) {
-            long at = cp_metrics_lane_index(m, a);
-            if (at < 0)
-                continue; /* not analysed: not drawn */
-            lane = (size_t)at;
-            kind = a->kind == CP_ACT_KERNEL    ? TL_KERNEL
-                   : a->kind == CP_ACT_MEMSET  ? TL_MEMSET
-                   : a->copy_dir == CP_COPY_HTOD ? TL_H2D
-                   : a->copy_dir == CP_COPY_DTOH ? TL_D2H
-                                                 : TL_COPY;
-        }
         /* Names by their index in "names": a trace repeats a few names
          * many times, and the page embeds every record it draws. */
         const char *name = a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name;
@@ -87,8 +185,9 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
             }
             names[nnames++] = name ? name : "";
         }
-        html_fmt(b, "%s[%zu,%.3f,%.3f,%d,%zu,%llu]", shown ? "," : "", lane,
-                 (double)(a->start - origin) / 1e3, (double)(a->end - a->start) / 1e3, kind, at,
+        uint64_t length = a->end > a->start ? a->end - a->start : 0;
+        html_fmt(b, "%s[%ld,%.3f,%.3f,%d,%zu,%llu]", shown ? "," : "", lane,
+                 (double)(a->start - origin) / 1e3, (double)length / 1e3, tl_kind(a), at,
                  (unsigned long long)a->bytes);
         shown++;
     }
@@ -99,18 +198,23 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
     }
     free(names);
     html_fmt(b, "],\"total\":%zu}</script>", total);
-    if (shown < total)
-        html_fmt(b, "<p>The timeline shows the first %zu of %zu records.</p>", shown, total);
 }
 
 /* The page's one script: draws every .timeline from its JSON on a canvas
  * (lanes, copies by direction and kernels in their own colours, the time
  * with a copy and a kernel both running shaded, an axis in ms), zooms with
- * the wheel, pans by dragging, and names an item under the pointer. Items
- * narrower than a pixel are drawn a pixel wide, so a zoomed-out lane reads
- * as aggregated bars. When done it counts the coloured pixels it drew
- * (data-ink: lanes, labels and background are grey), marks each timeline
- * drawn with its lane and item counts, and counts script errors on <body>. */
+ * the wheel, pans by dragging, and names what is under the pointer. It
+ * draws by level of detail: each lane's records are sorted once, only
+ * those in view are visited (a binary search finds the first), a record
+ * two pixels wide or more is drawn as itself, and narrower ones are added
+ * up per pixel column and drawn as one column in the colour of the kind
+ * that filled it most, as dark as it is full. A summarised timeline
+ * (records past the page's cap) draws its columns the same way. When done
+ * it counts the coloured pixels it drew (data-ink: lanes, labels and
+ * background are grey), marks each timeline drawn with its lane and item
+ * counts, stamps <body> with the time by which every timeline had first
+ * been drawn (data-first-paint-ms, from the start of navigation: what a
+ * reader waits for) and counts script errors on <body>. */
 static const char timeline_script[] =
     "<script>\n"
     "(function(){\n"
@@ -119,13 +223,19 @@ static const char timeline_script[] =
     "document.body.setAttribute('data-script-errors','0');\n"
     "var COLORS=['#2a6fdb','#2e9d57','#d9822b','#8e5bd0','#9aa0a6','#c9b458'];\n"
     "var KINDS=['kernel','copy HtoD','copy DtoH','copy','memset','NVTX phase'];\n"
-    "var LANE=16,AXIS=22,LABEL=170;\n"
+    "var LANE=16,AXIS=22,LABEL=170,painted=0;\n"
     "function overlaps(items){var ev=[];items.forEach(function(it){"
     "if(it[3]===0)ev.push([it[1],1,0],[it[1]+it[2],-1,0]);"
     "else if(it[3]>=1&&it[3]<=3)ev.push([it[1],0,1],[it[1]+it[2],0,-1]);});"
     "ev.sort(function(a,b){return a[0]-b[0]||(a[1]+a[2])-(b[1]+b[2]);});"
     "var k=0,c=0,open=null,out=[];ev.forEach(function(e){var was=k>0&&c>0;k+=e[1];c+=e[2];"
     "var is=k>0&&c>0;if(!was&&is)open=e[0];if(was&&!is){out.push([open,e[0]]);}});return out;}\n"
+    "function first(a,t){var lo=0,hi=a.length;while(lo<hi){var m=(lo+hi)>>1;"
+    "if(a[m][1]<t)lo=m+1;else hi=m;}return lo;}\n"
+    "function columns(g,cols,w,y){for(var x=0;x<w;x++){var c=cols[x];if(!c)continue;"
+    "var best=0,sum=0;for(var k=0;k<6;k++){sum+=c[k];if(c[k]>c[best])best=k;}"
+    "g.globalAlpha=Math.min(1,0.25+0.75*Math.min(1,sum));g.fillStyle=COLORS[best];"
+    "g.fillRect(x,y+2,1,LANE-4);}g.globalAlpha=1;}\n"
     "function draw(div,d){var cv=div.querySelector('canvas');var w=cv.width,h=cv.height;"
     "var g=cv.getContext('2d');g.clearRect(0,0,w,h);g.font='11px sans-serif';"
     "var span=(d.t1-d.t0)||1,px=(w-LABEL)/span;function X(t){return LABEL+(t-d.t0)*px;}"
@@ -134,16 +244,41 @@ static const char timeline_script[] =
     "d.lanes.forEach(function(name,i){g.fillStyle=i%2?'#fafafa':'#f0f0f0';"
     "g.fillRect(LABEL,AXIS+i*LANE,w-LABEL,LANE);g.fillStyle='#333';"
     "g.fillText(name,2,AXIS+i*LANE+12);});"
-    "d.items.forEach(function(it){var a=X(it[1]),b=X(it[1]+it[2]);if(b<LABEL||a>w)return;"
-    "a=Math.max(a,LABEL);g.fillStyle=COLORS[it[3]];"
-    "g.fillRect(a,AXIS+it[0]*LANE+2,Math.max(b-a,1),LANE-4);});"
+    "if(d.summary){var bw=d.summary.bin_us;d.summary.cells.forEach(function(c){"
+    "var a=X(c[1]*bw),b=X((c[1]+1)*bw);if(b<LABEL||a>w)return;a=Math.max(a,LABEL);b=Math.min(b,w);"
+    "g.globalAlpha=0.2+0.8*c[3]/255;g.fillStyle=COLORS[c[2]];"
+    "g.fillRect(a,AXIS+c[0]*LANE+2,Math.max(b-a,1),LANE-4);});g.globalAlpha=1;}"
+    "else d.byLane.forEach(function(list,lane){if(!list.length)return;var y=AXIS+lane*LANE,"
+    "cols=null,i=first(list,d.t0-d.maxDur[lane]);for(;i<list.length&&list[i][1]<=d.t1;i++){"
+    "var it=list[i],a=X(it[1]),b=X(it[1]+it[2]);if(b<LABEL)continue;a=Math.max(a,LABEL);"
+    "if(b-a>=2){g.fillStyle=COLORS[it[3]];g.fillRect(a,y+2,b-a,LANE-4);continue;}"
+    "cols=cols||[];var x=Math.min(Math.floor(a),w-1);var c=cols[x]||(cols[x]=[0,0,0,0,0,0]);"
+    "c[it[3]]+=Math.max(b-a,0.05);}if(cols)columns(g,cols,w,y);});"
     "g.fillStyle='#333';for(var i=0;i<=8;i++){var t=d.t0+span*i/8,x=LABEL+(w-LABEL)*i/8;"
     "g.fillRect(x,AXIS-6,1,6);g.fillText((t/1000).toFixed(3)+' ms',Math.min(x,w-60),10);}}\n"
+    "function hitAt(d,lane,t,per){if(d.summary){var bin=Math.floor(t/d.summary.bin_us);"
+    "if(!d.cell){d.cell={};d.summary.cells.forEach(function(c){d.cell[c[0]+','+c[1]]=c;});}"
+    "return d.cell[lane+','+bin]||null;}var list=d.byLane[lane];if(!list)return null;"
+    "var hit=null,i=first(list,t-per-d.maxDur[lane]);for(;i<list.length&&list[i][1]<=t+per;i++)"
+    "if(t>=list[i][1]-per&&t<=list[i][1]+list[i][2]+per)hit=list[i];return hit;}\n"
+    "function describe(d,hit){if(d.summary){var bw=d.summary.bin_us;return hit[4]+' records, '+"
+    "Math.round(hit[3]/2.55)+'% busy, mostly '+KINDS[hit[2]]+' on '+d.lanes[hit[0]]+"
+    "'\\nfrom '+(hit[1]*bw/1000).toFixed(4)+' ms for '+(bw/1000).toFixed(4)+"
+    "' ms (a summary: every record is in the Perfetto file)';}"
+    "var s=KINDS[hit[3]]+' '+d.names[hit[4]]+' on '+d.lanes[hit[0]]"
+    "+'\\nstart '+(hit[1]/1000).toFixed(4)+' ms, '+(hit[2]/1000).toFixed(4)+' ms';"
+    "if(hit[5]>0&&hit[3]!==0){s+='\\n'+hit[5]+' bytes'+(hit[2]>0?', '+(hit[5]/hit[2]/1000)"
+    ".toFixed(2)+' GB/s':'');}return s;}\n"
     "function setup(div,d){var cv=document.createElement('canvas');"
     "cv.width=Math.max(div.clientWidth,600);cv.height=AXIS+d.lanes.length*LANE+4;"
     "var tip=document.createElement('div');tip.className='tip';div.appendChild(cv);"
-    "div.appendChild(tip);var end=0;d.items.forEach(function(it){end=Math.max(end,it[1]+it[2]);});"
-    "d.full=[0,end||1];d.t0=0;d.t1=end||1;d.ov=overlaps(d.items);draw(div,d);"
+    "div.appendChild(tip);var end=d.span_us||0;d.byLane=d.lanes.map(function(){return[];});"
+    "d.maxDur=d.lanes.map(function(){return 0;});d.items.forEach(function(it){"
+    "end=Math.max(end,it[1]+it[2]);d.byLane[it[0]].push(it);"
+    "d.maxDur[it[0]]=Math.max(d.maxDur[it[0]],it[2]);});"
+    "d.byLane.forEach(function(l){l.sort(function(a,b){return a[1]-b[1];});});"
+    "d.full=[0,end||1];d.t0=0;d.t1=end||1;d.ov=d.summary?[]:overlaps(d.items);draw(div,d);"
+    "painted=Math.max(painted,performance.now());"
     "cv.addEventListener('wheel',function(e){e.preventDefault();var r=cv.getBoundingClientRect();"
     "var f=e.deltaY<0?0.8:1.25,at=d.t0+(e.clientX-r.left-LABEL)/(cv.width-LABEL)*(d.t1-d.t0);"
     "d.t0=Math.max(d.full[0],at-(at-d.t0)*f);d.t1=Math.min(d.full[1],at+(d.t1-at)*f);draw(div,d);});"
@@ -152,15 +287,12 @@ static const char timeline_script[] =
     "cv.addEventListener('mousemove',function(e){var r=cv.getBoundingClientRect(),"
     "x=e.clientX-r.left,y=e.clientY-r.top,per=(d.t1-d.t0)/(cv.width-LABEL);"
     "if(drag){var dt=(drag[0]-e.clientX)*per;d.t0=drag[1]+dt;d.t1=drag[2]+dt;draw(div,d);return;}"
-    "var lane=Math.floor((y-AXIS)/LANE),t=d.t0+(x-LABEL)*per,hit=null;"
-    "d.items.forEach(function(it){if(it[0]===lane&&t>=it[1]-per&&t<=it[1]+it[2]+per)hit=it;});"
-    "if(!hit){tip.style.display='none';return;}var s=KINDS[hit[3]]+' '+d.names[hit[4]]+' on '+d.lanes[hit[0]]"
-    "+'\\nstart '+(hit[1]/1000).toFixed(4)+' ms, '+(hit[2]/1000).toFixed(4)+' ms';"
-    "if(hit[5]>0&&hit[3]!==0){s+='\\n'+hit[5]+' bytes'+(hit[2]>0?', '+(hit[5]/hit[2]/1000)"
-    ".toFixed(2)+' GB/s':'');}tip.textContent=s;tip.style.display='block';"
-    "tip.style.left=(x+12)+'px';tip.style.top=(y+12)+'px';});"
+    "var hit=hitAt(d,Math.floor((y-AXIS)/LANE),d.t0+(x-LABEL)*per,per);"
+    "if(!hit){tip.style.display='none';return;}tip.textContent=describe(d,hit);"
+    "tip.style.display='block';tip.style.left=(x+12)+'px';tip.style.top=(y+12)+'px';});"
     "div.className+=' drawn';div.setAttribute('data-lanes',String(d.lanes.length));"
-    "div.setAttribute('data-items',String(d.items.length));"
+    "div.setAttribute('data-items',String(d.summary?d.total:d.items.length));"
+    "if(d.summary)div.setAttribute('data-summary',String(d.summary.cells.length));"
     "var px=cv.getContext('2d').getImageData(0,0,cv.width,cv.height).data,ink=0;"
     "for(var q=0;q<px.length;q+=4){if(Math.max(px[q],px[q+1],px[q+2])-"
     "Math.min(px[q],px[q+1],px[q+2])>30)ink++;}div.setAttribute('data-ink',String(ink));}\n"
@@ -168,6 +300,7 @@ static const char timeline_script[] =
     "var div=document.getElementById(s.getAttribute('data-for'));"
     "try{setup(div,JSON.parse(s.textContent));}catch(e){errors++;"
     "document.body.setAttribute('data-script-errors',String(errors));throw e;}});\n"
+    "document.body.setAttribute('data-first-paint-ms',String(Math.round(painted)));\n"
     "})();\n"
     "</script>\n";
 

@@ -15,9 +15,14 @@
 # and the verdict counts on the page are report.json's. Screenshots of the
 # sample's top and of one case are left in OUT_DIR.
 #
-#   tests/browser_test.sh CUPROOF FIXTURES_DIR OUT_DIR SAMPLE_HTML RECORDING
+# Last, with ANALYSIS_BENCH (ci/bench/analysis.c), a timeline of a million
+# synthetic records: the page embeds their summary, not the records; it
+# must draw it, and the time by which it was first drawn is reported
+# (first-paint.txt in OUT_DIR; a measurement, not a pass condition).
+#
+#   tests/browser_test.sh CUPROOF FIXTURES_DIR OUT_DIR SAMPLE_HTML RECORDING [ANALYSIS_BENCH]
 set -euo pipefail
-cuproof=$1 fixtures=$2 out=$3 sample=$4 recording=$5
+cuproof=$1 fixtures=$2 out=$3 sample=$4 recording=$5 bench=${6:-}
 mkdir -p "$out"
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
@@ -139,6 +144,32 @@ perl -0pe 's/<h1>cuproof report<\/h1>.*?(<section id="case-multi-kernel")/$1/s' 
     > "$out/one-case.html"
 timeout 180 "$browser" "${flags[@]}" --window-size=1400,1400 --screenshot="$out/report-case.png" \
     "file://$out/one-case.html" >> "$out/chromium.log" 2>&1 || true
+
+if [ -n "$bench" ]; then
+    "$bench" 1000000 "$out/big.json" "$out/big.trace.json" > /dev/null
+    "$cuproof" timeline "$out/big.html" "$out/big.trace.json" > /dev/null
+    rm -f "$out/big.trace.json"
+    # No virtual time here: the page's clock must be the real one.
+    timeout 180 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
+        --window-size=1400,2400 --dump-dom "file://$out/big.html" > "$out/big-dom.html" \
+        2>> "$out/chromium.log"
+    expect "1M records: script errors" \
+        "$(grep -o 'data-script-errors="[0-9]*"' "$out/big-dom.html")" 'data-script-errors="0"'
+    tag=$(grep -o 'class="timeline drawn"[^>]*' "$out/big-dom.html" || true)
+    expect "1M records: items the summary stands for" \
+        "$(grep -o 'data-items="[0-9]*"' <<< "$tag" | grep -o '[0-9]*')" 1000000
+    cells=$(grep -o 'data-summary="[0-9]*"' <<< "$tag" | grep -o '[0-9]*' || echo 0)
+    ink=$(grep -o 'data-ink="[0-9]*"' <<< "$tag" | grep -o '[0-9]*' || echo 0)
+    if [ "${cells:-0}" -gt 0 ] && [ "${ink:-0}" -gt 0 ]; then
+        echo "browser_test: 1M records: summary of $cells cells drawn, $ink coloured pixels"
+    else
+        echo "browser_test: 1M records: summary not drawn (cells '$cells', ink '$ink')" >&2
+        fail=1
+    fi
+    paint=$(grep -o 'data-first-paint-ms="[0-9]*"' "$out/big-dom.html" | grep -o '[0-9]*' || true)
+    echo "1M records: page $(du -k "$out/big.html" | cut -f1) kB, first paint ${paint:-?} ms" \
+        | tee "$out/first-paint.txt"
+fi
 
 if grep -q "Uncaught" "$out/chromium.log"; then
     echo "browser_test: the console logged an uncaught error" >&2

@@ -511,3 +511,48 @@ Test(report, trace_file_processes_are_optional_and_checked)
     cr_expect_eq(t->items[0].graph_node, 3);
     cp_trace_file_free(&f);
 }
+
+/* Past 50000 records a timeline embeds their summary, a column per
+ * thousandth of the span, not the records: the page stays small however
+ * long the trace, and says where the records are. Below it, the records. */
+Test(report, a_long_timeline_is_embedded_as_its_summary)
+{
+    cp_report r = {.ncases = 1};
+    snprintf(r.profile, sizeof r.profile, "ci");
+    cp_case_result *c = calloc(1, sizeof *c);
+    cr_assert_not_null(c);
+    r.cases = c;
+    snprintf(c->name, sizeof c->name, "long");
+    c->status = CP_STATUS_PASSED;
+    cp_variant_result *v = cp_result_add_variant(c);
+    cr_assert_not_null(v);
+    snprintf(v->name, sizeof v->name, "many");
+    v->ran = v->traced = true;
+    cp_trace_init(&v->trace);
+    for (uint64_t i = 0; i < 60000; i++)
+        add_kernel(&v->trace, 1000 * i, 1000 * i + 700, 1, 1 + (uint32_t)(i % 4));
+    cr_assert_eq(cp_timeline_analyse(&v->trace, NULL, &v->metrics), 0);
+    char *html = cp_report_html(&r);
+    cr_assert_not_null(html);
+    cr_expect_not_null(strstr(html, "\"summary\":{\"bins\":1000,"), "the summary is embedded");
+    cr_expect_not_null(strstr(html, "\"items\":[],"), "the records are not");
+    cr_expect_not_null(strstr(html, "60000 records: too many to embed"), "and the page says so");
+    /* 4 lanes x 1000 columns at most, a few dozen bytes each. */
+    cr_expect_lt(strlen(html), 400000, "%zu bytes", strlen(html));
+    /* Every record's column counts it: 60 records in each of the 1000. */
+    cr_expect_not_null(strstr(html, "[0,0,0,"), "lane 0's first column, kernels");
+    free(html);
+
+    cp_trace_clear(&v->trace);
+    cp_metrics_free(&v->metrics);
+    for (uint64_t i = 0; i < 10; i++)
+        add_kernel(&v->trace, 1000 * i, 1000 * i + 700, 1, 1);
+    cr_assert_eq(cp_timeline_analyse(&v->trace, NULL, &v->metrics), 0);
+    html = cp_report_html(&r);
+    cr_assert_not_null(html);
+    cr_expect_null(strstr(html, "\"summary\":{"), "a short trace embeds its records");
+    cr_expect_not_null(strstr(html, "\"items\":[[0,0.000,0.700,0,"));
+    free(html);
+    cp_case_result_free(c);
+    free(c);
+}

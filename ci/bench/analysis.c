@@ -4,7 +4,10 @@
  * cp_timeline_analyse and written as a trace file, timed apart; and the
  * process's peak memory, to show it grows linearly with N.
  *
- *   analysis_bench N OUT.json    (writes {"records", "analyse_s", "write_s", "max_rss_kb"})
+ *   analysis_bench N OUT.json [TRACE.json]
+ *   (writes {"records", "analyse_s", "write_s", "max_rss_kb"}; the trace
+ *   file is written to TRACE.json when given, else to /dev/null, and the
+ *   browser test draws it)
  */
 #include <cuproof/case.h>
 #include <cuproof/metrics.h>
@@ -24,8 +27,8 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: analysis_bench N OUT.json\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: analysis_bench N OUT.json [TRACE.json]\n");
         return 2;
     }
     long n = strtol(argv[1], NULL, 10);
@@ -67,7 +70,7 @@ int main(int argc, char **argv)
     if (cp_timeline_analyse(&v->trace, NULL, &v->metrics) < 0)
         return 1;
     double t1 = now_s();
-    if (cp_trace_file_write(c, "synthetic", "/dev/null") < 0)
+    if (cp_trace_file_write(c, "synthetic", argc == 4 ? argv[3] : "/dev/null") < 0)
         return 1;
     double t2 = now_s();
     struct rusage ru;
