@@ -135,6 +135,13 @@ Test(headline, speed_is_a_ratio_only_against_a_baseline)
     cr_expect(strstr(h, "No variant beat streams-pinned: the fastest other, sync, took 61.4× its "
                         "time (2.09 s against 34.0 ms)."),
               "%s", h);
+    /* Within 3%: the same time, not "1.01x faster". */
+    c.variants[0].timing.median_ms = 34.5;
+    cp_case_headline(&c, h, sizeof h);
+    cr_expect(strstr(h, "sync took about the same time as streams-pinned (34.5 ms against 34.0 "
+                        "ms)."),
+              "%s", h);
+    c.variants[0].timing.median_ms = 2087.0;
     /* A baseline that did not run: the range again, never a ratio to it. */
     c.variants[1].ran = false;
     snprintf(c.baseline, sizeof c.baseline, "streams-pinned");

@@ -161,7 +161,12 @@ static void speed(line *l, const cp_case_result *c)
     }
     if (base && timed(base) && best_other) {
         double mb = base->timing.median_ms, mo = best_other->timing.median_ms;
-        if (mo < mb) {
+        /* Within 3% a ratio says more than the medians know ("1.00x
+         * faster"): said as the same time. */
+        if (fmax(mb, mo) / fmin(mb, mo) < 1.03) {
+            add(l, " %s took about the same time as %s (%s against %s).", best_other->name,
+                base->name, cp_format_ms(mo, a, sizeof a), cp_format_ms(mb, b, sizeof b));
+        } else if (mo < mb) {
             add(l, " %s ran ", best_other->name);
             times(l, mb / mo);
             add(l, " faster than %s (%s against %s).", base->name, cp_format_ms(mo, a, sizeof a),
