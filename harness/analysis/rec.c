@@ -704,6 +704,32 @@ uint64_t cp_rec_offset(const cp_rec_reader *r)
     return r->base + r->pos;
 }
 
+/* What a process, process end or end record says, into `t` (everything of
+ * a trace but its activities). Returns 0 or CP_ENOMEM. */
+static int apply_meta(cp_trace *t, const cp_rec_item *it)
+{
+    if (it->type == CP_REC_PROCESS) {
+        long k = cp_trace_add_process(t, &it->process);
+        return k < 0 ? (int)k : 0;
+    }
+    if (it->type == CP_REC_PROCESS_END) {
+        cp_process *p = &t->processes[it->process_index];
+        p->ended = it->process.ended;
+        p->last_ns = it->process.last_ns;
+        p->dropped = it->process.dropped;
+        p->zero_timestamps = it->process.zero_timestamps;
+        memcpy(p->why, it->process.why, sizeof p->why);
+    } else if (it->type == CP_REC_END) {
+        t->dropped_records = it->end.dropped_records;
+        t->renamed_kernels = it->end.renamed_kernels;
+        t->has_legacy_stream = it->end.has_legacy_stream;
+        t->legacy_device = it->end.legacy_device;
+        t->legacy_context = it->end.legacy_context;
+        t->legacy_stream = it->end.legacy_stream;
+    }
+    return 0;
+}
+
 int cp_rec_read_trace(const char *path, cp_trace *t, bool *truncated)
 {
     cp_trace_clear(t);
@@ -713,26 +739,7 @@ int cp_rec_read_trace(const char *path, cp_trace *t, bool *truncated)
         return rc;
     cp_rec_item it;
     while ((rc = cp_rec_next(r, &it)) > 0) {
-        if (it.type == CP_REC_ACTIVITY) {
-            rc = cp_trace_add(t, &it.activity);
-        } else if (it.type == CP_REC_PROCESS) {
-            long k = cp_trace_add_process(t, &it.process);
-            rc = k < 0 ? (int)k : 0;
-        } else if (it.type == CP_REC_PROCESS_END) {
-            cp_process *p = &t->processes[it.process_index];
-            p->ended = it.process.ended;
-            p->last_ns = it.process.last_ns;
-            p->dropped = it.process.dropped;
-            p->zero_timestamps = it.process.zero_timestamps;
-            memcpy(p->why, it.process.why, sizeof p->why);
-        } else if (it.type == CP_REC_END) {
-            t->dropped_records = it.end.dropped_records;
-            t->renamed_kernels = it.end.renamed_kernels;
-            t->has_legacy_stream = it.end.has_legacy_stream;
-            t->legacy_device = it.end.legacy_device;
-            t->legacy_context = it.end.legacy_context;
-            t->legacy_stream = it.end.legacy_stream;
-        }
+        rc = it.type == CP_REC_ACTIVITY ? cp_trace_add(t, &it.activity) : apply_meta(t, &it);
         if (rc < 0) {
             rc = cp_failf(CP_ENOMEM, "out of memory reading %s", path);
             break;
@@ -762,35 +769,19 @@ int cp_rec_analyse(const char *path, const cp_stream_opts *opts, cp_metrics *m, 
     cp_rec_end end = {0};
     while (rc == 0 && (rc = cp_rec_next(r, &it)) > 0) {
         rc = 0;
-        if (it.type == CP_REC_ACTIVITY) {
+        if (it.type == CP_REC_ACTIVITY)
             rc = cp_stream_add(s, &it.activity);
-        } else if (it.type == CP_REC_END) {
+        else if (meta)
+            rc = apply_meta(meta, &it);
+        if (it.type == CP_REC_END) {
             end = it.end;
             legacy = end.has_legacy_stream;
-        } else if (meta && it.type == CP_REC_PROCESS) {
-            long k = cp_trace_add_process(meta, &it.process);
-            rc = k < 0 ? (int)k : 0;
-        } else if (meta && it.type == CP_REC_PROCESS_END) {
-            cp_process *p = &meta->processes[it.process_index];
-            p->ended = it.process.ended;
-            p->last_ns = it.process.last_ns;
-            p->dropped = it.process.dropped;
-            p->zero_timestamps = it.process.zero_timestamps;
-            memcpy(p->why, it.process.why, sizeof p->why);
         }
     }
     if (rc == 0) {
         if (legacy)
             cp_stream_set_legacy(s, end.legacy_device, end.legacy_context, end.legacy_stream);
         rc = cp_stream_finish(s, m);
-    }
-    if (rc == 0 && meta) {
-        meta->dropped_records = end.dropped_records;
-        meta->renamed_kernels = end.renamed_kernels;
-        meta->has_legacy_stream = end.has_legacy_stream;
-        meta->legacy_device = end.legacy_device;
-        meta->legacy_context = end.legacy_context;
-        meta->legacy_stream = end.legacy_stream;
     }
     if (rc == 0) {
         char because[512];

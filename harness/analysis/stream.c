@@ -691,15 +691,8 @@ int cp_stream_finish(cp_stream *s, cp_metrics *m)
     uint32_t *graph_ids = sorted_ids(ng, s->graphs, graph_id_cmp, false);
     cp_lane *lanes = malloc(nl * sizeof *lanes);
     cp_graph *graphs = malloc((ng ? ng : 1) * sizeof *graphs);
-    st.lane_open = calloc(nl, sizeof *st.lane_open);
-    st.lane_since = calloc(nl, sizeof *st.lane_since);
-    st.lane_device = malloc(nl * sizeof *st.lane_device);
-    st.device_open = calloc(nl, sizeof *st.device_open);
-    st.graph_open = calloc(ng + 1, sizeof *st.graph_open);
-    st.graph_since = calloc(ng + 1, sizeof *st.graph_since);
-    if (!src || !lane_ids || !graph_ids || !lanes || !graphs || !st.lane_open ||
-        !st.lane_since || !st.lane_device || !st.device_open || !st.graph_open ||
-        !st.graph_since) {
+    int alloc = cp__sweep_state_alloc(&st, nl, ng);
+    if (!src || !lane_ids || !graph_ids || !lanes || !graphs || alloc < 0) {
         rc = CP_ENOMEM;
         goto out;
     }
@@ -776,12 +769,7 @@ out:
     free(graph_ids);
     free(lanes);
     free(graphs);
-    free(st.lane_open);
-    free(st.lane_since);
-    free(st.lane_device);
-    free(st.device_open);
-    free(st.graph_open);
-    free(st.graph_since);
+    cp__sweep_state_free(&st);
     free(lr.overlapped);
     free(lr.slot_start);
     free(lr.free_slots);

@@ -33,6 +33,12 @@ typedef struct sweep_state {
     uint64_t *graph_since;
 } sweep_state;
 
+/* Allocates the per-lane, per-device and per-graph state for nl lanes and
+ * ng graphs (st->m, lanes and graphs are the caller's). Returns 0 or
+ * CP_ENOMEM; cp__sweep_state_free frees what it allocated, either way. */
+int cp__sweep_state_alloc(sweep_state *st, size_t nl, size_t ng);
+void cp__sweep_state_free(sweep_state *st);
+
 /* Applies one start or end at time t (not before the previous event's):
  * the segment since the previous event adds its length to whatever was in
  * flight, then the event changes what is. A zero-length interval's end may

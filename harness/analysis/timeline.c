@@ -378,6 +378,30 @@ static void ideal_time(cp_metrics *m, uint32_t limit)
     m->efficiency = m->span_ns ? (double)m->ideal_ns / (double)m->span_ns : 0.0;
 }
 
+int cp__sweep_state_alloc(sweep_state *st, size_t nl, size_t ng)
+{
+    st->lane_open = calloc(nl + 1, sizeof *st->lane_open);
+    st->lane_since = calloc(nl + 1, sizeof *st->lane_since);
+    st->lane_device = calloc(nl + 1, sizeof *st->lane_device);
+    st->device_open = calloc(nl + 1, sizeof *st->device_open);
+    st->graph_open = calloc(ng + 1, sizeof *st->graph_open);
+    st->graph_since = calloc(ng + 1, sizeof *st->graph_since);
+    return st->lane_open && st->lane_since && st->lane_device && st->device_open &&
+                   st->graph_open && st->graph_since
+               ? 0
+               : CP_ENOMEM;
+}
+
+void cp__sweep_state_free(sweep_state *st)
+{
+    free(st->lane_open);
+    free(st->lane_since);
+    free(st->lane_device);
+    free(st->device_open);
+    free(st->graph_open);
+    free(st->graph_since);
+}
+
 void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
                      uint8_t kind, uint8_t dir)
 {
@@ -602,17 +626,8 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     }
     st.lanes = lanes;
     st.graphs = graphs;
-    st.lane_open = calloc(nl, sizeof *st.lane_open);
-    st.lane_since = calloc(nl, sizeof *st.lane_since);
-    st.lane_device = malloc(nl * sizeof *st.lane_device);
-    st.device_open = calloc(nl, sizeof *st.device_open);
-    st.graph_open = calloc(ng + 1, sizeof *st.graph_open);
-    st.graph_since = calloc(ng + 1, sizeof *st.graph_since);
-    if (!st.lane_open || !st.lane_since || !st.lane_device || !st.device_open ||
-        !st.graph_open || !st.graph_since) {
-        rc = CP_ENOMEM;
+    if ((rc = cp__sweep_state_alloc(&st, nl, ng)) < 0)
         goto out;
-    }
     /* Lanes are sorted by device first: number the devices in that order. */
     for (size_t i = 0; i < nl; i++) {
         if (i == 0 || lanes[i].device != lanes[i - 1].device)
@@ -671,12 +686,7 @@ out:
     free(lanes);
     free(graphs);
     cp__launch_set_free(&launches);
-    free(st.lane_open);
-    free(st.lane_since);
-    free(st.lane_device);
-    free(st.device_open);
-    free(st.graph_open);
-    free(st.graph_since);
+    cp__sweep_state_free(&st);
     return rc;
 }
 
