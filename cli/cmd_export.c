@@ -9,12 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Above this many records a variant is written in Perfetto's protobuf
- * format under --format auto: its Chrome trace would take over 20 MB,
- * which the JSON importers of Perfetto and chrome://tracing read slowly
- * and, by a few hundred MB, not at all. */
-#define AUTO_PROTO_RECORDS 200000
-
 typedef enum { FORMAT_AUTO, FORMAT_JSON, FORMAT_PROTO, FORMAT_REC } format;
 
 static const char *const suffixes[] = {"", "perfetto.json", "perfetto-trace", "cprec"};
@@ -24,7 +18,7 @@ static int write_one(const char *dir, const char *case_name, const char *variant
                      const cp_trace *t, format fmt)
 {
     if (fmt == FORMAT_AUTO)
-        fmt = t->n > AUTO_PROTO_RECORDS ? FORMAT_PROTO : FORMAT_JSON;
+        fmt = t->n > CP_PERFETTO_PROTO_RECORDS ? FORMAT_PROTO : FORMAT_JSON;
     int rc;
     char path[4096];
     if (variant)
@@ -59,7 +53,7 @@ static bool is_program(const char *path)
  * of a recorded trace file as a Chrome trace (DIR/CASE.VARIANT.perfetto.json),
  * in Perfetto's protobuf format (DIR/CASE.VARIANT.perfetto-trace) or as a
  * cuproof.rec file (DIR/CASE.VARIANT.cprec); auto picks the protobuf for
- * variants of more than AUTO_PROTO_RECORDS records, JSON otherwise. A
+ * variants of more than CP_PERFETTO_PROTO_RECORDS records, JSON otherwise. A
  * program's per-process files (a *.proc.jsonl file or a directory of
  * them) are merged into one trace, DIR/program.*. Exit 0, 1 when a file
  * cannot be read, parsed or written, 2 for bad usage. */

@@ -561,9 +561,9 @@ static void case_html(html_buf *b, const cp_case_result *c)
             snprintf(id, sizeof id, "tl-%s-%s", c->name, c->variants[i].name);
             html_raw(b, "<h4>");
             html_text(b, c->variants[i].name);
-            html_fmt(b, " <small><a href=\"%s.%s.perfetto.json\" title=\"open it in "
+            html_fmt(b, " <small><a href=\"%s.%s.%s\" title=\"open it in "
                         "ui.perfetto.dev\">Perfetto trace</a></small></h4>",
-                     c->name, c->variants[i].name);
+                     c->name, c->variants[i].name, cp_perfetto_suffix(&c->variants[i].trace));
             timeline_html(b, id, &c->variants[i].trace, &c->variants[i].metrics);
         }
     }

@@ -619,3 +619,15 @@ int cp_perfetto_pb_write(const char *dir, const char *case_name, const char *var
     free(order);
     return rc;
 }
+
+const char *cp_perfetto_suffix(const cp_trace *t)
+{
+    return t->n > CP_PERFETTO_PROTO_RECORDS ? "perfetto-trace" : "perfetto.json";
+}
+
+int cp_perfetto_write_auto(const char *dir, const char *case_name, const char *variant,
+                           const cp_trace *t)
+{
+    return t->n > CP_PERFETTO_PROTO_RECORDS ? cp_perfetto_pb_write(dir, case_name, variant, t)
+                                            : cp_perfetto_write(dir, case_name, variant, t);
+}

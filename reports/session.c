@@ -166,7 +166,7 @@ static int traces_add_case(void *data, const cp_report *r, const cp_case_result 
     for (size_t v = 0; v < c->nvariants; v++) {
         if (!c->variants[v].traced)
             continue;
-        int rc = cp_perfetto_write(dir, c->name, c->variants[v].name, &c->variants[v].trace);
+        int rc = cp_perfetto_write_auto(dir, c->name, c->variants[v].name, &c->variants[v].trace);
         if (rc < 0 && first == 0)
             first = rc;
     }

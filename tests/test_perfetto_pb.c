@@ -1137,3 +1137,15 @@ Test(perfetto_pb, a_full_disk_is_an_io_error)
     cr_expect_not_null(strstr(cp_last_error(), "/dev/full"), "%s", cp_last_error());
     fclose(f);
 }
+
+/* run and exec write the protobuf past 200000 records, the Chrome trace up
+ * to it, and the report links the one written. */
+Test(perfetto_pb, run_and_exec_pick_the_format_by_size)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    t.n = CP_PERFETTO_PROTO_RECORDS;
+    cr_expect_str_eq(cp_perfetto_suffix(&t), "perfetto.json");
+    t.n = CP_PERFETTO_PROTO_RECORDS + 1;
+    cr_expect_str_eq(cp_perfetto_suffix(&t), "perfetto-trace");
+}

@@ -45,6 +45,20 @@ CP_API int cp_perfetto_write(const char *dir, const char *case_name, const char 
 CP_API int cp_perfetto_pb_write(const char *dir, const char *case_name, const char *variant,
                                 const cp_trace *t);
 
+/* Above this many records a traced run's Perfetto file is written in the
+ * protobuf format: its Chrome trace would take over 20 MB, which the JSON
+ * importers of Perfetto and chrome://tracing read slowly and, by a few
+ * hundred MB, not at all. */
+#define CP_PERFETTO_PROTO_RECORDS 200000
+
+/* The suffix of the Perfetto file that `cuproof run` and `exec` write for
+ * `t`: "perfetto-trace" past CP_PERFETTO_PROTO_RECORDS, else "perfetto.json". */
+CP_API const char *cp_perfetto_suffix(const cp_trace *t);
+
+/* DIR/CASE.VARIANT.SUFFIX in the format cp_perfetto_suffix names. */
+CP_API int cp_perfetto_write_auto(const char *dir, const char *case_name, const char *variant,
+                                  const cp_trace *t);
+
 /* The HTML view: a self-contained page that needs no network. Returns a
  * malloc'd string, or NULL when out of memory. */
 CP_API char *cp_report_html(const cp_report *r);
