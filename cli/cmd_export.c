@@ -41,6 +41,65 @@ static int write_one(const char *dir, const char *case_name, const char *variant
     return CP_EXIT_OK;
 }
 
+/* A program's activities into a rec file as they are read: each process
+ * record goes out before the first activity that names it. */
+typedef struct to_rec {
+    cp_rec_writer *w;
+    const cp_trace *meta;
+    size_t processes; /* written so far */
+} to_rec;
+
+static int put_processes(to_rec *x)
+{
+    int rc = 0;
+    while (rc == 0 && x->processes < x->meta->nprocesses)
+        rc = cp_rec_put_process(x->w, &x->meta->processes[x->processes++]);
+    return rc;
+}
+
+static int put_activity(void *ctx, const cp_activity *a)
+{
+    to_rec *x = ctx;
+    int rc = put_processes(x);
+    return rc < 0 ? rc : cp_rec_put(x->w, a);
+}
+
+/* A program's per-process files to DIR/program.cprec in one pass, never
+ * holding their records: the way to bring an exec'd program of any length
+ * to `cuproof check`. */
+static int program_to_rec(const char *in, bool dir, const char *out_dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/program.cprec", out_dir);
+    cp_trace meta;
+    cp_trace_init(&meta);
+    to_rec x = {.meta = &meta};
+    size_t nfiles = 1;
+    int rc = cp_rec_writer_open(&x.w, path);
+    if (rc == 0)
+        rc = dir ? cp_proc_stream_dir(in, &meta, &nfiles, put_activity, &x)
+                 : cp_proc_stream(in, &meta, put_activity, &x);
+    if (rc == 0 && nfiles == 0)
+        rc = cp_failf(CP_EIO, "%s holds no *.proc.jsonl file", in);
+    if (rc == 0)
+        rc = put_processes(&x);
+    for (size_t i = 0; rc == 0 && i < meta.nprocesses; i++)
+        rc = cp_rec_put_process_end(x.w, (uint32_t)i, &meta.processes[i]);
+    if (rc == 0) {
+        cp_rec_end end = {.dropped_records = meta.dropped_records};
+        rc = cp_rec_writer_close(x.w, &end);
+    } else {
+        cp_rec_writer_abandon(x.w);
+    }
+    cp_trace_free(&meta);
+    if (rc < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return CP_EXIT_FAILED;
+    }
+    printf("%s\n", path);
+    return CP_EXIT_OK;
+}
+
 static bool is_program(const char *path)
 {
     struct stat st;
@@ -55,7 +114,8 @@ static bool is_program(const char *path)
  * cuproof.rec file (DIR/CASE.VARIANT.cprec); auto picks the protobuf for
  * variants of more than CP_PERFETTO_PROTO_RECORDS records, JSON otherwise. A
  * program's per-process files (a *.proc.jsonl file or a directory of
- * them) are merged into one trace, DIR/program.*. Exit 0, 1 when a file
+ * them) are merged into one trace, DIR/program.* (as rec in one pass,
+ * holding no records). Exit 0, 1 when a file
  * cannot be read, parsed or written, 2 for bad usage. */
 int cp_cmd_export(int argc, char **argv)
 {
@@ -88,6 +148,15 @@ int cp_cmd_export(int argc, char **argv)
     }
     if (npaths != 2)
         return cp_usage_error("%s", "export takes a trace file and an output directory");
+    if (is_program(paths[0]) && fmt == FORMAT_REC) {
+        struct stat st;
+        if (cp_make_dirs(paths[1]) < 0) {
+            fprintf(stderr, "cuproof: %s\n", cp_last_error());
+            return CP_EXIT_FAILED;
+        }
+        return program_to_rec(paths[0], stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode),
+                              paths[1]);
+    }
     if (is_program(paths[0])) {
         cp_trace t;
         cp_trace_init(&t);

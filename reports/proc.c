@@ -125,6 +125,10 @@ typedef struct proc_state {
     bool profiling;
     size_t profiler_item;
     const char *kind; /* the record under parse, for messages */
+    /* Streaming (cp_proc_stream): activities go to emit as they are read,
+     * except ranges, which wait in t for their ends and depths. */
+    cp_proc_emit emit;
+    void *emit_ctx;
 } proc_state;
 
 static int fail(const proc_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -286,6 +290,10 @@ enum { PHASE_START = 0, PHASE_END, PHASE_INSTANT };
 
 static int add(proc_state *st, const cp_activity *a)
 {
+    if (st->emit && a->kind != CP_ACT_RANGE) {
+        int rc = st->emit(st->emit_ctx, a);
+        return rc < 0 ? rc : 0;
+    }
     return cp_trace_add(st->t, a) < 0 ? no_memory(st) : 0;
 }
 
@@ -761,6 +769,12 @@ static int finish(proc_state *st)
     int rc = set_depths(st);
     if (rc < 0)
         return rc;
+    /* Streaming: the ranges, now complete, go out too and leave the trace. */
+    for (size_t i = st->first_item; st->emit && i < st->t->n; i++)
+        if ((rc = st->emit(st->emit_ctx, &st->t->items[i])) < 0)
+            return rc;
+    if (st->emit)
+        st->t->n = st->first_item;
     cp_process *p = &st->t->processes[st->process];
     p->ended = st->ended;
     snprintf(p->why, sizeof p->why, "%s", st->why);
@@ -773,11 +787,12 @@ static int finish(proc_state *st)
 
 /* Reads every line of `r` into `t` as one process; on error `t` goes back
  * to what it held. */
-static int read_lines(const char *name, line_reader *r, cp_trace *t)
+static int read_lines(const char *name, line_reader *r, cp_trace *t, cp_proc_emit emit,
+                      void *ctx)
 {
     size_t n0 = t->n, np0 = t->nprocesses;
     uint64_t dropped0 = t->dropped_records;
-    proc_state st = {.name = name, .t = t};
+    proc_state st = {.name = name, .t = t, .emit = emit, .emit_ctx = ctx};
     int rc = 0;
     for (;;) {
         int got = line_next(r);
@@ -819,12 +834,12 @@ out:
 int cp_proc_parse(const char *name, const char *data, size_t size, cp_trace *t)
 {
     line_reader r = {.chunk = data, .end = size};
-    int rc = read_lines(name, &r, t);
+    int rc = read_lines(name, &r, t, NULL, NULL);
     free(r.line);
     return rc;
 }
 
-int cp_proc_read(const char *path, cp_trace *t)
+static int read_file(const char *path, cp_trace *t, cp_proc_emit emit, void *ctx)
 {
     int rc = 0;
     line_reader r = {0};
@@ -837,12 +852,22 @@ int cp_proc_read(const char *path, cp_trace *t)
         rc = cp_failf(CP_ENOMEM, "out of memory reading %s", path);
         goto out;
     }
-    rc = read_lines(path, &r, t);
+    rc = read_lines(path, &r, t, emit, ctx);
 out:
     free(r.block);
     free(r.line);
     fclose(f);
     return rc;
+}
+
+int cp_proc_read(const char *path, cp_trace *t)
+{
+    return read_file(path, t, NULL, NULL);
+}
+
+int cp_proc_stream(const char *path, cp_trace *t, cp_proc_emit emit, void *ctx)
+{
+    return read_file(path, t, emit, ctx);
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -857,7 +882,7 @@ bool cp_proc_is_trace_file(const char *name)
     return n > k && strcmp(name + n - k, suffix) == 0;
 }
 
-int cp_proc_read_dir(const char *dir, cp_trace *t, size_t *nfiles)
+static int read_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit emit, void *ctx)
 {
     int rc = 0;
     size_t n0 = t->n, np0 = t->nprocesses;
@@ -905,7 +930,7 @@ int cp_proc_read_dir(const char *dir, cp_trace *t, size_t *nfiles)
             goto out;
         }
         snprintf(path, dlen + strlen(names[i]) + 2, "%s/%s", dir, names[i]);
-        CP_TRY(cp_proc_read(path, t));
+        CP_TRY(read_file(path, t, emit, ctx));
     }
     *nfiles = n;
 out:
@@ -920,4 +945,15 @@ out:
     free(path);
     closedir(d);
     return rc;
+}
+
+int cp_proc_read_dir(const char *dir, cp_trace *t, size_t *nfiles)
+{
+    return read_dir(dir, t, nfiles, NULL, NULL);
+}
+
+int cp_proc_stream_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit emit,
+                       void *ctx)
+{
+    return read_dir(dir, t, nfiles, emit, ctx);
 }

@@ -447,3 +447,65 @@ Test(rec, a_long_trace_spills_runs_and_merges_them)
     cp_metrics_free(&got);
     cp_trace_free(&t);
 }
+
+static int collect(void *ctx, const cp_activity *a)
+{
+    return cp_trace_add(ctx, a);
+}
+
+static int activity_order(const void *x, const void *y)
+{
+    const cp_activity *a = x, *b = y;
+#define CMP(f)                                                                                    \
+    if (a->f != b->f)                                                                             \
+        return a->f < b->f ? -1 : 1;
+    CMP(process) CMP(start) CMP(end) CMP(kind) CMP(device) CMP(context) CMP(stream)
+    CMP(correlation) CMP(depth)
+#undef CMP
+    return strcmp(a->name ? a->name : "", b->name ? b->name : "");
+}
+
+/* A program's per-process files streamed (cp_proc_stream_dir) hand out the
+ * activities that reading them whole gives, ranges with their depths
+ * included, and the same processes; the trace they fill keeps no activity.
+ * Through a rec file, the same metrics. */
+Test(rec, per_process_files_stream_what_reading_them_whole_gives)
+{
+    const char *dirs[] = {CUPROOF_FIXTURES "/exec/program", CUPROOF_FIXTURES "/exec-h100"};
+    for (size_t d = 0; d < 2; d++) {
+        cp_trace whole, meta, streamed;
+        cp_trace_init(&whole);
+        cp_trace_init(&meta);
+        cp_trace_init(&streamed);
+        size_t n1 = 0, n2 = 0;
+        cr_assert_eq(cp_proc_read_dir(dirs[d], &whole, &n1), 0, "%s", cp_last_error());
+        cr_assert_eq(cp_proc_stream_dir(dirs[d], &meta, &n2, collect, &streamed), 0, "%s",
+                     cp_last_error());
+        cr_expect_eq(n1, n2);
+        cr_expect_gt(n1, 0);
+        cr_expect_eq(meta.n, 0, "the streamed trace keeps no activity");
+        cr_assert_eq(streamed.n, whole.n, "%s", dirs[d]);
+        qsort(whole.items, whole.n, sizeof *whole.items, activity_order);
+        qsort(streamed.items, streamed.n, sizeof *streamed.items, activity_order);
+        for (size_t i = 0; i < whole.n; i++)
+            expect_same_activity(&whole.items[i], &streamed.items[i], i);
+        size_t ranges = 0;
+        for (size_t i = 0; i < whole.n; i++)
+            ranges += whole.items[i].kind == CP_ACT_RANGE;
+        cr_expect_gt(ranges, 0, "%s: ranges are compared too", dirs[d]);
+        cr_assert_eq(meta.nprocesses, whole.nprocesses);
+        for (size_t i = 0; i < meta.nprocesses; i++) {
+            cr_expect_eq(meta.processes[i].pid, whole.processes[i].pid);
+            cr_expect_eq(meta.processes[i].ended, whole.processes[i].ended);
+            cr_expect_eq(meta.processes[i].last_ns, whole.processes[i].last_ns);
+        }
+        cr_expect_eq(meta.dropped_records, whole.dropped_records);
+        streamed.nprocesses = 0;
+        for (size_t i = 0; i < meta.nprocesses; i++)
+            cp_trace_add_process(&streamed, &meta.processes[i]);
+        both_paths(&streamed, dirs[d]);
+        cp_trace_free(&whole);
+        cp_trace_free(&meta);
+        cp_trace_free(&streamed);
+    }
+}

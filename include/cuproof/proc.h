@@ -100,6 +100,23 @@ CP_API bool cp_proc_is_trace_file(const char *name);
  */
 CP_API int cp_proc_read_dir(const char *dir, cp_trace *t, size_t *nfiles);
 
+/*
+ * Streaming: the same reading, but each activity goes to `emit` as its
+ * line is read instead of into `t` (the activity and its name are valid
+ * during the call only), so that memory stays bounded by a line, the open
+ * ranges and the ranges of the file being read, however many records the
+ * files hold. Ranges (markers and cuProfilerStart/Stop) go out when their
+ * file ends, with their depths. `t` receives the processes (how each
+ * ended), the dropped count and interned names, and no activity. A
+ * negative return from `emit` stops the reading and is returned. After an
+ * error `emit` may have seen part of the file: the caller discards what it
+ * made of them.
+ */
+typedef int (*cp_proc_emit)(void *ctx, const cp_activity *a);
+CP_API int cp_proc_stream(const char *path, cp_trace *t, cp_proc_emit emit, void *ctx);
+CP_API int cp_proc_stream_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit emit,
+                              void *ctx);
+
 #ifdef __cplusplus
 }
 #endif
