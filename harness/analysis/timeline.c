@@ -533,6 +533,8 @@ int cp__graph_cmp(const void *a, const void *b)
 /* The index of (process, graph_id) among n sorted graphs, or n. */
 static size_t graph_find(const cp_graph *g, size_t n, uint32_t process, uint32_t graph_id)
 {
+    if (n == 0) /* bsearch takes no NULL array, even an empty one */
+        return 0;
     cp_graph key = {.process = process, .graph_id = graph_id};
     const cp_graph *hit = bsearch(&key, g, n, sizeof *g, cp__graph_cmp);
     return hit ? (size_t)(hit - g) : n;
