@@ -48,6 +48,7 @@ typedef struct exec_args {
     double timeout_s; /* 0: none */
     int repeat;       /* timed runs after the traced one, NVTX ranges alone */
     bool allow_dropped, keep_going, skip_without_gpu;
+    bool rec; /* --format rec: the processes write cuproof.rec files */
     cp_expect_list expect;
     char **program; /* NULL-terminated, from argv */
 } exec_args;
@@ -196,6 +197,11 @@ static int parse_args(int argc, char **argv, exec_args *a)
                 return cp_usage_error("--repeat '%s': expected an integer from 1 to 1000",
                                       val ? val : "");
             i++;
+        } else if (strcmp(opt, "--format") == 0) {
+            if (!val || (strcmp(val, "rec") != 0 && strcmp(val, "jsonl") != 0))
+                return cp_usage_error("--format '%s': expected jsonl or rec", val ? val : "");
+            a->rec = strcmp(val, "rec") == 0;
+            i++;
         } else if (strcmp(opt, "--allow-dropped") == 0) {
             a->allow_dropped = true;
         } else if (strcmp(opt, "--keep-going") == 0) {
@@ -305,9 +311,19 @@ static void sleep_ms(long ms)
 }
 
 /* Whether a trace file is still open: its last line is not the end record
- * and its process still runs. */
+ * and its process still runs. A rec file (HOST.PID.proc.cprec) is open
+ * while its process runs: its pid is in its name. */
 static bool still_writing(const char *path)
 {
+    size_t len = strlen(path);
+    if (len > 11 && strcmp(path + len - 11, ".proc.cprec") == 0) {
+        const char *dot = path + len - 11;
+        const char *p = dot;
+        while (p > path && p[-1] >= '0' && p[-1] <= '9')
+            p--;
+        long pid = p < dot ? strtol(p, NULL, 10) : 0;
+        return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+    }
     FILE *f = fopen(path, "r");
     if (!f)
         return false;
@@ -386,7 +402,8 @@ static int run_program(const exec_args *a, const char *lib, const char *proc_dir
 {
     if (setenv("CUDA_INJECTION64_PATH", lib, 1) || setenv("NVTX_INJECTION64_PATH", lib, 1) ||
         setenv("CUPROOF_EXEC_DIR", proc_dir, 1) ||
-        (timing_only && setenv("CUPROOF_EXEC_MODE", "timing", 1)))
+        (timing_only && setenv("CUPROOF_EXEC_MODE", "timing", 1)) ||
+        setenv("CUPROOF_EXEC_FORMAT", a->rec ? "rec" : "jsonl", 1))
         return cp_failf(CP_EIO, "cannot set the injection variables: %s", strerror(errno));
     struct sigaction sa = {.sa_handler = forward, .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);
@@ -412,6 +429,7 @@ static int run_program(const exec_args *a, const char *lib, const char *proc_dir
     unsetenv("NVTX_INJECTION64_PATH");
     unsetenv("CUPROOF_EXEC_DIR");
     unsetenv("CUPROOF_EXEC_MODE");
+    unsetenv("CUPROOF_EXEC_FORMAT");
     if (err != 0) {
         child = -1;
         sigaction(SIGINT, &old_int, NULL);
@@ -737,7 +755,15 @@ int cp_cmd_exec(int argc, char **argv)
     cp_session *s = NULL;
     char lib[PATH_MAX], proc_dir[PATH_MAX + 16], why[512];
     size_t failed = 0;
-    int status = parse_args(argc, argv, &a);
+    int status = -1;
+    /* The format's default from the environment, so that a whole test
+     * suite (ctest -L exec) can be run in the rec form. */
+    const char *format = getenv("CUPROOF_EXEC_FORMAT");
+    if (format && *format && strcmp(format, "rec") != 0 && strcmp(format, "jsonl") != 0)
+        status = cp_usage_error("CUPROOF_EXEC_FORMAT='%s': expected jsonl or rec", format);
+    a.rec = format && strcmp(format, "rec") == 0;
+    if (status < 0)
+        status = parse_args(argc, argv, &a);
     if (status >= 0)
         goto out;
     status = EXIT_TOOL;

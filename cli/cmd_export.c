@@ -105,7 +105,8 @@ static bool is_program(const char *path)
     struct stat st;
     size_t n = strlen(path), k = strlen(".proc.jsonl");
     return (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) ||
-           (n >= k && strcmp(path + n - k, ".proc.jsonl") == 0);
+           (n >= k && strcmp(path + n - k, ".proc.jsonl") == 0) ||
+           (n >= 11 && strcmp(path + n - 11, ".proc.cprec") == 0);
 }
 
 /* cuproof export TRACE DIR [--format json|proto|rec|auto]: every variant

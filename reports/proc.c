@@ -4,6 +4,7 @@
 #include <cuproof/proc.h>
 
 #include <cuproof/error.h>
+#include <cuproof/rec.h>
 
 #include <cjson/cJSON.h>
 
@@ -839,8 +840,81 @@ int cp_proc_parse(const char *name, const char *data, size_t size, cp_trace *t)
     return rc;
 }
 
+static bool has_suffix(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), k = strlen(suffix);
+    return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+/* A process's file in the rec form (HOST.PID.proc.cprec, which the
+ * injection library writes under CUPROOF_EXEC_FORMAT=rec): its process
+ * becomes one more of t's, its activities carry that index. A file cut
+ * short is a truncated process, its last time the latest it holds. */
+static int read_rec_file(const char *path, cp_trace *t, cp_proc_emit emit, void *ctx)
+{
+    size_t n0 = t->n, np0 = t->nprocesses;
+    uint64_t dropped0 = t->dropped_records, last = 0;
+    uint32_t base = (uint32_t)t->nprocesses;
+    cp_rec_reader *r;
+    int rc = cp_rec_reader_open(&r, path);
+    if (rc < 0)
+        return rc;
+    cp_rec_item it;
+    while ((rc = cp_rec_next(r, &it)) > 0) {
+        rc = 0;
+        if (it.type == CP_REC_PROCESS) {
+            long k = cp_trace_add_process(t, &it.process);
+            rc = k < 0 ? (int)k : 0;
+        } else if (it.type == CP_REC_PROCESS_END) {
+            cp_process *p = &t->processes[base + it.process_index];
+            p->ended = it.process.ended;
+            p->last_ns = it.process.last_ns;
+            p->dropped = it.process.dropped;
+            p->zero_timestamps = it.process.zero_timestamps;
+            memcpy(p->why, it.process.why, sizeof p->why);
+        } else if (it.type == CP_REC_END) {
+            t->dropped_records += it.end.dropped_records;
+        } else if (it.type == CP_REC_ACTIVITY) {
+            cp_activity a = it.activity;
+            a.process += base;
+            last = a.end > last ? a.end : last;
+            /* Ranges stay until the file ends: their depths are the
+             * reader's to set, as for a JSON-lines file, since markers and
+             * the profiler's window reach the writer out of time order. */
+            bool keep = !emit || a.kind == CP_ACT_RANGE;
+            rc = keep ? cp_trace_add(t, &a) : emit(ctx, &a);
+            if (rc == CP_ENOMEM && keep)
+                rc = cp_failf(CP_ENOMEM, "out of memory reading %s", path);
+        }
+        if (rc < 0)
+            break;
+    }
+    if (rc == 0 && t->nprocesses == base)
+        rc = cp_failf(CP_EPARSE, "%s: no process record: not a process's trace", path);
+    if (rc == 0) {
+        proc_state st = {.name = path, .t = t, .first_item = n0};
+        rc = set_depths(&st);
+    }
+    for (size_t i = n0; rc == 0 && emit && i < t->n; i++)
+        rc = emit(ctx, &t->items[i]);
+    if (rc == 0 && emit)
+        t->n = n0;
+    for (size_t i = base; rc == 0 && i < t->nprocesses; i++)
+        if (!t->processes[i].ended && t->processes[i].last_ns < last)
+            t->processes[i].last_ns = last;
+    cp_rec_reader_close(r);
+    if (rc < 0) {
+        t->n = n0;
+        t->nprocesses = np0;
+        t->dropped_records = dropped0;
+    }
+    return rc;
+}
+
 static int read_file(const char *path, cp_trace *t, cp_proc_emit emit, void *ctx)
 {
+    if (has_suffix(path, ".proc.cprec"))
+        return read_rec_file(path, t, emit, ctx);
     int rc = 0;
     line_reader r = {0};
     FILE *f = fopen(path, "rb");
@@ -877,9 +951,7 @@ static int name_cmp(const void *a, const void *b)
 
 bool cp_proc_is_trace_file(const char *name)
 {
-    static const char suffix[] = ".proc.jsonl";
-    size_t n = strlen(name), k = sizeof suffix - 1;
-    return n > k && strcmp(name + n - k, suffix) == 0;
+    return has_suffix(name, ".proc.jsonl") || has_suffix(name, ".proc.cprec");
 }
 
 static int read_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit emit, void *ctx)
@@ -920,7 +992,8 @@ static int read_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit e
     }
     if (rc < 0)
         goto out;
-    qsort(names, n, sizeof *names, name_cmp);
+    if (n) /* qsort takes no NULL array, even an empty one */
+        qsort(names, n, sizeof *names, name_cmp);
     size_t dlen = strlen(dir);
     for (size_t i = 0; i < n; i++) {
         free(path);

@@ -83,6 +83,58 @@ Test(exec_cli, usage_errors_exit_2)
     expect_output("unknown option");
     cr_expect_eq(exec("--timeout 0 -- true"), 2);
     cr_expect_eq(exec("--expect-file /nonexistent/file -- true"), 2);
+    cr_expect_eq(exec("--format xml -- true"), 2);
+    expect_output("--format 'xml': expected jsonl or rec");
+}
+
+/* The format reaches the program's processes (the library reads it), from
+ * --format or, by default, from CUPROOF_EXEC_FORMAT; a bad value there is
+ * a usage error too. */
+Test(exec_cli, the_format_reaches_the_processes)
+{
+    char cmd[1024], path[160], line[64] = "";
+    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= CUPROOF_EXEC_FORMAT=xml '%s' exec --out '%s' "
+             "-- true > /dev/null 2>&1", CUPROOF_BIN, out_dir);
+    cr_expect_eq(WEXITSTATUS(system(cmd)), 2);
+    const char *runs[][2] = {{"--format rec", "rec"}, {"", "jsonl"}};
+    for (int i = 0; i < 2; i++) {
+        exec("%s -- sh -c 'echo $CUPROOF_EXEC_FORMAT > \"$CUPROOF_EXEC_DIR/../format.txt\"'",
+             runs[i][0]);
+        snprintf(path, sizeof path, "%s/format.txt", out_dir);
+        FILE *f = fopen(path, "r");
+        cr_assert_not_null(f);
+        cr_assert_not_null(fgets(line, sizeof line, f));
+        fclose(f);
+        cr_expect(strncmp(line, runs[i][1], strlen(runs[i][1])) == 0, "%s: %s", runs[i][0], line);
+    }
+    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= CUPROOF_EXEC_FORMAT=rec '%s' exec --out '%s' "
+             "-- sh -c 'echo $CUPROOF_EXEC_FORMAT > \"$CUPROOF_EXEC_DIR/../format.txt\"' "
+             "> /dev/null 2>&1", CUPROOF_BIN, out_dir);
+    cr_expect_eq(WEXITSTATUS(system(cmd)), 3, "no trace: a tool error");
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    fclose(f);
+    cr_expect(strncmp(line, "rec", 3) == 0, "from the environment: %s", line);
+}
+
+/* A process that wrote the rec form: the same verdicts as its JSON lines
+ * give (the H100 trace, converted by export --format rec). */
+Test(exec_cli, a_rec_form_trace_meets_its_expectations)
+{
+    char cmd[1024], rec[160];
+    snprintf(cmd, sizeof cmd, "'%s' export '%s' '%s/conv' --format rec > /dev/null", CUPROOF_BIN,
+             TRACE, out_dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(rec, sizeof rec, "%s/conv/program.cprec", out_dir);
+    cr_expect_eq(exec("--format rec --expect 'kernels == 32' "
+                      "--expect 'range(step): peak_concurrent_kernels > 1' "
+                      "-- sh -c 'cp \"%s\" \"$CUPROOF_EXEC_DIR/fake.1.proc.cprec\"; exit 0'",
+                      rec),
+                 0, "%s", output);
+    expect_output("passed  kernels == 32");
+    expect_output("passed  range(step): peak_concurrent_kernels > 1");
+    expect_output("2 of 2 expectations met");
 }
 
 Test(exec_cli, refuses_to_trace_beside_another_profiler)

@@ -225,6 +225,101 @@ Test(proc_writer, what_the_library_writes_the_reader_reads)
     cp_trace_free(&t);
 }
 
+static int by_kind_and_time(const void *x, const void *y)
+{
+    const cp_activity *a = x, *b = y;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return (a->end > b->end) - (a->end < b->end);
+}
+
+/* The rec form (CUPROOF_EXEC_FORMAT=rec) of the same program reads back as
+ * the JSON lines do: the same activities field by field (ranges paired and
+ * nested alike, although the profiler's window reaches the writer after a
+ * marker that starts later), the same process and how it ended. */
+Test(proc_writer, the_rec_form_reads_back_as_the_json_lines_do)
+{
+    write_program();
+    fclose(w.out);
+    cp_trace lines, rec;
+    cp_trace_init(&lines);
+    cp_trace_init(&rec);
+    cr_assert_eq(cp_proc_parse("written", text, size, &lines), 0, "%s", cp_last_error());
+
+    char path[] = "/tmp/cuproof-proc-rec-XXXXXX";
+    cr_assert_not_null(mkdtemp(path));
+    char file[128];
+    snprintf(file, sizeof file, "%s/gpu-1.4242.proc.cprec", path);
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(cp_rec_writer_open(&w.rec, file), 0);
+    w.origin = ORIGIN;
+    cp_proc_writer_header(&w, "gpu \"1\"", 4242, 4200, "python3 train.py");
+    write_program();
+    cr_expect_null(w.rec, "the end mark closes the rec writer");
+    size_t nfiles = 0;
+    cr_assert_eq(cp_proc_read_dir(path, &rec, &nfiles), 0, "%s", cp_last_error());
+    cr_expect_eq(nfiles, 1);
+
+    cr_assert_eq(rec.n, lines.n);
+    qsort(lines.items, lines.n, sizeof *lines.items, by_kind_and_time);
+    qsort(rec.items, rec.n, sizeof *rec.items, by_kind_and_time);
+    for (size_t i = 0; i < rec.n; i++) {
+        const cp_activity *a = &lines.items[i], *b = &rec.items[i];
+        cr_expect(a->kind == b->kind && a->start == b->start && a->end == b->end &&
+                      a->device == b->device && a->context == b->context &&
+                      a->stream == b->stream && a->correlation == b->correlation &&
+                      a->graph_id == b->graph_id && a->graph_node == b->graph_node &&
+                      a->bytes == b->bytes && a->copy_dir == b->copy_dir && a->src == b->src &&
+                      a->dst == b->dst && a->async == b->async && a->depth == b->depth,
+                  "activity %zu (%s at %llu) differs", i, cp_act_kind_name(a->kind),
+                  (unsigned long long)(a->start - ORIGIN));
+        cr_expect_str_eq(a->name ? a->name : "", b->name ? b->name : "", "activity %zu", i);
+    }
+    const cp_process *p = &lines.processes[0], *q = &rec.processes[0];
+    cr_expect_eq(q->pid, p->pid);
+    cr_expect_eq(q->ppid, p->ppid);
+    cr_expect_str_eq(q->host, p->host);
+    cr_expect_str_eq(q->command, p->command);
+    cr_expect_eq(q->ended, p->ended);
+    cr_expect_eq(q->last_ns, p->last_ns);
+    cr_expect_eq(q->zero_timestamps, p->zero_timestamps);
+    cr_expect_str_eq(q->why, p->why);
+    remove(file);
+    rmdir(path);
+    cp_trace_free(&lines);
+    cp_trace_free(&rec);
+}
+
+/* A rec file whose process died (no end mark) reads as a truncated
+ * process, its last time the latest its records hold. */
+Test(proc_writer, a_rec_file_without_its_end_is_a_truncated_process)
+{
+    fclose(w.out);
+    char path[] = "/tmp/cuproof-proc-rec-XXXXXX";
+    cr_assert_not_null(mkdtemp(path));
+    char file[128];
+    snprintf(file, sizeof file, "%s/gpu-1.4243.proc.cprec", path);
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(cp_rec_writer_open(&w.rec, file), 0);
+    cp_proc_writer_header(&w, "gpu-1", 4243, 4200, "python3 worker.py");
+    kernel(ORIGIN + 100, ORIGIN + 400, 8, 0, "mult_ker");
+    cp_proc_writer_mark(&w, ORIGIN + 500, NULL); /* a flush: the file stays open */
+    cr_expect_not_null(w.rec);
+    cp_rec_writer_abandon(w.rec); /* the process dies */
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(cp_proc_read(file, &t), 0, "%s", cp_last_error());
+    cr_assert_eq(t.nprocesses, 1);
+    cr_expect_not(t.processes[0].ended);
+    cr_expect_eq(t.processes[0].last_ns, ORIGIN + 400);
+    cr_expect_eq(t.n, 1);
+    remove(file);
+    rmdir(path);
+    cp_trace_free(&t);
+}
+
 /* Without its end line (the process left by _exit), the file is read as
  * truncated, with what it held up to its last flush. */
 Test(proc_writer, a_file_without_its_end_is_truncated)
@@ -285,5 +380,36 @@ Test(inject, the_library_writes_its_file_and_says_why_it_cannot_trace)
     if (fgets(line, sizeof line, f) && strstr(line, "\"k\":\"end\""))
         cr_expect_not_null(strstr(line, "cupti unavailable"), "%s", line);
     fclose(f);
+    globfree(&g);
+}
+
+/* Under CUPROOF_EXEC_FORMAT=rec the library writes HOST.PID.proc.cprec,
+ * which the reader takes as this process; without a driver its end says
+ * why nothing was traced. */
+Test(inject, the_rec_form_names_its_process_and_why)
+{
+    char dir[] = "/tmp/cuproof-inject-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("CUPROOF_EXEC_DIR", dir, 1);
+    setenv("CUPROOF_EXEC_FORMAT", "rec", 1);
+    void *lib = dlopen(CUPROOF_INJECT, RTLD_NOW);
+    cr_assert_not_null(lib, "%s", dlerror());
+    int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
+    cr_assert_not_null(init);
+    cr_expect_eq(init(), 1);
+    char path[128];
+    snprintf(path, sizeof path, "%s/*.proc.cprec", dir);
+    glob_t g;
+    cr_assert_eq(glob(path, 0, NULL, &g), 0, "no rec file in %s", dir);
+    cr_expect_eq(g.gl_pathc, 1, "one file per process");
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(cp_proc_read(g.gl_pathv[0], &t), 0, "%s", cp_last_error());
+    cr_assert_eq(t.nprocesses, 1);
+    cr_expect_eq(t.processes[0].pid, (uint32_t)getpid());
+    if (t.processes[0].ended)
+        cr_expect_not_null(strstr(t.processes[0].why, "cupti unavailable"), "%s",
+                           t.processes[0].why);
+    cp_trace_free(&t);
     globfree(&g);
 }

@@ -264,6 +264,13 @@ int cp_rec_put(cp_rec_writer *w, const cp_activity *a)
     return rc;
 }
 
+int cp_rec_flush(cp_rec_writer *w)
+{
+    if (!w->error && fflush(w->f) != 0)
+        writer_fail(w, CP_EIO, "cannot write");
+    return w->error;
+}
+
 static void writer_free(cp_rec_writer *w)
 {
     for (size_t i = 0; i < w->names_cap; i++)

@@ -7,7 +7,10 @@
 
 #include <cupti.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+static const char *api_name(const CUpti_ActivityAPI *api, bool runtime);
 
 /* A CUPTI time relative to the file's origin, as the file keeps it. */
 static long long rel(const cp_proc_writer *w, uint64_t t)
@@ -81,10 +84,7 @@ static void write_work(cp_proc_writer *w, const cp_activity *a)
 static void write_api(cp_proc_writer *w, const CUpti_ActivityAPI *api, bool runtime)
 {
     FILE *f = w->out;
-    const char *name = NULL;
-    CUpti_CallbackDomain domain = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-    if (cuptiGetCallbackName(domain, api->cbid, &name) != CUPTI_SUCCESS || !name)
-        name = runtime ? "cudaUnknownCall" : "cuUnknownCall";
+    const char *name = api_name(api, runtime);
     fprintf(f, "{\"k\":\"%s\",\"s\":%lld,\"e\":%lld,\"cor\":%u,\"tid\":%u,\"name\":",
             runtime ? "runtime" : "driver", rel(w, api->start), rel(w, api->end), api->correlationId,
             api->threadId);
@@ -106,9 +106,112 @@ static void write_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
     fputs("}\n", f);
 }
 
+/* ---- The rec form ---- */
+
+/* An API call's name from its callback id. */
+static const char *api_name(const CUpti_ActivityAPI *api, bool runtime)
+{
+    const char *name = NULL;
+    CUpti_CallbackDomain domain = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    if (cuptiGetCallbackName(domain, api->cbid, &name) != CUPTI_SUCCESS || !name)
+        name = runtime ? "cudaUnknownCall" : "cuUnknownCall";
+    return name;
+}
+
+/* Opens a range (marker `id`, or the profiler's with id 0) at `start`;
+ * one that cannot be kept (out of memory) is left out. */
+static void open_range(cp_proc_writer *w, uint64_t id, uint64_t start, const char *name)
+{
+    if (w->nopen == w->open_cap) {
+        size_t cap = w->open_cap ? 2 * w->open_cap : 16;
+        cp_proc_open_range *p = realloc(w->open, cap * sizeof *p);
+        if (!p)
+            return;
+        w->open = p;
+        w->open_cap = cap;
+    }
+    char *copy = strdup(name ? name : "");
+    if (!copy)
+        return;
+    w->open[w->nopen] = (cp_proc_open_range){id, start, copy, (uint32_t)w->nopen};
+    w->nopen++;
+}
+
+/* Closes open range k at `end` and writes it. */
+static void close_range(cp_proc_writer *w, size_t k, uint64_t end)
+{
+    cp_proc_open_range *o = &w->open[k];
+    cp_activity a = {.kind = CP_ACT_RANGE, .start = o->start, .end = end < o->start ? o->start : end,
+                     .depth = o->depth, .name = o->name};
+    cp_rec_put(w->rec, &a);
+    free(o->name);
+    memmove(o, o + 1, (w->nopen - k - 1) * sizeof *o);
+    w->nopen--;
+}
+
+static void rec_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
+{
+    if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+        open_range(w, (uint64_t)m->id + 1, m->timestamp, m->name);
+        return;
+    }
+    if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+        /* The most recent range of that id: ranges close last-opened first. */
+        for (size_t k = w->nopen; k-- > 0;)
+            if (w->open[k].id == (uint64_t)m->id + 1) {
+                close_range(w, k, m->timestamp);
+                return;
+            }
+        return; /* an end without its start is left out, as the reader does */
+    }
+    cp_activity a = {.kind = CP_ACT_RANGE, .start = m->timestamp, .end = m->timestamp,
+                     .depth = (uint32_t)w->nopen, .name = m->name};
+    cp_rec_put(w->rec, &a);
+}
+
+static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
+{
+    w->records++;
+    switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        cp_activity a;
+        if (!cp_cupti_convert(record, &a))
+            break;
+        if (a.start == 0 || a.end == 0) {
+            w->zero_timestamps++;
+            break;
+        }
+        a.process = 0;
+        cp_rec_put(w->rec, &a);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+        const CUpti_ActivityAPI *api = (const CUpti_ActivityAPI *)record;
+        cp_activity a = {.kind = CP_ACT_RUNTIME, .start = api->start, .end = api->end,
+                         .correlation = api->correlationId,
+                         .name = api_name(api, record->kind == CUPTI_ACTIVITY_KIND_RUNTIME)};
+        cp_rec_put(w->rec, &a);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER:
+        rec_marker(w, (const CUpti_ActivityMarker2 *)record);
+        break;
+    default:
+        w->records--; /* kinds the rec form does not keep */
+        break;
+    }
+}
+
 void cp_proc_writer_record(cp_proc_writer *w, const void *r)
 {
     const CUpti_Activity *record = r;
+    if (w->rec) {
+        rec_record(w, record);
+        return;
+    }
     FILE *f = w->out;
     if (!f)
         return;
@@ -170,6 +273,27 @@ void cp_proc_writer_record(cp_proc_writer *w, const void *r)
 
 void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why)
 {
+    if (w->rec && !why) {
+        cp_rec_flush(w->rec);
+        return;
+    }
+    if (w->rec) {
+        /* The end: ranges still open close now, then the process's end
+         * and the file's. */
+        while (w->nopen)
+            close_range(w, w->nopen - 1, t);
+        free(w->open);
+        w->open = NULL;
+        w->open_cap = 0;
+        cp_process p = {.ended = true, .last_ns = t, .dropped = w->dropped,
+                        .zero_timestamps = w->zero_timestamps};
+        snprintf(p.why, sizeof p.why, "%s", why);
+        cp_rec_put_process_end(w->rec, 0, &p);
+        cp_rec_end end = {.dropped_records = w->dropped};
+        cp_rec_writer_close(w->rec, &end);
+        w->rec = NULL;
+        return;
+    }
     if (!w->out)
         return;
     fprintf(w->out, "{\"k\":\"%s\",\"t\":%lld,\"records\":%llu,\"dropped\":%llu,"
@@ -186,6 +310,17 @@ void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why)
 
 void cp_proc_writer_profiler(cp_proc_writer *w, uint64_t t, bool start)
 {
+    if (w->rec) {
+        /* The profiler's window is the range of id 0 (markers count from 1). */
+        size_t k = w->nopen;
+        while (k > 0 && w->open[k - 1].id != 0)
+            k--;
+        if (start && k == 0)
+            open_range(w, 0, t, "cuProfilerStart");
+        else if (!start && k > 0)
+            close_range(w, k - 1, t);
+        return;
+    }
     if (w->out)
         fprintf(w->out, "{\"k\":\"profiler\",\"t\":%lld,\"phase\":\"%s\"}\n", rel(w, t),
                 start ? "start" : "stop");
@@ -194,6 +329,14 @@ void cp_proc_writer_profiler(cp_proc_writer *w, uint64_t t, bool start)
 void cp_proc_writer_header(cp_proc_writer *w, const char *host, long pid, long ppid,
                            const char *command)
 {
+    if (w->rec) {
+        cp_process p = {.pid = (uint32_t)pid, .ppid = (uint32_t)ppid};
+        snprintf(p.host, sizeof p.host, "%s", host);
+        snprintf(p.command, sizeof p.command, "%s", command);
+        cp_rec_put_process(w->rec, &p);
+        cp_rec_flush(w->rec);
+        return;
+    }
     fprintf(w->out, "{\"schema\":\"cuproof.proc/1\",\"host\":");
     cp_json_put_string(w->out, host);
     fprintf(w->out, ",\"pid\":%ld,\"ppid\":%ld,\"command\":", pid, ppid);

@@ -8,16 +8,37 @@
 #ifndef CUPROOF_COLLECT_PROC_WRITER_H
 #define CUPROOF_COLLECT_PROC_WRITER_H
 
+#include <cuproof/rec.h>
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+/* A marker (or cuProfilerStart) waiting for its end, in the rec form. */
+typedef struct cp_proc_open_range {
+    uint64_t id, start;
+    char *name;
+    uint32_t depth;
+} cp_proc_open_range;
+
+/*
+ * The writer writes one of two forms. With `out`, cuproof.proc/1: a JSON
+ * line per CUPTI record, as the record says it. With `rec` instead,
+ * cuproof.rec/1 (cuproof/rec.h), the compact form for long programs: the
+ * records as the trace keeps them, which means pairing each NVTX marker's
+ * start with its end here (a range's depth is the ranges open when it
+ * starts) and leaving out the stream, context, device and synchronisation
+ * records, which no reader uses. The end mark closes a rec writer.
+ */
 typedef struct cp_proc_writer {
-    FILE *out;        /* NULL: nothing is written */
+    FILE *out;        /* NULL: nothing is written as JSON lines */
+    cp_rec_writer *rec; /* NULL: nothing is written as rec */
     uint64_t origin;  /* CUPTI's clock at the header; times are relative to it */
     uint64_t records; /* records written */
     uint64_t dropped; /* CUPTI's dropped count, kept by the caller */
     uint64_t zero_timestamps; /* records left out for zero timestamps */
+    cp_proc_open_range *open; /* rec: markers and the profiler range open */
+    size_t nopen, open_cap;
 } cp_proc_writer;
 
 /* The header line: the host, the process, its command line, the origin. */

@@ -102,6 +102,8 @@ static void on_dropped(uint64_t dropped, void *arg)
     inj.w.dropped += dropped;
     if (inj.w.out)
         fflush(inj.w.out);
+    else if (inj.w.rec)
+        cp_rec_flush(inj.w.rec);
 }
 
 /* A "flush" line, or the "end" line when `why` is given; the caller holds
@@ -168,7 +170,9 @@ static void at_exit(void)
     flush_now(true, "exit");
     inj.tracing = false;
     cp_cupti_lock();
-    fclose(inj.w.out);
+    /* A rec writer was closed by the end mark; a JSON-lines file is closed here. */
+    if (inj.w.out)
+        fclose(inj.w.out);
     inj.w.out = NULL;
     cp_cupti_unlock();
 }
@@ -214,21 +218,34 @@ static void read_command(char *out, size_t len)
             out[i] = ' ';
 }
 
-/* Opens HOST.PID.proc.jsonl in `dir` and writes the header; inj.w.out
- * stays NULL when it cannot. */
+/* Opens HOST.PID.proc.jsonl in `dir`, or HOST.PID.proc.cprec when the
+ * launcher asks for the rec form (CUPROOF_EXEC_FORMAT=rec), and writes the
+ * header; inj.w.out and inj.w.rec stay NULL when it cannot. */
 static void open_file(const char *dir)
 {
     char host[64] = "", path[4096], command[1024];
     gethostname(host, sizeof host - 1);
-    snprintf(path, sizeof path, "%s/%s.%d.proc.jsonl", dir, host, (int)getpid());
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "cuproof inject: cannot write %s: %s; this process is not traced\n", path,
-                strerror(errno));
-        return;
+    const char *format = getenv("CUPROOF_EXEC_FORMAT");
+    bool rec = format && strcmp(format, "rec") == 0;
+    snprintf(path, sizeof path, "%s/%s.%d.proc.%s", dir, host, (int)getpid(),
+             rec ? "cprec" : "jsonl");
+    if (rec) {
+        if (cp_rec_writer_open(&inj.w.rec, path) < 0) {
+            fprintf(stderr, "cuproof inject: %s; this process is not traced\n", cp_last_error());
+            cp_rec_writer_abandon(inj.w.rec);
+            inj.w.rec = NULL;
+            return;
+        }
+    } else {
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            fprintf(stderr, "cuproof inject: cannot write %s: %s; this process is not traced\n",
+                    path, strerror(errno));
+            return;
+        }
+        inj.w.out = f;
     }
     read_command(command, sizeof command);
-    inj.w.out = f;
     cp_proc_writer_header(&inj.w, host, (long)getpid(), (long)getppid(), command);
 }
 
@@ -267,6 +284,7 @@ static void after_fork_in_child(void)
     inj.tracing = false;
     inj.writer_running = false;
     inj.w.out = NULL;
+    inj.w.rec = NULL;
 }
 
 EXPORT int InitializeInjection(void)
@@ -294,7 +312,7 @@ EXPORT int InitializeInjection(void)
         inj.flush_ms = 10;
     inj.w.origin = now();
     open_file(dir);
-    if (inj.w.out) {
+    if (inj.w.out || inj.w.rec) {
         if (start_tracing() < 0) {
             /* Another tool holds CUPTI, or the driver refused: say so in the
              * file, which the launcher turns into a tool error. */
@@ -302,7 +320,8 @@ EXPORT int InitializeInjection(void)
             snprintf(why, sizeof why, "cupti unavailable: %s", cp_last_error());
             cp_cupti_enable(inj.kinds, inj.nkinds, false);
             write_mark(why, 0);
-            fclose(inj.w.out);
+            if (inj.w.out)
+                fclose(inj.w.out);
             inj.w.out = NULL;
         } else {
             inj.tracing = true;

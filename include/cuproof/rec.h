@@ -96,6 +96,10 @@ CP_API int cp_rec_put_process_end(cp_rec_writer *w, uint32_t index, const cp_pro
  * Returns 0, CP_EIO or CP_ENOMEM. */
 CP_API int cp_rec_put(cp_rec_writer *w, const cp_activity *a);
 
+/* Hands what is buffered to the kernel (a process that dies afterwards
+ * leaves it readable). Returns 0 or the writer's first error. */
+CP_API int cp_rec_flush(cp_rec_writer *w);
+
 /* Writes the end record (the activity count is the writer's own), closes
  * the file and frees the writer, also after an earlier failure. Returns
  * 0, or the first error met since opening (CP_EIO naming the path). */
