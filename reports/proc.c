@@ -862,19 +862,9 @@ static int read_rec_file(const char *path, cp_trace *t, cp_proc_emit emit, void 
     cp_rec_item it;
     while ((rc = cp_rec_next(r, &it)) > 0) {
         rc = 0;
-        if (it.type == CP_REC_PROCESS) {
-            long k = cp_trace_add_process(t, &it.process);
-            rc = k < 0 ? (int)k : 0;
-        } else if (it.type == CP_REC_PROCESS_END) {
-            cp_process *p = &t->processes[base + it.process_index];
-            p->ended = it.process.ended;
-            p->last_ns = it.process.last_ns;
-            p->dropped = it.process.dropped;
-            p->zero_timestamps = it.process.zero_timestamps;
-            memcpy(p->why, it.process.why, sizeof p->why);
-        } else if (it.type == CP_REC_END) {
-            t->dropped_records += it.end.dropped_records;
-        } else if (it.type == CP_REC_ACTIVITY) {
+        if (it.type != CP_REC_ACTIVITY) {
+            rc = cp_rec_apply_meta(t, &it, base);
+        } else {
             cp_activity a = it.activity;
             a.process += base;
             last = a.end > last ? a.end : last;

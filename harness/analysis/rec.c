@@ -711,28 +711,28 @@ uint64_t cp_rec_offset(const cp_rec_reader *r)
     return r->base + r->pos;
 }
 
-/* What a process, process end or end record says, into `t` (everything of
- * a trace but its activities). Returns 0 or CP_ENOMEM. */
-static int apply_meta(cp_trace *t, const cp_rec_item *it)
+int cp_rec_apply_meta(cp_trace *t, const cp_rec_item *it, uint32_t base)
 {
     if (it->type == CP_REC_PROCESS) {
         long k = cp_trace_add_process(t, &it->process);
         return k < 0 ? (int)k : 0;
     }
     if (it->type == CP_REC_PROCESS_END) {
-        cp_process *p = &t->processes[it->process_index];
+        cp_process *p = &t->processes[base + it->process_index];
         p->ended = it->process.ended;
         p->last_ns = it->process.last_ns;
         p->dropped = it->process.dropped;
         p->zero_timestamps = it->process.zero_timestamps;
         memcpy(p->why, it->process.why, sizeof p->why);
     } else if (it->type == CP_REC_END) {
-        t->dropped_records = it->end.dropped_records;
-        t->renamed_kernels = it->end.renamed_kernels;
-        t->has_legacy_stream = it->end.has_legacy_stream;
-        t->legacy_device = it->end.legacy_device;
-        t->legacy_context = it->end.legacy_context;
-        t->legacy_stream = it->end.legacy_stream;
+        t->dropped_records += it->end.dropped_records;
+        t->renamed_kernels += it->end.renamed_kernels;
+        if (it->end.has_legacy_stream) {
+            t->has_legacy_stream = true;
+            t->legacy_device = it->end.legacy_device;
+            t->legacy_context = it->end.legacy_context;
+            t->legacy_stream = it->end.legacy_stream;
+        }
     }
     return 0;
 }
@@ -746,7 +746,8 @@ int cp_rec_read_trace(const char *path, cp_trace *t, bool *truncated)
         return rc;
     cp_rec_item it;
     while ((rc = cp_rec_next(r, &it)) > 0) {
-        rc = it.type == CP_REC_ACTIVITY ? cp_trace_add(t, &it.activity) : apply_meta(t, &it);
+        rc = it.type == CP_REC_ACTIVITY ? cp_trace_add(t, &it.activity)
+                                         : cp_rec_apply_meta(t, &it, 0);
         if (rc < 0) {
             rc = cp_failf(CP_ENOMEM, "out of memory reading %s", path);
             break;
@@ -779,7 +780,7 @@ int cp_rec_analyse(const char *path, const cp_stream_opts *opts, cp_metrics *m, 
         if (it.type == CP_REC_ACTIVITY)
             rc = cp_stream_add(s, &it.activity);
         else if (meta)
-            rc = apply_meta(meta, &it);
+            rc = cp_rec_apply_meta(meta, &it, 0);
         if (it.type == CP_REC_END) {
             end = it.end;
             legacy = end.has_legacy_stream;

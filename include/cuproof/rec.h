@@ -155,6 +155,13 @@ CP_API uint64_t cp_rec_offset(const cp_rec_reader *r);
 
 CP_API void cp_rec_reader_close(cp_rec_reader *r);
 
+/* What a process, process end or end record says, into `t`: a process is
+ * appended; a process end applies to process base + its index (base: the
+ * processes `t` held before this file's); an end record adds its dropped
+ * and renamed counts and sets the legacy stream it names. Activities and
+ * strings are the caller's. Returns 0 or CP_ENOMEM. */
+CP_API int cp_rec_apply_meta(cp_trace *t, const cp_rec_item *it, uint32_t base);
+
 /* Reads a whole file into `t` (initialised by the caller, cleared first):
  * for tests and small traces. A truncated file is read as far as it goes
  * and *truncated set (may be NULL). Returns 0 or a negative code. */
