@@ -401,8 +401,12 @@ static const char *check_rank_class(cp_check_status st)
 static void checks_html(html_buf *b, const cp_case_result *c)
 {
     static const cp_check_status order[] = {CP_CHECK_FAILED, CP_CHECK_SKIPPED, CP_CHECK_PASSED};
-    html_raw(b, "<h3>Checks</h3><table><tr><th>Check</th><th>Verdict</th><th>Expected</th>"
-                "<th>Measured</th></tr>");
+    /* A traced program's checks are its expectations (and whether the
+     * program ran and its trace can be trusted): named so. */
+    bool program = strcmp(c->source, "cuproof exec") == 0;
+    html_fmt(b, "<h3>%s</h3><table><tr><th>%s</th><th>Verdict</th><th>Expected</th>"
+                "<th>Measured</th></tr>",
+             program ? "Expectations" : "Checks", program ? "Expectation" : "Check");
     for (size_t o = 0; o < 3; o++)
         for (size_t i = 0; i < c->nchecks; i++) {
             const cp_check_result *k = &c->checks[i];

@@ -191,6 +191,16 @@ Test(exec_cli, a_recorded_trace_meets_its_expectations)
     cr_expect_eq(stat(path, &st), 0, "the report is written");
     snprintf(path, sizeof path, "%s/sh.trace.json", out_dir);
     cr_expect_eq(stat(path, &st), 0, "and the merged trace");
+    /* The page calls the program's checks what they are. */
+    snprintf(path, sizeof path, "%s/report.html", out_dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    static char page[1 << 20];
+    size_t n = fread(page, 1, sizeof page - 1, f);
+    page[n] = '\0';
+    fclose(f);
+    cr_expect_not_null(strstr(page, "<h3>Expectations</h3>"));
+    cr_expect_null(strstr(page, "<h3>Checks</h3>"));
 }
 
 Test(exec_cli, a_failing_expectation_exits_1)
