@@ -121,7 +121,8 @@ static int range_union(const cp_trace *in, const char *name, interval **out, siz
 }
 
 /* Adds the parts of device record `a` inside the union `u`: one record per
- * piece it overlaps, or the record itself when it has length zero and lies
+ * piece it overlaps (the later ones marked as pieces, so that the record is
+ * counted once), or the record itself when it has length zero and lies
  * inside. */
 static int add_clipped(cp_trace *out, const cp_activity *a, const interval *u, size_t n)
 {
@@ -144,6 +145,8 @@ static int add_clipped(cp_trace *out, const cp_activity *a, const interval *u, s
         cp_activity piece = *a;
         piece.start = s > u[k].start ? s : u[k].start;
         piece.end = e < u[k].end ? e : u[k].end;
+        /* The first piece stands for the record; the others add time. */
+        piece.piece = k > lo;
         if (cp_trace_add(out, &piece) < 0)
             return CP_ENOMEM;
     }

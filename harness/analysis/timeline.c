@@ -543,32 +543,34 @@ static size_t graph_find(const cp_graph *g, size_t n, uint32_t process, uint32_t
 void cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity *a,
                            uint64_t end, copy_counts *counted)
 {
+    /* A later piece of a clipped record adds its time, not a record. */
+    uint32_t one = a->piece ? 0 : 1;
     if (a->kind == CP_ACT_KERNEL) {
-        l->kernels++;
-        m->kernels++;
+        l->kernels += one;
+        m->kernels += one;
         m->kernel_sum_ns += end - a->start;
         if (g)
-            g->kernels++;
+            g->kernels += one;
     } else if (a->kind == CP_ACT_MEMCPY) {
-        l->copies++;
-        m->copies++;
+        l->copies += one;
+        m->copies += one;
         if (g)
-            g->copies++;
+            g->copies += one;
         if (a->copy_dir == CP_COPY_HTOD)
             m->h2d_sum_ns += end - a->start;
         else if (a->copy_dir == CP_COPY_DTOH)
             m->d2h_sum_ns += end - a->start;
         if (is_pageable_copy(a)) {
-            m->pageable_copies++;
+            m->pageable_copies += one;
             m->pageable_copy_sum_ns += end - a->start;
-            counted->async_pageable += a->async;
+            counted->async_pageable += a->async && one;
         }
-        counted->sync += !a->async;
+        counted->sync += !a->async && one;
     } else {
-        l->memsets++;
-        m->memsets++;
+        l->memsets += one;
+        m->memsets += one;
         if (g)
-            g->memsets++;
+            g->memsets += one;
     }
 }
 

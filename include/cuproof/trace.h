@@ -64,6 +64,11 @@ typedef struct cp_activity {
     bool async;              /* copies: issued by an asynchronous call */
     uint32_t depth;          /* ranges: nesting level, 0 outermost */
     uint32_t grid[3], block[3]; /* kernels: the launch shape (x, y, z); 0 when unknown */
+    /* A later piece of a record that a scope clipped into several
+     * (cp_trace_scope): its time counts, its number does not, so that a
+     * kernel crossing a gap between two ranges is one kernel. Never in a
+     * recorded trace. */
+    bool piece;
     const char *name;        /* kernel, API or range name; interned in the trace */
 } cp_activity;
 
