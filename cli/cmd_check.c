@@ -271,15 +271,33 @@ out:
     return status;
 }
 
+/* Whether every expectation is unscoped, so that streamed metrics answer them
+ * all (a scope needs the records). */
+static bool all_unscoped(const check_args *a)
+{
+    for (size_t i = 0; i < a->list.n; i++)
+        if (a->list.items[i].scope[0])
+            return false;
+    return true;
+}
+
 /* The processes of a program trace: how many, which are truncated and
  * where their traces stop, what CUPTI lost. */
-static void print_processes(const cp_trace *t)
+static uint64_t first_start(const cp_trace *t)
 {
-    uint64_t t0 = UINT64_MAX, zero = 0;
-    size_t truncated = 0;
+    uint64_t t0 = UINT64_MAX;
     for (size_t i = 0; i < t->n; i++)
         if (t->items[i].start < t0)
             t0 = t->items[i].start;
+    return t0;
+}
+
+/* t0: the trace's first start (UINT64_MAX when unknown), for how far into
+ * it a truncated process stops. */
+static void print_processes(const cp_trace *t, uint64_t t0)
+{
+    uint64_t zero = 0;
+    size_t truncated = 0;
     for (size_t i = 0; i < t->nprocesses; i++) {
         truncated += !t->processes[i].ended;
         zero += t->processes[i].zero_timestamps;
@@ -301,13 +319,38 @@ static void print_processes(const cp_trace *t)
     }
 }
 
-/* Per-process files and directories of them: one program trace. */
+/* Streamed records into the analysis, and the first start. */
+typedef struct stream_feed {
+    cp_stream *s;
+    uint64_t first;
+} stream_feed;
+
+static int to_stream(void *ctx, const cp_activity *a)
+{
+    stream_feed *x = ctx;
+    if (a->start < x->first)
+        x->first = a->start;
+    return cp_stream_add(x->s, a);
+}
+
+/* Per-process files and directories of them: one program trace. When no
+ * expectation has a scope, the records are streamed into the analysis and
+ * never held, so a program of any length is checked in bounded memory;
+ * a scope needs them all. */
 static int check_program(const check_args *a)
 {
     int status = CP_EXIT_OK;
     size_t passed = 0, failed = 0, files = 0;
     cp_trace t;
     cp_trace_init(&t);
+    cp_metrics m;
+    memset(&m, 0, sizeof m);
+    stream_feed x = {.first = UINT64_MAX};
+    bool stream = all_unscoped(a);
+    if (stream && cp_stream_new(&x.s, NULL) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return EXIT_TOOL;
+    }
     for (size_t s = 0; s < a->nsources; s++) {
         cp_expect_list one = sub_list(a, &a->sources[s]);
         if (cp_expect_validate_program(&one) < 0) {
@@ -319,7 +362,8 @@ static int check_program(const check_args *a)
         const char *path = a->traces[i];
         if (is_dir(path)) {
             size_t n = 0;
-            if (cp_proc_read_dir(path, &t, &n) < 0) {
+            if ((stream ? cp_proc_stream_dir(path, &t, &n, to_stream, &x)
+                        : cp_proc_read_dir(path, &t, &n)) < 0) {
                 fprintf(stderr, "cuproof: %s\n", cp_last_error());
                 status = EXIT_TOOL;
                 goto out;
@@ -330,7 +374,8 @@ static int check_program(const check_args *a)
                 goto out;
             }
             files += n;
-        } else if (cp_proc_read(path, &t) < 0) {
+        } else if ((stream ? cp_proc_stream(path, &t, to_stream, &x) : cp_proc_read(path, &t)) <
+                   0) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
             status = EXIT_TOOL;
             goto out;
@@ -338,12 +383,19 @@ static int check_program(const check_args *a)
             files++;
         }
     }
-    printf("program: %zu processes from %zu files\n", t.nprocesses, files);
-    if (device_work(&t) == 0) {
+    if (stream && cp_stream_finish(x.s, &m) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        status = EXIT_TOOL;
+        goto out;
+    }
+    uint64_t t0 = stream ? x.first : first_start(&t);
+    printf("program: %zu processes from %zu files%s\n", t.nprocesses, files,
+           stream ? " (streamed)" : "");
+    if (stream ? m.kernels + m.copies + m.memsets == 0 : device_work(&t) == 0) {
         size_t truncated = 0;
         for (size_t i = 0; i < t.nprocesses; i++)
             truncated += !t.processes[i].ended;
-        print_processes(&t);
+        print_processes(&t, t0);
         fprintf(stderr, "cuproof: no kernel, copy or memset in the program's trace%s\n",
                 truncated ? " (a truncated process may have lost its work: see the warnings)"
                           : "");
@@ -354,7 +406,9 @@ static int check_program(const check_args *a)
         const cp_expectation *e = &a->list.items[k];
         char measured[256];
         bool ok = false;
-        if (cp_expect_eval_trace(e, &t, NULL, &ok, measured, sizeof measured) < 0) {
+        if (stream) {
+            ok = cp_expect_eval(e, &m, measured, sizeof measured);
+        } else if (cp_expect_eval_trace(e, &t, NULL, &ok, measured, sizeof measured) < 0) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
             status = EXIT_TOOL;
             goto out;
@@ -362,24 +416,16 @@ static int check_program(const check_args *a)
         print_result(ok, "", e->text, measured, &passed, &failed);
     }
     printf("%zu passed, %zu failed\n", passed, failed);
-    print_processes(&t);
+    print_processes(&t, t0);
     status = failed ? CP_EXIT_FAILED : CP_EXIT_OK;
     int d = check_dropped(a, t.dropped_records);
     if (d != CP_EXIT_OK)
         status = d;
 out:
+    cp_stream_free(x.s);
+    cp_metrics_free(&m);
     cp_trace_free(&t);
     return status;
-}
-
-/* Whether every expectation is unscoped, so that a rec file's metrics,
- * streamed, answer them all. */
-static bool all_unscoped(const check_args *a)
-{
-    for (size_t i = 0; i < a->list.n; i++)
-        if (a->list.items[i].scope[0])
-            return false;
-    return true;
 }
 
 /* cuproof.rec/1 files, each a trace of its own. Unscoped expectations are
@@ -446,7 +492,7 @@ static int check_rec(const check_args *a)
             print_result(ok, "", e->text, measured, &passed, &failed);
         }
         if (status != EXIT_TOOL) {
-            print_processes(&t);
+            print_processes(&t, first_start(&t));
             int d = check_dropped(a, t.dropped_records);
             if (truncated && a->allow_dropped) {
                 printf("warning: %s; the metrics may miss work (--allow-dropped)\n", why);

@@ -695,6 +695,17 @@ Test(cli, check_a_program_trace)
     HAS("warning: process 4251 on gpu-1 (python3 train.py --worker 2) is truncated");
     HAS("its trace stops at 1795335209664010000 ns");
 
+    /* Unscoped expectations alone: the records are streamed into the
+     * analysis, never held, with the same answers and warnings. */
+    rc = check("'%s' --expect 'kernels == 5' --expect 'no finding cuda_memcpy_async'", PROGRAM);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("program: 3 processes from 3 files (streamed)");
+    HAS("passed  kernels == 5  (measured 5 kernels)");
+    HAS("its trace stops at 1795335209664010000 ns (+0.009 ms)");
+    rc = check("'%s' --expect 'kernels == 6'", PROGRAM);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  kernels == 6  (measured 5 kernels)");
+
     /* --range scopes what names no scope, and files can be named one by one. */
     rc = check("'%s/gpu-1.4242.proc.jsonl' '%s/gpu-1.4250.proc.jsonl' --range step "
                "--expect 'kernels == 2' --expect 'process(4250): kernels == 1'",
