@@ -23,9 +23,10 @@ typedef struct srec {
     uint32_t graph;     /* graph id + 1 in discovery order; 0: not graph-launched */
 } srec;
 
-static uint32_t rec_lane(const srec *r) { return r->lane_kind & LANE_MASK; }
-static uint8_t rec_kind(const srec *r) { return (uint8_t)(r->lane_kind >> LANE_BITS & 3); }
-static uint8_t rec_dir(const srec *r) { return (uint8_t)(r->lane_kind >> (LANE_BITS + 2) & 7); }
+/* The fields packed in lane_kind (of a record, or of an end in flight). */
+static uint32_t packed_lane(uint32_t lane_kind) { return lane_kind & LANE_MASK; }
+static uint8_t packed_kind(uint32_t lane_kind) { return (uint8_t)(lane_kind >> LANE_BITS & 3); }
+static uint8_t packed_dir(uint32_t lane_kind) { return (uint8_t)(lane_kind >> (LANE_BITS + 2) & 7); }
 
 /* Per lane, besides what cp_lane keeps: the extent of its work of
  * non-zero length, for default_stream_serialization's "other streams'
@@ -532,9 +533,8 @@ static void apply_end(sweep_state *st, legacy_rule *lr, const pending *e)
             lr->count++;
         lr->free_slots[lr->nfree++] = k;
     }
-    cp__sweep_apply(st, e->t, e->lane_kind & LANE_MASK, e->graph, false,
-                    (uint8_t)(e->lane_kind >> LANE_BITS & 3),
-                    (uint8_t)(e->lane_kind >> (LANE_BITS + 2) & 7));
+    cp__sweep_apply(st, e->t, packed_lane(e->lane_kind), e->graph, false,
+                    packed_kind(e->lane_kind), packed_dir(e->lane_kind));
 }
 
 static int sweep(cp_stream *s, source *src, size_t nsrc, sweep_state *st, legacy_rule *lr)
@@ -584,7 +584,7 @@ static int sweep(cp_stream *s, source *src, size_t nsrc, sweep_state *st, legacy
             apply_end(st, lr, &e);
         }
         legacy_advance(lr, r.start);
-        uint32_t lane = rec_lane(&r);
+        uint32_t lane = packed_lane(r.lane_kind);
         bool legacy = lane == lr->lane;
         pending p = {r.end, r.lane_kind, r.graph, 0, 0};
         if (legacy && r.end == r.start) {
@@ -611,7 +611,8 @@ static int sweep(cp_stream *s, source *src, size_t nsrc, sweep_state *st, legacy
             legacy_other_starts(lr);
             p.other = 1;
         }
-        cp__sweep_apply(st, r.start, lane, r.graph, true, rec_kind(&r), rec_dir(&r));
+        cp__sweep_apply(st, r.start, lane, r.graph, true, packed_kind(r.lane_kind),
+                        packed_dir(r.lane_kind));
         if ((rc = heap_push(&ends, p)) < 0)
             break;
     }
@@ -628,45 +629,32 @@ static int sweep(cp_stream *s, source *src, size_t nsrc, sweep_state *st, legacy
 
 /* ---- Finishing ---- */
 
-static const cp_lane *sort_lanes_base;
-
-static int lane_id_cmp(const void *a, const void *b)
+/* The discovery ids of n entries of `size` bytes (lanes or graphs) in the
+ * order `cmp` gives them. Each entry is sorted with its id stored after it,
+ * so that the entry's own comparator orders the pair: no context for
+ * qsort to lack. */
+static uint32_t *sorted_ids(const void *entries, size_t size, size_t n,
+                            int (*cmp)(const void *, const void *))
 {
-    const cp_lane *x = &sort_lanes_base[*(const uint32_t *)a];
-    const cp_lane *y = &sort_lanes_base[*(const uint32_t *)b];
-    if (x->device != y->device)
-        return x->device < y->device ? -1 : 1;
-    if (x->process != y->process)
-        return x->process < y->process ? -1 : 1;
-    if (x->context != y->context)
-        return x->context < y->context ? -1 : 1;
-    return (x->stream > y->stream) - (x->stream < y->stream);
-}
-
-static const cp_graph *sort_graphs_base;
-
-static int graph_id_cmp(const void *a, const void *b)
-{
-    return cp__graph_cmp(&sort_graphs_base[*(const uint32_t *)a],
-                         &sort_graphs_base[*(const uint32_t *)b]);
-}
-
-/* The ids 0..n-1 in the order of their entries' keys. */
-static uint32_t *sorted_ids(size_t n, const void *base, int (*cmp)(const void *, const void *),
-                            bool lanes)
-{
+    /* Whole steps of the widest alignment an entry needs (a uint64_t). */
+    size_t step = (size + sizeof(uint32_t) + 7) & ~(size_t)7;
+    char *at = malloc((n ? n : 1) * step);
     uint32_t *ids = malloc((n ? n : 1) * sizeof *ids);
-    if (!ids)
+    if (!at || !ids) {
+        free(at);
+        free(ids);
         return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = (uint32_t)i;
+        memcpy(at + i * step, (const char *)entries + i * size, size);
+        memcpy(at + i * step + size, &id, sizeof id);
+    }
+    if (n)
+        qsort(at, n, step, cmp);
     for (size_t i = 0; i < n; i++)
-        ids[i] = (uint32_t)i;
-    /* qsort takes no context: the base goes through a file-scope pointer,
-     * set and used only here, in one thread's call. */
-    if (lanes)
-        sort_lanes_base = base;
-    else
-        sort_graphs_base = base;
-    qsort(ids, n, sizeof *ids, cmp);
+        memcpy(&ids[i], at + i * step + size, sizeof ids[i]);
+    free(at);
     return ids;
 }
 
@@ -687,8 +675,8 @@ int cp_stream_finish(cp_stream *s, cp_metrics *m)
     sweep_state st = {.m = m, .lanes = s->lanes, .graphs = s->graphs, .prev = s->first};
     legacy_rule lr = {.lane = UINT32_MAX, .other_min = UINT64_MAX};
     source *src = calloc(s->nruns + 1, sizeof *src);
-    uint32_t *lane_ids = sorted_ids(nl, s->lanes, lane_id_cmp, true);
-    uint32_t *graph_ids = sorted_ids(ng, s->graphs, graph_id_cmp, false);
+    uint32_t *lane_ids = sorted_ids(s->lanes, sizeof *s->lanes, nl, cp__lane_cmp);
+    uint32_t *graph_ids = sorted_ids(s->graphs, sizeof *s->graphs, ng, cp__graph_cmp);
     cp_lane *lanes = malloc(nl * sizeof *lanes);
     cp_graph *graphs = malloc((ng ? ng : 1) * sizeof *graphs);
     int alloc = cp__sweep_state_alloc(&st, nl, ng);

@@ -76,6 +76,10 @@ typedef struct launch_set {
 int cp__launch_set_add(launch_set *s, const cp_activity *a);
 void cp__launch_set_free(launch_set *s);
 
+/* Orders cp_lane entries by (device, process, context, stream), as the
+ * report lists them (qsort). */
+int cp__lane_cmp(const void *a, const void *b);
+
 /* Orders cp_graph entries by (process, graph_id) (qsort). */
 int cp__graph_cmp(const void *a, const void *b);
 

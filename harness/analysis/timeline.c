@@ -157,10 +157,10 @@ static bool is_pageable_copy(const cp_activity *a)
     return a->kind == CP_ACT_MEMCPY && (a->src == CP_MEM_PAGEABLE || a->dst == CP_MEM_PAGEABLE);
 }
 
-static int lane_key_cmp(const cp_lane *l, const cp_activity *a)
+/* Lanes' order: by device, process, context and stream. */
+static int key_cmp(uint32_t d1, uint32_t p1, uint32_t c1, uint32_t s1, uint32_t d2, uint32_t p2,
+                   uint32_t c2, uint32_t s2)
 {
-    uint32_t d1 = l->device, p1 = l->process, c1 = l->context, s1 = l->stream;
-    uint32_t d2 = a->device, p2 = a->process, c2 = a->context, s2 = a->stream;
     if (d1 != d2)
         return d1 < d2 ? -1 : 1;
     if (p1 != p2)
@@ -170,6 +170,19 @@ static int lane_key_cmp(const cp_lane *l, const cp_activity *a)
     if (s1 != s2)
         return s1 < s2 ? -1 : 1;
     return 0;
+}
+
+static int lane_key_cmp(const cp_lane *l, const cp_activity *a)
+{
+    return key_cmp(l->device, l->process, l->context, l->stream, a->device, a->process,
+                   a->context, a->stream);
+}
+
+int cp__lane_cmp(const void *a, const void *b)
+{
+    const cp_lane *x = a, *y = b;
+    return key_cmp(x->device, x->process, x->context, x->stream, y->device, y->process,
+                   y->context, y->stream);
 }
 
 /* The first of the sorted lanes not before a's key (n when all are). */
