@@ -91,7 +91,7 @@ static int parse_args(int argc, char **argv, check_args *a)
             return cp_usage_error("unknown option '%s'", arg);
         } else {
             bool rec = ends_with(arg, ".cprec") || cp_rec_is_rec_file(arg);
-            bool program = !rec && (is_dir(arg) || ends_with(arg, ".proc.jsonl"));
+            bool program = !rec && (is_dir(arg) || cp_proc_is_trace_file(arg));
             if (a->ntraces > 0 && (program != a->program || rec != a->rec))
                 return cp_usage_error("%s", "check takes one kind of trace at a time: "
                                             "cuproof.trace/1 files, per-process files (and "

@@ -103,10 +103,7 @@ static int program_to_rec(const char *in, bool dir, const char *out_dir)
 static bool is_program(const char *path)
 {
     struct stat st;
-    size_t n = strlen(path), k = strlen(".proc.jsonl");
-    return (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) ||
-           (n >= k && strcmp(path + n - k, ".proc.jsonl") == 0) ||
-           (n >= 11 && strcmp(path + n - 11, ".proc.cprec") == 0);
+    return (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || cp_proc_is_trace_file(path);
 }
 
 /* cuproof export TRACE DIR [--format json|proto|rec|auto]: every variant
