@@ -5,6 +5,7 @@
 #include "html_buf.h"
 
 #include <cuproof/headline.h>
+#include <cuproof/summary.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -14,100 +15,35 @@
 
 /* ---- timelines ---- */
 
-/* The kinds the page colours apart. */
-enum { TL_KERNEL = 0, TL_H2D, TL_D2H, TL_COPY, TL_MEMSET, TL_RANGE };
-
 /* Records embedded as themselves at most; a larger trace is embedded as
- * a summary (below) and its records are left to the Perfetto file. */
+ * its summary (cuproof/summary.h) and its records are left to the
+ * Perfetto file. */
 #define TL_MAX_ITEMS 50000
-/* The summary's columns over the span: about one per pixel of a page. */
-#define TL_BINS 1000
-
-/* The kind the page colours an activity as. */
-static int tl_kind(const cp_activity *a)
-{
-    return a->kind == CP_ACT_RANGE      ? TL_RANGE
-           : a->kind == CP_ACT_KERNEL   ? TL_KERNEL
-           : a->kind == CP_ACT_MEMSET   ? TL_MEMSET
-           : a->copy_dir == CP_COPY_HTOD ? TL_H2D
-           : a->copy_dir == CP_COPY_DTOH ? TL_D2H
-                                         : TL_COPY;
-}
-
-/* The lane an activity is drawn in (the NVTX phases after the analysis'
- * lanes), or -1 when it is not drawn (API calls; work the analysis did not
- * see). */
-static long tl_lane(const cp_activity *a, const cp_metrics *m)
-{
-    if (a->kind == CP_ACT_RUNTIME)
-        return -1;
-    return a->kind == CP_ACT_RANGE ? (long)m->nlanes : cp_metrics_lane_index(m, a);
-}
 
 /*
- * A trace too large to embed record by record, as a summary: per lane and
- * per column of TL_BINS over the span, the time each kind kept it busy and
- * the records that touched it. The page draws each column in its busiest
- * kind's colour, as dark as the column is busy: what the records would
- * show zoomed out, at a size that does not grow with the records.
+ * The summary of a trace too large to embed record by record: per lane
+ * and per column, the busiest kind, how busy (0..255) and the records
+ * that touched it. The page draws each column in its busiest kind's
+ * colour, as dark as the column is busy: what the records would show
+ * zoomed out, at a size that does not grow with the records.
  * "summary":{"bins":B,"bin_us":W,"cells":[[lane,bin,kind,busy 0..255,records],...]}
  */
-static void timeline_summary(html_buf *b, const cp_trace *t, const cp_metrics *m,
-                             uint64_t origin, uint64_t end)
+static void timeline_summary(html_buf *b, const cp_summary *s)
 {
-    size_t nl = m->nlanes + 1, cells = nl * TL_BINS;
-    double *busy = calloc(cells * 6, sizeof *busy);
-    uint32_t *count = calloc(cells, sizeof *count);
-    if (!busy || !count) {
-        free(busy);
-        free(count);
-        b->oom = true;
-        return;
-    }
-    double width = (double)(end - origin) / TL_BINS;
-    if (width <= 0)
-        width = 1;
-    for (size_t i = 0; i < t->n; i++) {
-        const cp_activity *a = &t->items[i];
-        long lane = tl_lane(a, m);
-        if (lane < 0 || a->start < origin)
-            continue;
-        int kind = tl_kind(a);
-        double s = (double)(a->start - origin), e = (double)((a->end > a->start ? a->end : a->start) - origin);
-        size_t first = (size_t)(s / width), last = (size_t)(e / width);
-        if (first >= TL_BINS)
-            first = TL_BINS - 1;
-        if (last >= TL_BINS)
-            last = TL_BINS - 1;
-        for (size_t k = first; k <= last; k++) {
-            double lo = fmax(s, (double)k * width), hi = fmin(e, (double)(k + 1) * width);
-            size_t cell = (size_t)lane * TL_BINS + k;
-            if (hi > lo)
-                busy[cell * 6 + (size_t)kind] += hi - lo;
-            count[cell]++;
-        }
-    }
-    html_fmt(b, "\"summary\":{\"bins\":%d,\"bin_us\":%.3f,\"cells\":[", TL_BINS, width / 1e3);
+    html_fmt(b, "\"summary\":{\"bins\":%u,\"bin_us\":%.3f,\"cells\":[", s->nbins,
+             s->width_ns / 1e3);
     bool first_cell = true;
-    for (size_t cell = 0; cell < cells; cell++) {
-        if (!count[cell])
+    for (size_t cell = 0; cell < (size_t)s->nlanes * s->nbins; cell++) {
+        cp_summary_kind kind;
+        double level;
+        uint32_t count = cp_summary_cell(s, cell, &kind, &level);
+        if (!count)
             continue;
-        int best = 0;
-        double sum = 0;
-        for (int k = 0; k < 6; k++) {
-            sum += busy[cell * 6 + (size_t)k];
-            if (busy[cell * 6 + (size_t)k] > busy[cell * 6 + (size_t)best])
-                best = k;
-        }
-        /* Overlapping records on one lane can add up past the column. */
-        int level = (int)lround(fmin(1.0, sum / width) * 255);
-        html_fmt(b, "%s[%zu,%zu,%d,%d,%u]", first_cell ? "" : ",", cell / TL_BINS, cell % TL_BINS,
-                 best, level, count[cell]);
+        html_fmt(b, "%s[%zu,%zu,%d,%d,%u]", first_cell ? "" : ",", cell / s->nbins,
+                 cell % s->nbins, (int)kind, (int)lround(level * 255), count);
         first_cell = false;
     }
     html_raw(b, "]},");
-    free(busy);
-    free(count);
 }
 
 /*
@@ -117,26 +53,24 @@ static void timeline_summary(html_buf *b, const cp_trace *t, const cp_metrics *m
  * bytes] relative to the first record and the names, or, past
  * TL_MAX_ITEMS records, a summary (timeline_summary) and no items: the
  * page stays small and quick however long the trace, and says that the
- * records are in the Perfetto file. Runtime API calls are left out.
+ * records are in the Perfetto file. Runtime API calls are left out. A
+ * variant whose records were streamed, not kept (`summary` non-NULL),
+ * brings its summary along.
  */
-static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const cp_metrics *m)
+static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const cp_metrics *m,
+                          const cp_summary *summary)
 {
     /* The analysis' lanes, already sorted by (device, process, context,
      * stream); a traced program's lanes name their process. */
     const cp_lane *lanes = m->lanes;
     size_t nl = m->nlanes;
-    uint64_t origin = UINT64_MAX, end = 0;
-    size_t total = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        const cp_activity *a = &t->items[i];
-        if (tl_lane(a, m) < 0)
-            continue;
-        total++;
-        origin = a->start < origin ? a->start : origin;
-        end = a->end > end ? a->end : end;
-    }
-    if (!total)
-        origin = end = 0;
+    cp_summary_span sp = CP_SUMMARY_SPAN_INIT;
+    for (size_t i = 0; !summary && i < t->n; i++)
+        if (cp_summary_lane(m, &t->items[i]) >= 0)
+            cp_summary_span_add(&sp, &t->items[i]);
+    uint64_t origin = summary ? summary->origin : sp.records ? sp.origin : 0;
+    uint64_t end = summary ? summary->end : sp.records ? sp.end : 0;
+    uint64_t total = summary ? summary->records : sp.records;
     html_fmt(b, "<div class=\"timeline\" id=\"%s\"></div><script type=\"application/json\" "
            "class=\"timeline-data\" data-for=\"%s\">{\"lanes\":[", id, id);
     for (size_t k = 0; k < nl; k++) {
@@ -148,14 +82,25 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
                 lanes[k].context, lanes[k].stream);
     }
     html_fmt(b, "%s\"NVTX phases\"],", nl ? "," : "");
-    if (total > TL_MAX_ITEMS) {
-        timeline_summary(b, t, m, origin, end);
-        html_fmt(b, "\"span_us\":%.3f,\"items\":[],\"names\":[],\"total\":%zu}</script>",
-                 (double)(end - origin) / 1e3, total);
-        html_fmt(b, "<p>%zu records: too many to embed, so the timeline is their summary, "
-                    "a column per 1/%d of the span in its busiest kind's colour, as dark as it "
+    if (summary || total > TL_MAX_ITEMS) {
+        cp_summary own = {0};
+        if (!summary) {
+            if (cp_summary_init(&own, m, &sp, CP_SUMMARY_BINS) < 0) {
+                b->oom = true;
+                return;
+            }
+            for (size_t i = 0; i < t->n; i++)
+                cp_summary_add(&own, m, &t->items[i]);
+        }
+        const cp_summary *s = summary ? summary : &own;
+        timeline_summary(b, s);
+        html_fmt(b, "\"span_us\":%.3f,\"items\":[],\"names\":[],\"total\":%llu}</script>",
+                 (double)(end - origin) / 1e3, (unsigned long long)total);
+        html_fmt(b, "<p>%llu records: too many to embed, so the timeline is their summary, "
+                    "a column per 1/%u of the span in its busiest kind's colour, as dark as it "
                     "was busy. Every record is in the Perfetto file.</p>",
-                 total, TL_BINS);
+                 (unsigned long long)total, s->nbins);
+        cp_summary_free(&own);
         return;
     }
     html_raw(b, "\"items\":[");
@@ -163,7 +108,7 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
     const char **names = NULL;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
-        long lane = tl_lane(a, m);
+        long lane = cp_summary_lane(m, a);
         if (lane < 0)
             continue;
         /* Names by their index in "names": a trace repeats a few names
@@ -187,7 +132,7 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
         }
         uint64_t length = a->end > a->start ? a->end - a->start : 0;
         html_fmt(b, "%s[%ld,%.3f,%.3f,%d,%zu,%llu]", shown ? "," : "", lane,
-                 (double)(a->start - origin) / 1e3, (double)length / 1e3, tl_kind(a), at,
+                 (double)(a->start - origin) / 1e3, (double)length / 1e3, (int)cp_summary_kind_of(a), at,
                  (unsigned long long)a->bytes);
         shown++;
     }
@@ -197,7 +142,7 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
         html_json_string(b, names[k]);
     }
     free(names);
-    html_fmt(b, "],\"total\":%zu}</script>", total);
+    html_fmt(b, "],\"total\":%llu}</script>", (unsigned long long)total);
 }
 
 /* The page's one script: draws every .timeline from its JSON on a canvas
@@ -567,8 +512,11 @@ static void case_html(html_buf *b, const cp_case_result *c)
             html_text(b, c->variants[i].name);
             html_fmt(b, " <small><a href=\"%s.%s.%s\" title=\"open it in "
                         "ui.perfetto.dev\">Perfetto trace</a></small></h4>",
-                     c->name, c->variants[i].name, cp_perfetto_suffix(&c->variants[i].trace));
-            timeline_html(b, id, &c->variants[i].trace, &c->variants[i].metrics);
+                     c->name, c->variants[i].name,
+                     c->variants[i].summary ? "perfetto-trace"
+                                            : cp_perfetto_suffix(&c->variants[i].trace));
+            timeline_html(b, id, &c->variants[i].trace, &c->variants[i].metrics,
+                          c->variants[i].summary);
         }
     }
     bool any_series = false;
@@ -733,7 +681,7 @@ char *cp_trace_files_html(const cp_trace_file *files, size_t n)
                 m.nlanes);
             char id[200];
             snprintf(id, sizeof id, "tl-%s-%s", tf->case_name, tf->variants[v].name);
-            timeline_html(&b, id, &tf->variants[v].trace, &m);
+            timeline_html(&b, id, &tf->variants[v].trace, &m, NULL);
             cp_metrics_free(&m);
         }
         html_raw(&b, "</section>");

@@ -255,6 +255,8 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
             metrics_json(b, tr, &v->metrics);
             add_num(b, tr, "dropped_records", (double)v->trace.dropped_records);
             add_num(b, tr, "renamed_kernels", (double)v->trace.renamed_kernels);
+            if (v->summary)
+                add_num(b, tr, "records_streamed", (double)v->summary->all);
         } else {
             b->ok = b->ok && cJSON_AddNullToObject(j, "trace");
             add_str(b, j, "untraced_reason", v->untraced_reason);
@@ -294,9 +296,9 @@ cJSON *cp_report_to_json(const cp_report *r)
     /* 1.1: timing samples and clocks per variant, the GPU's UUID and the
      * host's CPU in the environment; 1.2: a headline per case, essential
      * and origin per check, and replay; 1.3: the baseline variant per
-     * case, graph metrics and a variant's graphs (readers of 1.0 ignore
-     * them). */
-    add_str(&b, root, "schema_version", "1.3");
+     * case, graph metrics and a variant's graphs; 1.4: records_streamed
+     * (readers of 1.0 ignore them). */
+    add_str(&b, root, "schema_version", "1.4");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

@@ -152,19 +152,22 @@ cp_sink cp_sink_report(const char *dir)
     return dir_sink("report", dir, NULL, report_close);
 }
 
+/* A variant whose records were streamed (v->summary) has its files
+ * written already, by whoever streamed them: only kept records are
+ * written here. */
 static int traces_add_case(void *data, const cp_report *r, const cp_case_result *c)
 {
     const char *dir = data;
-    bool traced = false;
+    bool kept = false;
     for (size_t v = 0; v < c->nvariants; v++)
-        traced = traced || c->variants[v].traced;
-    if (!traced)
+        kept = kept || (c->variants[v].traced && !c->variants[v].summary);
+    if (!kept)
         return 0;
     char path[PATH_MAX + 128];
     snprintf(path, sizeof path, "%s/%s.trace.json", dir, c->name);
     int first = cp_trace_file_write(c, c->gpu_name[0] ? c->gpu_name : r->env.gpu_name, path);
     for (size_t v = 0; v < c->nvariants; v++) {
-        if (!c->variants[v].traced)
+        if (!c->variants[v].traced || c->variants[v].summary)
             continue;
         int rc = cp_perfetto_write_auto(dir, c->name, c->variants[v].name, &c->variants[v].trace);
         if (rc < 0 && first == 0)

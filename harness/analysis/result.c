@@ -139,6 +139,8 @@ void cp_case_result_free(cp_case_result *r)
         cp_variant_result *v = &r->variants[i];
         cp_trace_free(&v->trace);
         cp_metrics_free(&v->metrics);
+        cp_summary_free(v->summary);
+        free(v->summary);
         cp_series_free(v->series, v->nseries);
         free(v->samples_ms);
     }

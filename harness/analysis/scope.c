@@ -76,55 +76,12 @@ static int interval_cmp(const void *a, const void *b)
     return (x->end > y->end) - (x->end < y->end);
 }
 
-/* The union of the ranges called `name`, as sorted disjoint intervals
- * (ranges of length zero add nothing). *found says whether any range had
- * the name. */
-static int range_union(const cp_trace *in, const char *name, interval **out, size_t *n,
-                       bool *found)
-{
-    size_t count = 0;
-    *found = false;
-    *out = NULL;
-    *n = 0;
-    for (size_t i = 0; i < in->n; i++) {
-        const cp_activity *a = &in->items[i];
-        if (a->kind == CP_ACT_RANGE && a->name && strcmp(a->name, name) == 0) {
-            *found = true;
-            count += end_of(a) > a->start;
-        }
-    }
-    if (count == 0)
-        return 0;
-    interval *u = malloc(count * sizeof *u);
-    if (!u)
-        return CP_ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < in->n; i++) {
-        const cp_activity *a = &in->items[i];
-        if (a->kind == CP_ACT_RANGE && a->name && strcmp(a->name, name) == 0 &&
-            end_of(a) > a->start)
-            u[k++] = (interval){a->start, end_of(a)};
-    }
-    qsort(u, k, sizeof *u, interval_cmp);
-    size_t m = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (m > 0 && u[i].start <= u[m - 1].end) {
-            if (u[i].end > u[m - 1].end)
-                u[m - 1].end = u[i].end;
-        } else {
-            u[m++] = u[i];
-        }
-    }
-    *out = u;
-    *n = m;
-    return 0;
-}
-
-/* Adds the parts of device record `a` inside the union `u`: one record per
- * piece it overlaps (the later ones marked as pieces, so that the record is
- * counted once), or the record itself when it has length zero and lies
- * inside. */
-static int add_clipped(cp_trace *out, const cp_activity *a, const interval *u, size_t n)
+/* Hands `fn` the parts of device record `a` inside the union `u`: one
+ * record per piece it overlaps (the later ones marked as pieces, so that
+ * the record is counted once), or the record itself when it has length
+ * zero and lies inside. */
+static int emit_clipped(const cp_activity *a, const interval *u, size_t n, cp_activity_fn fn,
+                        void *ctx)
 {
     uint64_t s = a->start, e = end_of(a);
     /* The first piece that ends after s. */
@@ -136,19 +93,17 @@ static int add_clipped(cp_trace *out, const cp_activity *a, const interval *u, s
         else
             hi = mid;
     }
-    if (s == e) {
-        if (lo < n && u[lo].start <= s)
-            return cp_trace_add(out, a);
-        return 0;
-    }
+    if (s == e)
+        return lo < n && u[lo].start <= s ? fn(ctx, a) : 0;
     for (size_t k = lo; k < n && u[k].start < e; k++) {
         cp_activity piece = *a;
         piece.start = s > u[k].start ? s : u[k].start;
         piece.end = e < u[k].end ? e : u[k].end;
         /* The first piece stands for the record; the others add time. */
         piece.piece = k > lo;
-        if (cp_trace_add(out, &piece) < 0)
-            return CP_ENOMEM;
+        int rc = fn(ctx, &piece);
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }
@@ -184,81 +139,152 @@ static int scope_kind_of(const char *scope, const char *arg, scope_kind *kind, u
                     scope_list);
 }
 
+/* A scope over records that come one at a time (cuproof/expect.h). */
+struct cp_scope {
+    scope_kind kind;
+    uint32_t number; /* the pid or the device */
+    char *name;      /* the range's */
+    interval *u;     /* range: the ranges seen, then their union */
+    size_t nu, cap;
+    bool found; /* range: one had the name; device: work ran on it */
+    bool *keep_process;
+    size_t nprocesses;
+    bool ready;
+};
+
+int cp_scope_new(cp_scope **out, const char *scope, const char *arg, char *why, size_t whylen)
+{
+    *out = NULL;
+    if (why && whylen)
+        why[0] = '\0';
+    scope_kind kind = SCOPE_ALL;
+    uint32_t number = 0;
+    int rc = scope_kind_of(scope ? scope : "", arg, &kind, &number, why, whylen);
+    if (rc < 0)
+        return rc;
+    cp_scope *s = calloc(1, sizeof *s);
+    if (!s || (kind == SCOPE_RANGE && !(s->name = strdup(arg)))) {
+        free(s);
+        return fail_why(CP_ENOMEM, why, whylen, "out of memory scoping the trace");
+    }
+    s->kind = kind;
+    s->number = number;
+    *out = s;
+    return 0;
+}
+
+int cp_scope_learn(cp_scope *s, const cp_activity *a)
+{
+    if (s->kind == SCOPE_DEVICE) {
+        s->found = s->found || (cp_activity_is_device_work(a) && a->device == s->number);
+        return 0;
+    }
+    if (s->kind != SCOPE_RANGE || a->kind != CP_ACT_RANGE || !a->name ||
+        strcmp(a->name, s->name) != 0)
+        return 0;
+    s->found = true;
+    if (end_of(a) <= a->start)
+        return 0; /* a range of length zero adds nothing */
+    if (s->nu == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        interval *u = realloc(s->u, cap * sizeof *u);
+        if (!u)
+            return cp_failf(CP_ENOMEM, "out of memory scoping range '%s'", s->name);
+        s->u = u;
+        s->cap = cap;
+    }
+    s->u[s->nu++] = (interval){a->start, end_of(a)};
+    return 0;
+}
+
+int cp_scope_ready(cp_scope *s, const cp_trace *meta, char *why, size_t whylen)
+{
+    if (why && whylen)
+        why[0] = '\0';
+    if (s->kind == SCOPE_RANGE) {
+        if (!s->found)
+            return fail_why(CP_ENOENT, why, whylen, "no range named '%s' in the trace", s->name);
+        /* The ranges' union, as sorted disjoint intervals. */
+        if (s->nu > 1)
+            qsort(s->u, s->nu, sizeof *s->u, interval_cmp);
+        size_t m = 0;
+        for (size_t i = 0; i < s->nu; i++) {
+            if (m > 0 && s->u[i].start <= s->u[m - 1].end) {
+                if (s->u[i].end > s->u[m - 1].end)
+                    s->u[m - 1].end = s->u[i].end;
+            } else {
+                s->u[m++] = s->u[i];
+            }
+        }
+        s->nu = m;
+    } else if (s->kind == SCOPE_PROCESS) {
+        bool any = false;
+        free(s->keep_process);
+        s->nprocesses = meta->nprocesses;
+        s->keep_process = calloc(meta->nprocesses ? meta->nprocesses : 1, sizeof *s->keep_process);
+        if (!s->keep_process)
+            return fail_why(CP_ENOMEM, why, whylen, "out of memory scoping process %u", s->number);
+        for (size_t i = 0; i < meta->nprocesses; i++) {
+            s->keep_process[i] = meta->processes[i].pid == s->number;
+            any = any || s->keep_process[i];
+        }
+        if (!any)
+            return fail_why(CP_ENOENT, why, whylen, "no process %u in the trace", s->number);
+    } else if (s->kind == SCOPE_DEVICE && !s->found) {
+        return fail_why(CP_ENOENT, why, whylen, "no device %u in the trace", s->number);
+    }
+    s->ready = true;
+    return 0;
+}
+
+int cp_scope_emit(const cp_scope *s, const cp_activity *a, cp_activity_fn fn, void *ctx)
+{
+    if (!s->ready)
+        return cp_failf(CP_EINVAL, "a scope handed records before cp_scope_ready");
+    bool device_work = cp_activity_is_device_work(a);
+    if (s->kind == SCOPE_RANGE && device_work)
+        return emit_clipped(a, s->u, s->nu, fn, ctx);
+    if (s->kind == SCOPE_PROCESS && (a->process >= s->nprocesses || !s->keep_process[a->process]))
+        return 0;
+    if (s->kind == SCOPE_DEVICE && device_work && a->device != s->number)
+        return 0;
+    return fn(ctx, a);
+}
+
+void cp_scope_free(cp_scope *s)
+{
+    if (!s)
+        return;
+    free(s->name);
+    free(s->u);
+    free(s->keep_process);
+    free(s);
+}
+
+static int add_to_trace(void *ctx, const cp_activity *a)
+{
+    return cp_trace_add(ctx, a);
+}
+
 int cp_trace_scope(const cp_trace *in, const char *scope, const char *arg, cp_trace *out,
                    char *why, size_t whylen)
 {
-    int rc = 0;
-    interval *u = NULL;
-    size_t nu = 0;
-    bool *keep_process = NULL;
-    scope_kind kind = SCOPE_ALL;
-    uint32_t number = 0;
+    cp_scope *s = NULL;
     cp_trace_init(out);
-    if (why && whylen)
-        why[0] = '\0';
-    CP_TRY(scope_kind_of(scope ? scope : "", arg, &kind, &number, why, whylen));
-
-    if (kind == SCOPE_RANGE) {
-        bool found = false;
-        if (range_union(in, arg, &u, &nu, &found) < 0) {
+    int rc = cp_scope_new(&s, scope, arg, why, whylen);
+    for (size_t i = 0; rc == 0 && i < in->n; i++)
+        if (cp_scope_learn(s, &in->items[i]) < 0)
             rc = fail_why(CP_ENOMEM, why, whylen, "out of memory scoping range '%s'", arg);
-            goto out;
-        }
-        if (!found) {
-            rc = fail_why(CP_ENOENT, why, whylen, "no range named '%s' in the trace", arg);
-            goto out;
-        }
-    } else if (kind == SCOPE_PROCESS) {
-        bool any = false;
-        keep_process = calloc(in->nprocesses ? in->nprocesses : 1, sizeof *keep_process);
-        if (!keep_process) {
-            rc = fail_why(CP_ENOMEM, why, whylen, "out of memory scoping process %u", number);
-            goto out;
-        }
-        for (size_t i = 0; i < in->nprocesses; i++) {
-            keep_process[i] = in->processes[i].pid == number;
-            any = any || keep_process[i];
-        }
-        if (!any) {
-            rc = fail_why(CP_ENOENT, why, whylen, "no process %u in the trace", number);
-            goto out;
-        }
-    } else if (kind == SCOPE_DEVICE) {
-        bool any = false;
-        for (size_t i = 0; i < in->n && !any; i++)
-            any = cp_activity_is_device_work(&in->items[i]) && in->items[i].device == number;
-        if (!any) {
-            rc = fail_why(CP_ENOENT, why, whylen, "no device %u in the trace", number);
-            goto out;
-        }
-    }
-
-    if (copy_context(in, out) < 0) {
+    if (rc == 0)
+        rc = cp_scope_ready(s, in, why, whylen);
+    if (rc == 0 && copy_context(in, out) < 0)
         rc = fail_why(CP_ENOMEM, why, whylen, "out of memory scoping the trace");
-        goto out;
-    }
-    for (size_t i = 0; i < in->n; i++) {
-        const cp_activity *a = &in->items[i];
-        bool device_work = cp_activity_is_device_work(a);
-        int added = 0;
-        if (kind == SCOPE_RANGE && device_work)
-            added = add_clipped(out, a, u, nu);
-        else if (kind == SCOPE_PROCESS && (a->process >= in->nprocesses || !keep_process[a->process]))
-            continue;
-        else if (kind == SCOPE_DEVICE && device_work && a->device != number)
-            continue;
-        else
-            added = cp_trace_add(out, a);
-        if (added < 0) {
+    for (size_t i = 0; rc == 0 && i < in->n; i++)
+        if (cp_scope_emit(s, &in->items[i], add_to_trace, out) < 0)
             rc = fail_why(CP_ENOMEM, why, whylen, "out of memory scoping the trace");
-            goto out;
-        }
-    }
-out:
     if (rc < 0)
         cp_trace_free(out);
-    free(u);
-    free(keep_process);
+    cp_scope_free(s);
     return rc;
 }
 

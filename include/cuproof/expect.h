@@ -165,6 +165,35 @@ CP_API int cp_trace_scope(const cp_trace *in, const char *scope, const char *arg
                           char *why, size_t whylen);
 
 /*
+ * The same scopes over records that come one at a time, for a trace too
+ * long to hold: two passes over the records, the first to learn what the
+ * scope needs (the ranges called NAME, whether device N has work), the
+ * second to hand on the part of each record the scope names, clipped as
+ * cp_trace_scope clips it (which is built on these).
+ *
+ *   cp_scope_new(&s, "range", "step", why, sizeof why);
+ *   first pass: cp_scope_learn(s, &a) for every record
+ *   cp_scope_ready(s, &meta, why, sizeof why);    // meta: the processes
+ *   second pass: cp_scope_emit(s, &a, fn, ctx) for every record
+ *
+ * Memory: the ranges called NAME (two 64-bit times each), a flag per
+ * process. cp_scope_new returns 0, CP_EINVAL (as cp_trace_scope) or
+ * CP_ENOMEM; cp_scope_learn 0 or CP_ENOMEM; cp_scope_ready 0, CP_ENOENT
+ * (no range NAME, no process PID, no work on device N: `why` says which)
+ * or CP_ENOMEM; cp_scope_emit 0, what `fn` returned, or CP_EINVAL before
+ * cp_scope_ready.
+ */
+typedef struct cp_scope cp_scope;
+
+CP_API int cp_scope_new(cp_scope **out, const char *scope, const char *arg, char *why,
+                        size_t whylen);
+CP_API int cp_scope_learn(cp_scope *s, const cp_activity *a);
+CP_API int cp_scope_ready(cp_scope *s, const cp_trace *meta, char *why, size_t whylen);
+CP_API int cp_scope_emit(const cp_scope *s, const cp_activity *a, cp_activity_fn fn, void *ctx);
+/* Accepts NULL. */
+CP_API void cp_scope_free(cp_scope *s);
+
+/*
  * Evaluates expectation `e` of a traced program on trace `t`: the part of
  * the trace its scope names (cp_trace_scope; the whole trace without a
  * scope), analysed with `opts` (may be NULL) and checked with

@@ -114,7 +114,7 @@ CP_API int cp_proc_read_dir(const char *dir, cp_trace *t, size_t *nfiles);
  * error `emit` may have seen part of the file: the caller discards what it
  * made of them.
  */
-typedef int (*cp_proc_emit)(void *ctx, const cp_activity *a);
+typedef cp_activity_fn cp_proc_emit;
 CP_API int cp_proc_stream(const char *path, cp_trace *t, cp_proc_emit emit, void *ctx);
 CP_API int cp_proc_stream_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit emit,
                               void *ctx);

@@ -11,6 +11,7 @@
 #include "env.h"
 #include "stats.h"
 #include "metrics.h"
+#include "summary.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -106,6 +107,13 @@ typedef struct cp_variant_result {
     char skip_reason[160]; /* why the variant did not run; "" when it ran */
     cp_trace trace;
     cp_metrics metrics;
+    /* A traced program whose records were streamed through the analysis
+     * instead of kept (cuproof exec past its record limit): `trace` holds
+     * its processes and counts but no records, which are in the files the
+     * run wrote (PROGRAM.cprec, and a Perfetto file in protobuf form
+     * whatever its size), and this is the timeline drawn from them. NULL
+     * when the records are in `trace`. Owned. */
+    cp_summary *summary;
     /* Read from a report (cp_report_read): bit i set when the report held
      * no value of metric i of cp_metric_defs (a report of an older schema
      * than the metric); 0 for a live result. */

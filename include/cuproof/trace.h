@@ -110,6 +110,11 @@ typedef struct cp_trace {
     size_t nprocesses, processes_cap;
 } cp_trace;
 
+/* A consumer of activities that come one at a time (a stream, a scope):
+ * `a` and its name are valid during the call only. A negative return
+ * stops the producer, which returns it. */
+typedef int (*cp_activity_fn)(void *ctx, const cp_activity *a);
+
 CP_API void cp_trace_init(cp_trace *t);
 CP_API void cp_trace_free(cp_trace *t);
 CP_API void cp_trace_clear(cp_trace *t);
