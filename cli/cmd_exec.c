@@ -15,6 +15,7 @@
 #include <cuproof/expect.h>
 #include <cuproof/metrics.h>
 #include <cuproof/proc.h>
+#include <cuproof/program.h>
 #include <cuproof/report.h>
 #include <cuproof/session.h>
 #include <cuproof/stats.h>
@@ -49,6 +50,7 @@ typedef struct exec_args {
     int repeat;       /* timed runs after the traced one, NVTX ranges alone */
     bool allow_dropped, keep_going, skip_without_gpu;
     bool rec; /* --format rec: the processes write cuproof.rec files */
+    uint64_t keep_records; /* --keep-records: held at most, else streamed; 0: the default */
     cp_expect_list expect;
     char **program; /* NULL-terminated, from argv */
 } exec_args;
@@ -201,6 +203,13 @@ static int parse_args(int argc, char **argv, exec_args *a)
             if (!val || (strcmp(val, "rec") != 0 && strcmp(val, "jsonl") != 0))
                 return cp_usage_error("--format '%s': expected jsonl or rec", val ? val : "");
             a->rec = strcmp(val, "rec") == 0;
+            i++;
+        } else if (strcmp(opt, "--keep-records") == 0) {
+            int keep;
+            if (!cp_parse_int(val, 1, INT_MAX, &keep))
+                return cp_usage_error("--keep-records '%s': expected a count of records, 1 or "
+                                      "more", val ? val : "");
+            a->keep_records = (uint64_t)keep;
             i++;
         } else if (strcmp(opt, "--allow-dropped") == 0) {
             a->allow_dropped = true;
@@ -552,40 +561,31 @@ static void program_name(const char *path, char *out, size_t len)
     snprintf(out, len, "%s", slash ? slash + 1 : path);
 }
 
-/* One check per expectation, on the whole merged trace or its scope. */
-static int add_expectation_checks(const exec_args *a, const cp_trace *t,
-                                  const cp_timeline_opts *opts, cp_case_result *c, size_t *failed)
+/* One check per expectation, with its verdict from cp_program_analyse. */
+static int add_expectation_checks(const exec_args *a, const cp_program_check *checks,
+                                  cp_case_result *c, size_t *failed)
 {
     for (size_t i = 0; i < a->expect.n; i++) {
         const cp_expectation *e = &a->expect.items[i];
-        bool ok = false;
-        char measured[256] = "";
-        int rc = cp_expect_eval_trace(e, t, opts, &ok, measured, sizeof measured);
-        if (rc < 0)
-            return rc;
         cp_check_result *k = cp_result_add_check(c);
         if (!k)
             return CP_ENOMEM;
         snprintf(k->name, sizeof k->name, "%s", e->text);
         snprintf(k->expected, sizeof k->expected, "%s", e->text);
-        snprintf(k->measured, sizeof k->measured, "%s", measured);
-        k->status = ok ? CP_CHECK_PASSED : CP_CHECK_FAILED;
-        *failed += !ok;
+        snprintf(k->measured, sizeof k->measured, "%s", checks[i].measured);
+        k->status = checks[i].ok ? CP_CHECK_PASSED : CP_CHECK_FAILED;
+        *failed += !checks[i].ok;
     }
     return 0;
 }
 
 /* The program's own exit, and each process's trace, as checks: a process
  * whose trace ended early is not verified past its last flush (skipped,
- * with how much may be missing), never passed. */
-static int add_program_checks(const outcome *o, const cp_trace *t, cp_case_result *c)
+ * with how much may be missing, after `first`, the trace's first record),
+ * never passed. */
+static int add_program_checks(const outcome *o, const cp_trace *t, uint64_t first,
+                              cp_case_result *c)
 {
-    /* The trace's first record (records come in delivery order, not time
-     * order), from which a truncated process's last flush is told. */
-    uint64_t first = UINT64_MAX;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->items[i].start && t->items[i].start < first)
-            first = t->items[i].start;
     cp_check_result *k = cp_result_add_check(c);
     if (!k)
         return CP_ENOMEM;
@@ -654,6 +654,7 @@ static int judge(const exec_args *a, const char *proc_dir, const timing *tm, cp_
 {
     int rc = 0;
     cp_report *r = cp_session_report(s);
+    cp_program_check *checks = NULL;
     cp_case_result c;
     memset(&c, 0, sizeof c);
     program_name(a->program[0], c.name, sizeof c.name);
@@ -675,15 +676,35 @@ static int judge(const exec_args *a, const char *proc_dir, const timing *tm, cp_
      * timed runs of --repeat give timing statistics (compare skips a
      * variant with none). */
     cp_trace_init(&v->trace);
-    size_t nfiles = 0;
-    if (cp_proc_read_dir(proc_dir, &v->trace, &nfiles) < 0) {
+    cp_program_opts po = {
+        .timeline.max_concurrent_kernels = cp_max_concurrent_kernels(r->env.cc_major,
+                                                                      r->env.cc_minor),
+        .keep_records = a->keep_records,
+        .out_dir = a->out_dir,
+        .name = c.name,
+        .variant = v->name,
+    };
+    cp_program_info info;
+    checks = calloc(a->expect.n ? a->expect.n : 1, sizeof *checks);
+    if (!checks) {
+        rc = cp_failf(CP_ENOMEM, "out of memory for %zu expectations", a->expect.n);
+        goto out;
+    }
+    if (cp_program_analyse(proc_dir, &a->expect, &po, v, checks, &info) < 0) {
         snprintf(o->tool_error, sizeof o->tool_error, "%s", cp_last_error());
-    } else if (nfiles == 0) {
+    } else if (info.nfiles == 0) {
         snprintf(o->tool_error, sizeof o->tool_error,
                  "no process of the program initialised CUDA (no trace in %.600s): nothing was "
                  "traced",
                  proc_dir);
     }
+    size_t nfiles = info.nfiles;
+    if (info.streamed)
+        printf("cuproof exec: %llu records streamed through the analysis (more than %llu to "
+               "hold): %s, %s\n",
+               (unsigned long long)info.records,
+               (unsigned long long)(a->keep_records ? a->keep_records : CP_PROGRAM_KEEP_RECORDS),
+               info.rec_path, info.perfetto_path);
     /* A process whose injection could not have CUPTI says so in its end
      * record: its work is missing, whatever the other processes show. */
     for (size_t i = 0; !o->tool_error[0] && i < v->trace.nprocesses; i++)
@@ -694,9 +715,6 @@ static int judge(const exec_args *a, const char *proc_dir, const timing *tm, cp_
     v->traced = nfiles > 0;
     if (!v->traced)
         snprintf(v->untraced_reason, sizeof v->untraced_reason, "%.500s", o->tool_error);
-    cp_timeline_opts opts = {
-        .max_concurrent_kernels = cp_max_concurrent_kernels(r->env.cc_major, r->env.cc_minor)};
-    CP_TRY(cp_timeline_analyse(&v->trace, &opts, &v->metrics));
     uint64_t dropped = 0;
     for (size_t i = 0; i < v->trace.nprocesses; i++)
         dropped += v->trace.processes[i].dropped;
@@ -711,9 +729,9 @@ static int judge(const exec_args *a, const char *proc_dir, const timing *tm, cp_
                  "CUPTI dropped %llu activity records: the trace is incomplete "
                  "(--allow-dropped checks it anyway)",
                  (unsigned long long)dropped);
-    CP_TRY(add_program_checks(o, &v->trace, &c));
+    CP_TRY(add_program_checks(o, &v->trace, info.first_ns, &c));
     if (!o->tool_error[0] || a->keep_going)
-        CP_TRY(add_expectation_checks(a, &v->trace, &opts, &c, failed));
+        CP_TRY(add_expectation_checks(a, checks, &c, failed));
     c.status = CP_STATUS_PASSED;
     for (size_t i = 0; i < c.nchecks; i++)
         if (c.checks[i].status == CP_CHECK_FAILED)
@@ -744,6 +762,7 @@ static int judge(const exec_args *a, const char *proc_dir, const timing *tm, cp_
     rc = cp_session_add_case(s, &c);
 out:
     cp_case_result_free(&c);
+    free(checks);
     return rc;
 }
 
@@ -762,6 +781,14 @@ int cp_cmd_exec(int argc, char **argv)
     if (format && *format && strcmp(format, "rec") != 0 && strcmp(format, "jsonl") != 0)
         status = cp_usage_error("CUPROOF_EXEC_FORMAT='%s': expected jsonl or rec", format);
     a.rec = format && strcmp(format, "rec") == 0;
+    /* The same for the records held before streaming, so that the suite
+     * can run through the streaming path (CUPROOF_EXEC_KEEP_RECORDS=1). */
+    const char *keep = getenv("CUPROOF_EXEC_KEEP_RECORDS");
+    int keep_n = 0;
+    if (status < 0 && keep && *keep && !cp_parse_int(keep, 1, INT_MAX, &keep_n))
+        status = cp_usage_error("CUPROOF_EXEC_KEEP_RECORDS='%s': expected a count of records, "
+                                "1 or more", keep);
+    a.keep_records = (uint64_t)keep_n;
     if (status < 0)
         status = parse_args(argc, argv, &a);
     if (status >= 0)

@@ -203,6 +203,81 @@ Test(exec_cli, a_recorded_trace_meets_its_expectations)
     cr_expect_null(strstr(page, "<h3>Checks</h3>"));
 }
 
+/* Past --keep-records (or CUPROOF_EXEC_KEEP_RECORDS) the records are
+ * streamed: the same verdicts and measured values, a rec file and a
+ * Perfetto protobuf instead of the merged trace, a page that draws the
+ * summary, and a rec file that check judges alike. */
+Test(exec_cli, past_the_records_to_hold_the_records_are_streamed)
+{
+    const char *expect = "--expect 'kernels == 32' --expect 'range(step): peak_concurrent_kernels > 1' "
+                         "--expect 'range(step): copy_kernel_overlap_ratio > 0.99' ";
+    static char held[sizeof output];
+    cr_expect_eq(exec("%s" FAKE(TRACE, "exit 0"), expect), 1, "%s", output);
+    memcpy(held, output, sizeof held);
+    cr_expect_null(strstr(held, "streamed"), "%s", held);
+    cr_expect_eq(exec("--keep-records 0 -- true"), 2, "%s", output);
+    expect_output("--keep-records '0'");
+    const char *how[] = {"--keep-records 1 ", "--keep-records 200 "};
+    for (int i = 0; i < 3; i++) {
+        char cmd[2048], path[160];
+        struct stat st;
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'/*", out_dir);
+        cr_assert_eq(system(cmd), 0);
+        if (i < 2) {
+            cr_expect_eq(exec("%s%s" FAKE(TRACE, "exit 0"), how[i], expect), 1, "%s", output);
+        } else {
+            setenv("CUPROOF_EXEC_KEEP_RECORDS", "1", 1);
+            cr_expect_eq(exec("%s" FAKE(TRACE, "exit 0"), expect), 1, "%s", output);
+            unsetenv("CUPROOF_EXEC_KEEP_RECORDS");
+        }
+        expect_output("329 records streamed through the analysis");
+        /* Every verdict line of the held run is in the streamed one. */
+        for (const char *line = strstr(held, "  passed  "); line; line = strchr(line + 1, '\n')) {
+            const char *start = line[0] == '\n' ? line + 1 : line;
+            const char *end = strchr(start, '\n');
+            if (!end || (strncmp(start, "  passed", 8) != 0 && strncmp(start, "  failed", 8) != 0))
+                continue;
+            char want[512];
+            snprintf(want, sizeof want, "%.*s", (int)(end - start), start);
+            if (strstr(want, "process ") || strstr(want, "program succeeded"))
+                continue;
+            expect_output(want);
+        }
+        expect_output("failed  range(step): copy_kernel_overlap_ratio > 0.99");
+        snprintf(path, sizeof path, "%s/sh.cprec", out_dir);
+        cr_expect_eq(stat(path, &st), 0, "%s", path);
+        snprintf(path, sizeof path, "%s/sh.program.perfetto-trace", out_dir);
+        cr_expect_eq(stat(path, &st), 0, "%s", path);
+        snprintf(path, sizeof path, "%s/sh.trace.json", out_dir);
+        cr_expect_neq(stat(path, &st), 0, "no merged trace of records not held");
+        snprintf(path, sizeof path, "%s/report.html", out_dir);
+        FILE *f = fopen(path, "r");
+        cr_assert_not_null(f);
+        static char page[1 << 20];
+        size_t n = fread(page, 1, sizeof page - 1, f);
+        page[n] = '\0';
+        fclose(f);
+        cr_expect_not_null(strstr(page, "\"summary\":{\"bins\":1000"), "the page draws the summary");
+        cr_expect_not_null(strstr(page, "sh.program.perfetto-trace"), "and links the protobuf");
+        snprintf(path, sizeof path, "%s/report.json", out_dir);
+        char *json = NULL;
+        f = fopen(path, "r");
+        cr_assert_not_null(f);
+        n = fread(page, 1, sizeof page - 1, f);
+        page[n] = '\0';
+        fclose(f);
+        json = strstr(page, "\"records_streamed\":");
+        cr_expect_not_null(json, "report.json says the records were streamed");
+        if (json)
+            cr_expect_eq(strtol(json + 19, NULL, 10), 329, "%s", json);
+        /* The rec file is a trace check reads: the same verdict. */
+        snprintf(cmd, sizeof cmd, "'%s' check '%s/sh.cprec' --expect 'range(step): "
+                 "peak_concurrent_kernels > 1' --expect 'kernels == 32' > /dev/null 2>&1",
+                 CUPROOF_BIN, out_dir);
+        cr_expect_eq(WEXITSTATUS(system(cmd)), 0, "check on the streamed rec file");
+    }
+}
+
 Test(exec_cli, a_failing_expectation_exits_1)
 {
     cr_expect_eq(exec("--expect 'range(step): peak_concurrent_kernels > 500' " FAKE(TRACE, "exit 0")),

@@ -342,6 +342,106 @@ out:
     return rc;
 }
 
+/* One expectation over records that come one at a time
+ * (cuproof/expect.h): its scope, and the streaming analysis of what the
+ * scope hands on. */
+struct cp_expect_stream {
+    const cp_expectation *e;
+    cp_scope *scope;      /* NULL without one: the whole trace's metrics answer */
+    cp_stream *stream;    /* what the scope hands on */
+    uint64_t work;        /* kernels, copies and memsets the scope handed on */
+    char missing[256];    /* why the scope names nothing (its range, process or device is absent) */
+};
+
+int cp_expect_stream_new(cp_expect_stream **out, const cp_expectation *e,
+                         const cp_stream_opts *opts)
+{
+    *out = NULL;
+    cp_expect_stream *x = calloc(1, sizeof *x);
+    if (!x)
+        return cp_failf(CP_ENOMEM, "out of memory for '%s'", e->text);
+    x->e = e;
+    int rc = 0;
+    if (e->scope[0] || e->scope_arg) {
+        rc = cp_scope_new(&x->scope, e->scope, e->scope_arg, NULL, 0);
+        if (rc == 0)
+            rc = cp_stream_new(&x->stream, opts);
+    }
+    if (rc < 0) {
+        cp_expect_stream_free(x);
+        return rc;
+    }
+    *out = x;
+    return 0;
+}
+
+int cp_expect_stream_learn(cp_expect_stream *x, const cp_activity *a)
+{
+    return x->scope ? cp_scope_learn(x->scope, a) : 0;
+}
+
+int cp_expect_stream_ready(cp_expect_stream *x, const cp_trace *meta)
+{
+    if (!x->scope)
+        return 0;
+    if (meta->has_legacy_stream)
+        cp_stream_set_legacy(x->stream, meta->legacy_device, meta->legacy_context,
+                             meta->legacy_stream);
+    int rc = cp_scope_ready(x->scope, meta, x->missing, sizeof x->missing);
+    return rc == CP_ENOENT ? 0 : rc;
+}
+
+static int to_scoped_stream(void *ctx, const cp_activity *a)
+{
+    cp_expect_stream *x = ctx;
+    x->work += cp_activity_is_device_work(a);
+    return cp_stream_add(x->stream, a);
+}
+
+int cp_expect_stream_add(cp_expect_stream *x, const cp_activity *a)
+{
+    if (!x->scope || x->missing[0])
+        return 0;
+    return cp_scope_emit(x->scope, a, to_scoped_stream, x);
+}
+
+int cp_expect_stream_finish(cp_expect_stream *x, const cp_metrics *whole, bool *ok, char *measured,
+                            size_t len)
+{
+    *ok = false;
+    if (x->missing[0]) {
+        snprintf(measured, len, "%s", x->missing);
+        return 0;
+    }
+    uint64_t work = x->scope ? x->work : (uint64_t)whole->kernels + whole->copies + whole->memsets;
+    if (work == 0) {
+        char where[192];
+        describe_scope(x->e, where, sizeof where);
+        snprintf(measured, len, "no kernels, copies or memsets %s", where);
+        return 0;
+    }
+    if (!x->scope) {
+        *ok = cp_expect_eval(x->e, whole, measured, len);
+        return 0;
+    }
+    cp_metrics m;
+    int rc = cp_stream_finish(x->stream, &m);
+    if (rc < 0)
+        return rc;
+    *ok = cp_expect_eval(x->e, &m, measured, len);
+    cp_metrics_free(&m);
+    return 0;
+}
+
+void cp_expect_stream_free(cp_expect_stream *x)
+{
+    if (!x)
+        return;
+    cp_scope_free(x->scope);
+    cp_stream_free(x->stream);
+    free(x);
+}
+
 int cp_expect_validate_program(const cp_expect_list *list)
 {
     for (size_t i = 0; i < list->n; i++) {

@@ -210,6 +210,38 @@ CP_API int cp_expect_eval_trace(const cp_expectation *e, const cp_trace *t,
                                 size_t len);
 
 /*
+ * cp_expect_eval_trace for a trace too long to hold: expectation `e` over
+ * records that come one at a time, in two passes (the first for what its
+ * scope must learn, cp_scope_learn), the scope's part going through its
+ * own streaming analysis (cp_stream, with `opts`, which may be NULL). The
+ * verdicts, measured values and reasons are cp_expect_eval_trace's.
+ *
+ *   cp_expect_stream_new(&x, e, NULL);
+ *   first pass: cp_expect_stream_learn(x, &a) for every record
+ *   cp_expect_stream_ready(x, &meta);      // meta: processes, legacy stream
+ *   second pass: cp_expect_stream_add(x, &a) for every record
+ *   cp_expect_stream_finish(x, &whole, &ok, measured, sizeof measured);
+ *
+ * An expectation without a scope needs neither pass: the whole trace's
+ * metrics (`whole`, from the caller's own streaming analysis) answer it.
+ * `e` must outlive the evaluator. new returns 0, CP_EINVAL (a scope that
+ * cp_expect_validate_program refuses) or CP_ENOMEM; learn, ready and add
+ * 0 or CP_ENOMEM / CP_EIO (a missing range, process or device is a
+ * verdict, not an error); finish 0 when the expectation was evaluated, or
+ * the streaming analysis' error. free accepts NULL.
+ */
+typedef struct cp_expect_stream cp_expect_stream;
+
+CP_API int cp_expect_stream_new(cp_expect_stream **out, const cp_expectation *e,
+                                const cp_stream_opts *opts);
+CP_API int cp_expect_stream_learn(cp_expect_stream *x, const cp_activity *a);
+CP_API int cp_expect_stream_ready(cp_expect_stream *x, const cp_trace *meta);
+CP_API int cp_expect_stream_add(cp_expect_stream *x, const cp_activity *a);
+CP_API int cp_expect_stream_finish(cp_expect_stream *x, const cp_metrics *whole, bool *ok,
+                                   char *measured, size_t len);
+CP_API void cp_expect_stream_free(cp_expect_stream *x);
+
+/*
  * cp_expect_validate for a traced program: each scope must be none,
  * range(NAME), process(PID) or device(N) (PID and N decimal integers
  * below 2^32), each metric in CP_METRIC_MAP and each finding in

@@ -1,0 +1,256 @@
+/* A traced program's per-process files, analysed and judged in bounded
+ * memory (cuproof/program.h): held while they are few, streamed past
+ * that through the analysis, a cuproof.rec file, and a second reading of
+ * it for the Perfetto file, the timeline's summary and the scoped
+ * expectations. */
+#include <cuproof/program.h>
+
+#include <cuproof/error.h>
+#include <cuproof/proc.h>
+#include <cuproof/rec.h>
+#include <cuproof/summary.h>
+
+#include "perfetto_pb.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The first reading: the process files' records, held or streamed. */
+typedef struct reading {
+    const cp_program_opts *opts;
+    uint64_t keep;
+    cp_trace *meta; /* the reader's: processes, counts, names */
+    cp_trace kept;  /* the records while they are held */
+    bool streaming;
+    cp_stream *stream;
+    cp_rec_writer *rec;
+    size_t rec_processes; /* processes described in the rec file so far */
+    cp_summary_span span;
+    cp_expect_stream **x; /* one per expectation */
+    size_t nx;
+    cp_program_info *info;
+} reading;
+
+/* One record into everything a streamed program feeds: the rec file
+ * (after the processes it may name), the analysis, the summary's span and
+ * what the scopes learn. */
+static int stream_one(reading *r, const cp_activity *a)
+{
+    int rc = 0;
+    while (rc == 0 && r->rec_processes < r->meta->nprocesses)
+        rc = cp_rec_put_process(r->rec, &r->meta->processes[r->rec_processes++]);
+    if (rc == 0)
+        rc = cp_rec_put(r->rec, a);
+    if (rc == 0)
+        rc = cp_stream_add(r->stream, a);
+    cp_summary_span_add(&r->span, a);
+    for (size_t i = 0; rc == 0 && i < r->nx; i++)
+        rc = cp_expect_stream_learn(r->x[i], a);
+    return rc;
+}
+
+/* Past the records to hold: the held ones go out first, then every
+ * record as it is read. */
+static int start_streaming(reading *r)
+{
+    cp_stream_opts so = {.timeline = r->opts->timeline};
+    int rc = cp_stream_new(&r->stream, &so);
+    if (rc == 0)
+        rc = cp_rec_writer_open(&r->rec, r->info->rec_path);
+    for (size_t i = 0; rc == 0 && i < r->kept.n; i++)
+        rc = stream_one(r, &r->kept.items[i]);
+    cp_trace_free(&r->kept);
+    cp_trace_init(&r->kept);
+    r->streaming = true;
+    return rc;
+}
+
+static int on_record(void *ctx, const cp_activity *a)
+{
+    reading *r = ctx;
+    r->info->records++;
+    if (a->start && a->start < r->info->first_ns)
+        r->info->first_ns = a->start;
+    if (r->streaming)
+        return stream_one(r, a);
+    if (cp_trace_add(&r->kept, a) < 0)
+        return cp_failf(CP_ENOMEM, "out of memory holding a program's records");
+    return r->kept.n > r->keep ? start_streaming(r) : 0;
+}
+
+/* The rec file's last records: how each process ended, and the counts. */
+static int close_rec(reading *r)
+{
+    int rc = 0;
+    while (rc == 0 && r->rec_processes < r->meta->nprocesses)
+        rc = cp_rec_put_process(r->rec, &r->meta->processes[r->rec_processes++]);
+    for (size_t i = 0; rc == 0 && i < r->meta->nprocesses; i++)
+        rc = cp_rec_put_process_end(r->rec, (uint32_t)i, &r->meta->processes[i]);
+    cp_rec_end end = {
+        .dropped_records = r->meta->dropped_records,
+        .renamed_kernels = r->meta->renamed_kernels,
+        .has_legacy_stream = r->meta->has_legacy_stream,
+        .legacy_device = r->meta->legacy_device,
+        .legacy_context = r->meta->legacy_context,
+        .legacy_stream = r->meta->legacy_stream,
+    };
+    if (rc < 0) {
+        cp_rec_writer_abandon(r->rec);
+        r->rec = NULL;
+        return rc;
+    }
+    rc = cp_rec_writer_close(r->rec, &end);
+    r->rec = NULL;
+    return rc;
+}
+
+/* The second reading, of the rec file the first wrote: the Perfetto file,
+ * the timeline's summary, and what each scope hands on. */
+static int second_pass(reading *r, cp_variant_result *v)
+{
+    int rc = 0;
+    cp_rec_reader *in = NULL;
+    FILE *f = NULL;
+    cp_pb_writer *pb = NULL;
+    cp_summary *sum = calloc(1, sizeof *sum);
+    if (!sum)
+        return cp_failf(CP_ENOMEM, "out of memory for a timeline summary");
+    CP_TRY(cp_summary_init(sum, &v->metrics, &r->span, CP_SUMMARY_BINS));
+    for (size_t i = 0; i < r->nx; i++)
+        CP_TRY(cp_expect_stream_ready(r->x[i], r->meta));
+    CP_TRY(cp_rec_reader_open(&in, r->info->rec_path));
+    if (!(f = fopen(r->info->perfetto_path, "wb"))) {
+        rc = cp_failf(CP_EIO, "cannot write %s: %s", r->info->perfetto_path, strerror(errno));
+        goto out;
+    }
+    uint64_t origin = r->info->first_ns == UINT64_MAX ? 0 : r->info->first_ns;
+    if (!(pb = cp_pb_open(f, r->info->perfetto_path, origin))) {
+        rc = CP_ENOMEM;
+        goto out;
+    }
+    cp_rec_item it;
+    while ((rc = cp_rec_next(in, &it)) == 1) {
+        rc = 0;
+        if (it.type == CP_REC_PROCESS) {
+            rc = cp_pb_add_process(pb, it.process_index, it.process.pid, it.process.command);
+        } else if (it.type == CP_REC_ACTIVITY) {
+            cp_summary_add(sum, &v->metrics, &it.activity);
+            rc = cp_pb_add_activity(pb, &it.activity);
+            for (size_t i = 0; rc == 0 && i < r->nx; i++)
+                rc = cp_expect_stream_add(r->x[i], &it.activity);
+        }
+        if (rc < 0)
+            goto out;
+    }
+    if (rc < 0)
+        goto out;
+    char why[256];
+    if (cp_rec_truncated(in, why, sizeof why))
+        rc = cp_failf(CP_EIO, "%s, written by this run, reads back short: %s", r->info->rec_path,
+                      why);
+out:
+    if (pb) {
+        int closed = cp_pb_close(pb);
+        rc = rc < 0 ? rc : closed;
+    }
+    if (f && fclose(f) != 0 && rc == 0)
+        rc = cp_failf(CP_EIO, "cannot write %s: %s", r->info->perfetto_path, strerror(errno));
+    cp_rec_reader_close(in);
+    if (rc < 0) {
+        cp_summary_free(sum);
+        free(sum);
+    } else {
+        v->summary = sum;
+    }
+    return rc;
+}
+
+/* The held records join the reader's trace, which has the processes. */
+static int judge_kept(reading *r, const cp_expect_list *list, cp_variant_result *v,
+                      cp_program_check *checks)
+{
+    for (size_t i = 0; i < r->kept.n; i++)
+        if (cp_trace_add(&v->trace, &r->kept.items[i]) < 0)
+            return cp_failf(CP_ENOMEM, "out of memory holding a program's records");
+    cp_trace_free(&r->kept);
+    cp_trace_init(&r->kept);
+    if (cp_timeline_analyse(&v->trace, &r->opts->timeline, &v->metrics) < 0)
+        return cp_failf(CP_ENOMEM, "out of memory analysing a program's records");
+    for (size_t i = 0; list && i < list->n; i++) {
+        checks[i].measured[0] = '\0';
+        int rc = cp_expect_eval_trace(&list->items[i], &v->trace, &r->opts->timeline,
+                                      &checks[i].ok, checks[i].measured,
+                                      sizeof checks[i].measured);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int cp_program_analyse(const char *dir, const cp_expect_list *list, const cp_program_opts *opts,
+                       cp_variant_result *v, cp_program_check *checks, cp_program_info *info)
+{
+    int rc = 0;
+    memset(info, 0, sizeof *info);
+    info->first_ns = UINT64_MAX;
+    const char *out = opts->out_dir ? opts->out_dir : ".";
+    const char *name = opts->name ? opts->name : "program";
+    snprintf(info->rec_path, sizeof info->rec_path, "%s/%s.cprec", out, name);
+    snprintf(info->perfetto_path, sizeof info->perfetto_path, "%s/%s.%s.perfetto-trace", out, name,
+             opts->variant ? opts->variant : "program");
+    reading r = {
+        .opts = opts,
+        .keep = opts->keep_records ? opts->keep_records : CP_PROGRAM_KEEP_RECORDS,
+        .meta = &v->trace,
+        .span = CP_SUMMARY_SPAN_INIT,
+        .info = info,
+    };
+    cp_trace_init(&r.kept);
+    size_t n = list ? list->n : 0;
+    if (n && !(r.x = calloc(n, sizeof *r.x))) {
+        rc = cp_failf(CP_ENOMEM, "out of memory for %zu expectations", n);
+        goto out;
+    }
+    cp_stream_opts so = {.timeline = opts->timeline};
+    for (; r.nx < n; r.nx++)
+        CP_TRY(cp_expect_stream_new(&r.x[r.nx], &list->items[r.nx], &so));
+    CP_TRY(cp_proc_stream_dir(dir, &v->trace, &info->nfiles, on_record, &r));
+    if (!r.streaming) {
+        rc = judge_kept(&r, list, v, checks);
+        goto out;
+    }
+    info->streamed = true;
+    CP_TRY(close_rec(&r));
+    if (v->trace.has_legacy_stream)
+        cp_stream_set_legacy(r.stream, v->trace.legacy_device, v->trace.legacy_context,
+                             v->trace.legacy_stream);
+    rc = cp_stream_finish(r.stream, &v->metrics);
+    cp_stream_free(r.stream);
+    r.stream = NULL;
+    CP_TRY(rc);
+    CP_TRY(second_pass(&r, v));
+    for (size_t i = 0; i < n; i++) {
+        checks[i].measured[0] = '\0';
+        CP_TRY(cp_expect_stream_finish(r.x[i], &v->metrics, &checks[i].ok, checks[i].measured,
+                                       sizeof checks[i].measured));
+    }
+out:
+    if (r.rec)
+        cp_rec_writer_abandon(r.rec);
+    cp_stream_free(r.stream);
+    cp_trace_free(&r.kept);
+    for (size_t i = 0; i < r.nx; i++)
+        cp_expect_stream_free(r.x[i]);
+    free(r.x);
+    /* A streamed file left by a failure would read as a program's trace:
+     * it goes, and the paths say that nothing was written. */
+    if (rc < 0 && r.streaming) {
+        remove(info->rec_path);
+        remove(info->perfetto_path);
+    }
+    if (rc < 0 || !r.streaming)
+        info->rec_path[0] = info->perfetto_path[0] = '\0';
+    return rc;
+}
