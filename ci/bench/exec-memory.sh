@@ -5,8 +5,9 @@
 # and that both give the same verdicts. The program is a stand-in that
 # copies a recorded trace into its process file and exits, so that the
 # figures are the launcher's alone (the peak is the largest of the
-# launcher and its children, and the stand-in's is a few MB) and need no
-# GPU. Each TRACE is a cuproof.rec file with its processes, as
+# launcher and its children, and the stand-in's is a few MB; its file is
+# named after no live pid, so that the launcher does not wait for it to
+# close) and need no GPU. Each TRACE is a cuproof.rec file with its processes, as
 # `cuproof export OUT/proc DIR --format rec` writes for a real program,
 # or as ci/bench.sh makes synthetic ones (stream_bench write).
 #
@@ -51,7 +52,7 @@ for trace in "$@"; do
         dir="$work/$name-$path"
         rm -rf "$dir"
         read -r rc wall rss < <(measure env CUDA_VISIBLE_DEVICES= "$cuproof" exec --out "$dir" "${keep[@]}" \
-            --allow-dropped "${expect[@]}" -- sh -c "cp '$trace' \"\$CUPROOF_EXEC_DIR/bench.1.proc.cprec\"")
+            --allow-dropped "${expect[@]}" -- sh -c "cp '$trace' \"\$CUPROOF_EXEC_DIR/bench.2147483647.proc.cprec\"")
         # The verdicts, from the report (the same on both paths).
         verdicts=$(python3 -c '
 import json, sys
