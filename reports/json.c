@@ -479,6 +479,8 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
                 fprintf(f, ",\"graph_id\":%u", a->graph_id);
             if (a->graph_node)
                 fprintf(f, ",\"graph_node\":%llu", (unsigned long long)a->graph_node);
+            if (a->thread)
+                fprintf(f, ",\"thread\":%u", a->thread);
             fputc('}', f);
         }
         fputs("]}", f);
@@ -564,8 +566,9 @@ static int parse_activity(const cJSON *j, size_t index, uint64_t origin, cp_trac
     a.correlation = (uint32_t)corr;
     a.name = cJSON_IsString(name) ? name->valuestring : NULL;
     /* Absent in a case's trace and in traces written before they existed. */
-    uint64_t process = 0, graph = 0;
+    uint64_t process = 0, graph = 0, thread = 0;
     get_u64(j, "process", &process);
+    get_u64(j, "thread", &thread);
     get_u64(j, "graph_id", &graph);
     get_u64(j, "graph_node", &a.graph_node);
     if (process && process >= t->nprocesses)
@@ -573,6 +576,10 @@ static int parse_activity(const cJSON *j, size_t index, uint64_t origin, cp_trac
                         "processes", index, (unsigned long long)process, t->nprocesses);
     a.process = (uint32_t)process;
     a.graph_id = (uint32_t)graph;
+    if (thread > UINT32_MAX)
+        return cp_failf(CP_EPARSE, "activity %zu: thread %llu is out of range", index,
+                        (unsigned long long)thread);
+    a.thread = (uint32_t)thread;
     if (a.kind == CP_ACT_MEMCPY) {
         const cJSON *dir = cJSON_GetObjectItemCaseSensitive(j, "dir");
         const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "src");

@@ -125,7 +125,7 @@ typedef struct str_map {
 } str_map;
 
 /* The tracks described so far, by what they stand for. */
-enum { TRACK_ROOT = 1, TRACK_API, TRACK_NVTX, TRACK_CONTEXT, TRACK_LANE };
+enum { TRACK_ROOT = 1, TRACK_API, TRACK_NVTX, TRACK_CONTEXT, TRACK_LANE, TRACK_THREAD };
 
 typedef struct track_key {
     uint32_t kind, process, device, context, stream;
@@ -433,6 +433,9 @@ static uint64_t track_of(cp_pb_writer *w, const track_key *k)
     case TRACK_NVTX:
         snprintf(name, sizeof name, "NVTX");
         break;
+    case TRACK_THREAD:
+        snprintf(name, sizeof name, "thread %" PRIu32, k->stream);
+        break;
     case TRACK_CONTEXT:
         snprintf(name, sizeof name, "GPU %" PRIu32 " ctx %" PRIu32, k->device, k->context);
         break;
@@ -472,10 +475,16 @@ int cp_pb_add_activity(cp_pb_writer *w, const cp_activity *a)
     if (w->err)
         return w->err;
     bool device = cp_activity_is_device_work(a);
+    /* A host record of a known thread goes on its thread's track, where
+     * its API calls and NVTX ranges nest (calls of two threads overlap
+     * without nesting, which one track cannot show); the thread is held
+     * in the key's stream. */
     track_key k = {device ? TRACK_LANE : a->kind == CP_ACT_RANGE ? TRACK_NVTX : TRACK_API,
                    a->process, 0, 0, 0};
     if (device)
         k = (track_key){TRACK_LANE, a->process, a->device, a->context, a->stream};
+    else if (a->thread)
+        k = (track_key){TRACK_THREAD, a->process, 0, 0, a->thread};
     uint64_t track = track_of(w, &k);
     if (!track)
         return w->err;

@@ -10,9 +10,13 @@
  * What a trace shows (see perfetto_pb.c for the packets and fields):
  *  - per traced process a process track (its pid and command), or for a
  *    case's own trace (no processes) one root track named by its title;
- *  - under it a "CUDA API" track, an "NVTX" track, and per (device,
- *    context) a track "GPU D ctx C" holding a lane per stream,
- *    "GPU D ctx C stream S";
+ *  - under it a track per host thread, "thread T" (T as CUPTI names the
+ *    thread), holding that thread's API calls and NVTX ranges, which nest
+ *    there as they ran (the calls of two threads overlap without nesting,
+ *    which one track cannot show); a "CUDA API" and an "NVTX" track for
+ *    records of no known thread (a case's own phases, older traces); and
+ *    per (device, context) a track "GPU D ctx C" holding a lane per
+ *    stream, "GPU D ctx C stream S";
  *  - one slice (a begin and an end event) per activity, named (interned),
  *    with debug annotations: bytes and the memory on each side of copies,
  *    bytes of memsets, grid and block of kernels, graph_id and graph_node

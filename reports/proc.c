@@ -392,6 +392,7 @@ static int parse_api(proc_state *st, const cJSON *o)
     CP_TRY(get_u32(st, o, "cor", &a.correlation));
     CP_TRY(get_u32(st, o, "tid", &tid));
     CP_TRY(get_str(st, o, "name", &a.name));
+    a.thread = tid;
     rc = add(st, &a);
 out:
     return rc;
@@ -450,10 +451,11 @@ out:
 
 /* Opens a range at `start` that a later record closes (its end is the
  * start until then). */
-static int open_range_at(proc_state *st, uint64_t start, const char *name, size_t *item)
+static int open_range_at(proc_state *st, uint64_t start, const char *name, uint32_t thread,
+                         size_t *item)
 {
     cp_activity a = {.kind = CP_ACT_RANGE, .start = start, .end = start,
-                     .process = st->process, .name = name};
+                     .process = st->process, .thread = thread, .name = name};
     *item = st->t->n;
     return add(st, &a);
 }
@@ -468,9 +470,14 @@ static int parse_marker(proc_state *st, const cJSON *o)
     CP_TRY(get_enum(st, o, "phase", phase_names, COUNT(phase_names), &phase));
     CP_TRY(get_str(st, o, "name", &name));
     CP_TRY(get_str(st, o, "domain", &domain));
+    /* The thread came with format 1's later writers: a file without it
+     * has ranges of no known thread. */
+    uint32_t thread = 0;
+    if (cJSON_GetObjectItemCaseSensitive(o, "tid"))
+        CP_TRY(get_u32(st, o, "tid", &thread));
     if (phase == PHASE_INSTANT) {
         size_t item = 0;
-        rc = open_range_at(st, at, name, &item);
+        rc = open_range_at(st, at, name, thread, &item);
         goto out;
     }
     /* Open ranges are few and usually closed last-opened first: search
@@ -494,7 +501,7 @@ static int parse_marker(proc_state *st, const cJSON *o)
             st->open_cap = cap;
         }
         st->open[st->nopen].id = id;
-        CP_TRY(open_range_at(st, at, name, &st->open[st->nopen].item));
+        CP_TRY(open_range_at(st, at, name, thread, &st->open[st->nopen].item));
         st->nopen++;
     } else if (i > 0) {
         st->t->items[st->open[i - 1].item].end = at;
@@ -512,7 +519,7 @@ static int parse_profiler(proc_state *st, const cJSON *o)
     CP_TRY(get_time(st, o, "t", &at));
     CP_TRY(get_enum(st, o, "phase", profiler_names, COUNT(profiler_names), &phase));
     if (phase == 0 && !st->profiling) {
-        CP_TRY(open_range_at(st, at, "cuProfilerStart", &st->profiler_item));
+        CP_TRY(open_range_at(st, at, "cuProfilerStart", 0, &st->profiler_item));
         st->profiling = true;
     } else if (phase == 1 && st->profiling) {
         st->t->items[st->profiler_item].end = at;

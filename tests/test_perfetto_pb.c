@@ -590,6 +590,8 @@ static slice *expected(const cp_trace *t, const char *title, char (*tracks)[64])
         const cp_activity *a = &t->items[i];
         if (cp_activity_is_device_work(a))
             snprintf(tracks[i], 64, "GPU %u ctx %u stream %u", a->device, a->context, a->stream);
+        else if (a->thread)
+            snprintf(tracks[i], 64, "thread %u", a->thread);
         else
             snprintf(tracks[i], 64, "%s", a->kind == CP_ACT_RANGE ? "NVTX" : "CUDA API");
         const char *root = t->nprocesses ? t->processes[a->process].command : title;
@@ -969,6 +971,67 @@ Test(perfetto_pb, touching_and_nested_slices_keep_their_bounds)
     decoded d;
     decode(path, &d);
     expect_same_slices(&d, &t, "cuproof edge / v");
+    decoded_free(&d);
+    cp_trace_free(&t);
+    remove_tmp();
+}
+
+/* Two threads whose API calls overlap without nesting (a runtime call
+ * each, its driver call inside, a range around one): on a track per
+ * thread every slice keeps its bounds. The same records with no thread
+ * share one track, where Perfetto closes the innermost slice first and
+ * some come out with another's end: the check can fail. */
+static void two_threads(cp_trace *t, bool with_threads)
+{
+    cp_trace_init(t);
+    cp_process p = {.pid = 77, .command = "threads"};
+    cr_assert_eq(cp_trace_add_process(t, &p), 0);
+    const uint32_t a = with_threads ? 1714126848u : 0, b = with_threads ? 1705734144u : 0;
+    cp_activity items[] = {
+        {.kind = CP_ACT_RANGE, .start = 50, .end = 350, .thread = a, .name = "step"},
+        {.kind = CP_ACT_RUNTIME, .start = 100, .end = 300, .thread = a, .correlation = 1,
+         .name = "cudaMemcpyAsync"},
+        {.kind = CP_ACT_RUNTIME, .start = 120, .end = 280, .thread = a, .correlation = 1,
+         .name = "cuMemcpyAsync"},
+        {.kind = CP_ACT_RUNTIME, .start = 200, .end = 400, .thread = b, .correlation = 2,
+         .name = "cudaLaunchKernel"},
+        {.kind = CP_ACT_RUNTIME, .start = 210, .end = 390, .thread = b, .correlation = 2,
+         .name = "cuLaunchKernel"},
+    };
+    for (size_t i = 0; i < sizeof items / sizeof *items; i++)
+        cr_assert_eq(cp_trace_add(t, &items[i]), 0);
+}
+
+Test(perfetto_pb, each_threads_calls_and_ranges_nest_on_its_own_track)
+{
+    make_tmp();
+    cp_trace t;
+    two_threads(&t, true);
+    cr_assert_eq(cp_perfetto_pb_write(tmp, "threads", "v", &t), 0, "%s", cp_last_error());
+    char path[256];
+    snprintf(path, sizeof path, "%s/threads.v.perfetto-trace", tmp);
+    decoded d;
+    decode(path, &d);
+    expect_same_slices(&d, &t, "");
+    size_t thread_tracks = 0;
+    for (size_t i = 0; i < d.ntracks; i++)
+        thread_tracks += strncmp(d.tracks[i].name, "thread ", 7) == 0;
+    cr_expect_eq(thread_tracks, 2);
+    decoded_free(&d);
+    cp_trace_free(&t);
+
+    two_threads(&t, false);
+    cr_assert_eq(cp_perfetto_pb_write(tmp, "threads", "v", &t), 0, "%s", cp_last_error());
+    decode(path, &d);
+    size_t n, wrong = 0;
+    slice *got = rebuild(&d, &n);
+    cr_assert_eq(n, t.n);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < t.n; k++)
+            if (got[i].start == t.items[k].start && strcmp(got[i].name, t.items[k].name) == 0)
+                wrong += got[i].end != t.items[k].end;
+    cr_expect_gt(wrong, 0, "one shared track should have cut some slices short");
+    free(got);
     decoded_free(&d);
     cp_trace_free(&t);
     remove_tmp();

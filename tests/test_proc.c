@@ -183,6 +183,27 @@ Test(proc, markers_pair_and_nest)
 
     expect_error(HEADER MARKER(10, 1, "start", "a") MARKER(20, 1, "start", "b"), CP_EPARSE,
                  "mem.proc.jsonl:3: marker record: marker 1 starts again while it is open");
+
+    /* The thread: API calls always carry it, markers from later writers
+     * (a range takes its start's); a marker without it has none. */
+    cp_trace_init(&t);
+    cr_assert_eq(parse(HEADER
+                       "{\"k\":\"marker\",\"t\":10,\"id\":1,\"phase\":\"start\",\"name\":\"s\","
+                       "\"domain\":\"\",\"tid\":4294967295}\n"
+                       "{\"k\":\"marker\",\"t\":90,\"id\":1,\"phase\":\"end\",\"name\":\"\","
+                       "\"domain\":\"\",\"tid\":4294967295}\n"
+                       "{\"k\":\"runtime\",\"s\":20,\"e\":30,\"cor\":5,\"tid\":1714126848,"
+                       "\"name\":\"cudaMalloc\"}\n"
+                       MARKER(40, 2, "instant", "old") END,
+                       &t),
+                 0, "%s", cp_last_error());
+    cr_expect_eq(find(&t, CP_ACT_RANGE, "s", 0)->thread, 4294967295u);
+    cr_expect_eq(find(&t, CP_ACT_RUNTIME, "cudaMalloc", 0)->thread, 1714126848u);
+    cr_expect_eq(find(&t, CP_ACT_RANGE, "old", 0)->thread, 0);
+    cp_trace_free(&t);
+    expect_error(HEADER "{\"k\":\"marker\",\"t\":10,\"id\":1,\"phase\":\"start\",\"name\":\"s\","
+                        "\"domain\":\"\",\"tid\":-1}\n",
+                 CP_EPARSE, "field 'tid' must be an integer");
     expect_error(HEADER MARKER(10, 1, "begin", "a"), CP_EPARSE, "field 'phase' is 'begin'");
 }
 

@@ -53,6 +53,7 @@ static void expect_same_activity(const cp_activity *a, const cp_activity *b, siz
                   a->graph_id == b->graph_id && a->graph_node == b->graph_node &&
                   a->bytes == b->bytes && a->copy_dir == b->copy_dir && a->src == b->src &&
                   a->dst == b->dst && a->async == b->async && a->depth == b->depth &&
+                  a->thread == b->thread &&
                   memcmp(a->grid, b->grid, sizeof a->grid) == 0 &&
                   memcmp(a->block, b->block, sizeof a->block) == 0,
               "activity %zu differs", i);
@@ -203,9 +204,11 @@ static void rich_trace(cp_trace *t)
                      .dst = CP_MEM_ARRAY, .async = true, .name = "memcpy"};
     cp_trace_add(t, &c);
     cp_activity r = {.kind = CP_ACT_RANGE, .start = 1799999999999999000ull,
-                     .end = 1800000000000009000ull, .depth = 4, .name = "step"};
+                     .end = 1800000000000009000ull, .depth = 4, .thread = 4294967295u,
+                     .name = "step"};
     cp_trace_add(t, &r);
-    cp_activity api = {.kind = CP_ACT_RUNTIME, .start = 5, .end = 6, .correlation = 1};
+    cp_activity api = {.kind = CP_ACT_RUNTIME, .start = 5, .end = 6, .correlation = 1,
+                       .thread = 1714126848u};
     cp_trace_add(t, &api);
     cp_activity ms = {.kind = CP_ACT_MEMSET, .start = 10, .end = 10, .bytes = 4096,
                       .name = "memset"};

@@ -10,10 +10,10 @@
 /* The largest record either side accepts: a kernel name of a deeply
  * templated library runs to a few kilobytes, never to a megabyte. */
 #define MAX_RECORD (1u << 20)
-/* An activity's payload at most: 2 bytes and 21 varints of 10 bytes. */
+/* An activity's payload at most: 2 bytes and 22 varints of 10 bytes. */
 #define MAX_ACTIVITY 256
 
-enum { FLAG_ASYNC = 1, FLAG_SHAPE = 2, FLAG_GRAPH = 4, FLAG_COPY = 8 };
+enum { FLAG_ASYNC = 1, FLAG_SHAPE = 2, FLAG_GRAPH = 4, FLAG_COPY = 8, FLAG_THREAD = 16 };
 
 /* ---- Encoding ---- */
 
@@ -230,7 +230,8 @@ int cp_rec_put(cp_rec_writer *w, const cp_activity *a)
     size_t n = 0;
     b[n++] = (uint8_t)a->kind;
     b[n++] = (uint8_t)((a->async ? FLAG_ASYNC : 0) | (shape ? FLAG_SHAPE : 0) |
-                       (graph ? FLAG_GRAPH : 0) | (copy ? FLAG_COPY : 0));
+                       (graph ? FLAG_GRAPH : 0) | (copy ? FLAG_COPY : 0) |
+                       (a->thread ? FLAG_THREAD : 0));
     n += put_varint(b + n, zigzag((int64_t)(a->start - w->prev_start)));
     n += put_varint(b + n, zigzag((int64_t)(a->end - a->start)));
     n += put_varint(b + n, a->device);
@@ -256,6 +257,8 @@ int cp_rec_put(cp_rec_writer *w, const cp_activity *a)
     }
     if (a->kind == CP_ACT_RANGE)
         n += put_varint(b + n, a->depth);
+    if (a->thread)
+        n += put_varint(b + n, a->thread);
     rc = emit(w, CP_REC_ACTIVITY, b, n);
     if (rc == 0) {
         w->activities++;
@@ -574,6 +577,10 @@ static int read_activity(cp_rec_reader *r, cursor *c, uint64_t at, cp_activity *
     }
     if (a->kind == CP_ACT_RANGE)
         a->depth = get_u32(c);
+    if (flags & FLAG_THREAD)
+        a->thread = get_u32(c);
+    if (flags & ~(FLAG_ASYNC | FLAG_SHAPE | FLAG_GRAPH | FLAG_COPY | FLAG_THREAD))
+        return reader_bad(r, at, "activity with a flag this reader does not know");
     if (c->bad || c->p != c->end)
         return reader_bad(r, at, "activity record does not decode");
     if (name > r->nstrings)

@@ -259,7 +259,8 @@ int cp_cupti_convert(const void *record, cp_activity *out)
         if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, a->cbid, &name) != CUPTI_SUCCESS)
             name = "cudaUnknownCall";
         *out = (cp_activity){.kind = CP_ACT_RUNTIME, .start = a->start, .end = a->end,
-                             .correlation = a->correlationId, .name = name};
+                             .correlation = a->correlationId, .thread = a->threadId,
+                             .name = name};
         return 1;
     }
     default:

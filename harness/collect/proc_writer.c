@@ -92,6 +92,13 @@ static void write_api(cp_proc_writer *w, const CUpti_ActivityAPI *api, bool runt
     fputs("}\n", f);
 }
 
+/* The thread a marker was emitted on, as CUPTI names API calls' threads;
+ * 0 for a marker of another object (a device, a context). */
+static uint32_t marker_thread(const CUpti_ActivityMarker2 *m)
+{
+    return m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
+}
+
 static void write_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
 {
     FILE *f = w->out;
@@ -103,7 +110,7 @@ static void write_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
     cp_json_put_string(f, m->name);
     fputs(",\"domain\":", f);
     cp_json_put_string(f, m->domain);
-    fputs("}\n", f);
+    fprintf(f, ",\"tid\":%u}\n", marker_thread(m));
 }
 
 /* ---- The rec form ---- */
@@ -120,7 +127,8 @@ static const char *api_name(const CUpti_ActivityAPI *api, bool runtime)
 
 /* Opens a range (marker `id`, or the profiler's with id 0) at `start`;
  * one that cannot be kept (out of memory) is left out. */
-static void open_range(cp_proc_writer *w, uint64_t id, uint64_t start, const char *name)
+static void open_range(cp_proc_writer *w, uint64_t id, uint64_t start, const char *name,
+                       uint32_t thread)
 {
     if (w->nopen == w->open_cap) {
         size_t cap = w->open_cap ? 2 * w->open_cap : 16;
@@ -133,7 +141,7 @@ static void open_range(cp_proc_writer *w, uint64_t id, uint64_t start, const cha
     char *copy = strdup(name ? name : "");
     if (!copy)
         return;
-    w->open[w->nopen] = (cp_proc_open_range){id, start, copy, (uint32_t)w->nopen};
+    w->open[w->nopen] = (cp_proc_open_range){id, start, copy, (uint32_t)w->nopen, thread};
     w->nopen++;
 }
 
@@ -142,7 +150,7 @@ static void close_range(cp_proc_writer *w, size_t k, uint64_t end)
 {
     cp_proc_open_range *o = &w->open[k];
     cp_activity a = {.kind = CP_ACT_RANGE, .start = o->start, .end = end < o->start ? o->start : end,
-                     .depth = o->depth, .name = o->name};
+                     .depth = o->depth, .thread = o->thread, .name = o->name};
     cp_rec_put(w->rec, &a);
     free(o->name);
     memmove(o, o + 1, (w->nopen - k - 1) * sizeof *o);
@@ -152,7 +160,7 @@ static void close_range(cp_proc_writer *w, size_t k, uint64_t end)
 static void rec_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
 {
     if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
-        open_range(w, (uint64_t)m->id + 1, m->timestamp, m->name);
+        open_range(w, (uint64_t)m->id + 1, m->timestamp, m->name, marker_thread(m));
         return;
     }
     if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
@@ -165,7 +173,7 @@ static void rec_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
         return; /* an end without its start is left out, as the reader does */
     }
     cp_activity a = {.kind = CP_ACT_RANGE, .start = m->timestamp, .end = m->timestamp,
-                     .depth = (uint32_t)w->nopen, .name = m->name};
+                     .depth = (uint32_t)w->nopen, .thread = marker_thread(m), .name = m->name};
     cp_rec_put(w->rec, &a);
 }
 
@@ -191,7 +199,7 @@ static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
     case CUPTI_ACTIVITY_KIND_DRIVER: {
         const CUpti_ActivityAPI *api = (const CUpti_ActivityAPI *)record;
         cp_activity a = {.kind = CP_ACT_RUNTIME, .start = api->start, .end = api->end,
-                         .correlation = api->correlationId,
+                         .correlation = api->correlationId, .thread = api->threadId,
                          .name = api_name(api, record->kind == CUPTI_ACTIVITY_KIND_RUNTIME)};
         cp_rec_put(w->rec, &a);
         break;
@@ -316,7 +324,7 @@ void cp_proc_writer_profiler(cp_proc_writer *w, uint64_t t, bool start)
         while (k > 0 && w->open[k - 1].id != 0)
             k--;
         if (start && k == 0)
-            open_range(w, 0, t, "cuProfilerStart");
+            open_range(w, 0, t, "cuProfilerStart", 0);
         else if (!start && k > 0)
             close_range(w, k - 1, t);
         return;

@@ -18,7 +18,7 @@
 typedef struct cp_proc_open_range {
     uint64_t id, start;
     char *name;
-    uint32_t depth;
+    uint32_t depth, thread;
 } cp_proc_open_range;
 
 /*

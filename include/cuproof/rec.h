@@ -11,21 +11,25 @@
  * Layout (little-endian throughout; "varint" is unsigned LEB128, "zigzag"
  * a signed value folded into a varint as protobuf does):
  *
- *   header   8 bytes "CUPREC\x01\x00" (magic, major version 1, minor 0)
+ *   header   8 bytes "CUPREC\x01\x01" (magic, major version 1, minor 1;
+ *            a reader of major 1 reads every minor)
  *   records  each: type (1 byte), payload length (varint), payload
  *
  *   1 string     id (varint, 1, 2, ... in order), the bytes
  *   2 process    index (varint, 0, 1, ... in order), pid, ppid (varint),
  *                host and command (each a varint length and the bytes)
  *   3 activity   kind (1 byte), flags (1 byte: 1 async, 2 has launch
- *                shape, 4 has graph ids, 8 has bytes and memory kinds),
+ *                shape, 4 has graph ids, 8 has bytes and memory kinds,
+ *                16 has a host thread: minor 1),
  *                start as zigzag delta from the previous activity's start,
  *                end - start (zigzag: a reversed record stays reversed),
  *                device, context, stream, process, correlation and name
  *                id (varints; name 0 is no name), then as flagged: grid
  *                and block (6 varints), graph id and node (2 varints),
  *                bytes, copy direction, source and destination kinds (4
- *                varints); a range ends with its depth (varint)
+ *                varints); a range then has its depth (varint); last, as
+ *                flagged, the thread (varint). A flag the reader does not
+ *                know is an error (the fields after it could not be found)
  *   4 process end  index, ended (0/1), last_ns, dropped, zero_timestamps
  *                (varints) and why (varint length and the bytes)
  *   5 end        activities written, dropped_records, renamed_kernels
@@ -58,7 +62,7 @@
 extern "C" {
 #endif
 
-#define CP_REC_MAGIC "CUPREC\x01\x00"
+#define CP_REC_MAGIC "CUPREC\x01\x01"
 #define CP_REC_MAGIC_LEN 8
 
 typedef enum {

@@ -63,6 +63,11 @@ typedef struct cp_activity {
     cp_mem_kind src, dst;    /* copies: the memory on each side */
     bool async;              /* copies: issued by an asynchronous call */
     uint32_t depth;          /* ranges: nesting level, 0 outermost */
+    /* API calls and a traced program's NVTX ranges: the host thread, as
+     * CUPTI names it (its own 32-bit id, not the kernel's tid); 0 when
+     * unknown. Perfetto draws each thread's calls and ranges on a track of
+     * their own, where they nest. */
+    uint32_t thread;
     uint32_t grid[3], block[3]; /* kernels: the launch shape (x, y, z); 0 when unknown */
     /* A later piece of a record that a scope clipped into several
      * (cp_trace_scope): its time counts, its number does not, so that a
