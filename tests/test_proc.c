@@ -634,3 +634,35 @@ Test(proc, recorded_on_an_h100)
     cp_trace_free(&t);
 }
 
+
+/* Recorded on the H100 with the thread on markers (tests/fixtures/
+ * exec-h100-threads): in both forms every API call and every range of the
+ * one-threaded program carries the same non-zero thread. */
+Test(proc, threads_recorded_on_an_h100)
+{
+    const char *files[] = {CUPROOF_FIXTURES "/exec-h100-threads/nvtx-ranges.proc.jsonl",
+                           CUPROOF_FIXTURES "/exec-h100-threads/nvtx-ranges.proc.cprec"};
+    for (int f = 0; f < 2; f++) {
+        cp_trace t;
+        cp_trace_init(&t);
+        cr_assert_eq(cp_proc_read(files[f], &t), 0, "%s", cp_last_error());
+        uint32_t thread = 0;
+        size_t api = 0, ranges = 0;
+        for (size_t i = 0; i < t.n; i++) {
+            const cp_activity *a = &t.items[i];
+            if (a->kind != CP_ACT_RUNTIME && a->kind != CP_ACT_RANGE)
+                continue;
+            if (a->kind == CP_ACT_RANGE && strcmp(a->name, "cuProfilerStart") == 0)
+                continue; /* the profiler's window belongs to no thread */
+            api += a->kind == CP_ACT_RUNTIME;
+            ranges += a->kind == CP_ACT_RANGE;
+            if (!thread)
+                thread = a->thread;
+            cr_expect_neq(a->thread, 0, "%s: %s has no thread", files[f], a->name);
+            cr_expect_eq(a->thread, thread, "%s: %s", files[f], a->name);
+        }
+        cr_expect_gt(api, 100, "%s", files[f]);
+        cr_expect_gt(ranges, 0, "%s", files[f]);
+        cp_trace_free(&t);
+    }
+}
