@@ -271,29 +271,10 @@ out:
     return status;
 }
 
-/* Whether every expectation is unscoped, so that streamed metrics answer them
- * all (a scope needs the records). */
-static bool all_unscoped(const check_args *a)
-{
-    for (size_t i = 0; i < a->list.n; i++)
-        if (a->list.items[i].scope[0])
-            return false;
-    return true;
-}
-
 /* The processes of a program trace: how many, which are truncated and
- * where their traces stop, what CUPTI lost. */
-static uint64_t first_start(const cp_trace *t)
-{
-    uint64_t t0 = UINT64_MAX;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->items[i].start < t0)
-            t0 = t->items[i].start;
-    return t0;
-}
-
-/* t0: the trace's first start (UINT64_MAX when unknown), for how far into
- * it a truncated process stops. */
+ * where their traces stop, what CUPTI lost. t0: the trace's first start
+ * (UINT64_MAX when unknown), for how far into it a truncated process
+ * stops. */
 static void print_processes(const cp_trace *t, uint64_t t0)
 {
     uint64_t zero = 0;
@@ -319,38 +300,117 @@ static void print_processes(const cp_trace *t, uint64_t t0)
     }
 }
 
-/* Streamed records into the analysis, and the first start. */
-typedef struct stream_feed {
+/*
+ * The expectations of a traced program judged in bounded memory, whatever
+ * its length: the records go once through the streaming analysis (every
+ * unscoped expectation's answer) and through what each scope must learn;
+ * when an expectation has a scope, they come a second time for the
+ * scopes to hand their part to their own analyses (cp_expect_stream).
+ */
+typedef struct judging {
     cp_stream *s;
-    uint64_t first;
-} stream_feed;
+    uint64_t first; /* the first start, for how far a truncated process got */
+    cp_expect_stream **x;
+    size_t nx;
+    bool scoped, second;
+    cp_metrics m;
+} judging;
 
-static int to_stream(void *ctx, const cp_activity *a)
+static int judging_new(judging *j, const cp_expect_list *list)
 {
-    stream_feed *x = ctx;
-    if (a->start < x->first)
-        x->first = a->start;
-    return cp_stream_add(x->s, a);
+    memset(j, 0, sizeof *j);
+    j->first = UINT64_MAX;
+    int rc = cp_stream_new(&j->s, NULL);
+    if (rc == 0 && list->n && !(j->x = calloc(list->n, sizeof *j->x)))
+        rc = cp_failf(CP_ENOMEM, "out of memory for %zu expectations", list->n);
+    for (; rc == 0 && j->nx < list->n; j->nx++) {
+        rc = cp_expect_stream_new(&j->x[j->nx], &list->items[j->nx], NULL);
+        j->scoped = j->scoped || list->items[j->nx].scope[0];
+    }
+    return rc;
 }
 
-/* Per-process files and directories of them: one program trace. When no
- * expectation has a scope, the records are streamed into the analysis and
- * never held, so a program of any length is checked in bounded memory;
- * a scope needs them all. */
-static int check_program(const check_args *a)
+static int judge_record(void *ctx, const cp_activity *a)
 {
-    int status = CP_EXIT_OK;
-    size_t passed = 0, failed = 0, files = 0;
-    cp_trace t;
-    cp_trace_init(&t);
-    cp_metrics m;
-    memset(&m, 0, sizeof m);
-    stream_feed x = {.first = UINT64_MAX};
-    bool stream = all_unscoped(a);
-    if (stream && cp_stream_new(&x.s, NULL) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        return EXIT_TOOL;
+    judging *j = ctx;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < j->nx; i++)
+        rc = j->second ? cp_expect_stream_add(j->x[i], a) : cp_expect_stream_learn(j->x[i], a);
+    if (rc < 0 || j->second)
+        return rc;
+    if (a->start < j->first)
+        j->first = a->start;
+    return cp_stream_add(j->s, a);
+}
+
+/* After the first pass: the metrics, and the scopes made ready on the
+ * processes `meta` holds. */
+static int judging_between(judging *j, const cp_trace *meta)
+{
+    if (meta->has_legacy_stream)
+        cp_stream_set_legacy(j->s, meta->legacy_device, meta->legacy_context,
+                             meta->legacy_stream);
+    int rc = cp_stream_finish(j->s, &j->m);
+    for (size_t i = 0; rc == 0 && i < j->nx; i++)
+        rc = cp_expect_stream_ready(j->x[i], meta);
+    j->second = true;
+    return rc;
+}
+
+static void judging_free(judging *j)
+{
+    cp_stream_free(j->s);
+    for (size_t i = 0; i < j->nx; i++)
+        cp_expect_stream_free(j->x[i]);
+    free(j->x);
+    cp_metrics_free(&j->m);
+    memset(j, 0, sizeof *j);
+}
+
+/* Every path of a program trace (per-process files and directories of
+ * them) through `emit`; `t` gets the processes. */
+static int read_program(const check_args *a, cp_trace *t, size_t *files, judging *j)
+{
+    *files = 0;
+    for (size_t i = 0; i < a->ntraces; i++) {
+        const char *path = a->traces[i];
+        if (is_dir(path)) {
+            size_t n = 0;
+            int rc = cp_proc_stream_dir(path, t, &n, judge_record, j);
+            if (rc < 0)
+                return rc;
+            if (n == 0)
+                return cp_failf(CP_ENOENT, "%s holds no *.proc.jsonl file (nor *.proc.cprec)",
+                                path);
+            *files += n;
+        } else {
+            int rc = cp_proc_stream(path, t, judge_record, j);
+            if (rc < 0)
+                return rc;
+            (*files)++;
+        }
     }
+    return 0;
+}
+
+/* Each expectation's verdict, printed. */
+static void print_verdicts(const check_args *a, judging *j, size_t *passed, size_t *failed,
+                           int *status)
+{
+    for (size_t k = 0; k < a->list.n && *status != EXIT_TOOL; k++) {
+        char measured[256] = "";
+        bool ok = false;
+        if (cp_expect_stream_finish(j->x[k], &j->m, &ok, measured, sizeof measured) < 0) {
+            fprintf(stderr, "cuproof: %s\n", cp_last_error());
+            *status = EXIT_TOOL;
+            return;
+        }
+        print_result(ok, "", a->list.items[k].text, measured, passed, failed);
+    }
+}
+
+static int validate_sources(const check_args *a)
+{
     for (size_t s = 0; s < a->nsources; s++) {
         cp_expect_list one = sub_list(a, &a->sources[s]);
         if (cp_expect_validate_program(&one) < 0) {
@@ -358,141 +418,113 @@ static int check_program(const check_args *a)
             return CP_EXIT_USAGE;
         }
     }
-    for (size_t i = 0; i < a->ntraces; i++) {
-        const char *path = a->traces[i];
-        if (is_dir(path)) {
-            size_t n = 0;
-            if ((stream ? cp_proc_stream_dir(path, &t, &n, to_stream, &x)
-                        : cp_proc_read_dir(path, &t, &n)) < 0) {
-                fprintf(stderr, "cuproof: %s\n", cp_last_error());
-                status = EXIT_TOOL;
-                goto out;
-            }
-            if (n == 0) {
-                fprintf(stderr, "cuproof: %s holds no *.proc.jsonl file\n", path);
-                status = EXIT_TOOL;
-                goto out;
-            }
-            files += n;
-        } else if ((stream ? cp_proc_stream(path, &t, to_stream, &x) : cp_proc_read(path, &t)) <
-                   0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            status = EXIT_TOOL;
-            goto out;
-        } else {
-            files++;
-        }
-    }
-    if (stream && cp_stream_finish(x.s, &m) < 0) {
+    return CP_EXIT_OK;
+}
+
+/* Per-process files and directories of them: one program trace, judged
+ * in bounded memory (judging): never held, read twice when a scope needs
+ * it. */
+static int check_program(const check_args *a)
+{
+    int status = validate_sources(a);
+    if (status != CP_EXIT_OK)
+        return status;
+    size_t passed = 0, failed = 0, files = 0;
+    cp_trace t, again;
+    cp_trace_init(&t);
+    cp_trace_init(&again);
+    judging j;
+    if (judging_new(&j, &a->list) < 0 || read_program(a, &t, &files, &j) < 0 ||
+        judging_between(&j, &t) < 0 || (j.scoped && read_program(a, &again, &files, &j) < 0)) {
         fprintf(stderr, "cuproof: %s\n", cp_last_error());
         status = EXIT_TOOL;
         goto out;
     }
-    uint64_t t0 = stream ? x.first : first_start(&t);
-    printf("program: %zu processes from %zu files%s\n", t.nprocesses, files,
-           stream ? " (streamed)" : "");
-    if (stream ? m.kernels + m.copies + m.memsets == 0 : device_work(&t) == 0) {
+    printf("program: %zu processes from %zu files (streamed%s)\n", t.nprocesses, files,
+           j.scoped ? " twice, for the scopes" : "");
+    if (j.m.kernels + j.m.copies + j.m.memsets == 0) {
         size_t truncated = 0;
         for (size_t i = 0; i < t.nprocesses; i++)
             truncated += !t.processes[i].ended;
-        print_processes(&t, t0);
+        print_processes(&t, j.first);
         fprintf(stderr, "cuproof: no kernel, copy or memset in the program's trace%s\n",
                 truncated ? " (a truncated process may have lost its work: see the warnings)"
                           : "");
         status = EXIT_TOOL;
         goto out;
     }
-    for (size_t k = 0; k < a->list.n; k++) {
-        const cp_expectation *e = &a->list.items[k];
-        char measured[256];
-        bool ok = false;
-        if (stream) {
-            ok = cp_expect_eval(e, &m, measured, sizeof measured);
-        } else if (cp_expect_eval_trace(e, &t, NULL, &ok, measured, sizeof measured) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            status = EXIT_TOOL;
-            goto out;
-        }
-        print_result(ok, "", e->text, measured, &passed, &failed);
-    }
+    print_verdicts(a, &j, &passed, &failed, &status);
+    if (status == EXIT_TOOL)
+        goto out;
     printf("%zu passed, %zu failed\n", passed, failed);
-    print_processes(&t, t0);
+    print_processes(&t, j.first);
     status = failed ? CP_EXIT_FAILED : CP_EXIT_OK;
     int d = check_dropped(a, t.dropped_records);
     if (d != CP_EXIT_OK)
         status = d;
 out:
-    cp_stream_free(x.s);
-    cp_metrics_free(&m);
+    judging_free(&j);
     cp_trace_free(&t);
+    cp_trace_free(&again);
     return status;
 }
 
-/* cuproof.rec/1 files, each a trace of its own. Unscoped expectations are
- * answered by the streaming analysis in bounded memory, whatever the
- * file's size; scoped ones (range, process, device) need the records, so
- * the file is read whole. A file cut short is a tool error, as lost
- * records are (--allow-dropped accepts both), since its metrics miss what
- * was not written. */
+/* One pass over a cuproof.rec file: activities to `j`, the rest into `t`
+ * (the first pass; NULL on the second). */
+static int read_rec(const char *path, cp_trace *t, judging *j, bool *truncated, char *why,
+                    size_t len)
+{
+    cp_rec_reader *r = NULL;
+    int rc = cp_rec_reader_open(&r, path);
+    cp_rec_item it;
+    while (rc == 0 && (rc = cp_rec_next(r, &it)) == 1)
+        rc = it.type == CP_REC_ACTIVITY ? judge_record(j, &it.activity)
+             : t                        ? cp_rec_apply_meta(t, &it, 0)
+                                        : 0;
+    if (rc == 0 && truncated)
+        *truncated = cp_rec_truncated(r, why, len);
+    cp_rec_reader_close(r);
+    return rc;
+}
+
+/* cuproof.rec/1 files, each a trace of its own, judged in bounded memory
+ * (judging) whatever the file's size: read once, or twice when a scope
+ * needs it. A file cut short is a tool error, as lost records are
+ * (--allow-dropped accepts both), since its metrics miss what was not
+ * written. */
 static int check_rec(const check_args *a)
 {
-    int status = CP_EXIT_OK;
+    int status = validate_sources(a);
+    if (status != CP_EXIT_OK)
+        return status;
     size_t passed = 0, failed = 0;
-    for (size_t s = 0; s < a->nsources; s++) {
-        cp_expect_list one = sub_list(a, &a->sources[s]);
-        if (cp_expect_validate_program(&one) < 0) {
-            fprintf(stderr, "cuproof: %s: %s\n", a->sources[s].label, cp_last_error());
-            return CP_EXIT_USAGE;
-        }
-    }
-    bool streamed = all_unscoped(a);
-    cp_stream_opts opts = {0};
     for (size_t f = 0; f < a->ntraces && status != EXIT_TOOL; f++) {
         const char *path = a->traces[f];
         cp_trace t;
         cp_trace_init(&t);
-        cp_metrics m;
-        memset(&m, 0, sizeof m);
+        judging j;
         bool truncated = false;
         char why[600] = "";
-        int rc = streamed ? cp_rec_analyse(path, &opts, &m, &t, &truncated, why, sizeof why)
-                          : cp_rec_read_trace(path, &t, &truncated);
-        if (rc < 0) {
+        if (judging_new(&j, &a->list) < 0 ||
+            read_rec(path, &t, &j, &truncated, why, sizeof why) < 0 ||
+            judging_between(&j, &t) < 0 ||
+            (j.scoped && read_rec(path, NULL, &j, NULL, NULL, 0) < 0)) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
             status = EXIT_TOOL;
-        } else if (!streamed && (rc = cp_timeline_analyse(&t, &opts.timeline, &m)) < 0) {
-            fprintf(stderr, "cuproof: out of memory analysing %s\n", path);
-            status = EXIT_TOOL;
-        }
-        if (status == EXIT_TOOL) {
-            cp_trace_free(&t);
-            break;
-        }
-        if (!streamed && truncated)
-            snprintf(why, sizeof why, "%s was cut short", path);
-        printf("%s: %u kernels, %u copies, %u memsets, %zu lanes (%s)\n", path, m.kernels,
-               m.copies, m.memsets, m.nlanes, streamed ? "streamed" : "read whole for scopes");
-        if (m.kernels + m.copies + m.memsets == 0) {
-            fprintf(stderr, "cuproof: %s: no kernel, copy or memset in the trace%s\n", path,
-                    truncated ? " (it was cut short)" : "");
-            status = EXIT_TOOL;
-        }
-        for (size_t k = 0; k < a->list.n && status != EXIT_TOOL; k++) {
-            const cp_expectation *e = &a->list.items[k];
-            char measured[256];
-            bool ok = false;
-            if (streamed) {
-                ok = cp_expect_eval(e, &m, measured, sizeof measured);
-            } else if (cp_expect_eval_trace(e, &t, &opts.timeline, &ok, measured,
-                                            sizeof measured) < 0) {
-                fprintf(stderr, "cuproof: %s\n", cp_last_error());
-                status = EXIT_TOOL;
-                break;
-            }
-            print_result(ok, "", e->text, measured, &passed, &failed);
         }
         if (status != EXIT_TOOL) {
-            print_processes(&t, first_start(&t));
+            printf("%s: %u kernels, %u copies, %u memsets, %zu lanes (streamed%s)\n", path,
+                   j.m.kernels, j.m.copies, j.m.memsets, j.m.nlanes,
+                   j.scoped ? " twice, for the scopes" : "");
+            if (j.m.kernels + j.m.copies + j.m.memsets == 0) {
+                fprintf(stderr, "cuproof: %s: no kernel, copy or memset in the trace%s\n", path,
+                        truncated ? " (it was cut short)" : "");
+                status = EXIT_TOOL;
+            }
+            print_verdicts(a, &j, &passed, &failed, &status);
+        }
+        if (status != EXIT_TOOL) {
+            print_processes(&t, j.first);
             int d = check_dropped(a, t.dropped_records);
             if (truncated && a->allow_dropped) {
                 printf("warning: %s; the metrics may miss work (--allow-dropped)\n", why);
@@ -504,7 +536,7 @@ static int check_rec(const check_args *a)
             if (d != CP_EXIT_OK)
                 status = d;
         }
-        cp_metrics_free(&m);
+        judging_free(&j);
         cp_trace_free(&t);
     }
     printf("%zu passed, %zu failed\n", passed, failed);

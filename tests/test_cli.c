@@ -893,7 +893,7 @@ Test(cli, check_rec_files)
     HAS("failed  peak_concurrent_kernels > 1  (measured 1 kernels)");
     rc = check("%s --expect 'device(0): kernels == 200'", pinned);
     cr_expect_eq(rc, 0, "%s", output);
-    HAS("(read whole for scopes)");
+    HAS("(streamed twice, for the scopes)");
     HAS("passed  device(0): kernels == 200");
 
     /* The first half of the file: what is there is read, the verdict is
