@@ -59,6 +59,20 @@ static int exec(const char *fmt, ...)
     return WEXITSTATUS(st);
 }
 
+/* OUT/NAME's text (its first MiB), in a buffer the next call reuses. */
+static const char *out_file(const char *name)
+{
+    static char text[1 << 20];
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", out_dir, name);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
 static void expect_output(const char *needle)
 {
     cr_expect_not_null(strstr(output, needle), "no '%s' in: %s", needle, output);
@@ -192,13 +206,7 @@ Test(exec_cli, a_recorded_trace_meets_its_expectations)
     snprintf(path, sizeof path, "%s/sh.trace.json", out_dir);
     cr_expect_eq(stat(path, &st), 0, "and the merged trace");
     /* The page calls the program's checks what they are. */
-    snprintf(path, sizeof path, "%s/report.html", out_dir);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f);
-    static char page[1 << 20];
-    size_t n = fread(page, 1, sizeof page - 1, f);
-    page[n] = '\0';
-    fclose(f);
+    const char *page = out_file("report.html");
     cr_expect_not_null(strstr(page, "<h3>Expectations</h3>"));
     cr_expect_null(strstr(page, "<h3>Checks</h3>"));
 }
@@ -250,23 +258,10 @@ Test(exec_cli, past_the_records_to_hold_the_records_are_streamed)
         cr_expect_eq(stat(path, &st), 0, "%s", path);
         snprintf(path, sizeof path, "%s/sh.trace.json", out_dir);
         cr_expect_neq(stat(path, &st), 0, "no merged trace of records not held");
-        snprintf(path, sizeof path, "%s/report.html", out_dir);
-        FILE *f = fopen(path, "r");
-        cr_assert_not_null(f);
-        static char page[1 << 20];
-        size_t n = fread(page, 1, sizeof page - 1, f);
-        page[n] = '\0';
-        fclose(f);
+        const char *page = out_file("report.html");
         cr_expect_not_null(strstr(page, "\"summary\":{\"bins\":1000"), "the page draws the summary");
         cr_expect_not_null(strstr(page, "sh.program.perfetto-trace"), "and links the protobuf");
-        snprintf(path, sizeof path, "%s/report.json", out_dir);
-        char *json = NULL;
-        f = fopen(path, "r");
-        cr_assert_not_null(f);
-        n = fread(page, 1, sizeof page - 1, f);
-        page[n] = '\0';
-        fclose(f);
-        json = strstr(page, "\"records_streamed\":");
+        const char *json = strstr(out_file("report.json"), "\"records_streamed\":");
         cr_expect_not_null(json, "report.json says the records were streamed");
         if (json)
             cr_expect_eq(strtol(json + 19, NULL, 10), 329, "%s", json);

@@ -1002,16 +1002,23 @@ static void two_threads(cp_trace *t, bool with_threads)
         cr_assert_eq(cp_trace_add(t, &items[i]), 0);
 }
 
+/* Writes `t` as tmp/CASE.VARIANT.perfetto-trace and decodes it. */
+static void write_then_decode(const cp_trace *t, const char *case_name, const char *variant,
+                              decoded *d)
+{
+    cr_assert_eq(cp_perfetto_pb_write(tmp, case_name, variant, t), 0, "%s", cp_last_error());
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s.%s.perfetto-trace", tmp, case_name, variant);
+    decode(path, d);
+}
+
 Test(perfetto_pb, each_threads_calls_and_ranges_nest_on_its_own_track)
 {
     make_tmp();
     cp_trace t;
     two_threads(&t, true);
-    cr_assert_eq(cp_perfetto_pb_write(tmp, "threads", "v", &t), 0, "%s", cp_last_error());
-    char path[256];
-    snprintf(path, sizeof path, "%s/threads.v.perfetto-trace", tmp);
     decoded d;
-    decode(path, &d);
+    write_then_decode(&t, "threads", "v", &d);
     expect_same_slices(&d, &t, "");
     size_t thread_tracks = 0;
     for (size_t i = 0; i < d.ntracks; i++)
@@ -1021,8 +1028,7 @@ Test(perfetto_pb, each_threads_calls_and_ranges_nest_on_its_own_track)
     cp_trace_free(&t);
 
     two_threads(&t, false);
-    cr_assert_eq(cp_perfetto_pb_write(tmp, "threads", "v", &t), 0, "%s", cp_last_error());
-    decode(path, &d);
+    write_then_decode(&t, "threads", "v", &d);
     size_t n, wrong = 0;
     slice *got = rebuild(&d, &n);
     cr_assert_eq(n, t.n);
@@ -1055,11 +1061,8 @@ Test(perfetto_pb, processes_get_their_pid_and_command)
         cr_assert_eq(cp_trace_add(&t, &call), 0);
         cr_assert_eq(cp_trace_add(&t, &kernel), 0);
     }
-    cr_assert_eq(cp_perfetto_pb_write(tmp, "exec", "program", &t), 0, "%s", cp_last_error());
-    char path[256];
-    snprintf(path, sizeof path, "%s/exec.program.perfetto-trace", tmp);
     decoded d;
-    decode(path, &d);
+    write_then_decode(&t, "exec", "program", &d);
     expect_same_slices(&d, &t, "");
     size_t processes = 0;
     for (size_t i = 0; i < d.ntracks; i++) {
