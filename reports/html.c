@@ -419,12 +419,18 @@ static void variants_html(html_buf *b, const cp_case_result *c)
             html_raw(b, "</td></tr>");
             continue;
         }
-        time_cell(b, v->timing.median_ms);
-        html_raw(b, "<td>");
-        html_text(b, cp_format_ms(v->timing.min_ms, t, sizeof t));
-        html_raw(b, " to ");
-        html_text(b, cp_format_ms(v->timing.max_ms, t, sizeof t));
-        html_fmt(b, "</td><td>%d", v->timing.runs);
+        if (v->timing.runs == 0) {
+            /* A traced program without --repeat: its one run carried the
+             * tracing, so it has no timing to show, not a time of 0. */
+            html_raw(b, "<td colspan=\"2\" class=\"skipped\">not timed</td><td>0");
+        } else {
+            time_cell(b, v->timing.median_ms);
+            html_raw(b, "<td>");
+            html_text(b, cp_format_ms(v->timing.min_ms, t, sizeof t));
+            html_raw(b, " to ");
+            html_text(b, cp_format_ms(v->timing.max_ms, t, sizeof t));
+            html_fmt(b, "</td><td>%d", v->timing.runs);
+        }
         if (v->stopped_by[0])
             html_fmt(b, " <small>(%s)</small>",
                      strcmp(v->stopped_by, "noise") == 0         ? "noise target met"
