@@ -42,5 +42,8 @@ cmake --build --preset default --target cuproof > /dev/null
 for f in event-timing-h100-ci grid-model-h100-ci conway-block-sync-h100-ci; do
     ./build/default/cuproof export "tests/fixtures/$f.trace.json" "$corpus_rec" --format rec > /dev/null
 done
+# And the inputs it once failed on (tests/fuzz/rec-corpus), so that they
+# are tried again first.
+cp tests/fuzz/rec-corpus/* "$corpus_rec/"
 build/fuzz/fuzz_rec "$corpus_rec" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
     -print_final_stats=1 2>&1 | tail -15

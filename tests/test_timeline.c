@@ -519,6 +519,20 @@ Test(timeline, default_stream_serialization_negative_controls)
     add_kernel(&t, 40, 50, 1, 1);
     analyse();
     cr_expect_null(cp_metrics_finding(&m, "default_stream_serialization"));
+    cp_metrics_free(&m);
+
+    /* A reversed legacy record is empty at its start, here inside another
+     * stream's work: not alone (fuzz_rec found the whole-trace rule reading
+     * its end as given, where the sweep took it as empty). */
+    cp_trace_clear(&t);
+    set_legacy(7);
+    add_kernel(&t, 20, 100, 1, 1);
+    cp_activity reversed = {.kind = CP_ACT_KERNEL, .start = 50, .end = 10, .context = 1,
+                            .stream = 7};
+    cp_trace_add(&t, &reversed);
+    add_kernel(&t, 200, 300, 1, 7);
+    analyse();
+    cr_expect_null(cp_metrics_finding(&m, "default_stream_serialization"), "reversed, inside");
 }
 
 /* Graph-launched work: graph 7 launched twice (correlations 100 and 200)

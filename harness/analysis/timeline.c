@@ -303,6 +303,9 @@ static long count_default_stream_serialization(const cp_trace *t)
         const cp_activity *a = &t->items[i];
         if (!cp_activity_is_device_work(a) || !on_legacy_stream(t, a))
             continue;
+        /* A reversed record is taken as empty at its start, as the sweep
+         * takes it. */
+        uint64_t end = a->end > a->start ? a->end : a->start;
         /* The first merged interval that ends after this one starts. */
         size_t lo = 0, hi = m;
         while (lo < hi) {
@@ -312,8 +315,8 @@ static long count_default_stream_serialization(const cp_trace *t)
             else
                 hi = mid;
         }
-        bool overlaps = lo < m && u[lo].s < a->end;
-        if (!overlaps && u[0].s < a->start && u[m - 1].e > a->end)
+        bool overlaps = lo < m && u[lo].s < end;
+        if (!overlaps && u[0].s < a->start && u[m - 1].e > end)
             count++;
     }
     free(u);
