@@ -37,10 +37,23 @@ static int pid_of(track *tracks, size_t *n, size_t cap, const cp_activity *a)
     return tracks[(*n)++].pid;
 }
 
-/* The host threads of process k: its CUDA API calls and its NVTX ranges
- * (k = 0: the ones a case's trace has). */
-static long long host_tid(const cp_activity *a)
+/* A host thread of a traced process: its row holds that thread's API
+ * calls and NVTX ranges, which nest there as they ran. */
+typedef struct host_thread {
+    uint32_t process, thread;
+} host_thread;
+
+/* Rows of known threads start here, clear of the per-process rows. */
+#define THREAD_TID_BASE (1 << 20)
+
+/* The row of a host record: its thread's, when the trace knows the thread
+ * (`threads` lists them in order of first sight), else its process's API
+ * or NVTX row (process 0: the ones a case's trace has). */
+static long long host_tid(const cp_activity *a, const host_thread *threads, size_t n)
 {
+    for (size_t i = 0; a->thread && i < n; i++)
+        if (threads[i].process == a->process && threads[i].thread == a->thread)
+            return THREAD_TID_BASE + (long long)i;
     return (a->kind == CP_ACT_RANGE ? NVTX_TID : API_TID) + 2 * (long long)a->process;
 }
 
@@ -91,6 +104,8 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     size_t nlanes = 0;
     const cp_activity **calls = NULL; /* runtime calls by correlation id */
     size_t ncalls = 0;
+    host_thread *threads = NULL;
+    size_t nthreads = 0, threads_cap = 0;
     char *text = NULL;
     if (!events)
         goto out;
@@ -105,17 +120,41 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
         char name[96];
         cp_activity probe = {.kind = CP_ACT_RUNTIME, .process = (uint32_t)k};
         snprintf(name, sizeof name, "CUDA API, pid %u", t->processes[k].pid);
-        metadata(events, "thread_name", HOST_PID, host_tid(&probe), name);
+        metadata(events, "thread_name", HOST_PID, host_tid(&probe, NULL, 0), name);
         probe.kind = CP_ACT_RANGE;
         snprintf(name, sizeof name, "NVTX, pid %u", t->processes[k].pid);
-        metadata(events, "thread_name", HOST_PID, host_tid(&probe), name);
+        metadata(events, "thread_name", HOST_PID, host_tid(&probe, NULL, 0), name);
+    }
+    /* A row per host thread the trace knows, named on first sight. */
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (cp_activity_is_device_work(a) || !a->thread ||
+            host_tid(a, threads, nthreads) >= THREAD_TID_BASE)
+            continue;
+        if (nthreads == threads_cap) {
+            size_t cap = threads_cap ? 2 * threads_cap : 16;
+            host_thread *p = realloc(threads, cap * sizeof *p);
+            if (!p)
+                goto out;
+            threads = p;
+            threads_cap = cap;
+        }
+        threads[nthreads++] = (host_thread){a->process, a->thread};
+        char name[96];
+        if (a->process < t->nprocesses && t->nprocesses > 1)
+            snprintf(name, sizeof name, "thread %u, pid %u", a->thread,
+                     t->processes[a->process].pid);
+        else
+            snprintf(name, sizeof name, "thread %u", a->thread);
+        metadata(events, "thread_name", HOST_PID, THREAD_TID_BASE + (long long)(nthreads - 1),
+                 name);
     }
     metadata(events, "thread_name", HOST_PID, NVTX_TID, "cuproof NVTX phases");
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
         double ts = (double)(a->start - origin) / 1e3, dur = (double)(a->end - a->start) / 1e3;
         int pid = HOST_PID;
-        long long tid = host_tid(a);
+        long long tid = host_tid(a, threads, nthreads);
         if (cp_activity_is_device_work(a)) {
             size_t before = ntracks;
             pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, a);
@@ -180,7 +219,7 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
             continue;
         const cp_activity *api = *found;
         int pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, d);
-        cJSON *s = event(events, "s", "launch", HOST_PID, host_tid(api),
+        cJSON *s = event(events, "s", "launch", HOST_PID, host_tid(api, threads, nthreads),
                          (double)(api->start - origin) / 1e3);
         cJSON *f = event(events, "f", "launch", pid, 1000 + (long long)d->stream,
                          (double)(d->start - origin) / 1e3);
@@ -195,6 +234,7 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     text = cJSON_PrintUnformatted(root);
 out:
     free(calls);
+    free(threads);
     cJSON_Delete(root);
     if (!text)
         cp_failf(CP_ENOMEM, "out of memory building a Chrome trace");

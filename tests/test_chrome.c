@@ -163,3 +163,54 @@ Test(chrome, processes_stay_apart)
     free(text);
     cp_trace_free(&t);
 }
+
+/* Host records of known threads: a row per thread, named after it, where
+ * each thread's calls and ranges nest; the launch's flow starts on its
+ * thread's row. Records of no known thread keep the process's rows. */
+Test(chrome, each_thread_gets_its_row)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    cp_activity items[] = {
+        {.kind = CP_ACT_RANGE, .start = 5, .end = 60, .thread = 11, .name = "step"},
+        {.kind = CP_ACT_RUNTIME, .start = 10, .end = 40, .thread = 11, .correlation = 1,
+         .name = "cudaLaunchKernel"},
+        {.kind = CP_ACT_RUNTIME, .start = 20, .end = 50, .thread = 22, .correlation = 2,
+         .name = "cudaMemcpyAsync"},
+        {.kind = CP_ACT_RUNTIME, .start = 70, .end = 80, .correlation = 3, .name = "cudaFree"},
+        {.kind = CP_ACT_KERNEL, .start = 45, .end = 90, .context = 1, .stream = 7,
+         .correlation = 1, .name = "k"},
+    };
+    for (size_t i = 0; i < sizeof items / sizeof *items; i++)
+        cr_assert_eq(cp_trace_add(&t, &items[i]), 0);
+    char *text = cp_chrome_trace(&t, "threads");
+    cr_assert_not_null(text);
+    cr_expect_not_null(strstr(text, "\"thread 11\""), "%s", text);
+    cr_expect_not_null(strstr(text, "\"thread 22\""), "%s", text);
+    cJSON *root = cJSON_Parse(text);
+    const cJSON *e;
+    long long tid_of[3] = {-1, -1, -1}, flow_tid = -1;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        const cJSON *name = cJSON_GetObjectItem(e, "name");
+        long long tid = (long long)cJSON_GetObjectItem(e, "tid")->valuedouble;
+        if (strcmp(ph, "X") == 0 && cJSON_IsString(name)) {
+            if (strcmp(name->valuestring, "step") == 0)
+                tid_of[0] = tid;
+            if (strcmp(name->valuestring, "cudaLaunchKernel") == 0)
+                tid_of[1] = tid;
+            if (strcmp(name->valuestring, "cudaMemcpyAsync") == 0)
+                tid_of[2] = tid;
+        }
+        if (strcmp(ph, "s") == 0)
+            flow_tid = tid;
+    }
+    cr_expect_eq(tid_of[0], tid_of[1], "the range and its thread's call share a row");
+    cr_expect_neq(tid_of[1], tid_of[2], "the other thread's call has its own");
+    cr_expect_eq(flow_tid, tid_of[1], "the launch's flow starts on its thread's row");
+    cr_expect_not_null(strstr(text, "\"CUDA API\""), "a call of no known thread keeps the row");
+    cJSON_Delete(root);
+    free(text);
+    cp_trace_free(&t);
+}
