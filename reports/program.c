@@ -28,7 +28,8 @@ typedef struct reading {
     cp_rec_writer *rec;
     size_t rec_processes; /* processes described in the rec file so far */
     cp_summary_span span;
-    cp_expect_stream **x; /* one per expectation */
+    const cp_expect_list *list; /* may be NULL */
+    cp_expect_stream **x;       /* one per expectation, once streaming */
     size_t nx;
     cp_program_info *info;
 } reading;
@@ -57,6 +58,11 @@ static int start_streaming(reading *r)
 {
     cp_stream_opts so = {.timeline = r->opts->timeline};
     int rc = cp_stream_new(&r->stream, &so);
+    size_t n = r->list ? r->list->n : 0;
+    if (rc == 0 && n && !(r->x = calloc(n, sizeof *r->x)))
+        rc = cp_failf(CP_ENOMEM, "out of memory for %zu expectations", n);
+    for (; rc == 0 && r->nx < n; r->nx++)
+        rc = cp_expect_stream_new(&r->x[r->nx], &r->list->items[r->nx], &so);
     if (rc == 0)
         rc = cp_rec_writer_open(&r->rec, r->info->rec_path);
     for (size_t i = 0; rc == 0 && i < r->kept.n; i++)
@@ -167,14 +173,24 @@ out:
     return rc;
 }
 
-/* The held records join the reader's trace, which has the processes. */
+/* The held records become the variant's trace, with what the reader's
+ * trace learnt beside them: its processes (a few) and counts. They were
+ * held apart because the reader keeps a file's ranges at the end of its
+ * own trace while the file is read. */
 static int judge_kept(reading *r, const cp_expect_list *list, cp_variant_result *v,
                       cp_program_check *checks)
 {
-    for (size_t i = 0; i < r->kept.n; i++)
-        if (cp_trace_add(&v->trace, &r->kept.items[i]) < 0)
+    for (size_t i = 0; i < v->trace.nprocesses; i++)
+        if (cp_trace_add_process(&r->kept, &v->trace.processes[i]) < 0)
             return cp_failf(CP_ENOMEM, "out of memory holding a program's records");
-    cp_trace_free(&r->kept);
+    r->kept.dropped_records = v->trace.dropped_records;
+    r->kept.renamed_kernels = v->trace.renamed_kernels;
+    r->kept.has_legacy_stream = v->trace.has_legacy_stream;
+    r->kept.legacy_device = v->trace.legacy_device;
+    r->kept.legacy_context = v->trace.legacy_context;
+    r->kept.legacy_stream = v->trace.legacy_stream;
+    cp_trace_free(&v->trace);
+    v->trace = r->kept;
     cp_trace_init(&r->kept);
     if (cp_timeline_analyse(&v->trace, &r->opts->timeline, &v->metrics) < 0)
         return cp_failf(CP_ENOMEM, "out of memory analysing a program's records");
@@ -205,17 +221,10 @@ int cp_program_analyse(const char *dir, const cp_expect_list *list, const cp_pro
         .keep = opts->keep_records ? opts->keep_records : CP_PROGRAM_KEEP_RECORDS,
         .meta = &v->trace,
         .span = CP_SUMMARY_SPAN_INIT,
+        .list = list,
         .info = info,
     };
     cp_trace_init(&r.kept);
-    size_t n = list ? list->n : 0;
-    if (n && !(r.x = calloc(n, sizeof *r.x))) {
-        rc = cp_failf(CP_ENOMEM, "out of memory for %zu expectations", n);
-        goto out;
-    }
-    cp_stream_opts so = {.timeline = opts->timeline};
-    for (; r.nx < n; r.nx++)
-        CP_TRY(cp_expect_stream_new(&r.x[r.nx], &list->items[r.nx], &so));
     CP_TRY(cp_proc_stream_dir(dir, &v->trace, &info->nfiles, on_record, &r));
     if (!r.streaming) {
         rc = judge_kept(&r, list, v, checks);
@@ -231,7 +240,7 @@ int cp_program_analyse(const char *dir, const cp_expect_list *list, const cp_pro
     r.stream = NULL;
     CP_TRY(rc);
     CP_TRY(second_pass(&r, v));
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < r.nx; i++) {
         checks[i].measured[0] = '\0';
         CP_TRY(cp_expect_stream_finish(r.x[i], &v->metrics, &checks[i].ok, checks[i].measured,
                                        sizeof checks[i].measured));
