@@ -469,24 +469,6 @@ out:
     return status;
 }
 
-/* One pass over a cuproof.rec file: activities to `j`, the rest into `t`
- * (the first pass; NULL on the second). */
-static int read_rec(const char *path, cp_trace *t, judging *j, bool *truncated, char *why,
-                    size_t len)
-{
-    cp_rec_reader *r = NULL;
-    int rc = cp_rec_reader_open(&r, path);
-    cp_rec_item it;
-    while (rc == 0 && (rc = cp_rec_next(r, &it)) == 1)
-        rc = it.type == CP_REC_ACTIVITY ? judge_record(j, &it.activity)
-             : t                        ? cp_rec_apply_meta(t, &it, 0)
-                                        : 0;
-    if (rc == 0 && truncated)
-        *truncated = cp_rec_truncated(r, why, len);
-    cp_rec_reader_close(r);
-    return rc;
-}
-
 /* cuproof.rec/1 files, each a trace of its own, judged in bounded memory
  * (judging) whatever the file's size: read once, or twice when a scope
  * needs it. A file cut short is a tool error, as lost records are
@@ -506,9 +488,9 @@ static int check_rec(const check_args *a)
         bool truncated = false;
         char why[600] = "";
         if (judging_new(&j, &a->list) < 0 ||
-            read_rec(path, &t, &j, &truncated, why, sizeof why) < 0 ||
+            cp_rec_stream(path, &t, judge_record, &j, &truncated, why, sizeof why) < 0 ||
             judging_between(&j, &t) < 0 ||
-            (j.scoped && read_rec(path, NULL, &j, NULL, NULL, 0) < 0)) {
+            (j.scoped && cp_rec_stream(path, NULL, judge_record, &j, NULL, NULL, 0) < 0)) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
             status = EXIT_TOOL;
         }

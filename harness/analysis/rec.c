@@ -744,59 +744,20 @@ int cp_rec_apply_meta(cp_trace *t, const cp_rec_item *it, uint32_t base)
     return 0;
 }
 
-int cp_rec_read_trace(const char *path, cp_trace *t, bool *truncated)
+int cp_rec_stream(const char *path, cp_trace *meta, cp_activity_fn each, void *ctx,
+                  bool *truncated, char *why, size_t why_size)
 {
-    cp_trace_clear(t);
     cp_rec_reader *r;
     int rc = cp_rec_reader_open(&r, path);
     if (rc < 0)
         return rc;
     cp_rec_item it;
     while ((rc = cp_rec_next(r, &it)) > 0) {
-        rc = it.type == CP_REC_ACTIVITY ? cp_trace_add(t, &it.activity)
-                                         : cp_rec_apply_meta(t, &it, 0);
-        if (rc < 0) {
-            rc = cp_failf(CP_ENOMEM, "out of memory reading %s", path);
+        rc = it.type == CP_REC_ACTIVITY ? each(ctx, &it.activity)
+             : meta                     ? cp_rec_apply_meta(meta, &it, 0)
+                                        : 0;
+        if (rc < 0)
             break;
-        }
-    }
-    if (rc == 0 && truncated) {
-        char why[8];
-        *truncated = cp_rec_truncated(r, why, sizeof why);
-    }
-    cp_rec_reader_close(r);
-    return rc;
-}
-
-int cp_rec_analyse(const char *path, const cp_stream_opts *opts, cp_metrics *m, cp_trace *meta,
-                   bool *truncated, char *why, size_t why_size)
-{
-    memset(m, 0, sizeof *m);
-    if (meta)
-        cp_trace_clear(meta);
-    cp_rec_reader *r = NULL;
-    cp_stream *s = NULL;
-    int rc = cp_rec_reader_open(&r, path);
-    if (rc == 0)
-        rc = cp_stream_new(&s, opts);
-    cp_rec_item it;
-    bool legacy = false;
-    cp_rec_end end = {0};
-    while (rc == 0 && (rc = cp_rec_next(r, &it)) > 0) {
-        rc = 0;
-        if (it.type == CP_REC_ACTIVITY)
-            rc = cp_stream_add(s, &it.activity);
-        else if (meta)
-            rc = cp_rec_apply_meta(meta, &it, 0);
-        if (it.type == CP_REC_END) {
-            end = it.end;
-            legacy = end.has_legacy_stream;
-        }
-    }
-    if (rc == 0) {
-        if (legacy)
-            cp_stream_set_legacy(s, end.legacy_device, end.legacy_context, end.legacy_stream);
-        rc = cp_stream_finish(s, m);
     }
     if (rc == 0) {
         char because[512];
@@ -806,7 +767,48 @@ int cp_rec_analyse(const char *path, const cp_stream_opts *opts, cp_metrics *m, 
         if (why && why_size)
             snprintf(why, why_size, "%s", cut ? because : "");
     }
-    cp_stream_free(s);
     cp_rec_reader_close(r);
+    return rc;
+}
+
+static int add_to_trace(void *ctx, const cp_activity *a)
+{
+    return cp_trace_add(ctx, a) < 0 ? CP_ENOMEM : 0;
+}
+
+int cp_rec_read_trace(const char *path, cp_trace *t, bool *truncated)
+{
+    cp_trace_clear(t);
+    int rc = cp_rec_stream(path, t, add_to_trace, t, truncated, NULL, 0);
+    return rc == CP_ENOMEM ? cp_failf(CP_ENOMEM, "out of memory reading %s", path) : rc;
+}
+
+static int to_stream(void *ctx, const cp_activity *a)
+{
+    return cp_stream_add(ctx, a);
+}
+
+int cp_rec_analyse(const char *path, const cp_stream_opts *opts, cp_metrics *m, cp_trace *meta,
+                   bool *truncated, char *why, size_t why_size)
+{
+    memset(m, 0, sizeof *m);
+    /* The end record's legacy stream reaches the analysis through the
+     * meta trace, the caller's or this one. */
+    cp_trace own;
+    cp_trace_init(&own);
+    cp_trace *into = meta ? meta : &own;
+    cp_trace_clear(into);
+    cp_stream *s = NULL;
+    int rc = cp_stream_new(&s, opts);
+    if (rc == 0)
+        rc = cp_rec_stream(path, into, to_stream, s, truncated, why, why_size);
+    if (rc == 0) {
+        if (into->has_legacy_stream)
+            cp_stream_set_legacy(s, into->legacy_device, into->legacy_context,
+                                 into->legacy_stream);
+        rc = cp_stream_finish(s, m);
+    }
+    cp_stream_free(s);
+    cp_trace_free(&own);
     return rc;
 }

@@ -166,6 +166,15 @@ CP_API void cp_rec_reader_close(cp_rec_reader *r);
  * strings are the caller's. Returns 0 or CP_ENOMEM. */
 CP_API int cp_rec_apply_meta(cp_trace *t, const cp_rec_item *it, uint32_t base);
 
+/* Reads `path` in one pass: each activity to `each` (valid during the
+ * call only), everything else into `meta` (cp_rec_apply_meta; may be
+ * NULL). A truncated file is read as far as it goes and *truncated set,
+ * with the reason in `why` (both may be NULL). Returns 0, a reading error
+ * (CP_EPARSE naming the byte offset, CP_EIO, CP_ENOMEM), or the first
+ * negative return of `each`. */
+CP_API int cp_rec_stream(const char *path, cp_trace *meta, cp_activity_fn each, void *ctx,
+                         bool *truncated, char *why, size_t why_size);
+
 /* Reads a whole file into `t` (initialised by the caller, cleared first):
  * for tests and small traces. A truncated file is read as far as it goes
  * and *truncated set (may be NULL). Returns 0 or a negative code. */
