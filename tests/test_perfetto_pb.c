@@ -141,6 +141,26 @@ static void problem(decoded *d, const char *fmt, ...)
     }
 }
 
+/* One field of a message, as read_field reads it. */
+typedef struct pb_field {
+    uint32_t num;
+    int wire;
+    uint64_t v;
+    reader sub;
+} pb_field;
+
+/* The next field of message `r` into *f: 1, or 0 at the message's end,
+ * or -1 for a malformed field, reported as "packet N: malformed WHAT". */
+static int next_field(decoded *d, reader *r, pb_field *f, size_t packet, const char *what)
+{
+    if (r->p >= r->end)
+        return 0;
+    if (read_field(r, &f->num, &f->wire, &f->v, &f->sub))
+        return 1;
+    problem(d, "packet %zu: malformed %s", packet, what);
+    return -1;
+}
+
 static const track *find_track(const decoded *d, uint64_t uuid)
 {
     for (size_t i = 0; i < d->ntracks; i++)
@@ -172,44 +192,32 @@ static void copy_bytes(char *out, size_t cap, reader r)
 
 static void read_interned(decoded *d, reader r, size_t packet)
 {
-    uint32_t field;
-    int wire;
-    uint64_t v;
-    reader sub;
-    while (r.p < r.end) {
-        if (!read_field(&r, &field, &wire, &v, &sub)) {
-            problem(d, "packet %zu: malformed InternedData", packet);
-            return;
-        }
+    pb_field f, g;
+    int got, got2;
+    while ((got = next_field(d, &r, &f, packet, "InternedData")) > 0) {
         int t = -1;
         for (int k = 0; k < T_COUNT; k++)
-            if (table_field[k] == field)
+            if (table_field[k] == f.num)
                 t = k;
-        if (t < 0 || wire != CP_PB_LEN) {
-            problem(d, "packet %zu: unexpected InternedData field %u", packet, field);
+        if (t < 0 || f.wire != CP_PB_LEN) {
+            problem(d, "packet %zu: unexpected InternedData field %u", packet, f.num);
             continue;
         }
         entry e = {0};
-        uint32_t f2;
-        int w2;
-        uint64_t v2;
-        reader s2;
-        while (sub.p < sub.end) {
-            if (!read_field(&sub, &f2, &w2, &v2, &s2)) {
-                problem(d, "packet %zu: malformed interned entry", packet);
-                return;
-            }
-            if (f2 == 1 && w2 == CP_PB_VARINT)
-                e.iid = v2;
-            else if (f2 == 2 && w2 == CP_PB_LEN)
-                copy_bytes(e.s, sizeof e.s, s2);
+        while ((got2 = next_field(d, &f.sub, &g, packet, "interned entry")) > 0) {
+            if (g.num == 1 && g.wire == CP_PB_VARINT)
+                e.iid = g.v;
+            else if (g.num == 2 && g.wire == CP_PB_LEN)
+                copy_bytes(e.s, sizeof e.s, g.sub);
         }
+        if (got2 < 0)
+            return;
         if (e.iid == 0)
             problem(d, "packet %zu: interned entry without an iid", packet);
         for (size_t i = 0; i < d->ntables[t]; i++)
             if (d->tables[t][i].iid == e.iid)
                 problem(d, "packet %zu: iid %" PRIu64 " of field %u defined twice", packet, e.iid,
-                        field);
+                        f.num);
         cr_assert_lt(d->ntables[t], MAX_ENTRIES);
         d->tables[t][d->ntables[t]++] = e;
     }
@@ -218,39 +226,27 @@ static void read_interned(decoded *d, reader r, size_t packet)
 static void read_descriptor(decoded *d, reader r, size_t packet)
 {
     track t = {0};
-    uint32_t field;
-    int wire;
-    uint64_t v;
-    reader sub;
-    while (r.p < r.end) {
-        if (!read_field(&r, &field, &wire, &v, &sub)) {
-            problem(d, "packet %zu: malformed TrackDescriptor", packet);
-            return;
-        }
-        if (field == 1 && wire == CP_PB_VARINT)
-            t.uuid = v;
-        else if (field == 5 && wire == CP_PB_VARINT)
-            t.parent = v;
-        else if (field == 2 && wire == CP_PB_LEN)
-            copy_bytes(t.name, sizeof t.name, sub);
-        else if (field == 3 && wire == CP_PB_LEN) {
+    pb_field f, g;
+    int got, got2 = 0;
+    while (got2 >= 0 && (got = next_field(d, &r, &f, packet, "TrackDescriptor")) > 0) {
+        if (f.num == 1 && f.wire == CP_PB_VARINT)
+            t.uuid = f.v;
+        else if (f.num == 5 && f.wire == CP_PB_VARINT)
+            t.parent = f.v;
+        else if (f.num == 2 && f.wire == CP_PB_LEN)
+            copy_bytes(t.name, sizeof t.name, f.sub);
+        else if (f.num == 3 && f.wire == CP_PB_LEN) {
             t.process = true;
-            uint32_t f2;
-            int w2;
-            uint64_t v2;
-            reader s2;
-            while (sub.p < sub.end) {
-                if (!read_field(&sub, &f2, &w2, &v2, &s2)) {
-                    problem(d, "packet %zu: malformed ProcessDescriptor", packet);
-                    return;
-                }
-                if (f2 == 1 && w2 == CP_PB_VARINT)
-                    t.pid = v2;
-                else if (f2 == 6 && w2 == CP_PB_LEN)
-                    copy_bytes(t.name, sizeof t.name, s2);
+            while ((got2 = next_field(d, &f.sub, &g, packet, "ProcessDescriptor")) > 0) {
+                if (g.num == 1 && g.wire == CP_PB_VARINT)
+                    t.pid = g.v;
+                else if (g.num == 6 && g.wire == CP_PB_LEN)
+                    copy_bytes(t.name, sizeof t.name, g.sub);
             }
         }
     }
+    if (got < 0 || got2 < 0)
+        return;
     if (t.uuid == 0)
         problem(d, "packet %zu: a track without a uuid", packet);
     if (find_track(d, t.uuid))
@@ -266,24 +262,21 @@ static void read_descriptor(decoded *d, reader r, size_t packet)
 
 static void read_annotation(decoded *d, event *e, reader r, size_t packet)
 {
-    uint32_t field;
-    int wire;
-    uint64_t v, name_iid = 0, uint_value = 0, string_iid = 0;
+    uint64_t name_iid = 0, uint_value = 0, string_iid = 0;
     bool has_uint = false;
-    reader sub;
-    while (r.p < r.end) {
-        if (!read_field(&r, &field, &wire, &v, &sub)) {
-            problem(d, "packet %zu: malformed DebugAnnotation", packet);
-            return;
-        }
-        if (field == 1 && wire == CP_PB_VARINT)
-            name_iid = v;
-        else if (field == 3 && wire == CP_PB_VARINT) {
-            uint_value = v;
+    pb_field f;
+    int got;
+    while ((got = next_field(d, &r, &f, packet, "DebugAnnotation")) > 0) {
+        if (f.num == 1 && f.wire == CP_PB_VARINT)
+            name_iid = f.v;
+        else if (f.num == 3 && f.wire == CP_PB_VARINT) {
+            uint_value = f.v;
             has_uint = true;
-        } else if (field == 17 && wire == CP_PB_VARINT)
-            string_iid = v;
+        } else if (f.num == 17 && f.wire == CP_PB_VARINT)
+            string_iid = f.v;
     }
+    if (got < 0)
+        return;
     const char *name = lookup(d, T_ANNOTATION, name_iid, packet);
     const char *value = string_iid ? lookup(d, T_STRING, string_iid, packet) : NULL;
     if (!name)
@@ -309,31 +302,27 @@ static void read_annotation(decoded *d, event *e, reader r, size_t packet)
 
 static void read_track_event(decoded *d, event *e, reader r, size_t packet)
 {
-    uint32_t field;
-    int wire;
-    uint64_t v;
-    reader sub;
-    while (r.p < r.end) {
-        if (!read_field(&r, &field, &wire, &v, &sub)) {
-            problem(d, "packet %zu: malformed TrackEvent", packet);
-            return;
-        }
-        if (field == 9 && wire == CP_PB_VARINT)
-            e->type = (int)v;
-        else if (field == 11 && wire == CP_PB_VARINT)
-            e->track = v;
-        else if (field == 10 && wire == CP_PB_VARINT)
-            e->name = lookup(d, T_NAME, v, packet);
-        else if (field == 3 && wire == CP_PB_VARINT)
-            e->category = lookup(d, T_CATEGORY, v, packet);
-        else if (field == 47 && wire == CP_PB_FIXED64) {
-            e->flow = v;
+    pb_field f;
+    int got;
+    while ((got = next_field(d, &r, &f, packet, "TrackEvent")) > 0) {
+        if (f.num == 9 && f.wire == CP_PB_VARINT)
+            e->type = (int)f.v;
+        else if (f.num == 11 && f.wire == CP_PB_VARINT)
+            e->track = f.v;
+        else if (f.num == 10 && f.wire == CP_PB_VARINT)
+            e->name = lookup(d, T_NAME, f.v, packet);
+        else if (f.num == 3 && f.wire == CP_PB_VARINT)
+            e->category = lookup(d, T_CATEGORY, f.v, packet);
+        else if (f.num == 47 && f.wire == CP_PB_FIXED64) {
+            e->flow = f.v;
             e->nflows++;
-        } else if (field == 4 && wire == CP_PB_LEN)
-            read_annotation(d, e, sub, packet);
+        } else if (f.num == 4 && f.wire == CP_PB_LEN)
+            read_annotation(d, e, f.sub, packet);
         else
-            problem(d, "packet %zu: unexpected TrackEvent field %u", packet, field);
+            problem(d, "packet %zu: unexpected TrackEvent field %u", packet, f.num);
     }
+    if (got < 0)
+        return;
     if (e->type != 1 && e->type != 2)
         problem(d, "packet %zu: track event of type %d", packet, e->type);
     if (!find_track(d, e->track))
@@ -344,31 +333,26 @@ static void read_track_event(decoded *d, event *e, reader r, size_t packet)
 
 static void read_snapshot(decoded *d, reader r, size_t packet)
 {
-    uint32_t field;
-    int wire;
-    uint64_t v, boottime = 0, ours = 0;
+    uint64_t boottime = 0, ours = 0;
     bool has_boottime = false, has_ours = false;
-    reader sub;
-    while (r.p < r.end) {
-        if (!read_field(&r, &field, &wire, &v, &sub) || field != 1 || wire != CP_PB_LEN) {
-            problem(d, "packet %zu: malformed ClockSnapshot", packet);
+    pb_field f, g;
+    int got;
+    while ((got = next_field(d, &r, &f, packet, "ClockSnapshot")) != 0) {
+        if (got < 0 || f.num != 1 || f.wire != CP_PB_LEN) {
+            if (got > 0)
+                problem(d, "packet %zu: malformed ClockSnapshot", packet);
             return;
         }
         uint64_t id = 0, ts = 0;
-        uint32_t f2;
-        int w2;
-        uint64_t v2;
-        reader s2;
-        while (sub.p < sub.end) {
-            if (!read_field(&sub, &f2, &w2, &v2, &s2)) {
-                problem(d, "packet %zu: malformed clock", packet);
-                return;
-            }
-            if (f2 == 1)
-                id = v2;
-            else if (f2 == 2)
-                ts = v2;
+        int got2;
+        while ((got2 = next_field(d, &f.sub, &g, packet, "clock")) > 0) {
+            if (g.num == 1)
+                id = g.v;
+            else if (g.num == 2)
+                ts = g.v;
         }
+        if (got2 < 0)
+            return;
         if (id == 6) {
             boottime = ts;
             has_boottime = true;
@@ -385,19 +369,15 @@ static void read_snapshot(decoded *d, reader r, size_t packet)
 
 static void read_packet(decoded *d, reader r, size_t packet)
 {
-    uint32_t field;
-    int wire;
-    uint64_t v;
-    reader sub, interned = {0}, descriptor = {0}, track_event = {0}, snapshot = {0},
-                defaults = {0};
+    reader interned = {0}, descriptor = {0}, track_event = {0}, snapshot = {0}, defaults = {0};
     bool has_ts = false, has_clock = false, has_seq = false;
     uint64_t ts = 0, clock = 0, seq = 0, flags = 0;
-    while (r.p < r.end) {
-        if (!read_field(&r, &field, &wire, &v, &sub)) {
-            problem(d, "packet %zu is malformed", packet);
-            return;
-        }
-        switch (field) {
+    pb_field f;
+    int got;
+    while ((got = next_field(d, &r, &f, packet, "TracePacket")) > 0) {
+        uint64_t v = f.v;
+        reader sub = f.sub;
+        switch (f.num) {
         case 8:
             has_ts = true;
             ts = v;
@@ -429,9 +409,11 @@ static void read_packet(decoded *d, reader r, size_t packet)
             defaults = sub;
             break;
         default:
-            problem(d, "packet %zu: unexpected TracePacket field %u", packet, field);
+            problem(d, "packet %zu: unexpected TracePacket field %u", packet, f.num);
         }
     }
+    if (got < 0)
+        return;
     if (!has_seq || seq != 1)
         d->other_sequence++;
     if (packet == 0)
@@ -440,10 +422,9 @@ static void read_packet(decoded *d, reader r, size_t packet)
         d->needs_state += flags == 2;
     /* As the trace processor: defaults, then interned data, then the rest. */
     if (defaults.p) {
-        reader dr = defaults;
-        while (dr.p < dr.end && read_field(&dr, &field, &wire, &v, &sub))
-            if (field == 58)
-                d->default_clock = v;
+        while (next_field(d, &defaults, &f, packet, "TracePacketDefaults") > 0)
+            if (f.num == 58)
+                d->default_clock = f.v;
     }
     if (interned.p)
         read_interned(d, interned, packet);
@@ -724,6 +705,40 @@ Test(perfetto_pb, encoder_writes_canonical_varints_and_long_messages)
     cr_expect_eq(v, 0x0102030405060708ULL);
     cr_expect(outer.p == outer.end);
     cp_pb_free(&b);
+}
+
+/* The decoder the other tests rely on sees a malformed field at every
+ * depth: a packet's, a track event's and a descriptor's. */
+Test(perfetto_pb, the_decoder_reports_malformed_fields)
+{
+    make_tmp();
+    static const struct {
+        uint8_t bytes[16];
+        size_t n;
+        const char *want;
+    } cases[] = {
+        /* Trace.packet { timestamp: a varint cut short } */
+        {{0x0a, 0x02, 0x40, 0xff}, 4, "packet 0: malformed TracePacket"},
+        /* Trace.packet { timestamp: 1, track_event { type: cut short } } */
+        {{0x0a, 0x06, 0x40, 0x01, 0x5a, 0x02, 0x48, 0xff}, 8, "packet 0: malformed TrackEvent"},
+        /* Trace.packet { track_descriptor { process { pid: cut short } } } */
+        {{0x0a, 0x06, 0xe2, 0x03, 0x03, 0x1a, 0x01, 0x08}, 8,
+         "packet 0: malformed ProcessDescriptor"},
+    };
+    char path[256];
+    snprintf(path, sizeof path, "%s/bad.perfetto-trace", tmp);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f);
+        cr_assert_eq(fwrite(cases[i].bytes, 1, cases[i].n, f), cases[i].n);
+        fclose(f);
+        decoded d;
+        decode(path, &d);
+        cr_expect_gt(d.problems, 0, "case %zu", i);
+        cr_expect_str_eq(d.first_problem, cases[i].want, "case %zu", i);
+        decoded_free(&d);
+    }
+    remove_tmp();
 }
 
 Test(perfetto_pb, packets_are_well_formed_and_on_one_sequence, .init = load_fixture,
