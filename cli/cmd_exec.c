@@ -705,6 +705,13 @@ static int judge(const exec_args *a, const char *proc_dir, const timing *tm, cp_
                (unsigned long long)info.records,
                (unsigned long long)(a->keep_records ? a->keep_records : CP_PROGRAM_KEEP_RECORDS),
                info.rec_path, info.perfetto_path);
+    /* The verdicts do not depend on it, but a timeline drawn wrong in
+     * silence would mislead whoever opens it. */
+    if (info.perfetto_unordered)
+        fprintf(stderr,
+                "cuproof exec: warning: %llu slices came too far out of order on their track to "
+                "be checked for nesting; Perfetto may draw some of them with another's end\n",
+                (unsigned long long)info.perfetto_unordered);
     /* A process whose injection could not have CUPTI says so in its end
      * record: its work is missing, whatever the other processes show. */
     for (size_t i = 0; !o->tool_error[0] && i < v->trace.nprocesses; i++)

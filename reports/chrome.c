@@ -6,6 +6,7 @@
  * correlation id). Times are microseconds from the trace's first record.
  */
 #include "reports/json.h"
+#include "reports/rows.h"
 
 #include <cuproof/error.h>
 
@@ -37,14 +38,21 @@ static int pid_of(track *tracks, size_t *n, size_t cap, const cp_activity *a)
     return tracks[(*n)++].pid;
 }
 
-/* A host thread of a traced process: its row holds that thread's API
- * calls and NVTX ranges, which nest there as they ran. */
+static void metadata(cJSON *events, const char *what, int pid, long long tid, const char *name);
+
+/* A host thread of a traced process: its rows hold that thread's API
+ * calls, which nest there as they ran, and its NVTX ranges, as Nsight
+ * Systems shows them. */
 typedef struct host_thread {
     uint32_t process, thread;
 } host_thread;
 
-/* Rows of known threads start here, clear of the per-process rows. */
+/* Rows of known threads start here, clear of the per-process rows: thread
+ * i's calls on THREAD_TID_BASE + 2i, its ranges on the next. */
 #define THREAD_TID_BASE (1 << 20)
+/* Rows beside a row, where slices that partly overlap its own go
+ * (rows.h), are numbered from here. */
+#define EXTRA_TID_BASE (1 << 24)
 
 /* The row of a host record: its thread's, when the trace knows the thread
  * (`threads` lists them in order of first sight), else its process's API
@@ -53,8 +61,77 @@ static long long host_tid(const cp_activity *a, const host_thread *threads, size
 {
     for (size_t i = 0; a->thread && i < n; i++)
         if (threads[i].process == a->process && threads[i].thread == a->thread)
-            return THREAD_TID_BASE + (long long)i;
+            return THREAD_TID_BASE + 2 * (long long)i + (a->kind == CP_ACT_RANGE);
     return (a->kind == CP_ACT_RANGE ? NVTX_TID : API_TID) + 2 * (long long)a->process;
+}
+
+/* A named row: (pid, tid), and for a row beside another, which one. */
+typedef struct named_row {
+    int pid;
+    long long tid, beside;
+    uint32_t row;
+    char name[112];
+} named_row;
+
+typedef struct row_table {
+    cJSON *events;
+    named_row *rows;
+    size_t n, cap;
+    long long next_extra;
+} row_table;
+
+static named_row *find_row(const row_table *r, int pid, long long tid)
+{
+    for (size_t i = r->n; i-- > 0;)
+        if (r->rows[i].pid == pid && r->rows[i].tid == tid)
+            return &r->rows[i];
+    return NULL;
+}
+
+/* Names row (pid, tid) and remembers it; false when out of memory. */
+static bool name_row(row_table *r, int pid, long long tid, long long beside, uint32_t row,
+                     const char *name)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 64;
+        named_row *p = realloc(r->rows, cap * sizeof *p);
+        if (!p)
+            return false;
+        r->rows = p;
+        r->cap = cap;
+    }
+    named_row *n = &r->rows[r->n++];
+    *n = (named_row){pid, tid, beside, row, ""};
+    snprintf(n->name, sizeof n->name, "%s", name);
+    metadata(r->events, "thread_name", pid, tid, name);
+    return true;
+}
+
+/* The tid of row `row` beside (pid, tid): the row itself for 0, else one
+ * named after it with " (row + 1)", made on first use; -1 when out of
+ * memory. */
+static long long row_tid(row_table *r, int pid, long long tid, uint32_t row)
+{
+    if (row == 0)
+        return tid;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->rows[i].pid == pid && r->rows[i].beside == tid && r->rows[i].row == row)
+            return r->rows[i].tid;
+    const named_row *base = find_row(r, pid, tid);
+    char name[112];
+    snprintf(name, sizeof name, "%.96s (%u)", base ? base->name : "row", row + 1);
+    long long extra = r->next_extra++;
+    return name_row(r, pid, extra, tid, row, name) ? extra : -1;
+}
+
+/* By start, the longer first: the order in which rows are dealt. */
+static int by_start_longest_first(const void *x, const void *y)
+{
+    const cp_activity *a = *(const cp_activity *const *)x, *b = *(const cp_activity *const *)y;
+    uint64_t ea = a->end > a->start ? a->end : a->start, eb = b->end > b->start ? b->end : b->start;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return (ea < eb) - (ea > eb);
 }
 
 /* Flows pair a launch with its work within one process: correlation ids
@@ -97,17 +174,16 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     cJSON *events = root ? cJSON_AddArrayToObject(root, "traceEvents") : NULL;
     track tracks[256];
     size_t ntracks = 0;
-    struct lane {
-        int pid;
-        uint32_t stream;
-    } lanes[4096];
-    size_t nlanes = 0;
     const cp_activity **calls = NULL; /* runtime calls by correlation id */
+    const cp_activity **order = NULL; /* the records by start, the longer first */
+    long long *placed = NULL;         /* each record's tid, by its index */
     size_t ncalls = 0;
     host_thread *threads = NULL;
     size_t nthreads = 0, threads_cap = 0;
+    row_table names = {.events = events, .next_extra = EXTRA_TID_BASE};
+    cp_rows *rows = cp_rows_new();
     char *text = NULL;
-    if (!events)
+    if (!events || !rows)
         goto out;
     cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
     uint64_t origin = UINT64_MAX;
@@ -115,17 +191,20 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
         if (t->items[i].start < origin)
             origin = t->items[i].start;
     metadata(events, "process_name", HOST_PID, 0, title ? title : "host");
-    metadata(events, "thread_name", HOST_PID, API_TID, "CUDA API");
+    if (!name_row(&names, HOST_PID, API_TID, 0, 0, "CUDA API"))
+        goto out;
     for (size_t k = 1; k < t->nprocesses; k++) {
         char name[96];
         cp_activity probe = {.kind = CP_ACT_RUNTIME, .process = (uint32_t)k};
         snprintf(name, sizeof name, "CUDA API, pid %u", t->processes[k].pid);
-        metadata(events, "thread_name", HOST_PID, host_tid(&probe, NULL, 0), name);
+        if (!name_row(&names, HOST_PID, host_tid(&probe, NULL, 0), 0, 0, name))
+            goto out;
         probe.kind = CP_ACT_RANGE;
         snprintf(name, sizeof name, "NVTX, pid %u", t->processes[k].pid);
-        metadata(events, "thread_name", HOST_PID, host_tid(&probe, NULL, 0), name);
+        if (!name_row(&names, HOST_PID, host_tid(&probe, NULL, 0), 0, 0, name))
+            goto out;
     }
-    /* A row per host thread the trace knows, named on first sight. */
+    /* Two rows per host thread the trace knows, named on first sight. */
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
         if (cp_activity_is_device_work(a) || !a->thread ||
@@ -146,20 +225,37 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
                      t->processes[a->process].pid);
         else
             snprintf(name, sizeof name, "thread %u", a->thread);
-        metadata(events, "thread_name", HOST_PID, THREAD_TID_BASE + (long long)(nthreads - 1),
-                 name);
+        long long tid = THREAD_TID_BASE + 2 * (long long)(nthreads - 1);
+        if (!name_row(&names, HOST_PID, tid, 0, 0, name))
+            goto out;
+        size_t len = strlen(name);
+        snprintf(name + len, sizeof name - len, " NVTX");
+        if (!name_row(&names, HOST_PID, tid + 1, 0, 0, name))
+            goto out;
     }
-    metadata(events, "thread_name", HOST_PID, NVTX_TID, "cuproof NVTX phases");
+    if (!name_row(&names, HOST_PID, NVTX_TID, 0, 0, "cuproof NVTX phases"))
+        goto out;
+    /* Rows are dealt in order of start, so that a record that partly
+     * overlaps another of its row goes on a row beside it (rows.h). */
+    order = malloc((t->n ? t->n : 1) * sizeof *order);
+    placed = malloc((t->n ? t->n : 1) * sizeof *placed);
+    if (!order || !placed)
+        goto out;
+    for (size_t i = 0; i < t->n; i++)
+        order[i] = &t->items[i];
+    qsort(order, t->n, sizeof *order, by_start_longest_first);
     for (size_t i = 0; i < t->n; i++) {
-        const cp_activity *a = &t->items[i];
+        const cp_activity *a = order[i];
         double ts = (double)(a->start - origin) / 1e3, dur = (double)(a->end - a->start) / 1e3;
         int pid = HOST_PID;
         long long tid = host_tid(a, threads, nthreads);
         if (cp_activity_is_device_work(a)) {
             size_t before = ntracks;
             pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, a);
-            if (pid < 0)
+            if (pid < 0) {
+                placed[a - t->items] = -1;
                 continue; /* more contexts than tracks: left out */
+            }
             if (ntracks > before) {
                 char name[96];
                 if (a->process < t->nprocesses && t->nprocesses > 1)
@@ -170,16 +266,17 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
                 metadata(events, "process_name", pid, 0, name);
             }
             tid = 1000 + (long long)a->stream; /* clear of the metadata's tid 0 */
-            bool named = false;
-            for (size_t k = 0; k < nlanes && !named; k++)
-                named = lanes[k].pid == pid && lanes[k].stream == a->stream;
-            if (!named && nlanes < sizeof lanes / sizeof *lanes) {
+            if (!find_row(&names, pid, tid)) {
                 char name[32];
                 snprintf(name, sizeof name, "stream %u", a->stream);
-                metadata(events, "thread_name", pid, tid, name);
-                lanes[nlanes++] = (struct lane){pid, a->stream};
+                if (!name_row(&names, pid, tid, 0, 0, name))
+                    goto out;
             }
         }
+        int64_t row = cp_rows_place(rows, (uint64_t)pid << 40 | (uint64_t)tid, a->start, a->end);
+        if (row < 0 || (tid = row_tid(&names, pid, tid, (uint32_t)row)) < 0)
+            goto out;
+        placed[a - t->items] = tid;
         const char *name = a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name;
         cJSON *e = event(events, "X", name, pid, tid, ts);
         if (!e)
@@ -198,7 +295,8 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
             }
         }
     }
-    /* Flows: the API call that launched each piece of device work. */
+    /* Flows: the API call that launched each piece of device work, from
+     * the row of the call to the row of the work. */
     calls = malloc((t->n ? t->n : 1) * sizeof *calls);
     if (!calls)
         goto out;
@@ -208,7 +306,7 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     qsort(calls, ncalls, sizeof *calls, by_process_and_correlation);
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *d = &t->items[i];
-        if (!cp_activity_is_device_work(d) || d->correlation == 0)
+        if (!cp_activity_is_device_work(d) || d->correlation == 0 || placed[i] < 0)
             continue;
         cp_activity key = {.correlation = d->correlation, .process = d->process};
         const cp_activity *kp = &key;
@@ -219,10 +317,9 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
             continue;
         const cp_activity *api = *found;
         int pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, d);
-        cJSON *s = event(events, "s", "launch", HOST_PID, host_tid(api, threads, nthreads),
+        cJSON *s = event(events, "s", "launch", HOST_PID, placed[api - t->items],
                          (double)(api->start - origin) / 1e3);
-        cJSON *f = event(events, "f", "launch", pid, 1000 + (long long)d->stream,
-                         (double)(d->start - origin) / 1e3);
+        cJSON *f = event(events, "f", "launch", pid, placed[i], (double)(d->start - origin) / 1e3);
         if (!s || !f)
             goto out;
         cJSON_AddNumberToObject(s, "id", d->correlation);
@@ -234,7 +331,11 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     text = cJSON_PrintUnformatted(root);
 out:
     free(calls);
+    free(order);
+    free(placed);
     free(threads);
+    free(names.rows);
+    cp_rows_free(rows);
     cJSON_Delete(root);
     if (!text)
         cp_failf(CP_ENOMEM, "out of memory building a Chrome trace");

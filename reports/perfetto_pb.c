@@ -26,6 +26,7 @@
 #include "reports/perfetto_pb.h"
 
 #include "reports/pb.h"
+#include "reports/rows.h"
 
 #include <cuproof/error.h>
 
@@ -124,17 +125,46 @@ typedef struct str_map {
     uint64_t next_iid;
 } str_map;
 
-/* The tracks described so far, by what they stand for. */
-enum { TRACK_ROOT = 1, TRACK_API, TRACK_NVTX, TRACK_CONTEXT, TRACK_LANE, TRACK_THREAD };
+/* The tracks described so far, by what they stand for: a thread's calls
+ * and its ranges have a track each (THREAD, THREAD_NVTX), as in Nsight
+ * Systems, so that ranges, which a program's files give only when the
+ * file ends, need not come in order with the calls. `row` is the row
+ * beside the track (rows.h), 0 for the track itself. */
+enum {
+    TRACK_ROOT = 1,
+    TRACK_API,
+    TRACK_NVTX,
+    TRACK_CONTEXT,
+    TRACK_LANE,
+    TRACK_THREAD,
+    TRACK_THREAD_NVTX
+};
 
 typedef struct track_key {
-    uint32_t kind, process, device, context, stream;
+    uint32_t kind, process, device, context, stream, row;
 } track_key;
 
 typedef struct track_slot {
     track_key key;
     uint64_t uuid; /* 0 when the slot is free */
+    uint32_t held; /* the slices waiting on a track of slices: index + 1 in w->held; 0 for none */
 } track_slot;
+
+/*
+ * Slices of one track wait here to be written in order of start, so that
+ * they are dealt to rows in that order (rows.h) even when they come a
+ * little out of it: a thread's calls come as they end, a call after the
+ * calls it made, and a lane's work as CUPTI delivers it. Kept sorted with
+ * the next to write last; the depth bounds the writer's memory per track.
+ */
+#define HELD_DEPTH 32
+
+typedef struct held {
+    track_key key; /* the track's row 0 */
+    uint64_t uuid;
+    cp_activity items[HELD_DEPTH];
+    int n;
+} held;
 
 /* Interned entries a packet defines: new since the sequence began. */
 typedef struct pending {
@@ -156,6 +186,9 @@ struct cp_pb_writer {
     track_slot *tracks;
     size_t tracks_cap, ntracks;
     str_map maps[NS_COUNT];
+    held **held;
+    size_t nheld, held_cap;
+    cp_rows *rows;
 };
 
 uint64_t cp_pb_flow_id(uint32_t process, uint32_t correlation)
@@ -193,14 +226,14 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 
 static uint64_t track_hash(const track_key *k)
 {
-    uint32_t v[5] = {k->kind, k->process, k->device, k->context, k->stream};
+    uint32_t v[6] = {k->kind, k->process, k->device, k->context, k->stream, k->row};
     return fnv(FNV_BASIS, v, sizeof v);
 }
 
 static bool same_track(const track_key *a, const track_key *b)
 {
     return a->kind == b->kind && a->process == b->process && a->device == b->device &&
-           a->context == b->context && a->stream == b->stream;
+           a->context == b->context && a->stream == b->stream && a->row == b->row;
 }
 
 /* Open addressing with linear probing, kept at most half full. */
@@ -342,6 +375,12 @@ cp_pb_writer *cp_pb_open(FILE *f, const char *path, uint64_t origin_ns)
         cp_failf(CP_ENOMEM, "out of memory writing %s", path ? path : "a trace");
         return NULL;
     }
+    if (!(w->rows = cp_rows_new())) {
+        free(w->path);
+        free(w);
+        cp_failf(CP_ENOMEM, "out of memory writing %s", path ? path : "a trace");
+        return NULL;
+    }
     w->f = f;
     w->origin = origin_ns;
     w->next_uuid = 1;
@@ -377,7 +416,7 @@ static uint64_t describe(cp_pb_writer *w, const track_key *k, uint64_t parent, u
         return 0;
     }
     track_slot *slot = track_find(w, k);
-    *slot = (track_slot){*k, w->next_uuid++};
+    *slot = (track_slot){*k, w->next_uuid++, 0};
     w->ntracks++;
     packet_begin(w, SEQ_NEEDS_INCREMENTAL_STATE);
     cp_pb_begin(&w->out, PKT_TRACK_DESCRIPTOR);
@@ -402,7 +441,7 @@ int cp_pb_add_process(cp_pb_writer *w, uint32_t index, uint32_t pid, const char 
 {
     if (w->err)
         return w->err;
-    track_key k = {TRACK_ROOT, index, 0, 0, 0};
+    track_key k = {TRACK_ROOT, index, 0, 0, 0, 0};
     track_slot *slot = track_find(w, &k);
     if (slot && slot->uuid) {
         cp_failf(CP_EINVAL, "%s: process %" PRIu32 " described twice or after its first record",
@@ -422,7 +461,7 @@ static uint64_t track_of(cp_pb_writer *w, const track_key *k)
     if (slot && slot->uuid)
         return slot->uuid;
     char name[96];
-    track_key parent_key = {TRACK_ROOT, k->process, 0, 0, 0};
+    track_key parent_key = {TRACK_ROOT, k->process, 0, 0, 0, 0};
     switch (k->kind) {
     case TRACK_ROOT:
         snprintf(name, sizeof name, "process %" PRIu32, k->process);
@@ -436,14 +475,21 @@ static uint64_t track_of(cp_pb_writer *w, const track_key *k)
     case TRACK_THREAD:
         snprintf(name, sizeof name, "thread %" PRIu32, k->stream);
         break;
+    case TRACK_THREAD_NVTX:
+        snprintf(name, sizeof name, "thread %" PRIu32 " NVTX", k->stream);
+        break;
     case TRACK_CONTEXT:
         snprintf(name, sizeof name, "GPU %" PRIu32 " ctx %" PRIu32, k->device, k->context);
         break;
     default:
-        parent_key = (track_key){TRACK_CONTEXT, k->process, k->device, k->context, 0};
+        parent_key = (track_key){TRACK_CONTEXT, k->process, k->device, k->context, 0, 0};
         snprintf(name, sizeof name, "GPU %" PRIu32 " ctx %" PRIu32 " stream %" PRIu32, k->device,
                  k->context, k->stream);
         break;
+    }
+    if (k->row) {
+        size_t len = strlen(name);
+        snprintf(name + len, sizeof name - len, " (%" PRIu32 ")", k->row + 1);
     }
     uint64_t parent = track_of(w, &parent_key);
     return parent ? describe(w, k, parent, 0, name) : 0;
@@ -470,24 +516,20 @@ static void annotate_string(cp_pb_writer *w, pending *p, annotation *list, int *
     (*n)++;
 }
 
-int cp_pb_add_activity(cp_pb_writer *w, const cp_activity *a)
+/* Writes the slice of `a`, whose track's row 0 is `base` (uuid
+ * `base_uuid`), on the row where it nests. */
+static int write_slice(cp_pb_writer *w, const track_key *base, uint64_t base_uuid,
+                       const cp_activity *a)
 {
-    if (w->err)
-        return w->err;
-    bool device = cp_activity_is_device_work(a);
-    /* A host record of a known thread goes on its thread's track, where
-     * its API calls and NVTX ranges nest (calls of two threads overlap
-     * without nesting, which one track cannot show); the thread is held
-     * in the key's stream. */
-    track_key k = {device ? TRACK_LANE : a->kind == CP_ACT_RANGE ? TRACK_NVTX : TRACK_API,
-                   a->process, 0, 0, 0};
-    if (device)
-        k = (track_key){TRACK_LANE, a->process, a->device, a->context, a->stream};
-    else if (a->thread)
-        k = (track_key){TRACK_THREAD, a->process, 0, 0, a->thread};
-    uint64_t track = track_of(w, &k);
+    int64_t row = cp_rows_place(w->rows, base_uuid, a->start, a->end);
+    if (row < 0)
+        return out_of_memory(w);
+    track_key k = *base;
+    k.row = (uint32_t)row;
+    uint64_t track = row ? track_of(w, &k) : base_uuid;
     if (!track)
         return w->err;
+    bool device = cp_activity_is_device_work(a);
 
     /* Copies are named by their direction, as in the Chrome export. */
     pending p = {.n = 0};
@@ -557,10 +599,93 @@ int cp_pb_add_activity(cp_pb_writer *w, const cp_activity *a)
     return w->out.len >= FLUSH_BYTES || w->out.failed ? flush(w) : 0;
 }
 
-int cp_pb_close(cp_pb_writer *w)
+/* Whether `a` is written before `b`: by start, the longer first (so that
+ * of two that begin together the outer opens first), then as they came. */
+static bool goes_before(const cp_activity *a, const cp_activity *b)
 {
+    uint64_t ea = a->end > a->start ? a->end : a->start, eb = b->end > b->start ? b->end : b->start;
+    return a->start != b->start ? a->start < b->start : ea > eb;
+}
+
+/* The slices waiting on track `k` (uuid `uuid`), made on first use. */
+static held *held_of(cp_pb_writer *w, const track_key *k, uint64_t uuid)
+{
+    track_slot *slot = track_find(w, k);
+    if (slot->held)
+        return w->held[slot->held - 1];
+    if (w->nheld == w->held_cap) {
+        size_t cap = w->held_cap ? 2 * w->held_cap : 16;
+        held **p = realloc(w->held, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        w->held = p;
+        w->held_cap = cap;
+    }
+    held *h = malloc(sizeof *h);
+    if (!h)
+        return NULL;
+    h->key = *k;
+    h->uuid = uuid;
+    h->n = 0;
+    w->held[w->nheld++] = h;
+    slot->held = (uint32_t)w->nheld;
+    return h;
+}
+
+int cp_pb_add_activity(cp_pb_writer *w, const cp_activity *a)
+{
+    if (w->err)
+        return w->err;
+    /* A host record of a known thread goes on its thread's tracks, one for
+     * its API calls and one for its ranges (calls of two threads overlap
+     * without nesting, which one track cannot show); the thread is held in
+     * the key's stream. */
+    track_key k = {a->kind == CP_ACT_RANGE ? TRACK_NVTX : TRACK_API, a->process, 0, 0, 0, 0};
+    if (cp_activity_is_device_work(a))
+        k = (track_key){TRACK_LANE, a->process, a->device, a->context, a->stream, 0};
+    else if (a->thread)
+        k = (track_key){a->kind == CP_ACT_RANGE ? TRACK_THREAD_NVTX : TRACK_THREAD, a->process,
+                        0, 0, a->thread, 0};
+    uint64_t uuid = track_of(w, &k);
+    held *h = uuid ? held_of(w, &k, uuid) : NULL;
+    if (!h)
+        return w->err ? w->err : out_of_memory(w);
+    /* When the track's slices are all held, the first in order goes out:
+     * `a` itself when it precedes them all. */
+    cp_activity first;
+    bool out = h->n == HELD_DEPTH;
+    if (out && goes_before(a, &h->items[h->n - 1]))
+        return write_slice(w, &h->key, h->uuid, a);
+    if (out)
+        first = h->items[--h->n];
+    /* In at its place: below it those written after it, above it those
+     * written before it or with it but come earlier. */
+    int i = 0;
+    while (i < h->n && goes_before(a, &h->items[i]))
+        i++;
+    memmove(&h->items[i + 1], &h->items[i], (size_t)(h->n - i) * sizeof *h->items);
+    h->items[i] = *a;
+    h->n++;
+    return out ? write_slice(w, &h->key, h->uuid, &first) : 0;
+}
+
+int cp_pb_close(cp_pb_writer *w, uint64_t *unordered)
+{
+    if (unordered)
+        *unordered = 0;
     if (!w)
         return 0;
+    /* What the tracks still hold goes out, each track's in order. */
+    for (size_t k = 0; k < w->nheld; k++) {
+        held *h = w->held[k];
+        while (!w->err && h->n > 0)
+            write_slice(w, &h->key, h->uuid, &h->items[--h->n]);
+        free(h);
+    }
+    free(w->held);
+    if (unordered)
+        *unordered = cp_rows_unordered(w->rows);
+    cp_rows_free(w->rows);
     if (!w->err && flush(w) == 0 && fflush(w->f) != 0) {
         cp_failf(CP_EIO, "cannot write %s: %s", w->path, strerror(errno));
         fail(w, CP_EIO);
@@ -620,7 +745,7 @@ int cp_perfetto_pb_write(const char *dir, const char *case_name, const char *var
         rc = cp_pb_add_process(w, (uint32_t)k, t->processes[k].pid, t->processes[k].command);
     for (size_t i = 0; w && i < t->n && rc == 0; i++)
         rc = cp_pb_add_activity(w, order[i]);
-    int closed = cp_pb_close(w);
+    int closed = cp_pb_close(w, NULL);
     if (rc == 0)
         rc = closed;
     if (fclose(f) != 0 && rc == 0)

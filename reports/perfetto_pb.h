@@ -10,13 +10,18 @@
  * What a trace shows (see perfetto_pb.c for the packets and fields):
  *  - per traced process a process track (its pid and command), or for a
  *    case's own trace (no processes) one root track named by its title;
- *  - under it a track per host thread, "thread T" (T as CUPTI names the
- *    thread), holding that thread's API calls and NVTX ranges, which nest
- *    there as they ran (the calls of two threads overlap without nesting,
- *    which one track cannot show); a "CUDA API" and an "NVTX" track for
- *    records of no known thread (a case's own phases, older traces); and
- *    per (device, context) a track "GPU D ctx C" holding a lane per
- *    stream, "GPU D ctx C stream S";
+ *  - under it two tracks per host thread (T as CUPTI names the thread):
+ *    "thread T" holding its API calls, which nest there as they ran (the
+ *    calls of two threads overlap without nesting, which one track cannot
+ *    show), and "thread T NVTX" holding its ranges, as Nsight Systems
+ *    shows them; a "CUDA API" and an "NVTX" track for records of no known
+ *    thread (a case's own phases, older traces); and per (device, context)
+ *    a track "GPU D ctx C" holding a lane per stream, "GPU D ctx C stream
+ *    S";
+ *  - beside any of them, "NAME (2)" and on, the rows its slices needed
+ *    where some partly overlapped (rows.h): calls of threads the trace
+ *    does not name, kernels of one stream that overlap, ranges ended out
+ *    of turn;
  *  - one slice (a begin and an end event) per activity, named (interned),
  *    with debug annotations: bytes and the memory on each side of copies,
  *    bytes of memsets, grid and block of kernels, graph_id and graph_node
@@ -67,21 +72,29 @@ cp_pb_writer *cp_pb_open(FILE *f, const char *path, uint64_t origin_ns);
 int cp_pb_add_process(cp_pb_writer *w, uint32_t index, uint32_t pid, const char *name);
 
 /*
- * Adds one activity: its tracks described on first sight, then its slice.
- * Activities may come in any order. Perfetto orders a trace's events by
- * time and, at equal times, in the order of the file, so where one slice
- * ends exactly where the next on its lane begins, or two nested ones begin
- * together, the nesting reads right when activities come sorted by start
- * and, at equal starts, longest first (cp_perfetto_pb_write sorts them).
- * A record whose end precedes its start is written with no duration.
- * Returns 0, CP_ENOMEM or CP_EIO (cp_last_error names the file); after an
- * error every call returns it again.
+ * Adds one activity: its tracks described on first sight, its slice
+ * written once it is its track's turn. A track's slices wait, up to 32 of
+ * them, to be written in order of start, the longer first at equal starts
+ * (Perfetto reads the events of one time in the order of the file, so a
+ * slice ending where the next begins closes first, and of two nested ones
+ * beginning together the outer opens first), and go on the row of their
+ * track where they nest (rows.h): a slice that partly overlaps another
+ * goes on a track beside it, "NAME (2)", instead of taking its end. So
+ * activities may come in any order within 32 of their place on their
+ * track; one further out is written unchecked and counted (cp_pb_close).
+ * `a->name` must stay valid until cp_pb_close. A record whose end precedes
+ * its start is written with no duration. Returns 0, CP_ENOMEM or CP_EIO
+ * (cp_last_error names the file); after an error every call returns it
+ * again.
  */
 int cp_pb_add_activity(cp_pb_writer *w, const cp_activity *a);
 
-/* Writes what is buffered and frees the writer (also after an error).
- * Returns 0, or the first error of the writer's life (CP_EIO naming the
- * file, CP_ENOMEM, CP_EINVAL). */
-int cp_pb_close(cp_pb_writer *w);
+/* Writes the slices still waiting and what is buffered, and frees the
+ * writer (also after an error). `unordered`, when not NULL, receives the
+ * slices that came too far out of order on their track to be checked for
+ * nesting (0 when every track's came within reach of its order). Returns
+ * 0, or the first error of the writer's life (CP_EIO naming the file,
+ * CP_ENOMEM, CP_EINVAL). */
+int cp_pb_close(cp_pb_writer *w, uint64_t *unordered);
 
 #endif

@@ -158,7 +158,7 @@ static int second_pass(reading *r, cp_variant_result *v)
                       why);
 out:
     if (pb) {
-        int closed = cp_pb_close(pb);
+        int closed = cp_pb_close(pb, &r->info->perfetto_unordered);
         rc = rc < 0 ? rc : closed;
     }
     if (f && fclose(f) != 0 && rc == 0)

@@ -164,9 +164,10 @@ Test(chrome, processes_stay_apart)
     cp_trace_free(&t);
 }
 
-/* Host records of known threads: a row per thread, named after it, where
- * each thread's calls and ranges nest; the launch's flow starts on its
- * thread's row. Records of no known thread keep the process's rows. */
+/* Host records of known threads: two rows per thread, named after it, one
+ * for its calls, where they nest, and one for its ranges, as Nsight
+ * Systems shows them; the launch's flow starts on its thread's row.
+ * Records of no known thread keep the process's rows. */
 Test(chrome, each_thread_gets_its_row)
 {
     cp_trace t;
@@ -206,11 +207,95 @@ Test(chrome, each_thread_gets_its_row)
         if (strcmp(ph, "s") == 0)
             flow_tid = tid;
     }
-    cr_expect_eq(tid_of[0], tid_of[1], "the range and its thread's call share a row");
+    cr_expect_eq(tid_of[0], tid_of[1] + 1, "the range on the row after its thread's calls");
+    cr_expect_not_null(strstr(text, "\"thread 11 NVTX\""), "%s", text);
     cr_expect_neq(tid_of[1], tid_of[2], "the other thread's call has its own");
     cr_expect_eq(flow_tid, tid_of[1], "the launch's flow starts on its thread's row");
     cr_expect_not_null(strstr(text, "\"CUDA API\""), "a call of no known thread keeps the row");
     cJSON_Delete(root);
     free(text);
     cp_trace_free(&t);
+}
+
+/* Slices of one row that partly overlap: Perfetto and chrome://tracing
+ * draw a row as a stack, so an "X" event that crosses another's end is
+ * cut or dropped. Counts them over every row of `text`, and the rows
+ * named as rows beside another ("NAME (2)" and on). */
+static size_t partial_overlaps(const char *text, size_t *rows_beside)
+{
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root);
+    typedef struct x {
+        double pid, tid, ts, end;
+    } x;
+    size_t n = 0, cap = 1024;
+    x *xs = malloc(cap * sizeof *xs);
+    cr_assert_not_null(xs);
+    *rows_beside = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        if (strcmp(ph, "M") == 0) {
+            const cJSON *args = cJSON_GetObjectItem(e, "args");
+            const char *name = cJSON_GetObjectItem(args, "name")->valuestring;
+            *rows_beside += strstr(name, " (2)") != NULL;
+            continue;
+        }
+        if (strcmp(ph, "X") != 0)
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            xs = realloc(xs, cap * sizeof *xs);
+            cr_assert_not_null(xs);
+        }
+        double ts = cJSON_GetObjectItem(e, "ts")->valuedouble;
+        xs[n++] = (x){cJSON_GetObjectItem(e, "pid")->valuedouble,
+                      cJSON_GetObjectItem(e, "tid")->valuedouble, ts,
+                      ts + cJSON_GetObjectItem(e, "dur")->valuedouble};
+    }
+    cJSON_Delete(root);
+    /* Per row, by start, the longer first: a slice must end within the
+     * innermost slice still open at its start. */
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < n; k++) {
+            if (i == k || xs[i].pid != xs[k].pid || xs[i].tid != xs[k].tid)
+                continue;
+            bad += xs[k].ts > xs[i].ts && xs[k].ts < xs[i].end && xs[k].end > xs[i].end;
+        }
+    free(xs);
+    return bad;
+}
+
+/* The host-threads fixture was recorded before threads were kept: the
+ * calls of up to 32 threads share the CUDA API row and overlap there (55
+ * times in streams-32). They go on rows beside it where they nest; the
+ * same records on one row would overlap, which the count sees. */
+Test(chrome, overlapping_slices_go_on_rows_beside)
+{
+    cr_assert_eq(cp_trace_file_read(CUPROOF_FIXTURES "/host-threads-h100.trace.json", &f), 0,
+                 "%s", cp_last_error());
+    size_t rows = 0, overlapping_records = 0;
+    for (size_t i = 0; i < f.nvariants; i++) {
+        const cp_trace *t = &f.variants[i].trace;
+        char *text = cp_chrome_trace(t, f.variants[i].name);
+        cr_assert_not_null(text);
+        size_t beside;
+        cr_expect_eq(partial_overlaps(text, &beside), 0, "%s", f.variants[i].name);
+        rows += beside;
+        free(text);
+        /* The check itself: the records' own intervals on their rows as
+         * they would be without rows beside. */
+        for (size_t a = 0; a < t->n; a++)
+            for (size_t b = 0; b < t->n; b++) {
+                const cp_activity *x = &t->items[a], *y = &t->items[b];
+                overlapping_records += !cp_activity_is_device_work(x) &&
+                                       !cp_activity_is_device_work(y) && x->kind == y->kind &&
+                                       y->start > x->start && y->start < x->end && y->end > x->end;
+            }
+    }
+    cr_expect_gt(overlapping_records, 55, "the recorded calls do overlap on one row");
+    cr_expect_gt(rows, 0, "rows beside the CUDA API row");
+    cp_trace_file_free(&f);
 }

@@ -136,6 +136,9 @@ Test(program, held_and_streamed_records_give_the_same_verdicts)
             cr_expect_eq(streamed.info.records, held.info.records, "%s", how);
             cr_expect_eq(streamed.info.first_ns, held.info.first_ns, "%s", how);
             cr_expect_eq(streamed.info.nfiles, held.info.nfiles, "%s", how);
+            /* Recorded programs' files come in order per track: every
+             * slice of the Perfetto file was checked for nesting. */
+            cr_expect_eq(streamed.info.perfetto_unordered, 0, "%s", how);
             expect_same_metrics(&held.v.metrics, &streamed.v.metrics, how);
             for (size_t i = 0; i < NEXPECT; i++) {
                 cr_expect_eq(streamed.checks[i].ok, held.checks[i].ok, "%s: %s", how,

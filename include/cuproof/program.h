@@ -60,6 +60,10 @@ typedef struct cp_program_info {
     uint64_t first_ns; /* the earliest non-zero start; UINT64_MAX with none */
     bool streamed;     /* past keep_records: v->summary is set, v->trace holds no records */
     char rec_path[4352], perfetto_path[4352]; /* the streamed files; "" when kept */
+    /* Slices of the streamed Perfetto file that came too far out of order
+     * on their track to be checked for nesting (Perfetto may draw them
+     * with another's end); 0 when kept or when every one was checked. */
+    uint64_t perfetto_unordered;
 } cp_program_info;
 
 /*
