@@ -154,15 +154,18 @@ typedef struct track_slot {
  * Slices of one track wait here to be written in order of start, so that
  * they are dealt to rows in that order (rows.h) even when they come a
  * little out of it: a thread's calls come as they end, a call after the
- * calls it made, and a lane's work as CUPTI delivers it. Kept sorted with
- * the next to write last; the depth bounds the writer's memory per track.
+ * calls it made, and a lane's work as CUPTI delivers it. The records stay
+ * in their slots; `order` holds the slots sorted with the next to write
+ * last, so that a record arriving in order costs a shift of a few bytes.
+ * The depth bounds the writer's memory per track.
  */
 #define HELD_DEPTH 32
 
 typedef struct held {
     track_key key; /* the track's row 0 */
     uint64_t uuid;
-    cp_activity items[HELD_DEPTH];
+    cp_activity slots[HELD_DEPTH];
+    uint8_t order[HELD_DEPTH];
     int n;
 } held;
 
@@ -650,21 +653,25 @@ int cp_pb_add_activity(cp_pb_writer *w, const cp_activity *a)
     held *h = uuid ? held_of(w, &k, uuid) : NULL;
     if (!h)
         return w->err ? w->err : out_of_memory(w);
-    /* When the track's slices are all held, the first in order goes out:
-     * `a` itself when it precedes them all. */
+    /* When the track's slices are all held, the first in order goes out
+     * (`a` itself when it precedes them all) and leaves its slot. */
     cp_activity first;
+    int slot = h->n;
     bool out = h->n == HELD_DEPTH;
-    if (out && goes_before(a, &h->items[h->n - 1]))
+    if (out && goes_before(a, &h->slots[h->order[h->n - 1]]))
         return write_slice(w, &h->key, h->uuid, a);
-    if (out)
-        first = h->items[--h->n];
+    if (out) {
+        slot = h->order[--h->n];
+        first = h->slots[slot];
+    }
     /* In at its place: below it those written after it, above it those
      * written before it or with it but come earlier. */
     int i = 0;
-    while (i < h->n && goes_before(a, &h->items[i]))
+    while (i < h->n && goes_before(a, &h->slots[h->order[i]]))
         i++;
-    memmove(&h->items[i + 1], &h->items[i], (size_t)(h->n - i) * sizeof *h->items);
-    h->items[i] = *a;
+    memmove(&h->order[i + 1], &h->order[i], (size_t)(h->n - i));
+    h->order[i] = (uint8_t)slot;
+    h->slots[slot] = *a;
     h->n++;
     return out ? write_slice(w, &h->key, h->uuid, &first) : 0;
 }
@@ -679,7 +686,7 @@ int cp_pb_close(cp_pb_writer *w, uint64_t *unordered)
     for (size_t k = 0; k < w->nheld; k++) {
         held *h = w->held[k];
         while (!w->err && h->n > 0)
-            write_slice(w, &h->key, h->uuid, &h->items[--h->n]);
+            write_slice(w, &h->key, h->uuid, &h->slots[h->order[--h->n]]);
         free(h);
     }
     free(w->held);
