@@ -124,16 +124,6 @@ static long long row_tid(row_table *r, int pid, long long tid, uint32_t row)
     return name_row(r, pid, extra, tid, row, name) ? extra : -1;
 }
 
-/* By start, the longer first: the order in which rows are dealt. */
-static int by_start_longest_first(const void *x, const void *y)
-{
-    const cp_activity *a = *(const cp_activity *const *)x, *b = *(const cp_activity *const *)y;
-    uint64_t ea = a->end > a->start ? a->end : a->start, eb = b->end > b->start ? b->end : b->start;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    return (ea < eb) - (ea > eb);
-}
-
 /* Flows pair a launch with its work within one process: correlation ids
  * repeat across processes. */
 static int by_process_and_correlation(const void *x, const void *y)
@@ -243,7 +233,7 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
         goto out;
     for (size_t i = 0; i < t->n; i++)
         order[i] = &t->items[i];
-    qsort(order, t->n, sizeof *order, by_start_longest_first);
+    qsort(order, t->n, sizeof *order, cp_rows_order_ptr);
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = order[i];
         double ts = (double)(a->start - origin) / 1e3, dur = (double)(a->end - a->start) / 1e3;

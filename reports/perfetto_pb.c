@@ -602,14 +602,6 @@ static int write_slice(cp_pb_writer *w, const track_key *base, uint64_t base_uui
     return w->out.len >= FLUSH_BYTES || w->out.failed ? flush(w) : 0;
 }
 
-/* Whether `a` is written before `b`: by start, the longer first (so that
- * of two that begin together the outer opens first), then as they came. */
-static bool goes_before(const cp_activity *a, const cp_activity *b)
-{
-    uint64_t ea = a->end > a->start ? a->end : a->start, eb = b->end > b->start ? b->end : b->start;
-    return a->start != b->start ? a->start < b->start : ea > eb;
-}
-
 /* The slices waiting on track `k` (uuid `uuid`), made on first use. */
 static held *held_of(cp_pb_writer *w, const track_key *k, uint64_t uuid)
 {
@@ -658,7 +650,7 @@ int cp_pb_add_activity(cp_pb_writer *w, const cp_activity *a)
     cp_activity first;
     int slot = h->n;
     bool out = h->n == HELD_DEPTH;
-    if (out && goes_before(a, &h->slots[h->order[h->n - 1]]))
+    if (out && cp_rows_order(a, &h->slots[h->order[h->n - 1]]) < 0)
         return write_slice(w, &h->key, h->uuid, a);
     if (out) {
         slot = h->order[--h->n];
@@ -667,7 +659,7 @@ int cp_pb_add_activity(cp_pb_writer *w, const cp_activity *a)
     /* In at its place: below it those written after it, above it those
      * written before it or with it but come earlier. */
     int i = 0;
-    while (i < h->n && goes_before(a, &h->slots[h->order[i]]))
+    while (i < h->n && cp_rows_order(a, &h->slots[h->order[i]]) < 0)
         i++;
     memmove(&h->order[i + 1], &h->order[i], (size_t)(h->n - i));
     h->order[i] = (uint8_t)slot;
@@ -710,19 +702,6 @@ int cp_pb_close(cp_pb_writer *w, uint64_t *unordered)
     return rc;
 }
 
-/* Perfetto's order at equal times is the file's: by start, longest first,
- * so that a slice that ends where the next begins on its lane closes
- * before that one opens, and of two that begin together the outer opens
- * first. */
-static int by_start_longest_first(const void *x, const void *y)
-{
-    const cp_activity *a = *(const cp_activity *const *)x, *b = *(const cp_activity *const *)y;
-    uint64_t ea = a->end > a->start ? a->end : a->start, eb = b->end > b->start ? b->end : b->start;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    return (ea < eb) - (ea > eb);
-}
-
 int cp_perfetto_pb_write(const char *dir, const char *case_name, const char *variant,
                          const cp_trace *t)
 {
@@ -738,7 +717,11 @@ int cp_perfetto_pb_write(const char *dir, const char *case_name, const char *var
         if (i == 0 || t->items[i].start < origin)
             origin = t->items[i].start;
     }
-    qsort(order, t->n, sizeof *order, by_start_longest_first);
+    /* Perfetto's order at equal times is the file's: in the rows' order,
+     * a slice that ends where the next begins on its lane closes before
+     * that one opens, and of two that begin together the outer opens
+     * first. */
+    qsort(order, t->n, sizeof *order, cp_rows_order_ptr);
     FILE *f = fopen(path, "wb");
     if (!f) {
         free(order);

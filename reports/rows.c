@@ -129,6 +129,19 @@ int64_t cp_rows_place(cp_rows *r, uint64_t key, uint64_t start, uint64_t end)
     return k;
 }
 
+int cp_rows_order(const cp_activity *a, const cp_activity *b)
+{
+    uint64_t ea = a->end > a->start ? a->end : a->start, eb = b->end > b->start ? b->end : b->start;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return (ea < eb) - (ea > eb);
+}
+
+int cp_rows_order_ptr(const void *x, const void *y)
+{
+    return cp_rows_order(*(const cp_activity *const *)x, *(const cp_activity *const *)y);
+}
+
 uint64_t cp_rows_unordered(const cp_rows *r)
 {
     return r->unordered;

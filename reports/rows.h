@@ -28,6 +28,8 @@
 #ifndef CUPROOF_REPORTS_ROWS_H
 #define CUPROOF_REPORTS_ROWS_H
 
+#include <cuproof/trace.h>
+
 #include <stdint.h>
 
 typedef struct cp_rows cp_rows;
@@ -44,6 +46,14 @@ void cp_rows_free(cp_rows *r);
  * when out of memory (the dealer is unchanged).
  */
 int64_t cp_rows_place(cp_rows *r, uint64_t track, uint64_t start, uint64_t end);
+
+/* The order in which a track's slices are dealt: by start, the longer
+ * first (so that of two beginning together the outer opens first).
+ * Negative when `a` goes first, 0 when either may. */
+int cp_rows_order(const cp_activity *a, const cp_activity *b);
+
+/* The same, for qsort over an array of `const cp_activity *`. */
+int cp_rows_order_ptr(const void *x, const void *y);
 
 /* Slices that came before a slice already dealt on their track, and so
  * went on row 0 unchecked. */
