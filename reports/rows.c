@@ -24,7 +24,6 @@ struct cp_rows {
     track *tracks; /* open addressing, kept at most half full */
     size_t cap, n;
     uint64_t unordered;
-    uint32_t most;
 };
 
 cp_rows *cp_rows_new(void)
@@ -120,11 +119,8 @@ int64_t cp_rows_place(cp_rows *r, uint64_t key, uint64_t start, uint64_t end)
     }
     if (!push(&t->rows[k], end))
         return -1;
-    if (k == t->nrows) {
+    if (k == t->nrows)
         t->nrows++;
-        if (t->nrows > r->most)
-            r->most = t->nrows;
-    }
     t->last_start = start;
     return k;
 }
@@ -145,9 +141,4 @@ int cp_rows_order_ptr(const void *x, const void *y)
 uint64_t cp_rows_unordered(const cp_rows *r)
 {
     return r->unordered;
-}
-
-uint32_t cp_rows_most(const cp_rows *r)
-{
-    return r->most;
 }

@@ -59,8 +59,4 @@ int cp_rows_order_ptr(const void *x, const void *y);
  * went on row 0 unchecked. */
 uint64_t cp_rows_unordered(const cp_rows *r);
 
-/* The most rows any track needed (1 when nothing overlapped; 0 before any
- * slice). */
-uint32_t cp_rows_most(const cp_rows *r);
-
 #endif
