@@ -602,10 +602,9 @@ static int write_slice(cp_pb_writer *w, const track_key *base, uint64_t base_uui
     return w->out.len >= FLUSH_BYTES || w->out.failed ? flush(w) : 0;
 }
 
-/* The slices waiting on track `k` (uuid `uuid`), made on first use. */
-static held *held_of(cp_pb_writer *w, const track_key *k, uint64_t uuid)
+/* The slices waiting on the track of `slot`, made on first use. */
+static held *held_of(cp_pb_writer *w, track_slot *slot)
 {
-    track_slot *slot = track_find(w, k);
     if (slot->held)
         return w->held[slot->held - 1];
     if (w->nheld == w->held_cap) {
@@ -619,8 +618,8 @@ static held *held_of(cp_pb_writer *w, const track_key *k, uint64_t uuid)
     held *h = malloc(sizeof *h);
     if (!h)
         return NULL;
-    h->key = *k;
-    h->uuid = uuid;
+    h->key = slot->key;
+    h->uuid = slot->uuid;
     h->n = 0;
     w->held[w->nheld++] = h;
     slot->held = (uint32_t)w->nheld;
@@ -641,20 +640,23 @@ int cp_pb_add_activity(cp_pb_writer *w, const cp_activity *a)
     else if (a->thread)
         k = (track_key){a->kind == CP_ACT_RANGE ? TRACK_THREAD_NVTX : TRACK_THREAD, a->process,
                         0, 0, a->thread, 0};
-    uint64_t uuid = track_of(w, &k);
-    held *h = uuid ? held_of(w, &k, uuid) : NULL;
-    if (!h)
+    /* One look-up for a track already described, the usual case. */
+    track_slot *slot = track_find(w, &k);
+    if ((!slot || !slot->uuid) && (!track_of(w, &k) || !(slot = track_find(w, &k))))
         return w->err ? w->err : out_of_memory(w);
+    held *h = held_of(w, slot);
+    if (!h)
+        return out_of_memory(w);
     /* When the track's slices are all held, the first in order goes out
      * (`a` itself when it precedes them all) and leaves its slot. */
     cp_activity first;
-    int slot = h->n;
+    int free_slot = h->n;
     bool out = h->n == HELD_DEPTH;
     if (out && cp_rows_order(a, &h->slots[h->order[h->n - 1]]) < 0)
         return write_slice(w, &h->key, h->uuid, a);
     if (out) {
-        slot = h->order[--h->n];
-        first = h->slots[slot];
+        free_slot = h->order[--h->n];
+        first = h->slots[free_slot];
     }
     /* In at its place: below it those written after it, above it those
      * written before it or with it but come earlier. */
@@ -662,8 +664,8 @@ int cp_pb_add_activity(cp_pb_writer *w, const cp_activity *a)
     while (i < h->n && cp_rows_order(a, &h->slots[h->order[i]]) < 0)
         i++;
     memmove(&h->order[i + 1], &h->order[i], (size_t)(h->n - i));
-    h->order[i] = (uint8_t)slot;
-    h->slots[slot] = *a;
+    h->order[i] = (uint8_t)free_slot;
+    h->slots[free_slot] = *a;
     h->n++;
     return out ? write_slice(w, &h->key, h->uuid, &first) : 0;
 }
