@@ -462,6 +462,9 @@ typedef struct cursor {
 
 static uint64_t get_varint(cursor *c)
 {
+    /* Most fields (ids, small deltas) take one byte. */
+    if (c->p < c->end && *c->p < 0x80)
+        return *c->p++;
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (c->p == c->end) {
@@ -630,8 +633,11 @@ int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
         }
         c = (cursor){r->buf + r->pos + head, r->buf + r->pos + head + len, false};
         r->pos += head + (size_t)len;
-        memset(it, 0, sizeof *it);
+        /* Only the members of the record's type are set: an activity
+         * record is most of a file, and clearing the whole item (the
+         * process's strings with it) cost more than decoding it. */
         it->type = (cp_rec_type)type;
+        it->process_index = 0;
         switch (type) {
         case CP_REC_STRING:
             if ((rc = read_string(r, &c, at)) < 0)
@@ -642,6 +648,7 @@ int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
                 return rc;
             return 1;
         case CP_REC_PROCESS: {
+            memset(&it->process, 0, sizeof it->process);
             uint64_t index = get_varint(&c);
             it->process.pid = get_u32(&c);
             it->process.ppid = get_u32(&c);
@@ -653,6 +660,7 @@ int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
             return 1;
         }
         case CP_REC_PROCESS_END: {
+            memset(&it->process, 0, sizeof it->process);
             it->process_index = get_u32(&c);
             it->process.ended = get_varint(&c) != 0;
             it->process.last_ns = get_varint(&c);
@@ -665,6 +673,7 @@ int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
         }
         case CP_REC_END: {
             cp_rec_end *e = &it->end;
+            memset(e, 0, sizeof *e);
             e->activities = get_varint(&c);
             e->dropped_records = get_varint(&c);
             e->renamed_kernels = get_varint(&c);

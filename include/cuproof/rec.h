@@ -119,8 +119,10 @@ CP_API int cp_rec_write_trace(const char *path, const cp_trace *t);
 
 typedef struct cp_rec_reader cp_rec_reader;
 
-/* One decoded record. `activity.name` and the process's strings stay
- * valid until the reader is closed. */
+/* One decoded record: `type` and the members of its type are set (an
+ * activity's `activity`; a process's `process_index` and `process`; an
+ * end's `end`), the others are left as they were. `activity.name` and the
+ * process's strings stay valid until the reader is closed. */
 typedef struct cp_rec_item {
     cp_rec_type type; /* CP_REC_ACTIVITY, CP_REC_PROCESS, CP_REC_PROCESS_END or CP_REC_END */
     cp_activity activity;
