@@ -209,19 +209,17 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
             threads_cap = cap;
         }
         threads[nthreads++] = (host_thread){a->process, a->thread};
-        char name[96];
+        /* "thread T" and "thread T NVTX", with ", pid P" after them when
+         * the trace has several processes. */
+        char pid[32] = "", name[96];
         if (a->process < t->nprocesses && t->nprocesses > 1)
-            snprintf(name, sizeof name, "thread %u, pid %u", a->thread,
-                     t->processes[a->process].pid);
-        else
-            snprintf(name, sizeof name, "thread %u", a->thread);
+            snprintf(pid, sizeof pid, ", pid %u", t->processes[a->process].pid);
         long long tid = THREAD_TID_BASE + 2 * (long long)(nthreads - 1);
-        if (!name_row(&names, HOST_PID, tid, 0, 0, name))
-            goto out;
-        size_t len = strlen(name);
-        snprintf(name + len, sizeof name - len, " NVTX");
-        if (!name_row(&names, HOST_PID, tid + 1, 0, 0, name))
-            goto out;
+        for (int ranges = 0; ranges < 2; ranges++) {
+            snprintf(name, sizeof name, "thread %u%s%s", a->thread, ranges ? " NVTX" : "", pid);
+            if (!name_row(&names, HOST_PID, tid + ranges, 0, 0, name))
+                goto out;
+        }
     }
     if (!name_row(&names, HOST_PID, NVTX_TID, 0, 0, "cuproof NVTX phases"))
         goto out;

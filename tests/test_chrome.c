@@ -299,3 +299,27 @@ Test(chrome, overlapping_slices_go_on_rows_beside)
     cr_expect_gt(rows, 0, "rows beside the CUDA API row");
     cp_trace_file_free(&f);
 }
+
+/* With several processes a thread's rows say whose they are. */
+Test(chrome, threads_of_several_processes_name_their_pid)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    cp_process p = {.pid = 4242, .command = "parent"};
+    cr_assert_eq(cp_trace_add_process(&t, &p), 0);
+    p = (cp_process){.pid = 4343, .command = "child"};
+    cr_assert_eq(cp_trace_add_process(&t, &p), 1);
+    cp_activity items[] = {
+        {.kind = CP_ACT_RANGE, .start = 5, .end = 60, .thread = 11, .process = 1, .name = "step"},
+        {.kind = CP_ACT_RUNTIME, .start = 10, .end = 40, .thread = 11, .process = 1,
+         .correlation = 1, .name = "cudaLaunchKernel"},
+    };
+    for (size_t i = 0; i < sizeof items / sizeof *items; i++)
+        cr_assert_eq(cp_trace_add(&t, &items[i]), 0);
+    char *text = cp_chrome_trace(&t, "processes");
+    cr_assert_not_null(text);
+    cr_expect_not_null(strstr(text, "\"thread 11, pid 4343\""), "%s", text);
+    cr_expect_not_null(strstr(text, "\"thread 11 NVTX, pid 4343\""), "%s", text);
+    free(text);
+    cp_trace_free(&t);
+}
