@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records the ci profile on a GPU machine for `cuproof replay`: every case
 # run with its traces, then report.json and the CASE.trace.json files packed
-# as reports/recordings/<name>.tar.gz (deterministic order and times, so an
+# as samples/recordings/<name>.tar.gz (deterministic order and times, so an
 # unchanged recording packs to the same bytes).
 #
 #   ci/record.sh [NAME]      (default h100-ci; a built build/default is needed)
@@ -14,5 +14,5 @@ trap 'rm -rf "$dir"' EXIT
 ./build/default/cuproof run --profile ci --out "$dir" || echo "ci/record.sh: run exited $?"
 date=$(sed -n 's/^[[:space:]]*"date":[[:space:]]*"\(.*\)",$/\1/p' "$dir/report.json" | head -1)
 (cd "$dir" && tar -czf - --sort=name --owner=0 --group=0 --numeric-owner --mtime="$date" \
-    report.json *.trace.json) > "reports/recordings/$name.tar.gz"
-echo "ci/record.sh: reports/recordings/$name.tar.gz ($(du -h "reports/recordings/$name.tar.gz" | cut -f1))"
+    report.json *.trace.json) > "samples/recordings/$name.tar.gz"
+echo "ci/record.sh: samples/recordings/$name.tar.gz ($(du -h "samples/recordings/$name.tar.gz" | cut -f1))"

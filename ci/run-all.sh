@@ -2,7 +2,7 @@
 # The main job: installs dependencies, builds, then on a GPU machine runs
 # every case (profile given as $1, default ci) and writes the reports to
 # cuproof-out/ (OUT_DIR). Without a GPU it replays the committed recording
-# of an H100 run instead (reports/recordings/h100-ci.tar.gz), so that the
+# of an H100 run instead (samples/recordings/h100-ci.tar.gz), so that the
 # first minute shows a real report: metrics, timings and declared checks
 # recomputed from the recorded traces and samples, labelled as a replay.
 set -euo pipefail
@@ -14,8 +14,8 @@ if ./build/default/cuproof gpus > /dev/null 2>&1; then
     ./build/default/cuproof run --profile "${1:-ci}" --out "$out"
 else
     echo "cuproof: no GPU here: replaying a recording of the ci profile on an H100" \
-        "(reports/recordings/h100-ci.tar.gz); on a GPU machine this command runs the cases"
+        "(samples/recordings/h100-ci.tar.gz); on a GPU machine this command runs the cases"
     mkdir -p "$out/recording"
-    tar -xzf reports/recordings/h100-ci.tar.gz -C "$out/recording"
+    tar -xzf samples/recordings/h100-ci.tar.gz -C "$out/recording"
     ./build/default/cuproof replay "$out/recording" --out "$out"
 fi
