@@ -8,18 +8,10 @@
 
 #include <stdbool.h>
 
-/* Exit statuses: 0 every case passed or was skipped; 1 a case failed or the
- * report could not be written; 2 bad usage (the message names it); 3 no
- * case failed but one was inconclusive (an essential check not made).
- * `test` exits 77 when its case was skipped, ctest's SKIP_RETURN_CODE, and
- * 1 when it was inconclusive. */
-enum {
-    CP_EXIT_OK = 0,
-    CP_EXIT_FAILED = 1,
-    CP_EXIT_USAGE = 2,
-    CP_EXIT_INCONCLUSIVE = 3,
-    CP_EXIT_SKIPPED = 77
-};
+/* Exit statuses: CP_EXIT_* from the one table every command shares
+ * (cuproof/exit.h). `test` exits 77 when its case was skipped and 1 when it
+ * was inconclusive. */
+#include <cuproof/exit.h>
 
 /* The whole command line: argv[1] names the command. */
 int cp_cli_main(int argc, char **argv);

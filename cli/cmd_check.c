@@ -13,7 +13,7 @@
 
 /* A trace that cannot be trusted or read is neither a failed expectation
  * nor bad usage. */
-enum { EXIT_TOOL = 3 };
+enum { EXIT_TOOL = CP_EXIT_INCONCLUSIVE };
 
 /* Where a run of the list's expectations came from, for the messages of
  * validation, which happens after all are parsed. */

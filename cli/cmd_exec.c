@@ -37,7 +37,7 @@
 
 extern char **environ;
 
-enum { EXIT_EXPECTATION = 1, EXIT_TOOL = 3, EXIT_PROGRAM = 4 };
+enum { EXIT_EXPECTATION = CP_EXIT_FAILED, EXIT_TOOL = CP_EXIT_INCONCLUSIVE, EXIT_PROGRAM = CP_EXIT_PROGRAM };
 
 /* After the program itself exits, how long its traced descendants may
  * take to close their traces. */

@@ -1,4 +1,7 @@
+/* Error codes, the thread's last error (error.h) and the exit statuses'
+ * table (exit.h). */
 #include <cuproof/error.h>
+#include <cuproof/exit.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,4 +64,43 @@ const char *cp_last_error(void)
 void cp_clear_last_error(void)
 {
     last_error[0] = '\0';
+}
+
+/* ---- Exit statuses (exit.h) ---- */
+
+const char *cp_exit_meaning(int status)
+{
+    switch (status) {
+#define CP_EXIT_TEXT_(name, value, text) \
+    case value:                          \
+        return text;
+        CP_EXIT_MAP(CP_EXIT_TEXT_)
+#undef CP_EXIT_TEXT_
+    default:
+        return NULL;
+    }
+}
+
+/* The rank of a status under "the worst wins"; higher is worse. */
+static int exit_rank(int s)
+{
+    switch (s) {
+    case CP_EXIT_OK:
+        return 1;
+    case CP_EXIT_SKIPPED:
+        return 0;
+    case CP_EXIT_FAILED:
+        return 2;
+    case CP_EXIT_PROGRAM:
+        return 3;
+    case CP_EXIT_INCONCLUSIVE:
+        return 4;
+    default: /* usage, and anything outside the table */
+        return 5;
+    }
+}
+
+int cp_exit_worse(int a, int b)
+{
+    return exit_rank(a) >= exit_rank(b) ? a : b;
 }
