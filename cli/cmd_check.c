@@ -1,3 +1,11 @@
+/*
+ * cuproof check TRACE... --expect EXPR...: expectations judged on
+ * recorded traces, in three forms: a case's trace files (per variant),
+ * a program's per-process files (merged) and cuproof.rec files. Parsing
+ * and printing live here; the scope rule (cp_expect_scope_range), the
+ * streaming judge (cp_expect_judge) and the trust rule (cp_trust_judge)
+ * are the library's, shared with exec.
+ */
 #include "cli.h"
 
 #include <cuproof/error.h>
@@ -5,6 +13,7 @@
 #include <cuproof/proc.h>
 #include <cuproof/rec.h>
 #include <cuproof/report.h>
+#include <cuproof/trust.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,33 +123,6 @@ static int parse_args(int argc, char **argv, check_args *a)
     return CP_EXIT_OK;
 }
 
-/* --range NAME: every unscoped expectation is checked inside range(NAME)
- * and printed so. */
-static int apply_range(check_args *a)
-{
-    for (size_t i = 0; i < a->list.n; i++) {
-        cp_expectation *e = &a->list.items[i];
-        if (e->scope[0] || e->scope_arg)
-            continue;
-        size_t len = strlen(a->range) + strlen(e->text) + 10;
-        char *scope = strdup("range"), *arg = strdup(a->range), *text = malloc(len);
-        if (!scope || !arg || !text) {
-            free(scope);
-            free(arg);
-            free(text);
-            fprintf(stderr, "cuproof: out of memory\n");
-            return EXIT_TOOL;
-        }
-        snprintf(text, len, "range(%s): %s", a->range, e->text);
-        free(e->scope);
-        free(e->text);
-        e->scope = scope;
-        e->scope_arg = arg;
-        e->text = text;
-    }
-    return CP_EXIT_OK;
-}
-
 /* The expectations of one source, as a list of their own. */
 static cp_expect_list sub_list(const check_args *a, const source *s)
 {
@@ -163,21 +145,18 @@ static size_t device_work(const cp_trace *t)
     return n;
 }
 
-/* Exit status of the dropped-records rule: records CUPTI dropped make the
- * metrics an undercount, which no expectation should pass on. */
-static int check_dropped(const check_args *a, uint64_t dropped)
+/* The trust rule's verdict on one trace, printed: its reason on stderr
+ * when it is not trusted, its warning when it is. Returns the exit
+ * status it gives (CP_EXIT_OK or CP_EXIT_INCONCLUSIVE). */
+static int print_trust(const cp_trust_in *in)
 {
-    if (dropped == 0)
-        return CP_EXIT_OK;
-    if (a->allow_dropped) {
-        printf("warning: CUPTI dropped %llu records; the metrics may miss work "
-               "(--allow-dropped)\n", (unsigned long long)dropped);
-        return CP_EXIT_OK;
-    }
-    fprintf(stderr, "cuproof: CUPTI dropped %llu records: the metrics may miss work, so the "
-            "results cannot be trusted (--allow-dropped accepts them)\n",
-            (unsigned long long)dropped);
-    return EXIT_TOOL;
+    cp_trust t;
+    cp_trust_judge(in, &t);
+    if (!t.trusted)
+        fprintf(stderr, "cuproof: %s\n", t.why);
+    else if (t.warning[0])
+        printf("warning: %s\n", t.warning);
+    return t.exit;
 }
 
 /* cuproof.trace/1 files: each expectation on each variant it names (every
@@ -186,13 +165,14 @@ static int check_trace_files(const check_args *a)
 {
     int status = CP_EXIT_OK;
     size_t passed = 0, failed = 0;
-    uint64_t dropped = 0;
     cp_trace_file *files = calloc(a->ntraces, sizeof *files);
     const char **names = NULL;
+    uint64_t *dropped = calloc(a->ntraces, sizeof *dropped);
     size_t loaded = 0;
-    if (!files) {
+    if (!files || !dropped) {
         fprintf(stderr, "cuproof: out of memory\n");
-        return EXIT_TOOL;
+        status = EXIT_TOOL;
+        goto out;
     }
     for (; loaded < a->ntraces; loaded++)
         if (cp_trace_file_read(a->traces[loaded], &files[loaded]) < 0) {
@@ -213,7 +193,7 @@ static int check_trace_files(const check_args *a)
         for (size_t v = 0; v < tf->nvariants; v++) {
             names[v] = tf->variants[v].name;
             work += device_work(&tf->variants[v].trace);
-            dropped += tf->variants[v].trace.dropped_records;
+            dropped[f] += tf->variants[v].trace.dropped_records;
         }
         for (size_t s = 0; s < a->nsources; s++) {
             cp_expect_list one = sub_list(a, &a->sources[s]);
@@ -225,9 +205,7 @@ static int check_trace_files(const check_args *a)
             }
         }
         if (work == 0) {
-            fprintf(stderr, "cuproof: %s: no kernel, copy or memset in any variant\n",
-                    a->traces[f]);
-            status = EXIT_TOOL;
+            status = print_trust(&(cp_trust_in){.what = a->traces[f], .traced_files = SIZE_MAX});
             goto out;
         }
     }
@@ -260,14 +238,19 @@ static int check_trace_files(const check_args *a)
     }
     printf("%zu passed, %zu failed\n", passed, failed);
     status = failed ? CP_EXIT_FAILED : CP_EXIT_OK;
-    int d = check_dropped(a, dropped);
-    if (d != CP_EXIT_OK)
-        status = d;
+    for (size_t f = 0; f < a->ntraces; f++)
+        status = cp_exit_worse(status, print_trust(&(cp_trust_in){
+                                           .what = a->traces[f],
+                                           .traced_files = SIZE_MAX,
+                                           .device_work = 1, /* counted above */
+                                           .dropped = dropped[f],
+                                           .allow_dropped = a->allow_dropped}));
 out:
     for (size_t i = 0; i < loaded; i++)
         cp_trace_file_free(&files[i]);
     free(files);
     free(names);
+    free(dropped);
     return status;
 }
 
@@ -300,83 +283,16 @@ static void print_processes(const cp_trace *t, uint64_t t0)
     }
 }
 
-/*
- * The expectations of a traced program judged in bounded memory, whatever
- * its length: the records go once through the streaming analysis (every
- * unscoped expectation's answer) and through what each scope must learn;
- * when an expectation has a scope, they come a second time for the
- * scopes to hand their part to their own analyses (cp_expect_stream).
- */
-typedef struct judging {
-    cp_stream *s;
-    uint64_t first; /* the first start, for how far a truncated process got */
-    cp_expect_stream **x;
-    size_t nx;
-    bool scoped, second;
-    cp_metrics m;
-} judging;
-
-static int judging_new(judging *j, const cp_expect_list *list)
-{
-    memset(j, 0, sizeof *j);
-    j->first = UINT64_MAX;
-    int rc = cp_stream_new(&j->s, NULL);
-    if (rc == 0 && list->n && !(j->x = calloc(list->n, sizeof *j->x)))
-        rc = cp_failf(CP_ENOMEM, "out of memory for %zu expectations", list->n);
-    for (; rc == 0 && j->nx < list->n; j->nx++) {
-        rc = cp_expect_stream_new(&j->x[j->nx], &list->items[j->nx], NULL);
-        j->scoped = j->scoped || list->items[j->nx].scope[0];
-    }
-    return rc;
-}
-
-static int judge_record(void *ctx, const cp_activity *a)
-{
-    judging *j = ctx;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < j->nx; i++)
-        rc = j->second ? cp_expect_stream_add(j->x[i], a) : cp_expect_stream_learn(j->x[i], a);
-    if (rc < 0 || j->second)
-        return rc;
-    if (a->start < j->first)
-        j->first = a->start;
-    return cp_stream_add(j->s, a);
-}
-
-/* After the first pass: the metrics, and the scopes made ready on the
- * processes `meta` holds. */
-static int judging_between(judging *j, const cp_trace *meta)
-{
-    if (meta->has_legacy_stream)
-        cp_stream_set_legacy(j->s, meta->legacy_device, meta->legacy_context,
-                             meta->legacy_stream);
-    int rc = cp_stream_finish(j->s, &j->m);
-    for (size_t i = 0; rc == 0 && i < j->nx; i++)
-        rc = cp_expect_stream_ready(j->x[i], meta);
-    j->second = true;
-    return rc;
-}
-
-static void judging_free(judging *j)
-{
-    cp_stream_free(j->s);
-    for (size_t i = 0; i < j->nx; i++)
-        cp_expect_stream_free(j->x[i]);
-    free(j->x);
-    cp_metrics_free(&j->m);
-    memset(j, 0, sizeof *j);
-}
-
 /* Every path of a program trace (per-process files and directories of
- * them) through `emit`; `t` gets the processes. */
-static int read_program(const check_args *a, cp_trace *t, size_t *files, judging *j)
+ * them) through the judge; `t` gets the processes. */
+static int read_program(const check_args *a, cp_trace *t, size_t *files, cp_expect_judge *j)
 {
     *files = 0;
     for (size_t i = 0; i < a->ntraces; i++) {
         const char *path = a->traces[i];
         if (is_dir(path)) {
             size_t n = 0;
-            int rc = cp_proc_stream_dir(path, t, &n, judge_record, j);
+            int rc = cp_proc_stream_dir(path, t, &n, cp_expect_judge_record, j);
             if (rc < 0)
                 return rc;
             if (n == 0)
@@ -384,7 +300,7 @@ static int read_program(const check_args *a, cp_trace *t, size_t *files, judging
                                 path);
             *files += n;
         } else {
-            int rc = cp_proc_stream(path, t, judge_record, j);
+            int rc = cp_proc_stream(path, t, cp_expect_judge_record, j);
             if (rc < 0)
                 return rc;
             (*files)++;
@@ -393,20 +309,21 @@ static int read_program(const check_args *a, cp_trace *t, size_t *files, judging
     return 0;
 }
 
-/* Each expectation's verdict, printed. */
-static void print_verdicts(const check_args *a, judging *j, size_t *passed, size_t *failed,
-                           int *status)
+/* Each expectation's verdict, printed. Returns CP_EXIT_OK, or EXIT_TOOL
+ * when one could not be evaluated. */
+static int print_verdicts(const check_args *a, cp_expect_judge *j, size_t *passed,
+                          size_t *failed)
 {
-    for (size_t k = 0; k < a->list.n && *status != EXIT_TOOL; k++) {
+    for (size_t k = 0; k < a->list.n; k++) {
         char measured[256] = "";
         bool ok = false;
-        if (cp_expect_stream_finish(j->x[k], &j->m, &ok, measured, sizeof measured) < 0) {
+        if (cp_expect_judge_verdict(j, k, &ok, measured, sizeof measured) < 0) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            *status = EXIT_TOOL;
-            return;
+            return EXIT_TOOL;
         }
         print_result(ok, "", a->list.items[k].text, measured, passed, failed);
     }
+    return CP_EXIT_OK;
 }
 
 static int validate_sources(const check_args *a)
@@ -421,9 +338,15 @@ static int validate_sources(const check_args *a)
     return CP_EXIT_OK;
 }
 
+static uint64_t work_of(const cp_expect_judge *j)
+{
+    const cp_metrics *m = cp_expect_judge_metrics(j);
+    return (uint64_t)m->kernels + m->copies + m->memsets;
+}
+
 /* Per-process files and directories of them: one program trace, judged
- * in bounded memory (judging): never held, read twice when a scope needs
- * it. */
+ * in bounded memory (cp_expect_judge): never held, read twice when a
+ * scope needs it. */
 static int check_program(const check_args *a)
 {
     int status = validate_sources(a);
@@ -433,47 +356,45 @@ static int check_program(const check_args *a)
     cp_trace t, again;
     cp_trace_init(&t);
     cp_trace_init(&again);
-    judging j;
-    if (judging_new(&j, &a->list) < 0 || read_program(a, &t, &files, &j) < 0 ||
-        judging_between(&j, &t) < 0 || (j.scoped && read_program(a, &again, &files, &j) < 0)) {
+    cp_expect_judge *j = NULL;
+    if (cp_expect_judge_new(&j, &a->list, NULL) < 0 || read_program(a, &t, &files, j) < 0 ||
+        cp_expect_judge_between(j, &t) < 0 ||
+        (cp_expect_judge_second_pass(j) && read_program(a, &again, &files, j) < 0)) {
         fprintf(stderr, "cuproof: %s\n", cp_last_error());
         status = EXIT_TOOL;
         goto out;
     }
     printf("program: %zu processes from %zu files (streamed%s)\n", t.nprocesses, files,
-           j.scoped ? " twice, for the scopes" : "");
-    if (j.m.kernels + j.m.copies + j.m.memsets == 0) {
-        size_t truncated = 0;
-        for (size_t i = 0; i < t.nprocesses; i++)
-            truncated += !t.processes[i].ended;
-        print_processes(&t, j.first);
-        fprintf(stderr, "cuproof: no kernel, copy or memset in the program's trace%s\n",
-                truncated ? " (a truncated process may have lost its work: see the warnings)"
-                          : "");
-        status = EXIT_TOOL;
+           cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
+    cp_trust_in in = {.what = "the program's trace",
+                      .traced_files = files,
+                      .processes = &t,
+                      .device_work = work_of(j),
+                      .dropped = t.dropped_records,
+                      .allow_dropped = a->allow_dropped};
+    if (in.device_work == 0) {
+        print_processes(&t, cp_expect_judge_first(j));
+        status = print_trust(&in);
         goto out;
     }
-    print_verdicts(a, &j, &passed, &failed, &status);
+    status = print_verdicts(a, j, &passed, &failed);
     if (status == EXIT_TOOL)
         goto out;
     printf("%zu passed, %zu failed\n", passed, failed);
-    print_processes(&t, j.first);
-    status = failed ? CP_EXIT_FAILED : CP_EXIT_OK;
-    int d = check_dropped(a, t.dropped_records);
-    if (d != CP_EXIT_OK)
-        status = d;
+    print_processes(&t, cp_expect_judge_first(j));
+    status = cp_exit_worse(failed ? CP_EXIT_FAILED : CP_EXIT_OK, print_trust(&in));
 out:
-    judging_free(&j);
+    cp_expect_judge_free(j);
     cp_trace_free(&t);
     cp_trace_free(&again);
     return status;
 }
 
 /* cuproof.rec/1 files, each a trace of its own, judged in bounded memory
- * (judging) whatever the file's size: read once, or twice when a scope
- * needs it. A file cut short is a tool error, as lost records are
- * (--allow-dropped accepts both), since its metrics miss what was not
- * written. */
+ * (cp_expect_judge) whatever the file's size: read once, or twice when a
+ * scope needs it. A file cut short is untrusted, as lost records are
+ * (the trust rule; --allow-dropped accepts both), since its metrics miss
+ * what was not written. */
 static int check_rec(const check_args *a)
 {
     int status = validate_sources(a);
@@ -484,47 +405,44 @@ static int check_rec(const check_args *a)
         const char *path = a->traces[f];
         cp_trace t;
         cp_trace_init(&t);
-        judging j;
+        cp_expect_judge *j = NULL;
         bool truncated = false;
         char why[600] = "";
-        if (judging_new(&j, &a->list) < 0 ||
-            cp_rec_stream(path, &t, judge_record, &j, &truncated, why, sizeof why) < 0 ||
-            judging_between(&j, &t) < 0 ||
-            (j.scoped && cp_rec_stream(path, NULL, judge_record, &j, NULL, NULL, 0) < 0)) {
+        if (cp_expect_judge_new(&j, &a->list, NULL) < 0 ||
+            cp_rec_stream(path, &t, cp_expect_judge_record, j, &truncated, why, sizeof why) < 0 ||
+            cp_expect_judge_between(j, &t) < 0 ||
+            (cp_expect_judge_second_pass(j) &&
+             cp_rec_stream(path, NULL, cp_expect_judge_record, j, NULL, NULL, 0) < 0)) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
             status = EXIT_TOOL;
         }
+        cp_trust_in in = {.what = path,
+                          .traced_files = SIZE_MAX,
+                          .processes = &t,
+                          .dropped = t.dropped_records,
+                          .cut_short = truncated,
+                          .cut_why = why,
+                          .allow_dropped = a->allow_dropped};
         if (status != EXIT_TOOL) {
+            const cp_metrics *m = cp_expect_judge_metrics(j);
             printf("%s: %u kernels, %u copies, %u memsets, %zu lanes (streamed%s)\n", path,
-                   j.m.kernels, j.m.copies, j.m.memsets, j.m.nlanes,
-                   j.scoped ? " twice, for the scopes" : "");
-            if (j.m.kernels + j.m.copies + j.m.memsets == 0) {
-                fprintf(stderr, "cuproof: %s: no kernel, copy or memset in the trace%s\n", path,
-                        truncated ? " (it was cut short)" : "");
-                status = EXIT_TOOL;
-            }
-            print_verdicts(a, &j, &passed, &failed, &status);
+                   m->kernels, m->copies, m->memsets, m->nlanes,
+                   cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
+            in.device_work = work_of(j);
+            if (in.device_work == 0)
+                status = print_trust(&in);
+            else
+                status = cp_exit_worse(status, print_verdicts(a, j, &passed, &failed));
         }
         if (status != EXIT_TOOL) {
-            print_processes(&t, j.first);
-            int d = check_dropped(a, t.dropped_records);
-            if (truncated && a->allow_dropped) {
-                printf("warning: %s; the metrics may miss work (--allow-dropped)\n", why);
-            } else if (truncated) {
-                fprintf(stderr, "cuproof: %s: the metrics may miss work, so the results cannot "
-                                "be trusted (--allow-dropped accepts it)\n", why);
-                d = EXIT_TOOL;
-            }
-            if (d != CP_EXIT_OK)
-                status = d;
+            print_processes(&t, cp_expect_judge_first(j));
+            status = cp_exit_worse(status, print_trust(&in));
         }
-        judging_free(&j);
+        cp_expect_judge_free(j);
         cp_trace_free(&t);
     }
     printf("%zu passed, %zu failed\n", passed, failed);
-    if (status == CP_EXIT_OK && failed)
-        status = CP_EXIT_FAILED;
-    return status;
+    return cp_exit_worse(status, failed ? CP_EXIT_FAILED : CP_EXIT_OK);
 }
 
 /* cuproof check TRACE... [--expect EXPR]... [--expect-file F] [--range NAME]
@@ -544,8 +462,10 @@ int cp_cmd_check(int argc, char **argv)
         goto out;
     }
     status = parse_args(argc, argv, &a);
-    if (status == CP_EXIT_OK && a.range)
-        status = apply_range(&a);
+    if (status == CP_EXIT_OK && cp_expect_scope_range(&a.list, a.range) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        status = EXIT_TOOL;
+    }
     if (status == CP_EXIT_OK)
         status = a.rec ? check_rec(&a) : a.program ? check_program(&a) : check_trace_files(&a);
 out:

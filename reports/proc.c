@@ -946,11 +946,6 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-bool cp_proc_is_trace_file(const char *name)
-{
-    return has_suffix(name, ".proc.jsonl") || has_suffix(name, ".proc.cprec");
-}
-
 static int read_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit emit, void *ctx)
 {
     int rc = 0;

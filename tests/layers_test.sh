@@ -25,11 +25,11 @@ forbid() {
 
 cuda='cuda|cupti|nvrtc|nvtx|nvToolsExt|driver_types|vector_types'
 # The public headers that need the runner layer (CUDA, the case contract).
-runner_api='cuproof/(case|runner|device|rtc|driver|gate|nvtx|child|check)\.h'
+runner_api='cuproof/(case|runner|device|rtc|driver|gate|nvtx|child|check|exec)\.h'
 
 forbid harness/analysis "$cuda|cjson|collect/|runner/|reports/|cli/|$runner_api" \
     "CUDA, CUPTI, NVRTC, NVTX, cJSON or a higher layer"
-forbid harness/collect "cuda_runtime|nvrtc|nvtx|nvToolsExt|cjson|runner/|reports/|cli/|cuproof/(case|runner|device|rtc|driver|gate|nvtx|child)\.h" \
+forbid harness/collect "cuda_runtime|nvrtc|nvtx|nvToolsExt|cjson|runner/|reports/|cli/|cuproof/(case|runner|device|rtc|driver|gate|nvtx|child|exec)\.h" \
     "the CUDA runtime, NVRTC, NVTX, cJSON or a higher layer"
 forbid harness/runner "cjson|reports/|cli/|cuproof/(report|session)\.h" \
     "the reports layer or the command line"

@@ -495,6 +495,31 @@ void cp_expect_list_free(cp_expect_list *list)
     memset(list, 0, sizeof *list);
 }
 
+int cp_expect_scope_range(cp_expect_list *list, const char *range)
+{
+    for (size_t i = 0; list && range && *range && i < list->n; i++) {
+        cp_expectation *e = &list->items[i];
+        if (e->scope[0] || e->scope_arg)
+            continue;
+        size_t len = strlen(range) + strlen(e->text) + 10;
+        char *scope = strdup("range"), *arg = strdup(range), *text = malloc(len);
+        if (!scope || !arg || !text) {
+            free(scope);
+            free(arg);
+            free(text);
+            return cp_failf(CP_ENOMEM, "out of memory scoping expectations to range(%s)", range);
+        }
+        snprintf(text, len, "range(%s): %s", range, e->text);
+        free(e->scope);
+        free(e->scope_arg);
+        free(e->text);
+        e->scope = scope;
+        e->scope_arg = arg;
+        e->text = text;
+    }
+    return 0;
+}
+
 bool cp_expect_compare(double measured, cp_expect_op op, double value)
 {
     if (isnan(measured) || isnan(value))

@@ -1,5 +1,6 @@
 /* The streaming trace format cuproof.rec/1: see cuproof/rec.h. */
 #include <cuproof/rec.h>
+#include <cuproof/proc.h>
 
 #include <cuproof/error.h>
 
@@ -353,6 +354,22 @@ struct cp_rec_reader {
     bool partial; /* the file ended inside a record */
     uint64_t partial_at;
 };
+
+/* Declared in proc.h; defined here, in the analysis layer, so that the
+ * launcher (runner layer) and the readers (reports) share the one naming
+ * rule of the injection library's files: HOST.PID.proc.jsonl or
+ * HOST.PID.proc.cprec. */
+bool cp_proc_is_trace_file(const char *name)
+{
+    static const char *const suffixes[] = {".proc.jsonl", ".proc.cprec"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < 2; i++) {
+        size_t k = strlen(suffixes[i]);
+        if (n > k && strcmp(name + n - k, suffixes[i]) == 0)
+            return true;
+    }
+    return false;
+}
 
 bool cp_rec_is_rec_file(const char *path)
 {

@@ -93,6 +93,16 @@ CP_API int cp_expect_parse(const char *text, int first_line, cp_expect_list *lis
 CP_API void cp_expect_list_free(cp_expect_list *list);
 
 /*
+ * The one scope rule of `--range NAME` (exec and check alike): every
+ * expectation of `list` that names no scope is scoped to range(NAME), and
+ * its text becomes "range(NAME): TEXT" so that every verdict printed or
+ * reported says where it was measured. Expectations with a scope keep it.
+ * A NULL or empty range leaves the list as it is. Returns 0, or CP_ENOMEM
+ * (the list then holds every expectation, some not yet scoped).
+ */
+CP_API int cp_expect_scope_range(cp_expect_list *list, const char *range);
+
+/*
  * Returns the operator as written in an expectation ("<", "<=", ">", ">=",
  * "==" or "!="), or "?" for a value outside cp_expect_op. The string is
  * static and must not be freed.
@@ -240,6 +250,41 @@ CP_API int cp_expect_stream_add(cp_expect_stream *x, const cp_activity *a);
 CP_API int cp_expect_stream_finish(cp_expect_stream *x, const cp_metrics *whole, bool *ok,
                                    char *measured, size_t len);
 CP_API void cp_expect_stream_free(cp_expect_stream *x);
+
+/*
+ * A list of expectations judged on a trace too long to hold, in one or
+ * two passes over its records (cuproof check on per-process files and on
+ * rec files): the first pass feeds the whole trace's streaming analysis
+ * (every unscoped expectation's answer) and what each scope must learn;
+ * when an expectation has a scope, a second pass hands each scope its
+ * part (cp_expect_stream). The records never need to be held.
+ *
+ *   cp_expect_judge_new(&j, &list, NULL);
+ *   first pass:  cp_expect_judge_record(j, &a) for every record
+ *   cp_expect_judge_between(j, &meta);          // processes, legacy stream
+ *   if (cp_expect_judge_second_pass(j)) second pass: the same records again
+ *   cp_expect_judge_metrics(j)->kernels ...     // the whole trace's metrics
+ *   cp_expect_judge_verdict(j, k, &ok, measured, sizeof measured);
+ *
+ * cp_expect_judge_record has the signature of the readers' callbacks
+ * (cp_proc_emit, cp_rec_emit), to be passed with j as their context. `list`
+ * must outlive the judge. new and between return 0, CP_EINVAL (a scope
+ * that cp_expect_validate_program refuses) or CP_ENOMEM; verdict 0 when
+ * the expectation was evaluated. free accepts NULL.
+ */
+typedef struct cp_expect_judge cp_expect_judge;
+
+CP_API int cp_expect_judge_new(cp_expect_judge **out, const cp_expect_list *list,
+                               const cp_stream_opts *opts);
+CP_API int cp_expect_judge_record(void *judge, const cp_activity *a);
+CP_API int cp_expect_judge_between(cp_expect_judge *j, const cp_trace *meta);
+CP_API bool cp_expect_judge_second_pass(const cp_expect_judge *j);
+CP_API const cp_metrics *cp_expect_judge_metrics(const cp_expect_judge *j);
+/* The trace's earliest start (UINT64_MAX with no record). */
+CP_API uint64_t cp_expect_judge_first(const cp_expect_judge *j);
+CP_API int cp_expect_judge_verdict(cp_expect_judge *j, size_t k, bool *ok, char *measured,
+                                   size_t len);
+CP_API void cp_expect_judge_free(cp_expect_judge *j);
 
 /*
  * cp_expect_validate for a traced program: each scope must be none,

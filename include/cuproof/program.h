@@ -22,6 +22,7 @@
 #include "expect.h"
 #include "metrics.h"
 #include "result.h"
+#include "trust.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -80,6 +81,80 @@ typedef struct cp_program_info {
 CP_API int cp_program_analyse(const char *dir, const cp_expect_list *list,
                               const cp_program_opts *opts, cp_variant_result *v,
                               cp_program_check *checks, cp_program_info *info);
+
+/* ---- Judging a traced program (cuproof exec, and a library user's own) ---- */
+
+/* How one run of the program ended (cp_exec_run in exec.h fills it). */
+typedef struct cp_program_run {
+    int status;     /* its exit status, when it exited */
+    int signal;     /* the signal that ended it, else 0 */
+    bool timed_out; /* killed after the timeout */
+    double wall_ms;
+} cp_program_run;
+
+/* Whether the run failed: a non-zero exit, a signal or the timeout. */
+CP_API bool cp_program_run_failed(const cp_program_run *run);
+
+/* Samples of one name over the timed runs: the wall time ("wall_ms") or
+ * an NVTX range's durations. */
+typedef struct cp_program_samples {
+    char name[64];
+    double *ms;
+    size_t n, cap;
+} cp_program_samples;
+
+/* The timed runs of --repeat: the program run again with its NVTX ranges
+ * alone recorded, so that no tracing cost is in them. Zero-initialised
+ * before the first cp_program_timing_add. */
+typedef struct cp_program_timing {
+    cp_program_samples wall;
+    cp_program_samples *ranges;
+    size_t nranges;
+} cp_program_timing;
+
+/* Adds one timed run: its wall time, and the durations of the ranges in
+ * the per-process files of `dir`. Returns 0, CP_ENOMEM, or a reader's
+ * error (CP_EIO, CP_EPARSE naming the file). */
+CP_API int cp_program_timing_add(cp_program_timing *t, const cp_program_run *run,
+                                 const char *dir);
+CP_API void cp_program_timing_free(cp_program_timing *t);
+
+typedef struct cp_judge_opts {
+    const cp_expect_list *expect; /* may be NULL: no expectation */
+    char *const *argv;            /* the program: the case's name (its base name) and title */
+    cp_program_opts program;      /* the analysis (name and variant are set by the judge) */
+    bool allow_dropped;           /* --allow-dropped: trust a trace that lost records */
+    bool keep_going;              /* check the expectations on an untrusted trace too */
+    int device;                   /* the GPU the report names, and its name */
+    const char *gpu_name;
+} cp_judge_opts;
+
+/* The verdict beside the result. */
+typedef struct cp_judgement {
+    int exit;          /* CP_EXIT_* (exit.h): the worst of 3, 4, 1, 0 */
+    cp_trust trust;    /* whether the trace could be judged, and its warnings */
+    bool program_failed;
+    bool checked;      /* the expectations were evaluated (trusted, or keep_going) */
+    size_t expectations, met;
+    cp_program_info info;
+} cp_judgement;
+
+/*
+ * Judges a traced program: reads the per-process files in `proc_dir`
+ * (cp_program_analyse), applies the one trust rule (trust.h), and fills
+ * `c` (zeroed by the caller, freed by cp_case_result_free) as a case of
+ * one variant "program": a check that the program succeeded, one per
+ * process that its trace was closed (truncated ones skipped, with how much
+ * may be missing, never passed), one per expectation (when checked), the
+ * timing of --repeat's runs (`timing` may be NULL) as the variant's and
+ * one variant "range:NAME" per NVTX range. Prints nothing. Returns 0 and
+ * the verdict in `j`, whatever the verdict; a negative code only when the
+ * result cannot be built (CP_ENOMEM). A trace that cannot be read is not
+ * an error here: it is untrusted, and j->trust.why says why.
+ */
+CP_API int cp_program_judge(const char *proc_dir, const cp_judge_opts *o,
+                            const cp_program_run *run, const cp_program_timing *timing,
+                            cp_case_result *c, cp_judgement *j);
 
 #ifdef __cplusplus
 }

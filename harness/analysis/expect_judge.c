@@ -1,0 +1,100 @@
+/* A list of expectations judged in one or two streaming passes over a
+ * trace (cp_expect_judge in cuproof/expect.h): the whole trace's streaming
+ * analysis, and a cp_expect_stream per expectation for its scope. */
+#include <cuproof/expect.h>
+
+#include <cuproof/error.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+struct cp_expect_judge {
+    cp_stream *s;
+    uint64_t first;
+    cp_expect_stream **x;
+    size_t nx;
+    bool scoped, second;
+    cp_metrics m;
+};
+
+int cp_expect_judge_new(cp_expect_judge **out, const cp_expect_list *list,
+                        const cp_stream_opts *opts)
+{
+    *out = NULL;
+    cp_expect_judge *j = calloc(1, sizeof *j);
+    if (!j)
+        return cp_failf(CP_ENOMEM, "out of memory");
+    j->first = UINT64_MAX;
+    int rc = cp_stream_new(&j->s, opts);
+    if (rc == 0 && list->n && !(j->x = calloc(list->n, sizeof *j->x)))
+        rc = cp_failf(CP_ENOMEM, "out of memory for %zu expectations", list->n);
+    for (; rc == 0 && j->nx < list->n; j->nx++) {
+        rc = cp_expect_stream_new(&j->x[j->nx], &list->items[j->nx], opts);
+        j->scoped = j->scoped || list->items[j->nx].scope[0];
+    }
+    if (rc < 0) {
+        cp_expect_judge_free(j);
+        return rc;
+    }
+    *out = j;
+    return 0;
+}
+
+int cp_expect_judge_record(void *judge, const cp_activity *a)
+{
+    cp_expect_judge *j = judge;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < j->nx; i++)
+        rc = j->second ? cp_expect_stream_add(j->x[i], a) : cp_expect_stream_learn(j->x[i], a);
+    if (rc < 0 || j->second)
+        return rc;
+    if (a->start < j->first)
+        j->first = a->start;
+    return cp_stream_add(j->s, a);
+}
+
+int cp_expect_judge_between(cp_expect_judge *j, const cp_trace *meta)
+{
+    if (meta->has_legacy_stream)
+        cp_stream_set_legacy(j->s, meta->legacy_device, meta->legacy_context,
+                             meta->legacy_stream);
+    int rc = cp_stream_finish(j->s, &j->m);
+    for (size_t i = 0; rc == 0 && i < j->nx; i++)
+        rc = cp_expect_stream_ready(j->x[i], meta);
+    j->second = true;
+    return rc;
+}
+
+bool cp_expect_judge_second_pass(const cp_expect_judge *j)
+{
+    return j->scoped;
+}
+
+const cp_metrics *cp_expect_judge_metrics(const cp_expect_judge *j)
+{
+    return &j->m;
+}
+
+uint64_t cp_expect_judge_first(const cp_expect_judge *j)
+{
+    return j->first;
+}
+
+int cp_expect_judge_verdict(cp_expect_judge *j, size_t k, bool *ok, char *measured, size_t len)
+{
+    if (k >= j->nx)
+        return cp_failf(CP_EINVAL, "expectation %zu of %zu", k, j->nx);
+    return cp_expect_stream_finish(j->x[k], &j->m, ok, measured, len);
+}
+
+void cp_expect_judge_free(cp_expect_judge *j)
+{
+    if (!j)
+        return;
+    cp_stream_free(j->s);
+    for (size_t i = 0; i < j->nx; i++)
+        cp_expect_stream_free(j->x[i]);
+    free(j->x);
+    cp_metrics_free(&j->m);
+    free(j);
+}

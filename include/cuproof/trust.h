@@ -1,0 +1,64 @@
+/*
+ * Whether a trace can be trusted enough to judge expectations on it: the
+ * one trust rule that `cuproof exec`, `cuproof check` (every form of
+ * trace) and a library user's judge share, so that nothing passes
+ * vacuously and each reason has its own message.
+ *
+ * A trace is not trusted, and its verdict is CP_EXIT_INCONCLUSIVE (3),
+ * for the first of these that holds, in this order:
+ *   1. no process of the program was traced (no per-process file);
+ *   2. a process could not have CUPTI (another tool held it): its work is
+ *      missing whatever the others show;
+ *   3. no device work at all: no kernel, copy or memset to check;
+ *   4. CUPTI dropped records (unless allow_dropped): every metric may be
+ *      an undercount;
+ *   5. a file was cut short mid-record (unless allow_dropped), likewise.
+ * Accepted dropped records or a cut file, and processes truncated (no
+ * end record: `_exit`, a signal), are warnings: the verdicts stand on
+ * what was recorded, and the warning says what may be missing.
+ */
+#ifndef CUPROOF_TRUST_H
+#define CUPROOF_TRUST_H
+
+#include "export.h"
+#include "trace.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cp_trust_in {
+    /* What the trace is, in the messages: "the program's trace", a path. */
+    const char *what;
+    /* Per-process files read for a traced program; SIZE_MAX for a trace
+     * that is not a program's (a case's trace file, a rec file). */
+    size_t traced_files;
+    const char *dir; /* where those files were looked for (rule 1's message) */
+    /* The processes, for rule 2 and the truncated ones (may be NULL). */
+    const cp_trace *processes;
+    uint64_t device_work; /* kernels + copies + memsets */
+    uint64_t dropped;     /* records CUPTI dropped */
+    bool cut_short;       /* a file ended mid-record */
+    const char *cut_why;  /* the reader's words for it (may be NULL) */
+    bool allow_dropped;   /* --allow-dropped */
+} cp_trust_in;
+
+typedef struct cp_trust {
+    bool trusted;
+    int exit;           /* CP_EXIT_OK when trusted, else CP_EXIT_INCONCLUSIVE */
+    char why[1024];     /* why it is not trusted; "" when it is */
+    char warning[1024]; /* trusted, with what may be missing; "" when nothing */
+} cp_trust;
+
+/* Applies the rule to `in`. */
+CP_API void cp_trust_judge(const cp_trust_in *in, cp_trust *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
