@@ -2,12 +2,16 @@
  * The metrics record as data (cuproof/metrics.h): the tables that
  * CP_METRIC_MAP and CP_FINDING_MAP expand to, the lookups by name over
  * them, a metric's value read and set through its offset, and the
- * accessors of a computed cp_metrics. Reports, expectations and the
- * recorded formats read metrics by name through these tables and never
- * compute them, so the tables stand apart from the analyses
- * (timeline.c, stream.c) that fill a record.
+ * accessors of a computed cp_metrics (a finding by name, a lane by its
+ * key in sweep.h's lane order, freeing what it owns). The reports, as
+ * written and as read back, the expectations and `cuproof metrics` reach
+ * metrics by name through these tables and never compute them, so the
+ * tables stand apart from the analyses (timeline.c, stream.c) that fill
+ * a record.
  */
 #include <cuproof/metrics.h>
+
+#include "sweep.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -100,4 +104,10 @@ const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name)
         if (strcmp(m->findings[i].name, name) == 0)
             return &m->findings[i];
     return NULL;
+}
+
+long cp_metrics_lane_index(const cp_metrics *m, const cp_activity *a)
+{
+    size_t at = cp__lane_lower_bound(m->lanes, m->nlanes, a);
+    return at < m->nlanes && cp__lane_is(&m->lanes[at], a) ? (long)at : -1;
 }
