@@ -1,11 +1,12 @@
 /*
- * The sweep that both analyses share: the whole-trace one (timeline.c,
- * which sorts every start and end in memory) and the streaming one
- * (stream.c, which sorts starts in bounded chunks and keeps the ends of
- * what is in flight in a heap). Both feed the same events, in time order,
- * to sweep_apply, and finish with the same derivations, so that the two
- * give the same metrics by construction where they can and a test holds
- * them equal where they cannot (the order of events, the lanes).
+ * The sweep that both analyses share (its code in sweep.c): the
+ * whole-trace one (timeline.c, which sorts every start and end in memory)
+ * and the streaming one (stream.c, which sorts starts in bounded chunks
+ * and keeps the ends of what is in flight in a heap). Both feed the same
+ * events, in time order, to sweep_apply, and finish with the same
+ * derivations, so that the two give the same metrics by construction
+ * where they can and a test holds them equal where they cannot (the order
+ * of events, the lanes).
  */
 #ifndef CUPROOF_SWEEP_H
 #define CUPROOF_SWEEP_H
@@ -79,6 +80,12 @@ void cp__launch_set_free(launch_set *s);
 /* Orders cp_lane entries by (device, process, context, stream), as the
  * report lists them (qsort). */
 int cp__lane_cmp(const void *a, const void *b);
+
+/* The first of n lanes in that order not before a's key (n when all are),
+ * and whether lane l is a's: how the whole-trace analysis files a record
+ * under its lane and cp_metrics_lane_index finds it. */
+size_t cp__lane_lower_bound(const cp_lane *lanes, size_t n, const cp_activity *a);
+bool cp__lane_is(const cp_lane *l, const cp_activity *a);
 
 /* Orders cp_graph entries by (process, graph_id) (qsort). */
 int cp__graph_cmp(const void *a, const void *b);

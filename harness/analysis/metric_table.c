@@ -1,0 +1,113 @@
+/*
+ * The metrics record as data (cuproof/metrics.h): the tables that
+ * CP_METRIC_MAP and CP_FINDING_MAP expand to, the lookups by name over
+ * them, a metric's value read and set through its offset, and the
+ * accessors of a computed cp_metrics (a finding by name, a lane by its
+ * key in sweep.h's lane order, freeing what it owns). The reports, as
+ * written and as read back, the expectations and `cuproof metrics` reach
+ * metrics by name through these tables and never compute them, so the
+ * tables stand apart from the analyses (timeline.c, stream.c) that fill
+ * a record.
+ */
+#include <cuproof/metrics.h>
+
+#include "sweep.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cp_metric_def metric_defs[] = {
+#define CP_METRIC_DEF_(name, type, label, unit, meaning) \
+    {#name, label, unit, meaning, CP_METRIC_##type, offsetof(cp_metrics, name)},
+    CP_METRIC_MAP(CP_METRIC_DEF_)
+#undef CP_METRIC_DEF_
+};
+
+static const cp_finding_def finding_defs[] = {
+#define CP_FINDING_DEF_(name, label, meaning) {#name, label, meaning},
+    CP_FINDING_MAP(CP_FINDING_DEF_)
+#undef CP_FINDING_DEF_
+};
+
+const cp_metric_def *cp_metric_defs(size_t *n)
+{
+    *n = sizeof metric_defs / sizeof metric_defs[0];
+    return metric_defs;
+}
+
+const cp_metric_def *cp_metric_find(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof metric_defs / sizeof metric_defs[0]; i++)
+        if (strcmp(metric_defs[i].name, name) == 0)
+            return &metric_defs[i];
+    return NULL;
+}
+
+double cp_metric_value(const cp_metrics *m, const cp_metric_def *d)
+{
+    const char *field = (const char *)m + d->offset;
+    switch (d->type) {
+    case CP_METRIC_U64:
+        return (double)*(const uint64_t *)(const void *)field;
+    case CP_METRIC_U32:
+        return (double)*(const uint32_t *)(const void *)field;
+    default:
+        return *(const double *)(const void *)field;
+    }
+}
+
+void cp_metric_set(cp_metrics *m, const cp_metric_def *d, double v)
+{
+    char *field = (char *)m + d->offset;
+    /* v == v is false for NaN alone; the bounds leave out the infinities. */
+    bool whole = v == v && v >= 0;
+    switch (d->type) {
+    case CP_METRIC_U64:
+        *(uint64_t *)(void *)field = whole && v < 1.8e19 ? (uint64_t)(v + 0.5) : 0;
+        break;
+    case CP_METRIC_U32:
+        *(uint32_t *)(void *)field = whole && v < 4294967295.0 ? (uint32_t)(v + 0.5) : 0;
+        break;
+    default:
+        *(double *)(void *)field = v;
+    }
+}
+
+const cp_finding_def *cp_finding_defs(size_t *n)
+{
+    *n = sizeof finding_defs / sizeof finding_defs[0];
+    return finding_defs;
+}
+
+bool cp_finding_known(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof finding_defs / sizeof finding_defs[0]; i++)
+        if (strcmp(finding_defs[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+void cp_metrics_free(cp_metrics *m)
+{
+    free(m->lanes);
+    m->lanes = NULL;
+    m->nlanes = 0;
+    free(m->graphs);
+    m->graphs = NULL;
+    m->ngraphs = 0;
+}
+
+const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name)
+{
+    for (size_t i = 0; i < m->nfindings; i++)
+        if (strcmp(m->findings[i].name, name) == 0)
+            return &m->findings[i];
+    return NULL;
+}
+
+long cp_metrics_lane_index(const cp_metrics *m, const cp_activity *a)
+{
+    size_t at = cp__lane_lower_bound(m->lanes, m->nlanes, a);
+    return at < m->nlanes && cp__lane_is(&m->lanes[at], a) ? (long)at : -1;
+}

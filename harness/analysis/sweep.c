@@ -1,0 +1,345 @@
+/*
+ * The sweep that the whole-trace analysis (timeline.c) and the streaming
+ * one (stream.c) share, behind sweep.h: counting each device activity
+ * into its lane and graph, applying starts and ends in time order, and
+ * the derivations after the last event (span, ratios, the ideal time, the
+ * findings), with the orders of lanes and graphs that the metrics record
+ * is sorted by. One copy of each step is what makes the two analyses give
+ * the same metrics by construction; how the events come to be in time
+ * order is each analysis's own.
+ */
+#include <cuproof/metrics.h>
+
+#include <cuproof/error.h>
+
+#include "sweep.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_pageable_copy(const cp_activity *a)
+{
+    return a->kind == CP_ACT_MEMCPY && (a->src == CP_MEM_PAGEABLE || a->dst == CP_MEM_PAGEABLE);
+}
+
+/* Lanes' order: by device, process, context and stream. */
+static int key_cmp(uint32_t d1, uint32_t p1, uint32_t c1, uint32_t s1, uint32_t d2, uint32_t p2,
+                   uint32_t c2, uint32_t s2)
+{
+    if (d1 != d2)
+        return d1 < d2 ? -1 : 1;
+    if (p1 != p2)
+        return p1 < p2 ? -1 : 1;
+    if (c1 != c2)
+        return c1 < c2 ? -1 : 1;
+    if (s1 != s2)
+        return s1 < s2 ? -1 : 1;
+    return 0;
+}
+
+static int lane_key_cmp(const cp_lane *l, const cp_activity *a)
+{
+    return key_cmp(l->device, l->process, l->context, l->stream, a->device, a->process,
+                   a->context, a->stream);
+}
+
+int cp__lane_cmp(const void *a, const void *b)
+{
+    const cp_lane *x = a, *y = b;
+    return key_cmp(x->device, x->process, x->context, x->stream, y->device, y->process,
+                   y->context, y->stream);
+}
+
+/* The first of the sorted lanes not before a's key (n when all are). */
+size_t cp__lane_lower_bound(const cp_lane *lanes, size_t n, const cp_activity *a)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (lane_key_cmp(&lanes[mid], a) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+bool cp__lane_is(const cp_lane *l, const cp_activity *a)
+{
+    return lane_key_cmp(l, a) == 0;
+}
+
+static void add_finding(cp_metrics *m, const char *name, uint32_t count, const char *fmt,
+                        ...) __attribute__((format(printf, 4, 5)));
+
+static void add_finding(cp_metrics *m, const char *name, uint32_t count, const char *fmt, ...)
+{
+    if (m->nfindings == CP_MAX_FINDINGS)
+        return;
+    cp_finding *f = &m->findings[m->nfindings++];
+    f->name = name;
+    f->count = count;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+}
+
+static void derive_findings(cp_metrics *m, copy_counts copies, long legacy_serialised)
+{
+    uint32_t async_pageable = copies.async_pageable, sync_copies = copies.sync;
+    uint32_t lanes_with_work = 0, lanes_with_kernels = 0;
+    for (size_t i = 0; i < m->nlanes; i++) {
+        lanes_with_work += m->lanes[i].kernels + m->lanes[i].copies + m->lanes[i].memsets > 0;
+        lanes_with_kernels += m->lanes[i].kernels > 0;
+    }
+    if (async_pageable)
+        add_finding(m, "cuda_memcpy_async", async_pageable,
+                    "%u asynchronous copies used pageable host memory: the driver stages "
+                    "them through its own pinned buffer, so they cannot overlap with "
+                    "kernels; allocate the host side with cudaMallocHost",
+                    async_pageable);
+
+    if (lanes_with_work > 1 && sync_copies)
+        add_finding(m, "cuda_memcpy_sync", sync_copies,
+                    "%u blocking copies in work spread over %u streams: a blocking copy "
+                    "waits for the device and stops the host issuing the next stream's work; "
+                    "use cudaMemcpyAsync on the stream",
+                    sync_copies, lanes_with_work);
+
+    if (m->gaps_over_threshold)
+        add_finding(m, "gpu_gaps", m->gaps_over_threshold,
+                    "%u idle gaps longer than %.3f ms inside the span (largest %.3f ms, "
+                    "%.3f ms idle in all)",
+                    m->gaps_over_threshold, (double)m->gap_threshold_ns / 1e6,
+                    (double)m->largest_gap_ns / 1e6, (double)m->idle_ns / 1e6);
+
+    if (legacy_serialised > 0)
+        add_finding(m, "default_stream_serialization", (uint32_t)legacy_serialised,
+                    "%ld operations on the legacy default stream ran alone between other "
+                    "streams' work: the legacy stream waits for every blocking stream and "
+                    "they wait for it; use cudaStreamPerThread or non-blocking streams",
+                    legacy_serialised);
+
+    if (lanes_with_kernels > 1 && m->peak_concurrent_kernels == 1)
+        add_finding(m, "serialized_streams", lanes_with_kernels,
+                    "kernels were issued on %u streams but never ran concurrently "
+                    "(peak 1): something serialised the streams",
+                    lanes_with_kernels);
+}
+
+uint32_t cp_max_concurrent_kernels(int cc_major, int cc_minor)
+{
+    /* 128 resident grids from compute capability 7.0 on (and 6.0); the
+     * smaller and embedded parts before it allowed 16 or 32. */
+    if (cc_major >= 7 || (cc_major == 6 && cc_minor == 0))
+        return 128;
+    return cc_major >= 5 ? 32 : 16;
+}
+
+/* The ideal time and the resource that bounds it (see cp_metrics). */
+static void ideal_time(cp_metrics *m, uint32_t limit)
+{
+    m->concurrency_limit = limit ? limit : m->peak_concurrent_kernels;
+    uint64_t kernel_ideal =
+        m->concurrency_limit ? m->kernel_sum_ns / m->concurrency_limit : m->kernel_sum_ns;
+    m->ideal_ns = kernel_ideal;
+    m->bound = m->kernels ? "kernels" : "none";
+    if (m->h2d_sum_ns > m->ideal_ns) {
+        m->ideal_ns = m->h2d_sum_ns;
+        m->bound = "h2d copies";
+    }
+    if (m->d2h_sum_ns > m->ideal_ns) {
+        m->ideal_ns = m->d2h_sum_ns;
+        m->bound = "d2h copies";
+    }
+    m->efficiency = m->span_ns ? (double)m->ideal_ns / (double)m->span_ns : 0.0;
+}
+
+int cp__sweep_state_alloc(sweep_state *st, size_t nl, size_t ng)
+{
+    st->lane_open = calloc(nl + 1, sizeof *st->lane_open);
+    st->lane_since = calloc(nl + 1, sizeof *st->lane_since);
+    st->lane_device = calloc(nl + 1, sizeof *st->lane_device);
+    st->device_open = calloc(nl + 1, sizeof *st->device_open);
+    st->graph_open = calloc(ng + 1, sizeof *st->graph_open);
+    st->graph_since = calloc(ng + 1, sizeof *st->graph_since);
+    return st->lane_open && st->lane_since && st->lane_device && st->device_open &&
+                   st->graph_open && st->graph_since
+               ? 0
+               : CP_ENOMEM;
+}
+
+void cp__sweep_state_free(sweep_state *st)
+{
+    free(st->lane_open);
+    free(st->lane_since);
+    free(st->lane_device);
+    free(st->device_open);
+    free(st->graph_open);
+    free(st->graph_since);
+}
+
+void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
+                     uint8_t kind, uint8_t dir)
+{
+    cp_metrics *m = st->m;
+    /* Between consecutive event times the counts are constant, so each
+     * segment adds its length to whatever is in flight. */
+    uint64_t seg = t - st->prev;
+    if (seg > 0) {
+        if (st->kernels > 0) {
+            m->kernel_busy_ns += seg;
+            st->weighted_kernels += seg * (uint64_t)st->kernels;
+            if ((uint32_t)st->kernels > m->peak_concurrent_kernels)
+                m->peak_concurrent_kernels = (uint32_t)st->kernels;
+        }
+        if (st->copies > 0)
+            m->copy_busy_ns += seg;
+        if (st->kernels > 0 && st->copies > 0)
+            m->copy_kernel_overlap_ns += seg;
+        if (st->h2d > 0 && st->d2h > 0)
+            m->h2d_d2h_overlap_ns += seg;
+        if (st->devices_busy > 1)
+            m->multi_device_ns += seg;
+        if (st->graphs_busy > 0)
+            m->graph_busy_ns += seg;
+        if (st->busy == 0) {
+            m->idle_ns += seg;
+            if (seg > m->largest_gap_ns)
+                m->largest_gap_ns = seg;
+            if (seg > m->gap_threshold_ns)
+                m->gaps_over_threshold++;
+        }
+        st->prev = t;
+    }
+    long d = is_start ? 1 : -1;
+    st->busy += d;
+    if (kind == CP_ACT_KERNEL) {
+        st->kernels += d;
+    } else if (kind == CP_ACT_MEMCPY) {
+        st->copies += d;
+        if (dir == CP_COPY_HTOD)
+            st->h2d += d;
+        else if (dir == CP_COPY_DTOH)
+            st->d2h += d;
+    }
+    /* Per-lane busy time: count this lane's open intervals and add the time
+     * from its first opening to its last closing. */
+    int32_t *open = &st->lane_open[lane];
+    int32_t *device = &st->device_open[st->lane_device[lane]];
+    if (is_start) {
+        if ((*open)++ == 0) {
+            st->lane_since[lane] = t;
+            st->devices_busy += (*device)++ == 0;
+        }
+    } else if (--(*open) == 0) {
+        st->lanes[lane].busy_ns += t - st->lane_since[lane];
+        st->devices_busy -= --(*device) == 0;
+    }
+    if (graph) {
+        st->graphs_busy += d;
+        int32_t *g = &st->graph_open[graph - 1];
+        if (is_start) {
+            if ((*g)++ == 0)
+                st->graph_since[graph - 1] = t;
+        } else if (--(*g) == 0) {
+            st->graphs[graph - 1].busy_ns += t - st->graph_since[graph - 1];
+        }
+    }
+}
+
+void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t max_concurrent,
+                      copy_counts copies, long legacy_serialised)
+{
+    cp_metrics *m = st->m;
+    m->span_ns = last - first;
+    m->copy_kernel_overlap_ratio =
+        m->copy_busy_ns ? (double)m->copy_kernel_overlap_ns / (double)m->copy_busy_ns : 0.0;
+    m->mean_concurrent_kernels =
+        m->kernel_busy_ns ? (double)st->weighted_kernels / (double)m->kernel_busy_ns : 0.0;
+    for (size_t i = 0; i < m->ngraphs; i++)
+        m->graph_launches += m->graphs[i].launches;
+    ideal_time(m, max_concurrent);
+    derive_findings(m, copies, legacy_serialised);
+}
+
+int cp__launch_set_add(launch_set *s, const cp_activity *a)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        uint32_t(*t)[3] = calloc(cap, sizeof *t);
+        if (!t)
+            return CP_ENOMEM;
+        for (size_t i = 0; i < s->cap; i++) {
+            if (!s->slots[i][0])
+                continue;
+            size_t j = (s->slots[i][0] * 2654435761u ^ s->slots[i][1] * 40503u ^
+                        s->slots[i][2] * 2246822519u) & (cap - 1);
+            while (t[j][0])
+                j = (j + 1) & (cap - 1);
+            memcpy(t[j], s->slots[i], sizeof t[j]);
+        }
+        free(s->slots);
+        s->slots = t;
+        s->cap = cap;
+    }
+    uint32_t key[3] = {a->process + 1, a->graph_id, a->correlation};
+    size_t j = (key[0] * 2654435761u ^ key[1] * 40503u ^ key[2] * 2246822519u) & (s->cap - 1);
+    for (; s->slots[j][0]; j = (j + 1) & (s->cap - 1))
+        if (memcmp(s->slots[j], key, sizeof key) == 0)
+            return 0;
+    memcpy(s->slots[j], key, sizeof key);
+    s->n++;
+    return 1;
+}
+
+void cp__launch_set_free(launch_set *s)
+{
+    free(s->slots);
+    memset(s, 0, sizeof *s);
+}
+
+int cp__graph_cmp(const void *a, const void *b)
+{
+    const cp_graph *x = a, *y = b;
+    if (x->process != y->process)
+        return x->process < y->process ? -1 : 1;
+    return (x->graph_id > y->graph_id) - (x->graph_id < y->graph_id);
+}
+
+void cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity *a,
+                           uint64_t end, copy_counts *counted)
+{
+    /* A later piece of a clipped record adds its time, not a record. */
+    uint32_t one = a->piece ? 0 : 1;
+    if (a->kind == CP_ACT_KERNEL) {
+        l->kernels += one;
+        m->kernels += one;
+        m->kernel_sum_ns += end - a->start;
+        if (g)
+            g->kernels += one;
+    } else if (a->kind == CP_ACT_MEMCPY) {
+        l->copies += one;
+        m->copies += one;
+        if (g)
+            g->copies += one;
+        if (a->copy_dir == CP_COPY_HTOD)
+            m->h2d_sum_ns += end - a->start;
+        else if (a->copy_dir == CP_COPY_DTOH)
+            m->d2h_sum_ns += end - a->start;
+        if (is_pageable_copy(a)) {
+            m->pageable_copies += one;
+            m->pageable_copy_sum_ns += end - a->start;
+            counted->async_pageable += a->async && one;
+        }
+        counted->sync += !a->async && one;
+    } else {
+        l->memsets += one;
+        m->memsets += one;
+        if (g)
+            g->memsets += one;
+    }
+}

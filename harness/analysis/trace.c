@@ -1,0 +1,128 @@
+/*
+ * The trace container (cuproof/trace.h): a growable array of activities
+ * whose names are interned in the trace, the processes of a traced
+ * program, and the two questions about one activity that every reader of
+ * a trace asks. It knows nothing of metrics: the trace model stands apart
+ * from the analyses that read it (timeline.c, stream.c, scope.c), as the
+ * tracer, the recorded formats and the tests build traces without them.
+ */
+#include <cuproof/trace.h>
+
+#include <cuproof/error.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+void cp_trace_init(cp_trace *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void cp_trace_clear(cp_trace *t)
+{
+    t->n = 0;
+    t->dropped_records = 0;
+    t->renamed_kernels = 0;
+    t->nprocesses = 0;
+}
+
+void cp_trace_free(cp_trace *t)
+{
+    for (size_t i = 0; i < t->nnames; i++)
+        free(t->names[i]);
+    free(t->names);
+    free(t->items);
+    free(t->processes);
+    cp_trace_init(t);
+}
+
+long cp_trace_add_process(cp_trace *t, const cp_process *p)
+{
+    if (t->nprocesses == t->processes_cap) {
+        size_t cap = t->processes_cap ? t->processes_cap * 2 : 4;
+        cp_process *q = realloc(t->processes, cap * sizeof *q);
+        if (!q)
+            return cp_failf(CP_ENOMEM, "out of memory adding a process to a trace");
+        t->processes = q;
+        t->processes_cap = cap;
+    }
+    t->processes[t->nprocesses] = *p;
+    return (long)t->nprocesses++;
+}
+
+const char *cp_trace_intern(cp_trace *t, const char *s)
+{
+    if (!s)
+        return NULL;
+    /* Traces hold few distinct names (kernels, API calls, phases), so a
+     * linear search from the most recent name is cheap and keeps no index. */
+    for (size_t i = t->nnames; i-- > 0;)
+        if (strcmp(t->names[i], s) == 0)
+            return t->names[i];
+    if (t->nnames == t->names_cap) {
+        size_t cap = t->names_cap ? t->names_cap * 2 : 16;
+        char **p = realloc(t->names, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        t->names = p;
+        t->names_cap = cap;
+    }
+    char *copy = strdup(s);
+    if (!copy)
+        return NULL;
+    t->names[t->nnames++] = copy;
+    return copy;
+}
+
+int cp_trace_add(cp_trace *t, const cp_activity *a)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        cp_activity *p = realloc(t->items, cap * sizeof *p);
+        if (!p)
+            return CP_ENOMEM;
+        t->items = p;
+        t->cap = cap;
+    }
+    cp_activity *dst = &t->items[t->n];
+    *dst = *a;
+    if (a->name && !(dst->name = cp_trace_intern(t, a->name)))
+        return CP_ENOMEM;
+    t->n++;
+    return 0;
+}
+
+int cp_trace_name_launches(cp_trace *t, const cp_launch_name *launches, size_t n)
+{
+    int renamed = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        cp_activity *a = &t->items[i];
+        if (a->kind != CP_ACT_KERNEL)
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            if (launches[k].correlation != a->correlation || !launches[k].name)
+                continue;
+            if (a->name && strcmp(a->name, launches[k].name) == 0)
+                break;
+            const char *name = cp_trace_intern(t, launches[k].name);
+            if (!name)
+                return CP_ENOMEM;
+            a->name = name;
+            renamed++;
+            break;
+        }
+    }
+    t->renamed_kernels += (uint64_t)renamed;
+    return renamed;
+}
+
+bool cp_activity_is_device_work(const cp_activity *a)
+{
+    return a->kind == CP_ACT_KERNEL || a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET;
+}
+
+int cp_activity_ptr_cmp_correlation(const void *a, const void *b)
+{
+    const cp_activity *x = *(const cp_activity *const *)a, *y = *(const cp_activity *const *)b;
+    return (x->correlation > y->correlation) - (x->correlation < y->correlation);
+}
