@@ -1,8 +1,8 @@
+#include <cuproof/compare.h>
 #include "cli.h"
 
 #include <cuproof/compare_stats.h>
 #include <cuproof/error.h>
-#include <cuproof/report.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,6 +7,7 @@
  * --skip-without-gpu when there is no GPU.
  */
 #define _GNU_SOURCE
+#include <cuproof/file.h>
 #include "cli.h"
 
 #include <cuproof/device.h>
@@ -15,7 +16,6 @@
 #include <cuproof/expect.h>
 #include <cuproof/metrics.h>
 #include <cuproof/program.h>
-#include <cuproof/report.h>
 #include <cuproof/session.h>
 
 #include <limits.h>

@@ -1,9 +1,10 @@
+#include <cuproof/tracefile.h>
+#include <cuproof/perfetto.h>
 #include "cli.h"
 
 #include <cuproof/error.h>
 #include <cuproof/proc.h>
 #include <cuproof/rec.h>
-#include <cuproof/report.h>
 
 #include <stdio.h>
 #include <string.h>

@@ -1,8 +1,8 @@
+#include <cuproof/file.h>
 #include "cli.h"
 
 #include <cuproof/error.h>
 #include <cuproof/device.h>
-#include <cuproof/report.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,6 +11,7 @@
  * recorded and marked so. The report says everywhere that it is a replay,
  * of which GPU and when.
  */
+#include <cuproof/tracefile.h>
 #include "cli.h"
 
 #include <cuproof/case.h>

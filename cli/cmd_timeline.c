@@ -1,7 +1,8 @@
+#include <cuproof/file.h>
+#include <cuproof/tracefile.h>
 #include "cli.h"
 
 #include <cuproof/error.h>
-#include <cuproof/report.h>
 
 #include <stdio.h>
 #include <stdlib.h>

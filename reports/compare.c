@@ -8,6 +8,7 @@
  * statuses and claims whose result changed (docs/DESIGN.md, "Comparing
  * runs").
  */
+#include <cuproof/compare.h>
 #include "reports/json.h"
 
 #include <cuproof/compare_stats.h>

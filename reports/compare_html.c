@@ -7,6 +7,8 @@
  * cp_compare_reports_opts prints for --format json, so the page and that
  * document cannot disagree.
  */
+#include <cuproof/file.h>
+#include <cuproof/compare.h>
 #include "reports/json.h"
 
 #include "html_buf.h"

@@ -1,6 +1,10 @@
 /* report.html: a self-contained page (no fetches): tables, and a timeline
  * per traced variant drawn by the page's own script. */
+#include <cuproof/tracefile.h>
+#include <cuproof/perfetto.h>
 #include <cuproof/report.h>
+#include <cuproof/error.h>
+#include <cuproof/file.h>
 
 #include "html_buf.h"
 
@@ -699,4 +703,13 @@ char *cp_trace_files_html(const cp_trace_file *files, size_t n)
         return NULL;
     }
     return b.s;
+}
+
+int cp_report_html_write(const cp_report *r, const char *path)
+{
+    char *html = cp_report_html(r);
+    int rc = html ? cp_write_file(path, html)
+                  : cp_failf(CP_ENOMEM, "out of memory while writing %s", path);
+    free(html);
+    return rc;
 }

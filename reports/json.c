@@ -1,9 +1,13 @@
-/* report.json and trace files, written and read with cJSON. */
+/* report.json and trace files, written and read with cJSON; file IO is
+ * file.c's, report.html is html.c's, and the session writes both. */
+#include <cuproof/tracefile.h>
+#include <cuproof/report.h>
 #include "reports/json.h"
 
 #include "analysis/json_put.h"
 
 #include <cuproof/error.h>
+#include <cuproof/file.h>
 #include <cuproof/headline.h>
 
 #include <errno.h>
@@ -337,39 +341,7 @@ cJSON *cp_report_to_json(const cp_report *r)
     return root;
 }
 
-int cp_write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
-    size_t len = strlen(text);
-    bool ok = fwrite(text, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok)
-        return cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
-    return 0;
-}
 
-int cp_report_write(const cp_report *r, const char *dir)
-{
-    int rc = 0;
-    char path[4096];
-    char *text = NULL, *html = NULL;
-    cJSON *root = cp_report_to_json(r);
-    if (!root || !(text = cJSON_Print(root)) || !(html = cp_report_html(r))) {
-        rc = cp_failf(CP_ENOMEM, "out of memory while writing the report");
-        goto out;
-    }
-    snprintf(path, sizeof path, "%s/report.json", dir);
-    CP_TRY(cp_write_file(path, text));
-    snprintf(path, sizeof path, "%s/report.html", dir);
-    CP_TRY(cp_write_file(path, html));
-out:
-    cJSON_Delete(root);
-    free(text);
-    free(html);
-    return rc;
-}
 
 /* The processes of a traced program. last_ns is absolute, on CUPTI's clock,
  * beyond a double's exact integers: a decimal string, as origin_ns. */
@@ -494,42 +466,6 @@ out:;
     return rc;
 }
 
-char *cp_read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cp_failf(CP_EIO, "cannot read %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (cap - len < 65536) {
-            cap = cap ? cap * 2 : 65536;
-            char *p = realloc(buf, cap + 1);
-            if (!p) {
-                free(buf);
-                fclose(f);
-                cp_failf(CP_ENOMEM, "out of memory reading %s", path);
-                return NULL;
-            }
-            buf = p;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    bool err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(buf);
-        cp_failf(CP_EIO, "cannot read %s", path);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
-}
 
 /* Reads a non-negative integer field; false when absent or not a number. */
 static bool get_u64(const cJSON *o, const char *k, uint64_t *v)
@@ -846,4 +782,15 @@ void cp_trace_file_free(cp_trace_file *f)
     free(f->variants);
     f->variants = NULL;
     f->nvariants = f->variants_cap = 0;
+}
+
+int cp_report_json_write(const cp_report *r, const char *path)
+{
+    cJSON *root = cp_report_to_json(r);
+    char *text = root ? cJSON_Print(root) : NULL;
+    int rc = text ? cp_write_file(path, text)
+                  : cp_failf(CP_ENOMEM, "out of memory while writing %s", path);
+    cJSON_Delete(root);
+    free(text);
+    return rc;
 }

@@ -3,8 +3,7 @@
 #ifndef CUPROOF_REPORTS_JSON_H
 #define CUPROOF_REPORTS_JSON_H
 
-#include <cuproof/report.h>
-
+#include <cuproof/result.h>
 #include <cjson/cJSON.h>
 
 /* Reads and parses report.json at `path` into *out (the caller deletes

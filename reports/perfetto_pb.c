@@ -23,6 +23,7 @@
  * = BOOTTIME at the origin): five bytes for a trace of seconds, the same
  * absolute times in Perfetto.
  */
+#include <cuproof/perfetto.h>
 #include "reports/perfetto_pb.h"
 
 #include "reports/pb.h"
@@ -30,7 +31,6 @@
 
 #include <cuproof/error.h>
 
-#include <cuproof/report.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -744,16 +744,4 @@ int cp_perfetto_pb_write(const char *dir, const char *case_name, const char *var
         rc = cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
     free(order);
     return rc;
-}
-
-const char *cp_perfetto_suffix(const cp_trace *t)
-{
-    return t->n > CP_PERFETTO_PROTO_RECORDS ? "perfetto-trace" : "perfetto.json";
-}
-
-int cp_perfetto_write_auto(const char *dir, const char *case_name, const char *variant,
-                           const cp_trace *t)
-{
-    return t->n > CP_PERFETTO_PROTO_RECORDS ? cp_perfetto_pb_write(dir, case_name, variant, t)
-                                            : cp_perfetto_write(dir, case_name, variant, t);
 }

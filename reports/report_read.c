@@ -1,4 +1,5 @@
 /* report.json read back into a cp_report (cp_report_read), for replay. */
+#include <cuproof/file.h>
 #include "reports/json.h"
 
 #include <cuproof/error.h>

@@ -1,4 +1,6 @@
 /* The session: one report, built case by case, handed to every sink. */
+#include <cuproof/tracefile.h>
+#include <cuproof/perfetto.h>
 #include <cuproof/session.h>
 
 #include <cuproof/error.h>
@@ -126,6 +128,20 @@ void cp_session_free(cp_session *s)
 }
 
 /* ---- built-in sinks ---- */
+
+/* report.json (json.c) and report.html (html.c), each written by its
+ * own format; the sink is where the two meet. */
+int cp_report_write(const cp_report *r, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    int rc = cp_report_json_write(r, path);
+    if (rc == 0) {
+        snprintf(path, sizeof path, "%s/report.html", dir);
+        rc = cp_report_html_write(r, path);
+    }
+    return rc;
+}
 
 static int report_close(void *data, const cp_report *r)
 {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Shows that tests/layers_test.sh can fail: on a copy of the sources with
-# a CUDA include planted in the analysis layer, and on a build whose
-# analysis library calls the CUDA runtime, it must exit 1 naming each.
+# a CUDA include planted in the analysis layer, on a build whose analysis
+# library calls the CUDA runtime, and on one whose reports library has
+# two writers calling each other, it must exit 1 naming each.
 # usage: layers_negative_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 src=$1
@@ -30,4 +31,15 @@ cc -c "$tmp/planted.c" -o "$tmp/planted.o" || fail "cannot compile the planted c
 ar r "$tmp/bin/libcuproof_analysis.a" "$tmp/planted.o" 2>/dev/null
 out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted call passed"
 grep -q "cuproof_analysis calls .*cudaMalloc" <<<"$out" || fail "no message for the call: $out"
-echo "layers_negative_test: both planted violations were caught"
+cp "$bin/libcuproof_analysis.a" "$tmp/bin/"
+
+# A writer that calls back the format choice that calls it: chrome.c.o
+# replaced by one whose cp_perfetto_write asks perfetto.c for the suffix.
+printf 'const char *cp_perfetto_suffix(const void *t);\nint cp_perfetto_write(void) { return cp_perfetto_suffix(0) != 0; }\n' \
+    > "$tmp/chrome.c"
+cc -c "$tmp/chrome.c" -o "$tmp/chrome.c.o" || fail "cannot compile the planted writer"
+(cd "$tmp" && ar r "$tmp/bin/libcuproof_reports.a" chrome.c.o 2>/dev/null)
+out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted circle passed"
+grep -q "reports/ call each other in a circle" <<<"$out" || fail "no message for the circle: $out"
+grep -q "chrome.c.o" <<<"$out" || fail "the message does not name the files: $out"
+echo "layers_negative_test: the three planted violations were caught"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The layers' arrows point one way (docs/DESIGN.md): runner -> collect ->
-# analysis, reports -> analysis, cli -> all. Checked two ways:
+# analysis, reports -> analysis, cli -> all; and no circle among the
+# files of reports/. Checked three ways:
 #  - includes: what each folder's sources may include;
 #  - symbols: what each layer's static library leaves undefined, so that a
-#    call slipped in without its header is caught too.
+#    call slipped in without its header is caught too;
+#  - the calls between the reports library's members, which must not loop.
 # usage: layers_test.sh SOURCE_DIR BUILD_DIR
 # Exit 0 when every rule holds; 1 with one line per broken rule.
 set -uo pipefail
@@ -82,6 +84,25 @@ if [ -f "$inject" ]; then
 else
     echo "layers: $inject is missing (build first)" >&2
     bad=1
+fi
+
+# No circle among the files of the reports layer (Criterion's src/io/:
+# file IO in one file, each format calling no other): the graph of which
+# member of libcuproof_reports.a calls a function another member defines
+# must have no loop, which tsort reports.
+lib=$bin/libcuproof_reports.a
+if [ -f "$lib" ]; then
+    edges=$(join -1 2 -2 2 \
+        <(nm -A -u "$lib" 2>/dev/null | awk '{split($1, f, ":"); print f[2], $NF}' | sort -k2,2) \
+        <(nm -A --defined-only "$lib" 2>/dev/null |
+          awk '$2 ~ /^[TDR]$/ {split($1, f, ":"); print f[2], $NF}' | sort -k2,2) |
+        awk '$2 != $3 {print $2, $3}' | sort -u)
+    loop=$(tsort <<<"$edges" 2>&1 >/dev/null)
+    if [ -n "$loop" ]; then
+        echo "layers: the files of reports/ call each other in a circle:" >&2
+        echo "$loop" | sed 's/^/  /' >&2
+        bad=1
+    fi
 fi
 
 exit $bad

@@ -1,3 +1,4 @@
+#include <cuproof/tracefile.h>
 #include "replay.h"
 
 #include <cuproof/error.h>

@@ -6,8 +6,8 @@
 #ifndef CUPROOF_TESTS_REPLAY_H
 #define CUPROOF_TESTS_REPLAY_H
 
+#include <cuproof/tracefile.h>
 #include <cuproof/metrics.h>
-#include <cuproof/report.h>
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,8 +4,9 @@
  * slice per record, and a launch flow from each API call to the device
  * work it started. Checked on traces recorded on the H100.
  */
+#include <cuproof/tracefile.h>
+#include <cuproof/perfetto.h>
 #include <cuproof/error.h>
-#include <cuproof/report.h>
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

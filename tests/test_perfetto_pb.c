@@ -9,11 +9,12 @@
  * and compared with the records they came from. Checked on the trace
  * recorded on the H100 and on hand-made traces for the edge cases.
  */
+#include <cuproof/tracefile.h>
+#include <cuproof/perfetto.h>
 #include "reports/pb.h"
 #include "reports/perfetto_pb.h"
 
 #include <cuproof/error.h>
-#include <cuproof/report.h>
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -5,10 +5,10 @@
  * field; cut, malformed and unknown input is refused or tolerated as
  * documented, naming the byte.
  */
+#include <cuproof/tracefile.h>
 #include <cuproof/error.h>
 #include <cuproof/proc.h>
 #include <cuproof/rec.h>
-#include <cuproof/report.h>
 
 #include "stream_equal.h"
 

@@ -9,9 +9,9 @@
  *   file is written to TRACE.json when given, else to /dev/null, and the
  *   browser test draws it)
  */
+#include <cuproof/tracefile.h>
 #include <cuproof/case.h>
 #include <cuproof/metrics.h>
-#include <cuproof/report.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,26 @@
+/*
+ * Whole files read and written, each failure naming the path in
+ * cp_last_error: the one place where reports, readers and the command
+ * line touch the file system for a whole file.
+ */
+#ifndef CUPROOF_FILE_H
+#define CUPROOF_FILE_H
+
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Writes `text` to `path`. Returns 0 or CP_EIO (naming the path). */
+CP_API int cp_write_file(const char *path, const char *text);
+
+/* Reads a whole file into a malloc'd, NUL-terminated string; NULL with
+ * cp_last_error set (CP_EIO, CP_ENOMEM) when it cannot. */
+CP_API char *cp_read_file(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,62 @@
+/* File IO alone (cuproof/file.h): whole files read and written, each
+ * failure naming the path. Every writer and reader of reports/ goes
+ * through here, so that none needs another format's file. */
+#include <cuproof/file.h>
+
+#include <cuproof/error.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cp_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
+    size_t len = strlen(text);
+    bool ok = fwrite(text, 1, len, f) == len;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok)
+        return cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
+
+char *cp_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cp_failf(CP_EIO, "cannot read %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (cap - len < 65536) {
+            cap = cap ? cap * 2 : 65536;
+            char *p = realloc(buf, cap + 1);
+            if (!p) {
+                free(buf);
+                fclose(f);
+                cp_failf(CP_ENOMEM, "out of memory reading %s", path);
+                return NULL;
+            }
+            buf = p;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    bool err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        cp_failf(CP_EIO, "cannot read %s", path);
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
