@@ -10,6 +10,7 @@
  *   destroyed  the source's program: the round trip is exact and the free
  *              memory returns to its level before the context existed.
  */
+#include <cuproof/expect.h>
 #include <cuproof/case.h>
 #include <cuproof/driver.h>
 

@@ -6,14 +6,14 @@
  * streaming judge (cp_expect_judge) and the trust rule (cp_trust_judge)
  * are the library's, shared with exec.
  */
-#include <cuproof/file.h>
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/file.h>
+#include <cuproof/internal/tracefile.h>
 #include "cli.h"
 
 #include <cuproof/error.h>
 #include <cuproof/expect.h>
-#include <cuproof/proc.h>
-#include <cuproof/rec.h>
+#include <cuproof/internal/proc.h>
+#include <cuproof/internal/rec.h>
 #include <cuproof/trust.h>
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
-#include <cuproof/compare.h>
+#include <cuproof/internal/compare.h>
 #include "cli.h"
 
-#include <cuproof/compare_stats.h>
+#include <cuproof/internal/compare_stats.h>
 #include <cuproof/error.h>
 
 #include <stdio.h>

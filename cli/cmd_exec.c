@@ -7,7 +7,7 @@
  * --skip-without-gpu when there is no GPU.
  */
 #define _GNU_SOURCE
-#include <cuproof/file.h>
+#include <cuproof/internal/file.h>
 #include "cli.h"
 
 #include <cuproof/device.h>
@@ -16,7 +16,7 @@
 #include <cuproof/expect.h>
 #include <cuproof/metrics.h>
 #include <cuproof/program.h>
-#include <cuproof/session.h>
+#include <cuproof/internal/session.h>
 
 #include <limits.h>
 #include <stdio.h>

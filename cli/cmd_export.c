@@ -1,10 +1,10 @@
-#include <cuproof/tracefile.h>
-#include <cuproof/perfetto.h>
+#include <cuproof/internal/tracefile.h>
+#include <cuproof/internal/perfetto.h>
 #include "cli.h"
 
 #include <cuproof/error.h>
-#include <cuproof/proc.h>
-#include <cuproof/rec.h>
+#include <cuproof/internal/proc.h>
+#include <cuproof/internal/rec.h>
 
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include <cuproof/file.h>
+#include <cuproof/internal/file.h>
 #include "cli.h"
 
 #include <cuproof/error.h>

@@ -11,14 +11,14 @@
  * recorded and marked so. The report says everywhere that it is a replay,
  * of which GPU and when.
  */
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/tracefile.h>
 #include "cli.h"
 
 #include <cuproof/case.h>
 #include <cuproof/error.h>
 #include <cuproof/expect.h>
-#include <cuproof/report.h>
-#include <cuproof/session.h>
+#include <cuproof/internal/report.h>
+#include <cuproof/internal/session.h>
 #include <cuproof/stats.h>
 
 #include <math.h>

@@ -10,8 +10,8 @@
 #include <cuproof/error.h>
 #include <cuproof/case.h>
 #include <cuproof/device.h>
-#include <cuproof/runner.h>
-#include <cuproof/session.h>
+#include <cuproof/internal/runner.h>
+#include <cuproof/internal/session.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-#include <cuproof/file.h>
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/file.h>
+#include <cuproof/internal/tracefile.h>
 #include "cli.h"
 
 #include <cuproof/error.h>

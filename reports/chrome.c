@@ -5,8 +5,8 @@
  * flow from each API call to the device work it launched (by CUPTI
  * correlation id). Times are microseconds from the trace's first record.
  */
-#include <cuproof/file.h>
-#include <cuproof/perfetto.h>
+#include <cuproof/internal/file.h>
+#include <cuproof/internal/perfetto.h>
 #include "reports/json.h"
 #include "reports/rows.h"
 

@@ -8,10 +8,10 @@
  * statuses and claims whose result changed (docs/DESIGN.md, "Comparing
  * runs").
  */
-#include <cuproof/compare.h>
+#include <cuproof/internal/compare.h>
 #include "reports/json.h"
 
-#include <cuproof/compare_stats.h>
+#include <cuproof/internal/compare_stats.h>
 #include <cuproof/error.h>
 
 #include <math.h>

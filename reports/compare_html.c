@@ -7,13 +7,13 @@
  * cp_compare_reports_opts prints for --format json, so the page and that
  * document cannot disagree.
  */
-#include <cuproof/file.h>
-#include <cuproof/compare.h>
+#include <cuproof/internal/file.h>
+#include <cuproof/internal/compare.h>
 #include "reports/json.h"
 
 #include "html_buf.h"
 
-#include <cuproof/compare_stats.h>
+#include <cuproof/internal/compare_stats.h>
 #include <cuproof/error.h>
 #include <cuproof/headline.h>
 

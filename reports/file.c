@@ -1,7 +1,7 @@
 /* File IO alone (cuproof/file.h): whole files read and written, each
  * failure naming the path. Every writer and reader of reports/ goes
  * through here, so that none needs another format's file. */
-#include <cuproof/file.h>
+#include <cuproof/internal/file.h>
 
 #include <cuproof/error.h>
 

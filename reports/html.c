@@ -1,10 +1,10 @@
 /* report.html: a self-contained page (no fetches): tables, and a timeline
  * per traced variant drawn by the page's own script. */
-#include <cuproof/tracefile.h>
-#include <cuproof/perfetto.h>
-#include <cuproof/report.h>
+#include <cuproof/internal/tracefile.h>
+#include <cuproof/internal/perfetto.h>
+#include <cuproof/internal/report.h>
 #include <cuproof/error.h>
-#include <cuproof/file.h>
+#include <cuproof/internal/file.h>
 
 #include "html_buf.h"
 

@@ -1,13 +1,13 @@
 /* report.json and trace files, written and read with cJSON; file IO is
  * file.c's, report.html is html.c's, and the session writes both. */
-#include <cuproof/tracefile.h>
-#include <cuproof/report.h>
+#include <cuproof/internal/tracefile.h>
+#include <cuproof/internal/report.h>
 #include "reports/json.h"
 
 #include "analysis/json_put.h"
 
 #include <cuproof/error.h>
-#include <cuproof/file.h>
+#include <cuproof/internal/file.h>
 #include <cuproof/headline.h>
 
 #include <errno.h>

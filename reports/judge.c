@@ -9,7 +9,7 @@
 
 #include <cuproof/error.h>
 #include <cuproof/exit.h>
-#include <cuproof/proc.h>
+#include <cuproof/internal/proc.h>
 #include <cuproof/stats.h>
 
 #include <stdio.h>

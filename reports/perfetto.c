@@ -3,7 +3,7 @@
  * the protobuf (perfetto_pb.c) past them. The choice lives here alone, so
  * that neither format calls the other and the report's link (html.c)
  * names the file that was written. */
-#include <cuproof/perfetto.h>
+#include <cuproof/internal/perfetto.h>
 
 const char *cp_perfetto_suffix(const cp_trace *t)
 {

@@ -23,7 +23,7 @@
  * = BOOTTIME at the origin): five bytes for a trace of seconds, the same
  * absolute times in Perfetto.
  */
-#include <cuproof/perfetto.h>
+#include <cuproof/internal/perfetto.h>
 #include "reports/perfetto_pb.h"
 
 #include "reports/pb.h"

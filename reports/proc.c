@@ -1,10 +1,10 @@
 /* Per-process trace files (cuproof.proc/1) read line by line with cJSON
  * and merged into one trace: see cuproof/proc.h for what each record
  * becomes. */
-#include <cuproof/proc.h>
+#include <cuproof/internal/proc.h>
 
 #include <cuproof/error.h>
-#include <cuproof/rec.h>
+#include <cuproof/internal/rec.h>
 
 #include <cjson/cJSON.h>
 

@@ -6,8 +6,8 @@
 #include <cuproof/program.h>
 
 #include <cuproof/error.h>
-#include <cuproof/proc.h>
-#include <cuproof/rec.h>
+#include <cuproof/internal/proc.h>
+#include <cuproof/internal/rec.h>
 #include <cuproof/summary.h>
 
 #include "perfetto_pb.h"

@@ -5,7 +5,7 @@
 #ifndef CUPROOF_REPORTS_PROGRESS_SINK_H
 #define CUPROOF_REPORTS_PROGRESS_SINK_H
 
-#include <cuproof/session.h>
+#include <cuproof/internal/session.h>
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* report.json read back into a cp_report (cp_report_read), for replay. */
-#include <cuproof/file.h>
+#include <cuproof/internal/file.h>
 #include "reports/json.h"
 
 #include <cuproof/error.h>
-#include <cuproof/report.h>
+#include <cuproof/internal/report.h>
 
 #include <math.h>
 #include <stdio.h>

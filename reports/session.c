@@ -1,11 +1,11 @@
 /* The session: one report, built case by case, handed to every sink. */
-#include <cuproof/tracefile.h>
-#include <cuproof/perfetto.h>
-#include <cuproof/session.h>
+#include <cuproof/internal/tracefile.h>
+#include <cuproof/internal/perfetto.h>
+#include <cuproof/internal/session.h>
 
 #include <cuproof/error.h>
 #include <cuproof/headline.h>
-#include <cuproof/report.h>
+#include <cuproof/internal/report.h>
 #include <cuproof/version.h>
 
 #include "progress_sink.h"

@@ -27,19 +27,21 @@ forbid() {
 
 cuda='cuda|cupti|nvrtc|nvtx|nvToolsExt|driver_types|vector_types'
 # The public headers that need the runner layer (CUDA, the case contract).
-runner_api='cuproof/(case|runner|device|rtc|driver|gate|nvtx|child|check|exec)\.h'
+runner_api='cuproof/(internal/runner|case|device|rtc|driver|gate|nvtx|child|check|exec)\.h'
 
 forbid harness/analysis "$cuda|cjson|collect/|runner/|reports/|cli/|$runner_api" \
     "CUDA, CUPTI, NVRTC, NVTX, cJSON or a higher layer"
-forbid harness/collect "cuda_runtime|nvrtc|nvtx|nvToolsExt|cjson|runner/|reports/|cli/|cuproof/(case|runner|device|rtc|driver|gate|nvtx|child|exec)\.h" \
+forbid harness/collect "cuda_runtime|nvrtc|nvtx|nvToolsExt|cjson|runner/|reports/|cli/|cuproof/(internal/runner|case|device|rtc|driver|gate|nvtx|child|exec)\.h" \
     "the CUDA runtime, NVRTC, NVTX, cJSON or a higher layer"
-forbid harness/runner "cjson|reports/|cli/|cuproof/(report|session)\.h" \
+forbid harness/runner "cjson|reports/|cli/|cuproof/internal/(report|session|tracefile|perfetto|compare|file)\.h" \
     "the reports layer or the command line"
-forbid harness/inject "cuda_runtime|nvrtc|cjson|runner/|reports/|cli/|cuproof/(case|runner|device|rtc|driver|gate|nvtx|child|report|session)\.h" \
+forbid harness/inject "cuda_runtime|nvrtc|cjson|runner/|reports/|cli/|cuproof/(case|device|rtc|driver|gate|nvtx|child|exec)\.h|cuproof/internal/(runner|report|session)\.h" \
     "the CUDA runtime, NVRTC, cJSON, the runner, the reports or the command line"
 forbid reports "$cuda|collect/|runner/|cli/|$runner_api" \
     "CUDA, the collect or runner layers, or the command line"
-forbid include/cuproof "cjson|collect/|runner/|reports/|cli/" \
+forbid include/cuproof "cjson|collect/|runner/|reports/|cli/|internal/" \
+    "cJSON, a private header or an internal one (the stable API stands alone)"
+forbid include/cuproof/internal "cjson|collect/|runner/|reports/|cli/" \
     "cJSON or a private header"
 
 # undefined LIB REGEX WHY: LIB's objects call no symbol matching REGEX.

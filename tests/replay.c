@@ -1,4 +1,4 @@
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/tracefile.h>
 #include "replay.h"
 
 #include <cuproof/error.h>

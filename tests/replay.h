@@ -6,7 +6,7 @@
 #ifndef CUPROOF_TESTS_REPLAY_H
 #define CUPROOF_TESTS_REPLAY_H
 
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/tracefile.h>
 #include <cuproof/metrics.h>
 
 #include <stdbool.h>

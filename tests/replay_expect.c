@@ -1,7 +1,8 @@
 /* Replay helpers that evaluate a case's own expectations on a recording:
  * they need the case's declaration, so their tests link the cases. The
  * metrics they read are analysed here too. */
-#include <cuproof/tracefile.h>
+#include <cuproof/expect.h>
+#include <cuproof/internal/tracefile.h>
 #include "replay.h"
 
 #include <cuproof/case.h>

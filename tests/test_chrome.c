@@ -4,8 +4,8 @@
  * slice per record, and a launch flow from each API call to the device
  * work it started. Checked on traces recorded on the H100.
  */
-#include <cuproof/tracefile.h>
-#include <cuproof/perfetto.h>
+#include <cuproof/internal/tracefile.h>
+#include <cuproof/internal/perfetto.h>
 #include <cuproof/error.h>
 
 #include <cjson/cJSON.h>

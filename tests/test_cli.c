@@ -1,8 +1,8 @@
 /* The cuproof command, run as a subprocess: bad input gets one clear line
  * and exit status 2; a run with no GPU writes a report of skipped cases. */
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/tracefile.h>
 #include <cuproof/case.h>
-#include <cuproof/rec.h>
+#include <cuproof/internal/rec.h>
 
 #include <criterion/criterion.h>
 #include <regex.h>

@@ -1,7 +1,7 @@
 /* The statistics of cuproof compare: rank-test p-values worked out by hand,
  * a deterministic bootstrap, and the verdict's error rates measured over
  * seeded trials of simulated timings (lognormal noise). */
-#include <cuproof/compare_stats.h>
+#include <cuproof/internal/compare_stats.h>
 #include <cuproof/error.h>
 
 #include <criterion/criterion.h>

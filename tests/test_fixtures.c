@@ -6,7 +6,7 @@
  * default stream serialises where the per-thread one does not, and the
  * serialised control fails the checks the streamed variant passes.
  */
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/tracefile.h>
 #include <cuproof/error.h>
 #include <cuproof/metrics.h>
 

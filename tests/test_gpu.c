@@ -12,7 +12,7 @@
 #include <cuproof/device.h>
 #include <cuproof/driver.h>
 #include <cuproof/rtc.h>
-#include <cuproof/runner.h>
+#include <cuproof/internal/runner.h>
 #include "runner/window.h"
 
 #include <criterion/criterion.h>

@@ -9,8 +9,8 @@
  * and compared with the records they came from. Checked on the trace
  * recorded on the H100 and on hand-made traces for the edge cases.
  */
-#include <cuproof/tracefile.h>
-#include <cuproof/perfetto.h>
+#include <cuproof/internal/tracefile.h>
+#include <cuproof/internal/perfetto.h>
 #include "reports/pb.h"
 #include "reports/perfetto_pb.h"
 

@@ -4,7 +4,7 @@
  * lanes stay apart. */
 #include <cuproof/error.h>
 #include <cuproof/metrics.h>
-#include <cuproof/proc.h>
+#include <cuproof/internal/proc.h>
 
 #include <criterion/criterion.h>
 #include <stdio.h>

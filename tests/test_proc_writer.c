@@ -6,7 +6,7 @@
  */
 #include <cuproof/error.h>
 #include <cuproof/metrics.h>
-#include <cuproof/proc.h>
+#include <cuproof/internal/proc.h>
 #include "collect/proc_writer.h"
 
 #include <criterion/criterion.h>

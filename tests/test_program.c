@@ -7,8 +7,8 @@
  */
 #include <cuproof/error.h>
 #include <cuproof/program.h>
-#include <cuproof/proc.h>
-#include <cuproof/rec.h>
+#include <cuproof/internal/proc.h>
+#include <cuproof/internal/rec.h>
 
 #include "stream_equal.h"
 

@@ -7,7 +7,7 @@
  * cp_sink_progress makes on a real pseudo-terminal.
  */
 #define _GNU_SOURCE
-#include <cuproof/session.h>
+#include <cuproof/internal/session.h>
 #include "reports/progress_sink.h"
 
 #include <criterion/criterion.h>

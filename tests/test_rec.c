@@ -5,10 +5,10 @@
  * field; cut, malformed and unknown input is refused or tolerated as
  * documented, naming the byte.
  */
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/tracefile.h>
 #include <cuproof/error.h>
-#include <cuproof/proc.h>
-#include <cuproof/rec.h>
+#include <cuproof/internal/proc.h>
+#include <cuproof/internal/rec.h>
 
 #include "stream_equal.h"
 

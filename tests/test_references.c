@@ -1,6 +1,7 @@
 /* The CPU references against answers known without them, and every
  * case's declared expectations against the names that exist. */
 #include "cases/references.h"
+#include <cuproof/expect.h>
 #include <cuproof/case.h>
 #include "kernels/grid_model.h"
 

@@ -4,7 +4,7 @@
  * verdicts as the GPU tests, on a machine with no GPU, and negative
  * controls that show each check can fail.
  */
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/tracefile.h>
 #include <cuproof/agreement.h>
 #include <cuproof/error.h>
 #include "replay.h"

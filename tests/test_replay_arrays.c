@@ -5,7 +5,7 @@
  * there, and the copy/kernel ordering, read back with no GPU. The zero-copy
  * control that copies was recorded on the GPU too, and its copy is seen.
  */
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/tracefile.h>
 #include "replay.h"
 
 #include <criterion/criterion.h>

@@ -4,7 +4,7 @@
  * and kernel durations that their GPU tests assert, read back from the
  * trace files on a machine with no GPU, with controls that fail.
  */
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/tracefile.h>
 #include "replay.h"
 
 #include <criterion/criterion.h>

@@ -5,7 +5,7 @@
  * analysis keys lanes by (device, context, stream); a trace with the
  * context ids erased must fail the per-context check.
  */
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/tracefile.h>
 #include "replay.h"
 
 #include <criterion/criterion.h>

@@ -1,8 +1,8 @@
 /* The JSON contract (parsed back with cJSON), the HTML view, and trace
  * files: round trip and malformed input. */
-#include <cuproof/file.h>
-#include <cuproof/tracefile.h>
-#include <cuproof/report.h>
+#include <cuproof/internal/file.h>
+#include <cuproof/internal/tracefile.h>
+#include <cuproof/internal/report.h>
 #include <cuproof/error.h>
 #include "helpers.h"
 #include "reports/json.h"

@@ -7,7 +7,7 @@
 #include <cuproof/case.h>
 #include "runner/ctx.h"
 #include <cuproof/nvtx.h>
-#include <cuproof/runner.h>
+#include <cuproof/internal/runner.h>
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  *   file is written to TRACE.json when given, else to /dev/null, and the
  *   browser test draws it)
  */
-#include <cuproof/tracefile.h>
+#include <cuproof/internal/tracefile.h>
 #include <cuproof/case.h>
 #include <cuproof/metrics.h>
 

@@ -12,7 +12,7 @@
  *   stream_bench analyse PATH OUT.json analyses, writes the figures
  */
 #include <cuproof/error.h>
-#include <cuproof/rec.h>
+#include <cuproof/internal/rec.h>
 
 #include <stdio.h>
 #include <stdlib.h>

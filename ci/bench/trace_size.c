@@ -12,7 +12,7 @@
  *      "proto_bytes", "json_bytes_per_device_record",
  *      "proto_bytes_per_device_record", "json_write_s", "proto_write_s"})
  */
-#include <cuproof/perfetto.h>
+#include <cuproof/internal/perfetto.h>
 #include <cuproof/case.h>
 #include <cuproof/error.h>
 

@@ -4,7 +4,7 @@
  * for the ratio of medians, the Hodges-Lehmann shift and the verdict.
  * Contracts in include/cuproof/compare_stats.h.
  */
-#include <cuproof/compare_stats.h>
+#include <cuproof/internal/compare_stats.h>
 #include <cuproof/error.h>
 
 #include <math.h>

@@ -1,6 +1,6 @@
 /* The streaming trace format cuproof.rec/1: see cuproof/rec.h. */
-#include <cuproof/rec.h>
-#include <cuproof/proc.h>
+#include <cuproof/internal/rec.h>
+#include <cuproof/internal/proc.h>
 
 #include <cuproof/error.h>
 

@@ -8,7 +8,7 @@
 #ifndef CUPROOF_COLLECT_PROC_WRITER_H
 #define CUPROOF_COLLECT_PROC_WRITER_H
 
-#include <cuproof/rec.h>
+#include <cuproof/internal/rec.h>
 
 #include <stdbool.h>
 #include <stdint.h>

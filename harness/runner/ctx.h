@@ -4,7 +4,7 @@
 #define CUPROOF_RUNNER_CTX_H
 
 #include <cuproof/case.h>
-#include <cuproof/runner.h>
+#include <cuproof/internal/runner.h>
 
 /* What setup said about one variant. */
 typedef struct cp_variant_setting {

@@ -10,7 +10,7 @@
 #include <cuproof/exec.h>
 
 #include <cuproof/error.h>
-#include <cuproof/proc.h>
+#include <cuproof/internal/proc.h>
 #include <cuproof/version.h>
 
 #include <dirent.h>

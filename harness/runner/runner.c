@@ -1,4 +1,5 @@
-#include <cuproof/runner.h>
+#include <cuproof/expect.h>
+#include <cuproof/internal/runner.h>
 #include <cuproof/device.h>
 
 #include "runner/ctx.h"

@@ -30,7 +30,6 @@
 #include "agreement.h"
 #include "check.h"
 #include "data.h"
-#include "expect.h"
 #include "error.h"
 #include "result.h"
 

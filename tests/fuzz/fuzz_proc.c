@@ -5,13 +5,13 @@
  * must keep the promises of cuproof/proc.h and go through the analysis,
  * the scopes of a traced program and the Chrome export.
  */
-#include <cuproof/perfetto.h>
+#include <cuproof/internal/perfetto.h>
 #include "reports/perfetto_pb.h"
 
 #include <cuproof/error.h>
 #include <cuproof/expect.h>
 #include <cuproof/metrics.h>
-#include <cuproof/proc.h>
+#include <cuproof/internal/proc.h>
 
 #include <stdint.h>
 #include <stdio.h>

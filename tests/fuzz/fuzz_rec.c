@@ -7,7 +7,7 @@
  * a disagreement is a crash too.
  */
 #include <cuproof/metrics.h>
-#include <cuproof/rec.h>
+#include <cuproof/internal/rec.h>
 
 #include <stdint.h>
 #include <stdio.h>

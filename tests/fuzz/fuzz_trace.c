@@ -3,8 +3,8 @@
  * or reject them with an error, never crash; what it accepts must go
  * through the analysis, the event agreement rules and the Chrome export.
  */
-#include <cuproof/tracefile.h>
-#include <cuproof/perfetto.h>
+#include <cuproof/internal/tracefile.h>
+#include <cuproof/internal/perfetto.h>
 #include <cuproof/agreement.h>
 #include <cuproof/metrics.h>
 

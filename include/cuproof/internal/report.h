@@ -3,13 +3,17 @@
  * "cuproof.report/1") and report.html (a self-contained view of it),
  * written and read back. Trace files, Perfetto exports and compare have
  * headers of their own (tracefile.h, perfetto.h, compare.h).
+ *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
  */
 #ifndef CUPROOF_REPORT_H
 #define CUPROOF_REPORT_H
 
-#include "export.h"
+#include "../export.h"
 
-#include "result.h"
+#include "../result.h"
 
 #ifdef __cplusplus
 extern "C" {

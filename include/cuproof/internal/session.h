@@ -16,13 +16,17 @@
  *   for each case: cp_session_add_case(s, &result);   // takes the result
  *   cp_session_close(s);                              // sinks finish
  *   cp_session_free(s);
+ *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
  */
 #ifndef CUPROOF_SESSION_H
 #define CUPROOF_SESSION_H
 
-#include "export.h"
+#include "../export.h"
 #include "progress.h"
-#include "result.h"
+#include "../result.h"
 
 #include <stdio.h>
 

@@ -2,11 +2,15 @@
  * Whole files read and written, each failure naming the path in
  * cp_last_error: the one place where reports, readers and the command
  * line touch the file system for a whole file.
+ *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
  */
 #ifndef CUPROOF_FILE_H
 #define CUPROOF_FILE_H
 
-#include "export.h"
+#include "../export.h"
 
 #ifdef __cplusplus
 extern "C" {

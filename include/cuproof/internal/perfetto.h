@@ -2,13 +2,17 @@
  * A traced run for ui.perfetto.dev and chrome://tracing: the Chrome trace
  * event format (chrome.c), Perfetto's own protobuf (perfetto_pb.c) and
  * the choice between them by size (perfetto.c).
+ *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
  */
 #ifndef CUPROOF_PERFETTO_H
 #define CUPROOF_PERFETTO_H
 
-#include "export.h"
+#include "../export.h"
 
-#include "trace.h"
+#include "../trace.h"
 
 #ifdef __cplusplus
 extern "C" {

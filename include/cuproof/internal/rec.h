@@ -45,14 +45,18 @@
  * than the file holds, was cut short: the reader reads what is whole and
  * says so (truncated); that is not an error by itself. Activities may come in any order: the
  * streaming analysis (cuproof/metrics.h) sorts them.
+ *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
  */
 #ifndef CUPROOF_REC_H
 #define CUPROOF_REC_H
 
-#include "export.h"
+#include "../export.h"
 
-#include "metrics.h"
-#include "trace.h"
+#include "../metrics.h"
+#include "../trace.h"
 
 #include <stdbool.h>
 #include <stdint.h>

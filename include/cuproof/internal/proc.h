@@ -40,13 +40,17 @@
  *  - Offsets may be negative (a record that began before origin_ns) as long
  *    as the absolute time is not; integers must be exact in a double
  *    (|n| <= 2^53).
+ *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
  */
 #ifndef CUPROOF_PROC_H
 #define CUPROOF_PROC_H
 
-#include "export.h"
+#include "../export.h"
 
-#include "trace.h"
+#include "../trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,11 +3,15 @@
  * so that a caller can show how far a long variant has come. Its own
  * header, because the runner makes these and the session's progress sink
  * shows them, and the reports layer may not include the runner's headers.
+ *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
  */
 #ifndef CUPROOF_PROGRESS_H
 #define CUPROOF_PROGRESS_H
 
-#include "result.h"
+#include "../result.h"
 
 #ifdef __cplusplus
 extern "C" {

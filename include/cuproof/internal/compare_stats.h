@@ -3,11 +3,15 @@
  * Mann-Whitney U rank test, a bootstrap confidence interval for the ratio
  * of medians, the Hodges-Lehmann shift, and the verdict built from them
  * (docs/DESIGN.md, "Comparing runs"). libc and libm only.
+ *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
  */
 #ifndef CUPROOF_COMPARE_STATS_H
 #define CUPROOF_COMPARE_STATS_H
 
-#include "export.h"
+#include "../export.h"
 
 #include <stddef.h>
 #include <stdint.h>

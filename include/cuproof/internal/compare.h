@@ -1,11 +1,15 @@
 /*
  * cuproof compare: two report.json files side by side, as text, one JSON
  * object or a self-contained HTML page (compare.c, compare_html.c).
+ *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
  */
 #ifndef CUPROOF_COMPARE_H
 #define CUPROOF_COMPARE_H
 
-#include "export.h"
+#include "../export.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,10 +1,14 @@
-/* Runs one case through the contract in case.h and fills its result. */
+/* Runs one case through the contract in case.h and fills its result.  *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
+ */
 #ifndef CUPROOF_RUNNER_H
 #define CUPROOF_RUNNER_H
 
-#include "export.h"
+#include "../export.h"
 
-#include "case.h"
+#include "../case.h"
 #include "progress.h"
 
 #ifdef __cplusplus

@@ -2,13 +2,17 @@
  * Trace files (schema "cuproof.trace/1"): every activity record of each
  * traced variant of a case, written by a run and read back by replay,
  * check, export, timeline and the tests.
+ *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
  */
 #ifndef CUPROOF_TRACEFILE_H
 #define CUPROOF_TRACEFILE_H
 
-#include "export.h"
+#include "../export.h"
 
-#include "result.h"
+#include "../result.h"
 
 #ifdef __cplusplus
 extern "C" {
