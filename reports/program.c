@@ -24,13 +24,11 @@ typedef struct reading {
     cp_trace *meta; /* the reader's: processes, counts, names */
     cp_trace kept;  /* the records while they are held */
     bool streaming;
-    cp_stream *stream;
+    cp_expect_judge *judge; /* the analysis and the scopes, once streaming */
     cp_rec_writer *rec;
     size_t rec_processes; /* processes described in the rec file so far */
     cp_summary_span span;
     const cp_expect_list *list; /* may be NULL */
-    cp_expect_stream **x;       /* one per expectation, once streaming */
-    size_t nx;
     cp_program_info *info;
 } reading;
 
@@ -44,11 +42,9 @@ static int stream_one(reading *r, const cp_activity *a)
         rc = cp_rec_put_process(r->rec, &r->meta->processes[r->rec_processes++]);
     if (rc == 0)
         rc = cp_rec_put(r->rec, a);
-    if (rc == 0)
-        rc = cp_stream_add(r->stream, a);
     cp_summary_span_add(&r->span, a);
-    for (size_t i = 0; rc == 0 && i < r->nx; i++)
-        rc = cp_expect_stream_learn(r->x[i], a);
+    if (rc == 0)
+        rc = cp_expect_judge_record(r->judge, a);
     return rc;
 }
 
@@ -57,12 +53,8 @@ static int stream_one(reading *r, const cp_activity *a)
 static int start_streaming(reading *r)
 {
     cp_stream_opts so = {.timeline = r->opts->timeline};
-    int rc = cp_stream_new(&r->stream, &so);
-    size_t n = r->list ? r->list->n : 0;
-    if (rc == 0 && n && !(r->x = calloc(n, sizeof *r->x)))
-        rc = cp_failf(CP_ENOMEM, "out of memory for %zu expectations", n);
-    for (; rc == 0 && r->nx < n; r->nx++)
-        rc = cp_expect_stream_new(&r->x[r->nx], &r->list->items[r->nx], &so);
+    static const cp_expect_list none;
+    int rc = cp_expect_judge_new(&r->judge, r->list ? r->list : &none, &so);
     if (rc == 0)
         rc = cp_rec_writer_open(&r->rec, r->info->rec_path);
     for (size_t i = 0; rc == 0 && i < r->kept.n; i++)
@@ -123,9 +115,8 @@ static int second_pass(reading *r, cp_variant_result *v)
     cp_summary *sum = calloc(1, sizeof *sum);
     if (!sum)
         return cp_failf(CP_ENOMEM, "out of memory for a timeline summary");
-    CP_TRY(cp_summary_init(sum, &v->metrics, &r->span, CP_SUMMARY_BINS));
-    for (size_t i = 0; i < r->nx; i++)
-        CP_TRY(cp_expect_stream_ready(r->x[i], r->meta));
+    const cp_metrics *m = cp_expect_judge_metrics(r->judge);
+    CP_TRY(cp_summary_init(sum, m, &r->span, CP_SUMMARY_BINS));
     CP_TRY(cp_rec_reader_open(&in, r->info->rec_path));
     if (!(f = fopen(r->info->perfetto_path, "wb"))) {
         rc = cp_failf(CP_EIO, "cannot write %s: %s", r->info->perfetto_path, strerror(errno));
@@ -142,10 +133,11 @@ static int second_pass(reading *r, cp_variant_result *v)
         if (it.type == CP_REC_PROCESS) {
             rc = cp_pb_add_process(pb, it.process_index, it.process.pid, it.process.command);
         } else if (it.type == CP_REC_ACTIVITY) {
-            cp_summary_add(sum, &v->metrics, &it.activity);
+            cp_summary_add(sum, m, &it.activity);
             rc = cp_pb_add_activity(pb, &it.activity);
-            for (size_t i = 0; rc == 0 && i < r->nx; i++)
-                rc = cp_expect_stream_add(r->x[i], &it.activity);
+            /* Every scope's part, when the judge has scopes to feed. */
+            if (rc == 0 && cp_expect_judge_second_pass(r->judge))
+                rc = cp_expect_judge_record(r->judge, &it.activity);
         }
         if (rc < 0)
             goto out;
@@ -232,27 +224,20 @@ int cp_program_analyse(const char *dir, const cp_expect_list *list, const cp_pro
     }
     info->streamed = true;
     CP_TRY(close_rec(&r));
-    if (v->trace.has_legacy_stream)
-        cp_stream_set_legacy(r.stream, v->trace.legacy_device, v->trace.legacy_context,
-                             v->trace.legacy_stream);
-    rc = cp_stream_finish(r.stream, &v->metrics);
-    cp_stream_free(r.stream);
-    r.stream = NULL;
-    CP_TRY(rc);
+    CP_TRY(cp_expect_judge_between(r.judge, &v->trace));
     CP_TRY(second_pass(&r, v));
-    for (size_t i = 0; i < r.nx; i++) {
+    for (size_t i = 0; list && i < list->n; i++) {
         checks[i].measured[0] = '\0';
-        CP_TRY(cp_expect_stream_finish(r.x[i], &v->metrics, &checks[i].ok, checks[i].measured,
+        CP_TRY(cp_expect_judge_verdict(r.judge, i, &checks[i].ok, checks[i].measured,
                                        sizeof checks[i].measured));
     }
+    cp_metrics_free(&v->metrics);
+    cp_expect_judge_take_metrics(r.judge, &v->metrics);
 out:
     if (r.rec)
         cp_rec_writer_abandon(r.rec);
-    cp_stream_free(r.stream);
+    cp_expect_judge_free(r.judge);
     cp_trace_free(&r.kept);
-    for (size_t i = 0; i < r.nx; i++)
-        cp_expect_stream_free(r.x[i]);
-    free(r.x);
     /* A streamed file left by a failure would read as a program's trace:
      * it goes, and the paths say that nothing was written. */
     if (rc < 0 && r.streaming) {

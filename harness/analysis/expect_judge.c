@@ -13,7 +13,7 @@ struct cp_expect_judge {
     uint64_t first;
     cp_expect_stream **x;
     size_t nx;
-    bool scoped, second;
+    bool scoped, second, taken;
     cp_metrics m;
 };
 
@@ -82,9 +82,17 @@ uint64_t cp_expect_judge_first(const cp_expect_judge *j)
 
 int cp_expect_judge_verdict(cp_expect_judge *j, size_t k, bool *ok, char *measured, size_t len)
 {
-    if (k >= j->nx)
-        return cp_failf(CP_EINVAL, "expectation %zu of %zu", k, j->nx);
+    if (k >= j->nx || j->taken)
+        return cp_failf(CP_EINVAL, "expectation %zu of %zu%s", k, j->nx,
+                        j->taken ? ", after the metrics were taken" : "");
     return cp_expect_stream_finish(j->x[k], &j->m, ok, measured, len);
+}
+
+void cp_expect_judge_take_metrics(cp_expect_judge *j, cp_metrics *out)
+{
+    *out = j->m;
+    memset(&j->m, 0, sizeof j->m);
+    j->taken = true;
 }
 
 void cp_expect_judge_free(cp_expect_judge *j)

@@ -284,6 +284,9 @@ CP_API const cp_metrics *cp_expect_judge_metrics(const cp_expect_judge *j);
 CP_API uint64_t cp_expect_judge_first(const cp_expect_judge *j);
 CP_API int cp_expect_judge_verdict(cp_expect_judge *j, size_t k, bool *ok, char *measured,
                                    size_t len);
+/* Moves the whole trace's metrics into *out (freed by the caller with
+ * cp_metrics_free); after it, verdicts can no longer be asked for. */
+CP_API void cp_expect_judge_take_metrics(cp_expect_judge *j, cp_metrics *out);
 CP_API void cp_expect_judge_free(cp_expect_judge *j);
 
 /*
