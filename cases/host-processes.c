@@ -4,7 +4,7 @@
  * threads) on its own array and sending the result back through a pipe.
  *
  *   processes       children started fresh (this executable again, in the
- *                   case's child role: harness/child.h), so each initialises
+ *                   case's child role: <cuproof/child.h>), so each initialises
  *                   CUDA itself, with its own context; every array must come
  *                   back right;
  *   fork-after-init a child forked from this process after it initialised

@@ -23,7 +23,7 @@
  *                   array between two events (000 §3.3.3's 749 ms).
  *
  * Every event time is paired with the CUPTI record of the same launch
- * (harness/agreement.h). None may be shorter than its kernel; longer ones
+ * (<cuproof/agreement.h>). None may be shorter than its kernel; longer ones
  * are waits, which the sources' standard deviation measured: the source's
  * 200 kernels exceed the 128 the device runs at once.
  */

@@ -1,5 +1,5 @@
 /*
- * Event times against CUPTI kernel records (harness/agreement.h) on
+ * Event times against CUPTI kernel records (<cuproof/agreement.h>) on
  * hand-built traces: pairing by launch order, the tolerance, waits, the
  * host-side bound, and the errors.
  */

@@ -1,4 +1,4 @@
-/* Child processes of cases (harness/child.h): this test binary starts
+/* Child processes of cases (<cuproof/child.h>): this test binary starts
  * itself again in a case's child role, reads what the child wrote and
  * gets its exit status; a child that hangs is killed. */
 #include <cuproof/case.h>

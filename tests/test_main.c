@@ -32,7 +32,7 @@ ReportHook(POST_TEST)(struct criterion_test_stats *stats)
 
 int main(int argc, char *argv[])
 {
-    /* A case's child process (harness/child.h) runs no tests, and leaves
+    /* A case's child process (<cuproof/child.h>) runs no tests, and leaves
      * without Criterion's exit handlers, which belong to the parent. */
     int status = 0;
     if (cp_child_dispatch && cp_child_dispatch(argc, argv, &status)) {

@@ -85,7 +85,7 @@ typedef struct cp_case_def {
     int (*checks)(cp_ctx *ctx);
     int (*claims)(cp_ctx *ctx);
     void (*teardown)(cp_ctx *ctx);
-    /* Work done in a fresh process (harness/child.h): the arguments after
+    /* Work done in a fresh process (<cuproof/child.h>): the arguments after
      * the case's name; returns the process's exit status. */
     int (*child)(int argc, char **argv);
 } cp_case_def;
