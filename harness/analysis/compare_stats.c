@@ -2,7 +2,7 @@
  * Statistics for cuproof compare: the Mann-Whitney U test (exact for small
  * samples, normal approximation otherwise), a seeded percentile bootstrap
  * for the ratio of medians, the Hodges-Lehmann shift and the verdict.
- * Contracts in include/cuproof/compare_stats.h.
+ * Contracts in include/cuproof/internal/compare_stats.h.
  */
 #include <cuproof/internal/compare_stats.h>
 #include <cuproof/error.h>
