@@ -22,7 +22,7 @@ words() { tr -s '[:space:]' '\n' <"$1" | sed '/^$/d'; }
 
 # rendered PAGE: the page's words as man shows them, without its frame.
 rendered() {
-    groff -man -Tascii -P-cbou "$1" 2>"$tmp/groff.err" | col -bx >"$tmp/man.txt"
+    groff -man -Tascii -P-cbou "$1" >"$tmp/man.txt" 2>"$tmp/groff.err"
     if [ -s "$tmp/groff.err" ]; then
         echo "help_man_test: groff warns about $1:" >&2
         cat "$tmp/groff.err" >&2
