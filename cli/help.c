@@ -118,6 +118,29 @@ static const cp_help_opt replay_opts[] = {
     {NULL, NULL},
 };
 
+/* The environment variables a user may set (those cuproof exec sets for
+ * the processes it traces are its own business and left out). */
+static const cp_help_opt environment[] = {
+    {"CUPROOF_REQUIRE_GPU=1", "test fails (exits 1) where it would be skipped for want of a "
+                              "GPU: a GPU machine with a broken driver must not pass by "
+                              "skipping; ci/gpu.sh sets it"},
+    {"CUPROOF_NO_TRACE=1", "cases run untraced: the report says why, and every check that reads "
+                           "a trace is skipped with that reason, never passed"},
+    {"CUPROOF_PROGRESS=plain", "progress as plain lines, even on a terminal"},
+    {"CUPROOF_SHARED_GPU=1", "other processes share the GPU: the report notes that its free "
+                             "memory does not measure the case"},
+    {"CUPROOF_CUPTI_BUFFER_KB, CUPROOF_CUPTI_MAX_BUFFERS",
+     "the size of each CUPTI activity buffer in KiB, and the most buffers CUPTI is given; past "
+     "them records are dropped, which fails the case"},
+    {"CUPROOF_EXEC_FORMAT, CUPROOF_EXEC_KEEP_RECORDS",
+     "the defaults of exec's --format and --keep-records"},
+    {"CUPROOF_INJECT_LIB", "the injection library exec loads into the program (default: "
+                           "libcuproof_inject.so beside libcuproof)"},
+    {"CTEST_RESOURCE_GROUP_0_GPUS", "set by ctest's resource allocation (see gpus "
+                                    "--ctest-spec): the GPU a test runs on"},
+    {NULL, NULL},
+};
+
 /* In the order `cuproof help` shows them. `exits` says when the command
  * gives which status; what each status means is the exit table's. */
 const cp_command cp_commands[] = {
@@ -146,7 +169,8 @@ const cp_command cp_commands[] = {
      .text = "Runs one case as run does, as a ctest test: three timed runs unless --repeat or "
              "the stopping rule's options say otherwise, and files only when --out is given. "
              "It takes run's options but --devices: ctest places each test on its GPU.",
-     .exits = "the case's: 0 passed, 1 failed or inconclusive, 77 skipped (no GPU)."},
+     .exits = "the case's: 0 passed, 1 failed or inconclusive, 77 skipped (no GPU; 1 with "
+              "CUPROOF_REQUIRE_GPU=1)."},
     {.name = "compare",
      .args = "OLD.json NEW.json [OPTIONS]",
      .summary = "compare two reports, variant by variant",
@@ -556,6 +580,11 @@ static void all(FILE *out, fmt f)
         command_body(out, f, &cp_commands[i]);
     }
     exit_statuses(out, f);
+    heading(out, f, "ENVIRONMENT");
+    if (f == FMT_TEXT)
+        fputc('\n', out);
+    for (const cp_help_opt *e = environment; e->flags; e++)
+        item(out, f, e->flags, e->text);
 }
 
 void cp_help_print(FILE *out, const cp_command *c)
