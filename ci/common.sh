@@ -1,14 +1,22 @@
 # Sourced by the ci scripts, from the repository root:
-#   cuproof_build PRESET   installs missing dependencies, puts the CUDA
-#                          Toolkit on PATH when it sits in /usr/local/cuda,
-#                          then configures and builds that CMake preset.
+#   cuproof_build PRESET   installs missing dependencies (the main job's
+#                          for the preset main, which builds the cuproof
+#                          command line alone; with the tests' for every
+#                          other preset, all of which build the tests),
+#                          puts the CUDA Toolkit on PATH when it sits in
+#                          /usr/local/cuda, then configures and builds
+#                          that CMake preset.
 #   cuproof_pack DIR       with OUT set (the device tool's folder, which
 #                          returns few files), packs DIR into
 #                          $OUT/results.tar.gz; without OUT it does nothing.
 #   cuproof_nsys           prints the path of Nsight Systems' nsys, or
 #                          nothing when this machine has none.
 cuproof_build() {
-    bash ci/install-deps.sh
+    if [ "$1" = main ]; then
+        bash ci/install-deps.sh
+    else
+        bash ci/install-deps.sh --tests
+    fi
     if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
         export PATH="/usr/local/cuda/bin:$PATH"
     fi

@@ -131,7 +131,8 @@ if [ "$mode" = install ] || [ "$mode" = all ]; then
     step "install $build into a temporary prefix" cmake --install "$build" --prefix "$prefix"
     for f in bin/cuproof include/cuproof/case.h include/cuproof/version.h \
         lib/cmake/cuproof/cuproofConfig.cmake lib/cmake/cuproof/cuproofConfigVersion.cmake \
-        lib/cmake/cuproof/cuproofTargets.cmake lib/cmake/cuproof/cuproofCase.cmake; do
+        lib/cmake/cuproof/cuproofTargets.cmake lib/cmake/cuproof/cuproofCase.cmake \
+        share/man/man1/cuproof.1; do
         [ -e "$prefix/$f" ] || fail "the install lacks $f"
     done
     ls "$prefix"/lib*/libcuproof.so >/dev/null 2>&1 || fail "the install lacks libcuproof.so"

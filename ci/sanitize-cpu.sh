@@ -10,7 +10,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-bash ci/install-deps.sh
+bash ci/install-deps.sh --tests
 command -v valgrind >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo;
     $sudo apt-get install -y -qq valgrind; }
 cmake --preset asan

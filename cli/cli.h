@@ -7,6 +7,8 @@
 #define CUPROOF_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 /* Exit statuses: CP_EXIT_* from the one table every command shares
  * (cuproof/exit.h). `test` exits 77 when its case was skipped and 1 when it
@@ -27,6 +29,38 @@ int cp_cmd_metrics(int argc, char **argv);
 int cp_cmd_exec(int argc, char **argv);
 int cp_cmd_check(int argc, char **argv);
 int cp_cmd_replay(int argc, char **argv);
+int cp_cmd_help(int argc, char **argv);
+
+/* One option in a command's help: its flags and what it does. */
+typedef struct cp_help_opt {
+    const char *flags;
+    const char *text;
+} cp_help_opt;
+
+/* The table of commands (help.c): the dispatch walks it, and every form
+ * of the help (cuproof help, cuproof.1, docs/cli.md) is printed from it. */
+typedef struct cp_command {
+    const char *name;
+    const char *args;    /* the synopsis after "cuproof NAME" */
+    const char *summary; /* one line, for the list of commands */
+    int (*run)(int argc, char **argv);
+    const char *text;        /* prose, unwrapped; paragraphs split by "\n\n" */
+    const cp_help_opt *opts; /* ends with {NULL}; NULL for none */
+    const char *exits;       /* when this command gives which status; NULL: the table says all */
+} cp_command;
+
+extern const cp_command cp_commands[];
+extern const size_t cp_ncommands;
+
+/* The command named `name`, or NULL. */
+const cp_command *cp_command_find(const char *name);
+
+/* Prints the help of command `c` (NULL: of every command) as text. */
+void cp_help_print(FILE *out, const cp_command *c);
+
+/* Whether the arguments after a command's name ask for its help: --help
+ * or -h before any "--" (what follows "--" is exec's program's). */
+bool cp_help_wanted(int argc, char **argv);
 
 /* Prints "cuproof: " and the message (`fmt` with one string argument) with
  * a pointer to --help on stderr; returns CP_EXIT_USAGE. */

@@ -7,6 +7,8 @@
 #   include/cuproof/*.h               the public headers, version.h included
 #   lib/cmake/cuproof/                cuproofConfig.cmake, its version file, the
 #                                     exported targets and cuproofCase.cmake
+#   share/man/man1/cuproof.1          the man page, every command in one page
+#                                     (written by `cuproof help --man`)
 #
 # A project then writes find_package(cuproof) and cuproof_add_case(...)
 # (examples/my-cases/ does; ci/example.sh proves it against this install).
@@ -67,6 +69,10 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/cuproof
   FILES_MATCHING PATTERN "*.h")
 install(FILES ${PROJECT_BINARY_DIR}/include/cuproof/version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cuproof)
+
+# The man page (CUPROOF_MAN_PAGE, built with `all` by the top-level
+# CMakeLists.txt): `man cuproof` once the prefix's share/man is on MANPATH.
+install(FILES ${CUPROOF_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
 install(EXPORT cuproofTargets
   NAMESPACE cuproof::

@@ -1,4 +1,4 @@
-/* File IO alone (cuproof/file.h): whole files read and written, each
+/* File IO alone (cuproof/internal/file.h): whole files read and written, each
  * failure naming the path. Every writer and reader of reports/ goes
  * through here, so that none needs another format's file. */
 #include <cuproof/internal/file.h>

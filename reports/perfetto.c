@@ -1,4 +1,4 @@
-/* Which Perfetto format a traced run is written in (cuproof/perfetto.h):
+/* Which Perfetto format a traced run is written in (cuproof/internal/perfetto.h):
  * the Chrome trace (chrome.c) up to CP_PERFETTO_PROTO_RECORDS records,
  * the protobuf (perfetto_pb.c) past them. The choice lives here alone, so
  * that neither format calls the other and the report's link (html.c)

@@ -1,5 +1,5 @@
 /* Per-process trace files (cuproof.proc/1) read line by line with cJSON
- * and merged into one trace: see cuproof/proc.h for what each record
+ * and merged into one trace: see cuproof/internal/proc.h for what each record
  * becomes. */
 #include <cuproof/internal/proc.h>
 
@@ -507,7 +507,7 @@ static int parse_marker(proc_state *st, const cJSON *o)
         st->t->items[st->open[i - 1].item].end = at;
         st->open[i - 1] = st->open[--st->nopen];
     }
-    /* An end without its start: see cuproof/proc.h, it is skipped. */
+    /* An end without its start: see cuproof/internal/proc.h, it is skipped. */
 out:
     return rc;
 }

@@ -2,6 +2,7 @@
  * and exit status 2; a run with no GPU writes a report of skipped cases. */
 #include <cuproof/internal/tracefile.h>
 #include <cuproof/case.h>
+#include <cuproof/exit.h>
 #include <cuproof/internal/rec.h>
 
 #include <criterion/criterion.h>
@@ -58,6 +59,55 @@ Test(cli, help)
     cr_expect_eq(cuproof("--help"), 0);
     cr_expect_not_null(strstr(output, "usage: cuproof"));
     cr_expect_not_null(strstr(output, "--profile ci|full"));
+}
+
+/* Every form of the help comes from one table (cli/help.c): `help`,
+ * `help COMMAND` and `COMMAND --help`; an unknown command is a usage
+ * error; exec's program keeps a --help after "--"; every status of the
+ * exit table is printed. */
+Test(cli, help_forms)
+{
+    cr_expect_eq(cuproof("help"), 0);
+    cr_expect_not_null(strstr(output, "usage: cuproof"));
+    cr_expect_not_null(strstr(output, "cuproof replay DIR"), "%s", output);
+    /* The help wraps its lines: compare with the whitespace collapsed. */
+    static char flat[sizeof output];
+    size_t n = 0;
+    for (const char *p = output; *p; p++)
+        if (!(*p == ' ' || *p == '\n') || (n > 0 && flat[n - 1] != ' '))
+            flat[n++] = *p == '\n' ? ' ' : *p;
+    flat[n] = '\0';
+    cr_expect_not_null(strstr(flat, "EXIT STATUS"));
+    for (int s = 0; s <= 77; s++)
+        if (cp_exit_meaning(s)) {
+            char row[512];
+            snprintf(row, sizeof row, " %d %s", s, cp_exit_meaning(s));
+            cr_expect_not_null(strstr(flat, row), "help lacks the status row '%s'", row);
+        }
+
+    char one[sizeof output];
+    cr_expect_eq(cuproof("help run"), 0);
+    snprintf(one, sizeof one, "%s", output);
+    cr_expect_not_null(strstr(one, "usage: cuproof run [CASE...]"), "%s", one);
+    cr_expect_not_null(strstr(one, "--devices 0,1,..."), "%s", one);
+    cr_expect_null(strstr(one, "cuproof exec"), "help run shows another command: %s", one);
+    cr_expect_eq(cuproof("run --help"), 0);
+    cr_expect_str_eq(output, one, "run --help differs from help run");
+    cr_expect_eq(cuproof("run no-such-case -h"), 0, "%s", output);
+    cr_expect_str_eq(output, one);
+
+    cr_expect_eq(cuproof("check --help"), 0);
+    cr_expect_not_null(strstr(output, "--allow-dropped"), "%s", output);
+    cr_expect_eq(cuproof("help --help"), 0);
+    cr_expect_not_null(strstr(output, "usage: cuproof help [COMMAND]"), "%s", output);
+
+    expect_usage_error("help nosuchcommand", "help: unknown command 'nosuchcommand'");
+    expect_usage_error("help run check", "help takes at most one command");
+    expect_usage_error("nosuchcommand --help", "unknown command 'nosuchcommand'");
+    /* After "--" the arguments are the program's: not a request for help. */
+    int rc = cuproof("exec -- /nonexistent/program --help");
+    cr_expect_neq(rc, 0, "%s", output);
+    cr_expect_null(strstr(output, "usage: cuproof exec"), "%s", output);
 }
 
 Test(cli, list_shows_the_cases)

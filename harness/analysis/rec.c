@@ -1,4 +1,4 @@
-/* The streaming trace format cuproof.rec/1: see cuproof/rec.h. */
+/* The streaming trace format cuproof.rec/1: see cuproof/internal/rec.h. */
 #include <cuproof/internal/rec.h>
 #include <cuproof/internal/proc.h>
 

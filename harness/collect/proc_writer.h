@@ -24,7 +24,7 @@ typedef struct cp_proc_open_range {
 /*
  * The writer writes one of two forms. With `out`, cuproof.proc/1: a JSON
  * line per CUPTI record, as the record says it. With `rec` instead,
- * cuproof.rec/1 (cuproof/rec.h), the compact form for long programs: the
+ * cuproof.rec/1 (cuproof/internal/rec.h), the compact form for long programs: the
  * records as the trace keeps them, which means pairing each NVTX marker's
  * start with its end here (a range's depth is the ranges open when it
  * starts) and leaving out the stream, context, device and synchronisation

@@ -1,5 +1,5 @@
 /*
- * A traced program's per-process files (cuproof/proc.h), read, analysed
+ * A traced program's per-process files (cuproof/internal/proc.h), read, analysed
  * and judged against expectations, in memory bounded whatever the
  * program's length: `cuproof exec` and `cuproof check` on a program's
  * directory both go through it.

@@ -2,7 +2,7 @@
  * libFuzzer target: any bytes as a per-process trace file (cuproof.proc/1).
  * The reader must accept them or reject them with an error that names the
  * file and leaves the trace as it was, never crash or leak; what it accepts
- * must keep the promises of cuproof/proc.h and go through the analysis,
+ * must keep the promises of cuproof/internal/proc.h and go through the analysis,
  * the scopes of a traced program and the Chrome export.
  */
 #include <cuproof/internal/perfetto.h>

@@ -90,7 +90,7 @@ CP_API int cp_proc_read(const char *path, cp_trace *t);
 CP_API int cp_proc_parse(const char *name, const char *data, size_t size, cp_trace *t);
 
 /* Whether a file name is a per-process trace's: it ends in ".proc.jsonl",
- * or ".proc.cprec" for the rec form (cuproof/rec.h) that the injection
+ * or ".proc.cprec" for the rec form (cuproof/internal/rec.h) that the injection
  * library writes under CUPROOF_EXEC_FORMAT=rec, which cp_proc_read and
  * the others read as well (after at least one character). */
 CP_API bool cp_proc_is_trace_file(const char *name);

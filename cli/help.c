@@ -1,0 +1,633 @@
+/*
+ * The one source of cuproof's help: the table of commands (cp_commands:
+ * each command's name, the function that runs it, its synopsis,
+ * description and options) and the three renderers that print it.
+ *
+ *   cuproof help, cuproof --help       every command (text)
+ *   cuproof help CMD, cuproof CMD --help   one command (text)
+ *   cuproof help --man                 cuproof.1, troff: the build writes
+ *                                      the man page with it (hidden)
+ *   cuproof help --markdown            docs/cli.md (hidden; a test holds the
+ *                                      committed page equal to it)
+ *
+ * Why a table in C rather than a text file embedded at build time: the
+ * exit statuses live in a C macro (CP_EXIT_MAP in cuproof/exit.h) that
+ * only C can read without a second parser; the dispatch in cli.c walks
+ * this same table, so a command cannot exist without its help; and the
+ * binary that prints `cuproof help` is the one that writes the man page
+ * and docs/cli.md, so the three forms come from one program and cannot
+ * drift. Text is written as unwrapped prose and wrapped here (80 columns)
+ * or by troff and the Markdown viewer.
+ */
+#include "cli.h"
+
+#include <cuproof/version.h>
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- The table ---- */
+
+static const cp_help_opt run_opts[] = {
+    {"--profile ci|full", "problem sizes: ci (small, the default) or full (the sources')"},
+    {"--repeat N", "exactly N timed runs per variant, 1..1000 (default for test: 3; for run: "
+                   "the stopping rule below)"},
+    {"--min-samples N, --max-samples N, --max-noise F, --min-time S, --max-time S",
+     "the stopping rule: timed runs until the median's relative standard error is at most F "
+     "(ci: 5..50 runs, 0.02, 1 s; full: 5..100, 0.01, 5 s); the report says what ended them"},
+    {"--warmup N", "untimed runs before them, 0..100 (default 1)"},
+    {"--out DIR", "where report.json, report.html and traces go (default cuproof-out; created "
+                  "if missing; test writes files only when given it)"},
+    {"--no-trace", "skip the traced run of each variant"},
+    {"--param NAME=VALUE",
+     "override a case's size or count within its bounds (repeatable; recorded in the report)"},
+    {"--devices 0,1,...", "spread the cases over these GPUs (one at a time; run only)"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt compare_opts[] = {
+    {"--threshold F", "a variant slower by more than F (default 0.10) is a regression"},
+    {"--host-threshold H",
+     "a host-bound variant (its trace kept the GPU busy < 85% of its time) or an untraced one is "
+     "noisy unless its change exceeds H (default 1.0, twice as slow)"},
+    {"--format text|json", "how the comparison is printed (default text)"},
+    {"--force", "compare across another GPU, driver or profile, which otherwise only informs"},
+    {"--html OUT.html", "also write it as one self-contained page: a chart and tables"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt gpus_opts[] = {
+    {"--ctest-spec FILE", "write ctest's resource spec for the GPUs to FILE"},
+    {"--slots N", "slots per GPU in that spec, 1..64 (default 1: no two tests share a GPU)"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt export_opts[] = {
+    {"--format json|proto|rec|auto",
+     "json, a Chrome trace (DIR/CASE.VARIANT.perfetto.json); proto, Perfetto's own format "
+     "(DIR/CASE.VARIANT.perfetto-trace), under a third of the size, for big traces; rec, a "
+     "cuproof.rec file (DIR/CASE.VARIANT.cprec) for check; auto (the default): proto for a "
+     "variant of more than 200000 records, else json"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt metrics_opts[] = {
+    {"--markdown", "print them as the Markdown tables of docs/DESIGN.md"},
+    {NULL, NULL},
+};
+
+/* Expectations are written the same way for check and exec. */
+/* clang-format off */
+#define EXPECT_OPTS                                                                        \
+    {"--expect EXPR", "an expectation (repeatable): [SCOPE:] METRIC OP NUMBER, [SCOPE:] "  \
+                      "[no] finding NAME; SCOPE range(NAME), process(PID) or device(N); "  \
+                      "none = the whole program; `cuproof metrics` lists the metrics and " \
+                      "findings"},                                                         \
+    {"--expect-file F", "expectations, one per line (# comments)"},                        \
+    {"--range NAME", "scope every unscoped expectation to NVTX ranges NAME"}
+/* clang-format on */
+
+static const cp_help_opt check_opts[] = {
+    EXPECT_OPTS,
+    {"--allow-dropped", "check a trace that lost records or was cut short instead of refusing it"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt exec_opts[] = {
+    EXPECT_OPTS,
+    {"--out DIR", "reports, the merged trace and proc/ (default cuproof-exec)"},
+    {"--timeout S", "kill the program after S seconds (it then failed)"},
+    {"--repeat N", "then N timed runs, NVTX ranges alone recorded: the wall time and each "
+                   "range's durations as samples for compare"},
+    {"--allow-dropped", "check a trace that lost records instead of refusing it"},
+    {"--keep-going", "check the expectations even when the trace is not trusted"},
+    {"--skip-without-gpu", "exit 77 (ctest's skip) when no GPU is visible"},
+    {"--format jsonl|rec",
+     "how each process writes its trace in proc/: JSON lines (HOST.PID.proc.jsonl, the "
+     "default) or cuproof.rec (HOST.PID.proc.cprec: a fifth of the size, for long programs); "
+     "CUPROOF_EXEC_FORMAT sets the default"},
+    {"--keep-records N",
+     "records held in memory at most (default 200000); past N they are streamed: analysed in "
+     "bounded memory, written to OUT/PROGRAM.cprec and a Perfetto protobuf, drawn as a "
+     "summary; CUPROOF_EXEC_KEEP_RECORDS sets the default"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt replay_opts[] = {
+    {"--out OUT", "where the rebuilt report goes (default cuproof-out)"},
+    {NULL, NULL},
+};
+
+/* The environment variables a user may set (those cuproof exec sets for
+ * the processes it traces are its own business and left out). */
+static const cp_help_opt environment[] = {
+    {"CUPROOF_REQUIRE_GPU=1", "test fails (exits 1) where it would be skipped for want of a "
+                              "GPU: a GPU machine with a broken driver must not pass by "
+                              "skipping; ci/gpu.sh sets it"},
+    {"CUPROOF_NO_TRACE=1", "cases run untraced: the report says why, and every check that reads "
+                           "a trace is skipped with that reason, never passed"},
+    {"CUPROOF_PROGRESS=plain", "progress as plain lines, even on a terminal"},
+    {"CUPROOF_SHARED_GPU=1", "other processes share the GPU: the report notes that its free "
+                             "memory does not measure the case"},
+    {"CUPROOF_CUPTI_BUFFER_KB, CUPROOF_CUPTI_MAX_BUFFERS",
+     "the size of each CUPTI activity buffer in KiB, and the most buffers CUPTI is given; past "
+     "them records are dropped, which fails the case"},
+    {"CUPROOF_EXEC_FORMAT, CUPROOF_EXEC_KEEP_RECORDS",
+     "the defaults of exec's --format and --keep-records"},
+    {"CUPROOF_INJECT_LIB", "the injection library exec loads into the program (default: "
+                           "libcuproof_inject.so beside libcuproof)"},
+    {"CTEST_RESOURCE_GROUP_0_GPUS", "set by ctest's resource allocation (see gpus "
+                                    "--ctest-spec): the GPU a test runs on"},
+    {NULL, NULL},
+};
+
+/* In the order `cuproof help` shows them. `exits` says when the command
+ * gives which status; what each status means is the exit table's. */
+const cp_command cp_commands[] = {
+    {.name = "list",
+     .args = "",
+     .summary = "list the cases, one per line: name and title",
+     .run = cp_cmd_list,
+     .text = "Lists the cases built into this executable, one per line: its name, then its "
+             "title."},
+    {.name = "run",
+     .args = "[CASE...] [OPTIONS]",
+     .summary = "run the named cases (all when none are named)",
+     .run = cp_cmd_run,
+     .text = "Runs the named cases, or every case when none is named: each variant's untimed "
+             "warm-up runs, its timed runs and one traced run, its checks against the CPU "
+             "reference and its claims against the trace.\n\n"
+             "run writes report.json and report.html to the output directory, CASE.trace.json "
+             "per case and, per traced variant, CASE.VARIANT.perfetto.json for ui.perfetto.dev.",
+     .opts = run_opts,
+     .exits = "0 when every case passed or was skipped, 1 when one failed, 3 when none failed "
+              "but one was inconclusive (a check its claim rests on could not be made)."},
+    {.name = "test",
+     .args = "CASE [OPTIONS]",
+     .summary = "run one case as a ctest test",
+     .run = cp_cmd_test,
+     .text = "Runs one case as run does, as a ctest test: three timed runs unless --repeat or "
+             "the stopping rule's options say otherwise, and files only when --out is given. "
+             "It takes run's options but --devices: ctest places each test on its GPU.",
+     .exits = "the case's: 0 passed, 1 failed or inconclusive, 77 skipped (no GPU; 1 with "
+              "CUPROOF_REQUIRE_GPU=1)."},
+    {.name = "compare",
+     .args = "OLD.json NEW.json [OPTIONS]",
+     .summary = "compare two reports, variant by variant",
+     .run = cp_cmd_compare,
+     .text = "Compares two reports (report.json of two runs): per variant the ratio of medians, "
+             "its 95% bootstrap interval, a rank test's p and a verdict (same, faster, slower, "
+             "noisy), then the checks and claims that changed.",
+     .opts = compare_opts,
+     .exits = "1 when a variant is slower by more than the threshold or a check now fails; 2 "
+              "also for files that are not comparable reports or a page that cannot be "
+              "written."},
+    {.name = "gpus",
+     .args = "[OPTIONS]",
+     .summary = "list the GPUs; write ctest's resource spec for them",
+     .run = cp_cmd_gpus,
+     .text = "Lists the GPUs the CUDA runtime sees, one per line: index, name, compute "
+             "capability, multiprocessors and memory.",
+     .opts = gpus_opts,
+     .exits = "1 when there is no GPU or the spec cannot be written."},
+    {.name = "timeline",
+     .args = "OUT.html TRACE.json...",
+     .summary = "a page of timelines drawn from recorded trace files",
+     .run = cp_cmd_timeline,
+     .text = "Writes OUT.html, one self-contained page of timelines drawn from 1 to 64 recorded "
+             "trace files (CASE.trace.json).",
+     .exits = "1 when a file cannot be read or written."},
+    {.name = "export",
+     .args = "TRACE DIR [OPTIONS]",
+     .summary = "write a recorded trace for ui.perfetto.dev",
+     .run = cp_cmd_export,
+     .text = "Writes each variant of a recorded trace file (or a program's *.proc.jsonl files, "
+             "merged, as DIR/program.*) to DIR, for ui.perfetto.dev or for check.",
+     .opts = export_opts,
+     .exits = "1 when a trace cannot be read, parsed or written."},
+    {.name = "metrics",
+     .args = "[OPTIONS]",
+     .summary = "the metrics and findings that expectations name",
+     .run = cp_cmd_metrics,
+     .text = "Lists the metrics (name, unit, definition) and the findings (name, when raised) "
+             "that expectations name.",
+     .opts = metrics_opts},
+    {.name = "check",
+     .args = "TRACE... [--expect EXPR]... [OPTIONS]",
+     .summary = "check expectations on recorded traces",
+     .run = cp_cmd_check,
+     .text = "Checks expectations on recorded traces: TRACE.json files (per variant, as a "
+             "case's); or a program's *.proc.jsonl files and directories of them, merged, with "
+             "the scopes range(NAME), process(PID) and device(N), and --range NAME for the "
+             "unscoped (the records are streamed, never held: twice for scopes); or "
+             "cuproof.rec files (*.cprec, each a trace: streamed in bounded memory, twice for "
+             "scopes).",
+     .opts = check_opts,
+     .exits = "0 every expectation held, 1 one failed, 2 bad usage or a malformed or unknown "
+              "expectation, 3 a trace that cannot be read, holds no kernel, copy or memset, or "
+              "lost records or was cut short (unless --allow-dropped); truncated processes are "
+              "reported, not failed."},
+    {.name = "exec",
+     .args = "[OPTIONS] -- PROGRAM [ARGS...]",
+     .summary = "trace an unmodified program and check it",
+     .run = cp_cmd_exec,
+     .text = "Runs an unmodified program with CUPTI injected into each of its processes, checks "
+             "the expectations on the merged trace and writes the reports. Everything after -- "
+             "belongs to the program, --help included.",
+     .opts = exec_opts,
+     .exits = "0 every expectation held and the program succeeded, 1 an expectation failed, 2 "
+              "bad usage or a malformed expectation, 3 tool error (another profiler holds "
+              "CUPTI, no process used CUDA, no device activity, dropped records, an unreadable "
+              "trace), 4 the program failed (non-zero exit, a signal, the timeout); the worst "
+              "wins: 3, then 4, then 1; 77 with --skip-without-gpu and no GPU."},
+    {.name = "replay",
+     .args = "DIR [OPTIONS]",
+     .summary = "rebuild the report of a recorded run without a GPU",
+     .run = cp_cmd_replay,
+     .text = "Rebuilds the report of a recorded run (a `run --out DIR` on a GPU machine) "
+             "without a GPU: metrics, timings and declared checks recomputed from its traces "
+             "and samples and held to the recording, the rest as recorded; labelled as a "
+             "replay everywhere.",
+     .opts = replay_opts,
+     .exits = "1 where the recomputed report differs from the recording."},
+    {.name = "help",
+     .args = "[COMMAND]",
+     .summary = "show this help, or one command's",
+     .run = cp_cmd_help,
+     .text = "Shows the help of every command, or of COMMAND alone; `cuproof COMMAND --help` "
+             "does the same. The man page cuproof(1) holds the same text."},
+};
+const size_t cp_ncommands = sizeof cp_commands / sizeof cp_commands[0];
+
+static const char intro[] =
+    "cuproof runs CUDA experiments as test cases: a CPU reference the GPU result must match, "
+    "NVTX ranges around every phase, and a CUPTI activity trace from which it measures "
+    "overlap, concurrency and idle time, then checks the claims made about them. It also "
+    "traces unmodified programs (exec), checks recorded traces (check), compares reports "
+    "(compare) and replays a recorded run without a GPU (replay).";
+
+const cp_command *cp_command_find(const char *name)
+{
+    for (size_t i = 0; i < cp_ncommands; i++)
+        if (strcmp(cp_commands[i].name, name) == 0)
+            return &cp_commands[i];
+    return NULL;
+}
+
+/* ---- Renderers ---- */
+
+typedef enum { FMT_TEXT, FMT_MAN, FMT_MARKDOWN } fmt;
+
+/* Text: lines end before column 80; prose is indented by INDENT, the tag
+ * of an option or a status by TAG_INDENT, and its text by ITEM_INDENT. */
+enum { WIDTH = 80, INDENT = 4, TAG_INDENT = 6, ITEM_INDENT = 30 };
+
+/* Text: prints `s` (`n` bytes) wrapped to WIDTH with every line indented
+ * by `indent`; `col` is the column the cursor already stands at (the first
+ * line goes on from there, or starts afresh when nothing fits). */
+static void wrap(FILE *out, const char *s, size_t n, int indent, int col)
+{
+    const char *end = s + n;
+    bool first = true;
+    while (s < end) {
+        while (s < end && *s == ' ')
+            s++;
+        const char *w = s;
+        while (s < end && *s != ' ')
+            s++;
+        int len = (int)(s - w);
+        if (len == 0)
+            break;
+        if (!first && col + 1 + len > WIDTH - 1) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (!first) {
+            fputc(' ', out);
+            col++;
+        } else if (col > indent && col + 1 + len > WIDTH - 1) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (col < indent) {
+            fprintf(out, "%*s", indent - col, "");
+            col = indent;
+        }
+        fwrite(w, 1, (size_t)len, out);
+        col += len;
+        first = false;
+    }
+    fputc('\n', out);
+}
+
+/* troff: `s` with its backslashes and hyphens escaped (\- keeps options
+ * copyable: a bare - may print as a typographic hyphen), and a leading
+ * . or ' made literal so it is not read as a request. */
+static void man_text(FILE *out, const char *s, size_t n)
+{
+    if (n > 0 && (*s == '.' || *s == '\''))
+        fputs("\\&", out);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\\')
+            fputs("\\e", out);
+        else if (s[i] == '-')
+            fputs("\\-", out);
+        else
+            fputc(s[i], out);
+    }
+}
+
+/* Markdown: `s` with what Markdown would read as markup escaped, except
+ * inside `code spans`, which are kept as written. */
+static void md_text(FILE *out, const char *s, size_t n)
+{
+    bool code = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '`')
+            code = !code;
+        else if (!code && strchr("\\*_<>[]|#", c))
+            fputc('\\', out);
+        fputc(c, out);
+    }
+}
+
+/* A paragraph of prose in each format. */
+static void para(FILE *out, fmt f, const char *s, size_t n)
+{
+    switch (f) {
+    case FMT_TEXT:
+        wrap(out, s, n, INDENT, 0);
+        break;
+    case FMT_MAN:
+        fputs(".PP\n", out);
+        man_text(out, s, n);
+        fputc('\n', out);
+        break;
+    case FMT_MARKDOWN:
+        md_text(out, s, n);
+        fputc('\n', out);
+        break;
+    }
+}
+
+/* The paragraphs of `s`, split at blank lines ("\n\n"), a blank line
+ * between them (troff's .PP makes its own). */
+static void paras(FILE *out, fmt f, const char *s)
+{
+    for (bool first = true;; first = false) {
+        const char *brk = strstr(s, "\n\n");
+        size_t n = brk ? (size_t)(brk - s) : strlen(s);
+        if (!first && f != FMT_MAN)
+            fputc('\n', out);
+        para(out, f, s, n);
+        if (!brk)
+            break;
+        s = brk + 2;
+    }
+}
+
+static void heading(FILE *out, fmt f, const char *title)
+{
+    switch (f) {
+    case FMT_TEXT:
+        fprintf(out, "\n%s\n", title);
+        break;
+    case FMT_MAN:
+        fprintf(out, ".SH \"");
+        man_text(out, title, strlen(title));
+        fprintf(out, "\"\n");
+        break;
+    case FMT_MARKDOWN:
+        fprintf(out, "\n## %s\n\n", title);
+        break;
+    }
+}
+
+/* A tagged item: an option, or an exit status. */
+static void item(FILE *out, fmt f, const char *tag, const char *text)
+{
+    switch (f) {
+    case FMT_TEXT: {
+        fprintf(out, "%*s%s", TAG_INDENT, "", tag);
+        int col = TAG_INDENT + (int)strlen(tag);
+        if (col + 2 > ITEM_INDENT) { /* a long tag: its text on the lines below */
+            fputc('\n', out);
+            col = 0;
+        } else {
+            fprintf(out, "%*s", ITEM_INDENT - col, "");
+            col = ITEM_INDENT;
+        }
+        wrap(out, text, strlen(text), ITEM_INDENT, col);
+        break;
+    }
+    case FMT_MAN:
+        fputs(".TP\n\\fB", out);
+        man_text(out, tag, strlen(tag));
+        fputs("\\fR\n", out);
+        man_text(out, text, strlen(text));
+        fputc('\n', out);
+        break;
+    case FMT_MARKDOWN:
+        fprintf(out, "- `%s`: ", tag);
+        md_text(out, text, strlen(text));
+        fputc('\n', out);
+        break;
+    }
+}
+
+/* Lines kept as they are: synopses. */
+static void verbatim(FILE *out, fmt f, const char *const *lines, size_t n, const char *lead)
+{
+    switch (f) {
+    case FMT_TEXT:
+        for (size_t i = 0; i < n; i++)
+            fprintf(out, "%*s%s%s\n", INDENT, "", lead, lines[i]);
+        break;
+    case FMT_MAN:
+        fputs(".PP\n.nf\n", out);
+        for (size_t i = 0; i < n; i++) {
+            man_text(out, lead, strlen(lead));
+            man_text(out, lines[i], strlen(lines[i]));
+            fputc('\n', out);
+        }
+        fputs(".fi\n", out);
+        break;
+    case FMT_MARKDOWN:
+        fputs("```\n", out);
+        for (size_t i = 0; i < n; i++)
+            fprintf(out, "%s%s\n", lead, lines[i]);
+        fputs("```\n", out);
+        break;
+    }
+}
+
+/* "cuproof NAME ARGS", the command's synopsis. */
+static const char *synopsis(const cp_command *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "cuproof %s%s%s", c->name, *c->args ? " " : "", c->args);
+    return buf;
+}
+
+/* One command: its description, options and exit statuses (the caller
+ * prints its synopsis). */
+static void command_body(FILE *out, fmt f, const cp_command *c)
+{
+    paras(out, f, c->text);
+    if (c->opts) {
+        if (f == FMT_TEXT)
+            fputs("\n    options:\n", out);
+        else if (f == FMT_MARKDOWN)
+            fputs("\noptions:\n\n", out);
+        else
+            fputs(".PP\noptions:\n", out);
+        for (const cp_help_opt *o = c->opts; o->flags; o++)
+            item(out, f, o->flags, o->text);
+    }
+    if (c->exits) {
+        char text[1024];
+        snprintf(text, sizeof text, "Exit status: %s", c->exits);
+        if (f != FMT_MAN)
+            fputc('\n', out);
+        para(out, f, text, strlen(text));
+    }
+}
+
+/* EXIT STATUS, from the one table every command shares (cuproof/exit.h). */
+static void exit_statuses(FILE *out, fmt f)
+{
+    heading(out, f, "EXIT STATUS");
+    if (f == FMT_MARKDOWN) {
+        fputs("| status | meaning |\n|---|---|\n", out);
+#define CP_EXIT_ROW_(name, value, text)                                                            \
+    fprintf(out, "| %d | ", value), md_text(out, text, strlen(text)), fputs(" |\n", out);
+        CP_EXIT_MAP(CP_EXIT_ROW_)
+#undef CP_EXIT_ROW_
+    } else {
+        static const char note[] = "The same numbers for every command (one table, "
+                                   "cuproof/exit.h); when several apply, the worst wins.";
+        para(out, f, note, sizeof note - 1);
+        if (f == FMT_TEXT)
+            fputc('\n', out);
+#define CP_EXIT_ITEM_(name, value, text) item(out, f, #value, text);
+        CP_EXIT_MAP(CP_EXIT_ITEM_)
+#undef CP_EXIT_ITEM_
+    }
+}
+
+/* The synopsis of every command; `lead` (or NULL) comes first. */
+static void synopses(FILE *out, fmt f, const char *lead)
+{
+    const char *lines[sizeof cp_commands / sizeof cp_commands[0] + 3];
+    char bufs[sizeof cp_commands / sizeof cp_commands[0]][160];
+    size_t n = 0;
+    if (lead)
+        lines[n++] = lead;
+    for (size_t i = 0; i < cp_ncommands; i++)
+        lines[n++] = synopsis(&cp_commands[i], bufs[i], sizeof bufs[i]);
+    lines[n++] = "cuproof COMMAND --help";
+    lines[n++] = "cuproof --version";
+    verbatim(out, f, lines, n, "");
+}
+
+/* The first line of the synopsis; the text form prints it as "usage: ...",
+ * the man page under SYNOPSIS. */
+#define USAGE "cuproof COMMAND [ARGS...]"
+
+/* Everything: the text of `cuproof help`, cuproof.1 and docs/cli.md. */
+static void all(FILE *out, fmt f)
+{
+    switch (f) {
+    case FMT_TEXT:
+        fputs("usage: " USAGE "\n\n", out);
+        synopses(out, f, NULL);
+        break;
+    case FMT_MAN:
+        fprintf(out,
+                ".\\\" Generated by `cuproof help --man` from cli/help.c; do not edit.\n"
+                ".TH CUPROOF 1 \"\" \"cuproof %s\" \"cuproof manual\"\n"
+                ".nh\n.ad l\n"
+                ".SH NAME\ncuproof \\- a test-and-profiling harness for CUDA\n"
+                ".SH SYNOPSIS\n",
+                CUPROOF_VERSION_STRING);
+        synopses(out, f, USAGE);
+        break;
+    case FMT_MARKDOWN:
+        fputs("<!-- Generated by `cuproof help --markdown` from cli/help.c; do not edit.\n"
+              "     Refresh: build/default/cuproof help --markdown > docs/cli.md -->\n"
+              "# The cuproof command line\n\n"
+              "The same text as `cuproof help` and the man page cuproof(1).\n\n"
+              "| command | what it does |\n|---|---|\n",
+              out);
+        for (size_t i = 0; i < cp_ncommands; i++) {
+            fprintf(out, "| [`%s`](#cuproof-%s) | ", cp_commands[i].name, cp_commands[i].name);
+            md_text(out, cp_commands[i].summary, strlen(cp_commands[i].summary));
+            fputs(" |\n", out);
+        }
+        heading(out, f, "SYNOPSIS");
+        synopses(out, f, USAGE);
+        break;
+    }
+    heading(out, f, "DESCRIPTION");
+    paras(out, f, intro);
+    for (size_t i = 0; i < cp_ncommands; i++) {
+        char title[64];
+        snprintf(title, sizeof title, "cuproof %s", cp_commands[i].name);
+        heading(out, f, title);
+        char buf[160];
+        const char *line = synopsis(&cp_commands[i], buf, sizeof buf);
+        verbatim(out, f, &line, 1, "");
+        if (f != FMT_MAN)
+            fputc('\n', out);
+        command_body(out, f, &cp_commands[i]);
+    }
+    exit_statuses(out, f);
+    heading(out, f, "ENVIRONMENT");
+    if (f == FMT_TEXT)
+        fputc('\n', out);
+    for (const cp_help_opt *e = environment; e->flags; e++)
+        item(out, f, e->flags, e->text);
+}
+
+void cp_help_print(FILE *out, const cp_command *c)
+{
+    if (!c) {
+        all(out, FMT_TEXT);
+        return;
+    }
+    fputs("usage: ", out);
+    char buf[160];
+    fprintf(out, "%s\n\n", synopsis(c, buf, sizeof buf));
+    command_body(out, FMT_TEXT, c);
+    exit_statuses(out, FMT_TEXT);
+}
+
+bool cp_help_wanted(int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
+/* cuproof help [COMMAND | --man | --markdown] */
+int cp_cmd_help(int argc, char **argv)
+{
+    if (argc > 1)
+        return cp_usage_error("help takes at most one command, got '%s'", argv[1]);
+    if (argc == 0) {
+        cp_help_print(stdout, NULL);
+        return CP_EXIT_OK;
+    }
+    if (strcmp(argv[0], "--man") == 0) {
+        all(stdout, FMT_MAN);
+        return CP_EXIT_OK;
+    }
+    if (strcmp(argv[0], "--markdown") == 0) {
+        all(stdout, FMT_MARKDOWN);
+        return CP_EXIT_OK;
+    }
+    const cp_command *c = cp_command_find(argv[0]);
+    if (!c)
+        return cp_usage_error("help: unknown command '%s' (cuproof help lists them)", argv[0]);
+    cp_help_print(stdout, c);
+    return CP_EXIT_OK;
+}
