@@ -37,9 +37,10 @@ else
         grep -E '(^README\.md$|^docs/[^/]+\.md$|\.(c|h|cu|cmake|sh)$|(^|/)CMakeLists\.txt$)')
 fi
 
-# Pages another tool writes, named before they are committed: docs/cli.md
-# and the man pages come from the --help source (issue 26, part 3).
-pending='^docs/cli\.md$'
+# Nothing is pending: docs/cli.md is committed (help.docs_cli_md_is_current
+# holds it to the --help source). The pattern stays for a page named
+# before it is written, which must then be listed here with why.
+pending='^$'
 
 perl -e '
 use strict; use warnings;
