@@ -13,7 +13,7 @@
 
 #include <cuproof/compare_stats.h>
 #include <cuproof/error.h>
-#include <cuproof/headline.h>
+#include "headline.h"
 
 #include <math.h>
 #include <stdio.h>

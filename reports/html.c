@@ -4,7 +4,7 @@
 
 #include "html_buf.h"
 
-#include <cuproof/headline.h>
+#include "headline.h"
 #include <cuproof/summary.h>
 
 #include <math.h>

@@ -4,7 +4,7 @@
 #include "analysis/json_put.h"
 
 #include <cuproof/error.h>
-#include <cuproof/headline.h>
+#include "headline.h"
 
 #include <errno.h>
 #include <math.h>

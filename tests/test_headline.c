@@ -1,5 +1,6 @@
-/* Headlines and number formats (cuproof/headline.h). */
-#include <cuproof/headline.h>
+/* Headlines and number formats (reports/headline.h, private to the
+ * reports layer: found from the source root). */
+#include "reports/headline.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,19 +1,16 @@
 /*
  * What a case (or a traced program) showed, in words a person reads first:
  * its headline, and the number formats that the headline, the terminal
- * and the HTML pages share.
+ * and the HTML pages share. Private to the reports layer: report.json,
+ * report.html, the compare page and the terminal's summary are its only
+ * users, so it is no part of the library's interface.
  */
-#ifndef CUPROOF_HEADLINE_H
-#define CUPROOF_HEADLINE_H
+#ifndef CUPROOF_REPORTS_HEADLINE_H
+#define CUPROOF_REPORTS_HEADLINE_H
 
-#include "export.h"
-#include "result.h"
+#include <cuproof/result.h>
 
 #include <stddef.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /*
  * One or two plain sentences generated from a case's verdict, checks,
@@ -27,18 +24,14 @@ extern "C" {
  * traced variants, and what became of the source's claims. Returns the
  * length it wanted (as snprintf).
  */
-CP_API size_t cp_case_headline(const cp_case_result *c, char *buf, size_t size);
+size_t cp_case_headline(const cp_case_result *c, char *buf, size_t size);
 
 /* A duration in the unit that fits, three significant digits: "812 µs",
  * "34.0 ms", "2.09 s" (ns below 1 µs). Returns buf. */
-CP_API char *cp_format_ms(double ms, char *buf, size_t size);
+char *cp_format_ms(double ms, char *buf, size_t size);
 
 /* A ratio in [0, 1] as a percentage with the precision that shows it:
  * "82%", "1.9%", "0.04%", "0%". Returns buf. */
-CP_API char *cp_format_percent(double ratio, char *buf, size_t size);
-
-#ifdef __cplusplus
-}
-#endif
+char *cp_format_percent(double ratio, char *buf, size_t size);
 
 #endif

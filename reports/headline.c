@@ -1,5 +1,5 @@
-/* Headlines and the number formats people read (cuproof/headline.h). */
-#include <cuproof/headline.h>
+/* Headlines and the number formats people read (reports/headline.h). */
+#include "headline.h"
 
 #include <math.h>
 #include <stdbool.h>
