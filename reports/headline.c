@@ -1,10 +1,12 @@
 /* Headlines and the number formats people read (reports/headline.h). */
 #include "headline.h"
 
+#include <ctype.h>
 #include <math.h>
-#include <stdbool.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Three significant digits: as many decimals as the magnitude leaves. */
@@ -131,61 +133,99 @@ static void times(line *l, double x)
     add(l, "%.*f×", x < 10 ? 2 : x < 100 ? 1 : 0, x);
 }
 
-/* Speed. Against the case's baseline when its variants do the same work:
- * the fastest other variant's ratio to it. Otherwise a ratio would compare
- * different work (one board against 64), so only the range of times is
- * given. */
-static void speed(line *l, const cp_case_result *c)
+/* The fastest variant other than the baseline, against the baseline, when
+ * the case has one that ran and was timed: what "N× faster" compares. */
+static bool against_baseline(const cp_case_result *c, const cp_variant_result **base,
+                             const cp_variant_result **other)
 {
-    const cp_variant_result *base = c->baseline[0] ? find_variant(c, c->baseline) : NULL;
-    const cp_variant_result *fast = NULL, *slow = NULL, *best_other = NULL;
+    *base = c->baseline[0] ? find_variant(c, c->baseline) : NULL;
+    *other = NULL;
+    if (!*base || !timed(*base))
+        return false;
+    for (size_t i = 0; i < c->nvariants; i++) {
+        const cp_variant_result *v = &c->variants[i];
+        if (v != *base && timed(v) && (!*other || v->timing.median_ms < (*other)->timing.median_ms))
+            *other = v;
+    }
+    return *other != NULL;
+}
+
+/* Speed. Against the case's baseline when its variants do the same work:
+ * the fastest other variant's ratio to it; a case of one timed variant
+ * gives its time. Otherwise a ratio would compare different work (one
+ * board against 64), and so would a range of times across the variants:
+ * nothing is said here (returns false) and the headline names another
+ * fact. */
+static bool speed(line *l, const cp_case_result *c)
+{
+    const cp_variant_result *base, *best_other, *only = NULL;
+    size_t ntimed = 0;
+    for (size_t i = 0; i < c->nvariants; i++)
+        if (timed(&c->variants[i])) {
+            ntimed++;
+            only = &c->variants[i];
+        }
+    char a[32], b[32];
+    if (ntimed == 1) {
+        add(l, " %s took %s.", only->name, cp_format_ms(only->timing.median_ms, a, sizeof a));
+        return true;
+    }
+    if (!against_baseline(c, &base, &best_other))
+        return false;
+    double mb = base->timing.median_ms, mo = best_other->timing.median_ms;
+    /* Within 3% a ratio says more than the medians know ("1.00x
+     * faster"): said as the same time. */
+    if (fmax(mb, mo) / fmin(mb, mo) < 1.03) {
+        add(l, " %s took about the same time as %s (%s against %s).", best_other->name,
+            base->name, cp_format_ms(mo, a, sizeof a), cp_format_ms(mb, b, sizeof b));
+    } else if (mo < mb) {
+        add(l, " %s ran ", best_other->name);
+        times(l, mb / mo);
+        add(l, " faster than %s (%s against %s).", base->name, cp_format_ms(mo, a, sizeof a),
+            cp_format_ms(mb, b, sizeof b));
+    } else {
+        add(l, " No variant beat %s: the fastest other, %s, took ", base->name, best_other->name);
+        times(l, mo / mb);
+        add(l, " its time (%s against %s).", cp_format_ms(mo, a, sizeof a),
+            cp_format_ms(mb, b, sizeof b));
+    }
+    return true;
+}
+
+/* A case with neither a baseline nor overlap to speak of, nor a claim of
+ * its source decided: the one measured fact that tells most. The check
+ * its claim rests on (an essential one) was declared the point of the
+ * case; without one, the slowest variant's time. */
+static void telling_fact(line *l, const cp_case_result *c)
+{
+    char name[100];
+    for (size_t i = 0; i < c->nchecks; i++) {
+        const cp_check_result *k = &c->checks[i];
+        if (k->essential && k->status == CP_CHECK_PASSED && k->measured[0]) {
+            add(l, " Its essential check, \"%s\", measured %s.", cut(k->name, name, 96),
+                k->measured);
+            return;
+        }
+    }
+    const cp_variant_result *slow = NULL;
     size_t ntimed = 0;
     for (size_t i = 0; i < c->nvariants; i++) {
         const cp_variant_result *v = &c->variants[i];
         if (!timed(v))
             continue;
         ntimed++;
-        if (!fast || v->timing.median_ms < fast->timing.median_ms)
-            fast = v;
         if (!slow || v->timing.median_ms > slow->timing.median_ms)
             slow = v;
-        if (v != base && (!best_other || v->timing.median_ms < best_other->timing.median_ms))
-            best_other = v;
     }
-    char a[32], b[32];
-    if (!fast)
-        return;
-    if (ntimed == 1) {
-        add(l, " %s took %s.", fast->name, cp_format_ms(fast->timing.median_ms, a, sizeof a));
-        return;
-    }
-    if (base && timed(base) && best_other) {
-        double mb = base->timing.median_ms, mo = best_other->timing.median_ms;
-        /* Within 3% a ratio says more than the medians know ("1.00x
-         * faster"): said as the same time. */
-        if (fmax(mb, mo) / fmin(mb, mo) < 1.03) {
-            add(l, " %s took about the same time as %s (%s against %s).", best_other->name,
-                base->name, cp_format_ms(mo, a, sizeof a), cp_format_ms(mb, b, sizeof b));
-        } else if (mo < mb) {
-            add(l, " %s ran ", best_other->name);
-            times(l, mb / mo);
-            add(l, " faster than %s (%s against %s).", base->name, cp_format_ms(mo, a, sizeof a),
-                cp_format_ms(mb, b, sizeof b));
-        } else {
-            add(l, " No variant beat %s: the fastest other, %s, took ", base->name,
-                best_other->name);
-            times(l, mo / mb);
-            add(l, " its time (%s against %s).", cp_format_ms(mo, a, sizeof a),
-                cp_format_ms(mb, b, sizeof b));
-        }
-        return;
-    }
-    add(l, " Medians from %s (%s) to %s (%s).", cp_format_ms(fast->timing.median_ms, a, sizeof a),
-        fast->name, cp_format_ms(slow->timing.median_ms, b, sizeof b), slow->name);
+    char t[32];
+    if (slow)
+        add(l, " The slowest of its %zu variants, %s, took %s.", ntimed, slow->name,
+            cp_format_ms(slow->timing.median_ms, t, sizeof t));
 }
 
-/* The traced variants' overlap and concurrency at their best. */
-static void trace(line *l, const cp_case_result *c)
+/* The traced variants' overlap and concurrency at their best. Returns
+ * whether it said anything. */
+static bool trace(line *l, const cp_case_result *c)
 {
     const cp_variant_result *overlap = NULL, *peak = NULL;
     bool several_kernels = false, lanes = false;
@@ -205,7 +245,8 @@ static void trace(line *l, const cp_case_result *c)
     /* With one lane of work nothing could overlap: saying it did not
      * would be noise. */
     if (!lanes)
-        return;
+        return false;
+    size_t at = l->len;
     char pct[24];
     if (overlap && overlap->metrics.copy_kernel_overlap_ratio > 0)
         add(l, " Copies overlapped kernels for %s of copy time (%s)",
@@ -220,6 +261,7 @@ static void trace(line *l, const cp_case_result *c)
         add(l, "%s.", overlap ? "; no two kernels ever ran at once" : " No two kernels ever ran at once");
     else if (overlap)
         add(l, ".");
+    return l->len > at;
 }
 
 /* The source's claims: their verdicts, and one of them in full (a refuted
@@ -270,8 +312,299 @@ size_t cp_case_headline(const cp_case_result *c, char *buf, size_t size)
         passed += c->checks[i].status == CP_CHECK_PASSED;
     add(&l, "%s %zu checks passed%s.", passed == c->nchecks ? "All" : "Passed:", passed,
         passed == c->nchecks ? "" : " (the others were skipped)");
-    speed(&l, c);
-    trace(&l, c);
+    bool said = speed(&l, c);
+    said = trace(&l, c) || said;
+    for (size_t i = 0; !said && i < c->nclaims; i++)
+        said = c->claims[i].verdict != CP_VERDICT_NOT_MEASURED;
+    if (!said)
+        telling_fact(&l, c);
     claims(&l, c);
     return l.len;
+}
+
+/* ---- the report's key findings ---- */
+
+/* What a check declares about overlap: a check whose name or expectation
+ * reads "copy_kernel_overlap_ratio > X" or "peak_concurrent_kernels > X"
+ * (or "peak concurrent kernels > X", as a case's own check words it) and
+ * whose name starts with one of the case's variants ("VARIANT: ..."). A
+ * check of "== 0" or "== 1" declares the opposite (a serialised control)
+ * and is not one. The numbers said are the variant's metrics, the ones
+ * the report's tables show; the check only says what was wanted. */
+typedef struct declared {
+    const cp_check_result *check;
+    const cp_variant_result *variant;
+    bool ratio;  /* copy/kernel overlap ratio, else peak concurrent kernels */
+    double want; /* the bound after ">" */
+} declared;
+
+static bool bound_after(const char *s, const char *metric, double *want)
+{
+    const char *p = strstr(s, metric);
+    if (!p)
+        return false;
+    p += strlen(metric);
+    while (*p == ' ')
+        p++;
+    if (*p++ != '>')
+        return false;
+    if (*p == '=')
+        p++;
+    char *end;
+    *want = strtod(p, &end);
+    return end != p && isfinite(*want);
+}
+
+static bool declares(const cp_case_result *c, const cp_check_result *k, declared *d)
+{
+    static const struct {
+        const char *text;
+        bool ratio;
+    } metrics[] = {{"copy_kernel_overlap_ratio", true},
+                   {"peak_concurrent_kernels", false},
+                   {"peak concurrent kernels", false}};
+    const char *colon = strstr(k->name, ": ");
+    if (!colon)
+        return false;
+    d->variant = NULL;
+    for (size_t i = 0; i < c->nvariants; i++)
+        if (strlen(c->variants[i].name) == (size_t)(colon - k->name) &&
+            !strncmp(c->variants[i].name, k->name, (size_t)(colon - k->name)))
+            d->variant = &c->variants[i];
+    if (!d->variant)
+        return false;
+    for (size_t m = 0; m < sizeof metrics / sizeof metrics[0]; m++)
+        if (bound_after(k->name, metrics[m].text, &d->want) ||
+            bound_after(k->expected, metrics[m].text, &d->want)) {
+            d->check = k;
+            d->ratio = metrics[m].ratio;
+            return true;
+        }
+    return false;
+}
+
+/* One declared check's numbers: "copies overlapped kernels for 72% of copy
+ * time in streams-pinned (wanted over 50%)" or "up to 64 kernels ran at
+ * once in depth-first (wanted more than 1)". */
+static void declared_fact(line *l, const declared *d)
+{
+    const cp_metrics *m = &d->variant->metrics;
+    char a[24], b[24];
+    if (!d->variant->traced) {
+        add(l, "%s not traced", d->variant->name);
+    } else if (d->ratio) {
+        add(l, "copies overlapped kernels for %s of copy time in %s (wanted over %s)",
+            cp_format_percent(m->copy_kernel_overlap_ratio, a, sizeof a), d->variant->name,
+            cp_format_percent(d->want, b, sizeof b));
+    } else {
+        add(l, "%s %u kernel%s ran at once in %s (wanted more than %g)",
+            m->peak_concurrent_kernels > d->want ? "up to" : "at most",
+            m->peak_concurrent_kernels, m->peak_concurrent_kernels == 1 ? "" : "s",
+            d->variant->name, d->want);
+    }
+}
+
+/* The overlap a case declared: achieved (every declared check passed),
+ * missed (one failed: the failed ones are named) or not measured (all
+ * skipped). Returns false when the case declares none. */
+static bool overlap_finding(line *l, const cp_case_result *c)
+{
+    size_t n[3] = {0}; /* by cp_check_status */
+    bool ratio = false, peak = false;
+    declared d;
+    for (size_t i = 0; i < c->nchecks; i++)
+        if (declares(c, &c->checks[i], &d) && (unsigned)d.check->status < 3) {
+            n[d.check->status]++;
+            ratio |= d.ratio;
+            peak |= !d.ratio;
+        }
+    if (!n[0] && !n[1] && !n[2])
+        return false;
+    const char *what = ratio && peak ? "copy/kernel overlap and kernel concurrency"
+                       : ratio       ? "copy/kernel overlap"
+                                     : "kernel concurrency";
+    cp_check_status shown = n[CP_CHECK_FAILED] ? CP_CHECK_FAILED
+                            : n[CP_CHECK_PASSED] ? CP_CHECK_PASSED
+                                                 : CP_CHECK_SKIPPED;
+    add(l, "%s %s: ", what,
+        shown == CP_CHECK_FAILED ? "missed" : shown == CP_CHECK_PASSED ? "achieved" : "not measured");
+    if (shown == CP_CHECK_SKIPPED) {
+        add(l, "its %zu check%s could not be made.", n[2], n[2] == 1 ? "" : "s");
+        return true;
+    }
+    /* The ratios one by one (a case declares one or two); the peaks one by
+     * one when missed, else the highest with how many variants reached it. */
+    size_t said = 0, peaks = 0;
+    const declared *best = NULL;
+    declared top = {0};
+    for (size_t i = 0; i < c->nchecks; i++) {
+        if (!declares(c, &c->checks[i], &d) || d.check->status != shown)
+            continue;
+        if (!d.ratio && shown == CP_CHECK_PASSED) {
+            peaks++;
+            if (!best || d.variant->metrics.peak_concurrent_kernels >
+                             top.variant->metrics.peak_concurrent_kernels) {
+                top = d;
+                best = &top;
+            }
+            continue;
+        }
+        add(l, "%s", said++ ? "; " : "");
+        declared_fact(l, &d);
+    }
+    if (best) {
+        add(l, "%s", said++ ? "; " : "");
+        declared_fact(l, best);
+        if (peaks == 2)
+            add(l, "; both variants meant to run kernels at once did");
+        else if (peaks > 2)
+            add(l, "; all %zu variants meant to run kernels at once did", peaks);
+    }
+    if (shown == CP_CHECK_PASSED && n[CP_CHECK_SKIPPED])
+        add(l, "; %zu more check%s could not be made", n[2], n[2] == 1 ? "" : "s");
+    add(l, ".");
+    return true;
+}
+
+/* The largest "N×" that a claimed or measured text holds ("about 4x (3x
+ * to 4.5x)": 4.5), or -1 when it holds none. */
+static double largest_ratio(const char *s)
+{
+    double best = -1;
+    for (const char *p = s; *p; p++) {
+        if (!isdigit((unsigned char)*p) || (p > s && (isalnum((unsigned char)p[-1]) ||
+                                                      p[-1] == '.')))
+            continue;
+        char *end;
+        double v = strtod(p, &end);
+        if (end != p && (*end == 'x' || !strncmp(end, "×", strlen("×"))) &&
+            !isalpha((unsigned char)end[*end == 'x' ? 1 : strlen("×")]))
+            best = fmax(best, v);
+        p = end - 1;
+    }
+    return best;
+}
+
+/* A confirmed claim measured past the top of what it claimed, both as
+ * ratios: "about 4x (3x to 4.5x)" measured 43.0x. */
+static bool exceeded(const cp_claim_result *k)
+{
+    double claimed = largest_ratio(k->claimed), measured = largest_ratio(k->measured);
+    return k->verdict == CP_VERDICT_CONFIRMED && claimed > 0 && measured > claimed;
+}
+
+/* The source's claims that were refuted (the first said, the rest
+ * counted), else those confirmed and exceeded (the largest said). */
+static bool claim_finding(line *l, const cp_case_result *c)
+{
+    const cp_claim_result *refuted = NULL, *beyond = NULL;
+    size_t nrefuted = 0, nbeyond = 0;
+    for (size_t i = 0; i < c->nclaims; i++) {
+        const cp_claim_result *k = &c->claims[i];
+        if (k->verdict == CP_VERDICT_REFUTED) {
+            nrefuted++;
+            refuted = refuted ? refuted : k;
+        } else if (exceeded(k)) {
+            nbeyond++;
+            if (!beyond || largest_ratio(k->measured) > largest_ratio(beyond->measured))
+                beyond = k;
+        }
+    }
+    const cp_claim_result *k = refuted ? refuted : beyond;
+    if (!k)
+        return false;
+    char text[100];
+    add(l, "the source's claim \"%s\" %s: claimed %s, measured %s", cut(k->text, text, 90),
+        refuted ? "refuted" : "confirmed and exceeded", k->claimed, k->measured);
+    size_t more = refuted ? nrefuted - 1 : nbeyond - 1;
+    if (more)
+        add(l, "; %zu more claim%s %s", more, more == 1 ? "" : "s",
+            refuted ? "refuted" : "exceeded");
+    add(l, ".");
+    return true;
+}
+
+/* The passed case with the largest speedup against its baseline (at least
+ * 3%, as the headline counts one), or NULL. */
+static const cp_case_result *largest_speedup(const cp_report *r)
+{
+    const cp_case_result *best = NULL;
+    double best_x = 1.03;
+    for (size_t i = 0; i < r->ncases; i++) {
+        const cp_case_result *c = &r->cases[i];
+        const cp_variant_result *base, *other;
+        if (c->status != CP_STATUS_PASSED || !against_baseline(c, &base, &other))
+            continue;
+        double x = base->timing.median_ms / other->timing.median_ms;
+        if (x >= best_x) {
+            best_x = x;
+            best = c;
+        }
+    }
+    return best;
+}
+
+static void put_finding(cp_key_finding *out, size_t max, size_t *n, cp_key_kind kind,
+                        size_t at)
+{
+    if (*n < max) {
+        out[*n].kind = kind;
+        out[*n].case_index = at;
+    }
+    (*n)++;
+}
+
+size_t cp_key_findings(const cp_report *r, cp_key_finding *out, size_t max)
+{
+    size_t n = 0;
+    /* Each finding is written straight into its slot, or into scratch
+     * when past max (only counted). */
+    char scratch[sizeof out->text];
+#define SLOT() (line){n < max ? out[n].text : scratch, sizeof scratch, 0}
+    for (int pass = 0; pass < 2; pass++) /* failures, then inconclusive cases */
+        for (size_t i = 0; i < r->ncases; i++) {
+            const cp_case_result *c = &r->cases[i];
+            if (c->status != (pass ? CP_STATUS_INCONCLUSIVE : CP_STATUS_FAILED))
+                continue;
+            line l = SLOT();
+            not_passed(&l, c);
+            put_finding(out, max, &n, pass ? CP_KEY_INCONCLUSIVE : CP_KEY_FAILED, i);
+        }
+    const cp_case_result *fast = largest_speedup(r);
+    if (fast) {
+        const cp_variant_result *base, *other;
+        against_baseline(fast, &base, &other);
+        line l = SLOT();
+        char a[32], b[32];
+        add(&l, "the largest speedup against a baseline: %s ran ", other->name);
+        times(&l, base->timing.median_ms / other->timing.median_ms);
+        add(&l, " faster than %s (%s against %s).", base->name,
+            cp_format_ms(other->timing.median_ms, a, sizeof a),
+            cp_format_ms(base->timing.median_ms, b, sizeof b));
+        put_finding(out, max, &n, CP_KEY_SPEEDUP, (size_t)(fast - r->cases));
+    }
+    for (size_t i = 0; i < r->ncases; i++) {
+        line l = SLOT();
+        if (overlap_finding(&l, &r->cases[i]))
+            put_finding(out, max, &n, CP_KEY_OVERLAP, i);
+    }
+    for (size_t i = 0; i < r->ncases; i++) {
+        line l = SLOT();
+        if (claim_finding(&l, &r->cases[i]))
+            put_finding(out, max, &n, CP_KEY_CLAIM, i);
+    }
+#undef SLOT
+    return n;
+}
+
+int cp_case_interest(const cp_report *r, size_t i)
+{
+    const cp_case_result *c = &r->cases[i];
+    if (c->status == CP_STATUS_FAILED || c->status == CP_STATUS_INCONCLUSIVE)
+        return 0;
+    char scratch[sizeof ((cp_key_finding *)0)->text];
+    line l = {scratch, sizeof scratch, 0};
+    if (c->nclaims || largest_speedup(r) == c || overlap_finding(&l, c))
+        return 1;
+    return 2;
 }
