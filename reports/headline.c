@@ -327,7 +327,8 @@ size_t cp_case_headline(const cp_case_result *c, char *buf, size_t size)
 /* What a check declares about overlap: a check whose name or expectation
  * reads "copy_kernel_overlap_ratio > X" or "peak_concurrent_kernels > X"
  * (or "peak concurrent kernels > X", as a case's own check words it) and
- * whose name starts with one of the case's variants ("VARIANT: ..."). A
+ * whose name starts with one of the case's variants ("VARIANT: ...", or
+ * any name in a case of one variant, as a traced program's are). A
  * check of "== 0" or "== 1" declares the opposite (a serialised control)
  * and is not one. The numbers said are the variant's metrics, the ones
  * the report's tables show; the check only says what was wanted. */
@@ -364,13 +365,15 @@ static bool declares(const cp_case_result *c, const cp_check_result *k, declared
                    {"peak_concurrent_kernels", false},
                    {"peak concurrent kernels", false}};
     const char *colon = strstr(k->name, ": ");
-    if (!colon)
-        return false;
     d->variant = NULL;
-    for (size_t i = 0; i < c->nvariants; i++)
+    for (size_t i = 0; colon && i < c->nvariants; i++)
         if (strlen(c->variants[i].name) == (size_t)(colon - k->name) &&
             !strncmp(c->variants[i].name, k->name, (size_t)(colon - k->name)))
             d->variant = &c->variants[i];
+    /* A traced program (cuproof exec) is one variant, and its
+     * expectations name none. */
+    if (!d->variant && c->nvariants == 1)
+        d->variant = &c->variants[0];
     if (!d->variant)
         return false;
     for (size_t m = 0; m < sizeof metrics / sizeof metrics[0]; m++)

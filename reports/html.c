@@ -619,8 +619,9 @@ static void key_findings(html_buf *b, const cp_report *r)
     size_t n = cp_key_findings(r, found, KEY_FINDINGS_SHOWN);
     html_raw(b, "<section id=\"key-findings\"><h2>Key findings</h2>");
     if (!n) {
-        html_raw(b, "<p>None: no case failed or was inconclusive, none has a baseline to be "
-                    "faster than or declares overlap, and no claim of a source was refuted or "
+        html_raw(b, "<p>None: no case failed or was inconclusive, no variant ran 3% or more "
+                    "faster than its case's baseline, no case declared copy/kernel overlap or "
+                    "kernel concurrency, and no claim of a source was refuted or "
                     "exceeded.</p></section>");
         return;
     }

@@ -333,3 +333,21 @@ Test(headline, key_findings_say_what_stands_out)
     for (size_t i = 0; i < 7; i++)
         cp_case_result_free(&cases[i]);
 }
+
+/* A traced program's expectation names no variant: in a case of one
+ * variant it is that variant's; in a case of several, no one's. */
+Test(headline, a_program_declares_overlap_without_naming_its_variant)
+{
+    cp_case_result c = {.status = CP_STATUS_PASSED};
+    snprintf(c.name, sizeof c.name, "sh");
+    add_variant(&c, "program", 1, 0.59, 2);
+    add_check(&c, "peak_concurrent_kernels > 1", CP_CHECK_PASSED);
+    cp_report r = {.cases = &c, .ncases = 1};
+    cp_key_finding f[4];
+    cr_assert_eq(cp_key_findings(&r, f, 4), 1);
+    cr_expect_str_eq(f[0].text, "kernel concurrency achieved: up to 2 kernels ran at once in "
+                                "program (wanted more than 1).");
+    add_variant(&c, "other", 1, 0, 1);
+    cr_expect_eq(cp_key_findings(&r, f, 4), 0);
+    cp_case_result_free(&c);
+}
