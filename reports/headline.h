@@ -60,8 +60,9 @@ typedef struct cp_key_finding {
  * then every inconclusive case (why, as its headline says it); the largest
  * speedup against a baseline among the passed cases (at least 3%); per
  * case whose checks declare that copies must overlap kernels or kernels
- * run at once ("V: copy_kernel_overlap_ratio > X", "peak concurrent
- * kernels > 1"), whether it was achieved or missed, with the variants'
+ * run at once ("V: copy_kernel_overlap_ratio > X", "V: peak concurrent
+ * kernels > 1"; no "V: " in a case of one variant, as a traced program's
+ * expectations), whether it was achieved or missed, with the variants'
  * measured ratio or peak and the bound wanted; per case, a source's claim
  * refuted (else one confirmed and exceeded: measured past the largest
  * ratio claimed), with what was claimed and measured. Writes the first

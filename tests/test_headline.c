@@ -237,9 +237,12 @@ static cp_report findings_run(cp_case_result cases[7])
      * declared and achieved, a claim confirmed past its range. */
     snprintf(cases[1].baseline, sizeof cases[1].baseline, "sync");
     add_variant(&cases[1], "sync", 2087, 0, 1);
-    add_variant(&cases[1], "pinned", 34, 0.823, 64);
-    add_variant(&cases[1], "graph", 40, 0.5, 128);
+    add_variant(&cases[1], "pinned", 34, 0.62, 64);
+    add_variant(&cases[1], "graph", 40, 0.823, 128);
+    /* The ratio the claim rests on is said first, the other after it. */
+    add_check(&cases[1], "graph: copy_kernel_overlap_ratio > 0.3", CP_CHECK_PASSED);
     add_check(&cases[1], "pinned: copy_kernel_overlap_ratio > 0.5", CP_CHECK_PASSED);
+    cases[1].checks[1].essential = true;
     add_check(&cases[1], "pinned: peak_concurrent_kernels > 1", CP_CHECK_PASSED);
     add_check(&cases[1], "graph: peak_concurrent_kernels > 1", CP_CHECK_PASSED);
     add_claim(&cases[1], "Streams make it about 4x faster", "about 4x (3x to 4.5x)", "61.4x",
@@ -294,9 +297,10 @@ Test(headline, key_findings_say_what_stands_out)
         {CP_KEY_SPEEDUP, 1, "the largest speedup against a baseline: pinned ran 61.4× faster "
                             "than sync (34.0 ms against 2.09 s)."},
         {CP_KEY_OVERLAP, 1, "copy/kernel overlap and kernel concurrency achieved: copies "
-                            "overlapped kernels for 82% of copy time in pinned (wanted over "
-                            "50%); up to 128 kernels ran at once in graph (wanted more than 1); "
-                            "both variants meant to run kernels at once did."},
+                            "overlapped kernels for 62% of copy time in pinned (wanted over "
+                            "50%), 82% in graph (wanted over 30%); up to 128 kernels ran at once "
+                            "in graph (wanted more than 1); 2 variants were meant to run "
+                            "kernels at once, and did."},
         {CP_KEY_OVERLAP, 4, "copy/kernel overlap and kernel concurrency missed: copies "
                             "overlapped kernels for 12% of copy time in pinned (wanted over "
                             "50%); at most 1 kernel ran at once in pinned (wanted more than 1)."},
@@ -327,7 +331,7 @@ Test(headline, key_findings_say_what_stands_out)
     cr_expect_eq(f[3].kind, CP_KEY_SPEEDUP, "small's 1.5x is now the largest");
     cr_expect_eq(f[3].case_index, 0);
     cr_expect_eq(cp_case_interest(&r, 0), 1);
-    cr_expect_str_eq(f[4].text, "copy/kernel overlap and kernel concurrency not measured: its 3 "
+    cr_expect_str_eq(f[4].text, "copy/kernel overlap and kernel concurrency not measured: its 4 "
                                 "checks could not be made.");
     cases[1].nclaims = 1;
     for (size_t i = 0; i < 7; i++)
