@@ -545,6 +545,14 @@ static const cp_case_result *largest_speedup(const cp_report *r)
     return best;
 }
 
+/* Where finding n is written: its slot, or past `max` (only counted) a
+ * scratch line of the same size. */
+static line slot(cp_key_finding *out, size_t max, size_t n, char *scratch)
+{
+    return (line){n < max ? out[n].text : scratch, sizeof out->text, 0};
+}
+
+/* Records finding n's kind and case where it has a slot; counts it always. */
 static void put_finding(cp_key_finding *out, size_t max, size_t *n, cp_key_kind kind,
                         size_t at)
 {
@@ -558,16 +566,13 @@ static void put_finding(cp_key_finding *out, size_t max, size_t *n, cp_key_kind 
 size_t cp_key_findings(const cp_report *r, cp_key_finding *out, size_t max)
 {
     size_t n = 0;
-    /* Each finding is written straight into its slot, or into scratch
-     * when past max (only counted). */
     char scratch[sizeof out->text];
-#define SLOT() (line){n < max ? out[n].text : scratch, sizeof scratch, 0}
     for (int pass = 0; pass < 2; pass++) /* failures, then inconclusive cases */
         for (size_t i = 0; i < r->ncases; i++) {
             const cp_case_result *c = &r->cases[i];
             if (c->status != (pass ? CP_STATUS_INCONCLUSIVE : CP_STATUS_FAILED))
                 continue;
-            line l = SLOT();
+            line l = slot(out, max, n, scratch);
             not_passed(&l, c);
             put_finding(out, max, &n, pass ? CP_KEY_INCONCLUSIVE : CP_KEY_FAILED, i);
         }
@@ -575,7 +580,7 @@ size_t cp_key_findings(const cp_report *r, cp_key_finding *out, size_t max)
     if (fast) {
         const cp_variant_result *base, *other;
         against_baseline(fast, &base, &other);
-        line l = SLOT();
+        line l = slot(out, max, n, scratch);
         char a[32], b[32];
         add(&l, "the largest speedup against a baseline: %s ran ", other->name);
         times(&l, base->timing.median_ms / other->timing.median_ms);
@@ -585,16 +590,15 @@ size_t cp_key_findings(const cp_report *r, cp_key_finding *out, size_t max)
         put_finding(out, max, &n, CP_KEY_SPEEDUP, (size_t)(fast - r->cases));
     }
     for (size_t i = 0; i < r->ncases; i++) {
-        line l = SLOT();
+        line l = slot(out, max, n, scratch);
         if (overlap_finding(&l, &r->cases[i]))
             put_finding(out, max, &n, CP_KEY_OVERLAP, i);
     }
     for (size_t i = 0; i < r->ncases; i++) {
-        line l = SLOT();
+        line l = slot(out, max, n, scratch);
         if (claim_finding(&l, &r->cases[i]))
             put_finding(out, max, &n, CP_KEY_CLAIM, i);
     }
-#undef SLOT
     return n;
 }
 
