@@ -15,7 +15,7 @@
 
 #include <cuproof/internal/compare_stats.h>
 #include <cuproof/error.h>
-#include <cuproof/headline.h>
+#include "headline.h"
 
 #include <math.h>
 #include <stdio.h>

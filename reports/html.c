@@ -1,5 +1,7 @@
-/* report.html: a self-contained page (no fetches): tables, and a timeline
- * per traced variant drawn by the page's own script. */
+/* report.html: a self-contained page (no fetches) that leads with its key
+ * findings (reports/headline.h), then the cases by interest: tables, and a
+ * timeline per traced variant drawn by the page's own script, with long
+ * check tables and tall timelines folded. */
 #include <cuproof/internal/tracefile.h>
 #include <cuproof/internal/perfetto.h>
 #include <cuproof/internal/report.h>
@@ -8,7 +10,7 @@
 
 #include "html_buf.h"
 
-#include <cuproof/headline.h>
+#include "headline.h"
 #include <cuproof/summary.h>
 
 #include <math.h>
@@ -23,6 +25,12 @@
  * its summary (cuproof/summary.h) and its records are left to the
  * Perfetto file. */
 #define TL_MAX_ITEMS 50000
+
+/* report.html opens a variant's timeline at most this many stream lanes
+ * tall (about 150 px) and folds a taller one: a case of 64 streams would
+ * otherwise put a screen of lanes between its numbers and the next case
+ * (the replay of the ci recording: 27,800 px with 8, 28,800 with 16). */
+#define TL_OPEN_LANES 8
 
 /*
  * The summary of a trace too large to embed record by record: per lane
@@ -163,7 +171,11 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
  * background are grey), marks each timeline drawn with its lane and item
  * counts, stamps <body> with the time by which every timeline had first
  * been drawn (data-first-paint-ms, from the start of navigation: what a
- * reader waits for) and counts script errors on <body>. */
+ * reader waits for), with the page's height once drawn (data-page-height)
+ * and where the key findings end (data-key-findings-bottom, px from the
+ * top), so that a test can hold the page to a size and its findings to
+ * the first screen, and counts script errors on <body>. A timeline in a
+ * folded <details> has no width of its own: it takes its section's. */
 static const char timeline_script[] =
     "<script>\n"
     "(function(){\n"
@@ -219,7 +231,8 @@ static const char timeline_script[] =
     "if(hit[5]>0&&hit[3]!==0){s+='\\n'+hit[5]+' bytes'+(hit[2]>0?', '+(hit[5]/hit[2]/1000)"
     ".toFixed(2)+' GB/s':'');}return s;}\n"
     "function setup(div,d){var cv=document.createElement('canvas');"
-    "cv.width=Math.max(div.clientWidth,600);cv.height=AXIS+d.lanes.length*LANE+4;"
+    "cv.width=Math.max(div.clientWidth||(div.closest('section')||document.body).clientWidth-40,"
+    "600);cv.height=AXIS+d.lanes.length*LANE+4;"
     "var tip=document.createElement('div');tip.className='tip';div.appendChild(cv);"
     "div.appendChild(tip);var end=d.span_us||0;d.byLane=d.lanes.map(function(){return[];});"
     "d.maxDur=d.lanes.map(function(){return 0;});d.items.forEach(function(it){"
@@ -250,6 +263,11 @@ static const char timeline_script[] =
     "try{setup(div,JSON.parse(s.textContent));}catch(e){errors++;"
     "document.body.setAttribute('data-script-errors',String(errors));throw e;}});\n"
     "document.body.setAttribute('data-first-paint-ms',String(Math.round(painted)));\n"
+    "var kf=document.getElementById('key-findings');if(kf)document.body.setAttribute("
+    "'data-key-findings-bottom',String(Math.round(kf.getBoundingClientRect().bottom+"
+    "window.scrollY)));\n"
+    "document.body.setAttribute('data-page-height',"
+    "String(document.documentElement.scrollHeight));\n"
     "})();\n"
     "</script>\n";
 
@@ -353,9 +371,25 @@ static void checks_html(html_buf *b, const cp_case_result *c)
     /* A traced program's checks are its expectations (and whether the
      * program ran and its trace can be trusted): named so. */
     bool program = strcmp(c->source, "cuproof exec") == 0;
-    html_fmt(b, "<h3>%s</h3><table><tr><th>%s</th><th>Verdict</th><th>Expected</th>"
+    /* Folded: a long table of passed checks would push the next case a
+     * screen or more down, and its summary line says what it holds. A
+     * table with a failed check stays open: that check is the news. */
+    size_t failed = 0, skipped = 0;
+    for (size_t i = 0; i < c->nchecks; i++) {
+        failed += c->checks[i].status == CP_CHECK_FAILED;
+        skipped += c->checks[i].status == CP_CHECK_SKIPPED;
+    }
+    html_fmt(b, "<details class=\"checks\" data-checks-failed=\"%zu\"%s><summary><h3>%s</h3> "
+                "%zu %s, <span class=\"%s\">%zu failed</span>",
+             failed, failed ? " open" : "", program ? "Expectations" : "Checks", c->nchecks,
+             program ? (c->nchecks == 1 ? "expectation" : "expectations")
+                     : (c->nchecks == 1 ? "check" : "checks"),
+             failed ? "failed" : "passed", failed);
+    if (skipped)
+        html_fmt(b, ", <span class=\"skipped\">%zu skipped</span>", skipped);
+    html_fmt(b, "</summary><table><tr><th>%s</th><th>Verdict</th><th>Expected</th>"
                 "<th>Measured</th></tr>",
-             program ? "Expectations" : "Checks", program ? "Expectation" : "Check");
+             program ? "Expectation" : "Check");
     for (size_t o = 0; o < 3; o++)
         for (size_t i = 0; i < c->nchecks; i++) {
             const cp_check_result *k = &c->checks[i];
@@ -377,7 +411,7 @@ static void checks_html(html_buf *b, const cp_case_result *c)
             html_human(b, k->status == CP_CHECK_SKIPPED ? k->skip_reason : k->measured);
             html_raw(b, "</td></tr>");
         }
-    html_raw(b, "</table>");
+    html_raw(b, "</table></details>");
 }
 
 static void claims_html(html_buf *b, const cp_case_result *c)
@@ -518,15 +552,21 @@ static void case_html(html_buf *b, const cp_case_result *c)
                 continue;
             char id[160];
             snprintf(id, sizeof id, "tl-%s-%s", c->name, c->variants[i].name);
-            html_raw(b, "<h4>");
+            /* A timeline of many lanes is a screen or more tall: folded,
+             * its summary line giving its lanes; it is drawn all the
+             * same, ready when opened. */
+            size_t lanes = c->variants[i].metrics.nlanes;
+            html_fmt(b, "<details class=\"tl\"%s><summary><h4>",
+                     lanes <= TL_OPEN_LANES ? " open" : "");
             html_text(b, c->variants[i].name);
-            html_fmt(b, " <small><a href=\"%s.%s.%s\" title=\"open it in "
-                        "ui.perfetto.dev\">Perfetto trace</a></small></h4>",
-                     c->name, c->variants[i].name,
+            html_fmt(b, " <small>%zu lane%s <a href=\"%s.%s.%s\" title=\"open it in "
+                        "ui.perfetto.dev\">Perfetto trace</a></small></h4></summary>",
+                     lanes, lanes == 1 ? "" : "s", c->name, c->variants[i].name,
                      c->variants[i].summary ? "perfetto-trace"
                                             : cp_perfetto_suffix(&c->variants[i].trace));
             timeline_html(b, id, &c->variants[i].trace, &c->variants[i].metrics,
                           c->variants[i].summary);
+            html_raw(b, "</details>");
         }
     }
     bool any_series = false;
@@ -552,7 +592,11 @@ static void case_html(html_buf *b, const cp_case_result *c)
         html_raw(b, "</table>");
     }
     if (c->nfigures) {
-        html_raw(b, "<h3>Figures</h3><ul>");
+        /* Folded, as the checks: values the case computed beside its
+         * timings, which the headline and claims already draw on. */
+        html_fmt(b, "<details class=\"figures\"><summary><h3>Figures</h3> %zu value%s"
+                    "</summary><ul>",
+                 c->nfigures, c->nfigures == 1 ? "" : "s");
         for (size_t i = 0; i < c->nfigures; i++) {
             html_raw(b, "<li>");
             html_human(b, c->figures[i].name);
@@ -560,8 +604,45 @@ static void case_html(html_buf *b, const cp_case_result *c)
             html_text(b, c->figures[i].unit);
             html_raw(b, "</li>");
         }
-        html_raw(b, "</ul>");
+        html_raw(b, "</ul></details>");
     }
+    html_raw(b, "</section>");
+}
+
+/* Key findings listed at most; past it the block says how many more the
+ * cases hold, so that it stays within the first screen. */
+#define KEY_FINDINGS_SHOWN 12
+
+/* "Key findings": right under the verdict counts, a line per finding
+ * (cp_key_findings) that starts with a link to its case. */
+static void key_findings(html_buf *b, const cp_report *r)
+{
+    static const char *const kind_class[] = {"failed", "inconclusive", "speedup", "overlap",
+                                             "claim"};
+    cp_key_finding found[KEY_FINDINGS_SHOWN];
+    size_t n = cp_key_findings(r, found, KEY_FINDINGS_SHOWN);
+    html_raw(b, "<section id=\"key-findings\"><h2>Key findings</h2>");
+    if (!n) {
+        html_raw(b, "<p>None: no case failed or was inconclusive, no variant ran 3% or more "
+                    "faster than its case's baseline, no case declared copy/kernel overlap or "
+                    "kernel concurrency, and no claim of a source was refuted or "
+                    "exceeded.</p></section>");
+        return;
+    }
+    html_raw(b, "<ul>");
+    for (size_t i = 0; i < n && i < KEY_FINDINGS_SHOWN; i++) {
+        const char *name = r->cases[found[i].case_index].name;
+        html_fmt(b, "<li class=\"%s\"><a href=\"#case-", kind_class[found[i].kind]);
+        html_text(b, name);
+        html_raw(b, "\">");
+        html_text(b, name);
+        html_raw(b, "</a>: ");
+        html_human(b, found[i].text);
+        html_raw(b, "</li>");
+    }
+    html_raw(b, "</ul>");
+    if (n > KEY_FINDINGS_SHOWN)
+        html_fmt(b, "<p>%zu more in the cases below.</p>", n - KEY_FINDINGS_SHOWN);
     html_raw(b, "</section>");
 }
 
@@ -577,7 +658,13 @@ char *cp_report_html(const cp_report *r)
             ".inconclusive{color:#b60}.headline{font-size:1.1em;background:#f4f6f8;"
             "padding:.4em .6em;border-left:4px solid #2a6fdb}.headline.failed{border-color:#a00}"
             ".headline.inconclusive{border-color:#b60}.headline.skipped{border-color:#888}"
-            ".replay{background:#fff4d6;border:1px solid #e0b94a;padding:.5em}");
+            ".replay{background:#fff4d6;border:1px solid #e0b94a;padding:.5em}"
+            "#key-findings{background:#f4f6f8;border-left:4px solid #2a6fdb;padding:.1em .8em;"
+            "margin:1em 0}#key-findings h2{margin:.4em 0}#key-findings ul{margin:.3em 0;"
+            "padding-left:1.2em}#key-findings li.failed{color:#a00}"
+            "#key-findings li.inconclusive{color:#b60}"
+            "details>summary{cursor:pointer}details>summary h3,details>summary h4{display:inline;"
+            "margin-right:.5em}details.checks,details.tl,details.figures{margin:.8em 0}");
     html_raw(&b, timeline_style);
     html_raw(&b, "</style></head><body><h1>cuproof report</h1>");
     if (r->replayed_from[0]) {
@@ -635,9 +722,16 @@ char *cp_report_html(const cp_report *r)
              counts[CP_STATUS_PASSED], counts[CP_STATUS_FAILED], counts[CP_STATUS_INCONCLUSIVE],
              counts[CP_STATUS_SKIPPED], counts[CP_STATUS_PASSED], counts[CP_STATUS_FAILED],
              counts[CP_STATUS_INCONCLUSIVE], counts[CP_STATUS_SKIPPED]);
+    key_findings(&b, r);
+    /* The cases by interest (cp_case_interest: failed and inconclusive,
+     * then those with findings or claims, then the rest), in the run's
+     * order within each group; the sections below follow the table. */
     html_raw(&b, "<h2>Cases</h2><table class=\"cases\"><tr><th>Case</th><th>Verdict</th>"
                  "<th>What it showed</th></tr>");
+    for (int g = 0; g < 3; g++)
     for (size_t i = 0; i < r->ncases; i++) {
+        if (cp_case_interest(r, i) != g)
+            continue;
         const cp_case_result *c = &r->cases[i];
         char headline[1024];
         cp_case_headline(c, headline, sizeof headline);
@@ -647,8 +741,10 @@ char *cp_report_html(const cp_report *r)
         html_raw(&b, "</td></tr>");
     }
     html_raw(&b, "</table>");
-    for (size_t i = 0; i < r->ncases; i++)
-        case_html(&b, &r->cases[i]);
+    for (int g = 0; g < 3; g++)
+        for (size_t i = 0; i < r->ncases; i++)
+            if (cp_case_interest(r, i) == g)
+                case_html(&b, &r->cases[i]);
     html_raw(&b, timeline_script);
     html_raw(&b, "</body></html>\n");
     if (b.oom) {

@@ -8,7 +8,7 @@
 
 #include <cuproof/error.h>
 #include <cuproof/internal/file.h>
-#include <cuproof/headline.h>
+#include "headline.h"
 
 #include <errno.h>
 #include <math.h>

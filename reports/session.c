@@ -4,7 +4,7 @@
 #include <cuproof/internal/session.h>
 
 #include <cuproof/error.h>
-#include <cuproof/headline.h>
+#include "headline.h"
 #include <cuproof/internal/report.h>
 #include <cuproof/version.h>
 
@@ -287,7 +287,7 @@ static int progress_add_case(void *data, const cp_report *r, const cp_case_resul
 }
 
 /* At the end, one line per case: its verdict and its headline, the
- * sentences a person reads first (cuproof/headline.h). A run of one case
+ * sentences a person reads first (reports/headline.h). A run of one case
  * has said it all in its line already. */
 static int progress_close(void *data, const cp_report *r)
 {

@@ -15,6 +15,10 @@
 # and the verdict counts on the page are report.json's. Screenshots of the
 # sample's top and of one case are left in OUT_DIR.
 #
+# The replay's page leads with its findings: the key findings end within
+# the first screen (1400 x 1000), each is a line that links to its case,
+# and the page is at most half the height the code before them drew.
+#
 # Last, with ANALYSIS_BENCH (ci/bench/analysis.c), a timeline of a million
 # synthetic records: the page embeds their summary, not the records; it
 # must draw it, and the time by which it was first drawn is reported
@@ -126,6 +130,40 @@ tar -xzf "$recording" -C "$out/replay/recording"
 page replay "$out/replay/report.html" "$out/replay/report.json"
 grep -q "Replayed from a recording on NVIDIA H100 80GB HBM3" "$out/replay-dom.html" ||
     { echo "browser_test: the replay is not labelled as one" >&2; fail=1; }
+
+# The replay leads with its findings, in a first screen of 1400 x 1000:
+# the page's script stamps <body> with where the key findings end and the
+# page's height once every timeline is drawn. The findings must end within
+# the first 1000 px, hold a line per finding that links to a case of the
+# page, and the page must be at most half as tall as before report.html
+# led with its findings.
+# REPLAY_HEIGHT_BEFORE: document.documentElement.scrollHeight of this
+# replay's report.html at 1400 px wide as commit b4f3a19 wrote it (every
+# case's checks and timelines open, in the run's order), measured in this
+# headless Chromium by a script appended to the page; the committed H100
+# sample (samples/h100-full/report.html, same code) measured 80907.
+REPLAY_HEIGHT_BEFORE=59379
+timeout 180 "$browser" "${flags[@]}" --window-size=1400,1000 --dump-dom \
+    "file://$out/replay/report.html" > "$out/replay-screen-dom.html" 2>> "$out/chromium.log"
+attr() { # the number in NAME="N" on the page's <body>, or "none"
+    grep -o "$1=\"[0-9]*\"" "$2" | head -1 | grep -o '[0-9]*' || echo none
+}
+height=$(attr data-page-height "$out/replay-screen-dom.html")
+bottom=$(attr data-key-findings-bottom "$out/replay-screen-dom.html")
+echo "browser_test: replay: page $height px tall (before: $REPLAY_HEIGHT_BEFORE), key findings end at $bottom px"
+expect "replay: page at most half as tall as before" \
+    "$([ "$height" != none ] && [ $((2 * height)) -le $REPLAY_HEIGHT_BEFORE ] && echo yes || echo no)" yes
+expect "replay: key findings within the first screen" \
+    "$([ "$bottom" != none ] && [ "$bottom" -lt 1000 ] && echo yes || echo no)" yes
+findings=$(perl -0ne 'print $1 if /<section id="key-findings">(.*?)<\/section>/s' \
+           "$out/replay-screen-dom.html")
+items=$({ grep -o '<li[ >]' <<< "$findings" || true; } | wc -l)
+targets=$({ grep -oP '<li[^>]*><a href="#\K[^"]+' <<< "$findings" || true; } | sort -u)
+linked=$({ grep -oP '<li[^>]*><a href="#case-' <<< "$findings" || true; } | wc -l)
+missing=$(for t in $targets; do grep -q "id=\"$t\"" "$out/replay-screen-dom.html" || echo "$t"; done)
+expect "replay: key findings (some)" "$([ "$items" -gt 0 ] && echo yes || echo no)" yes
+expect "replay: key findings that start with a link to their case" "$linked" "$items"
+expect "replay: links to cases not on the page" "$missing" ""
 
 rm -rf "$out/exec"
 "$cuproof" exec --expect 'peak_concurrent_kernels > 1' --expect 'no finding cuda_memcpy_async' \

@@ -1,5 +1,6 @@
-/* Headlines and number formats (cuproof/headline.h). */
-#include <cuproof/headline.h>
+/* Headlines and number formats (reports/headline.h, private to the
+ * reports layer: found from the source root). */
+#include "reports/headline.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -118,17 +119,17 @@ Test(headline, no_overlap_and_no_concurrency_are_said)
     cp_case_result_free(&c);
 }
 
-/* Without a baseline the variants do different work: no ratio, the range
- * of their times. With one, a baseline nothing beat is said so; a single
- * variant gives its time. */
+/* Without a baseline the variants do different work: no ratio and no
+ * range of their times; the overlap is the fact said. With one, a
+ * baseline nothing beat is said so; a single variant gives its time. */
 Test(headline, speed_is_a_ratio_only_against_a_baseline)
 {
     cp_case_result c = passed_case();
     char h[1024];
     c.baseline[0] = '\0';
     cp_case_headline(&c, h, sizeof h);
-    cr_expect(strstr(h, "passed. Medians from 34.0 ms (streams-pinned) to 2.09 s (sync)."), "%s",
-              h);
+    cr_expect(strstr(h, "passed. Copies overlapped kernels for 82% of copy time"), "%s", h);
+    cr_expect_null(strstr(h, "Medians"), "%s", h);
     cr_expect_null(strstr(h, "× faster"), "%s", h);
     snprintf(c.baseline, sizeof c.baseline, "streams-pinned");
     cp_case_headline(&c, h, sizeof h);
@@ -142,10 +143,215 @@ Test(headline, speed_is_a_ratio_only_against_a_baseline)
                         "ms)."),
               "%s", h);
     c.variants[0].timing.median_ms = 2087.0;
-    /* A baseline that did not run: the range again, never a ratio to it. */
+    /* A baseline that did not run: the one timed variant, never a ratio. */
     c.variants[1].ran = false;
     snprintf(c.baseline, sizeof c.baseline, "streams-pinned");
     cp_case_headline(&c, h, sizeof h);
     cr_expect(strstr(h, "passed. sync took 2.09 s."), "%s", h);
+    cp_case_result_free(&c);
+}
+
+/* No baseline, nothing that could overlap and no claim decided: the check
+ * the case rests on, else the slowest variant; never a range of times. */
+Test(headline, without_a_baseline_the_telling_fact)
+{
+    cp_case_result c = passed_case();
+    char h[1024];
+    c.baseline[0] = '\0';
+    c.variants[1].metrics.nlanes = 1;
+    c.claims[0].verdict = CP_VERDICT_NOT_MEASURED;
+    cp_case_headline(&c, h, sizeof h);
+    cr_expect(strstr(h, "All 1 checks passed. The slowest of its 2 variants, sync, took 2.09 s."),
+              "%s", h);
+    cr_expect_null(strstr(h, "Medians"), "%s", h);
+    c.checks[0].essential = true;
+    snprintf(c.checks[0].name, sizeof c.checks[0].name, "sync: copies == 1");
+    snprintf(c.checks[0].measured, sizeof c.checks[0].measured, "1 copies");
+    cp_case_headline(&c, h, sizeof h);
+    cr_expect(strstr(h, "passed. Its essential check, \"sync: copies == 1\", measured 1 copies."),
+              "%s", h);
+    cr_expect_null(strstr(h, "slowest"), "%s", h);
+    /* A claim decided is the fact: nothing else is added. */
+    c.claims[0].verdict = CP_VERDICT_REFUTED;
+    cp_case_headline(&c, h, sizeof h);
+    cr_expect_str_eq(h, "All 1 checks passed. Source's claim \"Streams make the program about 4x "
+                        "faster\": refuted (measured 61.4x).");
+    cp_case_result_free(&c);
+}
+
+/* ---- key findings ---- */
+
+static void add_check(cp_case_result *c, const char *name, cp_check_status st)
+{
+    cp_check_result *k = cp_result_add_check(c);
+    cr_assert_not_null(k);
+    snprintf(k->name, sizeof k->name, "%s", name);
+    snprintf(k->expected, sizeof k->expected, "%s", name);
+    snprintf(k->measured, sizeof k->measured, "measured");
+    k->status = st;
+}
+
+static cp_variant_result *add_variant(cp_case_result *c, const char *name, double ms,
+                                      double overlap, unsigned peak)
+{
+    cp_variant_result *v = cp_result_add_variant(c);
+    cr_assert_not_null(v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->ran = v->traced = true;
+    v->timing.median_ms = ms;
+    v->metrics.kernels = v->metrics.copies = 4;
+    v->metrics.nlanes = 4;
+    v->metrics.copy_kernel_overlap_ratio = overlap;
+    v->metrics.peak_concurrent_kernels = peak;
+    return v;
+}
+
+static void add_claim(cp_case_result *c, const char *text, const char *claimed,
+                      const char *measured, cp_verdict verdict)
+{
+    cp_claim_result *k = cp_result_add_claim(c);
+    cr_assert_not_null(k);
+    snprintf(k->text, sizeof k->text, "%s", text);
+    snprintf(k->claimed, sizeof k->claimed, "%s", claimed);
+    snprintf(k->measured, sizeof k->measured, "%s", measured);
+    k->verdict = verdict;
+}
+
+/* A run of seven cases, each a kind of finding or a near miss of one. */
+static cp_report findings_run(cp_case_result cases[7])
+{
+    /* small comes before streams: the largest speedup is not the first. */
+    static const char *const names[] = {"small", "streams", "slow", "plain",
+                                        "missed", "unsure", "refuted"};
+    for (int i = 0; i < 7; i++) {
+        cases[i] = (cp_case_result){.status = CP_STATUS_PASSED};
+        snprintf(cases[i].name, sizeof cases[i].name, "%s", names[i]);
+    }
+    /* plain: no baseline, a serialised control (== 0 / == 1 declares no
+     * overlap) and a claim confirmed within what it claimed. */
+    add_variant(&cases[3], "one", 1, 0, 1);
+    add_check(&cases[3], "one: copy_kernel_overlap_ns == 0", CP_CHECK_PASSED);
+    add_check(&cases[3], "one: peak_concurrent_kernels == 1", CP_CHECK_PASSED);
+    add_claim(&cases[3], "about 4x", "about 4x (3x to 4.5x)", "3.9x", CP_VERDICT_CONFIRMED);
+    /* streams: 61.4x against its baseline, overlap and concurrency
+     * declared and achieved, a claim confirmed past its range. */
+    snprintf(cases[1].baseline, sizeof cases[1].baseline, "sync");
+    add_variant(&cases[1], "sync", 2087, 0, 1);
+    add_variant(&cases[1], "pinned", 34, 0.62, 64);
+    add_variant(&cases[1], "graph", 40, 0.823, 128);
+    /* The ratio the claim rests on is said first, the other after it. */
+    add_check(&cases[1], "graph: copy_kernel_overlap_ratio > 0.3", CP_CHECK_PASSED);
+    add_check(&cases[1], "pinned: copy_kernel_overlap_ratio > 0.5", CP_CHECK_PASSED);
+    cases[1].checks[1].essential = true;
+    add_check(&cases[1], "pinned: peak_concurrent_kernels > 1", CP_CHECK_PASSED);
+    add_check(&cases[1], "graph: peak_concurrent_kernels > 1", CP_CHECK_PASSED);
+    add_claim(&cases[1], "Streams make it about 4x faster", "about 4x (3x to 4.5x)", "61.4x",
+              CP_VERDICT_CONFIRMED);
+    /* slow: failed. */
+    cases[2].status = CP_STATUS_FAILED;
+    add_check(&cases[2], "output equals the reference", CP_CHECK_FAILED);
+    /* small: 1.5x against its baseline, less than streams; 1.02x in
+     * another case would not count at all. */
+    snprintf(cases[0].baseline, sizeof cases[0].baseline, "a");
+    add_variant(&cases[0], "a", 3, 0, 1);
+    add_variant(&cases[0], "b", 2, 0, 1);
+    /* missed: overlap declared (the case's own words for concurrency
+     * too) and not reached. */
+    cases[4].status = CP_STATUS_FAILED;
+    add_variant(&cases[4], "pinned", 5, 0.12, 1);
+    add_check(&cases[4], "pinned: copy_kernel_overlap_ratio > 0.5", CP_CHECK_FAILED);
+    add_check(&cases[4], "pinned: kernels of different streams overlap", CP_CHECK_FAILED);
+    snprintf(cases[4].checks[1].expected, sizeof cases[4].checks[1].expected,
+             "peak concurrent kernels > 1");
+    /* unsure: inconclusive. */
+    cases[5].status = CP_STATUS_INCONCLUSIVE;
+    snprintf(cases[5].skip_reason, sizeof cases[5].skip_reason, "the trace was lost");
+    /* refuted: two refuted claims. */
+    add_variant(&cases[6], "x", 1, 0, 1);
+    add_claim(&cases[6], "about 200x faster", "about 200x", "0.84x", CP_VERDICT_REFUTED);
+    add_claim(&cases[6], "takes 419 ms", "419 ms", "5.0 ms", CP_VERDICT_REFUTED);
+    return (cp_report){.cases = cases, .ncases = 7};
+}
+
+/* Every finding with its numbers, failures first, each naming its case;
+ * near misses (a claim within its range, a serialised control, a smaller
+ * speedup) are no finding. */
+Test(headline, key_findings_say_what_stands_out)
+{
+    cp_case_result cases[7];
+    cp_report r = findings_run(cases);
+    cp_key_finding f[16];
+    size_t n = cp_key_findings(&r, f, 16);
+    cr_assert_eq(n, 8);
+    static const struct {
+        cp_key_kind kind;
+        size_t at;
+        const char *text;
+    } want[] = {
+        {CP_KEY_FAILED, 2, "Failed: 1 of 1 checks, first \"output equals the reference\": "
+                           "expected output equals the reference, measured measured."},
+        {CP_KEY_FAILED, 4, "Failed: 2 of 2 checks, first \"pinned: copy_kernel_overlap_ratio > "
+                           "0.5\": expected pinned: copy_kernel_overlap_ratio > 0.5, measured "
+                           "measured."},
+        {CP_KEY_INCONCLUSIVE, 5, "Inconclusive: the trace was lost."},
+        {CP_KEY_SPEEDUP, 1, "the largest speedup against a baseline: pinned ran 61.4× faster "
+                            "than sync (34.0 ms against 2.09 s)."},
+        {CP_KEY_OVERLAP, 1, "copy/kernel overlap and kernel concurrency achieved: copies "
+                            "overlapped kernels for 62% of copy time in pinned (wanted over "
+                            "50%), 82% in graph (wanted over 30%); up to 128 kernels ran at once "
+                            "in graph (wanted more than 1); 2 variants were meant to run "
+                            "kernels at once, and did."},
+        {CP_KEY_OVERLAP, 4, "copy/kernel overlap and kernel concurrency missed: copies "
+                            "overlapped kernels for 12% of copy time in pinned (wanted over "
+                            "50%); at most 1 kernel ran at once in pinned (wanted more than 1)."},
+        {CP_KEY_CLAIM, 1, "the source's claim \"Streams make it about 4x faster\" confirmed and "
+                          "exceeded: claimed about 4x (3x to 4.5x), measured 61.4x."},
+        {CP_KEY_CLAIM, 6, "the source's claim \"about 200x faster\" refuted: claimed about 200x, "
+                          "measured 0.84x; 1 more claim refuted."},
+    };
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_eq(f[i].kind, want[i].kind, "finding %zu", i);
+        cr_expect_eq(f[i].case_index, want[i].at, "finding %zu", i);
+        cr_expect_str_eq(f[i].text, want[i].text, "finding %zu", i);
+    }
+    /* Fewer slots: the first ones, and the count of all. */
+    cr_expect_eq(cp_key_findings(&r, f, 2), 8);
+    cr_expect_eq(f[1].case_index, 4);
+    /* The interest that orders the cases: small has a speedup, but not the
+     * largest, and no claim. */
+    static const int interest[] = {2, 1, 0, 1, 0, 0, 1};
+    for (size_t i = 0; i < 7; i++)
+        cr_expect_eq(cp_case_interest(&r, i), interest[i], "case %s", cases[i].name);
+    /* Without the speedup, the claims and the overlap: nothing. */
+    cases[1].baseline[0] = '\0';
+    cases[1].nclaims = 0;
+    for (size_t i = 0; i < cases[1].nchecks; i++)
+        cases[1].checks[i].status = CP_CHECK_SKIPPED;
+    n = cp_key_findings(&r, f, 16);
+    cr_expect_eq(f[3].kind, CP_KEY_SPEEDUP, "small's 1.5x is now the largest");
+    cr_expect_eq(f[3].case_index, 0);
+    cr_expect_eq(cp_case_interest(&r, 0), 1);
+    cr_expect_str_eq(f[4].text, "copy/kernel overlap and kernel concurrency not measured: its 4 "
+                                "checks could not be made.");
+    cases[1].nclaims = 1;
+    for (size_t i = 0; i < 7; i++)
+        cp_case_result_free(&cases[i]);
+}
+
+/* A traced program's expectation names no variant: in a case of one
+ * variant it is that variant's; in a case of several, no one's. */
+Test(headline, a_program_declares_overlap_without_naming_its_variant)
+{
+    cp_case_result c = {.status = CP_STATUS_PASSED};
+    snprintf(c.name, sizeof c.name, "sh");
+    add_variant(&c, "program", 1, 0.59, 2);
+    add_check(&c, "peak_concurrent_kernels > 1", CP_CHECK_PASSED);
+    cp_report r = {.cases = &c, .ncases = 1};
+    cp_key_finding f[4];
+    cr_assert_eq(cp_key_findings(&r, f, 4), 1);
+    cr_expect_str_eq(f[0].text, "kernel concurrency achieved: up to 2 kernels ran at once in "
+                                "program (wanted more than 1).");
+    add_variant(&c, "other", 1, 0, 1);
+    cr_expect_eq(cp_key_findings(&r, f, 4), 0);
     cp_case_result_free(&c);
 }

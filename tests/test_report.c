@@ -211,6 +211,90 @@ Test(report, html_escapes_and_shows_everything)
     free(html);
 }
 
+/* A traced variant with a kernel on each of `streams` streams. */
+static void traced_variant(cp_case_result *c, const char *name, double ms, uint32_t streams)
+{
+    cp_variant_result *v = cp_result_add_variant(c);
+    cr_assert_not_null(v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->ran = v->traced = true;
+    v->timing = (cp_timing){.runs = 3, .median_ms = ms, .min_ms = ms, .max_ms = ms};
+    cp_trace_init(&v->trace);
+    for (uint32_t k = 0; k < streams; k++)
+        add_kernel(&v->trace, 0, 100, 1, k + 1);
+    cr_assert_eq(cp_timeline_analyse(&v->trace, NULL, &v->metrics), 0);
+}
+
+/* The page leads with its findings: the key findings right after the
+ * verdict counts, a link to its case per line; the failed case first,
+ * then the one with a finding, then the rest, whatever the run's order;
+ * passed checks folded under a line that counts them, failed ones open; a
+ * timeline of many lanes folded, a short one open. */
+Test(report, html_leads_with_its_findings)
+{
+    cp_case_result cs[3] = {{.status = CP_STATUS_PASSED}, {.status = CP_STATUS_PASSED},
+                            {.status = CP_STATUS_FAILED}};
+    strcpy(cs[0].name, "quiet");
+    strcpy(cs[1].name, "streams");
+    strcpy(cs[2].name, "broken");
+    for (int i = 0; i < 6; i++) {
+        cp_check_result *k = cp_result_add_check(&cs[0]);
+        cr_assert_not_null(k);
+        snprintf(k->name, sizeof k->name, "check %d", i);
+    }
+    traced_variant(&cs[0], "one", 1, 1);
+    strcpy(cs[1].baseline, "sync");
+    traced_variant(&cs[1], "sync", 20, 1);
+    traced_variant(&cs[1], "many", 2, 20);
+    cp_check_result *k = cp_result_add_check(&cs[2]);
+    cr_assert_not_null(k);
+    strcpy(k->name, "output equals the reference");
+    k->status = CP_CHECK_FAILED;
+    cp_report r = rep;
+    r.cases = cs;
+    r.ncases = 3;
+    char *html = cp_report_html(&r);
+    cr_assert_not_null(html);
+    const char *counts = strstr(html, "data-passed=\"");
+    const char *key = strstr(html, "<section id=\"key-findings\">");
+    const char *index = strstr(html, "<h2>Cases</h2>");
+    cr_assert(counts && key && index && counts < key && key < index,
+              "the findings sit between the counts and the cases");
+    const char *end = strstr(key, "</section>");
+    cr_assert_not_null(end);
+    size_t items = 0, linked = 0;
+    for (const char *p = key; (p = strstr(p, "<li")) && p < end; p++) {
+        items++;
+        linked += !strncmp(strchr(p, '>') + 1, "<a href=\"#case-", 15);
+    }
+    cr_expect_eq(items, 2, "broken's failure and streams' 10x");
+    cr_expect_eq(linked, items, "each finding links to its case");
+    cr_expect_not_null(strstr(key, "<a href=\"#case-broken\">broken</a>: Failed: 1 of 1 checks"));
+    cr_expect_not_null(strstr(key, "<a href=\"#case-streams\">streams</a>: the largest speedup "
+                                   "against a baseline: many ran 10.0× faster than sync"));
+    /* Sections and index rows by interest. */
+    const char *b = strstr(html, "<section id=\"case-broken\""),
+               *s = strstr(html, "<section id=\"case-streams\""),
+               *q = strstr(html, "<section id=\"case-quiet\"");
+    cr_expect(b && s && q && b < s && s < q, "failed, then with findings, then the rest");
+    b = strstr(index, "href=\"#case-broken\"");
+    s = strstr(index, "href=\"#case-streams\"");
+    q = strstr(index, "href=\"#case-quiet\"");
+    cr_expect(b && s && q && b < s && s < q, "the index in the same order");
+    /* Checks: folded with a count, open where one failed. */
+    cr_expect_not_null(strstr(html, "<details class=\"checks\" data-checks-failed=\"0\"><summary><h3>"
+                                    "Checks</h3> 6 checks, <span class=\"passed\">0 failed</span>"),
+                       "%s", html);
+    cr_expect_not_null(strstr(html, "<details class=\"checks\" data-checks-failed=\"1\" open><summary>"
+                                    "<h3>Checks</h3> 1 check, <span class=\"failed\">1 failed"));
+    /* Timelines: 20 lanes folded, 1 open. */
+    cr_expect_not_null(strstr(html, "<details class=\"tl\"><summary><h4>many <small>20 lanes"));
+    cr_expect_not_null(strstr(html, "<details class=\"tl\" open><summary><h4>sync <small>1 lane "));
+    free(html);
+    for (int i = 0; i < 3; i++)
+        cp_case_result_free(&cs[i]);
+}
+
 Test(report, write_creates_both_files)
 {
     char dir[] = "/tmp/cuproof-report-XXXXXX";
