@@ -98,7 +98,10 @@ Test(gpu, sticky_error_is_survived_and_reported, .timeout = 300)
                        "the later GPU case says why it did not run");
 }
 
-Test(gpu, dropped_records_fail_the_case, .timeout = 300)
+/* CUPTI starved of buffers drops records: by the trust rule the case is
+ * inconclusive with the count and the buffers named, never passed, and not
+ * failed either (nothing the GPU did was shown wrong). */
+Test(gpu, dropped_records_make_the_case_inconclusive, .timeout = 300)
 {
     setenv("CUPROOF_CUPTI_BUFFER_KB", "4", 1);
     setenv("CUPROOF_CUPTI_MAX_BUFFERS", "2", 1);
@@ -108,10 +111,12 @@ Test(gpu, dropped_records_fail_the_case, .timeout = 300)
     cp_run_opts o = {.profile = CP_PROFILE_CI, .repeat = 1, .warmup = 1, .trace = true};
     int rc = 0;
     cp_case_result *r = gpu_test_run("multi-kernel", &env, &o, &rc);
-    cr_expect_eq(r->status, CP_STATUS_FAILED);
-    cr_expect_not_null(strstr(r->error, "activity records were dropped"), "%s", r->error);
-    cr_expect_not_null(strstr(r->error, "at the set limit"), "%s", r->error);
-    cr_log_info("%s", r->error);
+    cr_expect_eq(r->status, CP_STATUS_INCONCLUSIVE, "%s: %s", cp_status_name(r->status),
+                 r->error);
+    cr_expect_not_null(strstr(r->skip_reason, "the trace cannot be trusted: CUPTI dropped"), "%s",
+                       r->skip_reason);
+    cr_expect_not_null(strstr(r->skip_reason, "at the set limit"), "%s", r->skip_reason);
+    cr_log_info("%s", r->skip_reason);
     gpu_test_end(r);
 }
 

@@ -97,6 +97,25 @@ static int run_fails(cp_ctx *ctx, const cp_variant *v)
 CUPROOF_CASE(selftest_run_fails, .cpu_only = true, .variants = CP_VARIANTS("a"), .run = run_fails,
              .verify = verify_planted);
 
+/* Variant b's trace loses records (as the tracer says when CUPTI runs out
+ * of buffers); variant c's output is wrong in the second case. */
+static int run_drops(cp_ctx *ctx, const cp_variant *v)
+{
+    return v->index == 1 ? cp_failf(CP_EDROPPED, "CUPTI dropped 7 activity records (planted)") : 0;
+}
+
+static int verify_c_wrong(cp_ctx *ctx, const cp_variant *v, uint64_t *bad, uint64_t *elements)
+{
+    *elements = 10;
+    *bad = v->index == 2 ? 3 : 0;
+    return 0;
+}
+
+CUPROOF_CASE(selftest_drops, .cpu_only = true, .variants = CP_VARIANTS("a", "b"), .run = run_drops,
+             .verify = verify_planted);
+CUPROOF_CASE(selftest_drops_and_fails, .cpu_only = true, .variants = CP_VARIANTS("a", "b", "c"),
+             .run = run_drops, .verify = verify_c_wrong);
+
 CUPROOF_CASE(selftest_checks_nothing, .cpu_only = true, .variants = CP_VARIANTS("a"), .run = count_run);
 
 static int trace_check(cp_ctx *ctx)
@@ -275,6 +294,20 @@ Test(runner, failed_call_names_the_problem)
     cr_expect_eq(res->status, CP_STATUS_FAILED);
     cr_expect_not_null(strstr(res->error, "planted failure in variant a"), "%s", res->error);
     cr_expect_not_null(strstr(res->error, "variant a"), "%s", res->error);
+}
+
+/* The trust rule in a case: a variant whose records were dropped makes the
+ * case inconclusive with the reason, never passed; a check that really
+ * failed elsewhere still fails it. */
+Test(runner, dropped_records_make_the_case_inconclusive_not_passed)
+{
+    run("selftest-drops");
+    cr_expect_eq(res->status, CP_STATUS_INCONCLUSIVE, "%s", cp_status_name(res->status));
+    cr_expect_not_null(strstr(res->skip_reason, "variant b: the trace cannot be trusted: CUPTI "
+                                                "dropped 7 activity records"),
+                       "%s", res->skip_reason);
+    run("selftest-drops-and-fails");
+    cr_expect_eq(res->status, CP_STATUS_FAILED, "%s", cp_status_name(res->status));
 }
 
 Test(runner, a_case_that_checks_nothing_fails)

@@ -386,6 +386,7 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
 
     int rc = 0, fatal = 0;
     bool set_up = false;
+    char untrusted[512] = ""; /* why a variant's trace cannot be trusted */
     cp_expect_list expect = {0}, essential = {0};
     cp_ctx ctx = {.def = def, .profile = o->profile, .env = env, .result = r,
                   .nvariants = cp_case_variant_count(def), .opts = o};
@@ -435,6 +436,17 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
         cp_nvtx_pop();
         if (rc == CP_ECUDA)
             goto out; /* the device may be unusable: stop this case here */
+        if (rc == CP_EDROPPED) {
+            /* The trust rule (cuproof/trust.h): records lost make a trace an
+             * undercount, so the variant's verdict cannot be made: the case
+             * is inconclusive (unless a check fails), never passed. */
+            if (!untrusted[0])
+                snprintf(untrusted, sizeof untrusted, "variant %s: the trace cannot be trusted: %s",
+                         v.name, cp_last_error());
+            cp_clear_last_error();
+            rc = 0;
+            continue;
+        }
         if (rc < 0) {
             char what[96];
             snprintf(what, sizeof what, "variant %s", v.name);
@@ -474,7 +486,10 @@ out:
         for (size_t i = 0; i < r->nchecks; i++)
             if (r->checks[i].status == CP_CHECK_FAILED)
                 r->status = CP_STATUS_FAILED;
-        if (r->nchecks == 0) {
+        if (r->status == CP_STATUS_PASSED && untrusted[0]) {
+            r->status = CP_STATUS_INCONCLUSIVE;
+            snprintf(r->skip_reason, sizeof r->skip_reason, "%s", untrusted);
+        } else if (r->nchecks == 0) {
             /* A case that checked nothing proves nothing. */
             r->status = CP_STATUS_FAILED;
             snprintf(r->error, sizeof r->error, "the case recorded no checks");

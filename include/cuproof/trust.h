@@ -2,7 +2,10 @@
  * Whether a trace can be trusted enough to judge expectations on it: the
  * one trust rule that `cuproof exec`, `cuproof check` (every form of
  * trace) and a library user's judge share, so that nothing passes
- * vacuously and each reason has its own message.
+ * vacuously and each reason has its own message. A case's run follows
+ * the same rule where it applies: a variant whose records were dropped
+ * makes its case inconclusive, and CUPTI held elsewhere leaves it
+ * untraced with its trace checks skipped (runner.c).
  *
  * A trace is not trusted, and its verdict is CP_EXIT_INCONCLUSIVE (3),
  * for the first of these that holds, in this order:
