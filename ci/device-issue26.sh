@@ -28,5 +28,10 @@ if [ "${FULL:-0}" = 1 ]; then
     ./build/default/cuproof run --profile full --max-time 2 --out "$out/full" > "$out/run-full.log" 2>&1
     echo "run --profile full --max-time 2: rc $?, $(( $(date +%s) - start )) s" | tee -a "$out/run-full.log"
     tail -3 "$out/run-full.log"
-    rm -f "$out"/full/*.trace.json "$out"/full/*.perfetto-trace
+    # The device tool brings back few files: the report, its log and the
+    # two Perfetto files the sample keeps; the rest packed in one archive.
+    tar -czf "$out/full-traces.tar.gz" -C "$out/full" --exclude report.html --exclude report.json . &&
+        find "$out/full" -type f ! -name 'report.*' ! -name 'multi-kernel.sync.perfetto.json' \
+            ! -name 'multi-kernel.streams-pinned.perfetto.json' -delete
+    ls "$out/full"
 fi
