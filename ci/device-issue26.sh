@@ -8,6 +8,7 @@ set -uo pipefail
 source .gpu-deps/env.sh
 export PATH=/usr/local/cuda/bin:$PATH
 out=${OUT:-device-out}
+out=${out%/}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/nvidia-smi.txt"
 cmake --preset default > "$out/configure.log" 2>&1 && cmake --build --preset default > "$out/build.log" 2>&1 ||
@@ -28,10 +29,7 @@ if [ "${FULL:-0}" = 1 ]; then
     ./build/default/cuproof run --profile full --max-time 2 --out "$out/full" > "$out/run-full.log" 2>&1
     echo "run --profile full --max-time 2: rc $?, $(( $(date +%s) - start )) s" | tee -a "$out/run-full.log"
     tail -3 "$out/run-full.log"
-    # The device tool brings back few files: the report, its log and the
-    # two Perfetto files the sample keeps; the rest packed in one archive.
-    tar -czf "$out/full-traces.tar.gz" -C "$out/full" --exclude report.html --exclude report.json . &&
-        find "$out/full" -type f ! -name 'report.*' ! -name 'multi-kernel.sync.perfetto.json' \
-            ! -name 'multi-kernel.streams-pinned.perfetto.json' -delete
-    ls "$out/full"
 fi
+# The device tool brings back a few files only: everything in one archive
+# (the report, the logs, every trace), listed beside it.
+tar -czf "$out.tar.gz" -C "$out" . && rm -rf "$out"/* && mv "$out.tar.gz" "$out/results.tar.gz"
