@@ -47,7 +47,8 @@ void cp_trust_judge(const cp_trust_in *in, cp_trust *out)
         return;
     }
     for (size_t i = 0; t && i < t->nprocesses; i++)
-        if (strncmp(t->processes[i].why, "cupti unavailable", 17) == 0) {
+        if (strncmp(t->processes[i].why, CP_WHY_CUPTI_UNAVAILABLE,
+                    sizeof CP_WHY_CUPTI_UNAVAILABLE - 1) == 0) {
             distrust(out, "process %u (%.200s) was not traced: %.600s", t->processes[i].pid,
                      t->processes[i].command, t->processes[i].why);
             return;

@@ -26,6 +26,7 @@
 
 #include <cuproof/check.h>
 #include <cuproof/error.h>
+#include <cuproof/trace.h>
 
 #include <cupti.h>
 #include <dlfcn.h>
@@ -317,7 +318,7 @@ EXPORT int InitializeInjection(void)
             /* Another tool holds CUPTI, or the driver refused: say so in the
              * file, which the launcher turns into a tool error. */
             char why[600];
-            snprintf(why, sizeof why, "cupti unavailable: %s", cp_last_error());
+            snprintf(why, sizeof why, CP_WHY_CUPTI_UNAVAILABLE ": %s", cp_last_error());
             cp_cupti_enable(inj.kinds, inj.nkinds, false);
             write_mark(why, 0);
             if (inj.w.out)

@@ -79,6 +79,11 @@ typedef struct cp_activity {
 
 /* One traced process of a program run under `cuproof exec`: its records
  * carry its index in cp_trace.processes. */
+/* The start of an end record's reason when the process could not have
+ * CUPTI (another tool held it): the injection library writes it and the
+ * trust rule (trust.h) reads it, so that the two cannot drift apart. */
+#define CP_WHY_CUPTI_UNAVAILABLE "cupti unavailable"
+
 typedef struct cp_process {
     uint32_t pid, ppid;
     char host[64];
@@ -87,7 +92,7 @@ typedef struct cp_process {
      * process that died, or left by _exit, is truncated after last_ns. */
     bool ended;
     /* The end record's reason: "exit", or why the process was not traced
-     * ("cupti unavailable: ..."); "" when it did not end. */
+     * (CP_WHY_CUPTI_UNAVAILABLE ": ..."); "" when it did not end. */
     char why[160];
     uint64_t last_ns;  /* the last time its trace accounts for (CUPTI's clock) */
     uint64_t dropped;  /* records CUPTI dropped in it */
