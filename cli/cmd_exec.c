@@ -182,10 +182,24 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
     printf("cuproof exec: %zu process%s traced, %u kernels, %u copies, %u memsets; span %.3f ms\n",
            info->nfiles, info->nfiles == 1 ? "" : "es", m->kernels, m->copies, m->memsets,
            (double)m->span_ns / 1e6);
-    printf("  copies overlapped kernels for %.1f%% of copy time; up to %u kernels at once "
-           "(mean %.2f); idle %.3f ms, largest gap %.3f ms\n",
+    bool several = m->devices > 1;
+    printf("  copies overlapped kernels for %.1f%% of copy time; up to %u kernel%s at once%s "
+           "(mean %.2f); idle %.3f ms%s, largest gap %.3f ms\n",
            m->copy_kernel_overlap_ratio * 100, m->peak_concurrent_kernels,
-           m->mean_concurrent_kernels, (double)m->idle_ns / 1e6, (double)m->largest_gap_ns / 1e6);
+           m->peak_concurrent_kernels == 1 ? "" : "s", several ? " on one GPU" : "",
+           m->mean_concurrent_kernels, (double)m->idle_ns / 1e6,
+           several ? " summed over GPUs" : "", (double)m->largest_gap_ns / 1e6);
+    /* Overlap and concurrency happen on one device: with several, each
+     * device's own figures (the line above is their summary). */
+    for (uint32_t i = 0; m->devices > 1 && m->device_metrics && i < m->devices; i++) {
+        const cp_device_metrics *d = &m->device_metrics[i];
+        printf("  GPU %u: copies overlapped kernels for %.1f%% of its copy time; up to %u "
+               "kernel%s at once (mean %.2f); idle %.3f ms, largest gap %.3f ms\n",
+               d->device, d->copy_kernel_overlap_ratio * 100, d->peak_concurrent_kernels,
+               d->peak_concurrent_kernels == 1 ? "" : "s",
+               d->mean_concurrent_kernels, (double)d->idle_ns / 1e6,
+               (double)d->largest_gap_ns / 1e6);
+    }
     for (size_t i = 0; i < m->nfindings; i++)
         printf("  finding %s: %s\n", m->findings[i].name, m->findings[i].message);
     for (size_t i = 0; i < v->trace.nprocesses; i++)

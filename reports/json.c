@@ -129,6 +129,30 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
             add_num(b, g, "memsets", m->graphs[i].memsets);
         }
     }
+    /* 1.5: each device's own metrics (the program's above are their
+     * summary: DESIGN.md, "Devices"). */
+    cJSON *devices = m->device_metrics ? add_arr(b, o, "per_device") : NULL;
+    for (uint32_t i = 0; devices && i < m->devices; i++) {
+        const cp_device_metrics *d = &m->device_metrics[i];
+        cJSON *j = push_obj(b, devices);
+        if (!j)
+            return;
+        add_num(b, j, "device", d->device);
+        add_num(b, j, "span_ns", (double)d->span_ns);
+        add_num(b, j, "kernel_busy_ns", (double)d->kernel_busy_ns);
+        add_num(b, j, "copy_busy_ns", (double)d->copy_busy_ns);
+        add_num(b, j, "copy_kernel_overlap_ns", (double)d->copy_kernel_overlap_ns);
+        add_num(b, j, "copy_kernel_overlap_ratio", d->copy_kernel_overlap_ratio);
+        add_num(b, j, "h2d_d2h_overlap_ns", (double)d->h2d_d2h_overlap_ns);
+        add_num(b, j, "peak_concurrent_kernels", d->peak_concurrent_kernels);
+        add_num(b, j, "mean_concurrent_kernels", d->mean_concurrent_kernels);
+        add_num(b, j, "idle_ns", (double)d->idle_ns);
+        add_num(b, j, "largest_gap_ns", (double)d->largest_gap_ns);
+        add_num(b, j, "gaps_over_threshold", d->gaps_over_threshold);
+        add_num(b, j, "ideal_ns", (double)d->ideal_ns);
+        add_num(b, j, "efficiency", d->efficiency);
+        add_str(b, j, "bound", d->bound);
+    }
     cJSON *findings = add_arr(b, o, "findings");
     for (size_t i = 0; i < m->nfindings; i++) {
         cJSON *f = push_obj(b, findings);
@@ -300,9 +324,9 @@ cJSON *cp_report_to_json(const cp_report *r)
     /* 1.1: timing samples and clocks per variant, the GPU's UUID and the
      * host's CPU in the environment; 1.2: a headline per case, essential
      * and origin per check, and replay; 1.3: the baseline variant per
-     * case, graph metrics and a variant's graphs; 1.4: records_streamed
-     * (readers of 1.0 ignore them). */
-    add_str(&b, root, "schema_version", "1.4");
+     * case, graph metrics and a variant's graphs; 1.4: records_streamed;
+     * 1.5: per_device metrics (readers of 1.0 ignore them). */
+    add_str(&b, root, "schema_version", "1.5");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

@@ -31,6 +31,21 @@ static inline void expect_same_metrics(const cp_metrics *a, const cp_metrics *b,
     for (size_t i = 0; i < a->ngraphs; i++)
         cr_expect(memcmp(&a->graphs[i], &b->graphs[i], sizeof a->graphs[i]) == 0,
                   "%s: graph %zu", how, i);
+    cr_assert_eq(a->devices, b->devices, "%s: devices", how);
+    for (uint32_t i = 0; a->device_metrics && i < a->devices; i++) {
+        const cp_device_metrics *x = &a->device_metrics[i], *y = &b->device_metrics[i];
+        cr_assert_not_null(b->device_metrics, "%s: per-device metrics", how);
+        cr_expect(x->device == y->device && x->span_ns == y->span_ns &&
+                      x->kernel_busy_ns == y->kernel_busy_ns && x->copy_busy_ns == y->copy_busy_ns &&
+                      x->copy_kernel_overlap_ns == y->copy_kernel_overlap_ns &&
+                      x->h2d_d2h_overlap_ns == y->h2d_d2h_overlap_ns &&
+                      x->peak_concurrent_kernels == y->peak_concurrent_kernels &&
+                      x->mean_concurrent_kernels == y->mean_concurrent_kernels &&
+                      x->idle_ns == y->idle_ns && x->largest_gap_ns == y->largest_gap_ns &&
+                      x->gaps_over_threshold == y->gaps_over_threshold &&
+                      x->ideal_ns == y->ideal_ns && x->efficiency == y->efficiency,
+                  "%s: device %u's metrics differ", how, x->device);
+    }
     cr_assert_eq(a->nfindings, b->nfindings, "%s: findings", how);
     for (size_t i = 0; i < a->nfindings; i++) {
         cr_expect_str_eq(a->findings[i].name, b->findings[i].name, "%s", how);

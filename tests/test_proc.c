@@ -519,7 +519,15 @@ Test(proc, merged_processes_keep_their_lanes)
     cr_expect_eq(m.nlanes, 4, "(device, process, context, stream) keys");
     cr_expect_eq(m.devices, 2);
     cr_expect_eq(m.kernels, 5);
-    cr_expect_eq(m.peak_concurrent_kernels, 3, "kernels of three processes at once");
+    /* Three processes ran kernels at once, but on two devices: device 0
+     * ran two at once (processes 0 and 1), device 1 one. Concurrency is
+     * per device, and the program's peak is the largest device's. */
+    cr_expect_eq(m.peak_concurrent_kernels, 2, "the largest per-device peak, not 3 across devices");
+    cr_assert_not_null(m.device_metrics);
+    cr_expect_eq(m.device_metrics[0].device, 0);
+    cr_expect_eq(m.device_metrics[0].peak_concurrent_kernels, 2);
+    cr_expect_eq(m.device_metrics[1].device, 1);
+    cr_expect_eq(m.device_metrics[1].peak_concurrent_kernels, 1);
     size_t shared = 0;
     for (size_t i = 0; i < m.nlanes; i++)
         shared += m.lanes[i].device == 0 && m.lanes[i].context == 1 && m.lanes[i].stream == 13;

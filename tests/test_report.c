@@ -150,7 +150,7 @@ Test(report, json_has_every_contract_field)
     cr_expect_str_eq(get(timing, "clock")->valuestring, "CLOCK_MONOTONIC");
     cr_expect_eq(get(get(v, "clocks_before"), "sm_mhz")->valueint, 1980);
     cr_expect_str_eq(get(get(v, "clocks_after"), "reason")->valuestring, "NVML unavailable");
-    cr_expect_str_eq(get(root, "schema_version")->valuestring, "1.4");
+    cr_expect_str_eq(get(root, "schema_version")->valuestring, "1.5");
     get(get(root, "environment"), "gpu_uuid");
     get(get(root, "environment"), "cpu_model");
     const cJSON *tr = get(v, "trace");
@@ -163,6 +163,17 @@ Test(report, json_has_every_contract_field)
         get(tr, mf[i]);
     cr_expect_eq(get(tr, "peak_concurrent_kernels")->valueint, 2);
     cr_expect_eq(cJSON_GetArraySize(get(tr, "streams")), 3);
+    /* 1.5: each device's own metrics; this trace has one device, whose
+     * figures are the program's. */
+    const cJSON *pd = get(tr, "per_device");
+    cr_assert_eq(cJSON_GetArraySize(pd), get(tr, "devices")->valueint);
+    const cJSON *d0 = cJSON_GetArrayItem(pd, 0);
+    cr_expect_eq(get(d0, "peak_concurrent_kernels")->valueint, 2);
+    cr_expect_eq(get(d0, "kernel_busy_ns")->valuedouble, get(tr, "kernel_busy_ns")->valuedouble);
+    cr_expect_eq(get(d0, "copy_kernel_overlap_ratio")->valuedouble,
+                 get(tr, "copy_kernel_overlap_ratio")->valuedouble);
+    get(d0, "idle_ns");
+    get(d0, "efficiency");
     const cJSON *f = cJSON_GetArrayItem(get(tr, "findings"), 0);
     cr_expect_str_eq(get(f, "name")->valuestring, "cuda_memcpy_async");
     const cJSON *sr = cJSON_GetArrayItem(get(v, "series"), 0);

@@ -585,3 +585,111 @@ Test(timeline, graph_ids_repeat_across_processes)
     cr_expect_eq(m.graph_launches, 2);
     cr_expect_eq(m.graph_busy_ns, 10);
 }
+
+/* A kernel on (device, stream) over [s, e). */
+static void dev_kernel(uint32_t device, uint32_t stream, uint64_t s, uint64_t e)
+{
+    cp_activity a = {.kind = CP_ACT_KERNEL, .start = s, .end = e, .device = device,
+                     .context = device + 1, .stream = stream, .name = "k"};
+    cr_assert_geq(cp_trace_add(&t, &a), 0);
+}
+
+static void dev_copy(uint32_t device, uint32_t stream, uint64_t s, uint64_t e)
+{
+    cp_activity a = {.kind = CP_ACT_MEMCPY, .start = s, .end = e, .device = device,
+                     .context = device + 1, .stream = stream, .copy_dir = CP_COPY_HTOD,
+                     .bytes = 4096, .async = true, .src = CP_MEM_PINNED, .dst = CP_MEM_DEVICE,
+                     .name = "memcpy"};
+    cr_assert_geq(cp_trace_add(&t, &a), 0);
+}
+
+/* Concurrency is per device: two kernels at once on GPU 0 and two on GPU
+ * 1, all four over [0,100), are at most 2 kernels at once, not 4; the
+ * mirror image (the devices swapped) gives the same; both devices busy
+ * the whole time count 200 ns of kernel device-time, and the time on
+ * several devices is the 100 ns they shared. */
+Test(timeline, concurrency_is_per_device)
+{
+    for (int mirror = 0; mirror < 2; mirror++) {
+        cp_metrics_free(&m);
+        cp_trace_free(&t);
+        cp_trace_init(&t);
+        uint32_t a = (uint32_t)mirror, b = 1 - (uint32_t)mirror;
+        dev_kernel(a, 1, 0, 100);
+        dev_kernel(a, 2, 0, 100);
+        dev_kernel(b, 1, 0, 100);
+        dev_kernel(b, 2, 0, 100);
+        analyse();
+        cr_expect_eq(m.devices, 2);
+        cr_expect_eq(m.peak_concurrent_kernels, 2, "mirror %d: per device, not 4 across", mirror);
+        cr_expect_float_eq(m.mean_concurrent_kernels, 2.0, 1e-12);
+        cr_expect_eq(m.kernel_busy_ns, 200, "device-time: 100 ns on each");
+        cr_expect_eq(m.multi_device_ns, 100);
+        cr_assert_not_null(m.device_metrics);
+        for (int d = 0; d < 2; d++) {
+            cr_expect_eq(m.device_metrics[d].device, (uint32_t)d);
+            cr_expect_eq(m.device_metrics[d].peak_concurrent_kernels, 2);
+            cr_expect_eq(m.device_metrics[d].kernel_busy_ns, 100);
+        }
+        cr_expect_null(cp_metrics_finding(&m, "serialized_streams"));
+    }
+}
+
+/* Overlap is per device: a copy on GPU 1 [0,100) while only GPU 0 runs a
+ * kernel [0,100) overlaps nothing (ratio 0, where a sweep over all devices
+ * said 1.0); the mirror image the same; then a kernel on GPU 1 over
+ * [50,100) gives that copy 50 of its 100 ns, ratio 0.5, all of it on GPU 1. */
+Test(timeline, copy_kernel_overlap_is_per_device)
+{
+    for (int mirror = 0; mirror < 2; mirror++) {
+        cp_metrics_free(&m);
+        cp_trace_free(&t);
+        cp_trace_init(&t);
+        uint32_t k = (uint32_t)mirror, c = 1 - (uint32_t)mirror;
+        dev_kernel(k, 1, 0, 100);
+        dev_copy(c, 2, 0, 100);
+        analyse();
+        cr_expect_eq(m.copy_kernel_overlap_ns, 0, "mirror %d: a copy engine of one GPU and "
+                                                  "an SM of another share nothing", mirror);
+        cr_expect_eq(m.copy_kernel_overlap_ratio, 0.0);
+        cr_expect_eq(m.device_metrics[c].copy_busy_ns, 100);
+        cr_expect_eq(m.device_metrics[k].copy_busy_ns, 0);
+
+        dev_kernel(c, 3, 50, 100);
+        cp_metrics_free(&m);
+        analyse();
+        cr_expect_eq(m.copy_kernel_overlap_ns, 50);
+        cr_expect_float_eq(m.copy_kernel_overlap_ratio, 0.5, 1e-12);
+        cr_expect_eq(m.device_metrics[c].copy_kernel_overlap_ns, 50);
+        cr_expect_float_eq(m.device_metrics[c].copy_kernel_overlap_ratio, 0.5, 1e-12);
+        cr_expect_eq(m.device_metrics[k].copy_kernel_overlap_ns, 0);
+    }
+}
+
+/* Idle time and gaps are per device, inside each device's own span: GPU 0
+ * works [0,100) and [300,400) (a 200 ns gap), GPU 1 works [100,300) with
+ * no gap. A sweep over all devices saw no idle time at all; per device,
+ * GPU 0 sat idle 200 ns and GPU 1 never (its time before 100 and after
+ * 300 is outside its span). The ideal time is the largest device's: GPU 0
+ * and GPU 1 each need 200 ns of kernel time at one kernel at once. */
+Test(timeline, idle_time_and_gaps_are_per_device)
+{
+    dev_kernel(0, 1, 0, 100);
+    dev_kernel(0, 1, 300, 400);
+    dev_kernel(1, 1, 100, 300);
+    cp_timeline_opts o = {.max_concurrent_kernels = 1, .gap_threshold_ns = 150};
+    cr_assert_eq(cp_timeline_analyse(&t, &o, &m), 0);
+    expect_stream_equal(&t, &o, &m);
+    cr_expect_eq(m.span_ns, 400);
+    cr_expect_eq(m.idle_ns, 200);
+    cr_expect_eq(m.largest_gap_ns, 200);
+    cr_expect_eq(m.gaps_over_threshold, 1);
+    cr_expect_not_null(cp_metrics_finding(&m, "gpu_gaps"));
+    cr_expect_eq(m.device_metrics[0].idle_ns, 200);
+    cr_expect_eq(m.device_metrics[0].span_ns, 400);
+    cr_expect_eq(m.device_metrics[1].idle_ns, 0);
+    cr_expect_eq(m.device_metrics[1].span_ns, 200);
+    cr_expect_eq(m.ideal_ns, 200, "the largest device's, not the 400 ns summed over both");
+    cr_expect_float_eq(m.efficiency, 0.5, 1e-12);
+    cr_expect_float_eq(m.device_metrics[1].efficiency, 1.0, 1e-12);
+}

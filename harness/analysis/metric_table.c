@@ -96,6 +96,8 @@ void cp_metrics_free(cp_metrics *m)
     free(m->graphs);
     m->graphs = NULL;
     m->ngraphs = 0;
+    free(m->device_metrics);
+    m->device_metrics = NULL;
 }
 
 const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name)

@@ -139,25 +139,6 @@ uint32_t cp_max_concurrent_kernels(int cc_major, int cc_minor)
     return cc_major >= 5 ? 32 : 16;
 }
 
-/* The ideal time and the resource that bounds it (see cp_metrics). */
-static void ideal_time(cp_metrics *m, uint32_t limit)
-{
-    m->concurrency_limit = limit ? limit : m->peak_concurrent_kernels;
-    uint64_t kernel_ideal =
-        m->concurrency_limit ? m->kernel_sum_ns / m->concurrency_limit : m->kernel_sum_ns;
-    m->ideal_ns = kernel_ideal;
-    m->bound = m->kernels ? "kernels" : "none";
-    if (m->h2d_sum_ns > m->ideal_ns) {
-        m->ideal_ns = m->h2d_sum_ns;
-        m->bound = "h2d copies";
-    }
-    if (m->d2h_sum_ns > m->ideal_ns) {
-        m->ideal_ns = m->d2h_sum_ns;
-        m->bound = "d2h copies";
-    }
-    m->efficiency = m->span_ns ? (double)m->ideal_ns / (double)m->span_ns : 0.0;
-}
-
 int cp__sweep_state_alloc(sweep_state *st, size_t nl, size_t ng)
 {
     st->lane_open = calloc(nl + 1, sizeof *st->lane_open);
@@ -166,8 +147,11 @@ int cp__sweep_state_alloc(sweep_state *st, size_t nl, size_t ng)
     st->device_open = calloc(nl + 1, sizeof *st->device_open);
     st->graph_open = calloc(ng + 1, sizeof *st->graph_open);
     st->graph_since = calloc(ng + 1, sizeof *st->graph_since);
+    st->dev = calloc(nl + 1, sizeof *st->dev);
+    st->dev_out = calloc(nl + 1, sizeof *st->dev_out);
+    st->nlanes = nl;
     return st->lane_open && st->lane_since && st->lane_device && st->device_open &&
-                   st->graph_open && st->graph_since
+                   st->graph_open && st->graph_since && st->dev && st->dev_out
                ? 0
                : CP_ENOMEM;
 }
@@ -180,6 +164,47 @@ void cp__sweep_state_free(sweep_state *st)
     free(st->device_open);
     free(st->graph_open);
     free(st->graph_since);
+    free(st->dev);
+    free(st->dev_out);
+}
+
+/* The segment of device d since its previous event, in which its counts
+ * held: what was in flight adds the segment's length; nothing in flight
+ * is idle time and, past the threshold, a gap. Its first event only starts
+ * its span, so time before its first and after its last work is never
+ * its idle time. */
+static void device_segment(sweep_device *dv, cp_device_metrics *o, uint64_t t, uint64_t threshold)
+{
+    if (!dv->started) {
+        dv->started = true;
+        dv->prev = t;
+        o->span_ns = 0;
+        return;
+    }
+    uint64_t seg = t - dv->prev;
+    if (seg == 0)
+        return;
+    if (dv->kernels > 0) {
+        o->kernel_busy_ns += seg;
+        dv->weighted_kernels += seg * (uint64_t)dv->kernels;
+        if ((uint32_t)dv->kernels > o->peak_concurrent_kernels)
+            o->peak_concurrent_kernels = (uint32_t)dv->kernels;
+    }
+    if (dv->copies > 0)
+        o->copy_busy_ns += seg;
+    if (dv->kernels > 0 && dv->copies > 0)
+        o->copy_kernel_overlap_ns += seg;
+    if (dv->h2d > 0 && dv->d2h > 0)
+        o->h2d_d2h_overlap_ns += seg;
+    if (dv->busy == 0) {
+        o->idle_ns += seg;
+        if (seg > o->largest_gap_ns)
+            o->largest_gap_ns = seg;
+        if (seg > threshold)
+            o->gaps_over_threshold++;
+    }
+    o->span_ns += seg;
+    dv->prev = t;
 }
 
 void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
@@ -187,49 +212,40 @@ void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph,
 {
     cp_metrics *m = st->m;
     /* Between consecutive event times the counts are constant, so each
-     * segment adds its length to whatever is in flight. */
+     * segment adds its length to whatever is in flight: across devices,
+     * only the time with several busy and graph-launched time. */
     uint64_t seg = t - st->prev;
     if (seg > 0) {
-        if (st->kernels > 0) {
-            m->kernel_busy_ns += seg;
-            st->weighted_kernels += seg * (uint64_t)st->kernels;
-            if ((uint32_t)st->kernels > m->peak_concurrent_kernels)
-                m->peak_concurrent_kernels = (uint32_t)st->kernels;
-        }
-        if (st->copies > 0)
-            m->copy_busy_ns += seg;
-        if (st->kernels > 0 && st->copies > 0)
-            m->copy_kernel_overlap_ns += seg;
-        if (st->h2d > 0 && st->d2h > 0)
-            m->h2d_d2h_overlap_ns += seg;
         if (st->devices_busy > 1)
             m->multi_device_ns += seg;
         if (st->graphs_busy > 0)
             m->graph_busy_ns += seg;
-        if (st->busy == 0) {
-            m->idle_ns += seg;
-            if (seg > m->largest_gap_ns)
-                m->largest_gap_ns = seg;
-            if (seg > m->gap_threshold_ns)
-                m->gaps_over_threshold++;
-        }
         st->prev = t;
     }
+    /* Everything else on the event's own device. */
+    uint32_t di = st->lane_device[lane];
+    sweep_device *dv = &st->dev[di];
+    device_segment(dv, &st->dev_out[di], t, m->gap_threshold_ns);
     long d = is_start ? 1 : -1;
-    st->busy += d;
+    uint64_t signed_t = is_start ? (uint64_t)0 - t : t; /* sum of ends minus starts */
+    dv->busy += d;
     if (kind == CP_ACT_KERNEL) {
-        st->kernels += d;
+        dv->kernels += d;
+        dv->kernel_sum += signed_t;
     } else if (kind == CP_ACT_MEMCPY) {
-        st->copies += d;
-        if (dir == CP_COPY_HTOD)
-            st->h2d += d;
-        else if (dir == CP_COPY_DTOH)
-            st->d2h += d;
+        dv->copies += d;
+        if (dir == CP_COPY_HTOD) {
+            dv->h2d += d;
+            dv->h2d_sum += signed_t;
+        } else if (dir == CP_COPY_DTOH) {
+            dv->d2h += d;
+            dv->d2h_sum += signed_t;
+        }
     }
     /* Per-lane busy time: count this lane's open intervals and add the time
      * from its first opening to its last closing. */
     int32_t *open = &st->lane_open[lane];
-    int32_t *device = &st->device_open[st->lane_device[lane]];
+    int32_t *device = &st->device_open[di];
     if (is_start) {
         if ((*open)++ == 0) {
             st->lane_since[lane] = t;
@@ -251,18 +267,73 @@ void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph,
     }
 }
 
+/* A device's ideal time (see cp_metrics) and the resource that bounds it;
+ * `limit` 0 lets the device's own peak stand in for its concurrency. */
+static void device_ideal(cp_device_metrics *o, uint32_t limit)
+{
+    uint32_t lim = limit ? limit : o->peak_concurrent_kernels;
+    o->ideal_ns = lim ? o->kernel_sum_ns / lim : o->kernel_sum_ns;
+    o->bound = o->kernel_sum_ns ? "kernels" : "none";
+    if (o->h2d_sum_ns > o->ideal_ns) {
+        o->ideal_ns = o->h2d_sum_ns;
+        o->bound = "h2d copies";
+    }
+    if (o->d2h_sum_ns > o->ideal_ns) {
+        o->ideal_ns = o->d2h_sum_ns;
+        o->bound = "d2h copies";
+    }
+    o->efficiency = o->span_ns ? (double)o->ideal_ns / (double)o->span_ns : 0.0;
+}
+
 void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t max_concurrent,
                       copy_counts copies, long legacy_serialised)
 {
     cp_metrics *m = st->m;
     m->span_ns = last - first;
+    for (size_t j = 0; j < st->nlanes; j++)
+        st->dev_out[st->lane_device[j]].device = st->lanes[j].device;
+    /* Each device's own figures, then the program's as their summary. */
+    uint64_t weighted = 0;
+    m->concurrency_limit = 0;
+    m->ideal_ns = 0;
+    m->bound = m->kernels ? "kernels" : "none";
+    for (uint32_t i = 0; i < m->devices; i++) {
+        cp_device_metrics *o = &st->dev_out[i];
+        const sweep_device *dv = &st->dev[i];
+        o->kernel_sum_ns = dv->kernel_sum;
+        o->h2d_sum_ns = dv->h2d_sum;
+        o->d2h_sum_ns = dv->d2h_sum;
+        o->copy_kernel_overlap_ratio =
+            o->copy_busy_ns ? (double)o->copy_kernel_overlap_ns / (double)o->copy_busy_ns : 0.0;
+        o->mean_concurrent_kernels =
+            o->kernel_busy_ns ? (double)dv->weighted_kernels / (double)o->kernel_busy_ns : 0.0;
+        device_ideal(o, max_concurrent);
+        m->kernel_busy_ns += o->kernel_busy_ns;
+        m->copy_busy_ns += o->copy_busy_ns;
+        m->copy_kernel_overlap_ns += o->copy_kernel_overlap_ns;
+        m->h2d_d2h_overlap_ns += o->h2d_d2h_overlap_ns;
+        m->idle_ns += o->idle_ns;
+        m->gaps_over_threshold += o->gaps_over_threshold;
+        weighted += dv->weighted_kernels;
+        if (o->peak_concurrent_kernels > m->peak_concurrent_kernels)
+            m->peak_concurrent_kernels = o->peak_concurrent_kernels;
+        if (o->largest_gap_ns > m->largest_gap_ns)
+            m->largest_gap_ns = o->largest_gap_ns;
+        if (o->ideal_ns > m->ideal_ns || i == 0) {
+            m->ideal_ns = o->ideal_ns;
+            m->bound = o->bound;
+        }
+    }
+    m->concurrency_limit = max_concurrent ? max_concurrent : m->peak_concurrent_kernels;
+    m->efficiency = m->span_ns ? (double)m->ideal_ns / (double)m->span_ns : 0.0;
     m->copy_kernel_overlap_ratio =
         m->copy_busy_ns ? (double)m->copy_kernel_overlap_ns / (double)m->copy_busy_ns : 0.0;
     m->mean_concurrent_kernels =
-        m->kernel_busy_ns ? (double)st->weighted_kernels / (double)m->kernel_busy_ns : 0.0;
+        m->kernel_busy_ns ? (double)weighted / (double)m->kernel_busy_ns : 0.0;
+    m->device_metrics = st->dev_out;
+    st->dev_out = NULL;
     for (size_t i = 0; i < m->ngraphs; i++)
         m->graph_launches += m->graphs[i].launches;
-    ideal_time(m, max_concurrent);
     derive_findings(m, copies, legacy_serialised);
 }
 

@@ -16,14 +16,31 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* One device's own sweep: overlap, concurrency, idle time and gaps
+ * happen on one device (a copy engine of GPU 1 and an SM of GPU 0 share
+ * nothing), so each device keeps its counts in flight and the time they
+ * held, from its own first event to its own last. */
+typedef struct sweep_device {
+    long kernels, copies, h2d, d2h, busy;
+    bool started;
+    uint64_t prev; /* its last event */
+    uint64_t weighted_kernels;
+    /* Summed interval times as the sum of ends minus the sum of starts
+     * (modulo 2^64, exact once every interval has ended). */
+    uint64_t kernel_sum, h2d_sum, d2h_sum;
+} sweep_device;
+
 /* The counts in flight, and the per-lane, per-device and per-graph state
  * that turns opening and closing into busy time. */
 typedef struct sweep_state {
     cp_metrics *m;
-    /* graphs_busy: graph-launched intervals in flight. */
-    long kernels, copies, h2d, d2h, busy, devices_busy, graphs_busy;
-    uint64_t weighted_kernels;
+    /* devices_busy: devices with work in flight; graphs_busy:
+     * graph-launched intervals in flight. */
+    long devices_busy, graphs_busy;
     uint64_t prev; /* the time of the last event applied */
+    size_t nlanes;
+    sweep_device *dev;          /* per device, numbered 0.. in lane order */
+    cp_device_metrics *dev_out; /* per device; handed to m at the finish */
     cp_lane *lanes;
     int32_t *lane_open;
     uint64_t *lane_since;
@@ -48,7 +65,9 @@ void cp__sweep_state_free(sweep_state *st);
 void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
                      uint8_t kind, uint8_t dir);
 
-/* After the last event: span, ratios, the ideal time and the findings
+/* After the last event: each device's metrics, the program's as their
+ * summary (sums of device time, the largest peak and gap, the largest
+ * device's ideal time: DESIGN.md, "Devices"), span, ratios and the findings
  * (legacy_serialised: the count for default_stream_serialization, from
  * whichever analysis counted it). */
 typedef struct copy_counts {

@@ -27,20 +27,20 @@ extern "C" {
  */
 #define CP_METRIC_MAP(XX)                                                                     \
     XX(span_ns, U64, "Span", "ns", "first activity start to last activity end")                     \
-    XX(kernel_busy_ns, U64, "Kernel busy time", "ns", "length of the union of kernel intervals")                \
-    XX(copy_busy_ns, U64, "Copy busy time", "ns", "length of the union of copy intervals")                    \
-    XX(copy_kernel_overlap_ns, U64, "Copy and kernel overlap", "ns", "time with at least one copy and one kernel in flight") \
+    XX(kernel_busy_ns, U64, "Kernel busy time", "ns", "per device, the length of the union of its kernel intervals; summed over devices")                \
+    XX(copy_busy_ns, U64, "Copy busy time", "ns", "per device, the length of the union of its copy intervals; summed over devices")                    \
+    XX(copy_kernel_overlap_ns, U64, "Copy and kernel overlap", "ns", "time with a copy and a kernel in flight on the same device, summed over devices") \
     XX(copy_kernel_overlap_ratio, DOUBLE, "Copy time overlapping kernels", "ratio",                                           \
        "copy_kernel_overlap_ns / copy_busy_ns (0 when no copies)")                           \
     XX(h2d_d2h_overlap_ns, U64, "Both copy directions at once", "ns",                                                        \
-       "time with a host-to-device and a device-to-host copy in flight")                     \
+       "time with a host-to-device and a device-to-host copy in flight on the same device, summed over devices")                     \
     XX(devices, U32, "Devices", "devices", "devices with work in the trace")                            \
     XX(multi_device_ns, U64, "Time on several devices", "ns", "time with work on two or more devices at once")         \
-    XX(peak_concurrent_kernels, U32, "Most kernels at once", "kernels", "most kernels in flight at once")            \
+    XX(peak_concurrent_kernels, U32, "Most kernels at once", "kernels", "most kernels in flight at once on one device")            \
     XX(mean_concurrent_kernels, DOUBLE, "Mean kernels at once", "kernels",                                           \
-       "time-weighted mean of kernels in flight while any is")                               \
-    XX(idle_ns, U64, "GPU idle time", "ns", "time inside the span with nothing in flight")                    \
-    XX(largest_gap_ns, U64, "Longest idle gap", "ns", "the longest time inside the span with nothing in flight") \
+       "time-weighted mean of the kernels in flight on a device while any is, over every device")                               \
+    XX(idle_ns, U64, "GPU idle time", "ns", "per device, the time inside its own span (its first start to its last end) with nothing in flight on it; summed over devices")                    \
+    XX(largest_gap_ns, U64, "Longest idle gap", "ns", "the longest such idle time on any one device") \
     XX(kernels, U32, "Kernels", "kernels", "kernel records")                                            \
     XX(copies, U32, "Copies", "copies", "copy records")                                                \
     XX(memsets, U32, "Memsets", "memsets", "memset records")                                            \
@@ -52,10 +52,10 @@ extern "C" {
     XX(kernel_sum_ns, U64, "Summed kernel time", "ns", "summed kernel time")                                       \
     XX(concurrency_limit, U32, "Concurrent-kernel limit", "kernels", "kernels the device runs at once at most")         \
     XX(ideal_ns, U64, "Ideal time", "ns",                                                                  \
-       "the largest of h2d_sum_ns, d2h_sum_ns and kernel_sum_ns / concurrency_limit")        \
+       "per device the largest of its summed host-to-device copy time, device-to-host copy time and kernel time / concurrency_limit; the largest device's")        \
     XX(efficiency, DOUBLE, "Efficiency", "ratio", "ideal_ns / span_ns")                                    \
     XX(gap_threshold_ns, U64, "Idle gap threshold", "ns", "idle gaps longer than this count as gpu_gaps")          \
-    XX(gaps_over_threshold, U32, "Long idle gaps", "gaps", "idle gaps longer than gap_threshold_ns") \
+    XX(gaps_over_threshold, U32, "Long idle gaps", "gaps", "idle gaps on any device longer than gap_threshold_ns") \
     XX(graph_launches, U32, "Graph launches", "launches",                                           \
        "distinct CUDA graph launches that ran device work (graph id and launch correlation)")  \
     XX(graph_busy_ns, U64, "Graph busy time", "ns", "length of the union of graph-launched device intervals")
@@ -119,6 +119,28 @@ typedef struct cp_timeline_opts {
     uint64_t gap_threshold_ns;
 } cp_timeline_opts;
 
+/* One device's own metrics: overlap, concurrency, idle time and gaps
+ * happen on one device, so they are measured per device first; the
+ * program's figures in cp_metrics are their summary (DESIGN.md,
+ * "Devices"). The time is the device's own: from its first start to its
+ * last end. */
+typedef struct cp_device_metrics {
+    uint32_t device;
+    uint64_t span_ns; /* its first start to its last end */
+    uint64_t kernel_busy_ns, copy_busy_ns;
+    uint64_t copy_kernel_overlap_ns; /* a copy and a kernel in flight on it */
+    double copy_kernel_overlap_ratio;
+    uint64_t h2d_d2h_overlap_ns;
+    uint32_t peak_concurrent_kernels;
+    double mean_concurrent_kernels;
+    uint64_t idle_ns, largest_gap_ns; /* nothing in flight on it, inside its span */
+    uint32_t gaps_over_threshold;
+    uint64_t kernel_sum_ns, h2d_sum_ns, d2h_sum_ns;
+    uint64_t ideal_ns; /* as cp_metrics' ideal, over its own work */
+    double efficiency; /* ideal_ns / span_ns */
+    const char *bound;
+} cp_device_metrics;
+
 typedef struct cp_metrics {
     uint64_t span_ns;
     uint64_t kernel_busy_ns, copy_busy_ns;
@@ -153,6 +175,9 @@ typedef struct cp_metrics {
     size_t nlanes;
     cp_graph *graphs; /* sorted by (process, graph_id); owned */
     size_t ngraphs;
+    /* One entry per device with work (`devices` of them), in device order;
+     * owned; NULL when there is none. */
+    cp_device_metrics *device_metrics;
     cp_finding findings[CP_MAX_FINDINGS];
     size_t nfindings;
 } cp_metrics;
