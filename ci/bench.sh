@@ -6,7 +6,8 @@
 # time of 1M device records exported as a Chrome trace and as Perfetto's
 # protobuf, alone and with the API calls that launched them,
 # trace-size.json and trace-size-launches.json; and the streaming path on
-# 1M, 3M and 10M records, stream-N.json.
+# 1M, 3M and 10M records, stream-N.json; and the merge of 8 ranks of 1M
+# records each, ranks-8x1M.json.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -30,3 +31,18 @@ for n in 1000000 3000000 10000000; do
     ./build/default/stream_bench analyse "$tmp/s.cprec" "bench-out/stream-$n.json"
 done
 rm -f "$tmp/s.cprec"
+# A distributed job's merge (issue 27's goal: 8 ranks x 1M records
+# analysed in under 10 s, peak memory under 1 GB): 8 per-process rec
+# files of one rank and GPU each, judged by `cuproof check DIR` with an
+# unscoped and a device-scoped expectation (so the records are streamed
+# twice) in a fresh process; bench-out/ranks-8x1M.json holds the figures.
+cmake --build --preset default --target cuproof
+mkdir -p "$tmp/ranks"
+./build/default/stream_bench gen-ranks 1000000 8 "$tmp/ranks" > /dev/null
+/usr/bin/time -f '%e %M' -o "$tmp/ranks.time" ./build/default/cuproof check "$tmp/ranks" \
+    --expect 'kernels > 0' --expect 'device(3): peak_concurrent_kernels >= 1' > "$tmp/ranks.out"
+read -r wall rss < "$tmp/ranks.time"
+kernels=$(grep -o 'measured [0-9]* kernels' "$tmp/ranks.out" | head -1 | grep -o '[0-9]*')
+printf '{"ranks": 8, "records_per_rank": 1000000, "kernels": %s, "check_s": %s, "max_rss_kb": %s}\n' \
+    "$kernels" "$wall" "$rss" | tee bench-out/ranks-8x1M.json
+rm -rf "$tmp/ranks"

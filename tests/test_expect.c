@@ -483,3 +483,18 @@ Test(expect, compare_semantics)
     }
     cr_expect_not(cp_expect_compare(1, (cp_expect_op)42, 1));
 }
+
+/* What was measured is written as people read it: counts and times whole
+ * (3198480 kernels, not 3.19848e+06), ratios to six digits. */
+Test(expect, measured_values_are_written_whole_or_to_six_digits)
+{
+    cp_expect_list l = {0};
+    cr_assert_eq(cp_expect_parse("kernels > 0\ncopy_kernel_overlap_ratio > 0.5\n", 1, &l), 0);
+    cp_metrics m = {.kernels = 3198480, .copy_kernel_overlap_ratio = 0.8234567};
+    char measured[128];
+    cr_expect(cp_expect_eval(&l.items[0], &m, measured, sizeof measured));
+    cr_expect_str_eq(measured, "3198480 kernels");
+    cr_expect(cp_expect_eval(&l.items[1], &m, measured, sizeof measured));
+    cr_expect_str_eq(measured, "0.823457 ratio");
+    cp_expect_list_free(&l);
+}

@@ -10,6 +10,10 @@
  *
  *   stream_bench gen N PATH            writes N activity records
  *   stream_bench analyse PATH OUT.json analyses, writes the figures
+ *   stream_bench gen-ranks N R DIR     writes R ranks' per-process files
+ *                                      (DIR/nodeH.PID.proc.cprec), N
+ *                                      activity records each, for the
+ *                                      merge of a distributed job
  */
 #include <cuproof/error.h>
 #include <cuproof/internal/rec.h>
@@ -159,6 +163,85 @@ static int generate(long n, const char *path)
     return 0;
 }
 
+/*
+ * One rank of a distributed training job as the injection library writes
+ * it (a per-process rec file): its own GPU (rank % 4 on node rank / 4),
+ * compute kernels on 32 streams, pinned copies, and an NCCL all-reduce on
+ * a stream of its own every 40th kernel, collective k starting at the
+ * same planned instant on every rank give or take up to 50 us, so that a
+ * merge sees the collectives line up across ranks. Records leave in
+ * completion order, as CUPTI delivers them.
+ */
+static int generate_rank(long n, uint32_t rank, const char *path)
+{
+    cp_rec_writer *w;
+    if (cp_rec_writer_open(&w, path) < 0)
+        return -1;
+    cp_process proc = {.pid = 2000 + rank, .ppid = 1999, .ended = true};
+    snprintf(proc.host, sizeof proc.host, "node%u", rank / 4);
+    snprintf(proc.command, sizeof proc.command, "python3 train.py (rank %u)", rank);
+    if (cp_rec_put_process(w, &proc) < 0)
+        return -1;
+    static const char *compute[] = {"ampere_sgemm_128x64_nn", "vectorized_elementwise_kernel",
+                                    "reduce_kernel", "softmax_warp_forward"};
+    static const char *nccl =
+        "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
+    static pool pl;
+    pl.n = 0;
+    uint32_t device = rank % 4, seed = 777 + rank, correlation = 1, collective = 0;
+    uint64_t t = 1700000000000000000ull, base = t;
+    long written = 0, kernels = 0;
+    while (written < n) {
+        uint32_t r = next(&seed);
+        cp_activity launch = {.kind = CP_ACT_RUNTIME, .start = t, .end = t + 3000 + r % 2000,
+                              .correlation = correlation, .name = "cudaLaunchKernel"};
+        cp_activity a = {.device = device, .context = 1, .stream = 7 + r % 32,
+                         .correlation = correlation, .start = t + 5000 + r % 20000};
+        if (r % 100 < 80) {
+            a.kind = CP_ACT_KERNEL;
+            a.name = compute[r % 4];
+            a.end = a.start + 2000 + next(&seed) % 80000;
+            a.grid[0] = 1 + r % 4096;
+            a.grid[1] = a.grid[2] = 1;
+            a.block[0] = 256;
+            a.block[1] = a.block[2] = 1;
+            if (++kernels % 40 == 0) {
+                uint64_t planned = base + (uint64_t)collective++ * 2000000;
+                a.name = nccl;
+                a.stream = 99;
+                a.start = (planned > t ? planned : t) + next(&seed) % 50000;
+                a.end = a.start + 150000;
+            }
+        } else {
+            a.kind = CP_ACT_MEMCPY;
+            a.copy_dir = r % 2 ? CP_COPY_HTOD : CP_COPY_DTOH;
+            a.src = a.copy_dir == CP_COPY_HTOD ? CP_MEM_PINNED : CP_MEM_DEVICE;
+            a.dst = a.copy_dir == CP_COPY_HTOD ? CP_MEM_DEVICE : CP_MEM_PINNED;
+            a.bytes = (uint64_t)(1 + r % 64) << 16;
+            a.async = true;
+            a.end = a.start + a.bytes / 25;
+            launch.name = "cudaMemcpyAsync";
+        }
+        correlation++;
+        if (cp_rec_put(w, &launch) < 0)
+            return -1;
+        written++;
+        if (pl.n == PENDING && flush_done(w, &pl, UINT64_MAX, &written, n) < 0)
+            return -1;
+        if (written < n)
+            pl.a[pl.n++] = a;
+        t += 1500 + r % 3000;
+        if (flush_done(w, &pl, t, &written, n) < 0)
+            return -1;
+    }
+    cp_process end_of = {.ended = true, .last_ns = t};
+    snprintf(end_of.why, sizeof end_of.why, "exit");
+    cp_rec_end end = {0};
+    if (cp_rec_put_process_end(w, 0, &end_of) < 0 || cp_rec_writer_close(w, &end) < 0)
+        return -1;
+    return 0;
+}
+
 static int analyse(const char *path, const char *out)
 {
     struct stat st;
@@ -216,11 +299,23 @@ int main(int argc, char **argv)
         long n = strtol(argv[2], NULL, 10);
         if (n > 0 && generate(n, argv[3]) == 0)
             return 0;
+    } else if (argc == 5 && strcmp(argv[1], "gen-ranks") == 0) {
+        long n = strtol(argv[2], NULL, 10), ranks = strtol(argv[3], NULL, 10);
+        int rc = n > 0 && ranks > 0 && ranks <= 1024 ? 0 : -1;
+        for (long r = 0; rc == 0 && r < ranks; r++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%.4000s/node%ld.%ld.proc.cprec", argv[4], r / 4, 2000 + r);
+            rc = generate_rank(n, (uint32_t)r, path);
+        }
+        if (rc == 0) {
+            printf("%ld ranks of %ld records in %s\n", ranks, n, argv[4]);
+            return 0;
+        }
     } else if (argc == 4 && strcmp(argv[1], "analyse") == 0) {
         if (analyse(argv[2], argv[3]) == 0)
             return 0;
     } else {
-        fprintf(stderr, "usage: stream_bench gen N PATH | analyse PATH OUT.json\n");
+        fprintf(stderr, "usage: stream_bench gen N PATH | analyse PATH OUT.json | gen-ranks N R DIR\n");
         return 2;
     }
     fprintf(stderr, "stream_bench: %s\n", cp_last_error());
