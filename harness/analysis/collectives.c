@@ -1,0 +1,338 @@
+/*
+ * Collectives matched across ranks, hosts' clocks aligned on their ends,
+ * and the straggler found by arrival (cuproof/collectives.h says the
+ * rules). The kernels are kept as 32-byte entries and sorted twice: by
+ * rank, stream and start to number them, then by collective to match.
+ */
+#include <cuproof/collectives.h>
+
+#include <cuproof/error.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct comm_kernel {
+    uint32_t rank, host, stream;
+    uint32_t comm, seq; /* the collective it is, once numbered */
+    uint64_t start, end;
+} comm_kernel;
+
+struct cp_collectives {
+    comm_kernel *k;
+    size_t n, cap;
+    uint32_t *host_of; /* per rank + 1; 0: not seen */
+    uint32_t nranks, nhosts;
+};
+
+int cp_collectives_new(cp_collectives **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? 0 : cp_failf(CP_ENOMEM, "out of memory");
+}
+
+void cp_collectives_free(cp_collectives *c)
+{
+    if (!c)
+        return;
+    free(c->k);
+    free(c->host_of);
+    free(c);
+}
+
+int cp_collectives_add_rank(cp_collectives *c, uint32_t rank, uint32_t host)
+{
+    if (rank >= c->nranks) {
+        uint32_t n = rank + 1;
+        uint32_t *p = realloc(c->host_of, n * sizeof *p);
+        if (!p)
+            return cp_failf(CP_ENOMEM, "out of memory");
+        memset(p + c->nranks, 0, (n - c->nranks) * sizeof *p);
+        c->host_of = p;
+        c->nranks = n;
+    }
+    if (c->host_of[rank] && c->host_of[rank] != host + 1)
+        return cp_failf(CP_EINVAL, "rank %u is on host %u and on host %u", rank,
+                        c->host_of[rank] - 1, host);
+    c->host_of[rank] = host + 1;
+    if (host >= c->nhosts)
+        c->nhosts = host + 1;
+    return 0;
+}
+
+int cp_collectives_add(cp_collectives *c, uint32_t rank, uint32_t host, uint32_t stream,
+                       uint64_t start, uint64_t end)
+{
+    int rc = cp_collectives_add_rank(c, rank, host);
+    if (rc < 0)
+        return rc;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 256;
+        comm_kernel *p = realloc(c->k, cap * sizeof *p);
+        if (!p)
+            return cp_failf(CP_ENOMEM, "out of memory keeping %zu collectives", c->n);
+        c->k = p;
+        c->cap = cap;
+    }
+    c->k[c->n++] = (comm_kernel){.rank = rank, .host = host, .stream = stream, .start = start,
+                                 .end = end < start ? start : end};
+    return 0;
+}
+
+#define CMP(a, b) ((a) < (b) ? -1 : (a) > (b))
+
+static int by_rank_stream_start(const void *x, const void *y)
+{
+    const comm_kernel *a = x, *b = y;
+    int c = CMP(a->rank, b->rank);
+    if (!c)
+        c = CMP(a->stream, b->stream);
+    if (!c)
+        c = CMP(a->start, b->start);
+    return c;
+}
+
+static int by_collective(const void *x, const void *y)
+{
+    const comm_kernel *a = x, *b = y;
+    int c = CMP(a->comm, b->comm);
+    if (!c)
+        c = CMP(a->seq, b->seq);
+    if (!c)
+        c = CMP(a->rank, b->rank);
+    return c;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return CMP(a, b);
+}
+
+/* The median of n values (sorted in place); 0 for none. */
+static int64_t median(int64_t *v, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_i64);
+    return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
+/* Numbers each rank's kernels: its streams in the order of their first
+ * kernel's start are communicators 0, 1, ...; the k-th kernel of one is
+ * collective (comm, k). */
+static int number(cp_collectives *c)
+{
+    qsort(c->k, c->n, sizeof *c->k, by_rank_stream_start);
+    size_t i = 0;
+    while (i < c->n) {
+        size_t r_end = i;
+        while (r_end < c->n && c->k[r_end].rank == c->k[i].rank)
+            r_end++;
+        /* The rank's streams, each with its first start. */
+        size_t nstreams = 0;
+        for (size_t j = i; j < r_end; j++)
+            nstreams += j == i || c->k[j].stream != c->k[j - 1].stream;
+        int64_t *first = malloc(nstreams * 2 * sizeof *first);
+        if (!first)
+            return cp_failf(CP_ENOMEM, "out of memory");
+        size_t s = 0;
+        for (size_t j = i; j < r_end; j++)
+            if (j == i || c->k[j].stream != c->k[j - 1].stream) {
+                first[2 * s] = (int64_t)c->k[j].start;
+                first[2 * s + 1] = (int64_t)c->k[j].stream;
+                s++;
+            }
+        /* Rank of each stream by first start (few streams: quadratic). */
+        for (size_t j = i, seq = 0; j < r_end; j++) {
+            if (j > i && c->k[j].stream != c->k[j - 1].stream)
+                seq = 0;
+            uint32_t comm = 0;
+            int64_t mine = 0;
+            for (size_t t = 0; t < nstreams; t++)
+                if ((uint32_t)first[2 * t + 1] == c->k[j].stream)
+                    mine = first[2 * t];
+            for (size_t t = 0; t < nstreams; t++)
+                comm += first[2 * t] < mine ||
+                        (first[2 * t] == mine && (uint32_t)first[2 * t + 1] < c->k[j].stream);
+            c->k[j].comm = comm;
+            c->k[j].seq = (uint32_t)seq++;
+        }
+        free(first);
+        i = r_end;
+    }
+    qsort(c->k, c->n, sizeof *c->k, by_collective);
+    return 0;
+}
+
+int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collectives_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ranks = c->nranks;
+    out->hosts = c->nhosts;
+    int rc = number(c);
+    int64_t *a = NULL, *b = NULL, **diffs = NULL, **lags = NULL;
+    size_t *ndiffs = NULL, *nlags = NULL;
+    int64_t *spread_s = NULL, *spread_e = NULL;
+    size_t ngroups = 0;
+    if (rc < 0)
+        return rc;
+    out->hosts_of = calloc(c->nhosts ? c->nhosts : 1, sizeof *out->hosts_of);
+    out->ranks_of = calloc(c->nranks ? c->nranks : 1, sizeof *out->ranks_of);
+    a = malloc((c->nranks + 1) * sizeof *a);
+    b = malloc((c->nranks + 1) * sizeof *b);
+    diffs = calloc(c->nhosts + 1, sizeof *diffs);
+    ndiffs = calloc(c->nhosts + 1, sizeof *ndiffs);
+    lags = calloc(c->nranks + 1, sizeof *lags);
+    nlags = calloc(c->nranks + 1, sizeof *nlags);
+    spread_s = malloc((c->n + 1) * sizeof *spread_s);
+    spread_e = malloc((c->n + 1) * sizeof *spread_e);
+    if (!out->hosts_of || !out->ranks_of || !a || !b || !diffs || !ndiffs || !lags || !nlags ||
+        !spread_s || !spread_e) {
+        rc = cp_failf(CP_ENOMEM, "out of memory matching %zu collectives", c->n);
+        goto out;
+    }
+    for (uint32_t r = 0; r < c->nranks; r++)
+        out->ranks_of[r] = (cp_rank_arrival){.rank = r, .host = c->host_of[r] ? c->host_of[r] - 1 : 0};
+    for (uint32_t h = 0; h < c->nhosts; h++) {
+        out->hosts_of[h].host = h;
+        if (!(diffs[h] = malloc((c->n + 1) * sizeof *diffs[h]))) {
+            rc = cp_failf(CP_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    for (uint32_t r = 0; r < c->nranks; r++)
+        if (!(lags[r] = malloc((c->n + 1) * sizeof *lags[r]))) {
+            rc = cp_failf(CP_ENOMEM, "out of memory");
+            goto out;
+        }
+
+    /* First pass over the collectives: the hosts' differences of ends. */
+    for (size_t i = 0, j; i < c->n; i = j) {
+        for (j = i; j < c->n && c->k[j].comm == c->k[i].comm && c->k[j].seq == c->k[i].seq; j++)
+            ;
+        if (j - i < 2)
+            continue;
+        size_t nref = 0;
+        for (size_t t = i; t < j; t++)
+            if (c->k[t].host == 0)
+                a[nref++] = (int64_t)c->k[t].end;
+        if (!nref)
+            continue;
+        int64_t ref = median(a, nref);
+        for (uint32_t h = 1; h < c->nhosts; h++) {
+            size_t nh = 0;
+            for (size_t t = i; t < j; t++)
+                if (c->k[t].host == h)
+                    b[nh++] = (int64_t)c->k[t].end;
+            if (nh)
+                diffs[h][ndiffs[h]++] = median(b, nh) - ref;
+        }
+    }
+    out->all_aligned = true;
+    out->hosts_of[0].aligned = c->nhosts > 0;
+    for (uint32_t h = 1; h < c->nhosts; h++) {
+        cp_host_offset *o = &out->hosts_of[h];
+        o->shared = (uint32_t)ndiffs[h];
+        if (!ndiffs[h]) {
+            out->all_aligned = false;
+            continue;
+        }
+        int64_t d = median(diffs[h], ndiffs[h]);
+        for (size_t t = 0; t < ndiffs[h]; t++)
+            diffs[h][t] = llabs(diffs[h][t] - d);
+        o->residual_ns = (uint64_t)median(diffs[h], ndiffs[h]);
+        o->offset_ns = -d;
+        o->aligned = true;
+    }
+
+    /* Second pass: arrivals on aligned clocks. */
+    for (size_t i = 0, j; i < c->n; i = j) {
+        for (j = i; j < c->n && c->k[j].comm == c->k[i].comm && c->k[j].seq == c->k[i].seq; j++)
+            ;
+        size_t m = 0;
+        int64_t lo_s = INT64_MAX, hi_s = INT64_MIN, lo_e = INT64_MAX, hi_e = INT64_MIN;
+        size_t last = j;
+        for (size_t t = i; t < j; t++) {
+            const cp_host_offset *o = &out->hosts_of[c->k[t].host];
+            if (!o->aligned)
+                continue;
+            int64_t s = (int64_t)c->k[t].start + o->offset_ns, e = (int64_t)c->k[t].end + o->offset_ns;
+            a[m++] = s;
+            lo_s = s < lo_s ? s : lo_s;
+            lo_e = e < lo_e ? e : lo_e;
+            hi_e = e > hi_e ? e : hi_e;
+            if (s > hi_s) {
+                hi_s = s;
+                last = t;
+            }
+        }
+        if (m < 2)
+            continue;
+        out->matched++;
+        spread_s[ngroups] = hi_s - lo_s;
+        spread_e[ngroups++] = hi_e - lo_e;
+        for (size_t t = i; t < j; t++)
+            if (out->hosts_of[c->k[t].host].aligned)
+                out->ranks_of[c->k[t].rank].collectives++;
+        /* The last one's lag: its start minus the others' median. */
+        size_t no = 0;
+        for (size_t t = i; t < j; t++) {
+            const cp_host_offset *o = &out->hosts_of[c->k[t].host];
+            if (o->aligned && t != last)
+                b[no++] = (int64_t)c->k[t].start + o->offset_ns;
+        }
+        uint32_t r = c->k[last].rank;
+        out->ranks_of[r].arrived_last++;
+        int64_t lag = hi_s - median(b, no);
+        lags[r][nlags[r]++] = lag;
+        out->ranks_of[r].mean_lag_ns += (uint64_t)lag; /* the sum, divided below */
+        if ((uint64_t)lag > out->ranks_of[r].max_lag_ns)
+            out->ranks_of[r].max_lag_ns = (uint64_t)lag;
+    }
+    out->median_start_spread_ns = (uint64_t)median(spread_s, ngroups);
+    out->median_end_spread_ns = (uint64_t)median(spread_e, ngroups);
+    uint32_t best = 0;
+    for (uint32_t r = 0; r < c->nranks; r++) {
+        if (nlags[r])
+            out->ranks_of[r].mean_lag_ns /= nlags[r];
+        out->ranks_of[r].median_lag_ns = (uint64_t)median(lags[r], nlags[r]);
+        if (out->ranks_of[r].arrived_last > out->ranks_of[best].arrived_last)
+            best = r;
+    }
+    uint32_t seen = 0;
+    for (uint32_t r = 0; r < c->nranks; r++)
+        seen += c->host_of[r] != 0;
+    if (seen > 1) {
+        const cp_rank_arrival *s = &out->ranks_of[best];
+        double chance = (double)s->collectives / (double)seen;
+        out->straggler = s->arrived_last >= 3 && 2 * s->arrived_last >= s->collectives &&
+                         (double)s->arrived_last >= 1.5 * chance && s->mean_lag_ns >= min_lag_ns;
+        out->straggler_rank = s->rank;
+        out->straggler_lag_ns = s->median_lag_ns;
+        out->straggler_max_lag_ns = s->max_lag_ns;
+        out->straggler_mean_lag_ns = s->mean_lag_ns;
+    }
+out:
+    free(a);
+    free(b);
+    for (uint32_t h = 0; diffs && h < c->nhosts; h++)
+        free(diffs[h]);
+    for (uint32_t r = 0; lags && r < c->nranks; r++)
+        free(lags[r]);
+    free(diffs);
+    free(ndiffs);
+    free(lags);
+    free(nlags);
+    free(spread_s);
+    free(spread_e);
+    if (rc < 0)
+        cp_collectives_result_free(out);
+    return rc;
+}
+
+void cp_collectives_result_free(cp_collectives_result *r)
+{
+    free(r->hosts_of);
+    free(r->ranks_of);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,112 @@
+/*
+ * The collectives of a distributed program, matched across its ranks: the
+ * two analyses that need them (issue 27) and nothing else.
+ *
+ * Matching. Each rank's communication kernels (NCCL's) run on one stream
+ * per communicator. The k-th kernel of a rank's i-th communication stream
+ * (streams numbered by their first kernel's start) is collective (i, k):
+ * every rank of the communicator runs it, and its ends nearly coincide on
+ * every rank, since none can finish before the last has arrived.
+ *
+ * Clock alignment. Ranks on different hosts stamp their records with
+ * different clocks, which disagree by up to milliseconds. For each host,
+ * the offset to the reference host (host 0) is the median over the
+ * collectives both hosts ran of (the median end on that host minus the
+ * median end on the reference); the residual is the median distance of
+ * those differences from the offset. A host that shares no collective
+ * with the reference is "not aligned": its offset is unknown, and anything
+ * that compares its times with another host's cannot be decided.
+ *
+ * Stragglers. In DDP the all-reduce makes every rank's step as long as the
+ * slowest's, so step times cannot name the slow rank; arrival can. Per
+ * collective, on aligned clocks: the spread of the starts, the rank that
+ * arrived last and its lag (its start minus the median start of the
+ * others). A rank is the straggler when it arrived last at least 3 times,
+ * in at least half of the collectives it ran and at least 1.5 times as
+ * often as chance would have it (1 / the ranks seen: with two ranks, in
+ * three of four), with a mean lag of at least `min_lag_ns`. The mean, not
+ * the median: a rank late once a step by the whole of its delay (DDP's
+ * first bucket; the others' NCCL stream then waits on it) and on time
+ * otherwise has a small median lag but makes the others wait its delay
+ * once a step, which the mean counts.
+ *
+ * Memory grows with the collectives (ranks x communication kernels), not
+ * with the records.
+ */
+#ifndef CUPROOF_COLLECTIVES_H
+#define CUPROOF_COLLECTIVES_H
+
+#include "export.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cp_collectives cp_collectives;
+
+/* Returns 0 or CP_ENOMEM. */
+CP_API int cp_collectives_new(cp_collectives **out);
+
+/* One communication kernel of rank `rank` (0..), on host `host` (0..; 0 is
+ * the reference clock), on its stream `stream`, over [start, end) on that
+ * host's clock. In any order. Returns 0, CP_ENOMEM, or CP_EINVAL for a
+ * rank that was added before with another host. */
+CP_API int cp_collectives_add(cp_collectives *c, uint32_t rank, uint32_t host, uint32_t stream,
+                              uint64_t start, uint64_t end);
+
+/* Declares rank `rank` on host `host` whether or not it ran a collective,
+ * so that a host none of whose ranks did is seen, and reported as not
+ * aligned. Returns as cp_collectives_add. */
+CP_API int cp_collectives_add_rank(cp_collectives *c, uint32_t rank, uint32_t host);
+
+/* Per host: the offset to add to its times to put them on host 0's clock,
+ * the residual, and whether it could be aligned at all. */
+typedef struct cp_host_offset {
+    uint32_t host;
+    bool aligned;           /* false: no collective shared with host 0 */
+    int64_t offset_ns;      /* add to the host's times (0 for host 0) */
+    uint64_t residual_ns;   /* median distance of the matches from the offset */
+    uint32_t shared;        /* collectives it shares with host 0 */
+} cp_host_offset;
+
+/* Per rank: how it arrived at the collectives. */
+typedef struct cp_rank_arrival {
+    uint32_t rank, host;
+    uint32_t collectives;   /* matched collectives it took part in */
+    uint32_t arrived_last;  /* of those, how often it started last */
+    uint64_t median_lag_ns; /* when last: its start minus the others' median */
+    uint64_t mean_lag_ns;   /* the mean of those lags: what the others waited */
+    uint64_t max_lag_ns;    /* the largest such lag */
+} cp_rank_arrival;
+
+typedef struct cp_collectives_result {
+    uint32_t ranks, hosts;
+    uint32_t matched;           /* collectives that two or more ranks ran */
+    cp_host_offset *hosts_of;   /* `hosts` entries, by host */
+    bool all_aligned;
+    cp_rank_arrival *ranks_of;  /* `ranks` entries, by rank */
+    uint64_t median_start_spread_ns, median_end_spread_ns;
+    bool straggler;             /* the rule above found one */
+    uint32_t straggler_rank;
+    uint64_t straggler_lag_ns;  /* its median lag */
+    uint64_t straggler_mean_lag_ns, straggler_max_lag_ns;
+} cp_collectives_result;
+
+/* Matches, aligns and looks for a straggler (rules above), with
+ * `min_lag_ns` the least median lag a straggler shows. Collectives of a
+ * host that cannot be aligned take no part in the arrivals. Returns 0 or
+ * CP_ENOMEM; free the result with cp_collectives_result_free. */
+CP_API int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns,
+                                  cp_collectives_result *out);
+CP_API void cp_collectives_result_free(cp_collectives_result *r);
+CP_API void cp_collectives_free(cp_collectives *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,194 @@
+/*
+ * Collectives matched across ranks (cuproof/collectives.h): hosts' clocks
+ * recovered from a simulated job written with known offsets, a host with
+ * no collective left unaligned, a straggler named by arrival with a
+ * negative control, and the DDP programs recorded on two H100s.
+ */
+#include <cuproof/collectives.h>
+#include <cuproof/error.h>
+#include <cuproof/internal/rec.h>
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t rnd(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+/* A job of `ranks` ranks, 4 to a host, `n` collectives 1 ms apart: each
+ * rank arrives up to 300 us after the planned start (rank `slow` also
+ * `late` ns later in 9 of 10), and every rank ends when the last has
+ * arrived plus 100 us, give or take 3 us; host h's clock reads
+ * offset[h] ahead of host 0's. */
+static cp_collectives *job(uint32_t ranks, uint32_t n, const int64_t *offset, int slow,
+                           uint64_t late)
+{
+    cp_collectives *c;
+    cr_assert_eq(cp_collectives_new(&c), 0);
+    uint32_t seed = 99;
+    uint64_t *arrive = calloc(ranks, sizeof *arrive);
+    cr_assert_not_null(arrive);
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t planned = 1000000000ull + (uint64_t)k * 1000000, latest = 0;
+        for (uint32_t r = 0; r < ranks; r++) {
+            arrive[r] = planned + rnd(&seed) % 300000;
+            if ((int)r == slow && k % 10 != 0)
+                arrive[r] += late;
+            latest = arrive[r] > latest ? arrive[r] : latest;
+        }
+        for (uint32_t r = 0; r < ranks; r++) {
+            uint32_t host = r / 4;
+            uint64_t end = latest + 100000 + rnd(&seed) % 3000;
+            cr_assert_eq(cp_collectives_add(c, r, host, 17, (uint64_t)((int64_t)arrive[r] + offset[host]),
+                                            (uint64_t)((int64_t)end + offset[host])),
+                         0);
+        }
+    }
+    free(arrive);
+    return c;
+}
+
+/* Eight ranks on two hosts, host 1's clock 3.217 ms ahead: the offset is
+ * recovered within 50 us, host 0 needs none, the ends line up again. */
+Test(collectives, clock_offsets_are_recovered_within_50_us)
+{
+    const int64_t offsets[][2] = {{0, 3217000}, {0, -1850333}, {0, 40}};
+    for (size_t i = 0; i < 3; i++) {
+        cp_collectives *c = job(8, 200, offsets[i], -1, 0);
+        cp_collectives_result r;
+        cr_assert_eq(cp_collectives_analyse(c, 100000, &r), 0);
+        cr_expect_eq(r.hosts, 2);
+        cr_expect(r.all_aligned);
+        cr_expect_eq(r.matched, 200);
+        cr_expect_eq(r.hosts_of[0].offset_ns, 0);
+        int64_t err = r.hosts_of[1].offset_ns + offsets[i][1];
+        cr_expect(llabs(err) <= 50000, "offset %lld against %lld: off by %lld ns",
+                  (long long)r.hosts_of[1].offset_ns, (long long)-offsets[i][1], (long long)err);
+        cr_expect_eq(r.hosts_of[1].shared, 200);
+        cr_expect_leq(r.hosts_of[1].residual_ns, 50000);
+        cr_expect_leq(r.median_end_spread_ns, 10000, "ends coincide once aligned: %llu",
+                      (unsigned long long)r.median_end_spread_ns);
+        cr_expect_not(r.straggler, "no rank is slow here");
+        cp_collectives_result_free(&r);
+        cp_collectives_free(c);
+    }
+}
+
+/* A host whose ranks ran no collective cannot be aligned: it says so and
+ * takes no part in the arrivals; host 0's collectives still match. */
+Test(collectives, a_host_without_collectives_is_not_aligned)
+{
+    const int64_t offsets[] = {0, 5000000};
+    cp_collectives *c = job(4, 50, offsets, -1, 0); /* host 0 alone */
+    cr_assert_eq(cp_collectives_add_rank(c, 4, 1), 0); /* host 1: a rank, no collective */
+    cp_collectives_result r;
+    cr_assert_eq(cp_collectives_analyse(c, 100000, &r), 0);
+    cr_expect_eq(r.hosts, 2);
+    cr_expect_not(r.all_aligned);
+    cr_expect_not(r.hosts_of[1].aligned);
+    cr_expect_eq(r.hosts_of[1].shared, 0);
+    cr_expect_eq(r.ranks_of[4].collectives, 0);
+    cr_expect_eq(r.matched, 50);
+    cp_collectives_result_free(&r);
+    cp_collectives_free(c);
+}
+
+/* Rank 2 of 4 arrives 500 us late in 9 collectives of 10: it is named,
+ * with a median lag near 500 us; on time, nobody is (the control). */
+Test(collectives, the_straggler_is_named_by_arrival)
+{
+    const int64_t offsets[] = {0};
+    cp_collectives *c = job(4, 100, offsets, 2, 500000);
+    cp_collectives_result r;
+    cr_assert_eq(cp_collectives_analyse(c, 100000, &r), 0);
+    cr_expect(r.straggler);
+    cr_expect_eq(r.straggler_rank, 2);
+    cr_expect(r.straggler_lag_ns > 300000 && r.straggler_lag_ns < 800000, "lag %llu",
+              (unsigned long long)r.straggler_lag_ns);
+    cr_expect_geq(r.ranks_of[2].arrived_last, 85);
+    cp_collectives_result_free(&r);
+    cp_collectives_free(c);
+
+    c = job(4, 100, offsets, -1, 0);
+    cr_assert_eq(cp_collectives_analyse(c, 100000, &r), 0);
+    cr_expect_not(r.straggler, "rank %u last %u times of %u", r.straggler_rank,
+                  r.ranks_of[r.straggler_rank].arrived_last, r.matched);
+    cp_collectives_result_free(&r);
+    cp_collectives_free(c);
+}
+
+/* Two ranks' matching needs their own rank numbers: a rank seen on two
+ * hosts is refused. */
+Test(collectives, a_rank_on_two_hosts_is_refused)
+{
+    cp_collectives *c;
+    cr_assert_eq(cp_collectives_new(&c), 0);
+    cr_assert_eq(cp_collectives_add(c, 0, 0, 1, 10, 20), 0);
+    cr_expect_eq(cp_collectives_add(c, 0, 1, 1, 30, 40), CP_EINVAL);
+    cr_expect(strstr(cp_last_error(), "rank 0 is on host 0 and on host 1"), "%s", cp_last_error());
+    cp_collectives_free(c);
+}
+
+static int add_nccl(void *ctx, const cp_activity *a)
+{
+    if (a->kind == CP_ACT_KERNEL && a->name && strstr(a->name, "ncclDevKernel"))
+        return cp_collectives_add(ctx, a->process, 0, a->stream, a->start, a->end);
+    return 0;
+}
+
+static cp_collectives_result recorded(const char *mode)
+{
+    char path[512];
+    snprintf(path, sizeof path, CUPROOF_FIXTURES "/exec-h100x2-ddp/%s.cprec", mode);
+    cp_collectives *c;
+    cr_assert_eq(cp_collectives_new(&c), 0);
+    cr_assert_eq(cp_rec_stream(path, NULL, add_nccl, c, NULL, NULL, 0), 0, "%s", cp_last_error());
+    cp_collectives_result r;
+    cr_assert_eq(cp_collectives_analyse(c, 1000000, &r), 0);
+    cp_collectives_free(c);
+    return r;
+}
+
+/* The DDP programs on two H100s (tests/fixtures/exec-h100x2-ddp): with
+ * one rank sleeping 20 ms before each step, that rank arrives last at
+ * almost every collective. Its lag is the 20 ms at a step's first
+ * all-reduce (the others' NCCL stream then waits for it) and the compute
+ * gap at the later ones: the largest lag is over 10 ms and the mean over
+ * 1 ms. Without the sleep the same process is still last at most
+ * collectives, by 0.15 ms (it is the slower of the two by that much), a
+ * mean lag under the 1 ms the rule asks: nobody is named. */
+Test(collectives, the_recorded_ddp_straggler_is_named)
+{
+    cp_collectives_result r = recorded("straggler");
+    cr_expect_geq(r.matched, 70, "matched %u", r.matched);
+    cr_expect(r.straggler, "rank %u last %u of %u, lag %llu", r.straggler_rank,
+              r.ranks_of[r.straggler_rank].arrived_last, r.matched,
+              (unsigned long long)r.straggler_lag_ns);
+    cr_expect_geq(r.straggler_mean_lag_ns, 1000000, "mean lag %llu ns",
+                  (unsigned long long)r.straggler_mean_lag_ns);
+    cr_expect_geq(r.straggler_max_lag_ns, 10000000, "largest lag %llu ns",
+                  (unsigned long long)r.straggler_max_lag_ns);
+    cr_log_info("straggler: process %u last in %u of %u collectives, lag median %.3f ms, "
+                "mean %.3f ms, largest %.3f ms; start spread %.3f ms, end spread %.3f ms",
+                r.straggler_rank, r.ranks_of[r.straggler_rank].arrived_last, r.matched,
+                r.straggler_lag_ns / 1e6, r.straggler_mean_lag_ns / 1e6, r.straggler_max_lag_ns / 1e6,
+                r.median_start_spread_ns / 1e6,
+                r.median_end_spread_ns / 1e6);
+    cp_collectives_result_free(&r);
+
+    r = recorded("overlap");
+    cr_expect_geq(r.matched, 70);
+    cr_expect_not(r.straggler, "process %u last %u of %u, mean lag %llu", r.straggler_rank,
+                  r.ranks_of[r.straggler_rank].arrived_last, r.matched,
+                  (unsigned long long)r.straggler_mean_lag_ns);
+    cr_log_info("overlap: process %u last in %u of %u collectives, lag median %.3f ms, mean "
+                "%.3f ms, largest %.3f ms", r.straggler_rank,
+                r.ranks_of[r.straggler_rank].arrived_last, r.matched, r.straggler_lag_ns / 1e6,
+                r.straggler_mean_lag_ns / 1e6, r.straggler_max_lag_ns / 1e6);
+    cp_collectives_result_free(&r);
+}
