@@ -223,6 +223,7 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
         .device_work = (uint64_t)v->metrics.kernels + v->metrics.copies + v->metrics.memsets,
         .dropped = dropped,
         .allow_dropped = o->allow_dropped,
+        .run = run->id,
     };
     cp_trust_judge(&in, &j->trust);
     /* A trace that cannot be read is untrusted before any rule. */
