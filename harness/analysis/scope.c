@@ -839,6 +839,7 @@ int cp_expect_validate_program(const cp_expect_list *list)
         cp_expectation bare = *e;
         bare.scope = "";
         bare.scope_arg = NULL;
+        bare.has_rank = bare.every_rank = false;
         cp_expect_list one = {.items = &bare, .n = 1, .cap = 1};
         int rc = cp_expect_validate(&one, NULL, 0);
         if (rc < 0)
