@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- the launcher's environment ---- */
@@ -575,4 +576,100 @@ Test(trust, a_truncated_rank_is_a_warning_naming_it)
     r = trust_of(&t, "r");
     cr_expect_str_eq(r.warning, "", "planted: every process ended");
     cp_trace_free(&t);
+}
+
+/* ---- end to end: cuproof check on hand-written per-process files ---- */
+
+/* Writes rank `rank`'s file (pid 500 + rank) into `dir`: a step range
+ * [0, 1000) holding one kernel of `busy` ns, run id `run`; without its
+ * end record when `cut`. */
+static void write_rank_file(const char *dir, int rank, int pid, unsigned busy, const char *run,
+                            bool cut)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/gpu-1.%d.proc.jsonl", dir, pid);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "{\"schema\":\"cuproof.proc/1\",\"host\":\"gpu-1\",\"pid\":%d,\"ppid\":1,"
+            "\"command\":\"python3 train.py\",\"origin_ns\":\"1000000\",\"rank\":%d,"
+            "\"local_rank\":%d,\"world_size\":2,\"rank_var\":\"RANK\",\"rank_why\":\"\","
+            "\"run\":\"%s\"}\n",
+            pid, rank, rank, run);
+    fprintf(f, "{\"k\":\"marker\",\"t\":0,\"id\":1,\"phase\":\"start\",\"name\":\"step\","
+               "\"domain\":\"\",\"tid\":1}\n");
+    fprintf(f,
+            "{\"k\":\"kernel\",\"s\":10,\"e\":%u,\"dev\":0,\"ctx\":1,\"str\":7,\"cor\":1,"
+            "\"grid\":[1,1,1],\"block\":[1,1,1],\"graph\":0,\"node\":0,\"name\":\"k\"}\n",
+            10 + busy);
+    fprintf(f, "{\"k\":\"marker\",\"t\":1000,\"id\":1,\"phase\":\"end\",\"name\":\"\","
+               "\"domain\":\"\",\"tid\":1}\n");
+    if (!cut)
+        fprintf(f, "{\"k\":\"end\",\"t\":1000,\"records\":3,\"dropped\":0,"
+                   "\"zero_timestamps\":0,\"why\":\"exit\"}\n");
+    fclose(f);
+}
+
+/* Runs `cuproof check DIR --expect EXPECT`; returns its exit status and
+ * its output (stdout and stderr) in `out`. */
+static int check(const char *dir, const char *expect, char *out, size_t len)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' check '%s' --expect '%s' 2>&1", CUPROOF_BIN, dir, expect);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void clear_dir(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -f '%s'/*.proc.jsonl", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(check, every_rank_and_the_bad_inputs_end_to_end)
+{
+    char dir[] = "/tmp/cuproof-ranks-check-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    static char out[16384];
+    write_rank_file(dir, 0, 500, 100, "gpu-1.1.5", false);
+    write_rank_file(dir, 1, 501, 300, "gpu-1.1.5", false);
+    cr_expect_eq(check(dir, "every rank: range(step): kernel_busy_ns < 400", out, sizeof out), 0,
+                 "%s", out);
+    cr_expect_not_null(strstr(out, "worst rank 1: 300 ns; ranks 0..1: 100, 300"), "%s", out);
+    cr_expect_eq(check(dir, "every rank: range(step): kernel_busy_ns < 200", out, sizeof out), 1,
+                 "planted: rank 1 is 300 ns: %s", out);
+    cr_expect_not_null(strstr(out, "worst rank 1: 300 ns"), "%s", out);
+    cr_expect_eq(check(dir, "rank(0) range(step): kernel_busy_ns == 100", out, sizeof out), 0,
+                 "%s", out);
+    cr_expect_eq(check(dir, "rank(2): kernels >= 0", out, sizeof out), 1, "%s", out);
+    cr_expect_not_null(strstr(out, "no rank 2 in the trace (ranks: 0, 1)"), "%s", out);
+
+    /* A file of another run in the directory. */
+    write_rank_file(dir, 1, 501, 300, "gpu-1.1.9", false);
+    cr_expect_eq(check(dir, "kernels >= 1", out, sizeof out), 3, "%s", out);
+    cr_expect_not_null(strstr(out, "its run id is gpu-1.1.9, the first file's is gpu-1.1.5"),
+                       "%s", out);
+    cr_expect_not_null(strstr(out, "gpu-1.501.proc"), "names the file: %s", out);
+
+    /* Two processes claiming rank 0. */
+    clear_dir(dir);
+    write_rank_file(dir, 0, 500, 100, "gpu-1.1.5", false);
+    write_rank_file(dir, 0, 502, 300, "gpu-1.1.5", false);
+    cr_expect_eq(check(dir, "kernels >= 1", out, sizeof out), 3, "%s", out);
+    cr_expect_not_null(strstr(out, "two processes claim rank 0: process 500"), "%s", out);
+
+    /* A rank without its end record: a warning naming it. */
+    clear_dir(dir);
+    write_rank_file(dir, 0, 500, 100, "gpu-1.1.5", false);
+    write_rank_file(dir, 1, 501, 300, "gpu-1.1.5", true);
+    cr_expect_eq(check(dir, "every rank: kernels == 1", out, sizeof out), 0, "%s", out);
+    cr_expect_not_null(strstr(out, "process 501 (rank 1) on gpu-1"), "%s", out);
+    cr_expect_not_null(strstr(out, "(rank 1: process 501)"), "%s", out);
+    clear_dir(dir);
+    rmdir(dir);
 }
