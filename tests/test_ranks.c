@@ -673,3 +673,45 @@ Test(check, every_rank_and_the_bad_inputs_end_to_end)
     clear_dir(dir);
     rmdir(dir);
 }
+
+/* ---- 'rank spread' ---- */
+
+Test(scope, rank_spread_is_the_largest_minus_the_smallest)
+{
+    cp_trace t;
+    ranked_trace(&t);
+    char m[512];
+    /* Kernel busy time per rank: 500, 700 and 300 ns. */
+    cr_expect(judge(&t, "rank spread: kernel_busy_ns <= 400", m, sizeof m), "%s", m);
+    cr_expect_str_eq(m, "spread 400 ns (largest rank 1: 700, smallest rank 2: 300); ranks 0..2: "
+                        "500, 700, 300");
+    cr_expect_not(judge(&t, "rank spread: kernel_busy_ns < 400", m, sizeof m), "planted: %s", m);
+    /* In their own steps: 500, 300, 300. */
+    cr_expect(judge(&t, "rank spread: range(step): kernel_busy_ns == 200", m, sizeof m), "%s", m);
+    /* A rank with nothing measured fails it, named. */
+    cr_expect_not(judge(&t, "rank spread: range(nowhere): kernels >= 0", m, sizeof m));
+    cr_expect_str_eq(m, "rank 0: no range named 'nowhere' in the trace of rank 0");
+    cp_trace_free(&t);
+
+    cp_trace_init(&t);
+    add_ranked(&t, 100, -1);
+    add(&t, CP_ACT_KERNEL, 0, 10, 0, "k");
+    cr_expect_not(judge(&t, "rank spread: kernels >= 0", m, sizeof m));
+    cr_expect_not_null(strstr(m, "no rank recorded in the trace: 'rank spread' needs"), "%s", m);
+    cp_trace_free(&t);
+
+    /* A finding has no spread; rank(N) cannot follow it. */
+    cp_expect_list list = {0};
+    cr_assert_eq(cp_expect_parse("rank spread: finding cuda_memcpy_async", 1, &list), 0);
+    cr_expect(list.items[0].spread_ranks && list.items[0].every_rank);
+    cr_expect_eq(cp_expect_validate_program(&list), CP_EINVAL);
+    cr_expect_not_null(strstr(cp_last_error(), "line 1, column 22: 'rank spread' compares"), "%s",
+                       cp_last_error());
+    cp_expect_list_free(&list);
+    char msg[256];
+    cr_expect_eq(parse_error("rank spread: rank(1): kernels > 0", msg, sizeof msg), CP_EPARSE);
+    cr_expect_str_eq(msg, "line 1, column 14: 'rank spread' already names the ranks: rank(N) "
+                          "cannot follow it");
+    cr_expect_eq(parse_error("rank spread kernels > 0", msg, sizeof msg), CP_EPARSE);
+    cr_expect_not_null(strstr(msg, "expected ':' after 'rank spread'"), "%s", msg);
+}

@@ -359,32 +359,35 @@ static int parse_body(const line_ctx *ln, const char *p, cp_expectation *e, cons
     return parse_number(ln, v, e->op, &e->value, next);
 }
 
-/* The prefixes of ranks (cuproof/expect.h): 'every rank:' and rank(N),
+/* The prefixes of ranks (cuproof/expect.h): 'every rank:', 'rank
+ * spread:' (which sets every_rank too: it is measured on each rank) and rank(N),
  * read at *p, which moves past them to what follows (the scope or the
  * body). rank(N) followed by ':' leaves *p at the body; followed by a
  * scope, at the scope. Anything else leaves *p where it was. */
 static int parse_ranks(const line_ctx *ln, const char **p, cp_expectation *e)
 {
     const char *w = *p, *w_end = skip_word(w, ln->end);
-    if (word_is(w, w_end, "every")) {
-        const char *r = skip_space(w_end, ln->end);
-        const char *r_end = skip_word(r, ln->end);
-        if (r > w_end && word_is(r, r_end, "rank")) {
-            const char *colon = skip_space(r_end, ln->end);
-            if (colon >= ln->end || *colon != ':')
-                return expected(ln, colon, "':' after 'every rank'");
-            e->every_rank = true;
-            e->rank_column = column(ln, w);
-            *p = w = skip_space(colon + 1, ln->end);
-            w_end = skip_word(w, ln->end);
-        }
+    const char *r = skip_space(w_end, ln->end);
+    const char *r_end = skip_word(r, ln->end);
+    bool every = word_is(w, w_end, "every") && word_is(r, r_end, "rank");
+    bool spread = word_is(w, w_end, "rank") && word_is(r, r_end, "spread");
+    if (r > w_end && (every || spread)) {
+        const char *colon = skip_space(r_end, ln->end);
+        if (colon >= ln->end || *colon != ':')
+            return expected(ln, colon, every ? "':' after 'every rank'" : "':' after 'rank spread'");
+        e->every_rank = true;
+        e->spread_ranks = spread;
+        e->rank_column = column(ln, w);
+        *p = w = skip_space(colon + 1, ln->end);
+        w_end = skip_word(w, ln->end);
     }
     const char *open = skip_space(w_end, ln->end);
     if (!word_is(w, w_end, "rank") || open >= ln->end || *open != '(')
         return 0;
     if (e->every_rank)
-        return fail_at(CP_EPARSE, ln, w, "'every rank' already names the ranks: rank(N) "
-                                         "cannot follow it");
+        return fail_at(CP_EPARSE, ln, w, "'%s' already names the ranks: rank(N) cannot "
+                                         "follow it",
+                       e->spread_ranks ? "rank spread" : "every rank");
     const char *a = skip_space(open + 1, ln->end);
     const char *b = skip_word(a, ln->end);
     const char *close = skip_space(b, ln->end);

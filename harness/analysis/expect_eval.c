@@ -27,7 +27,10 @@ static int validate_one(const cp_expectation *e, const char *const *scopes, size
         return cp_failf(CP_EINVAL,
                         "line %d, column %d: %s is for traced programs; a case's expectations "
                         "are scoped by variant",
-                        e->line, e->rank_column, e->every_rank ? "'every rank'" : "rank(N)");
+                        e->line, e->rank_column,
+                        e->spread_ranks ? "'rank spread'"
+                        : e->every_rank ? "'every rank'"
+                                        : "rank(N)");
     if (e->scope_arg)
         return cp_failf(CP_EINVAL,
                         "line %d, column %d: scope '%s(%s)' is for traced programs; a case's "

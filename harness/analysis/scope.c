@@ -508,12 +508,54 @@ static bool combine_ranks(const cp_expectation *e, const rank_answer *r, size_t 
     return ok;
 }
 
-/* 'every rank' needs ranks; the reason when the trace has none. */
-static void no_ranks(char *measured, size_t len)
+/* 'rank spread': the largest minus the smallest of the metric over the
+ * ranks, compared; a rank with nothing measured fails it, named. The
+ * measured text: "spread 0.725 ratio (largest rank 0: 1, smallest rank
+ * 1: 0.275); ranks 0..1: 1, 0.275". */
+static bool combine_spread(const cp_expectation *e, const rank_answer *r, size_t n,
+                           char *measured, size_t len)
 {
-    snprintf(measured, len, "no rank recorded in the trace: 'every rank' needs processes "
-                            "launched with RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK "
-                            "or PMIX_RANK");
+    size_t hi = 0, lo = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i].has_value) {
+            snprintf(measured, len, "rank %d: %s", (int)r[i].rank, r[i].measured);
+            return false;
+        }
+        if (r[i].value > r[hi].value)
+            hi = i;
+        if (r[i].value < r[lo].value)
+            lo = i;
+    }
+    const cp_metric_def *d = cp_metric_find(e->name);
+    double spread = r[hi].value - r[lo].value;
+    int used = snprintf(measured, len,
+                        "spread %.6g %s (largest rank %d: %.6g, smallest rank %d: %.6g); ",
+                        spread, d ? d->unit : "", (int)r[hi].rank, r[hi].value, (int)r[lo].rank,
+                        r[lo].value);
+    size_t u = used > 0 ? (size_t)used : 0;
+    bool contiguous = true;
+    for (size_t i = 1; i < n; i++)
+        contiguous = contiguous && r[i].rank == r[i - 1].rank + 1;
+    for (size_t i = 0; i < n && u < len; i++) {
+        if (i == 0 && n > 1 && contiguous)
+            used = snprintf(measured + u, len - u, "ranks %d..%d: %.6g", (int)r[0].rank,
+                            (int)r[n - 1].rank, r[0].value);
+        else if (contiguous && n > 1)
+            used = snprintf(measured + u, len - u, ", %.6g", r[i].value);
+        else
+            used = snprintf(measured + u, len - u, "%s%d: %.6g", i ? ", " : "ranks ",
+                            (int)r[i].rank, r[i].value);
+        u += used > 0 ? (size_t)used : 0;
+    }
+    return cp_expect_compare(spread, e->op, e->value);
+}
+
+/* 'every rank' needs ranks; the reason when the trace has none. */
+static void no_ranks(const cp_expectation *e, char *measured, size_t len)
+{
+    snprintf(measured, len, "no rank recorded in the trace: '%s' needs processes launched with "
+                            "RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK or PMIX_RANK",
+             e->spread_ranks ? "rank spread" : "every rank");
 }
 
 /* cp_expect_eval_trace on rank `rank` (-1: every process), keeping the
@@ -570,7 +612,7 @@ int cp_expect_eval_trace(const cp_expectation *e, const cp_trace *t, const cp_ti
     if (n < 0)
         return (int)n;
     if (n == 0) {
-        no_ranks(measured, len);
+        no_ranks(e, measured, len);
         return 0;
     }
     rank_answer *r = calloc((size_t)n, sizeof *r);
@@ -585,7 +627,8 @@ int cp_expect_eval_trace(const cp_expectation *e, const cp_trace *t, const cp_ti
                          sizeof r[i].measured);
     }
     if (rc == 0)
-        *ok = combine_ranks(e, r, (size_t)n, measured, len);
+        *ok = e->spread_ranks ? combine_spread(e, r, (size_t)n, measured, len)
+                              : combine_ranks(e, r, (size_t)n, measured, len);
     free(r);
     free(ranks);
     return rc;
@@ -793,7 +836,7 @@ int cp_expect_stream_finish(cp_expect_stream *x, const cp_metrics *whole, bool *
     if (!x->e->every_rank)
         return finish_part(x, &x->one, whole, ok, NULL, measured, len);
     if (x->no_ranks || x->nranks == 0) {
-        no_ranks(measured, len);
+        no_ranks(x->e, measured, len);
         return 0;
     }
     rank_answer *r = calloc(x->nranks, sizeof *r);
@@ -806,7 +849,8 @@ int cp_expect_stream_finish(cp_expect_stream *x, const cp_metrics *whole, bool *
                          sizeof r[i].measured);
     }
     if (rc == 0)
-        *ok = combine_ranks(x->e, r, x->nranks, measured, len);
+        *ok = x->e->spread_ranks ? combine_spread(x->e, r, x->nranks, measured, len)
+                                 : combine_ranks(x->e, r, x->nranks, measured, len);
     free(r);
     return rc;
 }
@@ -839,7 +883,11 @@ int cp_expect_validate_program(const cp_expect_list *list)
         cp_expectation bare = *e;
         bare.scope = "";
         bare.scope_arg = NULL;
-        bare.has_rank = bare.every_rank = false;
+        bare.has_rank = bare.every_rank = bare.spread_ranks = false;
+        if (e->spread_ranks && e->kind != CP_EXPECT_COMPARE)
+            return cp_failf(CP_EINVAL, "line %d, column %d: 'rank spread' compares a metric's "
+                                       "spread over the ranks; a finding has none",
+                            e->line, e->name_column);
         cp_expect_list one = {.items = &bare, .n = 1, .cap = 1};
         int rc = cp_expect_validate(&one, NULL, 0);
         if (rc < 0)

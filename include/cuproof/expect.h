@@ -11,7 +11,7 @@
  *
  * Grammar, one expectation a line:
  *
- *   line    := ['every' 'rank' ':'] [scope ':'] body [comment]
+ *   line    := [('every' 'rank' | 'rank' 'spread') ':'] [scope ':'] body [comment]
  *            | 'rank' '(' N ')' [NAME '(' ARG ')'] ':' body [comment]
  *   scope   := NAME | NAME '(' ARG ')'
  *   body    := METRIC OP NUMBER | 'finding' FINDING | 'no' 'finding' FINDING
@@ -31,8 +31,11 @@
  * processes whose rank is N (a decimal integer below 2^31), alone or
  * before one more scope, `rank(1) range(step): ...`; `every rank:` before
  * a line evaluates it on each rank of the trace and holds when it holds
- * on all (cp_expect_eval_trace names the worst rank). `rank` and `every`
- * are keywords only there: a variant called "rank" is `rank: ...`.
+ * on all (cp_expect_eval_trace names the worst rank); `rank spread:`
+ * compares the largest minus the smallest of a metric over the ranks
+ * (`rank spread: range(step): idle_ns < 1e6`). `rank`, `every` and
+ * `spread` are keywords only there: a variant called "rank" is
+ * `rank: ...`.
  *
  * This module only parses: which metrics, variants and findings exist is
  * checked by its callers, who can name the offending token through the
@@ -74,6 +77,9 @@ typedef struct cp_expectation {
     int32_t rank;
     /* 'every rank:': evaluated on each rank, holding when all hold. */
     bool every_rank;
+    /* 'rank spread:' (every_rank is set too): the metric's largest value
+     * over the ranks minus its smallest is what the line compares. */
+    bool spread_ranks;
     int rank_column;
 } cp_expectation;
 
