@@ -715,3 +715,26 @@ Test(scope, rank_spread_is_the_largest_minus_the_smallest)
     cr_expect_eq(parse_error("rank spread kernels > 0", msg, sizeof msg), CP_EPARSE);
     cr_expect_not_null(strstr(msg, "expected ':' after 'rank spread'"), "%s", msg);
 }
+
+/* A program's files exported as one cuproof.rec file keep their ranks:
+ * check judges the rec file as it judges the directory. */
+Test(check, a_rec_export_keeps_the_ranks)
+{
+    char dir[] = "/tmp/cuproof-ranks-rec-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cmd[1024], rec[256];
+    snprintf(cmd, sizeof cmd, "'%s' export '%s/exec/ranks' '%s/out' --format rec >/dev/null",
+             CUPROOF_BIN, CUPROOF_FIXTURES, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(rec, sizeof rec, "%s/out/program.cprec", dir);
+    static char out[16384];
+    cr_expect_eq(check(rec, "every rank: range(step): copy_kernel_overlap_ratio > 0.5", out,
+                       sizeof out),
+                 1, "%s", out);
+    cr_expect_not_null(strstr(out, "worst rank 1: 0.275 ratio; ranks 0..1: 1, 0.275"), "%s", out);
+    cr_expect_eq(check(rec, "rank(0) range(step): copy_kernel_overlap_ratio > 0.5", out,
+                       sizeof out),
+                 0, "%s", out);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
