@@ -10,6 +10,7 @@
 
 #include <cuproof/error.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,16 @@ long cp_trace_add_process(cp_trace *t, const cp_process *p)
 int32_t cp_process_rank(const cp_process *p)
 {
     return p->rank_var[0] && p->rank >= 0 ? p->rank : -1;
+}
+
+const char *cp_process_label(const cp_process *p, char *buf, size_t len)
+{
+    if (cp_process_rank(p) >= 0)
+        snprintf(buf, len, "rank %d: %.*s", (int)cp_process_rank(p), (int)sizeof p->command,
+                 p->command);
+    else
+        snprintf(buf, len, "%.*s", (int)sizeof p->command, p->command);
+    return buf;
 }
 
 static int rank_cmp(const void *a, const void *b)
