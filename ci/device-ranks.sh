@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 27 part 2 on a GPU, in one device call (about 5 minutes with the
 # build): the exec GPU tests, then two ranks of a real program
-# (tests/exec/nvtx_ranges, each its own process with RANK set) under
+# (tests/exec/nvtx_ranges.cu, each its own process with RANK set) under
 # cuproof exec: every rank, rank spread, rank(1) range(step), a missing
 # rank (fails), a rank claimed twice (exit 3) and the rec form. Not yet
 # run: the session that wrote it had no device time left.
