@@ -275,9 +275,12 @@ static void print_processes(const cp_trace *t, uint64_t t0)
         const cp_process *p = &t->processes[i];
         if (p->ended)
             continue;
-        printf("warning: process %u on %s (%s) is truncated: no end record (it died or left by "
+        char rank[32] = "";
+        if (cp_process_rank(p) >= 0)
+            snprintf(rank, sizeof rank, " (rank %d)", (int)cp_process_rank(p));
+        printf("warning: process %u%s on %s (%s) is truncated: no end record (it died or left by "
                "_exit); its trace stops at %llu ns",
-               p->pid, p->host, p->command, (unsigned long long)p->last_ns);
+               p->pid, rank, p->host, p->command, (unsigned long long)p->last_ns);
         if (t0 != UINT64_MAX && p->last_ns >= t0)
             printf(" (+%.3f ms)", (double)(p->last_ns - t0) / 1e6);
         printf("\n");

@@ -151,6 +151,9 @@ static int timed_runs(const exec_args *a, cp_exec_opts eo, cp_program_timing *t,
         if (cp_exec_run(&eo, &run) < 0)
             return -1;
         if (cp_program_run_failed(&run)) {
+            /* The outcome is the timed run's; the traces judged are still
+             * the traced run's, whose id the trust rule compares them with. */
+            memcpy(run.id, traced->id, sizeof run.id);
             *traced = run;
             printf("cuproof exec: timed run %d of %d failed\n", k + 1, a->repeat);
             return 0;

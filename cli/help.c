@@ -80,9 +80,11 @@ static const cp_help_opt metrics_opts[] = {
 /* clang-format off */
 #define EXPECT_OPTS                                                                        \
     {"--expect EXPR", "an expectation (repeatable): [SCOPE:] METRIC OP NUMBER, [SCOPE:] "  \
-                      "[no] finding NAME; SCOPE range(NAME), process(PID) or device(N); "  \
-                      "none = the whole program; `cuproof metrics` lists the metrics and " \
-                      "findings"},                                                         \
+                      "[no] finding NAME; SCOPE range(NAME), process(PID), device(N) or "  \
+                      "rank(N), which may precede one other (rank(1) range(step):); "      \
+                      "none = the whole program; 'every rank:' or 'rank spread:' first "   \
+                      "judges each rank or the largest minus the smallest; `cuproof "      \
+                      "metrics` lists the metrics and findings"},                          \
     {"--expect-file F", "expectations, one per line (# comments)"},                        \
     {"--range NAME", "scope every unscoped expectation to NVTX ranges NAME"}
 /* clang-format on */
@@ -218,7 +220,8 @@ const cp_command cp_commands[] = {
      .run = cp_cmd_check,
      .text = "Checks expectations on recorded traces: TRACE.json files (per variant, as a "
              "case's); or a program's *.proc.jsonl files and directories of them, merged, with "
-             "the scopes range(NAME), process(PID) and device(N), and --range NAME for the "
+             "the scopes range(NAME), process(PID), device(N) and rank(N), every rank and "
+             "rank spread, and --range NAME for the "
              "unscoped (the records are streamed, never held: twice for scopes); or "
              "cuproof.rec files (*.cprec, each a trace: streamed in bounded memory, twice for "
              "scopes).",

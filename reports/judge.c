@@ -126,7 +126,13 @@ static int add_program_checks(const cp_program_run *o, const cp_trace *t, uint64
         const cp_process *p = &t->processes[i];
         if (!(k = cp_result_add_check(c)))
             return CP_ENOMEM;
-        snprintf(k->name, sizeof k->name, "process %u closed its trace", p->pid);
+        /* A job's process is named by its rank too, which the user
+         * launched it as. */
+        if (cp_process_rank(p) >= 0)
+            snprintf(k->name, sizeof k->name, "process %u (rank %d) closed its trace", p->pid,
+                     (int)cp_process_rank(p));
+        else
+            snprintf(k->name, sizeof k->name, "process %u closed its trace", p->pid);
         snprintf(k->expected, sizeof k->expected, "an end record at exit");
         if (p->ended) {
             k->status = CP_CHECK_PASSED;
@@ -223,6 +229,7 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
         .device_work = (uint64_t)v->metrics.kernels + v->metrics.copies + v->metrics.memsets,
         .dropped = dropped,
         .allow_dropped = o->allow_dropped,
+        .run = run->id,
     };
     cp_trust_judge(&in, &j->trust);
     /* A trace that cannot be read is untrusted before any rule. */

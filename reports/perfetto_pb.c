@@ -733,8 +733,11 @@ int cp_perfetto_pb_write(const char *dir, const char *case_name, const char *var
     int rc = w ? 0 : CP_ENOMEM;
     if (w && t->nprocesses == 0)
         rc = cp_pb_add_process(w, 0, 0, title);
+    /* A job's processes are named by rank too, as the user launched them. */
+    char label[300];
     for (size_t k = 0; w && k < t->nprocesses && rc == 0; k++)
-        rc = cp_pb_add_process(w, (uint32_t)k, t->processes[k].pid, t->processes[k].command);
+        rc = cp_pb_add_process(w, (uint32_t)k, t->processes[k].pid,
+                               cp_process_label(&t->processes[k], label, sizeof label));
     for (size_t i = 0; w && i < t->n && rc == 0; i++)
         rc = cp_pb_add_activity(w, order[i]);
     int closed = cp_pb_close(w, NULL);

@@ -560,6 +560,43 @@ static void copy_field(char *dst, size_t cap, const char *s)
     snprintf(dst, cap, "%s", s);
 }
 
+/* An optional field: 1 when present, 0 when absent (a writer before it). */
+static bool has_field(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k) != NULL;
+}
+
+/* The header's rank fields (docs/DESIGN.md "Ranks"), optional so that
+ * files of writers before them read as processes of no rank: rank,
+ * local_rank and world_size integers from -1 (unknown) to 2^31-1, the
+ * strings rank_var, rank_why and run. A rank without rank_var is taken as
+ * unknown, as cp_process_rank does. */
+static int parse_rank(proc_state *st, const cJSON *o, cp_process *p)
+{
+    int rc = 0;
+    const char *k[3] = {"rank", "local_rank", "world_size"};
+    int32_t *dst[3] = {&p->rank, &p->local_rank, &p->world_size};
+    for (int i = 0; i < 3; i++) {
+        double d = -1;
+        if (has_field(o, k[i]))
+            CP_TRY(get_int(st, o, k[i], -1, 2147483647.0, &d));
+        *dst[i] = (int32_t)d;
+    }
+    const char *s[3] = {"rank_var", "rank_why", "run"};
+    char *into[3] = {p->rank_var, p->rank_why, p->run};
+    size_t cap[3] = {sizeof p->rank_var, sizeof p->rank_why, sizeof p->run};
+    for (int i = 0; i < 3; i++) {
+        const char *v = "";
+        if (has_field(o, s[i]))
+            CP_TRY(get_str(st, o, s[i], &v));
+        copy_field(into[i], cap[i], v);
+    }
+    if (!p->rank_var[0])
+        p->rank = -1;
+out:
+    return rc;
+}
+
 static int parse_header(proc_state *st, const cJSON *o)
 {
     int rc = 0;
@@ -589,6 +626,7 @@ static int parse_header(proc_state *st, const cJSON *o)
         return fail(st, "field 'origin_ns' must be a decimal string of a 64-bit count of ns");
     copy_field(p.host, sizeof p.host, host);
     copy_field(p.command, sizeof p.command, command);
+    CP_TRY(parse_rank(st, o, &p));
     st->origin = v;
     st->last_ns = v;
     long index = cp_trace_add_process(st->t, &p);

@@ -131,7 +131,9 @@ static int second_pass(reading *r, cp_variant_result *v)
     while ((rc = cp_rec_next(in, &it)) == 1) {
         rc = 0;
         if (it.type == CP_REC_PROCESS) {
-            rc = cp_pb_add_process(pb, it.process_index, it.process.pid, it.process.command);
+            char label[300];
+            rc = cp_pb_add_process(pb, it.process_index, it.process.pid,
+                                   cp_process_label(&it.process, label, sizeof label));
         } else if (it.type == CP_REC_ACTIVITY) {
             cp_summary_add(sum, m, &it.activity);
             rc = cp_pb_add_activity(pb, &it.activity);

@@ -177,7 +177,7 @@ Test(exec_cli, refuses_to_trace_beside_another_profiler)
 Test(exec_cli, the_program_gets_the_injection_variables)
 {
     cr_expect_eq(exec("-- sh -c 'echo \"$CUDA_INJECTION64_PATH|$NVTX_INJECTION64_PATH|"
-                      "$CUPROOF_EXEC_DIR\" > \"$CUPROOF_EXEC_DIR/../env.txt\"'"),
+                      "$CUPROOF_EXEC_DIR|$CUPROOF_EXEC_RUN\" > \"$CUPROOF_EXEC_DIR/../env.txt\"'"),
                  3, "no trace: a tool error, %s", output);
     char path[128], line[4096] = "";
     snprintf(path, sizeof path, "%s/env.txt", out_dir);
@@ -187,7 +187,12 @@ Test(exec_cli, the_program_gets_the_injection_variables)
     fclose(f);
     cr_expect_not_null(strstr(line, "libcuproof_inject.so|"), "%s", line);
     cr_expect_not_null(strstr(line, "libcuproof_inject.so|/"), "NVTX too: %s", line);
-    cr_expect_not_null(strstr(line, "/proc"), "%s", line);
+    cr_expect_not_null(strstr(line, "/proc|"), "%s", line);
+    /* The run's id: the launcher's host, its pid and the start in ns. */
+    const char *run = strrchr(line, '|');
+    cr_assert_not_null(run);
+    const char *dot = strrchr(run, '.');
+    cr_expect(dot && dot > run + 1 && strspn(dot + 1, "0123456789") > 9, "a run id: %s", line);
     expect_output("no process of the program initialised CUDA");
 }
 

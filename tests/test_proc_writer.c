@@ -358,6 +358,11 @@ Test(inject, the_library_writes_its_file_and_says_why_it_cannot_trace)
     char dir[] = "/tmp/cuproof-inject-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     setenv("CUPROOF_EXEC_DIR", dir, 1);
+    /* The launcher's rank and the exec run reach the header. */
+    setenv("RANK", "3", 1);
+    setenv("WORLD_SIZE", "4", 1);
+    setenv("LOCAL_RANK", "one", 1);
+    setenv("CUPROOF_EXEC_RUN", "gpu-1.77.123", 1);
     void *lib = dlopen(CUPROOF_INJECT, RTLD_NOW);
     cr_assert_not_null(lib, "%s", dlerror());
     int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
@@ -377,6 +382,11 @@ Test(inject, the_library_writes_its_file_and_says_why_it_cannot_trace)
     char pid[32];
     snprintf(pid, sizeof pid, "\"pid\":%d,", (int)getpid());
     cr_expect_not_null(strstr(line, pid), "%s", line);
+    cr_expect_not_null(strstr(line, "\"rank\":3,\"local_rank\":-1,\"world_size\":4,"
+                                    "\"rank_var\":\"RANK\",\"rank_why\":\"LOCAL_RANK=\\\"one\\\" "
+                                    "is not a local rank"),
+                       "%s", line);
+    cr_expect_not_null(strstr(line, "\"run\":\"gpu-1.77.123\""), "%s", line);
     if (fgets(line, sizeof line, f) && strstr(line, "\"k\":\"end\""))
         cr_expect_not_null(strstr(line, "cupti unavailable"), "%s", line);
     fclose(f);
@@ -392,6 +402,8 @@ Test(inject, the_rec_form_names_its_process_and_why)
     cr_assert_not_null(mkdtemp(dir));
     setenv("CUPROOF_EXEC_DIR", dir, 1);
     setenv("CUPROOF_EXEC_FORMAT", "rec", 1);
+    setenv("SLURM_PROCID", "5", 1);
+    setenv("CUPROOF_EXEC_RUN", "gpu-1.77.124", 1);
     void *lib = dlopen(CUPROOF_INJECT, RTLD_NOW);
     cr_assert_not_null(lib, "%s", dlerror());
     int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
@@ -407,6 +419,9 @@ Test(inject, the_rec_form_names_its_process_and_why)
     cr_assert_eq(cp_proc_read(g.gl_pathv[0], &t), 0, "%s", cp_last_error());
     cr_assert_eq(t.nprocesses, 1);
     cr_expect_eq(t.processes[0].pid, (uint32_t)getpid());
+    cr_expect_eq(cp_process_rank(&t.processes[0]), 5);
+    cr_expect_str_eq(t.processes[0].rank_var, "SLURM_PROCID");
+    cr_expect_str_eq(t.processes[0].run, "gpu-1.77.124");
     if (t.processes[0].ended)
         cr_expect_not_null(strstr(t.processes[0].why, "cupti unavailable"), "%s",
                            t.processes[0].why);

@@ -359,6 +359,78 @@ static int parse_body(const line_ctx *ln, const char *p, cp_expectation *e, cons
     return parse_number(ln, v, e->op, &e->value, next);
 }
 
+/* The prefixes of ranks (cuproof/expect.h): 'every rank:', 'rank
+ * spread:' (which sets every_rank too: it is measured on each rank) and rank(N),
+ * read at *p, which moves past them to what follows (the scope or the
+ * body). rank(N) followed by ':' leaves *p at the body; followed by a
+ * scope, at the scope. Anything else leaves *p where it was. */
+static int parse_ranks(const line_ctx *ln, const char **p, cp_expectation *e)
+{
+    const char *w = *p, *w_end = skip_word(w, ln->end);
+    const char *r = skip_space(w_end, ln->end);
+    const char *r_end = skip_word(r, ln->end);
+    bool every = word_is(w, w_end, "every") && word_is(r, r_end, "rank");
+    bool spread = word_is(w, w_end, "rank") && word_is(r, r_end, "spread");
+    if (r > w_end && (every || spread)) {
+        const char *colon = skip_space(r_end, ln->end);
+        if (colon >= ln->end || *colon != ':')
+            return expected(ln, colon, every ? "':' after 'every rank'" : "':' after 'rank spread'");
+        e->every_rank = true;
+        e->spread_ranks = spread;
+        e->rank_column = column(ln, w);
+        *p = w = skip_space(colon + 1, ln->end);
+        w_end = skip_word(w, ln->end);
+    }
+    const char *open = skip_space(w_end, ln->end);
+    if (!word_is(w, w_end, "rank") || open >= ln->end || *open != '(')
+        return 0;
+    if (e->every_rank)
+        return fail_at(CP_EPARSE, ln, w, "'%s' already names the ranks: rank(N) cannot "
+                                         "follow it",
+                       e->spread_ranks ? "rank spread" : "every rank");
+    const char *a = skip_space(open + 1, ln->end);
+    const char *b = skip_word(a, ln->end);
+    const char *close = skip_space(b, ln->end);
+    if (close >= ln->end || *close != ')')
+        return expected(ln, close, "')' after rank(N");
+    /* A decimal integer below 2^31, so that it compares with the
+     * processes' int32_t ranks. */
+    int64_t v = 0;
+    bool ok = a < b;
+    for (const char *q = a; ok && q < b; q++) {
+        ok = is_digit(*q);
+        v = v * 10 + (*q - '0');
+        ok = ok && v <= INT32_MAX;
+    }
+    if (!ok) {
+        shown_token shown;
+        quote(a, b, shown);
+        return fail_at(CP_EPARSE, ln, a,
+                       "the rank in rank(N) must be a decimal integer from 0 to %d, not %s",
+                       INT32_MAX, shown);
+    }
+    e->has_rank = true;
+    e->rank = (int32_t)v;
+    e->rank_column = column(ln, w);
+    const char *next = skip_space(close + 1, ln->end);
+    if (next < ln->end && *next == ':') {
+        *p = skip_space(next + 1, ln->end);
+        /* The body follows: a word and ':' after it would be a scope. */
+        const char *n_end = skip_word(*p, ln->end);
+        const char *sep = skip_space(n_end, ln->end);
+        if (sep < ln->end && (*sep == ':' || *sep == '('))
+            return fail_at(CP_EPARSE, ln, *p, "a scope combined with rank(N) stands before the "
+                                              "':', as in rank(1) range(step): ...");
+        return 0;
+    }
+    const char *s_end = skip_word(next, ln->end);
+    const char *paren = skip_space(s_end, ln->end);
+    if (next == s_end || paren >= ln->end || *paren != '(')
+        return expected(ln, next, "':' or a scope such as range(NAME) after rank(N)");
+    *p = next;
+    return 0;
+}
+
 /* Parses the line [start, stop) into e. Returns 1 when it held an
  * expectation, 0 when it was blank or a comment, or a negative code with e
  * left empty. */
@@ -379,6 +451,8 @@ static int parse_line(const char *start, const char *stop, int number, cp_expect
         rc = no_memory();
         goto out;
     }
+    if ((rc = parse_ranks(&ln, &p, e)) < 0)
+        goto out;
     /* A scope is a first word followed by ':' or '(': no body has either
      * there, so nothing else needs to be tried first. */
     const char *name_end = skip_word(p, end);
@@ -499,7 +573,8 @@ int cp_expect_scope_range(cp_expect_list *list, const char *range)
 {
     for (size_t i = 0; list && range && *range && i < list->n; i++) {
         cp_expectation *e = &list->items[i];
-        if (e->scope[0] || e->scope_arg)
+        /* rank(N) and 'every rank' are scopes too: they keep what they say. */
+        if (e->scope[0] || e->scope_arg || e->has_rank || e->every_rank)
             continue;
         size_t len = strlen(range) + strlen(e->text) + 10;
         char *scope = strdup("range"), *arg = strdup(range), *text = malloc(len);

@@ -23,6 +23,14 @@ static void list_names(const void *defs, size_t n, size_t stride, char *out, siz
 static int validate_one(const cp_expectation *e, const char *const *scopes, size_t nscopes)
 {
     char known[1024];
+    if (e->has_rank || e->every_rank)
+        return cp_failf(CP_EINVAL,
+                        "line %d, column %d: %s is for traced programs; a case's expectations "
+                        "are scoped by variant",
+                        e->line, e->rank_column,
+                        e->spread_ranks ? "'rank spread'"
+                        : e->every_rank ? "'every rank'"
+                                        : "rank(N)");
     if (e->scope_arg)
         return cp_failf(CP_EINVAL,
                         "line %d, column %d: scope '%s(%s)' is for traced programs; a case's "
@@ -95,7 +103,7 @@ bool cp_expect_eval(const cp_expectation *e, const cp_metrics *m, char *measured
 
 void cp_expect_check_name(const cp_expectation *e, const char *variant, char *buf, size_t size)
 {
-    if (e->scope[0])
+    if (e->scope[0] || e->has_rank || e->every_rank)
         snprintf(buf, size, "%s", e->text);
     else
         snprintf(buf, size, "%s: %s", variant, e->text);

@@ -184,18 +184,34 @@ static size_t put_string(uint8_t *p, const char *s)
 
 int cp_rec_put_process(cp_rec_writer *w, const cp_process *p)
 {
-    uint8_t *b = scratch(w, 3 * 10 + 2 * 10 + sizeof p->host + sizeof p->command);
+    uint8_t *b = scratch(w, 6 * 10 + 5 * 10 + sizeof p->host + sizeof p->command +
+                                sizeof p->rank_var + sizeof p->rank_why + sizeof p->run);
     if (!b)
         return writer_fail(w, CP_ENOMEM, "writing");
     char host[sizeof p->host + 1], command[sizeof p->command + 1];
+    char rank_var[sizeof p->rank_var + 1], rank_why[sizeof p->rank_why + 1], run[sizeof p->run + 1];
     /* The fixed arrays may be full: bound them before measuring. */
     snprintf(host, sizeof host, "%.*s", (int)sizeof p->host, p->host);
     snprintf(command, sizeof command, "%.*s", (int)sizeof p->command, p->command);
+    snprintf(rank_var, sizeof rank_var, "%.*s", (int)sizeof p->rank_var, p->rank_var);
+    snprintf(rank_why, sizeof rank_why, "%.*s", (int)sizeof p->rank_why, p->rank_why);
+    snprintf(run, sizeof run, "%.*s", (int)sizeof p->run, p->run);
     size_t n = put_varint(b, w->nprocesses);
     n += put_varint(b + n, p->pid);
     n += put_varint(b + n, p->ppid);
     n += put_string(b + n, host);
     n += put_string(b + n, command);
+    /* Minor 2: the rank, local rank and world size (zigzag: -1 is
+     * unknown), which variable gave the rank, why one was not taken, and
+     * the exec run. A process zero-initialised has no rank_var, so its
+     * rank is written as unknown, as cp_process_rank reads it. */
+    bool ranked = rank_var[0] != '\0';
+    n += put_varint(b + n, zigzag(ranked ? p->rank : -1));
+    n += put_varint(b + n, zigzag(ranked ? p->local_rank : -1));
+    n += put_varint(b + n, zigzag(ranked ? p->world_size : -1));
+    n += put_string(b + n, rank_var);
+    n += put_string(b + n, rank_why);
+    n += put_string(b + n, run);
     int rc = emit(w, CP_REC_PROCESS, b, n);
     if (rc == 0)
         w->nprocesses++;
@@ -519,6 +535,17 @@ static uint8_t get_byte(cursor *c)
 }
 
 /* A length-prefixed string copied into dst (cut to fit). */
+/* A zigzag value that must fit an int32_t (the rank fields, -1 unknown). */
+static int32_t get_i32(cursor *c)
+{
+    int64_t v = unzigzag(get_varint(c));
+    if (v < INT32_MIN || v > INT32_MAX) {
+        c->bad = true;
+        return -1;
+    }
+    return (int32_t)v;
+}
+
 static void get_string(cursor *c, char *dst, size_t size)
 {
     uint64_t len = get_varint(c);
@@ -671,6 +698,16 @@ int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
             it->process.ppid = get_u32(&c);
             get_string(&c, it->process.host, sizeof it->process.host);
             get_string(&c, it->process.command, sizeof it->process.command);
+            /* Minor 2 adds the rank fields; a file of minor 1 has none. */
+            it->process.rank = it->process.local_rank = it->process.world_size = -1;
+            if (!c.bad && c.p < c.end) {
+                it->process.rank = get_i32(&c);
+                it->process.local_rank = get_i32(&c);
+                it->process.world_size = get_i32(&c);
+                get_string(&c, it->process.rank_var, sizeof it->process.rank_var);
+                get_string(&c, it->process.rank_why, sizeof it->process.rank_why);
+                get_string(&c, it->process.run, sizeof it->process.run);
+            }
             if (c.bad || c.p != c.end || index != r->nprocesses)
                 return reader_bad(r, at, "process record does not decode or is out of sequence");
             it->process_index = r->nprocesses++;

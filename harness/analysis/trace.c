@@ -10,6 +10,7 @@
 
 #include <cuproof/error.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,51 @@ long cp_trace_add_process(cp_trace *t, const cp_process *p)
     }
     t->processes[t->nprocesses] = *p;
     return (long)t->nprocesses++;
+}
+
+int32_t cp_process_rank(const cp_process *p)
+{
+    return p->rank_var[0] && p->rank >= 0 ? p->rank : -1;
+}
+
+const char *cp_process_label(const cp_process *p, char *buf, size_t len)
+{
+    if (cp_process_rank(p) >= 0)
+        snprintf(buf, len, "rank %d: %.*s", (int)cp_process_rank(p), (int)sizeof p->command,
+                 p->command);
+    else
+        snprintf(buf, len, "%.*s", (int)sizeof p->command, p->command);
+    return buf;
+}
+
+static int rank_cmp(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+long cp_trace_ranks(const cp_trace *t, int32_t **out)
+{
+    *out = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < t->nprocesses; i++)
+        n += cp_process_rank(&t->processes[i]) >= 0;
+    if (n == 0)
+        return 0;
+    int32_t *r = malloc(n * sizeof *r);
+    if (!r)
+        return cp_failf(CP_ENOMEM, "out of memory listing the trace's ranks");
+    size_t k = 0;
+    for (size_t i = 0; i < t->nprocesses; i++)
+        if (cp_process_rank(&t->processes[i]) >= 0)
+            r[k++] = cp_process_rank(&t->processes[i]);
+    qsort(r, k, sizeof *r, rank_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++)
+        if (m == 0 || r[i] != r[m - 1])
+            r[m++] = r[i];
+    *out = r;
+    return (long)m;
 }
 
 const char *cp_trace_intern(cp_trace *t, const char *s)

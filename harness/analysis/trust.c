@@ -30,6 +30,52 @@ static void distrust(cp_trust *out, const char *fmt, ...)
     out->exit = CP_EXIT_INCONCLUSIVE;
 }
 
+/* Rule 2: a process whose run id differs from the launcher's or, without
+ * it, from the first process's that names one. A file that names no run
+ * (a writer before run ids, a trace recorded elsewhere and copied in as
+ * the exec tests do) is compared with nothing: it cannot say whose it is. */
+static bool other_run(const cp_trust_in *in, cp_trust *out)
+{
+    const cp_trace *t = in->processes;
+    bool launcher = in->run && in->run[0];
+    const char *want = launcher ? in->run : NULL;
+    for (size_t i = 0; t && i < t->nprocesses; i++) {
+        const cp_process *p = &t->processes[i];
+        if (!p->run[0])
+            continue;
+        if (!want)
+            want = p->run;
+        if (strcmp(p->run, want) == 0)
+            continue;
+        distrust(out, "the trace of process %u on %.64s (file %.64s.%u.proc.*) belongs to "
+                      "another run: its run id is %.128s, %s %.128s; files of two runs in "
+                      "one directory cannot be judged as one program",
+                 p->pid, p->host, p->host, p->pid, p->run,
+                 launcher ? "this run's is" : "the first file's is", want);
+        return true;
+    }
+    return false;
+}
+
+/* Rule 3: two processes of the trace with the same rank. Quadratic in
+ * the processes, which are a job's ranks (hundreds at most). */
+static bool same_rank(const cp_trace *t, cp_trust *out)
+{
+    for (size_t i = 0; t && i < t->nprocesses; i++) {
+        int32_t r = cp_process_rank(&t->processes[i]);
+        for (size_t k = 0; r >= 0 && k < i; k++) {
+            if (cp_process_rank(&t->processes[k]) != r)
+                continue;
+            const cp_process *a = &t->processes[k], *b = &t->processes[i];
+            distrust(out, "two processes claim rank %d: process %u on %.64s (%.31s) and process "
+                          "%u on %.64s (%.31s); a rank's figures would mix them",
+                     (int)r, a->pid, a->host, a->rank_var, b->pid, b->host, b->rank_var);
+            return true;
+        }
+    }
+    return false;
+}
+
 void cp_trust_judge(const cp_trust_in *in, cp_trust *out)
 {
     memset(out, 0, sizeof *out);
@@ -46,6 +92,8 @@ void cp_trust_judge(const cp_trust_in *in, cp_trust *out)
                  in->dir && *in->dir ? in->dir : what);
         return;
     }
+    if (other_run(in, out) || same_rank(t, out))
+        return;
     for (size_t i = 0; t && i < t->nprocesses; i++)
         if (strncmp(t->processes[i].why, CP_WHY_CUPTI_UNAVAILABLE,
                     sizeof CP_WHY_CUPTI_UNAVAILABLE - 1) == 0) {
@@ -79,8 +127,20 @@ void cp_trust_judge(const cp_trust_in *in, cp_trust *out)
     if (in->cut_short)
         add(out->warning, sizeof out->warning, "%s%.600s; the metrics may miss work (--allow-dropped)",
             out->warning[0] ? "; " : "", in->cut_why && *in->cut_why ? in->cut_why : "the file was cut short");
-    if (truncated)
+    if (truncated) {
         add(out->warning, sizeof out->warning,
             "%s%zu process%s truncated (no end record): work after its last flush is missing",
             out->warning[0] ? "; " : "", truncated, truncated == 1 ? "" : "es");
+        /* Which ranks, so that a job's missing rank is named. */
+        size_t named = 0;
+        for (size_t i = 0; t && i < t->nprocesses; i++) {
+            int32_t r = cp_process_rank(&t->processes[i]);
+            if (t->processes[i].ended || r < 0)
+                continue;
+            add(out->warning, sizeof out->warning, "%srank %d: process %u",
+                named++ ? ", " : " (", (int)r, t->processes[i].pid);
+        }
+        if (named)
+            add(out->warning, sizeof out->warning, ")");
+    }
 }

@@ -337,8 +337,21 @@ void cp_proc_writer_profiler(cp_proc_writer *w, uint64_t t, bool start)
 void cp_proc_writer_header(cp_proc_writer *w, const char *host, long pid, long ppid,
                            const char *command)
 {
+    /* The rank fields come from w->who (the launcher's environment, read
+     * by cp_rank_from_env); without it every one is unknown. */
+    cp_process p = {.pid = (uint32_t)pid, .ppid = (uint32_t)ppid, .rank = -1, .local_rank = -1,
+                    .world_size = -1};
+    if (w->who) {
+        p.rank = w->who->rank;
+        p.local_rank = w->who->local_rank;
+        p.world_size = w->who->world_size;
+        snprintf(p.rank_var, sizeof p.rank_var, "%s", w->who->rank_var);
+        snprintf(p.rank_why, sizeof p.rank_why, "%s", w->who->rank_why);
+        snprintf(p.run, sizeof p.run, "%s", w->who->run);
+    }
+    if (!p.rank_var[0])
+        p.rank = -1;
     if (w->rec) {
-        cp_process p = {.pid = (uint32_t)pid, .ppid = (uint32_t)ppid};
         snprintf(p.host, sizeof p.host, "%s", host);
         snprintf(p.command, sizeof p.command, "%s", command);
         cp_rec_put_process(w->rec, &p);
@@ -349,6 +362,14 @@ void cp_proc_writer_header(cp_proc_writer *w, const char *host, long pid, long p
     cp_json_put_string(w->out, host);
     fprintf(w->out, ",\"pid\":%ld,\"ppid\":%ld,\"command\":", pid, ppid);
     cp_json_put_string(w->out, command);
-    fprintf(w->out, ",\"origin_ns\":\"%llu\"}\n", (unsigned long long)w->origin);
+    fprintf(w->out, ",\"origin_ns\":\"%llu\",\"rank\":%d,\"local_rank\":%d,\"world_size\":%d,"
+                    "\"rank_var\":",
+            (unsigned long long)w->origin, (int)p.rank, (int)p.local_rank, (int)p.world_size);
+    cp_json_put_string(w->out, p.rank_var);
+    fputs(",\"rank_why\":", w->out);
+    cp_json_put_string(w->out, p.rank_why);
+    fputs(",\"run\":", w->out);
+    cp_json_put_string(w->out, p.run);
+    fputs("}\n", w->out);
     fflush(w->out);
 }

@@ -39,9 +39,13 @@ typedef struct cp_proc_writer {
     uint64_t zero_timestamps; /* records left out for zero timestamps */
     cp_proc_open_range *open; /* rec: markers and the profiler range open */
     size_t nopen, open_cap;
+    /* The process's rank, local rank, world size, rank variable and exec
+     * run for the header (cp_rank_from_env); NULL: all unknown. */
+    const cp_process *who;
 } cp_proc_writer;
 
-/* The header line: the host, the process, its command line, the origin. */
+/* The header line: the host, the process, its command line, the origin,
+ * and w->who's rank fields. */
 void cp_proc_writer_header(cp_proc_writer *w, const char *host, long pid, long ppid,
                            const char *command);
 

@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include "collect/cupti.h"
 #include "collect/proc_writer.h"
+#include "collect/rank.h"
 
 #include <cuproof/check.h>
 #include <cuproof/error.h>
@@ -247,6 +248,12 @@ static void open_file(const char *dir)
         inj.w.out = f;
     }
     read_command(command, sizeof command);
+    /* The rank and the exec run, from the environment the launcher gave
+     * (static: the header is written once, and cuInit is no place for
+     * allocation that could fail). */
+    static cp_process who;
+    cp_rank_from_env(environ, &who);
+    inj.w.who = &who;
     cp_proc_writer_header(&inj.w, host, (long)getpid(), (long)getppid(), command);
 }
 

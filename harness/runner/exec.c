@@ -218,8 +218,17 @@ static int steer_to_gpu(int gpu)
  * kills it after the timeout). */
 static int run_program(const cp_exec_opts *a, const char *lib, cp_program_run *o)
 {
+    /* The run's id: the launcher's host and pid and the time it started
+     * the program, unique enough that two runs writing into one directory
+     * (a straggler of an earlier run, files copied together) differ. */
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(o->id, sizeof o->id, "%s.%ld.%lld", host, (long)getpid(),
+             (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
     if (setenv("CUDA_INJECTION64_PATH", lib, 1) || setenv("NVTX_INJECTION64_PATH", lib, 1) ||
-        setenv("CUPROOF_EXEC_DIR", a->proc_dir, 1) ||
+        setenv("CUPROOF_EXEC_DIR", a->proc_dir, 1) || setenv("CUPROOF_EXEC_RUN", o->id, 1) ||
         (a->timing_only && setenv("CUPROOF_EXEC_MODE", "timing", 1)) ||
         setenv("CUPROOF_EXEC_FORMAT", a->rec ? "rec" : "jsonl", 1))
         return cp_failf(CP_EIO, "cannot set the injection variables: %s", strerror(errno));
@@ -248,6 +257,7 @@ static int run_program(const cp_exec_opts *a, const char *lib, cp_program_run *o
     unsetenv("CUPROOF_EXEC_DIR");
     unsetenv("CUPROOF_EXEC_MODE");
     unsetenv("CUPROOF_EXEC_FORMAT");
+    unsetenv("CUPROOF_EXEC_RUN");
     if (err != 0) {
         child = -1;
         sigaction(SIGINT, &old_int, NULL);

@@ -11,7 +11,8 @@
  *
  * Grammar, one expectation a line:
  *
- *   line    := [scope ':'] body [comment]
+ *   line    := [('every' 'rank' | 'rank' 'spread') ':'] [scope ':'] body [comment]
+ *            | 'rank' '(' N ')' [NAME '(' ARG ')'] ':' body [comment]
  *   scope   := NAME | NAME '(' ARG ')'
  *   body    := METRIC OP NUMBER | 'finding' FINDING | 'no' 'finding' FINDING
  *   NAME    := [A-Za-z0-9_.+-]+
@@ -25,6 +26,16 @@
  * first word (and its parenthesised ARG), so a body, which never holds a
  * ':', cannot be mistaken for one. `finding` and `no` are keywords only as
  * the first word of a body. Columns count bytes from 1, a tab as one.
+ *
+ * Ranks (traced programs, docs/DESIGN.md "Ranks"): `rank(N)` keeps the
+ * processes whose rank is N (a decimal integer below 2^31), alone or
+ * before one more scope, `rank(1) range(step): ...`; `every rank:` before
+ * a line evaluates it on each rank of the trace and holds when it holds
+ * on all (cp_expect_eval_trace names the worst rank); `rank spread:`
+ * compares the largest minus the smallest of a metric over the ranks
+ * (`rank spread: range(step): idle_ns < 1e6`). `rank`, `every` and
+ * `spread` are keywords only there: a variant called "rank" is
+ * `rank: ...`.
  *
  * This module only parses: which metrics, variants and findings exist is
  * checked by its callers, who can name the offending token through the
@@ -60,6 +71,16 @@ typedef struct cp_expectation {
      * scope's NAME, or of the body's first word when there is no scope;
      * value_column is the number's column, or name_column for a finding. */
     int scope_column, name_column, value_column;
+    /* rank(N): only the processes of rank N (has_rank); rank_column is
+     * the column of its "rank", or of "every" for 'every rank'. */
+    bool has_rank;
+    int32_t rank;
+    /* 'every rank:': evaluated on each rank, holding when all hold. */
+    bool every_rank;
+    /* 'rank spread:' (every_rank is set too): the metric's largest value
+     * over the ranks minus its smallest is what the line compares. */
+    bool spread_ranks;
+    int rank_column;
 } cp_expectation;
 
 typedef struct cp_expect_list {
@@ -174,6 +195,11 @@ CP_API bool cp_expect_eval(const cp_expectation *e, const cp_metrics *m, char *m
 CP_API int cp_trace_scope(const cp_trace *in, const char *scope, const char *arg, cp_trace *out,
                           char *why, size_t whylen);
 
+/* cp_trace_scope on the processes of rank `rank` alone (-1: all), as
+ * cp_scope_set_rank scopes them. */
+CP_API int cp_trace_scope_rank(const cp_trace *in, int32_t rank, const char *scope,
+                               const char *arg, cp_trace *out, char *why, size_t whylen);
+
 /*
  * The same scopes over records that come one at a time, for a trace too
  * long to hold: two passes over the records, the first to learn what the
@@ -197,6 +223,12 @@ typedef struct cp_scope cp_scope;
 
 CP_API int cp_scope_new(cp_scope **out, const char *scope, const char *arg, char *why,
                         size_t whylen);
+/* rank(N) before the scope: only the processes of rank `rank` (-1: all),
+ * and in range(NAME) only their own ranges. Call it before any record is
+ * learnt; returns 0, or CP_EINVAL after. cp_scope_ready then fails with
+ * CP_ENOENT ("no rank 3 in the trace (ranks: 0, 1)") when no process
+ * has that rank. */
+CP_API int cp_scope_set_rank(cp_scope *s, int32_t rank);
 CP_API int cp_scope_learn(cp_scope *s, const cp_activity *a);
 CP_API int cp_scope_ready(cp_scope *s, const cp_trace *meta, char *why, size_t whylen);
 CP_API int cp_scope_emit(const cp_scope *s, const cp_activity *a, cp_activity_fn fn, void *ctx);

@@ -90,6 +90,11 @@ typedef struct cp_program_run {
     int signal;     /* the signal that ended it, else 0 */
     bool timed_out; /* killed after the timeout */
     double wall_ms;
+    /* The run's id, which cp_exec_run gives every process in
+     * CUPROOF_EXEC_RUN (HOST.PID.START_NS of the launcher) and each writes
+     * in its file, so that a file of another run is told apart; "" when
+     * unknown (the trust rule then compares the files among themselves). */
+    char id[128];
 } cp_program_run;
 
 /* Whether the run failed: a non-zero exit, a signal or the timeout. */

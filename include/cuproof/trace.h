@@ -100,7 +100,32 @@ typedef struct cp_process {
      * out: the analysis never saw them, so a non-zero count says the
      * metrics may miss work. */
     uint64_t zero_timestamps;
+    /* Its place in a multi-process launch (docs/DESIGN.md "Ranks"), from
+     * the launcher's environment: rank, local rank (on its host) and world
+     * size, each -1 when unknown. A rank counts only with rank_var set
+     * (cp_process_rank), so that a process built by zero-initialising is
+     * no rank 0. */
+    int32_t rank, local_rank, world_size;
+    char rank_var[32];  /* the variable that gave the rank, e.g. "RANK"; "" when none did */
+    char rank_why[160]; /* why a rank variable that was set was not taken; "" when none */
+    /* The `cuproof exec` run it belongs to (CUPROOF_EXEC_RUN: the
+     * launcher's host.pid.start_ns), so that a file of another run in the
+     * same directory is told apart; "" when it was not run by exec. */
+    char run[128];
 } cp_process;
+
+/* The rank of `p`, or -1 when none was recorded. */
+CP_API int32_t cp_process_rank(const cp_process *p);
+
+/* How a viewer names `p`: "rank 1: COMMAND" when it has a rank, else its
+ * command, cut to fit `len`; returns buf. */
+CP_API const char *cp_process_label(const cp_process *p, char *buf, size_t len);
+
+struct cp_trace;
+/* The distinct ranks of the trace's processes, ascending, into a new
+ * array *out (the caller frees it; NULL when none). Returns how many, or
+ * CP_ENOMEM. */
+CP_API long cp_trace_ranks(const struct cp_trace *t, int32_t **out);
 
 typedef struct cp_trace {
     cp_activity *items;

@@ -10,15 +10,24 @@
  * A trace is not trusted, and its verdict is CP_EXIT_INCONCLUSIVE (3),
  * for the first of these that holds, in this order:
  *   1. no process of the program was traced (no per-process file);
- *   2. a process could not have CUPTI (another tool held it): its work is
+ *   2. a file belongs to another run: its exec run id (cp_process.run)
+ *      differs from the launcher's (`run`) or, without one, from the
+ *      first file's that names one (a file naming no run, from a writer
+ *      before run ids, is compared with nothing); the directory mixes
+ *      programs, so no figure is this run's alone (docs/DESIGN.md "Ranks");
+ *   3. two processes of the run claim the same rank: a launcher's
+ *      variables leaked, or files of two jobs were merged, so a rank's
+ *      figures would mix two processes;
+ *   4. a process could not have CUPTI (another tool held it): its work is
  *      missing whatever the others show;
- *   3. no device work at all: no kernel, copy or memset to check;
- *   4. CUPTI dropped records (unless allow_dropped): every metric may be
+ *   5. no device work at all: no kernel, copy or memset to check;
+ *   6. CUPTI dropped records (unless allow_dropped): every metric may be
  *      an undercount;
- *   5. a file was cut short mid-record (unless allow_dropped), likewise.
+ *   7. a file was cut short mid-record (unless allow_dropped), likewise.
  * Accepted dropped records or a cut file, and processes truncated (no
  * end record: `_exit`, a signal), are warnings: the verdicts stand on
- * what was recorded, and the warning says what may be missing.
+ * what was recorded, and the warning says what may be missing (and the
+ * rank of a truncated process, when it has one).
  */
 #ifndef CUPROOF_TRUST_H
 #define CUPROOF_TRUST_H
@@ -48,6 +57,9 @@ typedef struct cp_trust_in {
     bool cut_short;       /* a file ended mid-record */
     const char *cut_why;  /* the reader's words for it (may be NULL) */
     bool allow_dropped;   /* --allow-dropped */
+    /* The launcher's run id (cp_program_run.id) for rule 2; NULL or "":
+     * the processes are compared among themselves. */
+    const char *run;
 } cp_trust_in;
 
 typedef struct cp_trust {

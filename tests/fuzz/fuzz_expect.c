@@ -21,6 +21,14 @@ static void check(const cp_expectation *e, int first_line)
         abort();
     if (e->scope_arg && !e->scope[0])
         abort();
+    /* Ranks: rank(N) holds a rank that compares with an int32_t one, and
+     * never stands beside 'every rank' or 'rank spread' (which is one). */
+    if (e->has_rank && (e->rank < 0 || e->every_rank))
+        abort();
+    if (e->spread_ranks && !e->every_rank)
+        abort();
+    if ((e->has_rank || e->every_rank) && e->rank_column < 1)
+        abort();
     switch (e->kind) {
     case CP_EXPECT_COMPARE:
         if (!isfinite(e->value) || (unsigned)e->op > CP_OP_NE)

@@ -11,13 +11,18 @@
  * Layout (little-endian throughout; "varint" is unsigned LEB128, "zigzag"
  * a signed value folded into a varint as protobuf does):
  *
- *   header   8 bytes "CUPREC\x01\x01" (magic, major version 1, minor 1;
+ *   header   8 bytes "CUPREC\x01\x02" (magic, major version 1, minor 2;
  *            a reader of major 1 reads every minor)
  *   records  each: type (1 byte), payload length (varint), payload
  *
  *   1 string     id (varint, 1, 2, ... in order), the bytes
  *   2 process    index (varint, 0, 1, ... in order), pid, ppid (varint),
- *                host and command (each a varint length and the bytes)
+ *                host and command (each a varint length and the bytes);
+ *                minor 2 then adds rank, local rank and world size
+ *                (zigzag, -1 unknown), the rank's variable, why a rank
+ *                variable was not taken and the exec run (strings): a
+ *                record that ends after the command is a minor 1 one,
+ *                whose process has no rank
  *   3 activity   kind (1 byte), flags (1 byte: 1 async, 2 has launch
  *                shape, 4 has graph ids, 8 has bytes and memory kinds,
  *                16 has a host thread: minor 1),
@@ -66,7 +71,7 @@
 extern "C" {
 #endif
 
-#define CP_REC_MAGIC "CUPREC\x01\x01"
+#define CP_REC_MAGIC "CUPREC\x01\x02"
 #define CP_REC_MAGIC_LEN 8
 
 typedef enum {
