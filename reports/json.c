@@ -152,6 +152,12 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
         add_num(b, j, "ideal_ns", (double)d->ideal_ns);
         add_num(b, j, "efficiency", d->efficiency);
         add_str(b, j, "bound", d->bound);
+        /* 1.6: communication against compute (cp_activity_class). */
+        add_num(b, j, "comm_busy_ns", (double)d->comm_busy_ns);
+        add_num(b, j, "comm_compute_overlap_ns", (double)d->comm_compute_overlap_ns);
+        add_num(b, j, "comm_compute_overlap_ratio", d->comm_compute_overlap_ratio);
+        add_num(b, j, "exposed_comm_ns", (double)d->exposed_comm_ns);
+        add_num(b, j, "exposed_comm_share", d->exposed_comm_share);
     }
     cJSON *findings = add_arr(b, o, "findings");
     for (size_t i = 0; i < m->nfindings; i++) {
@@ -325,8 +331,11 @@ cJSON *cp_report_to_json(const cp_report *r)
      * host's CPU in the environment; 1.2: a headline per case, essential
      * and origin per check, and replay; 1.3: the baseline variant per
      * case, graph metrics and a variant's graphs; 1.4: records_streamed;
-     * 1.5: per_device metrics (readers of 1.0 ignore them). */
-    add_str(&b, root, "schema_version", "1.5");
+     * 1.5: per_device metrics; 1.6: communication and compute
+     * (comm_busy_ns, comm_compute_overlap_ns and _ratio, exposed_comm_ns
+     * and _share, in the trace and per device) (readers of 1.0 ignore
+     * them). */
+    add_str(&b, root, "schema_version", "1.6");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

@@ -43,7 +43,12 @@ static inline void expect_same_metrics(const cp_metrics *a, const cp_metrics *b,
                       x->mean_concurrent_kernels == y->mean_concurrent_kernels &&
                       x->idle_ns == y->idle_ns && x->largest_gap_ns == y->largest_gap_ns &&
                       x->gaps_over_threshold == y->gaps_over_threshold &&
-                      x->ideal_ns == y->ideal_ns && x->efficiency == y->efficiency,
+                      x->ideal_ns == y->ideal_ns && x->efficiency == y->efficiency &&
+                      x->comm_busy_ns == y->comm_busy_ns &&
+                      x->comm_compute_overlap_ns == y->comm_compute_overlap_ns &&
+                      x->comm_compute_overlap_ratio == y->comm_compute_overlap_ratio &&
+                      x->exposed_comm_ns == y->exposed_comm_ns &&
+                      x->exposed_comm_share == y->exposed_comm_share,
                   "%s: device %u's metrics differ", how, x->device);
     }
     cr_assert_eq(a->nfindings, b->nfindings, "%s: findings", how);

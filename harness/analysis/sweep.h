@@ -22,6 +22,7 @@
  * held, from its own first event to its own last. */
 typedef struct sweep_device {
     long kernels, copies, h2d, d2h, busy;
+    long comm; /* communication kernels in flight (kernels counts them too) */
     bool started;
     uint64_t prev; /* its last event */
     uint64_t weighted_kernels;
@@ -63,7 +64,7 @@ void cp__sweep_state_free(sweep_state *st);
  * come before its start: counts dip below zero for an instant in which no
  * time passes. */
 void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
-                     uint8_t kind, uint8_t dir);
+                     uint8_t kind, uint8_t dir, bool comm);
 
 /* After the last event: each device's metrics, the program's as their
  * summary (sums of device time, the largest peak and gap, the largest
@@ -76,6 +77,11 @@ typedef struct copy_counts {
 
 void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t max_concurrent,
                       copy_counts copies, long legacy_serialised);
+
+/* Whether device activity `a` is a communication kernel under the
+ * analysis's pattern (opts->comm_pattern, NULL for the default): the bit
+ * each analysis keeps with its events. */
+bool cp__is_comm(const cp_activity *a, const cp_timeline_opts *opts);
 
 /* Counts device activity `a` (its end already no earlier than its start)
  * into its lane, its graph (NULL when not graph-launched) and the totals;

@@ -24,6 +24,7 @@ typedef struct sweep_event {
     uint8_t is_start;
     uint8_t kind; /* cp_act_kind */
     uint8_t dir;  /* cp_copy_dir */
+    uint8_t comm; /* a communication kernel (cp_activity_class) */
 } sweep_event;
 
 static int event_cmp(const void *a, const void *b)
@@ -212,14 +213,17 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
             first = a->start;
         if (end > last)
             last = end;
-        ev[ne++] = (sweep_event){a->start, lane, graph, 1, (uint8_t)a->kind, (uint8_t)a->copy_dir};
-        ev[ne++] = (sweep_event){end, lane, graph, 0, (uint8_t)a->kind, (uint8_t)a->copy_dir};
+        uint8_t comm = cp__is_comm(a, opts);
+        ev[ne++] = (sweep_event){a->start, lane, graph, 1, (uint8_t)a->kind, (uint8_t)a->copy_dir,
+                                 comm};
+        ev[ne++] = (sweep_event){end, lane, graph, 0, (uint8_t)a->kind, (uint8_t)a->copy_dir,
+                                 comm};
     }
     qsort(ev, ne, sizeof *ev, event_cmp);
     st.prev = first;
     for (size_t i = 0; i < ne; i++)
         cp__sweep_apply(&st, ev[i].t, ev[i].lane, ev[i].graph, ev[i].is_start, ev[i].kind,
-                        ev[i].dir);
+                        ev[i].dir, ev[i].comm);
 
     m->lanes = lanes;
     m->nlanes = nl;
