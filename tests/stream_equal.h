@@ -51,6 +51,14 @@ static inline void expect_same_metrics(const cp_metrics *a, const cp_metrics *b,
                       x->exposed_comm_share == y->exposed_comm_share,
                   "%s: device %u's metrics differ", how, x->device);
     }
+    cr_assert_eq(a->nkernel_stats, b->nkernel_stats, "%s: distinct kernels", how);
+    for (size_t i = 0; i < a->nkernel_stats; i++) {
+        const cp_kernel_stat *x = &a->kernel_stats[i], *y = &b->kernel_stats[i];
+        cr_expect_str_eq(x->name, y->name, "%s: kernel %zu", how, i);
+        cr_expect(x->cls == y->cls && x->count == y->count && x->total_ns == y->total_ns &&
+                      x->min_ns == y->min_ns && x->max_ns == y->max_ns,
+                  "%s: kernel %s's breakdown differs", how, x->name);
+    }
     cr_assert_eq(a->nfindings, b->nfindings, "%s: findings", how);
     for (size_t i = 0; i < a->nfindings; i++) {
         cr_expect_str_eq(a->findings[i].name, b->findings[i].name, "%s", how);

@@ -819,3 +819,37 @@ Test(timeline, comm_pattern_overrides)
     cr_expect_eq(m.comm_compute_overlap_ns, 50);
     cr_expect_float_eq(m.comm_compute_overlap_ratio, 0.5, 1e-12);
 }
+
+/* The kernel breakdown, per distinct name: "gemm" launched three times
+ * (100, 300 and 200 ns) on two devices, an NCCL kernel twice (50 ns each),
+ * two kernels of 70 ns each, and a copy, which is no kernel. Sorted by total device time; the class
+ * under the pattern; both analyses alike (names met in other orders). */
+Test(timeline, kernel_breakdown_per_name)
+{
+    named_kernel(0, 1, 0, 100, "gemm");
+    named_kernel(1, 1, 0, 300, "gemm");
+    named_kernel(0, 2, 100, 300, "gemm");
+    named_kernel(0, 3, 0, 50, NCCL_MANGLED);
+    named_kernel(0, 3, 60, 110, NCCL_MANGLED);
+    dev_copy(0, 4, 0, 1000);
+    /* A tie of totals is ordered by name, whatever order they came in. */
+    named_kernel(0, 5, 0, 70, "tie_b");
+    named_kernel(0, 5, 100, 170, "tie_a");
+    analyse();
+    cr_assert_eq(m.nkernel_stats, 4);
+    cr_expect_str_eq(m.kernel_stats[2].name, "tie_a");
+    cr_expect_str_eq(m.kernel_stats[3].name, "tie_b");
+    const cp_kernel_stat *g = &m.kernel_stats[0], *n = &m.kernel_stats[1];
+    cr_expect_str_eq(g->name, "gemm");
+    cr_expect_eq(g->cls, CP_CLASS_COMPUTE);
+    cr_expect_eq(g->count, 3);
+    cr_expect_eq(g->total_ns, 600);
+    cr_expect_eq(g->min_ns, 100);
+    cr_expect_eq(g->max_ns, 300);
+    cr_expect_str_eq(n->name, NCCL_MANGLED);
+    cr_expect_eq(n->cls, CP_CLASS_COMMUNICATION);
+    cr_expect_eq(n->count, 2);
+    cr_expect_eq(n->total_ns, 100);
+    cr_expect_eq(n->min_ns, 50);
+    cr_expect_eq(n->max_ns, 50);
+}

@@ -56,6 +56,7 @@ struct cp_stream {
     uint32_t *graph_index;
     size_t graph_index_cap;
     launch_set launches;
+    kernel_table kernels; /* the breakdown: grows with the distinct kernel names */
     /* The chunk being filled, and the runs spilled to one temporary file. */
     srec *chunk, *scratch;
     size_t nchunk;
@@ -109,6 +110,7 @@ void cp_stream_free(cp_stream *s)
     free(s->graphs);
     free(s->graph_index);
     cp__launch_set_free(&s->launches);
+    cp__kernel_table_free(&s->kernels);
     free(s->chunk);
     free(s->scratch);
     free(s->run_len);
@@ -317,6 +319,8 @@ int cp_stream_add(cp_stream *s, const cp_activity *a)
     uint64_t end = a->end < a->start ? a->start : a->end; /* a reversed record is empty */
     cp__count_activity(&s->m, &s->lanes[lane], graph ? &s->graphs[graph - 1] : NULL, a, end,
                        &s->counted);
+    if ((rc = cp__kernel_table_add(&s->kernels, a, end, &s->opts.timeline)) < 0)
+        goto out;
     if (graph) {
         int fresh = cp__launch_set_add(&s->launches, a);
         if (fresh < 0) {
@@ -755,6 +759,7 @@ int cp_stream_finish(cp_stream *s, cp_metrics *m)
     graphs = NULL;
     cp__sweep_finish(&st, s->first, s->last, s->opts.timeline.max_concurrent_kernels, s->counted,
                      lr.count);
+    cp__kernel_table_finish(&s->kernels, m);
 out:
     for (size_t i = 0; src && i < s->nruns; i++)
         free(src[i].buf);

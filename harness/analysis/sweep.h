@@ -102,6 +102,23 @@ typedef struct launch_set {
 int cp__launch_set_add(launch_set *s, const cp_activity *a);
 void cp__launch_set_free(launch_set *s);
 
+/* The kernel breakdown as it grows (kernels.c): per distinct name, with
+ * an open-addressing index (item + 1; 0 empty). */
+typedef struct kernel_table {
+    cp_kernel_stat *items;
+    size_t n, cap;
+    uint32_t *index;
+    size_t index_cap;
+} kernel_table;
+
+/* Counts kernel `a` (other kinds are ignored; `end` no earlier than its
+ * start) under its name, classed by o's pattern. Returns 0 or CP_ENOMEM. */
+int cp__kernel_table_add(kernel_table *t, const cp_activity *a, uint64_t end,
+                         const cp_timeline_opts *o);
+/* Hands the table, sorted, to m (kernel_stats) and empties it. */
+void cp__kernel_table_finish(kernel_table *t, cp_metrics *m);
+void cp__kernel_table_free(kernel_table *t);
+
 /* Orders cp_lane entries by (device, process, context, stream), as the
  * report lists them (qsort). */
 int cp__lane_cmp(const void *a, const void *b);

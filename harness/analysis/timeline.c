@@ -140,6 +140,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     cp_lane *lanes = malloc(ndev * sizeof *lanes);
     cp_graph *graphs = NULL;
     launch_set launches = {0};
+    kernel_table kernels = {0};
     sweep_state st = {.m = m};
     if (!ev || !lanes) {
         rc = CP_ENOMEM;
@@ -201,6 +202,8 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         uint32_t lane = (uint32_t)cp__lane_lower_bound(lanes, nl, a);
         uint32_t graph = a->graph_id ? (uint32_t)graph_find(graphs, ng, a->process, a->graph_id) + 1 : 0;
         cp__count_activity(m, &lanes[lane], graph ? &graphs[graph - 1] : NULL, a, end, &counted);
+        if ((rc = cp__kernel_table_add(&kernels, a, end, opts)) < 0)
+            goto out;
         if (graph) {
             int fresh = cp__launch_set_add(&launches, a);
             if (fresh < 0) {
@@ -238,7 +241,9 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         goto out;
     }
     cp__sweep_finish(&st, first, last, opts ? opts->max_concurrent_kernels : 0, counted, legacy);
+    cp__kernel_table_finish(&kernels, m);
 out:
+    cp__kernel_table_free(&kernels);
     free(ev);
     free(lanes);
     free(graphs);

@@ -208,6 +208,17 @@ typedef struct cp_device_metrics {
     double comm_compute_overlap_ratio, exposed_comm_share;
 } cp_device_metrics;
 
+/* One distinct kernel name of the trace (the breakdown): its class, its
+ * launches and the device time they took, in all and least and most of
+ * one launch. `name` is as the trace gave it (mangled; the reports show
+ * it demangled); owned by the metrics. */
+typedef struct cp_kernel_stat {
+    char *name;
+    cp_work_class cls; /* CP_CLASS_COMPUTE or CP_CLASS_COMMUNICATION */
+    uint32_t count;
+    uint64_t total_ns, min_ns, max_ns;
+} cp_kernel_stat;
+
 typedef struct cp_metrics {
     uint64_t span_ns;
     uint64_t kernel_busy_ns, copy_busy_ns;
@@ -250,6 +261,10 @@ typedef struct cp_metrics {
     /* One entry per device with work (`devices` of them), in device order;
      * owned; NULL when there is none. */
     cp_device_metrics *device_metrics;
+    /* Every distinct kernel name, the most device time first (ties by
+     * name); owned; NULL when there is none. */
+    cp_kernel_stat *kernel_stats;
+    size_t nkernel_stats;
     cp_finding findings[CP_MAX_FINDINGS];
     size_t nfindings;
 } cp_metrics;
