@@ -207,6 +207,13 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
                d->mean_concurrent_kernels, (double)d->idle_ns / 1e6,
                (double)d->largest_gap_ns / 1e6);
     }
+    /* Communication (cuproof metrics prints the rule), only where a
+     * kernel was: a program without NCCL has nothing to say here. */
+    if (m->comm_busy_ns)
+        printf("  communication %.3f ms, %.1f%% of it under compute, %.3f ms exposed (%.1f%% of "
+               "the devices' time)\n",
+               (double)m->comm_busy_ns / 1e6, m->comm_compute_overlap_ratio * 100,
+               (double)m->exposed_comm_ns / 1e6, m->exposed_comm_share * 100);
     for (size_t i = 0; i < m->nfindings; i++)
         printf("  finding %s: %s\n", m->findings[i].name, m->findings[i].message);
     for (size_t i = 0; i < v->trace.nprocesses; i++)

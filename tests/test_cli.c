@@ -1303,3 +1303,15 @@ Test(cli, check_comm_pattern)
     cr_expect_eq(rc, 2, "%s", output);
     HAS("--comm-pattern 'at::native': expected a kernel name's prefix");
 }
+
+/* `cuproof metrics` prints the work classes' rules beside the metrics,
+ * the communication pattern's default among them. */
+Test(cli, metrics_print_the_work_classes)
+{
+    cr_expect_eq(cuproof("metrics"), 0, "%s", output);
+    HAS("work classes (the communication metrics' rules):");
+    HAS("communication                a kernel whose demangled name starts with the "
+        "communication pattern, `nccl` unless --comm-pattern");
+    HAS("memory                       copies and memsets");
+    HAS("comm_compute_overlap_ratio");
+}

@@ -426,12 +426,15 @@ Test(exec_cli, a_process_that_could_not_be_traced_is_a_tool_error)
 Test(exec_cli, comm_pattern_classifies_kernels)
 {
     cr_expect_eq(exec("--expect 'comm_busy_ns == 0' " FAKE(TRACE, "exit 0")), 0, "%s", output);
+    cr_expect_null(strstr(output, "  communication "), "no line without communication");
     const char *how[] = {"", "--keep-records 1 "};
     for (int i = 0; i < 2; i++) {
         cr_expect_eq(exec("%s--comm-pattern spin --expect 'comm_busy_ns > 0' "
                           "--expect 'range(step): comm_busy_ns > 0' " FAKE(TRACE, "exit 0"),
                           how[i]),
                      0, "%s", output);
+        expect_output("  communication ");
+        expect_output("% of it under compute, ");
         cr_expect_eq(exec("%s--comm-pattern _Z4 --expect 'comm_busy_ns > 0' " FAKE(TRACE, "exit 0"),
                           how[i]),
                      1, "the mangling is no part of the name: %s", output);
