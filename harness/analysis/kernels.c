@@ -6,7 +6,9 @@
  * records, so that the streaming analysis keeps its bound; the names are
  * copied because the streaming analysis sees each only during its call.
  * The names stay as CUPTI gave them (mangled): people read them
- * demangled in the reports layer, which may link a demangler.
+ * demangled in the reports layer, which may link a demangler. A name is
+ * classed once, when first met, and each record takes its class from
+ * here: the mangled-name reader runs per distinct name, not per record.
  */
 #include <cuproof/metrics.h>
 
@@ -50,7 +52,7 @@ int cp__kernel_table_add(kernel_table *t, const cp_activity *a, uint64_t end,
                          const cp_timeline_opts *o)
 {
     if (a->kind != CP_ACT_KERNEL)
-        return 0;
+        return (int)cp_activity_class(a, NULL); /* by kind alone */
     const char *name = a->name && *a->name ? a->name : "(unnamed)";
     uint64_t d = end - a->start;
     size_t j = 0;
@@ -70,7 +72,7 @@ int cp__kernel_table_add(kernel_table *t, const cp_activity *a, uint64_t end,
                 if (d > k->max_ns)
                     k->max_ns = d;
             }
-            return 0;
+            return (int)k->cls;
         }
     if (grow(t) < 0)
         return CP_ENOMEM;
@@ -97,7 +99,7 @@ int cp__kernel_table_add(kernel_table *t, const cp_activity *a, uint64_t end,
     for (j = name_hash(copy) & (t->index_cap - 1); t->index[j]; j = (j + 1) & (t->index_cap - 1))
         ;
     t->index[j] = (uint32_t)++t->n;
-    return 0;
+    return (int)t->items[t->n - 1].cls;
 }
 
 /* By total time, the most first; ties by name, so that both analyses,

@@ -319,8 +319,11 @@ int cp_stream_add(cp_stream *s, const cp_activity *a)
     uint64_t end = a->end < a->start ? a->start : a->end; /* a reversed record is empty */
     cp__count_activity(&s->m, &s->lanes[lane], graph ? &s->graphs[graph - 1] : NULL, a, end,
                        &s->counted);
-    if ((rc = cp__kernel_table_add(&s->kernels, a, end, &s->opts.timeline)) < 0)
+    int cls = cp__kernel_table_add(&s->kernels, a, end, &s->opts.timeline);
+    if (cls < 0) {
+        rc = cls;
         goto out;
+    }
     if (graph) {
         int fresh = cp__launch_set_add(&s->launches, a);
         if (fresh < 0) {
@@ -349,7 +352,7 @@ int cp_stream_add(cp_stream *s, const cp_activity *a)
     s->chunk[s->nchunk++] = (srec){a->start, end,
                                    (uint32_t)lane | (uint32_t)(a->kind & 3) << LANE_BITS |
                                        (uint32_t)(a->copy_dir & 7) << (LANE_BITS + 2) |
-                                       (uint32_t)cp__is_comm(a, &s->opts.timeline)
+                                       (uint32_t)(cls == CP_CLASS_COMMUNICATION)
                                            << (LANE_BITS + 5),
                                    (uint32_t)graph};
     if (s->nchunk == s->opts.chunk_records)

@@ -402,11 +402,6 @@ int cp__graph_cmp(const void *a, const void *b)
     return (x->graph_id > y->graph_id) - (x->graph_id < y->graph_id);
 }
 
-bool cp__is_comm(const cp_activity *a, const cp_timeline_opts *opts)
-{
-    return cp_activity_class(a, opts ? opts->comm_pattern : NULL) == CP_CLASS_COMMUNICATION;
-}
-
 void cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity *a,
                            uint64_t end, copy_counts *counted)
 {

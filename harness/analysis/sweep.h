@@ -78,11 +78,6 @@ typedef struct copy_counts {
 void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t max_concurrent,
                       copy_counts copies, long legacy_serialised);
 
-/* Whether device activity `a` is a communication kernel under the
- * analysis's pattern (opts->comm_pattern, NULL for the default): the bit
- * each analysis keeps with its events. */
-bool cp__is_comm(const cp_activity *a, const cp_timeline_opts *opts);
-
 /* Counts device activity `a` (its end already no earlier than its start)
  * into its lane, its graph (NULL when not graph-launched) and the totals;
  * copies also into the counts the findings need. */
@@ -111,8 +106,10 @@ typedef struct kernel_table {
     size_t index_cap;
 } kernel_table;
 
-/* Counts kernel `a` (other kinds are ignored; `end` no earlier than its
- * start) under its name, classed by o's pattern. Returns 0 or CP_ENOMEM. */
+/* Counts kernel `a` (other kinds are only classed; `end` no earlier than
+ * its start) under its name, classed by o's pattern when the name is
+ * new. Returns a's class (cp_work_class: the bit each analysis keeps with
+ * its events is whether it is CP_CLASS_COMMUNICATION), or CP_ENOMEM. */
 int cp__kernel_table_add(kernel_table *t, const cp_activity *a, uint64_t end,
                          const cp_timeline_opts *o);
 /* Hands the table, sorted, to m (kernel_stats) and empties it. */

@@ -202,8 +202,11 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         uint32_t lane = (uint32_t)cp__lane_lower_bound(lanes, nl, a);
         uint32_t graph = a->graph_id ? (uint32_t)graph_find(graphs, ng, a->process, a->graph_id) + 1 : 0;
         cp__count_activity(m, &lanes[lane], graph ? &graphs[graph - 1] : NULL, a, end, &counted);
-        if ((rc = cp__kernel_table_add(&kernels, a, end, opts)) < 0)
+        int cls = cp__kernel_table_add(&kernels, a, end, opts);
+        if (cls < 0) {
+            rc = cls;
             goto out;
+        }
         if (graph) {
             int fresh = cp__launch_set_add(&launches, a);
             if (fresh < 0) {
@@ -216,7 +219,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
             first = a->start;
         if (end > last)
             last = end;
-        uint8_t comm = cp__is_comm(a, opts);
+        uint8_t comm = cls == CP_CLASS_COMMUNICATION;
         ev[ne++] = (sweep_event){a->start, lane, graph, 1, (uint8_t)a->kind, (uint8_t)a->copy_dir,
                                  comm};
         ev[ne++] = (sweep_event){end, lane, graph, 0, (uint8_t)a->kind, (uint8_t)a->copy_dir,
