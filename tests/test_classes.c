@@ -121,3 +121,33 @@ Test(classes, work_classes)
     cr_expect_str_eq(cp_work_class_name(CP_CLASS_COMMUNICATION), "communication");
     cr_expect_str_eq(cp_work_class_name(CP_CLASS_COUNT), "unknown");
 }
+
+/* Mangled names cut short and mutated anywhere: the reader stays inside
+ * each name (each copy sized exactly, so that under ci/sanitize-cpu.sh a
+ * read past its NUL is an error) and what it yields lies inside the name
+ * or is one of its constants. Among them `_ZN1aIUlvEU`, a closure
+ * followed by a lone U at the end, which once read two bytes on. */
+Test(classes, malformed_names_stay_inside)
+{
+    static const char alpha[] = "_0123456789EINFXJZULTSADvtlpfr_KVRO";
+    srand(27);
+    for (int it = 0; it < 200000; it++) {
+        const char *s = names[(size_t)it % (sizeof names / sizeof *names)];
+        size_t n = strlen(s), cut = n ? (size_t)rand() % (n + 1) : 0;
+        char *c = malloc(cut + 1);
+        cr_assert_not_null(c);
+        memcpy(c, s, cut);
+        c[cut] = '\0';
+        for (int k = rand() % 4; k > 0 && cut; k--)
+            c[(size_t)rand() % cut] = alpha[(size_t)rand() % (sizeof alpha - 1)];
+        const char *o;
+        size_t got = cp_name_leading(c, &o);
+        bool inside = o >= c && o + got <= c + cut;
+        bool constant = (got == 4 && memcmp(o, "void", 4) == 0) ||
+                        (got == 3 && memcmp(o, "std", 3) == 0) || got == 0;
+        cr_assert(inside || constant, "'%s' gave \"%.*s\"", c, (int)got, o);
+        free(c);
+    }
+    const char *o;
+    cr_expect_eq(cp_name_leading("_ZN1aIUlvEU", &o), 0);
+}

@@ -74,11 +74,14 @@ static const char *skip_to_underscore(const char *p)
  * expressions `X`, packs `J`, local names `Z`, closures `Ul`, decltype
  * `DT`/`Dt`) or any run of simpler productions inside one, counting
  * depth: p points just after the opener; returns the position after its
- * closing `E`, or NULL when the name is malformed or beyond this reader.
+ * closing `E`, or NULL when the name is malformed or beyond this reader
+ * (`level`: closures it is nested in, which it enters by recursion).
  */
-static const char *skip_to_close(const char *p)
+static const char *skip_to_close(const char *p, int level)
 {
     int depth = 1;
+    if (level > 64) /* closures in closures: beyond any real name, and the stack's guard */
+        return NULL;
     while (*p) {
         char c = *p;
         const char *id;
@@ -96,9 +99,11 @@ static const char *skip_to_close(const char *p)
         } else if (c == 'U' && (p[1] == 'l' || p[1] == 't')) {
             /* A closure Ul <parameters> E [<number>] _, or an unnamed
              * type Ut [<number>] _: the number is not a name's length. */
-            if (p[1] == 'l' && !(p = skip_to_close(p + 2)))
-                return NULL;
-            if (!(p = skip_to_underscore(p[0] == 'U' ? p + 2 : p)))
+            if (p[1] == 'l')
+                p = skip_to_close(p + 2, level + 1);
+            else
+                p += 2;
+            if (!p || !(p = skip_to_underscore(p)))
                 return NULL;
         } else if (c == 'D' && (p[1] == 'T' || p[1] == 't')) {
             depth++;
@@ -207,7 +212,7 @@ size_t cp_name_leading(const char *name, const char **out)
     bool last_template = false;
     while (*p && *p != 'E') {
         if (*p == 'I') {
-            if (!(p = skip_to_close(p + 1)))
+            if (!(p = skip_to_close(p + 1, 0)))
                 return set_out(out, "", 0);
             last_template = true;
             continue;
@@ -219,7 +224,7 @@ size_t cp_name_leading(const char *name, const char **out)
         } else if (*p == 'S') {
             p = islower((unsigned char)p[1]) ? p + 2 : skip_to_underscore(p + 1);
         } else if (*p == 'U' && p[1] == 'l') {
-            p = skip_to_close(p + 2);
+            p = skip_to_close(p + 2, 0);
             if (p)
                 p = skip_to_underscore(p);
         } else if (*p == 'U' && p[1] == 't') {
