@@ -39,6 +39,7 @@ typedef struct check_args {
     size_t nsources;
     cp_expect_list list;
     const char *range;
+    const char *comm_pattern; /* --comm-pattern; NULL: the files' directive, else nccl */
     bool allow_dropped;
     bool program; /* per-process files rather than cuproof.trace/1 files */
     bool rec;     /* cuproof.rec/1 files, one trace each */
@@ -75,7 +76,7 @@ static int parse_args(int argc, char **argv, check_args *a)
     for (int i = 0; i < argc && status == CP_EXIT_OK; i++) {
         const char *arg = argv[i];
         bool takes_value = strcmp(arg, "--expect") == 0 || strcmp(arg, "--expect-file") == 0 ||
-                           strcmp(arg, "--range") == 0;
+                           strcmp(arg, "--range") == 0 || strcmp(arg, "--comm-pattern") == 0;
         if (takes_value && i + 1 >= argc)
             return cp_usage_error("%s needs a value", arg);
         if (strcmp(arg, "--expect") == 0) {
@@ -95,6 +96,12 @@ static int parse_args(int argc, char **argv, check_args *a)
             a->range = argv[++i];
             if (!a->range[0])
                 return cp_usage_error("%s", "--range needs a range name");
+        } else if (strcmp(arg, "--comm-pattern") == 0) {
+            a->comm_pattern = argv[++i];
+            if (!cp_comm_pattern_valid(a->comm_pattern))
+                return cp_usage_error("--comm-pattern '%s': expected a kernel name's prefix "
+                                      "(letters, digits, '_'), as in 'nccl'",
+                                      a->comm_pattern);
         } else if (strcmp(arg, "--allow-dropped") == 0) {
             a->allow_dropped = true;
         } else if (arg[0] == '-' && arg[1] == '-') {
@@ -122,6 +129,17 @@ static int parse_args(int argc, char **argv, check_args *a)
         return cp_usage_error("%s", "--range is for per-process traces; a case's trace is "
                                     "scoped by its variants");
     return CP_EXIT_OK;
+}
+
+/* The analysis options every path of check uses: the communication
+ * pattern of --comm-pattern, else of an expectation file's directive
+ * (`#! comm-pattern:`), else the default. */
+static cp_stream_opts analysis_opts(const check_args *a)
+{
+    const char *p = a->comm_pattern       ? a->comm_pattern
+                    : a->list.comm_pattern[0] ? a->list.comm_pattern
+                                              : NULL;
+    return (cp_stream_opts){.timeline = {.comm_pattern = p}};
 }
 
 /* The expectations of one source, as a list of their own. */
@@ -225,7 +243,8 @@ static int check_trace_files(const check_args *a)
                     continue;
                 char measured[256], prefix[80] = "";
                 bool ok = false;
-                if (cp_expect_eval_trace(&bare, &tf->variants[v].trace, NULL, &ok, measured,
+                cp_stream_opts so = analysis_opts(a);
+                if (cp_expect_eval_trace(&bare, &tf->variants[v].trace, &so.timeline, &ok, measured,
                                          sizeof measured) < 0) {
                     fprintf(stderr, "cuproof: %s\n", cp_last_error());
                     status = EXIT_TOOL;
@@ -361,7 +380,8 @@ static int check_program(const check_args *a)
     cp_trace_init(&t);
     cp_trace_init(&again);
     cp_expect_judge *j = NULL;
-    if (cp_expect_judge_new(&j, &a->list, NULL) < 0 || read_program(a, &t, &files, j) < 0 ||
+    cp_stream_opts so = analysis_opts(a);
+    if (cp_expect_judge_new(&j, &a->list, &so) < 0 || read_program(a, &t, &files, j) < 0 ||
         cp_expect_judge_between(j, &t) < 0 ||
         (cp_expect_judge_second_pass(j) && read_program(a, &again, &files, j) < 0)) {
         fprintf(stderr, "cuproof: %s\n", cp_last_error());
@@ -410,9 +430,10 @@ static int check_rec(const check_args *a)
         cp_trace t;
         cp_trace_init(&t);
         cp_expect_judge *j = NULL;
+        cp_stream_opts so = analysis_opts(a);
         bool truncated = false;
         char why[600] = "";
-        if (cp_expect_judge_new(&j, &a->list, NULL) < 0 ||
+        if (cp_expect_judge_new(&j, &a->list, &so) < 0 ||
             cp_rec_stream(path, &t, cp_expect_judge_record, j, &truncated, why, sizeof why) < 0 ||
             cp_expect_judge_between(j, &t) < 0 ||
             (cp_expect_judge_second_pass(j) &&

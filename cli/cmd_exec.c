@@ -26,6 +26,7 @@
 typedef struct exec_args {
     const char *out_dir;
     const char *range;
+    const char *comm_pattern; /* --comm-pattern; NULL: the files' directive, else nccl */
     double timeout_s; /* 0: none */
     int repeat;       /* timed runs after the traced one, NVTX ranges alone */
     bool allow_dropped, keep_going, skip_without_gpu;
@@ -69,6 +70,12 @@ static int parse_args(int argc, char **argv, exec_args *a)
             i++;
         } else if (strcmp(opt, "--range") == 0 && val && *val) {
             a->range = val;
+            i++;
+        } else if (strcmp(opt, "--comm-pattern") == 0) {
+            if (!cp_comm_pattern_valid(val))
+                return cp_usage_error("--comm-pattern '%s': expected a kernel name's prefix "
+                                      "(letters, digits, '_'), as in 'nccl'", val ? val : "");
+            a->comm_pattern = val;
             i++;
         } else if (strcmp(opt, "--out") == 0 && val && *val) {
             a->out_dir = val;
@@ -203,6 +210,13 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
                d->mean_concurrent_kernels, (double)d->idle_ns / 1e6,
                (double)d->largest_gap_ns / 1e6);
     }
+    /* Communication (cuproof metrics prints the rule), only where a
+     * kernel was: a program without NCCL has nothing to say here. */
+    if (m->comm_busy_ns)
+        printf("  communication %.3f ms, %.1f%% of it under compute, %.3f ms exposed (%.1f%% of "
+               "the devices' time)\n",
+               (double)m->comm_busy_ns / 1e6, m->comm_compute_overlap_ratio * 100,
+               (double)m->exposed_comm_ns / 1e6, m->exposed_comm_share * 100);
     for (size_t i = 0; i < m->nfindings; i++)
         printf("  finding %s: %s\n", m->findings[i].name, m->findings[i].message);
     for (size_t i = 0; i < v->trace.nprocesses; i++)
@@ -289,8 +303,12 @@ int cp_cmd_exec(int argc, char **argv)
     cp_judge_opts jo = {
         .expect = &a.expect,
         .argv = a.program,
-        .program = {.timeline.max_concurrent_kernels =
-                        cp_max_concurrent_kernels(r->env.cc_major, r->env.cc_minor),
+        .program = {.timeline = {.max_concurrent_kernels =
+                                     cp_max_concurrent_kernels(r->env.cc_major, r->env.cc_minor),
+                                 /* The option wins over an expectation file's directive. */
+                                 .comm_pattern = a.comm_pattern     ? a.comm_pattern
+                                                 : a.expect.comm_pattern[0] ? a.expect.comm_pattern
+                                                                            : NULL},
                     .keep_records = a.keep_records,
                     .out_dir = a.out_dir},
         .allow_dropped = a.allow_dropped,

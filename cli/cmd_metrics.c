@@ -1,5 +1,6 @@
 /* cuproof metrics: the metric and finding tables that expectations use,
- * as plain text or as the Markdown of docs/DESIGN.md. */
+ * and the rules of the work classes the communication metrics rest on
+ * (CP_WORK_CLASS_MAP), as plain text or as the Markdown of docs/DESIGN.md. */
 #include "cli.h"
 
 #include <cuproof/metrics.h>
@@ -22,6 +23,10 @@ int cp_cmd_metrics(int argc, char **argv)
         printf("\n| finding | label | raised when |\n|---|---|---|\n");
         for (size_t i = 0; i < nf; i++)
             printf("| `%s` | %s | %s |\n", f[i].name, f[i].label, f[i].meaning);
+        printf("\n| class | rule |\n|---|---|\n");
+        for (int c = 0; c < CP_CLASS_COUNT; c++)
+            printf("| `%s` | %s |\n", cp_work_class_name((cp_work_class)c),
+                   cp_work_class_rule((cp_work_class)c));
         return CP_EXIT_OK;
     }
     for (size_t i = 0; i < n; i++)
@@ -29,5 +34,9 @@ int cp_cmd_metrics(int argc, char **argv)
     printf("\nfindings:\n");
     for (size_t i = 0; i < nf; i++)
         printf("%-28s %s\n", f[i].name, f[i].meaning);
+    printf("\nwork classes (the communication metrics' rules):\n");
+    for (int c = 0; c < CP_CLASS_COUNT; c++)
+        printf("%-28s %s\n", cp_work_class_name((cp_work_class)c),
+               cp_work_class_rule((cp_work_class)c));
     return CP_EXIT_OK;
 }

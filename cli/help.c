@@ -85,8 +85,12 @@ static const cp_help_opt metrics_opts[] = {
                       "none = the whole program; 'every rank:' or 'rank spread:' first "   \
                       "judges each rank or the largest minus the smallest; `cuproof "      \
                       "metrics` lists the metrics and findings"},                          \
-    {"--expect-file F", "expectations, one per line (# comments)"},                        \
-    {"--range NAME", "scope every unscoped expectation to NVTX ranges NAME"}
+    {"--expect-file F", "expectations, one per line (# comments; a line "                   \
+                        "'#! comm-pattern: PREFIX' sets the communication pattern)"},      \
+    {"--range NAME", "scope every unscoped expectation to NVTX ranges NAME"},              \
+    {"--comm-pattern PREFIX", "kernels whose demangled name starts with PREFIX are "       \
+                              "communication (default nccl, case-sensitive; wins over a "  \
+                              "file's directive): the comm_* and exposed_comm_* metrics"}
 /* clang-format on */
 
 static const cp_help_opt check_opts[] = {

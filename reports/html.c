@@ -11,6 +11,7 @@
 #include "html_buf.h"
 
 #include "headline.h"
+#include "kernels.h"
 #include <cuproof/summary.h>
 
 #include <math.h>
@@ -512,6 +513,53 @@ static void variants_html(html_buf *b, const cp_case_result *c)
     html_raw(b, "</table>");
 }
 
+/* The kernel breakdown of one traced variant (kernels.h): per class, the
+ * top kernels by total device time, demangled, and the rest summed. The
+ * rules of the classes are the class cells' titles. */
+static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m)
+{
+    size_t comm = 0;
+    for (size_t i = 0; i < m->nkernel_stats; i++)
+        comm += m->kernel_stats[i].cls == CP_CLASS_COMMUNICATION;
+    html_raw(b, "<h4>");
+    html_text(b, variant);
+    html_fmt(b, " <small>%zu distinct kernel%s, %zu of them communication</small></h4>",
+             m->nkernel_stats, m->nkernel_stats == 1 ? "" : "s", comm);
+    html_raw(b, "<table><tr><th>Class</th><th>Kernel</th><th>Launches</th><th>Total</th>"
+                "<th>Mean</th><th>Least</th><th>Most</th></tr>");
+    static const cp_work_class classes[] = {CP_CLASS_COMPUTE, CP_CLASS_COMMUNICATION};
+    for (size_t c = 0; c < 2; c++) {
+        size_t top[CP_BREAKDOWN_TOP];
+        cp_breakdown_rest rest;
+        size_t n = cp_breakdown_top(m, classes[c], top, &rest);
+        for (size_t i = 0; i < n; i++) {
+            const cp_kernel_stat *k = &m->kernel_stats[top[i]];
+            char name[1024];
+            cp_demangle(k->name, name, sizeof name);
+            html_raw(b, "<tr><td title=\"");
+            html_text(b, cp_work_class_rule(k->cls));
+            html_fmt(b, "\">%s</td><td title=\"", cp_work_class_name(k->cls));
+            html_text(b, k->name);
+            html_raw(b, "\"><code>");
+            html_text(b, name);
+            html_fmt(b, "</code></td><td>%u</td>", k->count);
+            time_cell(b, (double)k->total_ns / 1e6);
+            time_cell(b, k->count ? (double)k->total_ns / k->count / 1e6 : 0.0);
+            time_cell(b, (double)k->min_ns / 1e6);
+            time_cell(b, (double)k->max_ns / 1e6);
+            html_raw(b, "</tr>");
+        }
+        if (rest.kernels) {
+            html_fmt(b, "<tr><td>%s</td><td>%zu other kernels</td><td>%llu</td>",
+                     cp_work_class_name(classes[c]), rest.kernels,
+                     (unsigned long long)rest.count);
+            time_cell(b, (double)rest.total_ns / 1e6);
+            html_raw(b, "<td></td><td></td><td></td></tr>");
+        }
+    }
+    html_raw(b, "</table>");
+}
+
 static void case_html(html_buf *b, const cp_case_result *c)
 {
     html_fmt(b, "<section id=\"case-%s\" class=\"case\" data-status=\"%s\"><h2>", c->name,
@@ -568,6 +616,20 @@ static void case_html(html_buf *b, const cp_case_result *c)
                           c->variants[i].summary);
             html_raw(b, "</details>");
         }
+    }
+    /* Folded, as the checks: a table per traced variant would push the
+     * next case a screen down, and the summary line says what it holds. */
+    size_t with_kernels = 0;
+    for (size_t i = 0; i < c->nvariants; i++)
+        with_kernels += c->variants[i].traced && c->variants[i].metrics.nkernel_stats;
+    if (with_kernels) {
+        html_fmt(b, "<details class=\"kernels\"><summary><h3>Kernels by device time</h3> "
+                    "top %d per class, %zu traced variant%s</summary>",
+                 CP_BREAKDOWN_TOP, with_kernels, with_kernels == 1 ? "" : "s");
+        for (size_t i = 0; i < c->nvariants; i++)
+            if (c->variants[i].traced && c->variants[i].metrics.nkernel_stats)
+                breakdown_html(b, c->variants[i].name, &c->variants[i].metrics);
+        html_raw(b, "</details>");
     }
     bool any_series = false;
     for (size_t i = 0; i < c->nvariants; i++)

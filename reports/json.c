@@ -9,6 +9,7 @@
 #include <cuproof/error.h>
 #include <cuproof/internal/file.h>
 #include "headline.h"
+#include "kernels.h"
 
 #include <errno.h>
 #include <math.h>
@@ -92,6 +93,48 @@ static void env_json(builder *b, cJSON *o, const cp_env *e)
     add_str(b, o, "host", e->host);
 }
 
+/* 1.6: the kernel breakdown: per class (compute, communication), the
+ * top kernels by total device time with their launches, total, mean,
+ * least and most, the name as the trace gave it and demangled, and the
+ * rest of the class summed. */
+static void breakdown_json(builder *b, cJSON *o, const cp_metrics *m)
+{
+    cJSON *bd = add_obj(b, o, "kernel_breakdown");
+    add_num(b, bd, "top", CP_BREAKDOWN_TOP);
+    cJSON *rows = add_arr(b, bd, "kernels"), *rests = add_arr(b, bd, "rest");
+    static const cp_work_class classes[] = {CP_CLASS_COMPUTE, CP_CLASS_COMMUNICATION};
+    for (size_t c = 0; c < 2; c++) {
+        size_t top[CP_BREAKDOWN_TOP];
+        cp_breakdown_rest rest;
+        size_t n = cp_breakdown_top(m, classes[c], top, &rest);
+        for (size_t i = 0; i < n; i++) {
+            const cp_kernel_stat *k = &m->kernel_stats[top[i]];
+            cJSON *r = push_obj(b, rows);
+            if (!r)
+                return;
+            char demangled[1024];
+            cp_demangle(k->name, demangled, sizeof demangled);
+            add_str(b, r, "class", cp_work_class_name(k->cls));
+            add_str(b, r, "name", k->name);
+            add_str(b, r, "demangled", demangled);
+            add_num(b, r, "count", k->count);
+            add_num(b, r, "total_ns", (double)k->total_ns);
+            add_num(b, r, "mean_ns", k->count ? (double)k->total_ns / k->count : 0.0);
+            add_num(b, r, "min_ns", (double)k->min_ns);
+            add_num(b, r, "max_ns", (double)k->max_ns);
+        }
+        if (rest.kernels) {
+            cJSON *r = push_obj(b, rests);
+            if (!r)
+                return;
+            add_str(b, r, "class", cp_work_class_name(classes[c]));
+            add_num(b, r, "kernels", (double)rest.kernels);
+            add_num(b, r, "count", (double)rest.count);
+            add_num(b, r, "total_ns", (double)rest.total_ns);
+        }
+    }
+}
+
 static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
 {
     size_t n = 0;
@@ -152,7 +195,14 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
         add_num(b, j, "ideal_ns", (double)d->ideal_ns);
         add_num(b, j, "efficiency", d->efficiency);
         add_str(b, j, "bound", d->bound);
+        /* 1.6: communication against compute (cp_activity_class). */
+        add_num(b, j, "comm_busy_ns", (double)d->comm_busy_ns);
+        add_num(b, j, "comm_compute_overlap_ns", (double)d->comm_compute_overlap_ns);
+        add_num(b, j, "comm_compute_overlap_ratio", d->comm_compute_overlap_ratio);
+        add_num(b, j, "exposed_comm_ns", (double)d->exposed_comm_ns);
+        add_num(b, j, "exposed_comm_share", d->exposed_comm_share);
     }
+    breakdown_json(b, o, m);
     cJSON *findings = add_arr(b, o, "findings");
     for (size_t i = 0; i < m->nfindings; i++) {
         cJSON *f = push_obj(b, findings);
@@ -325,8 +375,11 @@ cJSON *cp_report_to_json(const cp_report *r)
      * host's CPU in the environment; 1.2: a headline per case, essential
      * and origin per check, and replay; 1.3: the baseline variant per
      * case, graph metrics and a variant's graphs; 1.4: records_streamed;
-     * 1.5: per_device metrics (readers of 1.0 ignore them). */
-    add_str(&b, root, "schema_version", "1.5");
+     * 1.5: per_device metrics; 1.6: communication and compute
+     * (comm_busy_ns, comm_compute_overlap_ns and _ratio, exposed_comm_ns
+     * and _share, in the trace and per device), the work classes' rules
+     * and each trace's kernel_breakdown (readers of 1.0 ignore them). */
+    add_str(&b, root, "schema_version", "1.6");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);
@@ -340,6 +393,16 @@ cJSON *cp_report_to_json(const cp_report *r)
     }
     env_json(&b, add_obj(&b, root, "environment"), &r->env);
     add_str(&b, root, "profile", r->profile);
+    /* 1.6: the rules of the work classes the communication metrics and
+     * the kernel breakdown rest on (CP_WORK_CLASS_MAP). */
+    cJSON *classes = add_arr(&b, root, "work_classes");
+    for (int c = 0; c < CP_CLASS_COUNT; c++) {
+        cJSON *k = push_obj(&b, classes);
+        if (!k)
+            break;
+        add_str(&b, k, "class", cp_work_class_name((cp_work_class)c));
+        add_str(&b, k, "rule", cp_work_class_rule((cp_work_class)c));
+    }
     add_num(&b, root, "repeat", r->repeat);
     if (r->repeat == 0) {
         cJSON *rule = add_obj(&b, root, "stopping_rule");

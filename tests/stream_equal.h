@@ -43,8 +43,21 @@ static inline void expect_same_metrics(const cp_metrics *a, const cp_metrics *b,
                       x->mean_concurrent_kernels == y->mean_concurrent_kernels &&
                       x->idle_ns == y->idle_ns && x->largest_gap_ns == y->largest_gap_ns &&
                       x->gaps_over_threshold == y->gaps_over_threshold &&
-                      x->ideal_ns == y->ideal_ns && x->efficiency == y->efficiency,
+                      x->ideal_ns == y->ideal_ns && x->efficiency == y->efficiency &&
+                      x->comm_busy_ns == y->comm_busy_ns &&
+                      x->comm_compute_overlap_ns == y->comm_compute_overlap_ns &&
+                      x->comm_compute_overlap_ratio == y->comm_compute_overlap_ratio &&
+                      x->exposed_comm_ns == y->exposed_comm_ns &&
+                      x->exposed_comm_share == y->exposed_comm_share,
                   "%s: device %u's metrics differ", how, x->device);
+    }
+    cr_assert_eq(a->nkernel_stats, b->nkernel_stats, "%s: distinct kernels", how);
+    for (size_t i = 0; i < a->nkernel_stats; i++) {
+        const cp_kernel_stat *x = &a->kernel_stats[i], *y = &b->kernel_stats[i];
+        cr_expect_str_eq(x->name, y->name, "%s: kernel %zu", how, i);
+        cr_expect(x->cls == y->cls && x->count == y->count && x->total_ns == y->total_ns &&
+                      x->min_ns == y->min_ns && x->max_ns == y->max_ns,
+                  "%s: kernel %s's breakdown differs", how, x->name);
     }
     cr_assert_eq(a->nfindings, b->nfindings, "%s: findings", how);
     for (size_t i = 0; i < a->nfindings; i++) {

@@ -1271,3 +1271,47 @@ Test(cli, compare_html_escapes_names)
     expect_human_text(page);
     free(page);
 }
+
+/* The communication pattern is the user's: by default (nccl) the H100's
+ * mult_ker kernels are compute and there is no communication; under
+ * --comm-pattern mult, or an expectation file's `#! comm-pattern: mult`,
+ * they are communication (28.76 ms of it in streams-pinned), and the
+ * option wins over the file. A pattern that is no name's prefix is a
+ * usage error. */
+Test(cli, check_comm_pattern)
+{
+    int rc = check("%s --expect 'streams-pinned: comm_busy_ns > 0'", H100_TRACE);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  streams-pinned: comm_busy_ns > 0  (measured 0 ns)");
+    rc = check("%s --expect 'streams-pinned: comm_busy_ns > 0' --comm-pattern mult", H100_TRACE);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("passed  streams-pinned: comm_busy_ns > 0  (measured 28755903 ns)");
+    char dir[] = "/tmp/cuproof-comm-XXXXXX", path[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/x.expect", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("#! comm-pattern: mult\nstreams-pinned: comm_busy_ns > 0\n", f);
+    fclose(f);
+    rc = check("%s --expect-file %s", H100_TRACE, path);
+    cr_expect_eq(rc, 0, "the directive: %s", output);
+    rc = check("%s --expect-file %s --comm-pattern nccl", H100_TRACE, path);
+    cr_expect_eq(rc, 1, "the option wins: %s", output);
+    remove(path);
+    rmdir(dir);
+    rc = check("%s --expect 'kernels > 0' --comm-pattern 'at::native'", H100_TRACE);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("--comm-pattern 'at::native': expected a kernel name's prefix");
+}
+
+/* `cuproof metrics` prints the work classes' rules beside the metrics,
+ * the communication pattern's default among them. */
+Test(cli, metrics_print_the_work_classes)
+{
+    cr_expect_eq(cuproof("metrics"), 0, "%s", output);
+    HAS("work classes (the communication metrics' rules):");
+    HAS("communication                a kernel whose demangled name starts with the "
+        "communication pattern, `nccl` unless --comm-pattern");
+    HAS("memory                       copies and memsets");
+    HAS("comm_compute_overlap_ratio");
+}

@@ -99,6 +99,8 @@ Test(exec_cli, usage_errors_exit_2)
     cr_expect_eq(exec("--expect-file /nonexistent/file -- true"), 2);
     cr_expect_eq(exec("--format xml -- true"), 2);
     expect_output("--format 'xml': expected jsonl or rec");
+    cr_expect_eq(exec("--comm-pattern 'a*' -- true"), 2);
+    expect_output("--comm-pattern 'a*': expected a kernel name's prefix");
 }
 
 /* The format reaches the program's processes (the library reads it), from
@@ -421,4 +423,25 @@ Test(exec_cli, a_process_that_could_not_be_traced_is_a_tool_error)
                       "/exec/unavailable/h.77.proc.jsonl\" \"$CUPROOF_EXEC_DIR/\"'"),
                  3, "%s", output);
     expect_output("process 77 (child) was not traced: cupti unavailable: held by nsys");
+}
+
+/* The recorded program's kernels are _Z4spinPfii: compute by default (no
+ * communication), communication under --comm-pattern spin (the demangled
+ * name is spin(float*, int, int)), held and streamed alike. */
+Test(exec_cli, comm_pattern_classifies_kernels)
+{
+    cr_expect_eq(exec("--expect 'comm_busy_ns == 0' " FAKE(TRACE, "exit 0")), 0, "%s", output);
+    cr_expect_null(strstr(output, "  communication "), "no line without communication");
+    const char *how[] = {"", "--keep-records 1 "};
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(exec("%s--comm-pattern spin --expect 'comm_busy_ns > 0' "
+                          "--expect 'range(step): comm_busy_ns > 0' " FAKE(TRACE, "exit 0"),
+                          how[i]),
+                     0, "%s", output);
+        expect_output("  communication ");
+        expect_output("% of it under compute, ");
+        cr_expect_eq(exec("%s--comm-pattern _Z4 --expect 'comm_busy_ns > 0' " FAKE(TRACE, "exit 0"),
+                          how[i]),
+                     1, "the mangling is no part of the name: %s", output);
+    }
 }

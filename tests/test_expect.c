@@ -498,3 +498,29 @@ Test(expect, measured_values_are_written_whole_or_to_six_digits)
     cr_expect_str_eq(measured, "0.823457 ratio");
     cp_expect_list_free(&l);
 }
+
+/* `#! comm-pattern: PREFIX` sets the communication pattern and adds no
+ * expectation; to older readers it is a comment. A later text's replaces
+ * an earlier's; an unknown directive or a pattern that is no name's
+ * prefix fails naming its line, leaving the list as it was. */
+Test(expect, comm_pattern_directive)
+{
+    cr_expect_str_eq(list.comm_pattern, "");
+    cr_assert_eq(parse_ok("#! comm-pattern: gloo\nkernels > 0\n", 1), 1);
+    cr_expect_str_eq(list.comm_pattern, "gloo");
+    cr_assert_eq(parse_ok("  #!comm-pattern:rccl  \n", 1), 0);
+    cr_expect_str_eq(list.comm_pattern, "rccl");
+    parse_fails("kernels > 0\n#! comm-pattern: at::native", CP_EPARSE,
+                "line 2: comm-pattern 'at::native': expected a name's prefix (letters, digits, "
+                "'_'), as in 'nccl'");
+    parse_fails("#! comm-pattern:", CP_EPARSE,
+                "line 1: comm-pattern '': expected a name's prefix (letters, digits, '_'), as in "
+                "'nccl'");
+    parse_fails("#! pattern: x", CP_EPARSE,
+                "line 1: unknown directive (the one there is: '#! comm-pattern: PREFIX')");
+    cr_expect_str_eq(list.comm_pattern, "rccl", "a failed text changes nothing");
+    cr_assert_eq(parse_ok("# comm-pattern: x\n", 1), 0);
+    cr_expect_str_eq(list.comm_pattern, "rccl", "a plain comment is no directive");
+    cp_expect_list_free(&list);
+    cr_expect_str_eq(list.comm_pattern, "");
+}

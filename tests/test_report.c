@@ -150,7 +150,7 @@ Test(report, json_has_every_contract_field)
     cr_expect_str_eq(get(timing, "clock")->valuestring, "CLOCK_MONOTONIC");
     cr_expect_eq(get(get(v, "clocks_before"), "sm_mhz")->valueint, 1980);
     cr_expect_str_eq(get(get(v, "clocks_after"), "reason")->valuestring, "NVML unavailable");
-    cr_expect_str_eq(get(root, "schema_version")->valuestring, "1.5");
+    cr_expect_str_eq(get(root, "schema_version")->valuestring, "1.6");
     get(get(root, "environment"), "gpu_uuid");
     get(get(root, "environment"), "cpu_model");
     const cJSON *tr = get(v, "trace");
@@ -653,4 +653,81 @@ Test(report, a_long_timeline_is_embedded_as_its_summary)
     free(html);
     cp_case_result_free(c);
     free(c);
+}
+
+/* 1.6: the kernel breakdown. Twelve compute kernels (k00 for 1200 ns ...
+ * k11 for 100 ns, k00 launched twice, 500 and 700 ns) and one NCCL
+ * kernel, mangled: the ten compute kernels with the most device time and
+ * the NCCL one as rows, demangled, the last two compute kernels summed;
+ * the class rules at the root. The page shows the same, folded. */
+Test(report, kernel_breakdown_in_json_and_html)
+{
+    cp_variant_result *v = cp_result_add_variant(&cases[0]);
+    cr_assert_not_null(v);
+    strcpy(v->name, "kernels");
+    v->ran = v->traced = true;
+    cp_trace_init(&v->trace);
+    static const char *names[12] = {"k00", "k01", "k02", "k03", "k04", "k05",
+                                     "k06", "k07", "k08", "k09", "k10", "k11"};
+    uint64_t t = 0;
+    for (int i = 0; i < 12; i++) {
+        uint64_t d = (uint64_t)(12 - i) * 100;
+        if (i == 0) {
+            cp_activity a = {.kind = CP_ACT_KERNEL, .start = t, .end = t + 500, .name = names[0]};
+            cr_assert_geq(cp_trace_add(&v->trace, &a), 0);
+            t += 500;
+            d = 700;
+        }
+        cp_activity a = {.kind = CP_ACT_KERNEL, .start = t, .end = t + d, .name = names[i]};
+        cr_assert_geq(cp_trace_add(&v->trace, &a), 0);
+        t += d;
+    }
+    cp_activity nccl = {.kind = CP_ACT_KERNEL, .start = 0, .end = 300, .stream = 9,
+                        .name = "_Z43ncclDevKernel_AllReduce_Sum_f32_RING_LLP128v"};
+    cr_assert_geq(cp_trace_add(&v->trace, &nccl), 0);
+    cr_assert_eq(cp_timeline_analyse(&v->trace, NULL, &v->metrics), 0);
+
+    cJSON *root = cp_report_to_json(&rep);
+    cr_assert_not_null(root);
+    const cJSON *classes = get(root, "work_classes");
+    cr_expect_eq(cJSON_GetArraySize(classes), CP_CLASS_COUNT);
+    cr_expect_str_eq(get(cJSON_GetArrayItem(classes, CP_CLASS_COMMUNICATION), "class")->valuestring,
+                     "communication");
+    const cJSON *vs = get(cJSON_GetArrayItem(get(root, "cases"), 0), "variants");
+    const cJSON *bd = get(get(cJSON_GetArrayItem(vs, 2), "trace"), "kernel_breakdown");
+    cr_expect_eq(get(bd, "top")->valueint, 10);
+    const cJSON *rows = get(bd, "kernels");
+    cr_assert_eq(cJSON_GetArraySize(rows), 11);
+    const cJSON *r0 = cJSON_GetArrayItem(rows, 0);
+    cr_expect_str_eq(get(r0, "name")->valuestring, "k00");
+    cr_expect_str_eq(get(r0, "class")->valuestring, "compute");
+    cr_expect_eq(get(r0, "count")->valueint, 2);
+    cr_expect_eq(get(r0, "total_ns")->valueint, 1200);
+    cr_expect_float_eq(get(r0, "mean_ns")->valuedouble, 600.0, 1e-9);
+    cr_expect_eq(get(r0, "min_ns")->valueint, 500);
+    cr_expect_eq(get(r0, "max_ns")->valueint, 700);
+    cr_expect_str_eq(get(cJSON_GetArrayItem(rows, 9), "name")->valuestring, "k09");
+    const cJSON *r10 = cJSON_GetArrayItem(rows, 10);
+    cr_expect_str_eq(get(r10, "class")->valuestring, "communication");
+    cr_expect_str_eq(get(r10, "demangled")->valuestring,
+                     "ncclDevKernel_AllReduce_Sum_f32_RING_LLP128()");
+    const cJSON *rest = get(bd, "rest");
+    cr_assert_eq(cJSON_GetArraySize(rest), 1);
+    const cJSON *r = cJSON_GetArrayItem(rest, 0);
+    cr_expect_str_eq(get(r, "class")->valuestring, "compute");
+    cr_expect_eq(get(r, "kernels")->valueint, 2);
+    cr_expect_eq(get(r, "count")->valueint, 2);
+    cr_expect_eq(get(r, "total_ns")->valueint, 300, "k10 200 ns and k11 100 ns");
+    cJSON_Delete(root);
+
+    char *html = cp_report_html(&rep);
+    cr_assert_not_null(html);
+    cr_expect_not_null(strstr(html, "<details class=\"kernels\"><summary><h3>Kernels by device "
+                                    "time</h3> top 10 per class, 2 traced variants</summary>"),
+                       "folded, its line saying what it holds");
+    cr_expect_not_null(strstr(html, "<h4>kernels <small>13 distinct kernels, 1 of them "
+                                    "communication</small></h4>"));
+    cr_expect_not_null(strstr(html, "<code>ncclDevKernel_AllReduce_Sum_f32_RING_LLP128()</code>"));
+    cr_expect_not_null(strstr(html, "2 other kernels"));
+    free(html);
 }

@@ -693,3 +693,163 @@ Test(timeline, idle_time_and_gaps_are_per_device)
     cr_expect_float_eq(m.efficiency, 0.5, 1e-12);
     cr_expect_float_eq(m.device_metrics[1].efficiency, 1.0, 1e-12);
 }
+
+/* ---- Communication against compute (issue 27): per device, as HTA's
+ * comm_comp_overlap, on the demangled name (cp_activity_class). ---- */
+
+#define NCCL_MANGLED "_Z43ncclDevKernel_AllReduce_Sum_f32_RING_LLP128v"
+#define NCCL_PLAIN "ncclKernel_AllReduce_RING_LL_Sum_float"
+#define COMPUTE_MANGLED "_ZN2at6native29vectorized_elementwise_kernelILi4EEEvi"
+
+static void named_kernel(uint32_t device, uint32_t stream, uint64_t s, uint64_t e,
+                         const char *name)
+{
+    cp_activity a = {.kind = CP_ACT_KERNEL, .start = s, .end = e, .device = device,
+                     .context = device + 1, .stream = stream, .name = name};
+    cr_assert_geq(cp_trace_add(&t, &a), 0);
+}
+
+/* An NCCL kernel [20,80) wholly under a compute kernel [0,100): ratio 1,
+ * nothing exposed; both the mangled ncclDevKernel and the plain C
+ * ncclKernel name are communication, the mangled at::native one compute. */
+Test(timeline, comm_fully_under_compute)
+{
+    const char *names[] = {NCCL_MANGLED, NCCL_PLAIN};
+    for (int i = 0; i < 2; i++) {
+        cp_metrics_free(&m);
+        cp_trace_free(&t);
+        cp_trace_init(&t);
+        named_kernel(0, 1, 0, 100, COMPUTE_MANGLED);
+        named_kernel(0, 2, 20, 80, names[i]);
+        analyse();
+        cr_expect_eq(m.comm_busy_ns, 60, "%s", names[i]);
+        cr_expect_eq(m.comm_compute_overlap_ns, 60);
+        cr_expect_float_eq(m.comm_compute_overlap_ratio, 1.0, 1e-12);
+        cr_expect_eq(m.exposed_comm_ns, 0);
+        cr_expect_float_eq(m.exposed_comm_share, 0.0, 1e-12);
+        cr_expect_eq(m.kernel_busy_ns, 100, "communication kernels are still kernels");
+    }
+}
+
+/* An NCCL kernel [50,150) half under a compute kernel [0,100): 50 of its
+ * 100 ns overlap (ratio 0.5), 50 exposed over a 150 ns span (1/3). */
+Test(timeline, comm_half_under_compute)
+{
+    named_kernel(0, 1, 0, 100, "gemm");
+    named_kernel(0, 2, 50, 150, NCCL_MANGLED);
+    analyse();
+    cr_expect_eq(m.comm_busy_ns, 100);
+    cr_expect_eq(m.comm_compute_overlap_ns, 50);
+    cr_expect_float_eq(m.comm_compute_overlap_ratio, 0.5, 1e-12);
+    cr_expect_eq(m.exposed_comm_ns, 50);
+    cr_expect_float_eq(m.exposed_comm_share, 50.0 / 150.0, 1e-12);
+    cr_expect_eq(m.device_metrics[0].exposed_comm_ns, 50);
+}
+
+/* Per device: an NCCL kernel on GPU 1 while only GPU 0 computes overlaps
+ * nothing (ratio 0, all 100 ns exposed), in both mirror images; the share
+ * is device-time over the devices' summed spans (100 / 200). */
+Test(timeline, comm_overlap_is_per_device)
+{
+    for (int mirror = 0; mirror < 2; mirror++) {
+        cp_metrics_free(&m);
+        cp_trace_free(&t);
+        cp_trace_init(&t);
+        uint32_t c = (uint32_t)mirror, n = 1 - (uint32_t)mirror;
+        named_kernel(c, 1, 0, 100, "gemm");
+        named_kernel(n, 1, 0, 100, NCCL_PLAIN);
+        analyse();
+        cr_expect_eq(m.comm_busy_ns, 100, "mirror %d", mirror);
+        cr_expect_eq(m.comm_compute_overlap_ns, 0, "mirror %d: another GPU's compute", mirror);
+        cr_expect_eq(m.comm_compute_overlap_ratio, 0.0);
+        cr_expect_eq(m.exposed_comm_ns, 100);
+        cr_expect_float_eq(m.exposed_comm_share, 0.5, 1e-12);
+        cr_expect_eq(m.device_metrics[n].comm_busy_ns, 100);
+        cr_expect_float_eq(m.device_metrics[n].exposed_comm_share, 1.0, 1e-12);
+        cr_expect_eq(m.device_metrics[c].comm_busy_ns, 0);
+    }
+}
+
+/* Two NCCL kernels [0,100) and [50,150) overlap each other: communication
+ * busy time is their union, 150, not 200; two communication kernels are
+ * no compute for each other, so nothing overlaps and all is exposed. */
+Test(timeline, comm_busy_is_a_union)
+{
+    named_kernel(0, 1, 0, 100, NCCL_MANGLED);
+    named_kernel(0, 2, 50, 150, NCCL_PLAIN);
+    analyse();
+    cr_expect_eq(m.comm_busy_ns, 150);
+    cr_expect_eq(m.comm_compute_overlap_ns, 0);
+    cr_expect_eq(m.exposed_comm_ns, 150);
+    cr_expect_float_eq(m.exposed_comm_share, 1.0, 1e-12);
+}
+
+/* Copies, memsets, API calls (synchronisation among them) and ranges are
+ * never compute: a copy [0,100) and a cudaStreamSynchronize [0,100)
+ * beside an NCCL kernel [0,100) leave it all exposed; no communication at
+ * all gives ratio and share 0. */
+Test(timeline, only_kernels_are_compute)
+{
+    dev_copy(0, 1, 0, 100);
+    cp_activity sync = {.kind = CP_ACT_RUNTIME, .start = 0, .end = 100,
+                        .name = "cudaStreamSynchronize"};
+    cr_assert_geq(cp_trace_add(&t, &sync), 0);
+    analyse();
+    cr_expect_eq(m.comm_busy_ns, 0);
+    cr_expect_eq(m.comm_compute_overlap_ratio, 0.0);
+    cr_expect_eq(m.exposed_comm_share, 0.0);
+    named_kernel(0, 2, 0, 100, NCCL_MANGLED);
+    cp_metrics_free(&m);
+    analyse();
+    cr_expect_eq(m.comm_busy_ns, 100);
+    cr_expect_eq(m.comm_compute_overlap_ns, 0);
+    cr_expect_eq(m.exposed_comm_ns, 100);
+}
+
+/* The pattern is the user's: under "gloo" the NCCL kernel is compute and
+ * the gloo one communication, in both analyses. */
+Test(timeline, comm_pattern_overrides)
+{
+    named_kernel(0, 1, 0, 100, NCCL_MANGLED);
+    named_kernel(0, 2, 50, 150, "_Z14gloo_allreducePf");
+    cp_timeline_opts o = {.comm_pattern = "gloo"};
+    cr_assert_eq(cp_timeline_analyse(&t, &o, &m), 0);
+    expect_stream_equal(&t, &o, &m);
+    cr_expect_eq(m.comm_busy_ns, 100);
+    cr_expect_eq(m.comm_compute_overlap_ns, 50);
+    cr_expect_float_eq(m.comm_compute_overlap_ratio, 0.5, 1e-12);
+}
+
+/* The kernel breakdown, per distinct name: "gemm" launched three times
+ * (100, 300 and 200 ns) on two devices, an NCCL kernel twice (50 ns each),
+ * two kernels of 70 ns each, and a copy, which is no kernel. Sorted by total device time; the class
+ * under the pattern; both analyses alike (names met in other orders). */
+Test(timeline, kernel_breakdown_per_name)
+{
+    named_kernel(0, 1, 0, 100, "gemm");
+    named_kernel(1, 1, 0, 300, "gemm");
+    named_kernel(0, 2, 100, 300, "gemm");
+    named_kernel(0, 3, 0, 50, NCCL_MANGLED);
+    named_kernel(0, 3, 60, 110, NCCL_MANGLED);
+    dev_copy(0, 4, 0, 1000);
+    /* A tie of totals is ordered by name, whatever order they came in. */
+    named_kernel(0, 5, 0, 70, "tie_b");
+    named_kernel(0, 5, 100, 170, "tie_a");
+    analyse();
+    cr_assert_eq(m.nkernel_stats, 4);
+    cr_expect_str_eq(m.kernel_stats[2].name, "tie_a");
+    cr_expect_str_eq(m.kernel_stats[3].name, "tie_b");
+    const cp_kernel_stat *g = &m.kernel_stats[0], *n = &m.kernel_stats[1];
+    cr_expect_str_eq(g->name, "gemm");
+    cr_expect_eq(g->cls, CP_CLASS_COMPUTE);
+    cr_expect_eq(g->count, 3);
+    cr_expect_eq(g->total_ns, 600);
+    cr_expect_eq(g->min_ns, 100);
+    cr_expect_eq(g->max_ns, 300);
+    cr_expect_str_eq(n->name, NCCL_MANGLED);
+    cr_expect_eq(n->cls, CP_CLASS_COMMUNICATION);
+    cr_expect_eq(n->count, 2);
+    cr_expect_eq(n->total_ns, 100);
+    cr_expect_eq(n->min_ns, 50);
+    cr_expect_eq(n->max_ns, 50);
+}

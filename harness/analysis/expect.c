@@ -506,6 +506,38 @@ static int reserve(cp_expect_list *list, size_t more)
     return 0;
 }
 
+/* A directive line, `#! NAME: VALUE` (a comment to older readers): the
+ * one there is, `#! comm-pattern: PREFIX`, sets the communication pattern
+ * (cuproof/metrics.h) into `pattern`. Returns 1 when the line was a
+ * directive, 0 when not, or a negative code naming the line. */
+static int parse_directive(const char *start, const char *stop, int number, char *pattern,
+                           size_t size)
+{
+    const char *p = skip_space(start, stop);
+    if (stop - p < 2 || p[0] != '#' || p[1] != '!')
+        return 0;
+    static const char key[] = "comm-pattern:";
+    p = skip_space(p + 2, stop);
+    if ((size_t)(stop - p) < sizeof key - 1 || memcmp(p, key, sizeof key - 1) != 0)
+        return cp_failf(CP_EPARSE, "line %d: unknown directive (the one there is: "
+                                   "'#! comm-pattern: PREFIX')", number);
+    const char *v = skip_space(p + sizeof key - 1, stop), *e = stop;
+    while (e > v && is_space(e[-1]))
+        e--;
+    char value[64];
+    size_t n = (size_t)(e - v);
+    if (n >= sizeof value || n >= size)
+        return cp_failf(CP_EPARSE, "line %d: comm-pattern longer than %zu bytes", number,
+                        sizeof value - 1);
+    memcpy(value, v, n);
+    value[n] = '\0';
+    if (!cp_comm_pattern_valid(value))
+        return cp_failf(CP_EPARSE, "line %d: comm-pattern '%s': expected a name's prefix "
+                                   "(letters, digits, '_'), as in 'nccl'", number, value);
+    memcpy(pattern, value, n + 1);
+    return 1;
+}
+
 int cp_expect_parse(const char *text, int first_line, cp_expect_list *list)
 {
     if (!text || !list)
@@ -516,6 +548,7 @@ int cp_expect_parse(const char *text, int first_line, cp_expect_list *list)
      * only once the whole text parsed, so that an error leaves the caller's
      * list as it was. */
     cp_expect_list fresh = {0};
+    char pattern[sizeof list->comm_pattern] = "";
     int rc = 0;
     int number = first_line;
     for (const char *p = text;;) {
@@ -524,8 +557,13 @@ int cp_expect_parse(const char *text, int first_line, cp_expect_list *list)
             rc = cp_failf(CP_ERANGE, "line %d: longer than %d bytes", number, INT_MAX - 1);
             goto out;
         }
+        int directive = parse_directive(p, stop, number, pattern, sizeof pattern);
+        if (directive < 0) {
+            rc = directive;
+            goto out;
+        }
         cp_expectation e;
-        int got = parse_line(p, stop, number, &e);
+        int got = directive ? 0 : parse_line(p, stop, number, &e);
         if (got < 0) {
             rc = got;
             goto out;
@@ -554,6 +592,8 @@ int cp_expect_parse(const char *text, int first_line, cp_expect_list *list)
         /* The strings belong to `list` now; only the array is fresh's. */
         fresh.n = 0;
     }
+    if (pattern[0])
+        memcpy(list->comm_pattern, pattern, sizeof pattern);
 out:
     cp_expect_list_free(&fresh);
     return rc;

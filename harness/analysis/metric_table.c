@@ -98,6 +98,11 @@ void cp_metrics_free(cp_metrics *m)
     m->ngraphs = 0;
     free(m->device_metrics);
     m->device_metrics = NULL;
+    for (size_t i = 0; i < m->nkernel_stats; i++)
+        free(m->kernel_stats[i].name);
+    free(m->kernel_stats);
+    m->kernel_stats = NULL;
+    m->nkernel_stats = 0;
 }
 
 const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name)

@@ -19,7 +19,9 @@
 /* A device activity as the sweep needs it: 24 bytes. */
 typedef struct srec {
     uint64_t start, end;
-    uint32_t lane_kind; /* lane id (24 bits), kind (2 bits), copy direction (3 bits) */
+    /* lane id (24 bits), kind (2 bits), copy direction (3 bits), a
+     * communication kernel (1 bit, cp_activity_class); 2 bits spare */
+    uint32_t lane_kind;
     uint32_t graph;     /* graph id + 1 in discovery order; 0: not graph-launched */
 } srec;
 
@@ -27,6 +29,7 @@ typedef struct srec {
 static uint32_t packed_lane(uint32_t lane_kind) { return lane_kind & LANE_MASK; }
 static uint8_t packed_kind(uint32_t lane_kind) { return (uint8_t)(lane_kind >> LANE_BITS & 3); }
 static uint8_t packed_dir(uint32_t lane_kind) { return (uint8_t)(lane_kind >> (LANE_BITS + 2) & 7); }
+static bool packed_comm(uint32_t lane_kind) { return lane_kind >> (LANE_BITS + 5) & 1; }
 
 /* Per lane, besides what cp_lane keeps: the extent of its work of
  * non-zero length, for default_stream_serialization's "other streams'
@@ -53,6 +56,7 @@ struct cp_stream {
     uint32_t *graph_index;
     size_t graph_index_cap;
     launch_set launches;
+    kernel_table kernels; /* the breakdown: grows with the distinct kernel names */
     /* The chunk being filled, and the runs spilled to one temporary file. */
     srec *chunk, *scratch;
     size_t nchunk;
@@ -106,6 +110,7 @@ void cp_stream_free(cp_stream *s)
     free(s->graphs);
     free(s->graph_index);
     cp__launch_set_free(&s->launches);
+    cp__kernel_table_free(&s->kernels);
     free(s->chunk);
     free(s->scratch);
     free(s->run_len);
@@ -314,6 +319,11 @@ int cp_stream_add(cp_stream *s, const cp_activity *a)
     uint64_t end = a->end < a->start ? a->start : a->end; /* a reversed record is empty */
     cp__count_activity(&s->m, &s->lanes[lane], graph ? &s->graphs[graph - 1] : NULL, a, end,
                        &s->counted);
+    int cls = cp__kernel_table_add(&s->kernels, a, end, &s->opts.timeline);
+    if (cls < 0) {
+        rc = cls;
+        goto out;
+    }
     if (graph) {
         int fresh = cp__launch_set_add(&s->launches, a);
         if (fresh < 0) {
@@ -341,7 +351,9 @@ int cp_stream_add(cp_stream *s, const cp_activity *a)
     }
     s->chunk[s->nchunk++] = (srec){a->start, end,
                                    (uint32_t)lane | (uint32_t)(a->kind & 3) << LANE_BITS |
-                                       (uint32_t)(a->copy_dir & 7) << (LANE_BITS + 2),
+                                       (uint32_t)(a->copy_dir & 7) << (LANE_BITS + 2) |
+                                       (uint32_t)(cls == CP_CLASS_COMMUNICATION)
+                                           << (LANE_BITS + 5),
                                    (uint32_t)graph};
     if (s->nchunk == s->opts.chunk_records)
         rc = spill(s);
@@ -534,7 +546,8 @@ static void apply_end(sweep_state *st, legacy_rule *lr, const pending *e)
         lr->free_slots[lr->nfree++] = k;
     }
     cp__sweep_apply(st, e->t, packed_lane(e->lane_kind), e->graph, false,
-                    packed_kind(e->lane_kind), packed_dir(e->lane_kind));
+                    packed_kind(e->lane_kind), packed_dir(e->lane_kind),
+                    packed_comm(e->lane_kind));
 }
 
 static int sweep(cp_stream *s, source *src, size_t nsrc, sweep_state *st, legacy_rule *lr)
@@ -612,7 +625,7 @@ static int sweep(cp_stream *s, source *src, size_t nsrc, sweep_state *st, legacy
             p.other = 1;
         }
         cp__sweep_apply(st, r.start, lane, r.graph, true, packed_kind(r.lane_kind),
-                        packed_dir(r.lane_kind));
+                        packed_dir(r.lane_kind), packed_comm(r.lane_kind));
         if ((rc = heap_push(&ends, p)) < 0)
             break;
     }
@@ -749,6 +762,7 @@ int cp_stream_finish(cp_stream *s, cp_metrics *m)
     graphs = NULL;
     cp__sweep_finish(&st, s->first, s->last, s->opts.timeline.max_concurrent_kernels, s->counted,
                      lr.count);
+    cp__kernel_table_finish(&s->kernels, m);
 out:
     for (size_t i = 0; src && i < s->nruns; i++)
         free(src[i].buf);

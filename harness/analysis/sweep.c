@@ -196,6 +196,12 @@ static void device_segment(sweep_device *dv, cp_device_metrics *o, uint64_t t, u
         o->copy_kernel_overlap_ns += seg;
     if (dv->h2d > 0 && dv->d2h > 0)
         o->h2d_d2h_overlap_ns += seg;
+    /* Compute kernels are the kernels that are not communication. */
+    if (dv->comm > 0) {
+        o->comm_busy_ns += seg;
+        if (dv->kernels > dv->comm)
+            o->comm_compute_overlap_ns += seg;
+    }
     if (dv->busy == 0) {
         o->idle_ns += seg;
         if (seg > o->largest_gap_ns)
@@ -208,7 +214,7 @@ static void device_segment(sweep_device *dv, cp_device_metrics *o, uint64_t t, u
 }
 
 void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
-                     uint8_t kind, uint8_t dir)
+                     uint8_t kind, uint8_t dir, bool comm)
 {
     cp_metrics *m = st->m;
     /* Between consecutive event times the counts are constant, so each
@@ -232,6 +238,8 @@ void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph,
     if (kind == CP_ACT_KERNEL) {
         dv->kernels += d;
         dv->kernel_sum += signed_t;
+        if (comm)
+            dv->comm += d;
     } else if (kind == CP_ACT_MEMCPY) {
         dv->copies += d;
         if (dir == CP_COPY_HTOD) {
@@ -293,7 +301,7 @@ void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t m
     for (size_t j = 0; j < st->nlanes; j++)
         st->dev_out[st->lane_device[j]].device = st->lanes[j].device;
     /* Each device's own figures, then the program's as their summary. */
-    uint64_t weighted = 0;
+    uint64_t weighted = 0, device_spans = 0;
     m->concurrency_limit = 0;
     m->ideal_ns = 0;
     m->bound = m->kernels ? "kernels" : "none";
@@ -308,6 +316,13 @@ void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t m
         o->mean_concurrent_kernels =
             o->kernel_busy_ns ? (double)dv->weighted_kernels / (double)o->kernel_busy_ns : 0.0;
         device_ideal(o, max_concurrent);
+        o->exposed_comm_ns = o->comm_busy_ns - o->comm_compute_overlap_ns;
+        o->comm_compute_overlap_ratio =
+            o->comm_busy_ns ? (double)o->comm_compute_overlap_ns / (double)o->comm_busy_ns : 0.0;
+        o->exposed_comm_share = o->span_ns ? (double)o->exposed_comm_ns / (double)o->span_ns : 0.0;
+        m->comm_busy_ns += o->comm_busy_ns;
+        m->comm_compute_overlap_ns += o->comm_compute_overlap_ns;
+        device_spans += o->span_ns;
         m->kernel_busy_ns += o->kernel_busy_ns;
         m->copy_busy_ns += o->copy_busy_ns;
         m->copy_kernel_overlap_ns += o->copy_kernel_overlap_ns;
@@ -330,6 +345,12 @@ void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t m
         m->copy_busy_ns ? (double)m->copy_kernel_overlap_ns / (double)m->copy_busy_ns : 0.0;
     m->mean_concurrent_kernels =
         m->kernel_busy_ns ? (double)weighted / (double)m->kernel_busy_ns : 0.0;
+    /* Device time over device time: summed over devices, as the busy
+     * times are, so that the share stays within 0..1 with several. */
+    m->exposed_comm_ns = m->comm_busy_ns - m->comm_compute_overlap_ns;
+    m->comm_compute_overlap_ratio =
+        m->comm_busy_ns ? (double)m->comm_compute_overlap_ns / (double)m->comm_busy_ns : 0.0;
+    m->exposed_comm_share = device_spans ? (double)m->exposed_comm_ns / (double)device_spans : 0.0;
     m->device_metrics = st->dev_out;
     st->dev_out = NULL;
     for (size_t i = 0; i < m->ngraphs; i++)

@@ -22,6 +22,7 @@
  * held, from its own first event to its own last. */
 typedef struct sweep_device {
     long kernels, copies, h2d, d2h, busy;
+    long comm; /* communication kernels in flight (kernels counts them too) */
     bool started;
     uint64_t prev; /* its last event */
     uint64_t weighted_kernels;
@@ -63,7 +64,7 @@ void cp__sweep_state_free(sweep_state *st);
  * come before its start: counts dip below zero for an instant in which no
  * time passes. */
 void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
-                     uint8_t kind, uint8_t dir);
+                     uint8_t kind, uint8_t dir, bool comm);
 
 /* After the last event: each device's metrics, the program's as their
  * summary (sums of device time, the largest peak and gap, the largest
@@ -95,6 +96,25 @@ typedef struct launch_set {
  * when seen before, CP_ENOMEM. */
 int cp__launch_set_add(launch_set *s, const cp_activity *a);
 void cp__launch_set_free(launch_set *s);
+
+/* The kernel breakdown as it grows (kernels.c): per distinct name, with
+ * an open-addressing index (item + 1; 0 empty). */
+typedef struct kernel_table {
+    cp_kernel_stat *items;
+    size_t n, cap;
+    uint32_t *index;
+    size_t index_cap;
+} kernel_table;
+
+/* Counts kernel `a` (other kinds are only classed; `end` no earlier than
+ * its start) under its name, classed by o's pattern when the name is
+ * new. Returns a's class (cp_work_class: the bit each analysis keeps with
+ * its events is whether it is CP_CLASS_COMMUNICATION), or CP_ENOMEM. */
+int cp__kernel_table_add(kernel_table *t, const cp_activity *a, uint64_t end,
+                         const cp_timeline_opts *o);
+/* Hands the table, sorted, to m (kernel_stats) and empties it. */
+void cp__kernel_table_finish(kernel_table *t, cp_metrics *m);
+void cp__kernel_table_free(kernel_table *t);
 
 /* Orders cp_lane entries by (device, process, context, stream), as the
  * report lists them (qsort). */

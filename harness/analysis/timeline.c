@@ -24,6 +24,7 @@ typedef struct sweep_event {
     uint8_t is_start;
     uint8_t kind; /* cp_act_kind */
     uint8_t dir;  /* cp_copy_dir */
+    uint8_t comm; /* a communication kernel (cp_activity_class) */
 } sweep_event;
 
 static int event_cmp(const void *a, const void *b)
@@ -139,6 +140,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     cp_lane *lanes = malloc(ndev * sizeof *lanes);
     cp_graph *graphs = NULL;
     launch_set launches = {0};
+    kernel_table kernels = {0};
     sweep_state st = {.m = m};
     if (!ev || !lanes) {
         rc = CP_ENOMEM;
@@ -200,6 +202,11 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         uint32_t lane = (uint32_t)cp__lane_lower_bound(lanes, nl, a);
         uint32_t graph = a->graph_id ? (uint32_t)graph_find(graphs, ng, a->process, a->graph_id) + 1 : 0;
         cp__count_activity(m, &lanes[lane], graph ? &graphs[graph - 1] : NULL, a, end, &counted);
+        int cls = cp__kernel_table_add(&kernels, a, end, opts);
+        if (cls < 0) {
+            rc = cls;
+            goto out;
+        }
         if (graph) {
             int fresh = cp__launch_set_add(&launches, a);
             if (fresh < 0) {
@@ -212,14 +219,17 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
             first = a->start;
         if (end > last)
             last = end;
-        ev[ne++] = (sweep_event){a->start, lane, graph, 1, (uint8_t)a->kind, (uint8_t)a->copy_dir};
-        ev[ne++] = (sweep_event){end, lane, graph, 0, (uint8_t)a->kind, (uint8_t)a->copy_dir};
+        uint8_t comm = cls == CP_CLASS_COMMUNICATION;
+        ev[ne++] = (sweep_event){a->start, lane, graph, 1, (uint8_t)a->kind, (uint8_t)a->copy_dir,
+                                 comm};
+        ev[ne++] = (sweep_event){end, lane, graph, 0, (uint8_t)a->kind, (uint8_t)a->copy_dir,
+                                 comm};
     }
     qsort(ev, ne, sizeof *ev, event_cmp);
     st.prev = first;
     for (size_t i = 0; i < ne; i++)
         cp__sweep_apply(&st, ev[i].t, ev[i].lane, ev[i].graph, ev[i].is_start, ev[i].kind,
-                        ev[i].dir);
+                        ev[i].dir, ev[i].comm);
 
     m->lanes = lanes;
     m->nlanes = nl;
@@ -234,7 +244,9 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         goto out;
     }
     cp__sweep_finish(&st, first, last, opts ? opts->max_concurrent_kernels : 0, counted, legacy);
+    cp__kernel_table_finish(&kernels, m);
 out:
+    cp__kernel_table_free(&kernels);
     free(ev);
     free(lanes);
     free(graphs);

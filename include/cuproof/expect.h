@@ -86,6 +86,10 @@ typedef struct cp_expectation {
 typedef struct cp_expect_list {
     cp_expectation *items;
     size_t n, cap;
+    /* A line `#! comm-pattern: NAME` of the text: the communication
+     * pattern its expectations are judged under (cp_activity_class); ""
+     * when none said one. A later text's directive replaces an earlier's. */
+    char comm_pattern[64];
 } cp_expect_list;
 
 /*

@@ -58,7 +58,12 @@ extern "C" {
     XX(gaps_over_threshold, U32, "Long idle gaps", "gaps", "idle gaps on any device longer than gap_threshold_ns") \
     XX(graph_launches, U32, "Graph launches", "launches",                                           \
        "distinct CUDA graph launches that ran device work (graph id and launch correlation)")  \
-    XX(graph_busy_ns, U64, "Graph busy time", "ns", "length of the union of graph-launched device intervals")
+    XX(graph_busy_ns, U64, "Graph busy time", "ns", "length of the union of graph-launched device intervals") \
+    XX(comm_busy_ns, U64, "Communication busy time", "ns", "per device, the length of the union of its communication kernels (demangled name starting with the communication pattern, nccl by default); summed over devices") \
+    XX(comm_compute_overlap_ns, U64, "Communication and compute overlap", "ns", "time with a communication and a compute kernel in flight on the same device, summed over devices") \
+    XX(comm_compute_overlap_ratio, DOUBLE, "Communication time overlapping compute", "ratio", "comm_compute_overlap_ns / comm_busy_ns (0 when no communication), as Holistic Trace Analysis defines it") \
+    XX(exposed_comm_ns, U64, "Exposed communication time", "ns", "comm_busy_ns - comm_compute_overlap_ns: communication no compute kernel covered") \
+    XX(exposed_comm_share, DOUBLE, "Exposed communication share", "ratio", "exposed_comm_ns over the devices' summed spans (exposed_comm_ns / span_ns on one device)")
 
 /*
  * Every finding the analysis derives, named after the Nsight Systems
@@ -70,6 +75,59 @@ extern "C" {
     XX(gpu_gaps, "GPU idle gaps", "idle gaps longer than gap_threshold_ns inside the span")                    \
     XX(default_stream_serialization, "Default-stream serialisation", "work on the legacy default stream serialised other streams") \
     XX(serialized_streams, "Serialised streams", "work on several streams, never more than one kernel at once")
+
+/*
+ * Work classes: what a device activity spends its time on, as Holistic
+ * Trace Analysis splits kernels. A kernel whose demangled name starts
+ * with the communication pattern (CP_COMM_PATTERN_DEFAULT, `nccl`:
+ * ncclKernel... and ncclDevKernel...; case-sensitive, as HTA and Nsight's
+ * nccl_gpu_overlap_trace match) is communication, any other kernel
+ * compute; copies and memsets are memory; API calls (synchronisation and
+ * waits among them) and ranges are host time, never compute.
+ */
+#define CP_COMM_PATTERN_DEFAULT "nccl"
+
+/* The classes and their rules, declared once: XX(ENUM, name, rule).
+ * `cuproof metrics`, the report and DESIGN.md print the rules from here. */
+#define CP_WORK_CLASS_MAP(XX)                                                                \
+    XX(HOST, "host", "API calls (synchronisation and waits among them) and NVTX ranges: host time, never compute") \
+    XX(COMPUTE, "compute", "every kernel that is not communication")                       \
+    XX(COMMUNICATION, "communication", "a kernel whose demangled name starts with the communication pattern, `nccl` unless --comm-pattern or an expectation file's `#! comm-pattern: NAME` says otherwise (case-sensitive, as HTA matches): ncclKernel... and ncclDevKernel...") \
+    XX(MEMORY, "memory", "copies and memsets")
+
+typedef enum {
+#define CP_CLASS_ENUM(e, name, rule) CP_CLASS_##e,
+    CP_WORK_CLASS_MAP(CP_CLASS_ENUM)
+#undef CP_CLASS_ENUM
+    CP_CLASS_COUNT
+} cp_work_class;
+
+/* The rule of class c, as CP_WORK_CLASS_MAP says it ("" when unknown). */
+CP_API const char *cp_work_class_rule(cp_work_class c);
+
+/* The class of `a` under communication pattern `pattern` (NULL: the
+ * default). */
+CP_API cp_work_class cp_activity_class(const cp_activity *a, const char *pattern);
+
+/* "host", "compute", "communication", "memory". */
+CP_API const char *cp_work_class_name(cp_work_class c);
+
+/* Whether kernel name `name` (mangled or not) is communication under
+ * `pattern` (NULL: the default). */
+CP_API bool cp_name_is_comm(const char *name, const char *pattern);
+
+/* Whether `pattern` can be a communication pattern: a non-empty
+ * identifier ([A-Za-z0-9_]), since it is matched against the demangled
+ * name's leading identifier. */
+CP_API bool cp_comm_pattern_valid(const char *pattern);
+
+/* The leading identifier of `name` once demangled (the longest run of
+ * [A-Za-z0-9_] the demangled name starts with), read from the Itanium
+ * mangling's prefix without demangling the rest: `*out` points into
+ * `name` or at a constant ("void", "std"); returns its length (0 when
+ * the demangled name starts with none, or the mangling is beyond the
+ * reader). A name that is not mangled is read as it is. */
+CP_API size_t cp_name_leading(const char *name, const char **out);
 
 typedef enum { CP_METRIC_U64 = 0, CP_METRIC_U32, CP_METRIC_DOUBLE } cp_metric_type;
 
@@ -117,6 +175,10 @@ typedef struct cp_timeline_opts {
     uint32_t max_concurrent_kernels;
     /* gpu_gaps: idle gaps longer than this inside the span; 0 means 1 ms. */
     uint64_t gap_threshold_ns;
+    /* Kernels whose demangled name starts with it are communication
+     * (cp_activity_class); NULL means CP_COMM_PATTERN_DEFAULT. The
+     * caller's string, read while the analysis runs. */
+    const char *comm_pattern;
 } cp_timeline_opts;
 
 /* One device's own metrics: overlap, concurrency, idle time and gaps
@@ -139,7 +201,23 @@ typedef struct cp_device_metrics {
     uint64_t ideal_ns; /* as cp_metrics' ideal, over its own work */
     double efficiency; /* ideal_ns / span_ns */
     const char *bound;
+    /* Communication kernels (cp_activity_class) and compute kernels in
+     * flight on it at once; exposed = comm busy - overlap; its share is
+     * over the device's span. */
+    uint64_t comm_busy_ns, comm_compute_overlap_ns, exposed_comm_ns;
+    double comm_compute_overlap_ratio, exposed_comm_share;
 } cp_device_metrics;
+
+/* One distinct kernel name of the trace (the breakdown): its class, its
+ * launches and the device time they took, in all and least and most of
+ * one launch. `name` is as the trace gave it (mangled; the reports show
+ * it demangled); owned by the metrics. */
+typedef struct cp_kernel_stat {
+    char *name;
+    cp_work_class cls; /* CP_CLASS_COMPUTE or CP_CLASS_COMMUNICATION */
+    uint32_t count;
+    uint64_t total_ns, min_ns, max_ns;
+} cp_kernel_stat;
 
 typedef struct cp_metrics {
     uint64_t span_ns;
@@ -171,6 +249,11 @@ typedef struct cp_metrics {
     uint32_t gaps_over_threshold;
     uint32_t graph_launches;
     uint64_t graph_busy_ns;
+    /* Summaries of the devices' (DESIGN.md, "Devices"). */
+    uint64_t comm_busy_ns, comm_compute_overlap_ns;
+    double comm_compute_overlap_ratio;
+    uint64_t exposed_comm_ns;
+    double exposed_comm_share;
     cp_lane *lanes; /* sorted by (device, process, context, stream); owned */
     size_t nlanes;
     cp_graph *graphs; /* sorted by (process, graph_id); owned */
@@ -178,6 +261,10 @@ typedef struct cp_metrics {
     /* One entry per device with work (`devices` of them), in device order;
      * owned; NULL when there is none. */
     cp_device_metrics *device_metrics;
+    /* Every distinct kernel name, the most device time first (ties by
+     * name); owned; NULL when there is none. */
+    cp_kernel_stat *kernel_stats;
+    size_t nkernel_stats;
     cp_finding findings[CP_MAX_FINDINGS];
     size_t nfindings;
 } cp_metrics;
