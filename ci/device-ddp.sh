@@ -19,10 +19,13 @@ cmake --preset main > "$out/configure.log" 2>&1 &&
 export OMP_NUM_THREADS=1 NCCL_DEBUG=WARN
 for mode in overlap serial straggler; do
     start=$(date +%s)
-    ./build/main/cuproof exec --out "$out/$mode" --range step --keep-going \
-        --expect 'peak_concurrent_kernels > 1' --expect 'kernels >= 10' --timeout 240 \
+    ./build/main/cuproof exec --out "$out/$mode" --keep-going \
+        --expect-file tests/exec/ddp_overlap.expect --expect 'every rank: range(step): kernels >= 10' \
+        --timeout 240 \
         -- python3 -m torch.distributed.run --nproc_per_node=2 tests/exec/ddp_train.py \
         --mode "$mode" > "$out/$mode.log" 2>&1
+    ./build/main/cuproof export "$out/$mode/proc" "$out/$mode/rec" --format rec > /dev/null 2>&1
+    rm -f "$out/$mode"/*.trace.json "$out/$mode"/*.perfetto.json
     echo "$mode: exec exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
     tail -4 "$out/$mode.log"
 done
