@@ -24,9 +24,10 @@ for mode in overlap serial straggler; do
         --timeout 240 \
         -- python3 -m torch.distributed.run --nproc_per_node=2 tests/exec/ddp_train.py \
         --mode "$mode" > "$out/$mode.log" 2>&1
+    rc=$?
     ./build/main/cuproof export "$out/$mode/proc" "$out/$mode/rec" --format rec > /dev/null 2>&1
     rm -f "$out/$mode"/*.trace.json "$out/$mode"/*.perfetto.json
-    echo "$mode: exec exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+    echo "$mode: exec exit $rc, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
     tail -4 "$out/$mode.log"
 done
 tar -czf "$out.tar.gz" -C "$out" . && rm -rf "$out"/* && mv "$out.tar.gz" "$out/results.tar.gz"
