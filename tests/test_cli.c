@@ -1315,3 +1315,25 @@ Test(cli, metrics_print_the_work_classes)
     HAS("memory                       copies and memsets");
     HAS("comm_compute_overlap_ratio");
 }
+
+/* The DDP programs recorded on two H100s (tests/fixtures/exec-h100x2-ddp,
+ * with their ranks) judged by tests/exec/ddp_overlap.expect, each rank on
+ * its own: the overlapping program holds (exit 0); the serial control,
+ * whose all-reduce follows backward, fails with nothing overlapped; the
+ * straggler fails on rank 0, which waits in NCCL for the rank that slept. */
+Test(cli, ddp_recordings_are_judged_on_every_rank)
+{
+    const char *expect = CUPROOF_FIXTURES "/../exec/ddp_overlap.expect";
+    int rc = check("%s/exec-h100x2-ddp/overlap.cprec --expect-file %s", CUPROOF_FIXTURES, expect);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("passed  every rank: range(step): comm_compute_overlap_ratio > 0.3  (measured worst "
+        "rank 0: 0.450942 ratio; ranks 0..1: 0.450942, 0.775945)");
+    rc = check("%s/exec-h100x2-ddp/serial.cprec --expect-file %s", CUPROOF_FIXTURES, expect);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  every rank: range(step): comm_compute_overlap_ratio > 0.3  (measured worst "
+        "rank 0: 0 ratio; ranks 0..1: 0, 0)");
+    rc = check("%s/exec-h100x2-ddp/straggler.cprec --expect-file %s", CUPROOF_FIXTURES, expect);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  every rank: range(step): exposed_comm_share < 0.15  (measured worst rank 0: "
+        "0.50229 ratio");
+}
