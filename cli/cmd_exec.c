@@ -30,6 +30,7 @@ typedef struct exec_args {
     double timeout_s; /* 0: none */
     int repeat;       /* timed runs after the traced one, NVTX ranges alone */
     bool allow_dropped, keep_going, skip_without_gpu;
+    int need_gpus; /* --need-gpus: skipped (77) with fewer visible; 0: any */
     bool rec; /* --format rec: the processes write cuproof.rec files */
     uint64_t keep_records; /* --keep-records: held at most, else streamed; 0: the default */
     cp_expect_list expect;
@@ -109,6 +110,11 @@ static int parse_args(int argc, char **argv, exec_args *a)
             a->keep_going = true;
         } else if (strcmp(opt, "--skip-without-gpu") == 0) {
             a->skip_without_gpu = true;
+        } else if (strcmp(opt, "--need-gpus") == 0) {
+            if (!cp_parse_int(val, 1, 1024, &a->need_gpus))
+                return cp_usage_error("--need-gpus '%s': expected a count of GPUs, 1 to 1024",
+                                      val ? val : "");
+            i++;
         } else {
             return cp_usage_error("exec: unknown option or missing value '%s'", opt);
         }
@@ -283,8 +289,16 @@ int cp_cmd_exec(int argc, char **argv)
         fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
         goto out;
     }
-    if (!r->env.has_device && a.skip_without_gpu) {
+    if (!r->env.has_device && (a.skip_without_gpu || a.need_gpus)) {
         printf("cuproof exec: skipped: %s\n", r->env.no_device_reason);
+        status = CP_EXIT_SKIPPED;
+        goto out;
+    }
+    /* A program written for several GPUs cannot show on fewer what it is
+     * written to show: a skip with the reason, never a run that fails. */
+    if (a.need_gpus > r->env.device_count) {
+        printf("cuproof exec: skipped: the program needs %d GPUs, %d visible\n", a.need_gpus,
+               r->env.device_count);
         status = CP_EXIT_SKIPPED;
         goto out;
     }
@@ -297,7 +311,10 @@ int cp_cmd_exec(int argc, char **argv)
         .proc_dir = proc_dir,
         .timeout_s = a.timeout_s,
         .rec = a.rec,
-        .ctest_gpu = strcmp(r->env.device_source, "CTEST_RESOURCE_GROUP_0_GPUS") == 0
+        /* Several GPUs: the program sees every visible one, not the one
+         * GPU of ctest's first resource group. */
+        .ctest_gpu = a.need_gpus <= 1 &&
+                             strcmp(r->env.device_source, "CTEST_RESOURCE_GROUP_0_GPUS") == 0
                          ? r->env.device : -1,
     };
     cp_judge_opts jo = {

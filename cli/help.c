@@ -108,6 +108,8 @@ static const cp_help_opt exec_opts[] = {
     {"--allow-dropped", "check a trace that lost records instead of refusing it"},
     {"--keep-going", "check the expectations even when the trace is not trusted"},
     {"--skip-without-gpu", "exit 77 (ctest's skip) when no GPU is visible"},
+    {"--need-gpus N", "exit 77 (skipped, with the reason) when fewer than N GPUs are "
+                      "visible; with N > 1 the program sees them all"},
     {"--format jsonl|rec",
      "how each process writes its trace in proc/: JSON lines (HOST.PID.proc.jsonl, the "
      "default) or cuproof.rec (HOST.PID.proc.cprec: a fifth of the size, for long programs); "

@@ -445,3 +445,13 @@ Test(exec_cli, comm_pattern_classifies_kernels)
                      1, "the mangling is no part of the name: %s", output);
     }
 }
+
+/* A program written for several GPUs: a bad count is usage (2); with the
+ * GPUs hidden, a skip that says why (77), never a run that fails. */
+Test(exec_cli, a_program_of_several_gpus_is_skipped_on_fewer)
+{
+    cr_expect_eq(exec("--need-gpus 0 -- true"), 2, "%s", output);
+    expect_output("--need-gpus '0': expected a count of GPUs");
+    cr_expect_eq(exec("--need-gpus 2 -- true"), 77, "%s", output);
+    expect_output("cuproof exec: skipped:");
+}
