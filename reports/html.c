@@ -527,11 +527,10 @@ static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m
              m->nkernel_stats, m->nkernel_stats == 1 ? "" : "s", comm);
     html_raw(b, "<table><tr><th>Class</th><th>Kernel</th><th>Launches</th><th>Total</th>"
                 "<th>Mean</th><th>Least</th><th>Most</th></tr>");
-    static const cp_work_class classes[] = {CP_CLASS_COMPUTE, CP_CLASS_COMMUNICATION};
-    for (size_t c = 0; c < 2; c++) {
+    for (size_t c = 0; c < CP_BREAKDOWN_NCLASSES; c++) {
         size_t top[CP_BREAKDOWN_TOP];
         cp_breakdown_rest rest;
-        size_t n = cp_breakdown_top(m, classes[c], top, &rest);
+        size_t n = cp_breakdown_top(m, cp_breakdown_classes[c], top, &rest);
         for (size_t i = 0; i < n; i++) {
             const cp_kernel_stat *k = &m->kernel_stats[top[i]];
             char name[1024];
@@ -551,7 +550,7 @@ static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m
         }
         if (rest.kernels) {
             html_fmt(b, "<tr><td>%s</td><td>%zu other kernels</td><td>%llu</td>",
-                     cp_work_class_name(classes[c]), rest.kernels,
+                     cp_work_class_name(cp_breakdown_classes[c]), rest.kernels,
                      (unsigned long long)rest.count);
             time_cell(b, (double)rest.total_ns / 1e6);
             html_raw(b, "<td></td><td></td><td></td></tr>");

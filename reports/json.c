@@ -102,11 +102,10 @@ static void breakdown_json(builder *b, cJSON *o, const cp_metrics *m)
     cJSON *bd = add_obj(b, o, "kernel_breakdown");
     add_num(b, bd, "top", CP_BREAKDOWN_TOP);
     cJSON *rows = add_arr(b, bd, "kernels"), *rests = add_arr(b, bd, "rest");
-    static const cp_work_class classes[] = {CP_CLASS_COMPUTE, CP_CLASS_COMMUNICATION};
-    for (size_t c = 0; c < 2; c++) {
+    for (size_t c = 0; c < CP_BREAKDOWN_NCLASSES; c++) {
         size_t top[CP_BREAKDOWN_TOP];
         cp_breakdown_rest rest;
-        size_t n = cp_breakdown_top(m, classes[c], top, &rest);
+        size_t n = cp_breakdown_top(m, cp_breakdown_classes[c], top, &rest);
         for (size_t i = 0; i < n; i++) {
             const cp_kernel_stat *k = &m->kernel_stats[top[i]];
             cJSON *r = push_obj(b, rows);
@@ -127,7 +126,7 @@ static void breakdown_json(builder *b, cJSON *o, const cp_metrics *m)
             cJSON *r = push_obj(b, rests);
             if (!r)
                 return;
-            add_str(b, r, "class", cp_work_class_name(classes[c]));
+            add_str(b, r, "class", cp_work_class_name(cp_breakdown_classes[c]));
             add_num(b, r, "kernels", (double)rest.kernels);
             add_num(b, r, "count", (double)rest.count);
             add_num(b, r, "total_ns", (double)rest.total_ns);

@@ -14,6 +14,12 @@
 /* Kernels shown per class; the rest are summed into one row. */
 #define CP_BREAKDOWN_TOP 10
 
+/* The classes the breakdown lists, in its order (kernels are compute or
+ * communication; copies and memsets have no kernel name). */
+#define CP_BREAKDOWN_NCLASSES 2
+static const cp_work_class cp_breakdown_classes[CP_BREAKDOWN_NCLASSES] = {
+    CP_CLASS_COMPUTE, CP_CLASS_COMMUNICATION};
+
 /* What a class's rows leave out: the distinct names, their launches and
  * their device time. */
 typedef struct cp_breakdown_rest {
