@@ -55,11 +55,16 @@ sub exists_path {
     return 0;
 }
 sub placeholder { my ($p) = @_; (my $q = $p) =~ s{(^|/)(README|DESIGN|KINDS)\.md$}{}; return $q =~ m{(^|[/.\-])[A-Z][A-Z0-9_]+([/.\-]|$)}; }
+# $as_written: the path as the page or comment wrote it, which alone may
+# hold a placeholder; a link resolved from the folder of its page may not
+# be judged by the name of that folder (random capitals of a temporary
+# directory).
 sub report {
-    my ($file, $line, $p) = @_;
+    my ($file, $line, $p, $as_written) = @_;
+    $as_written //= $p;
     return if $p =~ $pending;
     $seen++;
-    return if exists_path($p) || placeholder($p);
+    return if exists_path($p) || placeholder($as_written);
     print "$file:$line: $p\n"; $missing++;
 }
 sub words {
@@ -90,7 +95,7 @@ for my $file (@ARGV) {
                 my $p = $dir . $link;
                 1 while $p =~ s{(^|/)(?!\.\./)[^/]+/\.\./}{$1};
                 $p =~ s{^\./}{};
-                report($file, $n, $p);
+                report($file, $n, $p, $link);
             }
         } elsif ($clike) {
             my $c = "";
