@@ -152,7 +152,10 @@ function(cuproof_add_case)
   if(gpus EQUAL 1)
     set_tests_properties("${test}" PROPERTIES RESOURCE_GROUPS "gpus:1")
   elseif(gpus GREATER 1)
-    set_tests_properties("${test}" PROPERTIES RESOURCE_GROUPS "${gpus},gpus:1" RUN_SERIAL TRUE)
+    # As case.multi-gpu: one slot of ctest's resource spec (a spec of fewer
+    # GPUs than n would leave the test unrunnable, where --need-gpus skips
+    # it with the reason) and nothing beside it, since it takes every GPU.
+    set_tests_properties("${test}" PROPERTIES RESOURCE_GROUPS "gpus:1" RUN_SERIAL TRUE)
   endif()
 endfunction()
 
@@ -358,7 +361,10 @@ function(cuproof_add_exec_test)
   if(gpus EQUAL 1)
     set_tests_properties("${test}" PROPERTIES RESOURCE_GROUPS "gpus:1")
   elseif(gpus GREATER 1)
-    set_tests_properties("${test}" PROPERTIES RESOURCE_GROUPS "${gpus},gpus:1" RUN_SERIAL TRUE)
+    # As case.multi-gpu: one slot of ctest's resource spec (a spec of fewer
+    # GPUs than n would leave the test unrunnable, where --need-gpus skips
+    # it with the reason) and nothing beside it, since it takes every GPU.
+    set_tests_properties("${test}" PROPERTIES RESOURCE_GROUPS "gpus:1" RUN_SERIAL TRUE)
   endif()
 endfunction()
 
