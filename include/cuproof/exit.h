@@ -25,8 +25,9 @@ extern "C" {
                         "cut short, no device work, CUPTI held by another tool)")          \
     XX(PROGRAM, 4, "exec: the traced program failed (a non-zero exit, a signal, "          \
                    "the timeout)")                                                         \
-    XX(SKIPPED, 77, "skipped: no GPU (ctest's SKIP_RETURN_CODE); `test` and "              \
-                    "`exec --skip-without-gpu` only")
+    XX(SKIPPED, 77, "skipped: no GPU, or fewer than the program needs (ctest's "           \
+                    "SKIP_RETURN_CODE); `test`, and `exec` with --skip-without-gpu or "     \
+                    "--need-gpus, only")
 
 typedef enum cp_exit {
 #define CP_EXIT_ENUM_(name, value, text) CP_EXIT_##name = value,
