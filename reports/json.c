@@ -179,27 +179,11 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
         cJSON *j = push_obj(b, devices);
         if (!j)
             return;
-        add_num(b, j, "device", d->device);
-        add_num(b, j, "span_ns", (double)d->span_ns);
-        add_num(b, j, "kernel_busy_ns", (double)d->kernel_busy_ns);
-        add_num(b, j, "copy_busy_ns", (double)d->copy_busy_ns);
-        add_num(b, j, "copy_kernel_overlap_ns", (double)d->copy_kernel_overlap_ns);
-        add_num(b, j, "copy_kernel_overlap_ratio", d->copy_kernel_overlap_ratio);
-        add_num(b, j, "h2d_d2h_overlap_ns", (double)d->h2d_d2h_overlap_ns);
-        add_num(b, j, "peak_concurrent_kernels", d->peak_concurrent_kernels);
-        add_num(b, j, "mean_concurrent_kernels", d->mean_concurrent_kernels);
-        add_num(b, j, "idle_ns", (double)d->idle_ns);
-        add_num(b, j, "largest_gap_ns", (double)d->largest_gap_ns);
-        add_num(b, j, "gaps_over_threshold", d->gaps_over_threshold);
-        add_num(b, j, "ideal_ns", (double)d->ideal_ns);
-        add_num(b, j, "efficiency", d->efficiency);
+        size_t nd = 0;
+        const cp_metric_def *ddefs = cp_device_metric_defs(&nd);
+        for (size_t k = 0; k < nd; k++)
+            add_num(b, j, ddefs[k].name, cp_device_metric_value(d, &ddefs[k]));
         add_str(b, j, "bound", d->bound);
-        /* 1.6: communication against compute (cp_activity_class). */
-        add_num(b, j, "comm_busy_ns", (double)d->comm_busy_ns);
-        add_num(b, j, "comm_compute_overlap_ns", (double)d->comm_compute_overlap_ns);
-        add_num(b, j, "comm_compute_overlap_ratio", d->comm_compute_overlap_ratio);
-        add_num(b, j, "exposed_comm_ns", (double)d->exposed_comm_ns);
-        add_num(b, j, "exposed_comm_share", d->exposed_comm_share);
     }
     breakdown_json(b, o, m);
     cJSON *findings = add_arr(b, o, "findings");

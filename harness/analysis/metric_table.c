@@ -24,6 +24,13 @@ static const cp_metric_def metric_defs[] = {
 #undef CP_METRIC_DEF_
 };
 
+static const cp_metric_def device_metric_defs[] = {
+#define CP_DEVICE_METRIC_DEF_(name, type) \
+    {#name, NULL, NULL, NULL, CP_METRIC_##type, offsetof(cp_device_metrics, name)},
+    CP_DEVICE_METRIC_MAP(CP_DEVICE_METRIC_DEF_)
+#undef CP_DEVICE_METRIC_DEF_
+};
+
 static const cp_finding_def finding_defs[] = {
 #define CP_FINDING_DEF_(name, label, meaning) {#name, label, meaning},
     CP_FINDING_MAP(CP_FINDING_DEF_)
@@ -44,9 +51,10 @@ const cp_metric_def *cp_metric_find(const char *name)
     return NULL;
 }
 
-double cp_metric_value(const cp_metrics *m, const cp_metric_def *d)
+/* The field at d's offset in `record`, as a double. */
+static double field_value(const void *record, const cp_metric_def *d)
 {
-    const char *field = (const char *)m + d->offset;
+    const char *field = (const char *)record + d->offset;
     switch (d->type) {
     case CP_METRIC_U64:
         return (double)*(const uint64_t *)(const void *)field;
@@ -55,6 +63,22 @@ double cp_metric_value(const cp_metrics *m, const cp_metric_def *d)
     default:
         return *(const double *)(const void *)field;
     }
+}
+
+double cp_metric_value(const cp_metrics *m, const cp_metric_def *d)
+{
+    return field_value(m, d);
+}
+
+const cp_metric_def *cp_device_metric_defs(size_t *n)
+{
+    *n = sizeof device_metric_defs / sizeof device_metric_defs[0];
+    return device_metric_defs;
+}
+
+double cp_device_metric_value(const cp_device_metrics *dm, const cp_metric_def *d)
+{
+    return field_value(dm, d);
 }
 
 void cp_metric_set(cp_metrics *m, const cp_metric_def *d, double v)

@@ -178,7 +178,6 @@ static void device_segment(sweep_device *dv, cp_device_metrics *o, uint64_t t, u
     if (!dv->started) {
         dv->started = true;
         dv->prev = t;
-        o->span_ns = 0;
         return;
     }
     uint64_t seg = t - dv->prev;
@@ -302,7 +301,6 @@ void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t m
         st->dev_out[st->lane_device[j]].device = st->lanes[j].device;
     /* Each device's own figures, then the program's as their summary. */
     uint64_t weighted = 0, device_spans = 0;
-    m->concurrency_limit = 0;
     m->ideal_ns = 0;
     m->bound = m->kernels ? "kernels" : "none";
     for (uint32_t i = 0; i < m->devices; i++) {

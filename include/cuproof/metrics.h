@@ -208,6 +208,30 @@ typedef struct cp_device_metrics {
     double comm_compute_overlap_ratio, exposed_comm_share;
 } cp_device_metrics;
 
+/* The figures of cp_device_metrics that report.json writes per device
+ * and that the two analyses are held equal on, declared once:
+ * XX(name, type) with the field's name and CP_METRIC_ type. */
+#define CP_DEVICE_METRIC_MAP(XX)                                                          \
+    XX(device, U32)                                                                       \
+    XX(span_ns, U64)                                                                      \
+    XX(kernel_busy_ns, U64)                                                               \
+    XX(copy_busy_ns, U64)                                                                 \
+    XX(copy_kernel_overlap_ns, U64)                                                       \
+    XX(copy_kernel_overlap_ratio, DOUBLE)                                                 \
+    XX(h2d_d2h_overlap_ns, U64)                                                           \
+    XX(peak_concurrent_kernels, U32)                                                      \
+    XX(mean_concurrent_kernels, DOUBLE)                                                   \
+    XX(idle_ns, U64)                                                                      \
+    XX(largest_gap_ns, U64)                                                               \
+    XX(gaps_over_threshold, U32)                                                          \
+    XX(ideal_ns, U64)                                                                     \
+    XX(efficiency, DOUBLE)                                                                \
+    XX(comm_busy_ns, U64)                                                                 \
+    XX(comm_compute_overlap_ns, U64)                                                      \
+    XX(comm_compute_overlap_ratio, DOUBLE)                                                \
+    XX(exposed_comm_ns, U64)                                                              \
+    XX(exposed_comm_share, DOUBLE)
+
 /* One distinct kernel name of the trace (the breakdown): its class, its
  * launches and the device time they took, in all and least and most of
  * one launch. `name` is as the trace gave it (mangled; the reports show
@@ -343,6 +367,12 @@ CP_API const cp_metric_def *cp_metric_find(const char *name);
 /* The value of metric `d` in `m`, as a double (exact below 2^53 ns, about
  * 104 days). */
 CP_API double cp_metric_value(const cp_metrics *m, const cp_metric_def *d);
+
+/* The per-device table (CP_DEVICE_METRIC_MAP) in its order, as
+ * cp_metric_defs is (label, unit and meaning NULL), and the value of one
+ * of its figures in `dm`. */
+CP_API const cp_metric_def *cp_device_metric_defs(size_t *n);
+CP_API double cp_device_metric_value(const cp_device_metrics *dm, const cp_metric_def *d);
 
 /* Sets metric `d` of `m` from a double (as a report keeps it), rounded to
  * the field's type; a negative or non-finite value sets 0 where the field
