@@ -76,26 +76,26 @@ ctest_one() {
         fail "ctest in $dir exited $rc"
     fi
     # ctest 3.25 ends "100% tests passed, 0 tests failed out of 2"; 3.28 "100% tests passed out of 2".
-    echo "$out" | grep -Eq 'tests passed(, 0 tests failed)? out of 2$' || {
+    grep -Eq 'tests passed(, 0 tests failed)? out of 2$' <<<"$out" || {
         echo "$out" >&2
         fail "ctest in $dir did not run exactly two tests"
     }
-    if echo "$out" | grep -q 'exec\.copy-overlap-app .*\*\*\*Skipped'; then
+    if grep -q 'exec\.copy-overlap-app .*\*\*\*Skipped' <<<"$out"; then
         [ "${CUPROOF_REQUIRE_GPU:-}" != 1 ] || fail "exec.copy-overlap-app was skipped but CUPROOF_REQUIRE_GPU=1"
         echo "ci/example.sh: ok: exec.copy-overlap-app ran and was skipped (no GPU)"
-    elif echo "$out" | grep -q 'exec\.copy-overlap-app .*Passed'; then
+    elif grep -q 'exec\.copy-overlap-app .*Passed' <<<"$out"; then
         echo "ci/example.sh: ok: exec.copy-overlap-app ran and passed"
     else
         echo "$out" >&2
         fail "exec.copy-overlap-app neither passed nor was skipped"
     fi
-    if echo "$out" | grep -q 'case\.copy-overlap .*\*\*\*Skipped'; then
+    if grep -q 'case\.copy-overlap .*\*\*\*Skipped' <<<"$out"; then
         [ "${CUPROOF_REQUIRE_GPU:-}" != 1 ] || {
             echo "$out" >&2
             fail "case.copy-overlap was skipped but CUPROOF_REQUIRE_GPU=1"
         }
         echo "ci/example.sh: ok: case.copy-overlap ran and was skipped (no GPU)"
-    elif echo "$out" | grep -q 'case\.copy-overlap .*Passed'; then
+    elif grep -q 'case\.copy-overlap .*Passed' <<<"$out"; then
         echo "ci/example.sh: ok: case.copy-overlap ran and passed"
     else
         echo "$out" >&2
@@ -122,7 +122,7 @@ example_configure_build() {
     local listed
     listed=$(installed "$dir/copy-overlap" list) ||
         fail "$dir/copy-overlap list exited non-zero"
-    echo "$listed" | grep -q '^copy-overlap ' ||
+    grep -q '^copy-overlap ' <<<"$listed" ||
         fail "'copy-overlap list' does not list copy-overlap: $listed"
 }
 
@@ -154,7 +154,7 @@ if [ "$mode" = install ] || [ "$mode" = all ]; then
         [ -z "$listed" ] || fail "built without cases, yet bin/cuproof list printed: $listed"
         echo "ci/example.sh: ok: bin/cuproof list is empty (built without cases)"
     else
-        echo "$listed" | grep -q '^multi-kernel ' ||
+        grep -q '^multi-kernel ' <<<"$listed" ||
             fail "installed bin/cuproof list does not list multi-kernel: $listed"
         echo "ci/example.sh: ok: bin/cuproof list lists multi-kernel ($(echo "$listed" | wc -l) cases)"
     fi
