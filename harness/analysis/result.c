@@ -141,6 +141,8 @@ void cp_case_result_free(cp_case_result *r)
         cp_metrics_free(&v->metrics);
         cp_summary_free(v->summary);
         free(v->summary);
+        cp_ranks_free(v->ranks);
+        v->ranks = NULL;
         cp_series_free(v->series, v->nseries);
         free(v->samples_ms);
     }

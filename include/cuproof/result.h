@@ -11,6 +11,7 @@
 #include "env.h"
 #include "stats.h"
 #include "metrics.h"
+#include "ranks.h"
 #include "summary.h"
 
 #include <stdbool.h>
@@ -114,6 +115,10 @@ typedef struct cp_variant_result {
      * whatever its size), and this is the timeline drawn from them. NULL
      * when the records are in `trace`. Owned. */
     cp_summary *summary;
+    /* A traced program whose processes carry ranks: the ranks' table, the
+     * hosts' clocks and the straggler (cuproof/ranks.h); NULL otherwise.
+     * Owned. */
+    cp_ranks *ranks;
     /* Read from a report (cp_report_read): bit i set when the report held
      * no value of metric i of cp_metric_defs (a report of an older schema
      * than the metric); 0 for a live result. */

@@ -1,0 +1,299 @@
+/* The ranks of a distributed program built while its records are read
+ * (cuproof/ranks.h): a streaming analysis per rank for its own figures,
+ * and its communication kernels into the collectives for the hosts'
+ * clocks and the straggler. */
+#include <cuproof/ranks.h>
+
+#include <cuproof/collectives.h>
+#include <cuproof/error.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One rank as the records arrive. */
+typedef struct rank_state {
+    int32_t rank;
+    uint32_t host, pid, processes;
+    cp_stream *stream;
+    uint32_t devices[CP_RANK_MAX_DEVICES];
+    uint32_t ndevices;
+} rank_state;
+
+struct cp_ranks_builder {
+    cp_timeline_opts opts;
+    const char *pattern;
+    rank_state *ranks; /* by rank, as they come */
+    size_t n, cap;
+    cp_collectives *coll;
+};
+
+int cp_ranks_builder_new(cp_ranks_builder **out, const cp_timeline_opts *opts)
+{
+    *out = NULL;
+    cp_ranks_builder *b = calloc(1, sizeof *b);
+    if (!b)
+        return cp_failf(CP_ENOMEM, "out of memory for the ranks' table");
+    if (opts)
+        b->opts = *opts;
+    b->pattern = b->opts.comm_pattern;
+    int rc = cp_collectives_new(&b->coll);
+    if (rc < 0) {
+        free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+void cp_ranks_builder_free(cp_ranks_builder *b)
+{
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        cp_stream_free(b->ranks[i].stream);
+    free(b->ranks);
+    cp_collectives_free(b->coll);
+    free(b);
+}
+
+uint32_t cp_trace_host_index(const cp_trace *meta, uint32_t process)
+{
+    if (process >= meta->nprocesses)
+        return 0;
+    const char *host = meta->processes[process].host;
+    uint32_t index = 0;
+    /* The hosts before this process's first appearance, counted once each. */
+    for (uint32_t i = 0; i < process; i++) {
+        bool first = true;
+        for (uint32_t j = 0; j < i && first; j++)
+            first = strcmp(meta->processes[j].host, meta->processes[i].host) != 0;
+        if (!first)
+            continue;
+        if (strcmp(meta->processes[i].host, host) == 0)
+            return index;
+        index++;
+    }
+    return index;
+}
+
+uint32_t cp_trace_hosts(const cp_trace *meta)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < meta->nprocesses; i++) {
+        bool first = true;
+        for (size_t j = 0; j < i && first; j++)
+            first = strcmp(meta->processes[j].host, meta->processes[i].host) != 0;
+        n += first;
+    }
+    return n;
+}
+
+/* The state of rank `rank`, made on its first record (its analysis's
+ * chunk a share of one analysis's, as 'every rank' sizes them). */
+static int rank_of(cp_ranks_builder *b, const cp_trace *meta, uint32_t process, rank_state **out)
+{
+    int32_t rank = cp_process_rank(&meta->processes[process]);
+    for (size_t i = 0; i < b->n; i++)
+        if (b->ranks[i].rank == rank) {
+            *out = &b->ranks[i];
+            return 0;
+        }
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 8;
+        rank_state *p = realloc(b->ranks, cap * sizeof *p);
+        if (!p)
+            return cp_failf(CP_ENOMEM, "out of memory for the ranks' table");
+        b->ranks = p;
+        b->cap = cap;
+    }
+    int32_t world = meta->processes[process].world_size;
+    size_t share = ((size_t)1 << 21) / (size_t)(world > 0 ? world : 8);
+    cp_stream_opts so = {.timeline = b->opts,
+                         .chunk_records = share < ((size_t)1 << 16) ? (size_t)1 << 16 : share};
+    rank_state *r = &b->ranks[b->n];
+    memset(r, 0, sizeof *r);
+    r->rank = rank;
+    r->host = cp_trace_host_index(meta, process);
+    r->pid = meta->processes[process].pid;
+    int rc = cp_stream_new(&r->stream, &so);
+    if (rc < 0)
+        return rc;
+    b->n++;
+    *out = r;
+    return 0;
+}
+
+int cp_ranks_builder_add(cp_ranks_builder *b, const cp_trace *meta, const cp_activity *a)
+{
+    if (!cp_activity_is_device_work(a) || a->process >= meta->nprocesses ||
+        cp_process_rank(&meta->processes[a->process]) < 0)
+        return 0;
+    rank_state *r;
+    int rc = rank_of(b, meta, a->process, &r);
+    if (rc < 0)
+        return rc;
+    bool seen = false;
+    for (uint32_t i = 0; i < r->ndevices && i < CP_RANK_MAX_DEVICES && !seen; i++)
+        seen = r->devices[i] == a->device;
+    if (!seen) {
+        if (r->ndevices < CP_RANK_MAX_DEVICES)
+            r->devices[r->ndevices] = a->device;
+        r->ndevices++;
+    }
+    if (a->kind == CP_ACT_KERNEL &&
+        cp_activity_class(a, b->pattern) == CP_CLASS_COMMUNICATION) {
+        /* The stream of one communicator: the process's context and
+         * stream, since stream ids repeat across contexts. */
+        uint32_t stream = a->context * 65599u ^ a->stream;
+        rc = cp_collectives_add(b->coll, (uint32_t)r->rank, r->host, stream, a->start, a->end);
+        if (rc < 0)
+            return rc;
+    }
+    return cp_stream_add(r->stream, a);
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+    const cp_rank_row *a = x, *b = y;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* A rank's own figures from its analysis. */
+static void fill_row(cp_rank_row *row, const cp_metrics *m)
+{
+    for (size_t d = 0; d < m->devices; d++)
+        row->span_ns += m->device_metrics[d].span_ns;
+    row->idle_ns = m->idle_ns;
+    row->busy_ns = row->span_ns > row->idle_ns ? row->span_ns - row->idle_ns : 0;
+    row->idle_share = row->span_ns ? (double)row->idle_ns / (double)row->span_ns : 0;
+    row->kernels = m->kernels;
+    row->comm_busy_ns = m->comm_busy_ns;
+    row->comm_compute_overlap_ns = m->comm_compute_overlap_ns;
+    row->comm_compute_overlap_ratio = m->comm_compute_overlap_ratio;
+    row->exposed_comm_ns = m->exposed_comm_ns;
+    row->exposed_comm_share = m->exposed_comm_share;
+}
+
+/* Rows for ranks with no device work: they are ranks all the same. */
+static int add_idle_ranks(cp_ranks_builder *b, const cp_trace *meta)
+{
+    for (uint32_t p = 0; p < meta->nprocesses; p++) {
+        if (cp_process_rank(&meta->processes[p]) < 0)
+            continue;
+        rank_state *r;
+        int rc = rank_of(b, meta, p, &r);
+        if (rc < 0)
+            return rc;
+        rc = cp_collectives_add_rank(b->coll, (uint32_t)r->rank, r->host);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks **out)
+{
+    *out = NULL;
+    int rc = add_idle_ranks(b, meta);
+    if (rc < 0 || b->n == 0)
+        return rc;
+    cp_ranks *r = calloc(1, sizeof *r);
+    uint32_t nhosts = cp_trace_hosts(meta);
+    if (!r || !(r->rows = calloc(b->n, sizeof *r->rows)) ||
+        !(r->hosts = calloc(nhosts ? nhosts : 1, sizeof *r->hosts))) {
+        cp_ranks_free(r);
+        return cp_failf(CP_ENOMEM, "out of memory for the ranks' table");
+    }
+    r->nrows = b->n;
+    r->nhosts = nhosts;
+    r->straggler_rank = -1;
+    for (uint32_t p = 0; p < meta->nprocesses; p++) {
+        cp_host_clock *h = &r->hosts[cp_trace_host_index(meta, p)];
+        if (!h->name[0])
+            snprintf(h->name, sizeof h->name, "%s", meta->processes[p].host);
+    }
+    for (size_t i = 0; rc == 0 && i < b->n; i++) {
+        rank_state *s = &b->ranks[i];
+        cp_rank_row *row = &r->rows[i];
+        row->rank = s->rank;
+        row->host = s->host;
+        row->pid = s->pid;
+        row->ndevices = s->ndevices;
+        memcpy(row->devices, s->devices, sizeof row->devices);
+        for (size_t p = 0; p < meta->nprocesses; p++)
+            row->processes += cp_process_rank(&meta->processes[p]) == s->rank;
+        cp_metrics m;
+        rc = cp_stream_finish(s->stream, &m);
+        if (rc == 0) {
+            fill_row(row, &m);
+            cp_metrics_free(&m);
+        }
+    }
+    cp_collectives_result c;
+    memset(&c, 0, sizeof c);
+    if (rc == 0)
+        rc = cp_collectives_analyse(b->coll, CP_STRAGGLER_MIN_LAG_NS, &c);
+    if (rc < 0) {
+        cp_ranks_free(r);
+        return rc;
+    }
+    qsort(r->rows, r->nrows, sizeof *r->rows, row_cmp);
+    r->collectives = c.matched;
+    r->median_start_spread_ns = c.median_start_spread_ns;
+    r->median_end_spread_ns = c.median_end_spread_ns;
+    r->straggler = c.straggler;
+    if (c.straggler) {
+        r->straggler_rank = (int32_t)c.straggler_rank;
+        r->straggler_median_lag_ns = c.straggler_lag_ns;
+        r->straggler_mean_lag_ns = c.straggler_mean_lag_ns;
+        r->straggler_max_lag_ns = c.straggler_max_lag_ns;
+    }
+    for (uint32_t h = 0; h < c.hosts && h < r->nhosts; h++) {
+        r->hosts[h].aligned = h == 0 || c.hosts_of[h].aligned;
+        r->hosts[h].offset_ns = c.hosts_of[h].offset_ns;
+        r->hosts[h].residual_ns = c.hosts_of[h].residual_ns;
+        r->hosts[h].shared = c.hosts_of[h].shared;
+    }
+    /* One host is its own reference; of several, a host that has no rank
+     * (so no collective) cannot be aligned either. */
+    if (r->nhosts)
+        r->hosts[0].aligned = true;
+    r->all_aligned = true;
+    for (size_t h = 0; h < r->nhosts; h++)
+        r->all_aligned = r->all_aligned && r->hosts[h].aligned;
+    for (uint32_t i = 0; i < c.ranks; i++) {
+        const cp_rank_arrival *ar = &c.ranks_of[i];
+        cp_rank_row *row = NULL;
+        for (size_t k = 0; k < r->nrows && !row; k++)
+            if (r->rows[k].rank == (int32_t)ar->rank)
+                row = &r->rows[k];
+        if (!row)
+            continue;
+        row->collectives = ar->collectives;
+        row->arrived_last = ar->arrived_last;
+        row->median_lag_ns = ar->median_lag_ns;
+        row->mean_lag_ns = ar->mean_lag_ns;
+        row->max_lag_ns = ar->max_lag_ns;
+    }
+    cp_collectives_result_free(&c);
+    *out = r;
+    return 0;
+}
+
+const cp_rank_row *cp_ranks_row(const cp_ranks *r, int32_t rank)
+{
+    for (size_t i = 0; r && i < r->nrows; i++)
+        if (r->rows[i].rank == rank)
+            return &r->rows[i];
+    return NULL;
+}
+
+void cp_ranks_free(cp_ranks *r)
+{
+    if (!r)
+        return;
+    free(r->rows);
+    free(r->hosts);
+    free(r);
+}

@@ -1,0 +1,130 @@
+/*
+ * The ranks of a distributed program (docs/DESIGN.md "Ranks" and
+ * "Hosts"): one row per rank with its own figures, the hosts and the
+ * clock offset applied to each, and the collectives' arrivals with the
+ * straggler (cuproof/collectives.h says the rules). `cuproof exec` and
+ * `cuproof check` fill it for a program whose processes carry ranks; the
+ * report (report.json "ranks", the HTML's ranks table, the terminal
+ * summary) prints it.
+ *
+ * A rank's figures are measured on its own records only (the rank(N)
+ * scope's part: its devices, on its host's clock), with the metrics'
+ * definitions (cuproof/metrics.h); they are the figures `every rank:`
+ * expectations read.
+ *
+ * Hosts. Host k is the k-th distinct host name among the processes in
+ * the order their files are read (file names' byte order); host 0 is the
+ * reference clock. A program of several hosts numbers the devices of
+ * host k from k * CP_HOST_DEVICE_STRIDE, so that GPU 0 of two hosts are
+ * two devices (overlap and concurrency are per device); on one host the
+ * numbers are the CUDA ordinals.
+ */
+#ifndef CUPROOF_RANKS_H
+#define CUPROOF_RANKS_H
+
+#include "export.h"
+
+#include "metrics.h"
+#include "trace.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Device numbers of host k start at k * CP_HOST_DEVICE_STRIDE. */
+#define CP_HOST_DEVICE_STRIDE 1000u
+
+/* The devices a rank row lists at most (it counts them all). */
+#define CP_RANK_MAX_DEVICES 8
+
+/* The least lag (ns) a straggler shows: below it, a rank that arrives last
+ * is within the collectives' own jitter (0.13 ms measured on two H100s
+ * with no rank delayed). */
+#define CP_STRAGGLER_MIN_LAG_NS 1000000ull
+
+/* One rank's row. */
+typedef struct cp_rank_row {
+    int32_t rank;
+    uint32_t host;      /* index into cp_ranks.hosts */
+    uint32_t pid;       /* its (first) process */
+    uint32_t processes; /* its processes: more than one is a duplicate rank */
+    uint32_t devices[CP_RANK_MAX_DEVICES];
+    uint32_t ndevices; /* devices with its work (the first CP_RANK_MAX_DEVICES listed) */
+    /* Its own figures (the metrics of its records, summed over its
+     * devices as the program's are): span is its devices' summed spans,
+     * busy the time inside them with anything in flight, idle the rest. */
+    uint64_t span_ns, busy_ns, idle_ns;
+    double idle_share; /* idle_ns / span_ns (0 with no work) */
+    uint32_t kernels;
+    uint64_t comm_busy_ns, comm_compute_overlap_ns, exposed_comm_ns;
+    double comm_compute_overlap_ratio, exposed_comm_share;
+    /* How it arrived at the collectives (cp_rank_arrival). */
+    uint32_t collectives, arrived_last;
+    uint64_t median_lag_ns, mean_lag_ns, max_lag_ns;
+} cp_rank_row;
+
+/* One host: its name and the offset that put its clock on host 0's. */
+typedef struct cp_host_clock {
+    char name[64];
+    bool aligned;        /* false: it shares no collective with host 0 */
+    int64_t offset_ns;   /* added to its times (0 for host 0) */
+    uint64_t residual_ns; /* median distance of its collectives' ends from the offset */
+    uint32_t shared;     /* collectives it shares with host 0 */
+} cp_host_clock;
+
+typedef struct cp_ranks {
+    cp_rank_row *rows; /* by rank, ascending; owned */
+    size_t nrows;
+    cp_host_clock *hosts; /* by host index; owned */
+    size_t nhosts;
+    bool all_aligned;    /* every host's clock could be put on host 0's */
+    uint32_t collectives; /* matched across two or more ranks */
+    uint64_t median_start_spread_ns, median_end_spread_ns;
+    bool straggler; /* the rule of cuproof/collectives.h found one */
+    int32_t straggler_rank;
+    uint64_t straggler_median_lag_ns, straggler_mean_lag_ns, straggler_max_lag_ns;
+} cp_ranks;
+
+/*
+ * Building the ranks while a program's records are read, in any order
+ * and in bounded memory (each rank's figures through its own streaming
+ * analysis; the collectives kept as 32 bytes per communication kernel).
+ */
+typedef struct cp_ranks_builder cp_ranks_builder;
+
+/* `opts` (may be NULL) as for the analysis: the communication pattern and
+ * the concurrency limit. Returns 0 or CP_ENOMEM. */
+CP_API int cp_ranks_builder_new(cp_ranks_builder **out, const cp_timeline_opts *opts);
+
+/* One record of process `a->process` of `meta` (whose processes the
+ * reader has filled up to it); records of a process without a rank are
+ * not a rank's. Times as the files hold them (each host's own clock).
+ * Returns 0, CP_ENOMEM or CP_EIO (a rank's analysis spilling to disk). */
+CP_API int cp_ranks_builder_add(cp_ranks_builder *b, const cp_trace *meta, const cp_activity *a);
+
+/* The ranks of `meta` (every process read): *out is NULL when no process
+ * has a rank. Returns 0, CP_ENOMEM or CP_EIO; the builder is spent. */
+CP_API int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks **out);
+CP_API void cp_ranks_builder_free(cp_ranks_builder *b);
+
+/* The index of the host of process `process` among meta's processes' hosts
+ * (the order above); 0 for a process out of range. */
+CP_API uint32_t cp_trace_host_index(const cp_trace *meta, uint32_t process);
+
+/* The distinct hosts of meta's processes. */
+CP_API uint32_t cp_trace_hosts(const cp_trace *meta);
+
+/* The row of rank `rank`, or NULL. */
+CP_API const cp_rank_row *cp_ranks_row(const cp_ranks *r, int32_t rank);
+
+CP_API void cp_ranks_free(cp_ranks *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
