@@ -14,6 +14,7 @@
 #include <cuproof/expect.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/internal/rec.h>
+#include <cuproof/program.h>
 #include <cuproof/trust.h>
 
 #include <stdio.h>
@@ -306,32 +307,6 @@ static void print_processes(const cp_trace *t, uint64_t t0)
     }
 }
 
-/* Every path of a program trace (per-process files and directories of
- * them) through the judge; `t` gets the processes. */
-static int read_program(const check_args *a, cp_trace *t, size_t *files, cp_expect_judge *j)
-{
-    *files = 0;
-    for (size_t i = 0; i < a->ntraces; i++) {
-        const char *path = a->traces[i];
-        if (is_dir(path)) {
-            size_t n = 0;
-            int rc = cp_proc_stream_dir(path, t, &n, cp_expect_judge_record, j);
-            if (rc < 0)
-                return rc;
-            if (n == 0)
-                return cp_failf(CP_ENOENT, "%s holds no *.proc.jsonl file (nor *.proc.cprec)",
-                                path);
-            *files += n;
-        } else {
-            int rc = cp_proc_stream(path, t, cp_expect_judge_record, j);
-            if (rc < 0)
-                return rc;
-            (*files)++;
-        }
-    }
-    return 0;
-}
-
 /* Each expectation's verdict, printed. Returns CP_EXIT_OK, or EXIT_TOOL
  * when one could not be evaluated. */
 static int print_verdicts(const check_args *a, cp_expect_judge *j, size_t *passed,
@@ -375,29 +350,26 @@ static int check_program(const check_args *a)
     int status = validate_sources(a);
     if (status != CP_EXIT_OK)
         return status;
-    size_t passed = 0, failed = 0, files = 0;
-    cp_trace t, again;
-    cp_trace_init(&t);
-    cp_trace_init(&again);
-    cp_expect_judge *j = NULL;
+    size_t passed = 0, failed = 0;
     cp_stream_opts so = analysis_opts(a);
-    if (cp_expect_judge_new(&j, &a->list, &so) < 0 || read_program(a, &t, &files, j) < 0 ||
-        cp_expect_judge_between(j, &t) < 0 ||
-        (cp_expect_judge_second_pass(j) && read_program(a, &again, &files, j) < 0)) {
+    cp_program_stream ps;
+    if (cp_program_stream_judge((const char *const *)a->traces, a->ntraces, false, &a->list, &so,
+                                &ps) < 0) {
         fprintf(stderr, "cuproof: %s\n", cp_last_error());
         status = EXIT_TOOL;
         goto out;
     }
-    printf("program: %zu processes from %zu files (streamed%s)\n", t.nprocesses, files,
+    cp_expect_judge *j = ps.judge;
+    printf("program: %zu processes from %zu files (streamed%s)\n", ps.meta.nprocesses, ps.files,
            cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
     cp_trust_in in = {.what = "the program's trace",
-                      .traced_files = files,
-                      .processes = &t,
+                      .traced_files = ps.files,
+                      .processes = &ps.meta,
                       .device_work = work_of(j),
-                      .dropped = t.dropped_records,
+                      .dropped = ps.meta.dropped_records,
                       .allow_dropped = a->allow_dropped};
     if (in.device_work == 0) {
-        print_processes(&t, cp_expect_judge_first(j));
+        print_processes(&ps.meta, cp_expect_judge_first(j));
         status = print_trust(&in);
         goto out;
     }
@@ -405,12 +377,10 @@ static int check_program(const check_args *a)
     if (status == EXIT_TOOL)
         goto out;
     printf("%zu passed, %zu failed\n", passed, failed);
-    print_processes(&t, cp_expect_judge_first(j));
+    print_processes(&ps.meta, cp_expect_judge_first(j));
     status = cp_exit_worse(failed ? CP_EXIT_FAILED : CP_EXIT_OK, print_trust(&in));
 out:
-    cp_expect_judge_free(j);
-    cp_trace_free(&t);
-    cp_trace_free(&again);
+    cp_program_stream_free(&ps);
     return status;
 }
 
@@ -427,26 +397,19 @@ static int check_rec(const check_args *a)
     size_t passed = 0, failed = 0;
     for (size_t f = 0; f < a->ntraces && status != EXIT_TOOL; f++) {
         const char *path = a->traces[f];
-        cp_trace t;
-        cp_trace_init(&t);
-        cp_expect_judge *j = NULL;
         cp_stream_opts so = analysis_opts(a);
-        bool truncated = false;
-        char why[600] = "";
-        if (cp_expect_judge_new(&j, &a->list, &so) < 0 ||
-            cp_rec_stream(path, &t, cp_expect_judge_record, j, &truncated, why, sizeof why) < 0 ||
-            cp_expect_judge_between(j, &t) < 0 ||
-            (cp_expect_judge_second_pass(j) &&
-             cp_rec_stream(path, NULL, cp_expect_judge_record, j, NULL, NULL, 0) < 0)) {
+        cp_program_stream ps;
+        if (cp_program_stream_judge(&path, 1, true, &a->list, &so, &ps) < 0) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
             status = EXIT_TOOL;
         }
+        cp_expect_judge *j = ps.judge;
         cp_trust_in in = {.what = path,
                           .traced_files = SIZE_MAX,
-                          .processes = &t,
-                          .dropped = t.dropped_records,
-                          .cut_short = truncated,
-                          .cut_why = why,
+                          .processes = &ps.meta,
+                          .dropped = ps.meta.dropped_records,
+                          .cut_short = ps.truncated,
+                          .cut_why = ps.why,
                           .allow_dropped = a->allow_dropped};
         if (status != EXIT_TOOL) {
             const cp_metrics *m = cp_expect_judge_metrics(j);
@@ -460,11 +423,10 @@ static int check_rec(const check_args *a)
                 status = cp_exit_worse(status, print_verdicts(a, j, &passed, &failed));
         }
         if (status != EXIT_TOOL) {
-            print_processes(&t, cp_expect_judge_first(j));
+            print_processes(&ps.meta, cp_expect_judge_first(j));
             status = cp_exit_worse(status, print_trust(&in));
         }
-        cp_expect_judge_free(j);
-        cp_trace_free(&t);
+        cp_program_stream_free(&ps);
     }
     printf("%zu passed, %zu failed\n", passed, failed);
     return cp_exit_worse(status, failed ? CP_EXIT_FAILED : CP_EXIT_OK);

@@ -8,12 +8,14 @@
 #include <cuproof/error.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/internal/rec.h>
+#include <cuproof/ranks.h>
 #include <cuproof/summary.h>
 
 #include "perfetto_pb.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,8 +201,12 @@ static int judge_kept(reading *r, const cp_expect_list *list, cp_variant_result 
     return 0;
 }
 
-int cp_program_analyse(const char *dir, const cp_expect_list *list, const cp_program_opts *opts,
-                       cp_variant_result *v, cp_program_check *checks, cp_program_info *info)
+/* One reading of the files (cp_program_analyse's), with each host's times
+ * put `offsets` (NULL: none) later and, when `ranks` is set, every record
+ * into it. */
+static int analyse_once(const char *dir, const cp_expect_list *list, const cp_program_opts *opts,
+                        cp_variant_result *v, cp_program_check *checks, cp_program_info *info,
+                        const int64_t *offsets, size_t noffsets, cp_ranks_builder *ranks)
 {
     int rc = 0;
     memset(info, 0, sizeof *info);
@@ -218,8 +224,15 @@ int cp_program_analyse(const char *dir, const cp_expect_list *list, const cp_pro
         .list = list,
         .info = info,
     };
+    /* Every record placed first: its host's devices and clock. */
+    cp_placer placer = {.meta = &v->trace,
+                        .offsets = offsets,
+                        .noffsets = noffsets,
+                        .ranks = ranks,
+                        .next = on_record,
+                        .next_ctx = &r};
     cp_trace_init(&r.kept);
-    CP_TRY(cp_proc_stream_dir(dir, &v->trace, &info->nfiles, on_record, &r));
+    CP_TRY(cp_proc_stream_dir(dir, &v->trace, &info->nfiles, cp_placer_record, &placer));
     if (!r.streaming) {
         rc = judge_kept(&r, list, v, checks);
         goto out;
@@ -240,6 +253,7 @@ out:
         cp_rec_writer_abandon(r.rec);
     cp_expect_judge_free(r.judge);
     cp_trace_free(&r.kept);
+    cp_placer_free(&placer);
     /* A streamed file left by a failure would read as a program's trace:
      * it goes, and the paths say that nothing was written. */
     if (rc < 0 && r.streaming) {
@@ -249,4 +263,180 @@ out:
     if (rc < 0 || !r.streaming)
         info->rec_path[0] = info->perfetto_path[0] = '\0';
     return rc;
+}
+
+/* A reading's result given up before the next. */
+static void discard(cp_variant_result *v)
+{
+    cp_trace_free(&v->trace);
+    cp_trace_init(&v->trace);
+    cp_metrics_free(&v->metrics);
+    memset(&v->metrics, 0, sizeof v->metrics);
+    cp_summary_free(v->summary);
+    free(v->summary);
+    v->summary = NULL;
+}
+
+int cp_program_analyse(const char *dir, const cp_expect_list *list, const cp_program_opts *opts,
+                       cp_variant_result *v, cp_program_check *checks, cp_program_info *info)
+{
+    cp_ranks_builder *b = NULL;
+    cp_ranks *ranks = NULL;
+    int64_t *offsets = NULL;
+    int rc = cp_ranks_builder_new(&b, &opts->timeline);
+    if (rc == 0)
+        rc = analyse_once(dir, list, opts, v, checks, info, NULL, 0, b);
+    if (rc == 0)
+        rc = cp_ranks_builder_finish(b, &v->trace, &ranks);
+    cp_ranks_builder_free(b);
+    if (rc == 0 && cp_ranks_need_alignment(ranks)) {
+        /* Merged on unaligned clocks, cross-host figures are wrong: the
+         * first reading found the offsets, the second applies them. */
+        if (!(offsets = cp_ranks_offsets(ranks)))
+            rc = CP_ENOMEM;
+        if (rc == 0) {
+            discard(v);
+            rc = analyse_once(dir, list, opts, v, checks, info, offsets, ranks->nhosts, NULL);
+        }
+        if (rc == 0)
+            cp_ranks_shift_processes(&v->trace, offsets, ranks->nhosts);
+    }
+    if (rc == 0 && ranks) {
+        cp_ranks_put_metrics(ranks, &v->metrics);
+        /* Expectations on the program-wide figures, which the reading's
+         * analysis has not: unscoped (cp_expect_validate_program), so the
+         * program's metrics answer them. */
+        for (size_t i = 0; list && i < list->n; i++)
+            if (cp_metric_is_program_wide(list->items[i].name))
+                checks[i].ok = cp_expect_eval(&list->items[i], &v->metrics, checks[i].measured,
+                                              sizeof checks[i].measured);
+    }
+    free(offsets);
+    if (rc < 0)
+        cp_ranks_free(ranks);
+    else
+        v->ranks = ranks;
+    return rc;
+}
+
+/* ---- A program's trace judged straight from its files (cuproof check) ---- */
+
+/* Where the records come from: the paths, as what. */
+typedef struct sources {
+    const char *const *paths;
+    size_t n;
+    bool rec;
+} sources;
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* One pass over every path into `fn`; `meta` gets the processes on the
+ * first (NULL for a rec file's second, whose meta is known). */
+static int read_sources(const sources *src, cp_trace *meta, cp_activity_fn fn, void *ctx,
+                        cp_program_stream *out)
+{
+    for (size_t i = 0; i < src->n; i++) {
+        const char *path = src->paths[i];
+        int rc;
+        if (src->rec) {
+            bool *cut = meta ? &out->truncated : NULL;
+            rc = cp_rec_stream(path, meta, fn, ctx, cut, meta ? out->why : NULL,
+                               meta ? sizeof out->why : 0);
+        } else if (is_dir(path)) {
+            size_t n = 0;
+            rc = cp_proc_stream_dir(path, meta, &n, fn, ctx);
+            if (rc == 0 && n == 0)
+                rc = cp_failf(CP_ENOENT, "%s holds no *.proc.jsonl file (nor *.proc.cprec)", path);
+            out->files += n;
+        } else {
+            rc = cp_proc_stream(path, meta, fn, ctx);
+            out->files++;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The judge's one or two passes, each record placed (with `offsets` on,
+ * and into `ranks` on the first pass when set). */
+static int judge_passes(const sources *src, const cp_expect_list *list, const cp_stream_opts *so,
+                        cp_program_stream *out, const int64_t *offsets, size_t noffsets,
+                        cp_ranks_builder *ranks)
+{
+    static const cp_expect_list none;
+    cp_trace again;
+    cp_trace_init(&again);
+    int rc = cp_expect_judge_new(&out->judge, list ? list : &none, so);
+    cp_placer p = {.meta = &out->meta,
+                   .offsets = offsets,
+                   .noffsets = noffsets,
+                   .ranks = ranks,
+                   .next = cp_expect_judge_record,
+                   .next_ctx = out->judge};
+    out->files = 0;
+    if (rc == 0)
+        rc = read_sources(src, &out->meta, cp_placer_record, &p, out);
+    if (rc == 0)
+        rc = cp_expect_judge_between(out->judge, &out->meta);
+    if (rc == 0 && cp_expect_judge_second_pass(out->judge)) {
+        /* The processes are known: the placer reads them from the first
+         * pass's meta, the reader refills a spare one. */
+        size_t files = out->files;
+        p.ranks = NULL;
+        rc = read_sources(src, src->rec ? NULL : &again, cp_placer_record, &p, out);
+        out->files = files;
+    }
+    cp_placer_free(&p);
+    cp_trace_free(&again);
+    return rc;
+}
+
+int cp_program_stream_judge(const char *const *paths, size_t n, bool rec,
+                            const cp_expect_list *list, const cp_stream_opts *opts,
+                            cp_program_stream *out)
+{
+    memset(out, 0, sizeof *out);
+    cp_trace_init(&out->meta);
+    sources src = {.paths = paths, .n = n, .rec = rec};
+    cp_ranks_builder *b = NULL;
+    int64_t *offsets = NULL;
+    int rc = cp_ranks_builder_new(&b, opts ? &opts->timeline : NULL);
+    if (rc == 0)
+        rc = judge_passes(&src, list, opts, out, NULL, 0, b);
+    if (rc == 0)
+        rc = cp_ranks_builder_finish(b, &out->meta, &out->ranks);
+    cp_ranks_builder_free(b);
+    if (rc == 0 && cp_ranks_need_alignment(out->ranks)) {
+        /* The second reading, on host 0's clock (as cp_program_analyse). */
+        if (!(offsets = cp_ranks_offsets(out->ranks)))
+            rc = CP_ENOMEM;
+        if (rc == 0) {
+            cp_expect_judge_free(out->judge);
+            out->judge = NULL;
+            cp_trace_free(&out->meta);
+            cp_trace_init(&out->meta);
+            out->truncated = false;
+            out->why[0] = '\0';
+            rc = judge_passes(&src, list, opts, out, offsets, out->ranks->nhosts, NULL);
+        }
+        if (rc == 0)
+            cp_ranks_shift_processes(&out->meta, offsets, out->ranks->nhosts);
+    }
+    free(offsets);
+    if (rc == 0)
+        cp_expect_judge_put_ranks(out->judge, out->ranks);
+    return rc;
+}
+
+void cp_program_stream_free(cp_program_stream *s)
+{
+    cp_expect_judge_free(s->judge);
+    cp_trace_free(&s->meta);
+    cp_ranks_free(s->ranks);
+    memset(s, 0, sizeof *s);
 }

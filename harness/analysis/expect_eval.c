@@ -74,6 +74,11 @@ int cp_expect_validate(const cp_expect_list *list, const char *const *scopes, si
 
 bool cp_expect_eval(const cp_expectation *e, const cp_metrics *m, char *measured, size_t len)
 {
+    const char *unmeasured = cp_metric_unmeasured(m, e->name);
+    if (unmeasured) {
+        snprintf(measured, len, "%s", unmeasured);
+        return false;
+    }
     if (e->kind == CP_EXPECT_COMPARE) {
         const cp_metric_def *d = cp_metric_find(e->name);
         if (!d) {

@@ -4,6 +4,7 @@
 #include <cuproof/expect.h>
 
 #include <cuproof/error.h>
+#include <cuproof/ranks.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,12 @@ bool cp_expect_judge_second_pass(const cp_expect_judge *j)
 const cp_metrics *cp_expect_judge_metrics(const cp_expect_judge *j)
 {
     return &j->m;
+}
+
+void cp_expect_judge_put_ranks(cp_expect_judge *j, const cp_ranks *r)
+{
+    if (r)
+        cp_ranks_put_metrics(r, &j->m);
 }
 
 uint64_t cp_expect_judge_first(const cp_expect_judge *j)

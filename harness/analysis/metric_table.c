@@ -70,6 +70,41 @@ double cp_metric_value(const cp_metrics *m, const cp_metric_def *d)
     return field_value(m, d);
 }
 
+bool cp_metric_is_program_wide(const char *name)
+{
+    static const char *const wide[] = {
+#define CP_WIDE_NAME_(name) #name,
+        CP_PROGRAM_WIDE_MAP(CP_WIDE_NAME_)
+#undef CP_WIDE_NAME_
+    };
+    for (size_t i = 0; name && i < sizeof wide / sizeof wide[0]; i++)
+        if (strcmp(wide[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* The metrics (and the finding) that are a figure of something the trace
+ * may not hold, and the count that says whether it holds it:
+ * XX(name, count, missing). */
+#define CP_METRIC_NEEDS_MAP(XX)                                                              \
+    XX(comm_compute_overlap_ns, comm_busy_ns, "no communication kernel")                     \
+    XX(comm_compute_overlap_ratio, comm_busy_ns, "no communication kernel")                  \
+    XX(exposed_comm_ns, comm_busy_ns, "no communication kernel")                             \
+    XX(exposed_comm_share, comm_busy_ns, "no communication kernel")                          \
+    XX(collective_start_spread_ns, collectives, "no collective matched across ranks")        \
+    XX(straggler_lag_ns, collectives, "no collective matched across ranks")                  \
+    XX(straggler, collectives, "no collective matched across ranks")
+
+const char *cp_metric_unmeasured(const cp_metrics *m, const char *name)
+{
+#define CP_NEEDS_(metric, count, missing)                                                    \
+    if (strcmp(name, #metric) == 0 && m->count == 0)                                      \
+        return "not measured: " missing;
+    CP_METRIC_NEEDS_MAP(CP_NEEDS_)
+#undef CP_NEEDS_
+    return NULL;
+}
+
 const cp_metric_def *cp_device_metric_defs(size_t *n)
 {
     *n = sizeof device_metric_defs / sizeof device_metric_defs[0];

@@ -297,3 +297,93 @@ void cp_ranks_free(cp_ranks *r)
     free(r->hosts);
     free(r);
 }
+
+int cp_placer_record(void *placer, const cp_activity *a)
+{
+    cp_placer *p = placer;
+    if (a->process >= p->nhost_of) {
+        size_t n = p->meta->nprocesses > a->process ? p->meta->nprocesses : a->process + 1;
+        uint32_t *h = realloc(p->host_of, n * sizeof *h);
+        if (!h)
+            return cp_failf(CP_ENOMEM, "out of memory for the program's hosts");
+        for (size_t i = p->nhost_of; i < n; i++)
+            h[i] = cp_trace_host_index(p->meta, (uint32_t)i);
+        p->host_of = h;
+        p->nhost_of = n;
+    }
+    uint32_t host = p->host_of[a->process];
+    cp_activity placed = *a;
+    if (host && cp_activity_is_device_work(a))
+        placed.device = a->device + host * CP_HOST_DEVICE_STRIDE;
+    int64_t off = p->offsets && host < p->noffsets ? p->offsets[host] : 0;
+    if (off) {
+        placed.start = (uint64_t)((int64_t)a->start + off);
+        placed.end = (uint64_t)((int64_t)a->end + off);
+    }
+    int rc = p->ranks ? cp_ranks_builder_add(p->ranks, p->meta, &placed) : 0;
+    return rc < 0 ? rc : p->next(p->next_ctx, &placed);
+}
+
+void cp_placer_free(cp_placer *p)
+{
+    free(p->host_of);
+    p->host_of = NULL;
+    p->nhost_of = 0;
+}
+
+bool cp_ranks_need_alignment(const cp_ranks *r)
+{
+    for (size_t h = 1; r && h < r->nhosts; h++)
+        if (r->hosts[h].aligned && r->hosts[h].offset_ns != 0)
+            return true;
+    return false;
+}
+
+int64_t *cp_ranks_offsets(const cp_ranks *r)
+{
+    int64_t *o = calloc(r->nhosts ? r->nhosts : 1, sizeof *o);
+    if (!o) {
+        cp_failf(CP_ENOMEM, "out of memory for the hosts' offsets");
+        return NULL;
+    }
+    for (size_t h = 0; h < r->nhosts; h++)
+        o[h] = r->hosts[h].aligned ? r->hosts[h].offset_ns : 0;
+    return o;
+}
+
+void cp_ranks_shift_processes(cp_trace *meta, const int64_t *offsets, size_t n)
+{
+    for (size_t p = 0; p < meta->nprocesses; p++) {
+        uint32_t h = cp_trace_host_index(meta, (uint32_t)p);
+        int64_t off = h < n ? offsets[h] : 0;
+        meta->processes[p].last_ns = (uint64_t)((int64_t)meta->processes[p].last_ns + off);
+    }
+}
+
+void cp_ranks_put_metrics(const cp_ranks *r, cp_metrics *m)
+{
+    m->ranks = (uint32_t)r->nrows;
+    m->hosts = (uint32_t)r->nhosts;
+    for (size_t h = 0; h < r->nhosts; h++)
+        if (r->hosts[h].residual_ns > m->clock_residual_ns)
+            m->clock_residual_ns = r->hosts[h].residual_ns;
+    m->collectives = r->collectives;
+    m->collective_start_spread_ns = r->median_start_spread_ns;
+    const cp_rank_row *last = NULL;
+    for (size_t i = 0; i < r->nrows; i++)
+        if (!last || r->rows[i].arrived_last > last->arrived_last)
+            last = &r->rows[i];
+    m->straggler_lag_ns = last ? last->mean_lag_ns : 0;
+    if (!r->straggler || m->nfindings >= CP_MAX_FINDINGS)
+        return;
+    const cp_rank_row *s = cp_ranks_row(r, r->straggler_rank);
+    cp_finding *f = &m->findings[m->nfindings++];
+    f->name = "straggler";
+    f->count = s ? s->arrived_last : 0;
+    snprintf(f->message, sizeof f->message,
+             "rank %d arrived last at %u of its %u collectives; the others waited %.3f ms for "
+             "it on average there (median %.3f ms, at most %.3f ms)",
+             (int)r->straggler_rank, s ? s->arrived_last : 0, s ? s->collectives : 0,
+             (double)r->straggler_mean_lag_ns / 1e6, (double)r->straggler_median_lag_ns / 1e6,
+             (double)r->straggler_max_lag_ns / 1e6);
+}

@@ -423,7 +423,7 @@ static bool eval_metrics(const cp_expectation *e, const cp_metrics *m, rank_answ
                          char *measured, size_t len)
 {
     const cp_metric_def *d = e->kind == CP_EXPECT_COMPARE ? cp_metric_find(e->name) : NULL;
-    if (r && d) {
+    if (r && d && !cp_metric_unmeasured(m, e->name)) {
         r->has_value = true;
         r->value = cp_metric_value(m, d);
     }
@@ -884,6 +884,12 @@ int cp_expect_validate_program(const cp_expect_list *list)
         bare.scope = "";
         bare.scope_arg = NULL;
         bare.has_rank = bare.every_rank = bare.spread_ranks = false;
+        if (cp_metric_is_program_wide(e->name) &&
+            (e->scope[0] || e->scope_arg || e->has_rank || e->every_rank))
+            return cp_failf(CP_EINVAL,
+                            "line %d, column %d: '%s' is measured across the ranks of the whole "
+                            "program; it takes no scope",
+                            e->line, e->name_column, e->name);
         if (e->spread_ranks && e->kind != CP_EXPECT_COMPARE)
             return cp_failf(CP_EINVAL, "line %d, column %d: 'rank spread' compares a metric's "
                                        "spread over the ranks; a finding has none",

@@ -316,6 +316,11 @@ CP_API int cp_expect_judge_record(void *judge, const cp_activity *a);
 CP_API int cp_expect_judge_between(cp_expect_judge *j, const cp_trace *meta);
 CP_API bool cp_expect_judge_second_pass(const cp_expect_judge *j);
 CP_API const cp_metrics *cp_expect_judge_metrics(const cp_expect_judge *j);
+/* The program-wide figures of a distributed program's ranks (ranks.h)
+ * into the whole trace's metrics, before the verdicts: expectations on
+ * them are unscoped, so the whole trace's metrics answer them. */
+struct cp_ranks;
+CP_API void cp_expect_judge_put_ranks(cp_expect_judge *j, const struct cp_ranks *r);
 /* The trace's earliest start (UINT64_MAX with no record). */
 CP_API uint64_t cp_expect_judge_first(const cp_expect_judge *j);
 CP_API int cp_expect_judge_verdict(cp_expect_judge *j, size_t k, bool *ok, char *measured,

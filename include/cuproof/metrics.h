@@ -61,9 +61,15 @@ extern "C" {
     XX(graph_busy_ns, U64, "Graph busy time", "ns", "length of the union of graph-launched device intervals") \
     XX(comm_busy_ns, U64, "Communication busy time", "ns", "per device, the length of the union of its communication kernels (demangled name starting with the communication pattern, nccl by default); summed over devices") \
     XX(comm_compute_overlap_ns, U64, "Communication and compute overlap", "ns", "time with a communication and a compute kernel in flight on the same device, summed over devices") \
-    XX(comm_compute_overlap_ratio, DOUBLE, "Communication time overlapping compute", "ratio", "comm_compute_overlap_ns / comm_busy_ns (0 when no communication), as Holistic Trace Analysis defines it") \
+    XX(comm_compute_overlap_ratio, DOUBLE, "Communication time overlapping compute", "ratio", "comm_compute_overlap_ns / comm_busy_ns, as Holistic Trace Analysis defines it (not measured without communication)") \
     XX(exposed_comm_ns, U64, "Exposed communication time", "ns", "comm_busy_ns - comm_compute_overlap_ns: communication no compute kernel covered") \
-    XX(exposed_comm_share, DOUBLE, "Exposed communication share", "ratio", "exposed_comm_ns over the devices' summed spans (exposed_comm_ns / span_ns on one device)")
+    XX(exposed_comm_share, DOUBLE, "Exposed communication share", "ratio", "exposed_comm_ns over the devices' summed spans (exposed_comm_ns / span_ns on one device)") \
+    XX(ranks, U32, "Ranks", "ranks", "distinct ranks among the program's processes (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK)") \
+    XX(hosts, U32, "Hosts", "hosts", "distinct hosts among the program's processes") \
+    XX(clock_residual_ns, U64, "Clock alignment residual", "ns", "the largest residual of a host's clock offset: the median distance of the collectives' ends from it (0 on one host)") \
+    XX(collectives, U32, "Collectives", "collectives", "collectives two or more ranks ran (the k-th kernel of each rank's i-th communication stream), on aligned clocks") \
+    XX(collective_start_spread_ns, U64, "Collective arrival spread", "ns", "median over the collectives of the last rank's start minus the first's") \
+    XX(straggler_lag_ns, U64, "Straggler lag", "ns", "the rank that arrived last at the most collectives: its mean lag there (its start minus the others' median start), what the others waited for it")
 
 /*
  * Every finding the analysis derives, named after the Nsight Systems
@@ -74,7 +80,18 @@ extern "C" {
     XX(cuda_memcpy_sync, "Synchronous copies beside streams", "synchronous copies in a trace that also uses streams")              \
     XX(gpu_gaps, "GPU idle gaps", "idle gaps longer than gap_threshold_ns inside the span")                    \
     XX(default_stream_serialization, "Default-stream serialisation", "work on the legacy default stream serialised other streams") \
-    XX(serialized_streams, "Serialised streams", "work on several streams, never more than one kernel at once")
+    XX(serialized_streams, "Serialised streams", "work on several streams, never more than one kernel at once") \
+    XX(straggler, "Straggler", "one rank arrived last at most collectives (at least 3, half of those it ran, 1.5 times chance) with a mean lag of at least 1 ms: the others waited for it")
+
+/* The metrics and findings measured across the ranks of the whole program
+ * (cuproof/ranks.h) rather than by the analysis of its records: a scope
+ * has none of them, so an expectation on one takes no scope. */
+#define CP_PROGRAM_WIDE_MAP(XX)                                                               \
+    XX(ranks) XX(hosts) XX(clock_residual_ns) XX(collectives) XX(collective_start_spread_ns)    \
+    XX(straggler_lag_ns) XX(straggler)
+
+/* Whether metric or finding `name` is one of CP_PROGRAM_WIDE_MAP's. */
+CP_API bool cp_metric_is_program_wide(const char *name);
 
 /*
  * Work classes: what a device activity spends its time on, as Holistic
@@ -278,6 +295,11 @@ typedef struct cp_metrics {
     double comm_compute_overlap_ratio;
     uint64_t exposed_comm_ns;
     double exposed_comm_share;
+    /* Across the ranks (cuproof/ranks.h; 0 without ranks). */
+    uint32_t ranks, hosts;
+    uint64_t clock_residual_ns;
+    uint32_t collectives;
+    uint64_t collective_start_spread_ns, straggler_lag_ns;
     cp_lane *lanes; /* sorted by (device, process, context, stream); owned */
     size_t nlanes;
     cp_graph *graphs; /* sorted by (process, graph_id); owned */
@@ -367,6 +389,13 @@ CP_API const cp_metric_def *cp_metric_find(const char *name);
 /* The value of metric `d` in `m`, as a double (exact below 2^53 ns, about
  * 104 days). */
 CP_API double cp_metric_value(const cp_metrics *m, const cp_metric_def *d);
+
+/* Why metric or finding `name` has no value in `m`, or NULL when it has
+ * one: a ratio or share of communication with no communication kernel, a
+ * collective's figure or the straggler with no collective matched. An
+ * expectation on it then fails as "not measured" instead of passing on a
+ * 0 or on a finding that could not have been raised. */
+CP_API const char *cp_metric_unmeasured(const cp_metrics *m, const char *name);
 
 /* The per-device table (CP_DEVICE_METRIC_MAP) in its order, as
  * cp_metric_defs is (label, unit and meaning NULL), and the value of one

@@ -82,6 +82,33 @@ CP_API int cp_program_analyse(const char *dir, const cp_expect_list *list,
                               const cp_program_opts *opts, cp_variant_result *v,
                               cp_program_check *checks, cp_program_info *info);
 
+/*
+ * A program's trace judged straight from its files in bounded memory, as
+ * `cuproof check` reads it: per-process files and directories of them
+ * (rec false), or one cuproof.rec file (rec true). Every record is placed
+ * first (cuproof/ranks.h: each host's devices and, when the hosts' clocks
+ * disagree, a second reading on host 0's clock), then judged
+ * (cp_expect_judge: read once, or twice when a scope needs it), with the
+ * ranks' program-wide figures put in before the verdicts.
+ */
+typedef struct cp_program_stream {
+    cp_expect_judge *judge; /* the verdicts and the whole trace's metrics */
+    cp_trace meta;          /* processes and counts, no records */
+    cp_ranks *ranks;        /* NULL when no process has a rank */
+    size_t files;           /* per-process files read (rec false) */
+    bool truncated;         /* a rec file cut short, and why */
+    char why[600];
+} cp_program_stream;
+
+/* Fills `out` (its previous contents ignored). Returns 0, or the first
+ * error: CP_ENOENT for a directory of no per-process file, the readers'
+ * (CP_EIO, CP_EPARSE naming the file), CP_EINVAL (a scope), CP_ENOMEM;
+ * `out` is to be freed with cp_program_stream_free either way. */
+CP_API int cp_program_stream_judge(const char *const *paths, size_t n, bool rec,
+                                   const cp_expect_list *list, const cp_stream_opts *opts,
+                                   cp_program_stream *out);
+CP_API void cp_program_stream_free(cp_program_stream *s);
+
 /* ---- Judging a traced program (cuproof exec, and a library user's own) ---- */
 
 /* How one run of the program ended (cp_exec_run in exec.h fills it). */

@@ -118,6 +118,48 @@ CP_API uint32_t cp_trace_host_index(const cp_trace *meta, uint32_t process);
 /* The distinct hosts of meta's processes. */
 CP_API uint32_t cp_trace_hosts(const cp_trace *meta);
 
+/* The program-wide figures (CP_PROGRAM_WIDE_MAP) of `r` into `m`, and the
+ * straggler finding when `r` found one. */
+CP_API void cp_ranks_put_metrics(const cp_ranks *r, cp_metrics *m);
+
+/* Whether the hosts' clocks disagree: some host other than host 0 was
+ * aligned with a non-zero offset, so the records must be read again with
+ * the offsets on (cp_placer). */
+CP_API bool cp_ranks_need_alignment(const cp_ranks *r);
+
+/*
+ * Placing a program's records before any analysis sees them, as a
+ * cp_activity_fn in front of the next one: on a host other than host 0
+ * its device work is numbered from the host's CP_HOST_DEVICE_STRIDE and,
+ * when `offsets` is set, its times moved by its host's offset; every
+ * placed record goes to `ranks` (when set), then to `next`. `meta` is the
+ * reader's trace, whose processes grow as files are read. Zero-initialise,
+ * set the fields, pass cp_placer_record with the placer as the reader's
+ * callback, and cp_placer_free it.
+ */
+typedef struct cp_placer {
+    const cp_trace *meta;
+    const int64_t *offsets; /* by host; NULL: as the files say */
+    size_t noffsets;
+    cp_ranks_builder *ranks; /* may be NULL */
+    cp_activity_fn next;
+    void *next_ctx;
+    uint32_t *host_of; /* private: each process's host index */
+    size_t nhost_of;
+} cp_placer;
+
+CP_API int cp_placer_record(void *placer, const cp_activity *a);
+CP_API void cp_placer_free(cp_placer *p);
+
+/* The offsets by host that cp_ranks_need_alignment asks for (0 for a host
+ * that could not be aligned) in a new array of r->nhosts; NULL when out
+ * of memory (CP_ENOMEM set). */
+CP_API int64_t *cp_ranks_offsets(const cp_ranks *r);
+
+/* Moves the processes' last_ns of `meta` by their hosts' offsets, after a
+ * reading with the offsets on. */
+CP_API void cp_ranks_shift_processes(cp_trace *meta, const int64_t *offsets, size_t n);
+
 /* The row of rank `rank`, or NULL. */
 CP_API const cp_rank_row *cp_ranks_row(const cp_ranks *r, int32_t rank);
 
