@@ -29,7 +29,8 @@ static uint32_t next(uint32_t *s)
  * other's arrival at collective k, which is what makes the ends agree. */
 static uint64_t mix(uint64_t rank, uint64_t k, uint64_t what)
 {
-    uint64_t z = rank * 0x9E3779B97F4A7C15ull + k * 0xBF58476D1CE4E5B9ull + what * 0x94D049BB133111EBull;
+    uint64_t z =
+        rank * 0x9E3779B97F4A7C15ull + k * 0xBF58476D1CE4E5B9ull + what * 0x94D049BB133111EBull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
@@ -126,8 +127,8 @@ static int write_rank(const gen_ranks_opts *o, uint32_t rank, const char *path, 
     static const char *nccl =
         "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
     uint32_t host = host_of(o, rank);
-    rank_out ro = {.shift = (int64_t)host * o->clock_offset_ns, .pending = pool,
-                   .limit = o->records};
+    rank_out ro = {
+        .shift = (int64_t)host * o->clock_offset_ns, .pending = pool, .limit = o->records};
     if (cp_rec_writer_open(&ro.w, path) < 0)
         return -1;
     /* The header as the injection library writes it under torchrun: the
@@ -135,7 +136,10 @@ static int write_rank(const gen_ranks_opts *o, uint32_t rank, const char *path, 
     uint32_t first_on_host = rank;
     while (first_on_host > 0 && host_of(o, first_on_host - 1) == host)
         first_on_host--;
-    cp_process proc = {.pid = 2000 + rank, .ppid = 1999, .ended = true, .rank = (int32_t)rank,
+    cp_process proc = {.pid = 2000 + rank,
+                       .ppid = 1999,
+                       .ended = true,
+                       .rank = (int32_t)rank,
                        .local_rank = (int32_t)(rank - first_on_host),
                        .world_size = (int32_t)o->ranks};
     if (o->hosts)
@@ -154,10 +158,16 @@ static int write_rank(const gen_ranks_opts *o, uint32_t rank, const char *path, 
     bool comm = communicates(o, rank);
     while (ro.written < ro.limit) {
         uint32_t r = next(&seed);
-        cp_activity launch = {.kind = CP_ACT_RUNTIME, .start = t, .end = t + 3000 + r % 2000,
-                              .correlation = correlation, .name = "cudaLaunchKernel"};
-        cp_activity a = {.device = device, .context = 1, .stream = 7 + r % STREAMS,
-                         .correlation = correlation, .start = t + 5000 + r % 20000};
+        cp_activity launch = {.kind = CP_ACT_RUNTIME,
+                              .start = t,
+                              .end = t + 3000 + r % 2000,
+                              .correlation = correlation,
+                              .name = "cudaLaunchKernel"};
+        cp_activity a = {.device = device,
+                         .context = 1,
+                         .stream = 7 + r % STREAMS,
+                         .correlation = correlation,
+                         .start = t + 5000 + r % 20000};
         if (comm && t + 20000 >= next_arrival) {
             /* Launched 15 to 20 us ahead of its planned arrival (the clock
              * moves at most 4.5 us a step), so that it starts exactly then. */
@@ -212,7 +222,8 @@ out:
 int gen_ranks_write(const char *dir, const gen_ranks_opts *o)
 {
     if (o->records <= 0 || o->ranks == 0 || o->ranks > 1024 || o->hosts > o->ranks)
-        return cp_failf(CP_EINVAL, "gen-ranks: %ld records, %u ranks, %u hosts: want records > 0, "
+        return cp_failf(CP_EINVAL,
+                        "gen-ranks: %ld records, %u ranks, %u hosts: want records > 0, "
                         "1 to 1024 ranks and no more hosts than ranks",
                         o->records, o->ranks, o->hosts);
     cp_activity *pool = malloc(PENDING * sizeof *pool);

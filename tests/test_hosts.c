@@ -40,9 +40,8 @@ Test(host_shift, entries_apply_to_their_rank_only)
                  "rank 0 has no entry");
     cr_expect_eq(cp_host_shift_parse("1:b:5", -1, host, &off, why, sizeof why), 0,
                  "a process of no rank is never shifted");
-    cr_expect_eq(cp_host_shift_parse("0:a:+12,3:far.example:-7000000", 3, host, &off, why,
-                                     sizeof why),
-                 1);
+    cr_expect_eq(
+        cp_host_shift_parse("0:a:+12,3:far.example:-7000000", 3, host, &off, why, sizeof why), 1);
     cr_expect_str_eq(host, "far.example");
     cr_expect_eq(off, -7000000);
     cr_expect_eq(cp_host_shift_parse("0:a:+12,3:b:-7", 0, host, &off, why, sizeof why), 1);
