@@ -19,6 +19,8 @@
 
 #include <criterion/criterion.h>
 #include <cupti.h>
+#include <dlfcn.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +198,99 @@ Test(host_shift, the_writer_moves_every_time_it_writes)
     }
 }
 
+/* The injection library in this process (no GPU here: it writes its
+ * header and says why it cannot trace), its stderr into `err`. Returns
+ * the one per-process file it wrote in `dir`, in `path`. */
+static void remove_tree(const char *path)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    cr_expect_eq(system(cmd), 0);
+}
+
+static void inject(const char *dir, const char *shift, char *path, size_t len, char *err,
+                   size_t err_len)
+{
+    setenv("CUPROOF_EXEC_DIR", dir, 1);
+    setenv("RANK", "1", 1);
+    setenv("WORLD_SIZE", "2", 1);
+    setenv(CP_TEST_HOST_SHIFT_VAR, shift, 1);
+    char log[256];
+    snprintf(log, sizeof log, "%s/stderr.txt", dir);
+    fflush(stderr);
+    int saved = dup(2);
+    cr_assert_geq(saved, 0);
+    FILE *to = fopen(log, "w");
+    cr_assert_not_null(to);
+    cr_assert_geq(dup2(fileno(to), 2), 0);
+    void *lib = dlopen(CUPROOF_INJECT, RTLD_NOW);
+    cr_assert_not_null(lib, "%s", dlerror());
+    int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
+    cr_assert_not_null(init);
+    cr_expect_eq(init(), 1);
+    fflush(stderr);
+    cr_assert_geq(dup2(saved, 2), 0);
+    close(saved);
+    fclose(to);
+    FILE *f = fopen(log, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(err, 1, err_len - 1, f);
+    err[n] = '\0';
+    fclose(f);
+    char pattern[128];
+    snprintf(pattern, sizeof pattern, "%s/*.proc.jsonl", dir);
+    glob_t g;
+    cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "no file in %s", dir);
+    cr_assert_eq(g.gl_pathc, 1, "one file per process");
+    snprintf(path, len, "%s", g.gl_pathv[0]);
+    globfree(&g);
+}
+
+/* Rank 1 with an entry: its file and its header name the simulated host,
+ * and the library says on stderr what it simulates. */
+Test(host_shift, the_library_writes_the_simulated_host)
+{
+    char dir[] = "/tmp/cuproof-hosts-inject-XXXXXX", path[256], err[1024];
+    cr_assert_not_null(mkdtemp(dir));
+    inject(dir, "0:sim-host-a:0,1:sim-host-b:-5000", path, sizeof path, err, sizeof err);
+    const char *base = strrchr(path, '/') + 1;
+    char want[64];
+    snprintf(want, sizeof want, "sim-host-b.%d.proc.jsonl", (int)getpid());
+    cr_expect_str_eq(base, want);
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(cp_proc_read(path, &t), 0, "%s", cp_last_error());
+    cr_assert_eq(t.nprocesses, 1);
+    cr_expect_str_eq(t.processes[0].host, "sim-host-b");
+    cr_expect_eq(cp_process_rank(&t.processes[0]), 1);
+    cp_trace_free(&t);
+    cr_expect(strstr(err, "test-only CUPROOF_TEST_HOST_SHIFT: rank 1 writes host sim-host-b, "
+                          "clock -5000 ns") != NULL,
+              "%s", err);
+    remove_tree(dir);
+}
+
+/* A malformed setting: said, with the variable and the position, and the
+ * process traced as itself, under its own host name. */
+Test(host_shift, a_malformed_setting_leaves_the_process_as_it_is)
+{
+    char dir[] = "/tmp/cuproof-hosts-inject-XXXXXX", path[256], err[1024], host[64] = "";
+    cr_assert_not_null(mkdtemp(dir));
+    inject(dir, "1:sim-host-b:3ms", path, sizeof path, err, sizeof err);
+    cr_assert_eq(gethostname(host, sizeof host - 1), 0);
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(cp_proc_read(path, &t), 0, "%s", cp_last_error());
+    cr_assert_eq(t.nprocesses, 1);
+    cr_expect_str_eq(t.processes[0].host, host);
+    cp_trace_free(&t);
+    cr_expect(strstr(err,
+                     "CUPROOF_TEST_HOST_SHIFT=\"1:sim-host-b:3ms\": at character 15: "
+                     "expected ',' or the end after the offset; no host shift is applied") != NULL,
+              "%s", err);
+    remove_tree(dir);
+}
+
 /* ---- Synthetic ranks on two hosts ---- */
 
 static char dir[64];
@@ -208,9 +303,7 @@ static void make_dir(void)
 
 static void remove_dir(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_expect_eq(system(cmd), 0);
+    remove_tree(dir);
 }
 
 TestSuite(hosts, .init = make_dir, .fini = remove_dir);
