@@ -10,14 +10,24 @@
  *
  *   stream_bench gen N PATH            writes N activity records
  *   stream_bench analyse PATH OUT.json analyses, writes the figures
- *   stream_bench gen-ranks N R DIR     writes R ranks' per-process files
- *                                      (DIR/nodeH.PID.proc.cprec), N
+ *   stream_bench gen-ranks N R DIR [--hosts H] [--clock-offset-ns X]
+ *                [--no-collectives-host K] [--delay-rank R:NS]
+ *                                      writes R ranks' per-process files
+ *                                      (DIR/HOST.PID.proc.cprec), N
  *                                      activity records each, for the
  *                                      merge of a distributed job
+ *                                      (tests/gen_ranks.h says what they
+ *                                      hold and what the options do)
  */
 #include <cuproof/error.h>
 #include <cuproof/internal/rec.h>
 
+#include "gen_ranks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,85 +173,6 @@ static int generate(long n, const char *path)
     return 0;
 }
 
-/*
- * One rank of a distributed training job as the injection library writes
- * it (a per-process rec file): its own GPU (rank % 4 on node rank / 4),
- * compute kernels on 32 streams, pinned copies, and an NCCL all-reduce on
- * a stream of its own every 40th kernel, collective k starting at the
- * same planned instant on every rank give or take up to 50 us, so that a
- * merge sees the collectives line up across ranks. Records leave in
- * completion order, as CUPTI delivers them.
- */
-static int generate_rank(long n, uint32_t rank, const char *path)
-{
-    cp_rec_writer *w;
-    if (cp_rec_writer_open(&w, path) < 0)
-        return -1;
-    cp_process proc = {.pid = 2000 + rank, .ppid = 1999, .ended = true};
-    snprintf(proc.host, sizeof proc.host, "node%u", rank / 4);
-    snprintf(proc.command, sizeof proc.command, "python3 train.py (rank %u)", rank);
-    if (cp_rec_put_process(w, &proc) < 0)
-        return -1;
-    static const char *compute[] = {"ampere_sgemm_128x64_nn", "vectorized_elementwise_kernel",
-                                    "reduce_kernel", "softmax_warp_forward"};
-    static const char *nccl =
-        "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
-    static pool pl;
-    pl.n = 0;
-    uint32_t device = rank % 4, seed = 777 + rank, correlation = 1, collective = 0;
-    uint64_t t = 1700000000000000000ull, base = t;
-    long written = 0, kernels = 0;
-    while (written < n) {
-        uint32_t r = next(&seed);
-        cp_activity launch = {.kind = CP_ACT_RUNTIME, .start = t, .end = t + 3000 + r % 2000,
-                              .correlation = correlation, .name = "cudaLaunchKernel"};
-        cp_activity a = {.device = device, .context = 1, .stream = 7 + r % 32,
-                         .correlation = correlation, .start = t + 5000 + r % 20000};
-        if (r % 100 < 80) {
-            a.kind = CP_ACT_KERNEL;
-            a.name = compute[r % 4];
-            a.end = a.start + 2000 + next(&seed) % 80000;
-            a.grid[0] = 1 + r % 4096;
-            a.grid[1] = a.grid[2] = 1;
-            a.block[0] = 256;
-            a.block[1] = a.block[2] = 1;
-            if (++kernels % 40 == 0) {
-                uint64_t planned = base + (uint64_t)collective++ * 2000000;
-                a.name = nccl;
-                a.stream = 99;
-                a.start = (planned > t ? planned : t) + next(&seed) % 50000;
-                a.end = a.start + 150000;
-            }
-        } else {
-            a.kind = CP_ACT_MEMCPY;
-            a.copy_dir = r % 2 ? CP_COPY_HTOD : CP_COPY_DTOH;
-            a.src = a.copy_dir == CP_COPY_HTOD ? CP_MEM_PINNED : CP_MEM_DEVICE;
-            a.dst = a.copy_dir == CP_COPY_HTOD ? CP_MEM_DEVICE : CP_MEM_PINNED;
-            a.bytes = (uint64_t)(1 + r % 64) << 16;
-            a.async = true;
-            a.end = a.start + a.bytes / 25;
-            launch.name = "cudaMemcpyAsync";
-        }
-        correlation++;
-        if (cp_rec_put(w, &launch) < 0)
-            return -1;
-        written++;
-        if (pl.n == PENDING && flush_done(w, &pl, UINT64_MAX, &written, n) < 0)
-            return -1;
-        if (written < n)
-            pl.a[pl.n++] = a;
-        t += 1500 + r % 3000;
-        if (flush_done(w, &pl, t, &written, n) < 0)
-            return -1;
-    }
-    cp_process end_of = {.ended = true, .last_ns = t};
-    snprintf(end_of.why, sizeof end_of.why, "exit");
-    cp_rec_end end = {0};
-    if (cp_rec_put_process_end(w, 0, &end_of) < 0 || cp_rec_writer_close(w, &end) < 0)
-        return -1;
-    return 0;
-}
-
 static int analyse(const char *path, const char *out)
 {
     struct stat st;
@@ -293,29 +224,103 @@ static int analyse(const char *path, const char *out)
     return 0;
 }
 
+/* A decimal integer for option `name` (signed when `sign`), whole and in
+ * range, or a message naming the option. */
+static bool parse_i64(const char *name, const char *v, bool sign, int64_t lo, int64_t hi,
+                      int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || (!sign && (*v == '-' || *v == '+')) || x < lo || x > hi) {
+        fprintf(stderr, "stream_bench: %s \"%s\" is not a decimal integer from %" PRId64
+                        " to %" PRId64 "\n", name, v, lo, hi);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+/* gen-ranks N R DIR and its options (argv from N on); 0, or 2 for bad
+ * usage (said), or 1 for a failed write. */
+static int gen_ranks(int argc, char **argv)
+{
+    gen_ranks_opts o = GEN_RANKS_OPTS_INIT;
+    int64_t v;
+    if (!parse_i64("N", argv[0], false, 1, INT64_MAX / 4, &v))
+        return 2;
+    o.records = (long)v;
+    if (!parse_i64("R", argv[1], false, 1, 1024, &v))
+        return 2;
+    o.ranks = (uint32_t)v;
+    const char *dir = argv[2];
+    for (int i = 3; i < argc; i += 2) {
+        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!val) {
+            fprintf(stderr, "stream_bench: %s needs a value\n", opt);
+            return 2;
+        }
+        if (strcmp(opt, "--hosts") == 0 && parse_i64(opt, val, false, 1, o.ranks, &v)) {
+            o.hosts = (uint32_t)v;
+        } else if (strcmp(opt, "--clock-offset-ns") == 0 &&
+                   parse_i64(opt, val, true, -1000000000000ll, 1000000000000ll, &v)) {
+            o.clock_offset_ns = v;
+        } else if (strcmp(opt, "--no-collectives-host") == 0 &&
+                   parse_i64(opt, val, false, 0, 1023, &v)) {
+            o.no_collectives_host = (int32_t)v;
+        } else if (strcmp(opt, "--delay-rank") == 0) {
+            /* R:NS */
+            char rank[32];
+            const char *colon = strchr(val, ':');
+            int64_t ns;
+            if (!colon || (size_t)(colon - val) >= sizeof rank) {
+                fprintf(stderr, "stream_bench: --delay-rank \"%s\" is not RANK:NS\n", val);
+                return 2;
+            }
+            memcpy(rank, val, (size_t)(colon - val));
+            rank[colon - val] = '\0';
+            if (!parse_i64("--delay-rank's RANK", rank, false, 0, o.ranks - 1, &v) ||
+                !parse_i64("--delay-rank's NS", colon + 1, false, 0, 1000000000000ll, &ns))
+                return 2;
+            o.delay_rank = (int32_t)v;
+            o.delay_ns = (uint64_t)ns;
+        } else {
+            /* A known option's bad value was said by parse_i64. */
+            if (strcmp(opt, "--hosts") != 0 && strcmp(opt, "--clock-offset-ns") != 0 &&
+                strcmp(opt, "--no-collectives-host") != 0)
+                fprintf(stderr, "stream_bench: gen-ranks: unknown option \"%s\"\n", opt);
+            return 2;
+        }
+    }
+    if (o.no_collectives_host >= 0 &&
+        (uint32_t)o.no_collectives_host >= (o.hosts ? o.hosts : (o.ranks + 3) / 4)) {
+        fprintf(stderr, "stream_bench: --no-collectives-host %d: there is no such host\n",
+                (int)o.no_collectives_host);
+        return 2;
+    }
+    if (gen_ranks_write(dir, &o) < 0)
+        return 1;
+    printf("%u ranks of %ld records in %s\n", o.ranks, o.records, dir);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "gen") == 0) {
         long n = strtol(argv[2], NULL, 10);
         if (n > 0 && generate(n, argv[3]) == 0)
             return 0;
-    } else if (argc == 5 && strcmp(argv[1], "gen-ranks") == 0) {
-        long n = strtol(argv[2], NULL, 10), ranks = strtol(argv[3], NULL, 10);
-        int rc = n > 0 && ranks > 0 && ranks <= 1024 ? 0 : -1;
-        for (long r = 0; rc == 0 && r < ranks; r++) {
-            char path[4096];
-            snprintf(path, sizeof path, "%.4000s/node%ld.%ld.proc.cprec", argv[4], r / 4, 2000 + r);
-            rc = generate_rank(n, (uint32_t)r, path);
-        }
-        if (rc == 0) {
-            printf("%ld ranks of %ld records in %s\n", ranks, n, argv[4]);
-            return 0;
-        }
+    } else if (argc >= 5 && strcmp(argv[1], "gen-ranks") == 0) {
+        int rc = gen_ranks(argc - 2, argv + 2);
+        if (rc != 1)
+            return rc;
     } else if (argc == 4 && strcmp(argv[1], "analyse") == 0) {
         if (analyse(argv[2], argv[3]) == 0)
             return 0;
     } else {
-        fprintf(stderr, "usage: stream_bench gen N PATH | analyse PATH OUT.json | gen-ranks N R DIR\n");
+        fprintf(stderr, "usage: stream_bench gen N PATH | analyse PATH OUT.json | gen-ranks N R DIR "
+                        "[--hosts H] [--clock-offset-ns X] [--no-collectives-host K] "
+                        "[--delay-rank R:NS]\n");
         return 2;
     }
     fprintf(stderr, "stream_bench: %s\n", cp_last_error());

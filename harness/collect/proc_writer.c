@@ -18,6 +18,24 @@ static long long rel(const cp_proc_writer *w, uint64_t t)
     return (long long)(t - w->origin);
 }
 
+/* A CUPTI time as the file states it: moved by the test-only shift (which
+ * never takes a time below 1, since 0 means "no timestamp"). */
+static uint64_t shifted(const cp_proc_writer *w, uint64_t t)
+{
+    if (w->shift_ns < 0 && (uint64_t)(-w->shift_ns) >= t)
+        return 1;
+    return t + (uint64_t)w->shift_ns;
+}
+
+/* cp_rec_put of an activity at shifted times. */
+static void rec_put(cp_proc_writer *w, const cp_activity *a)
+{
+    cp_activity s = *a;
+    s.start = shifted(w, a->start);
+    s.end = shifted(w, a->end);
+    cp_rec_put(w->rec, &s);
+}
+
 static const char *sync_type(CUpti_ActivitySynchronizationType t)
 {
     switch (t) {
@@ -151,7 +169,7 @@ static void close_range(cp_proc_writer *w, size_t k, uint64_t end)
     cp_proc_open_range *o = &w->open[k];
     cp_activity a = {.kind = CP_ACT_RANGE, .start = o->start, .end = end < o->start ? o->start : end,
                      .depth = o->depth, .thread = o->thread, .name = o->name};
-    cp_rec_put(w->rec, &a);
+    rec_put(w, &a);
     free(o->name);
     memmove(o, o + 1, (w->nopen - k - 1) * sizeof *o);
     w->nopen--;
@@ -174,7 +192,7 @@ static void rec_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
     }
     cp_activity a = {.kind = CP_ACT_RANGE, .start = m->timestamp, .end = m->timestamp,
                      .depth = (uint32_t)w->nopen, .thread = marker_thread(m), .name = m->name};
-    cp_rec_put(w->rec, &a);
+    rec_put(w, &a);
 }
 
 static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
@@ -192,7 +210,7 @@ static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
             break;
         }
         a.process = 0;
-        cp_rec_put(w->rec, &a);
+        rec_put(w, &a);
         break;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -201,7 +219,7 @@ static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
         cp_activity a = {.kind = CP_ACT_RUNTIME, .start = api->start, .end = api->end,
                          .correlation = api->correlationId, .thread = api->threadId,
                          .name = api_name(api, record->kind == CUPTI_ACTIVITY_KIND_RUNTIME)};
-        cp_rec_put(w->rec, &a);
+        rec_put(w, &a);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MARKER:
@@ -293,7 +311,7 @@ void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why)
         free(w->open);
         w->open = NULL;
         w->open_cap = 0;
-        cp_process p = {.ended = true, .last_ns = t, .dropped = w->dropped,
+        cp_process p = {.ended = true, .last_ns = shifted(w, t), .dropped = w->dropped,
                         .zero_timestamps = w->zero_timestamps};
         snprintf(p.why, sizeof p.why, "%s", why);
         cp_rec_put_process_end(w->rec, 0, &p);
@@ -364,7 +382,7 @@ void cp_proc_writer_header(cp_proc_writer *w, const char *host, long pid, long p
     cp_json_put_string(w->out, command);
     fprintf(w->out, ",\"origin_ns\":\"%llu\",\"rank\":%d,\"local_rank\":%d,\"world_size\":%d,"
                     "\"rank_var\":",
-            (unsigned long long)w->origin, (int)p.rank, (int)p.local_rank, (int)p.world_size);
+            (unsigned long long)shifted(w, w->origin), (int)p.rank, (int)p.local_rank, (int)p.world_size);
     cp_json_put_string(w->out, p.rank_var);
     fputs(",\"rank_why\":", w->out);
     cp_json_put_string(w->out, p.rank_why);

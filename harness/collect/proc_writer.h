@@ -42,6 +42,11 @@ typedef struct cp_proc_writer {
     /* The process's rank, local rank, world size, rank variable and exec
      * run for the header (cp_rank_from_env); NULL: all unknown. */
     const cp_process *who;
+    /* Test only (CUPROOF_TEST_HOST_SHIFT): added to every time the file
+     * holds, as if this process's clock read that many ns ahead. The JSON
+     * lines keep their times relative to the origin, so only the origin
+     * moves there; the rec form's absolute times each move. 0: none. */
+    int64_t shift_ns;
 } cp_proc_writer;
 
 /* The header line: the host, the process, its command line, the origin,

@@ -97,3 +97,96 @@ void cp_rank_from_env(char *const *env, cp_process *p)
     if ((v = lookup(env, CP_EXEC_RUN_VAR)))
         snprintf(p->run, sizeof p->run, "%s", v);
 }
+
+/* Fills why with "CUPROOF_TEST_HOST_SHIFT: at character POS: WHAT". */
+static int shift_error(char *why, size_t len, const char *value, const char *at, const char *what)
+{
+    snprintf(why, len, "%s=\"%.80s\": at character %zu: %s", CP_TEST_HOST_SHIFT_VAR, value,
+             (size_t)(at - value) + 1, what);
+    return -1;
+}
+
+int cp_host_shift_parse(const char *value, int32_t rank, char *host, int64_t *offset_ns,
+                        char *why, size_t why_len)
+{
+    /* Every entry is checked before any applies: a value malformed
+     * anywhere shifts no rank, so that a typo never leaves half a
+     * simulation that looks like a real one. */
+    enum { MAX_ENTRIES = 1024 };
+    int32_t seen[MAX_ENTRIES];
+    size_t nseen = 0;
+    const char *found = NULL; /* the host of this rank's entry */
+    size_t found_len = 0;
+    int64_t found_offset = 0;
+    if (why_len)
+        why[0] = '\0';
+    if (!value || !*value)
+        return 0;
+    const char *s = value;
+    for (;;) {
+        /* RANK */
+        const char *entry = s, *start = s;
+        int64_t r = 0;
+        for (; *s >= '0' && *s <= '9'; s++) {
+            r = r * 10 + (*s - '0');
+            if (r > INT32_MAX)
+                return shift_error(why, why_len, value, start, "the rank is above 2^31-1");
+        }
+        if (s == start)
+            return shift_error(why, why_len, value, s, "expected a rank (a decimal integer from 0)");
+        if (*s != ':')
+            return shift_error(why, why_len, value, s, "expected ':' after the rank");
+        s++;
+        /* HOST */
+        start = s;
+        while (*s && *s != ':' && *s != ',' && !is_blank(*s))
+            s++;
+        size_t hlen = (size_t)(s - start);
+        if (hlen == 0)
+            return shift_error(why, why_len, value, start, "expected a host name");
+        if (hlen > CP_HOST_SHIFT_NAME_MAX)
+            return shift_error(why, why_len, value, start, "the host name is longer than 63 characters");
+        if (*s != ':')
+            return shift_error(why, why_len, value, s, "expected ':' after the host name");
+        const char *name = start;
+        s++;
+        /* OFFSET_NS */
+        start = s;
+        bool negative = *s == '-';
+        if (*s == '-' || *s == '+')
+            s++;
+        const char *digits = s;
+        int64_t off = 0;
+        for (; *s >= '0' && *s <= '9'; s++) {
+            off = off * 10 + (*s - '0');
+            if (off > 1000000000000000ll)
+                return shift_error(why, why_len, value, start, "the offset is beyond 10^15 ns");
+        }
+        if (s == digits)
+            return shift_error(why, why_len, value, digits,
+                               "expected an offset in ns (a decimal integer, optionally signed)");
+        if (*s != ',' && *s != '\0')
+            return shift_error(why, why_len, value, s, "expected ',' or the end after the offset");
+        for (size_t i = 0; i < nseen; i++)
+            if (seen[i] == (int32_t)r)
+                return shift_error(why, why_len, value, entry,
+                                   "this rank was given an entry before");
+        if (nseen == MAX_ENTRIES)
+            return shift_error(why, why_len, value, s, "more than 1024 entries");
+        seen[nseen++] = (int32_t)r;
+        if (rank >= 0 && (int32_t)r == rank) {
+            found = name;
+            found_len = hlen;
+            found_offset = negative ? -off : off;
+        }
+        if (*s == '\0')
+            break;
+        s++;
+    }
+    if (!found)
+        return 0;
+    memcpy(host, found, found_len);
+    host[found_len] = '\0';
+    *offset_ns = found_offset;
+    return 1;
+}

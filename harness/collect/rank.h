@@ -28,4 +28,29 @@
  */
 void cp_rank_from_env(char *const *env, cp_process *p);
 
+/* Test only (docs/exec.md "Simulating hosts"): the variable that makes one
+ * rank write another host's name and a clock that many ns off, so that one
+ * machine of two GPUs simulates two hosts whose clocks disagree. */
+#define CP_TEST_HOST_SHIFT_VAR "CUPROOF_TEST_HOST_SHIFT"
+
+/* The host name a shifted rank writes at most (cp_process.host's size). */
+#define CP_HOST_SHIFT_NAME_MAX 63
+
+/*
+ * Parses `value`, CUPROOF_TEST_HOST_SHIFT's "RANK:HOST:OFFSET_NS" entries
+ * separated by commas (RANK a decimal integer from 0, HOST 1 to 63
+ * characters other than ':', ',' and blanks, OFFSET_NS a decimal integer
+ * with an optional sign, |OFFSET_NS| <= 10^15 ns), and finds the entry of
+ * rank `rank` (-1: this process has none, so no entry applies).
+ * Returns 1 with its host in host[CP_HOST_SHIFT_NAME_MAX + 1] and its
+ * offset in *offset_ns; 0 when value is NULL or empty or no entry is this
+ * rank's; -1 for a malformed value or a rank given twice, with why[]
+ * naming the variable, the character position (from 1) and what was
+ * expected there; nothing is then applied, whichever rank it was for.
+ * Pure: no allocation, no output, so that the injection library may call
+ * it inside cuInit and the CPU tests can hand it anything.
+ */
+int cp_host_shift_parse(const char *value, int32_t rank, char *host, int64_t *offset_ns,
+                        char *why, size_t why_len);
+
 #endif

@@ -220,6 +220,33 @@ static void read_command(char *out, size_t len)
             out[i] = ' ';
 }
 
+/* Test only (docs/exec.md "Simulating hosts"): when CUPROOF_TEST_HOST_SHIFT
+ * has an entry for this process's rank, its host name replaces `host` and
+ * its offset goes into every time the file holds (the writer's shift_ns),
+ * so that one machine simulates ranks on hosts whose clocks disagree. A
+ * malformed value is said on stderr and shifts nothing: the traced
+ * program must run on whatever the variable holds. */
+static void apply_host_shift(const cp_process *who, char host[64])
+{
+    const char *value = getenv(CP_TEST_HOST_SHIFT_VAR);
+    if (!value || !*value)
+        return;
+    char name[CP_HOST_SHIFT_NAME_MAX + 1], why[256];
+    int64_t offset = 0;
+    int32_t rank = who->rank_var[0] ? who->rank : -1;
+    int rc = cp_host_shift_parse(value, rank, name, &offset, why, sizeof why);
+    if (rc < 0) {
+        fprintf(stderr, "cuproof inject: %s; no host shift is applied\n", why);
+        return;
+    }
+    if (rc == 0)
+        return;
+    snprintf(host, 64, "%s", name);
+    inj.w.shift_ns = offset;
+    fprintf(stderr, "cuproof inject: test-only %s: rank %d writes host %s, clock %+lld ns\n",
+            CP_TEST_HOST_SHIFT_VAR, (int)rank, name, (long long)offset);
+}
+
 /* Opens HOST.PID.proc.jsonl in `dir`, or HOST.PID.proc.cprec when the
  * launcher asks for the rec form (CUPROOF_EXEC_FORMAT=rec), and writes the
  * header; inj.w.out and inj.w.rec stay NULL when it cannot. */
@@ -227,6 +254,13 @@ static void open_file(const char *dir)
 {
     char host[64] = "", path[4096], command[1024];
     gethostname(host, sizeof host - 1);
+    /* The rank and the exec run, from the environment the launcher gave
+     * (static: the header is written once, and cuInit is no place for
+     * allocation that could fail). Read first: the test-only host shift
+     * below depends on the rank, and changes the file's name. */
+    static cp_process who;
+    cp_rank_from_env(environ, &who);
+    apply_host_shift(&who, host);
     const char *format = getenv("CUPROOF_EXEC_FORMAT");
     bool rec = format && strcmp(format, "rec") == 0;
     snprintf(path, sizeof path, "%s/%s.%d.proc.%s", dir, host, (int)getpid(),
@@ -248,11 +282,6 @@ static void open_file(const char *dir)
         inj.w.out = f;
     }
     read_command(command, sizeof command);
-    /* The rank and the exec run, from the environment the launcher gave
-     * (static: the header is written once, and cuInit is no place for
-     * allocation that could fail). */
-    static cp_process who;
-    cp_rank_from_env(environ, &who);
     inj.w.who = &who;
     cp_proc_writer_header(&inj.w, host, (long)getpid(), (long)getppid(), command);
 }
