@@ -309,17 +309,21 @@ static void print_processes(const cp_trace *t, uint64_t t0)
 
 /* Each expectation's verdict, printed. Returns CP_EXIT_OK, or EXIT_TOOL
  * when one could not be evaluated. */
-static int print_verdicts(const check_args *a, cp_expect_judge *j, size_t *passed,
-                          size_t *failed)
+static int print_verdicts(const check_args *a, cp_program_stream *ps, size_t *passed,
+                          size_t *failed, size_t *undecided)
 {
     for (size_t k = 0; k < a->list.n; k++) {
-        char measured[256] = "";
-        bool ok = false;
-        if (cp_expect_judge_verdict(j, k, &ok, measured, sizeof measured) < 0) {
+        cp_program_check v;
+        if (cp_program_stream_verdict(ps, &a->list, k, &v) < 0) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
             return EXIT_TOOL;
         }
-        print_result(ok, "", a->list.items[k].text, measured, passed, failed);
+        if (v.undecided) {
+            printf("inconclusive  %s  (%s)\n", a->list.items[k].text, v.measured);
+            (*undecided)++;
+            continue;
+        }
+        print_result(v.ok, "", a->list.items[k].text, v.measured, passed, failed);
     }
     return CP_EXIT_OK;
 }
@@ -350,7 +354,7 @@ static int check_program(const check_args *a)
     int status = validate_sources(a);
     if (status != CP_EXIT_OK)
         return status;
-    size_t passed = 0, failed = 0;
+    size_t passed = 0, failed = 0, undecided = 0;
     cp_stream_opts so = analysis_opts(a);
     cp_program_stream ps;
     if (cp_program_stream_judge((const char *const *)a->traces, a->ntraces, false, &a->list, &so,
@@ -373,12 +377,14 @@ static int check_program(const check_args *a)
         status = print_trust(&in);
         goto out;
     }
-    status = print_verdicts(a, j, &passed, &failed);
+    status = print_verdicts(a, &ps, &passed, &failed, &undecided);
     if (status == EXIT_TOOL)
         goto out;
-    printf("%zu passed, %zu failed\n", passed, failed);
+    printf("%zu passed, %zu failed%s\n", passed, failed, undecided ? ", some inconclusive" : "");
     print_processes(&ps.meta, cp_expect_judge_first(j));
     status = cp_exit_worse(failed ? CP_EXIT_FAILED : CP_EXIT_OK, print_trust(&in));
+    /* An expectation not judged (hosts not aligned) is no pass. */
+    status = cp_exit_worse(status, undecided ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
 out:
     cp_program_stream_free(&ps);
     return status;
@@ -394,7 +400,7 @@ static int check_rec(const check_args *a)
     int status = validate_sources(a);
     if (status != CP_EXIT_OK)
         return status;
-    size_t passed = 0, failed = 0;
+    size_t passed = 0, failed = 0, undecided = 0;
     for (size_t f = 0; f < a->ntraces && status != EXIT_TOOL; f++) {
         const char *path = a->traces[f];
         cp_stream_opts so = analysis_opts(a);
@@ -420,7 +426,8 @@ static int check_rec(const check_args *a)
             if (in.device_work == 0)
                 status = print_trust(&in);
             else
-                status = cp_exit_worse(status, print_verdicts(a, j, &passed, &failed));
+                status = cp_exit_worse(status,
+                                       print_verdicts(a, &ps, &passed, &failed, &undecided));
         }
         if (status != EXIT_TOOL) {
             print_processes(&ps.meta, cp_expect_judge_first(j));
@@ -428,14 +435,16 @@ static int check_rec(const check_args *a)
         }
         cp_program_stream_free(&ps);
     }
-    printf("%zu passed, %zu failed\n", passed, failed);
-    return cp_exit_worse(status, failed ? CP_EXIT_FAILED : CP_EXIT_OK);
+    printf("%zu passed, %zu failed%s\n", passed, failed, undecided ? ", some inconclusive" : "");
+    status = cp_exit_worse(status, failed ? CP_EXIT_FAILED : CP_EXIT_OK);
+    return cp_exit_worse(status, undecided ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
 }
 
 /* cuproof check TRACE... [--expect EXPR]... [--expect-file F] [--range NAME]
  * [--allow-dropped]: exit 0 when every expectation holds, 1 when one
  * fails, 2 for bad usage or a malformed or unknown expectation, 3 when a
- * trace cannot be read, holds no device work or lost records. */
+ * trace cannot be read, holds no device work or lost records, or an
+ * expectation spans hosts that could not be aligned. */
 int cp_cmd_check(int argc, char **argv)
 {
     check_args a = {0};

@@ -166,6 +166,13 @@ static int add_expectation_checks(const cp_expect_list *list, const cp_program_c
         snprintf(k->expected, sizeof k->expected, "%s", e->text);
         snprintf(k->measured, sizeof k->measured, "%s", checks[i].measured);
         k->status = checks[i].ok ? CP_CHECK_PASSED : CP_CHECK_FAILED;
+        if (checks[i].undecided) {
+            /* Neither met nor failed: the case is inconclusive. */
+            k->status = CP_CHECK_SKIPPED;
+            k->essential = true;
+            snprintf(k->skip_reason, sizeof k->skip_reason, "%s", checks[i].measured);
+            snprintf(k->measured, sizeof k->measured, "not judged");
+        }
         *met += checks[i].ok;
     }
     return 0;
@@ -248,6 +255,11 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
     for (size_t i = 0; i < c->nchecks; i++)
         if (c->checks[i].status == CP_CHECK_FAILED)
             c->status = CP_STATUS_FAILED;
+    size_t undecided = 0;
+    for (size_t i = 0; j->checked && i < j->expectations; i++)
+        undecided += checks[i].undecided;
+    if (c->status == CP_STATUS_PASSED && undecided)
+        c->status = CP_STATUS_INCONCLUSIVE;
     if (!j->trust.trusted) {
         c->status = CP_STATUS_FAILED;
         snprintf(c->error, sizeof c->error, "%s", j->trust.why);
@@ -270,7 +282,8 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
     j->program_failed = cp_program_run_failed(run);
     j->exit = !j->trust.trusted     ? CP_EXIT_INCONCLUSIVE
               : j->program_failed   ? CP_EXIT_PROGRAM
-              : j->met < j->expectations ? CP_EXIT_FAILED
+              : j->met + undecided < j->expectations ? CP_EXIT_FAILED
+              : undecided                ? CP_EXIT_INCONCLUSIVE
                                          : CP_EXIT_OK;
 out:
     free(checks);

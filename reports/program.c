@@ -311,6 +311,13 @@ int cp_program_analyse(const char *dir, const cp_expect_list *list, const cp_pro
                 checks[i].ok = cp_expect_eval(&list->items[i], &v->metrics, checks[i].measured,
                                               sizeof checks[i].measured);
     }
+    char why[256];
+    for (size_t i = 0; rc == 0 && list && i < list->n; i++)
+        if (cp_expect_crosses_hosts(&list->items[i]) && cp_ranks_unaligned(ranks, why, sizeof why)) {
+            checks[i].ok = false;
+            checks[i].undecided = true;
+            snprintf(checks[i].measured, sizeof checks[i].measured, "%s", why);
+        }
     free(offsets);
     if (rc < 0)
         cp_ranks_free(ranks);
@@ -431,6 +438,18 @@ int cp_program_stream_judge(const char *const *paths, size_t n, bool rec,
     if (rc == 0)
         cp_expect_judge_put_ranks(out->judge, out->ranks);
     return rc;
+}
+
+int cp_program_stream_verdict(cp_program_stream *s, const cp_expect_list *list, size_t k,
+                              cp_program_check *out)
+{
+    memset(out, 0, sizeof *out);
+    if (k < list->n && cp_expect_crosses_hosts(&list->items[k]) &&
+        cp_ranks_unaligned(s->ranks, out->measured, sizeof out->measured)) {
+        out->undecided = true;
+        return 0;
+    }
+    return cp_expect_judge_verdict(s->judge, k, &out->ok, out->measured, sizeof out->measured);
 }
 
 void cp_program_stream_free(cp_program_stream *s)

@@ -387,3 +387,19 @@ void cp_ranks_put_metrics(const cp_ranks *r, cp_metrics *m)
              (double)r->straggler_mean_lag_ns / 1e6, (double)r->straggler_median_lag_ns / 1e6,
              (double)r->straggler_max_lag_ns / 1e6);
 }
+
+bool cp_ranks_unaligned(const cp_ranks *r, char *why, size_t len)
+{
+    if (!r || r->all_aligned)
+        return false;
+    size_t used = (size_t)snprintf(why, len, "hosts not aligned:");
+    for (size_t h = 1; h < r->nhosts && used < len; h++)
+        if (!r->hosts[h].aligned)
+            used += (size_t)snprintf(why + used, len - used, " %s", r->hosts[h].name);
+    if (used < len)
+        snprintf(why + used, len - used,
+                 " shares no collective with %s, so its clock cannot be put on %s's and a "
+                 "figure across hosts would compare clocks that disagree",
+                 r->hosts[0].name, r->hosts[0].name);
+    return true;
+}

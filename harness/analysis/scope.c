@@ -901,3 +901,10 @@ int cp_expect_validate_program(const cp_expect_list *list)
     }
     return 0;
 }
+
+bool cp_expect_crosses_hosts(const cp_expectation *e)
+{
+    bool one_rank = e->has_rank || e->every_rank || e->spread_ranks;
+    bool one_process = e->scope_arg && strcmp(e->scope, "process") == 0;
+    return !one_rank && !one_process;
+}

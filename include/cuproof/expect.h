@@ -339,6 +339,13 @@ CP_API void cp_expect_judge_free(cp_expect_judge *j);
  */
 CP_API int cp_expect_validate_program(const cp_expect_list *list);
 
+/* Whether `e`'s part of a program may span hosts: every expectation but
+ * those of one rank (rank(N), 'every rank:' and 'rank spread:', measured
+ * rank by rank) and of one process (process(PID)), since a rank and a
+ * process run on one host. While the hosts are not aligned
+ * (cp_ranks_unaligned) such an expectation is undecided. */
+CP_API bool cp_expect_crosses_hosts(const cp_expectation *e);
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,6 +51,9 @@ typedef struct cp_program_opts {
  * why there is none (cp_expect_eval_trace's words). */
 typedef struct cp_program_check {
     bool ok;
+    /* Not judged: it spans hosts whose clocks could not be aligned
+     * (cp_ranks_unaligned); `measured` says why. Never ok. */
+    bool undecided;
     char measured[256];
 } cp_program_check;
 
@@ -107,6 +110,10 @@ typedef struct cp_program_stream {
 CP_API int cp_program_stream_judge(const char *const *paths, size_t n, bool rec,
                                    const cp_expect_list *list, const cp_stream_opts *opts,
                                    cp_program_stream *out);
+/* Expectation k's verdict (cp_expect_judge_verdict), undecided as
+ * cp_program_check says. Returns 0 or the judge's error. */
+CP_API int cp_program_stream_verdict(cp_program_stream *s, const cp_expect_list *list, size_t k,
+                                     cp_program_check *out);
 CP_API void cp_program_stream_free(cp_program_stream *s);
 
 /* ---- Judging a traced program (cuproof exec, and a library user's own) ---- */

@@ -160,6 +160,13 @@ CP_API int64_t *cp_ranks_offsets(const cp_ranks *r);
  * reading with the offsets on. */
 CP_API void cp_ranks_shift_processes(cp_trace *meta, const int64_t *offsets, size_t n);
 
+/* Whether some host's clock could not be put on host 0's ("hosts not
+ * aligned"), with why in `why` (naming the hosts): an expectation whose
+ * part spans hosts (cp_expect_crosses_hosts) is then undecided,
+ * inconclusive rather than judged on clocks that disagree. False for r
+ * NULL or one host. */
+CP_API bool cp_ranks_unaligned(const cp_ranks *r, char *why, size_t len);
+
 /* The row of rank `rank`, or NULL. */
 CP_API const cp_rank_row *cp_ranks_row(const cp_ranks *r, int32_t rank);
 
