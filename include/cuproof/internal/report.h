@@ -40,12 +40,14 @@ CP_API char *cp_report_html(const cp_report *r);
  * Reads a report.json written by cp_report_write back into r (zeroed
  * first): the run's description and environment, and every case with its
  * checks (and whether each is essential), variants (timing with the timed
- * samples, clocks, verification, series, device memory kept, and the
- * traced run's metrics and findings; the trace records themselves are in
- * CASE.trace.json), claims and figures. A field a reader can do without
- * is left empty when absent; a case or check without a name or with an
- * unknown status, a claim with an unknown verdict, or a sample that is not
- * a number is an error naming the file, the case and the variant. Returns
+ * samples, clocks, verification, series, device memory kept, the traced
+ * run's metrics and findings, and a program's ranks; the trace records
+ * themselves are in CASE.trace.json), claims and figures. A field a
+ * reader can do without is left empty when absent; a case or check
+ * without a name or with an unknown status, a claim with an unknown
+ * verdict, a sample that is not a number, or a field of the ranks of the
+ * wrong type (or a row naming no host) is an error naming the file, the
+ * case and the variant (and the ranks' field). Returns
  * 0; CP_EIO; CP_EPARSE; CP_ENOMEM (r is then empty). Free with
  * cp_report_free.
  */

@@ -1,0 +1,277 @@
+/* A distributed program's ranks in the reports (cuproof/ranks.h): the
+ * "ranks" object of report.json written and read back, the HTML's ranks
+ * table and timelines stacked by rank, the processes' names in Perfetto
+ * and the terminal's table. The ranks are built by hand (two ranks, one
+ * of them the straggler, on one host or two), so every figure asserted is
+ * one planted here. */
+#include <cuproof/internal/report.h>
+#include <cuproof/error.h>
+#include "helpers.h"
+#include "reports/json.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Two ranks on `nhosts` hosts (1 or 2): rank 1 is the straggler, on
+ * node-b when there are two hosts. */
+static cp_ranks *two_ranks(size_t nhosts)
+{
+    cp_ranks *r = calloc(1, sizeof *r);
+    cr_assert_not_null(r);
+    r->rows = calloc(2, sizeof *r->rows);
+    r->hosts = calloc(nhosts, sizeof *r->hosts);
+    cr_assert(r->rows && r->hosts);
+    r->nrows = 2;
+    r->nhosts = nhosts;
+    r->rows[0] = (cp_rank_row){.rank = 0, .host = 0, .pid = 4242, .processes = 1,
+                               .devices = {0}, .ndevices = 1, .span_ns = 10000000,
+                               .busy_ns = 8000000, .idle_ns = 2000000, .idle_share = 0.2,
+                               .kernels = 120, .comm_busy_ns = 3000000,
+                               .comm_compute_overlap_ns = 1500000, .exposed_comm_ns = 1500000,
+                               .comm_compute_overlap_ratio = 0.5, .exposed_comm_share = 0.15,
+                               .collectives = 40, .arrived_last = 6, .median_lag_ns = 120000,
+                               .mean_lag_ns = 200000, .max_lag_ns = 900000};
+    r->rows[1] = (cp_rank_row){.rank = 1, .host = nhosts > 1 ? 1 : 0, .pid = 4343,
+                               .processes = 1, .devices = {nhosts > 1 ? 1000 : 1},
+                               .ndevices = 1, .span_ns = 12000000, .busy_ns = 6000000,
+                               .idle_ns = 6000000, .idle_share = 0.5, .kernels = 118,
+                               .comm_busy_ns = 4000000, .comm_compute_overlap_ns = 1000000,
+                               .exposed_comm_ns = 3000000, .comm_compute_overlap_ratio = 0.25,
+                               .exposed_comm_share = 0.25, .collectives = 40,
+                               .arrived_last = 34, .median_lag_ns = 690000,
+                               .mean_lag_ns = 4100000, .max_lag_ns = 20500000};
+    r->hosts[0] = (cp_host_clock){.name = "node-a", .aligned = true, .shared = 40};
+    if (nhosts > 1)
+        r->hosts[1] = (cp_host_clock){.name = "node-b", .aligned = true,
+                                      .offset_ns = -2500000, .residual_ns = 20000,
+                                      .shared = 40};
+    r->all_aligned = true;
+    r->collectives = 40;
+    r->median_start_spread_ns = 690000;
+    r->median_end_spread_ns = 20000;
+    r->straggler = true;
+    r->straggler_rank = 1;
+    r->straggler_median_lag_ns = 690000;
+    r->straggler_mean_lag_ns = 4100000;
+    r->straggler_max_lag_ns = 20500000;
+    return r;
+}
+
+/* A report of one traced program (`cuproof exec`'s case) whose variant
+ * carries `ranks` (NULL: none). */
+static void program_report(cp_report *rep, cp_case_result *c, cp_ranks *ranks)
+{
+    memset(rep, 0, sizeof *rep);
+    memset(c, 0, sizeof *c);
+    strcpy(rep->tool_version, "0.1.0");
+    strcpy(rep->profile, "exec");
+    rep->traced = true;
+    strcpy(c->name, "ddp");
+    strcpy(c->title, "torchrun train.py");
+    strcpy(c->source, "cuproof exec");
+    c->status = CP_STATUS_PASSED;
+    cp_variant_result *v = cp_result_add_variant(c);
+    cr_assert_not_null(v);
+    strcpy(v->name, "program");
+    v->ran = v->traced = true;
+    v->ranks = ranks;
+    rep->cases = c;
+    rep->ncases = 1;
+}
+
+static void tmp_dir(char *dir)
+{
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void rm_dir(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* ---- report.json ---- */
+
+static void rows_equal(const cp_rank_row *a, const cp_rank_row *b)
+{
+#define SAME(f) cr_expect_eq(a->f, b->f, "rank %d: " #f, (int)a->rank)
+    SAME(rank); SAME(host); SAME(pid); SAME(processes); SAME(ndevices);
+    SAME(span_ns); SAME(busy_ns); SAME(idle_ns); SAME(idle_share); SAME(kernels);
+    SAME(comm_busy_ns); SAME(comm_compute_overlap_ns); SAME(exposed_comm_ns);
+    SAME(comm_compute_overlap_ratio); SAME(exposed_comm_share); SAME(collectives);
+    SAME(arrived_last); SAME(median_lag_ns); SAME(mean_lag_ns); SAME(max_lag_ns);
+    for (uint32_t k = 0; k < a->ndevices && k < CP_RANK_MAX_DEVICES; k++)
+        SAME(devices[k]);
+#undef SAME
+}
+
+Test(ranks_report, json_round_trip)
+{
+    cp_report rep;
+    cp_case_result c;
+    program_report(&rep, &c, two_ranks(2));
+    char dir[] = "/tmp/cuproof-ranks-json-XXXXXX", path[300];
+    tmp_dir(dir);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    cr_assert_eq(cp_report_json_write(&rep, path), 0, "%s", cp_last_error());
+
+    /* The file's own words, as a reader of the contract sees them. */
+    cJSON *root = NULL;
+    cr_assert_eq(cp_report_json_load(path, &root), 0);
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "schema_version")->valuestring, "1.7");
+    const cJSON *v = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "cases"), 0),
+                            "variants"),
+        0);
+    const cJSON *ranks = cJSON_GetObjectItem(v, "ranks");
+    cr_assert(cJSON_IsObject(ranks));
+    const cJSON *r1 = cJSON_GetArrayItem(cJSON_GetObjectItem(ranks, "rows"), 1);
+    cr_expect_str_eq(cJSON_GetObjectItem(r1, "host")->valuestring, "node-b");
+    cr_expect_eq(cJSON_GetObjectItem(r1, "host_index")->valueint, 1);
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r1, "devices")), 1);
+    cr_expect_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(r1, "devices"), 0)->valueint, 1000);
+    cr_expect_eq(cJSON_GetObjectItem(r1, "mean_lag_ns")->valuedouble, 4100000);
+    const cJSON *h1 = cJSON_GetArrayItem(cJSON_GetObjectItem(ranks, "hosts"), 1);
+    cr_expect_eq(cJSON_GetObjectItem(h1, "offset_ns")->valuedouble, -2500000);
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(h1, "aligned")));
+    const cJSON *s = cJSON_GetObjectItem(ranks, "straggler");
+    cr_expect_eq(cJSON_GetObjectItem(s, "rank")->valueint, 1);
+    cr_expect_eq(cJSON_GetObjectItem(s, "max_lag_ns")->valuedouble, 20500000);
+    cr_expect_eq(cJSON_GetObjectItem(ranks, "median_end_spread_ns")->valuedouble, 20000);
+    cJSON_Delete(root);
+
+    /* Read back: every field as written. */
+    cp_report back;
+    cr_assert_eq(cp_report_read(path, &back), 0, "%s", cp_last_error());
+    const cp_ranks *a = rep.cases[0].variants[0].ranks, *b = back.cases[0].variants[0].ranks;
+    cr_assert_not_null(b, "the ranks survive a replay of the report");
+    cr_assert_eq(b->nrows, 2);
+    cr_assert_eq(b->nhosts, 2);
+    for (size_t i = 0; i < 2; i++) {
+        rows_equal(&a->rows[i], &b->rows[i]);
+        cr_expect_str_eq(b->hosts[i].name, a->hosts[i].name);
+        cr_expect_eq(b->hosts[i].aligned, a->hosts[i].aligned);
+        cr_expect_eq(b->hosts[i].offset_ns, a->hosts[i].offset_ns);
+        cr_expect_eq(b->hosts[i].residual_ns, a->hosts[i].residual_ns);
+        cr_expect_eq(b->hosts[i].shared, a->hosts[i].shared);
+    }
+    cr_expect_eq(b->all_aligned, true);
+    cr_expect_eq(b->collectives, 40);
+    cr_expect_eq(b->median_start_spread_ns, 690000);
+    cr_expect_eq(b->median_end_spread_ns, 20000);
+    cr_expect_eq(b->straggler, true);
+    cr_expect_eq(b->straggler_rank, 1);
+    cr_expect_eq(b->straggler_median_lag_ns, 690000);
+    cr_expect_eq(b->straggler_mean_lag_ns, 4100000);
+    cr_expect_eq(b->straggler_max_lag_ns, 20500000);
+    cp_report_free(&back);
+    cp_case_result_free(&c);
+    rm_dir(dir);
+}
+
+/* No straggler is null, and no ranks is no "ranks": read back as NULL. */
+Test(ranks_report, json_without_straggler_or_ranks)
+{
+    cp_report rep;
+    cp_case_result c;
+    cp_ranks *r = two_ranks(1);
+    r->straggler = false;
+    r->straggler_rank = -1;
+    program_report(&rep, &c, r);
+    cJSON *root = cp_report_to_json(&rep);
+    cr_assert_not_null(root);
+    const cJSON *v = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "cases"), 0),
+                            "variants"),
+        0);
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "ranks"), "straggler")));
+    cJSON_Delete(root);
+    cp_case_result_free(&c);
+
+    program_report(&rep, &c, NULL);
+    root = cp_report_to_json(&rep);
+    cr_assert_not_null(root);
+    v = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "cases"), 0),
+                            "variants"),
+        0);
+    cr_expect_null(cJSON_GetObjectItem(v, "ranks"));
+    cJSON_Delete(root);
+    cp_case_result_free(&c);
+}
+
+/* Writes the report with its ranks, then `edit` spoils one field; the
+ * reader's error must name the file and the field. */
+static void spoilt(void (*edit)(cJSON *ranks), const char *field)
+{
+    cp_report rep;
+    cp_case_result c;
+    program_report(&rep, &c, two_ranks(2));
+    cJSON *root = cp_report_to_json(&rep);
+    cr_assert_not_null(root);
+    cp_case_result_free(&c);
+    cJSON *v = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "cases"), 0),
+                            "variants"),
+        0);
+    edit(cJSON_GetObjectItem(v, "ranks"));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    cr_assert_not_null(text);
+    char dir[] = "/tmp/cuproof-ranks-bad-XXXXXX", path[300];
+    tmp_dir(dir);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    cp_report back;
+    cr_expect_eq(cp_report_read(path, &back), CP_EPARSE);
+    cr_expect_not_null(strstr(cp_last_error(), path), "%s", cp_last_error());
+    cr_expect_not_null(strstr(cp_last_error(), "variant program"), "%s", cp_last_error());
+    cr_expect_not_null(strstr(cp_last_error(), field), "%s", cp_last_error());
+    rm_dir(dir);
+}
+
+static void bad_host_index(cJSON *ranks)
+{
+    cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(ranks, "rows"), 1);
+    cJSON_ReplaceItemInObject(row, "host_index", cJSON_CreateNumber(7));
+}
+
+static void bad_pid(cJSON *ranks)
+{
+    cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(ranks, "rows"), 0);
+    cJSON_ReplaceItemInObject(row, "pid", cJSON_CreateString("4242"));
+}
+
+static void no_rank(cJSON *ranks)
+{
+    cJSON_DeleteItemFromObject(cJSON_GetArrayItem(cJSON_GetObjectItem(ranks, "rows"), 0),
+                               "rank");
+}
+
+static void bad_straggler(cJSON *ranks)
+{
+    cJSON_ReplaceItemInObject(ranks, "straggler", cJSON_CreateString("rank 1"));
+}
+
+static void bad_offset(cJSON *ranks)
+{
+    cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItem(ranks, "hosts"), 1);
+    cJSON_ReplaceItemInObject(h, "offset_ns", cJSON_CreateTrue());
+}
+
+Test(ranks_report, json_bad_ranks_name_the_file_and_field)
+{
+    spoilt(bad_host_index, "ranks.rows[1].host_index 7 names no host (2 in ranks.hosts)");
+    spoilt(bad_pid, "ranks.rows[0].pid is not a number");
+    spoilt(no_rank, "ranks.rows[0]: no 'rank'");
+    spoilt(bad_straggler, "ranks.straggler is neither null nor an object");
+    spoilt(bad_offset, "ranks.hosts[1].offset_ns is not a number");
+}
