@@ -4,6 +4,7 @@
  * and the terminal's table. The ranks are built by hand (two ranks, one
  * of them the straggler, on one host or two), so every figure asserted is
  * one planted here. */
+#include <cuproof/internal/perfetto.h>
 #include <cuproof/internal/report.h>
 #include <cuproof/error.h>
 #include "helpers.h"
@@ -274,4 +275,88 @@ Test(ranks_report, json_bad_ranks_name_the_file_and_field)
     spoilt(no_rank, "ranks.rows[0]: no 'rank'");
     spoilt(bad_straggler, "ranks.straggler is neither null nor an object");
     spoilt(bad_offset, "ranks.hosts[1].offset_ns is not a number");
+}
+
+/* ---- Perfetto ---- */
+
+/* A torchrun job: the launcher (no rank) and ranks 1 and 0 on node-a and
+ * node-b, listed in the files' order (rank 1 first), a kernel each. */
+static void job_trace(cp_trace *t)
+{
+    cp_trace_init(t);
+    cp_process p = {.pid = 4100, .host = "node-a", .command = "torchrun train.py", .rank = -1};
+    cr_assert_eq(cp_trace_add_process(t, &p), 0);
+    p = (cp_process){.pid = 4343, .host = "node-b", .command = "python3 train.py", .rank = 1,
+                     .rank_var = "RANK"};
+    cr_assert_eq(cp_trace_add_process(t, &p), 1);
+    p = (cp_process){.pid = 4242, .host = "node-a", .command = "python3 train.py", .rank = 0,
+                     .rank_var = "RANK"};
+    cr_assert_eq(cp_trace_add_process(t, &p), 2);
+    cp_activity k = {.kind = CP_ACT_KERNEL, .start = 1000, .end = 5000, .context = 1,
+                     .stream = 7, .name = "step"};
+    for (uint32_t i = 0; i < 3; i++) {
+        k.process = i;
+        k.device = i == 1 ? 1000 : 0;
+        k.start += 100;
+        cr_assert_eq(cp_trace_add(t, &k), 0);
+    }
+}
+
+/* The sort index Perfetto gets for the process named `name`, or -1. */
+static int sort_index_of(const char *json, const char *name)
+{
+    cJSON *root = cJSON_Parse(json);
+    cr_assert_not_null(root);
+    int pid = -1, index = -1;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const cJSON *args = cJSON_GetObjectItem(e, "args");
+        const cJSON *n = cJSON_GetObjectItem(args, "name");
+        if (strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "process_name") == 0 &&
+            cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+            pid = cJSON_GetObjectItem(e, "pid")->valueint;
+    }
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        if (pid >= 0 && cJSON_GetObjectItem(e, "pid")->valueint == pid &&
+            strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "process_sort_index") == 0)
+            index = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "sort_index")->valueint;
+    }
+    cJSON_Delete(root);
+    return index;
+}
+
+Test(ranks_report, perfetto_names_a_process_by_rank_host_and_pid)
+{
+    cp_trace t;
+    job_trace(&t);
+    char label[300];
+    cr_expect_str_eq(cp_process_label(&t.processes[1], label, sizeof label),
+                     "rank 1 (node-b, 4343): python3 train.py");
+    cr_expect_str_eq(cp_process_label(&t.processes[0], label, sizeof label),
+                     "torchrun train.py", "the launcher keeps its command");
+
+    /* The JSON trace: each device's process by rank, stacked by rank. */
+    char *json = cp_chrome_trace(&t, "ddp");
+    cr_assert_not_null(json);
+    cr_expect_eq(sort_index_of(json, "rank 0 (node-a, 4242): GPU 0, context 1"), 0, "%s", json);
+    cr_expect_eq(sort_index_of(json, "rank 1 (node-b, 4343): GPU 1000, context 1"), 1, "%s",
+                 json);
+    cr_expect_gt(sort_index_of(json, "GPU 0, context 1, pid 4100"), 1, "the launcher after");
+    cr_expect_not_null(strstr(json, "\"CUDA API, rank 1 (node-b, 4343)\""), "%s", json);
+    free(json);
+
+    /* The protobuf trace: the process track's name. */
+    char dir[] = "/tmp/cuproof-ranks-pb-XXXXXX", cmd[600];
+    tmp_dir(dir);
+    cr_assert_eq(cp_perfetto_pb_write(dir, "ddp", "program", &t), 0, "%s", cp_last_error());
+    snprintf(cmd, sizeof cmd,
+             "grep -c 'rank 0 (node-a, 4242): python3 train.py' '%s/ddp.program.perfetto-trace' "
+             ">/dev/null && grep -c 'torchrun train.py' '%s/ddp.program.perfetto-trace' "
+             ">/dev/null",
+             dir, dir);
+    cr_expect_eq(system(cmd), 0, "the pb trace names rank 0 and the launcher");
+    rm_dir(dir);
+    cp_trace_free(&t);
 }
