@@ -360,3 +360,38 @@ Test(ranks_report, perfetto_names_a_process_by_rank_host_and_pid)
     rm_dir(dir);
     cp_trace_free(&t);
 }
+
+/* ---- The terminal ---- */
+
+Test(ranks_report, terminal_table_leads_with_the_ranks)
+{
+    cp_ranks *r = two_ranks(2);
+    char *text = cp_ranks_text(r, "  ");
+    cr_assert_not_null(text);
+    cr_expect_str_eq(text,
+        "  ranks: 2 on 2 hosts, 40 collectives matched\n"
+        "  rank  host    devices    busy ms    idle  comm/compute  exposed comm  arrived last\n"
+        "     0  node-a  0            8.000   20.0%         50.0%         15.0%          6/40\n"
+        "     1  node-b  1000         6.000   50.0%         25.0%         25.0%         34/40"
+        "  straggler\n"
+        "  straggler: rank 1 (node-b) arrived last at 34 of 40 collectives; lag mean 4.100 ms, "
+        "median 0.690 ms, most 20.500 ms\n");
+    free(text);
+
+    /* No straggler, host node-b not aligned, rank 0 on nine devices. */
+    r->straggler = false;
+    r->hosts[1].aligned = false;
+    r->all_aligned = false;
+    r->rows[0].ndevices = 9;
+    for (uint32_t k = 0; k < CP_RANK_MAX_DEVICES; k++)
+        r->rows[0].devices[k] = k;
+    text = cp_ranks_text(r, "");
+    cr_assert_not_null(text);
+    cr_expect_null(strstr(text, "straggler"), "%s", text);
+    cr_expect_not_null(strstr(text, "   0  node-a  0,1,2,3,4,5,6,7,+1      8.000"), "%s", text);
+    cr_expect_not_null(strstr(text, "host node-b: clock not aligned (it shares no collective "
+                                    "with node-a)"),
+                       "%s", text);
+    free(text);
+    cp_ranks_free(r);
+}

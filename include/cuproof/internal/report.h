@@ -53,6 +53,18 @@ CP_API char *cp_report_html(const cp_report *r);
  */
 CP_API int cp_report_read(const char *path, cp_report *r);
 
+/*
+ * The terminal's table of a distributed program's ranks, which `cuproof
+ * exec` leads its summary with: a heading line, then per rank its host,
+ * devices, busy time (ms), idle share, communication under compute
+ * (comm_compute_overlap_ratio), exposed communication share and how often
+ * it arrived last at the collectives, the straggler marked; then the
+ * straggler's line and a line per host whose clock could not be aligned.
+ * Each line starts with `indent`. Returns a malloc'd string, or NULL when
+ * out of memory.
+ */
+CP_API char *cp_ranks_text(const cp_ranks *r, const char *indent);
+
 /* Frees every case of a report from cp_report_read and empties it. */
 CP_API void cp_report_free(cp_report *r);
 
