@@ -395,3 +395,99 @@ Test(ranks_report, terminal_table_leads_with_the_ranks)
     free(text);
     cp_ranks_free(r);
 }
+
+/* ---- report.html ---- */
+
+/* The report of the job above, analysed, with `ranks` (NULL: none). */
+static void job_report(cp_report *rep, cp_case_result *c, cp_ranks *ranks)
+{
+    program_report(rep, c, ranks);
+    cp_variant_result *v = &c->variants[0];
+    job_trace(&v->trace);
+    cr_assert_eq(cp_timeline_analyse(&v->trace, NULL, &v->metrics), 0);
+}
+
+Test(ranks_report, html_ranks_table_after_the_key_findings)
+{
+    cp_report rep;
+    cp_case_result c;
+    job_report(&rep, &c, two_ranks(2));
+    char *html = cp_report_html(&rep);
+    cr_assert_not_null(html);
+    const char *key = strstr(html, "<section id=\"key-findings\">");
+    const char *ranks = strstr(html, "<section class=\"ranks\" id=\"ranks-ddp-program\">");
+    const char *index = strstr(html, "<h2>Cases</h2>");
+    cr_assert(key && ranks && index && key < ranks && ranks < index,
+              "the ranks come right after the key findings");
+    cr_expect_not_null(strstr(ranks, "<h2>Ranks <small>ddp / program: 2 ranks on 2 hosts, 40 "
+                                     "collectives</small></h2>"));
+    cr_expect_not_null(strstr(ranks, "<tr data-rank=\"0\"><td>node-a</td><td>0</td><td>4242</td>"
+                                     "<td>0</td><td>8.00 ms</td><td>2.00 ms (20%)</td>"
+                                     "<td>50%</td><td>1.50 ms (15%)</td><td>40</td><td>6</td>"
+                                     "<td>200 µs</td></tr>"),
+                       "%s", ranks);
+    cr_expect_not_null(strstr(ranks, "<tr data-rank=\"1\" class=\"straggler\"><td>node-b</td>"
+                                     "<td>1 <b class=\"failed\">straggler</b></td><td>4343</td>"
+                                     "<td>1000</td><td>6.00 ms</td><td>6.00 ms (50%)</td>"
+                                     "<td>25%</td><td>3.00 ms (25%)</td><td>40</td><td>34</td>"
+                                     "<td>4.10 ms</td></tr>"),
+                       "%s", ranks);
+    cr_expect_not_null(strstr(ranks, "Straggler: rank 1 arrived last at 34 of 40 collectives, "
+                                     "lag mean 4.10 ms, median 690 µs, most 20.5 ms."));
+    cr_expect_not_null(strstr(ranks, "<tr><td>node-b</td><td>-2.50 ms</td><td>20.0 µs</td>"
+                                     "<td>40</td></tr>"),
+                       "the hosts' clocks: %s", ranks);
+    cr_expect_eq(strstr(html, "class=\"straggler\"><td>"), strstr(ranks, "<tr data-rank=\"1\" "
+                 "class=\"straggler\">") + strlen("<tr data-rank=\"1\" "), "one row marked");
+
+    /* Timelines stacked by rank: rank 0, rank 1, then the launcher,
+     * whatever the analysis' order (device, then process). */
+    cr_expect_not_null(strstr(html, "\"lanes\":[\"rank 0 GPU 0 ctx 1 stream 7\","
+                                    "\"rank 1 GPU 1000 ctx 1 stream 7\","
+                                    "\"GPU 0 pid 4100 ctx 1 stream 7\",\"NVTX phases\"]"),
+                       "%s", strstr(html, "\"lanes\""));
+    cr_expect_not_null(strstr(html, "\"items\":[[2,0.000,"), "the launcher's kernel, last row");
+    cr_expect_not_null(strstr(html, "],[1,0.100,"), "rank 1's kernel");
+    cr_expect_not_null(strstr(html, "],[0,0.200,"), "rank 0's kernel, first row");
+    free(html);
+    cp_case_result_free(&c);
+}
+
+/* One host: no clocks to show. A host not aligned says so. No ranks: no
+ * table, and the lanes as before. */
+Test(ranks_report, html_hosts_only_with_several_and_no_ranks_no_table)
+{
+    cp_report rep;
+    cp_case_result c;
+    job_report(&rep, &c, two_ranks(1));
+    char *html = cp_report_html(&rep);
+    cr_assert_not_null(html);
+    cr_expect_not_null(strstr(html, "<section class=\"ranks\""));
+    cr_expect_null(strstr(html, "<table class=\"hosts\">"), "one host, one clock");
+    free(html);
+    cp_case_result_free(&c);
+
+    cp_ranks *r = two_ranks(2);
+    r->hosts[1].aligned = false;
+    r->straggler = false;
+    job_report(&rep, &c, r);
+    html = cp_report_html(&rep);
+    cr_assert_not_null(html);
+    cr_expect_not_null(strstr(html, "<tr><td>node-b</td><td colspan=\"2\" class=\"failed\">not "
+                                    "aligned: no collective shared with the first host</td>"
+                                    "<td>40</td></tr>"));
+    cr_expect_null(strstr(html, "class=\"straggler\""), "no straggler, none marked");
+    cr_expect_null(strstr(html, "Straggler:"));
+    free(html);
+    cp_case_result_free(&c);
+
+    job_report(&rep, &c, NULL);
+    html = cp_report_html(&rep);
+    cr_assert_not_null(html);
+    cr_expect_null(strstr(html, "class=\"ranks\""), "no ranks, no table");
+    cr_expect_null(strstr(html, "Ranks"));
+    cr_expect_not_null(strstr(html, "\"lanes\":[\"rank 0 GPU 0 ctx 1 stream 7\","),
+                       "the lanes still stack by the processes' ranks");
+    free(html);
+    cp_case_result_free(&c);
+}
