@@ -14,6 +14,7 @@
 #include <cuproof/expect.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/internal/rec.h>
+#include <cuproof/internal/report.h>
 #include <cuproof/trust.h>
 
 #include <stdio.h>
@@ -308,14 +309,48 @@ static void print_processes(const cp_trace *t, uint64_t t0)
 
 /* Every path of a program trace (per-process files and directories of
  * them) through the judge; `t` gets the processes. */
-static int read_program(const check_args *a, cp_trace *t, size_t *files, cp_expect_judge *j)
+/* The first pass feeds the judge and the ranks' table (cuproof/ranks.h)
+ * the same records; `meta` is the trace whose processes the reader fills
+ * as it goes. */
+typedef struct first_pass {
+    cp_expect_judge *judge;
+    cp_ranks_builder *ranks;
+    const cp_trace *meta;
+} first_pass;
+
+static int first_pass_record(void *ctx, const cp_activity *a)
+{
+    first_pass *p = ctx;
+    int rc = cp_expect_judge_record(p->judge, a);
+    return rc < 0 ? rc : cp_ranks_builder_add(p->ranks, p->meta, a);
+}
+
+/* Prints the ranks' table of a program with ranks (nothing otherwise),
+ * leading the verdicts as in exec's summary. Returns 0 or CP_ENOMEM. */
+static int print_ranks(cp_ranks_builder *b, const cp_trace *t)
+{
+    cp_ranks *r = NULL;
+    int rc = cp_ranks_builder_finish(b, t, &r);
+    if (rc < 0 || !r)
+        return rc;
+    char *text = cp_ranks_text(r, "");
+    cp_ranks_free(r);
+    if (!text)
+        return cp_failf(CP_ENOMEM, "out of memory printing the ranks' table");
+    fputs(text, stdout);
+    free(text);
+    return 0;
+}
+
+static int read_program(const check_args *a, cp_trace *t, size_t *files, cp_proc_emit emit,
+                        void *ctx)
 {
     *files = 0;
     for (size_t i = 0; i < a->ntraces; i++) {
         const char *path = a->traces[i];
         if (is_dir(path)) {
             size_t n = 0;
-            int rc = cp_proc_stream_dir(path, t, &n, cp_expect_judge_record, j);
+            int rc = cp_proc_stream_dir(path, t, &n, emit, ctx);
             if (rc < 0)
                 return rc;
             if (n == 0)
@@ -323,7 +358,7 @@ static int read_program(const check_args *a, cp_trace *t, size_t *files, cp_expe
                                 path);
             *files += n;
         } else {
-            int rc = cp_proc_stream(path, t, cp_expect_judge_record, j);
+            int rc = cp_proc_stream(path, t, emit, ctx);
             if (rc < 0)
                 return rc;
             (*files)++;
@@ -381,15 +416,25 @@ static int check_program(const check_args *a)
     cp_trace_init(&again);
     cp_expect_judge *j = NULL;
     cp_stream_opts so = analysis_opts(a);
-    if (cp_expect_judge_new(&j, &a->list, &so) < 0 || read_program(a, &t, &files, j) < 0 ||
+    first_pass first = {.meta = &t};
+    int made = cp_expect_judge_new(&j, &a->list, &so);
+    first.judge = j;
+    if (made < 0 || cp_ranks_builder_new(&first.ranks, &so.timeline) < 0 ||
+        read_program(a, &t, &files, first_pass_record, &first) < 0 ||
         cp_expect_judge_between(j, &t) < 0 ||
-        (cp_expect_judge_second_pass(j) && read_program(a, &again, &files, j) < 0)) {
+        (cp_expect_judge_second_pass(j) &&
+         read_program(a, &again, &files, cp_expect_judge_record, j) < 0)) {
         fprintf(stderr, "cuproof: %s\n", cp_last_error());
         status = EXIT_TOOL;
         goto out;
     }
     printf("program: %zu processes from %zu files (streamed%s)\n", t.nprocesses, files,
            cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
+    if (print_ranks(first.ranks, &t) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        status = EXIT_TOOL;
+        goto out;
+    }
     cp_trust_in in = {.what = "the program's trace",
                       .traced_files = files,
                       .processes = &t,
@@ -408,6 +453,7 @@ static int check_program(const check_args *a)
     print_processes(&t, cp_expect_judge_first(j));
     status = cp_exit_worse(failed ? CP_EXIT_FAILED : CP_EXIT_OK, print_trust(&in));
 out:
+    cp_ranks_builder_free(first.ranks);
     cp_expect_judge_free(j);
     cp_trace_free(&t);
     cp_trace_free(&again);
@@ -433,8 +479,11 @@ static int check_rec(const check_args *a)
         cp_stream_opts so = analysis_opts(a);
         bool truncated = false;
         char why[600] = "";
-        if (cp_expect_judge_new(&j, &a->list, &so) < 0 ||
-            cp_rec_stream(path, &t, cp_expect_judge_record, j, &truncated, why, sizeof why) < 0 ||
+        first_pass first = {.meta = &t};
+        int made = cp_expect_judge_new(&j, &a->list, &so);
+        first.judge = j;
+        if (made < 0 || cp_ranks_builder_new(&first.ranks, &so.timeline) < 0 ||
+            cp_rec_stream(path, &t, first_pass_record, &first, &truncated, why, sizeof why) < 0 ||
             cp_expect_judge_between(j, &t) < 0 ||
             (cp_expect_judge_second_pass(j) &&
              cp_rec_stream(path, NULL, cp_expect_judge_record, j, NULL, NULL, 0) < 0)) {
@@ -454,15 +503,20 @@ static int check_rec(const check_args *a)
                    m->kernels, m->copies, m->memsets, m->nlanes,
                    cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
             in.device_work = work_of(j);
-            if (in.device_work == 0)
+            if (print_ranks(first.ranks, &t) < 0) {
+                fprintf(stderr, "cuproof: %s\n", cp_last_error());
+                status = EXIT_TOOL;
+            } else if (in.device_work == 0) {
                 status = print_trust(&in);
-            else
+            } else {
                 status = cp_exit_worse(status, print_verdicts(a, j, &passed, &failed));
+            }
         }
         if (status != EXIT_TOOL) {
             print_processes(&t, cp_expect_judge_first(j));
             status = cp_exit_worse(status, print_trust(&in));
         }
+        cp_ranks_builder_free(first.ranks);
         cp_expect_judge_free(j);
         cp_trace_free(&t);
     }
