@@ -14,6 +14,7 @@
 #include <cuproof/expect.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/internal/rec.h>
+#include <cuproof/internal/report.h>
 #include <cuproof/program.h>
 #include <cuproof/trust.h>
 
@@ -307,6 +308,20 @@ static void print_processes(const cp_trace *t, uint64_t t0)
     }
 }
 
+/* Prints the ranks' table of a program with ranks (nothing otherwise),
+ * leading the verdicts as in exec's summary. Returns 0 or CP_ENOMEM. */
+static int print_ranks(const cp_ranks *r)
+{
+    if (!r)
+        return 0;
+    char *text = cp_ranks_text(r, "");
+    if (!text)
+        return cp_failf(CP_ENOMEM, "out of memory printing the ranks' table");
+    fputs(text, stdout);
+    free(text);
+    return 0;
+}
+
 /* Each expectation's verdict, printed. Returns CP_EXIT_OK, or EXIT_TOOL
  * when one could not be evaluated. */
 static int print_verdicts(const check_args *a, cp_program_stream *ps, size_t *passed,
@@ -366,6 +381,11 @@ static int check_program(const check_args *a)
     cp_expect_judge *j = ps.judge;
     printf("program: %zu processes from %zu files (streamed%s)\n", ps.meta.nprocesses, ps.files,
            cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
+    if (print_ranks(ps.ranks) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        status = EXIT_TOOL;
+        goto out;
+    }
     cp_trust_in in = {.what = "the program's trace",
                       .traced_files = ps.files,
                       .processes = &ps.meta,
@@ -423,11 +443,15 @@ static int check_rec(const check_args *a)
                    m->kernels, m->copies, m->memsets, m->nlanes,
                    cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
             in.device_work = work_of(j);
-            if (in.device_work == 0)
+            if (print_ranks(ps.ranks) < 0) {
+                fprintf(stderr, "cuproof: %s\n", cp_last_error());
+                status = EXIT_TOOL;
+            } else if (in.device_work == 0) {
                 status = print_trust(&in);
-            else
+            } else {
                 status = cp_exit_worse(status,
                                        print_verdicts(a, &ps, &passed, &failed, &undecided));
+            }
         }
         if (status != EXIT_TOOL) {
             print_processes(&ps.meta, cp_expect_judge_first(j));

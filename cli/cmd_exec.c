@@ -16,6 +16,7 @@
 #include <cuproof/expect.h>
 #include <cuproof/metrics.h>
 #include <cuproof/program.h>
+#include <cuproof/internal/report.h>
 #include <cuproof/internal/session.h>
 
 #include <limits.h>
@@ -198,6 +199,16 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
     printf("cuproof exec: %zu process%s traced, %u kernels, %u copies, %u memsets; span %.3f ms\n",
            info->nfiles, info->nfiles == 1 ? "" : "es", m->kernels, m->copies, m->memsets,
            (double)m->span_ns / 1e6);
+    /* A distributed program leads with its ranks: which rank waited,
+     * communicated exposed or came last says more than the sums below. */
+    if (v->ranks) {
+        char *ranks = cp_ranks_text(v->ranks, "  ");
+        if (ranks)
+            fputs(ranks, stdout);
+        else
+            fprintf(stderr, "cuproof exec: out of memory printing the ranks' table\n");
+        free(ranks);
+    }
     bool several = m->devices > 1;
     printf("  copies overlapped kernels for %.1f%% of copy time; up to %u kernel%s at once%s "
            "(mean %.2f); idle %.3f ms%s, largest gap %.3f ms\n",

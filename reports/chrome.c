@@ -160,6 +160,44 @@ static void metadata(cJSON *events, const char *what, int pid, long long tid, co
         cJSON_AddStringToObject(args, "name", name);
 }
 
+/* Whose a row is in a trace of several processes: "rank 1 (HOST, PID)"
+ * for a rank, as cp_process_label begins, else "pid PID". */
+static const char *whose(const cp_trace *t, uint32_t process, char *buf, size_t len)
+{
+    const cp_process *p = &t->processes[process];
+    if (cp_process_rank(p) >= 0)
+        snprintf(buf, len, "rank %d (%s%s%u)", (int)cp_process_rank(p), p->host,
+                 p->host[0] ? ", " : "", p->pid);
+    else
+        snprintf(buf, len, "pid %u", p->pid);
+    return buf;
+}
+
+/* A device's process (pid) of a traced program: named by its rank first,
+ * "rank 1 (HOST, PID): GPU 1, context 1", and stacked by rank (Perfetto's
+ * sort index: the ranks' in order, then the processes without a rank). */
+static void name_device_process(cJSON *events, const cp_trace *t, const cp_activity *a, int pid)
+{
+    char name[160], who[96];
+    bool several = a->process < t->nprocesses && t->nprocesses > 1;
+    int32_t rank = a->process < t->nprocesses ? cp_process_rank(&t->processes[a->process]) : -1;
+    if (rank >= 0)
+        snprintf(name, sizeof name, "%s: GPU %u, context %u",
+                 whose(t, a->process, who, sizeof who), a->device, a->context);
+    else if (several)
+        snprintf(name, sizeof name, "GPU %u, context %u, pid %u", a->device, a->context,
+                 t->processes[a->process].pid);
+    else
+        snprintf(name, sizeof name, "GPU %u, context %u", a->device, a->context);
+    metadata(events, "process_name", pid, 0, name);
+    if (!several)
+        return;
+    cJSON *e = event(events, "M", "process_sort_index", pid, 0, 0);
+    cJSON *args = e ? cJSON_AddObjectToObject(e, "args") : NULL;
+    if (args)
+        cJSON_AddNumberToObject(args, "sort_index", rank >= 0 ? rank : (1 << 30) + pid);
+}
+
 char *cp_chrome_trace(const cp_trace *t, const char *title)
 {
     cJSON *root = cJSON_CreateObject();
@@ -186,13 +224,13 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     if (!name_row(&names, HOST_PID, API_TID, 0, 0, "CUDA API"))
         goto out;
     for (size_t k = 1; k < t->nprocesses; k++) {
-        char name[96];
+        char name[112], who[96];
         cp_activity probe = {.kind = CP_ACT_RUNTIME, .process = (uint32_t)k};
-        snprintf(name, sizeof name, "CUDA API, pid %u", t->processes[k].pid);
+        snprintf(name, sizeof name, "CUDA API, %s", whose(t, (uint32_t)k, who, sizeof who));
         if (!name_row(&names, HOST_PID, host_tid(&probe, NULL, 0), 0, 0, name))
             goto out;
         probe.kind = CP_ACT_RANGE;
-        snprintf(name, sizeof name, "NVTX, pid %u", t->processes[k].pid);
+        snprintf(name, sizeof name, "NVTX, %s", who);
         if (!name_row(&names, HOST_PID, host_tid(&probe, NULL, 0), 0, 0, name))
             goto out;
     }
@@ -213,9 +251,9 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
         threads[nthreads++] = (host_thread){a->process, a->thread};
         /* "thread T" and "thread T NVTX", with ", pid P" after them when
          * the trace has several processes. */
-        char pid[32] = "", name[96];
+        char pid[100] = "", name[112], who[96];
         if (a->process < t->nprocesses && t->nprocesses > 1)
-            snprintf(pid, sizeof pid, ", pid %u", t->processes[a->process].pid);
+            snprintf(pid, sizeof pid, ", %s", whose(t, a->process, who, sizeof who));
         long long tid = THREAD_TID_BASE + 2 * (long long)(nthreads - 1);
         for (int ranges = 0; ranges < 2; ranges++) {
             snprintf(name, sizeof name, "thread %u%s%s", a->thread, ranges ? " NVTX" : "", pid);
@@ -246,15 +284,8 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
                 placed[a - t->items] = -1;
                 continue; /* more contexts than tracks: left out */
             }
-            if (ntracks > before) {
-                char name[96];
-                if (a->process < t->nprocesses && t->nprocesses > 1)
-                    snprintf(name, sizeof name, "GPU %u, context %u, pid %u", a->device,
-                             a->context, t->processes[a->process].pid);
-                else
-                    snprintf(name, sizeof name, "GPU %u, context %u", a->device, a->context);
-                metadata(events, "process_name", pid, 0, name);
-            }
+            if (ntracks > before)
+                name_device_process(events, t, a, pid);
             tid = 1000 + (long long)a->stream; /* clear of the metadata's tid 0 */
             if (!find_row(&names, pid, tid)) {
                 char name[32];

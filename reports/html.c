@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@
  * zoomed out, at a size that does not grow with the records.
  * "summary":{"bins":B,"bin_us":W,"cells":[[lane,bin,kind,busy 0..255,records],...]}
  */
-static void timeline_summary(html_buf *b, const cp_summary *s)
+static void timeline_summary(html_buf *b, const cp_summary *s, const size_t *row)
 {
     html_fmt(b, "\"summary\":{\"bins\":%u,\"bin_us\":%.3f,\"cells\":[", s->nbins,
              s->width_ns / 1e3);
@@ -52,16 +53,79 @@ static void timeline_summary(html_buf *b, const cp_summary *s)
         uint32_t count = cp_summary_cell(s, cell, &kind, &level);
         if (!count)
             continue;
-        html_fmt(b, "%s[%zu,%zu,%d,%d,%u]", first_cell ? "" : ",", cell / s->nbins,
+        html_fmt(b, "%s[%zu,%zu,%d,%d,%u]", first_cell ? "" : ",", row[cell / s->nbins],
                  cell % s->nbins, (int)kind, (int)lround(level * 255), count);
         first_cell = false;
     }
     html_raw(b, "]},");
 }
 
+/* A lane's rank, or -1: a traced program's process without one (its
+ * launcher), or a case's trace. */
+static int32_t lane_rank(const cp_trace *t, const cp_lane *l)
+{
+    return l->process < t->nprocesses ? cp_process_rank(&t->processes[l->process]) : -1;
+}
+
+typedef struct lane_key {
+    int64_t rank; /* INT64_MAX without one: after the ranks */
+    size_t lane;
+} lane_key;
+
+static int lane_key_cmp(const void *x, const void *y)
+{
+    const lane_key *a = x, *b = y;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return (a->lane > b->lane) - (a->lane < b->lane);
+}
+
+/* The row each lane is drawn on (row[m->nlanes]: the NVTX phases, last):
+ * a distributed program's lanes stacked by rank, rank 0's first in the
+ * analysis' order, then those of processes without a rank; any other
+ * trace's in the analysis' order. *order lists the lanes by row. Returns
+ * 0, or -1 when out of memory. */
+static int lane_rows(const cp_trace *t, const cp_metrics *m, size_t **row, lane_key **order)
+{
+    size_t nl = m->nlanes;
+    *row = malloc((nl + 1) * sizeof **row);
+    *order = malloc((nl ? nl : 1) * sizeof **order);
+    if (!*row || !*order) {
+        free(*row);
+        free(*order);
+        return -1;
+    }
+    for (size_t k = 0; k < nl; k++) {
+        int32_t rank = lane_rank(t, &m->lanes[k]);
+        (*order)[k] = (lane_key){rank >= 0 ? rank : INT64_MAX, k};
+    }
+    qsort(*order, nl, sizeof **order, lane_key_cmp);
+    for (size_t k = 0; k < nl; k++)
+        (*row)[(*order)[k].lane] = k;
+    (*row)[nl] = nl;
+    return 0;
+}
+
+/* A lane's label: "rank 1 GPU 1 ctx 1 stream 7" for a rank's (its pid is
+ * in the ranks' table), the pid for a program's other processes. */
+static void lane_label(html_buf *b, const cp_trace *t, const cp_lane *l, bool first)
+{
+    int32_t rank = lane_rank(t, l);
+    if (rank >= 0)
+        html_fmt(b, "%s\"rank %d GPU %u ctx %u stream %u\"", first ? "" : ",", (int)rank,
+                 l->device, l->context, l->stream);
+    else if (t->nprocesses > 1 && l->process < t->nprocesses)
+        html_fmt(b, "%s\"GPU %u pid %u ctx %u stream %u\"", first ? "" : ",", l->device,
+                 t->processes[l->process].pid, l->context, l->stream);
+    else
+        html_fmt(b, "%s\"GPU %u ctx %u stream %u\"", first ? "" : ",", l->device, l->context,
+                 l->stream);
+}
+
 /*
  * One variant's timeline: a div the page's script draws, and its data as
- * JSON: lanes (one per device, context and stream, then the NVTX phases),
+ * JSON: lanes (one per device, context and stream, stacked by rank for a
+ * distributed program (lane_rows), then the NVTX phases),
  * then either the items [lane, start us, duration us, kind, name index,
  * bytes] relative to the first record and the names, or, past
  * TL_MAX_ITEMS records, a summary (timeline_summary) and no items: the
@@ -74,7 +138,8 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
                           const cp_summary *summary)
 {
     /* The analysis' lanes, already sorted by (device, process, context,
-     * stream); a traced program's lanes name their process. */
+     * stream), drawn in lane_rows' order; a traced program's lanes name
+     * their rank or process. */
     const cp_lane *lanes = m->lanes;
     size_t nl = m->nlanes;
     cp_summary_span sp = CP_SUMMARY_SPAN_INIT;
@@ -84,29 +149,31 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
     uint64_t origin = summary ? summary->origin : sp.records ? sp.origin : 0;
     uint64_t end = summary ? summary->end : sp.records ? sp.end : 0;
     uint64_t total = summary ? summary->records : sp.records;
+    size_t *row = NULL;
+    lane_key *order = NULL;
+    if (lane_rows(t, m, &row, &order) < 0) {
+        b->oom = true;
+        return;
+    }
     html_fmt(b, "<div class=\"timeline\" id=\"%s\"></div><script type=\"application/json\" "
            "class=\"timeline-data\" data-for=\"%s\">{\"lanes\":[", id, id);
-    for (size_t k = 0; k < nl; k++) {
-        if (t->nprocesses > 1 && lanes[k].process < t->nprocesses)
-            html_fmt(b, "%s\"GPU %u pid %u ctx %u stream %u\"", k ? "," : "", lanes[k].device,
-                t->processes[lanes[k].process].pid, lanes[k].context, lanes[k].stream);
-        else
-            html_fmt(b, "%s\"GPU %u ctx %u stream %u\"", k ? "," : "", lanes[k].device,
-                lanes[k].context, lanes[k].stream);
-    }
+    for (size_t k = 0; k < nl; k++)
+        lane_label(b, t, &lanes[order[k].lane], k == 0);
+    free(order);
     html_fmt(b, "%s\"NVTX phases\"],", nl ? "," : "");
     if (summary || total > TL_MAX_ITEMS) {
         cp_summary own = {0};
         if (!summary) {
             if (cp_summary_init(&own, m, &sp, CP_SUMMARY_BINS) < 0) {
                 b->oom = true;
+                free(row);
                 return;
             }
             for (size_t i = 0; i < t->n; i++)
                 cp_summary_add(&own, m, &t->items[i]);
         }
         const cp_summary *s = summary ? summary : &own;
-        timeline_summary(b, s);
+        timeline_summary(b, s, row);
         html_fmt(b, "\"span_us\":%.3f,\"items\":[],\"names\":[],\"total\":%llu}</script>",
                  (double)(end - origin) / 1e3, (unsigned long long)total);
         html_fmt(b, "<p>%llu records: too many to embed, so the timeline is their summary, "
@@ -114,6 +181,7 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
                     "was busy. Every record is in the Perfetto file.</p>",
                  (unsigned long long)total, s->nbins);
         cp_summary_free(&own);
+        free(row);
         return;
     }
     html_raw(b, "\"items\":[");
@@ -144,7 +212,7 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
             names[nnames++] = name ? name : "";
         }
         uint64_t length = a->end > a->start ? a->end - a->start : 0;
-        html_fmt(b, "%s[%ld,%.3f,%.3f,%d,%zu,%llu]", shown ? "," : "", lane,
+        html_fmt(b, "%s[%zu,%.3f,%.3f,%d,%zu,%llu]", shown ? "," : "", row[lane],
                  (double)(a->start - origin) / 1e3, (double)length / 1e3, (int)cp_summary_kind_of(a), at,
                  (unsigned long long)a->bytes);
         shown++;
@@ -155,6 +223,7 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
         html_json_string(b, names[k]);
     }
     free(names);
+    free(row);
     html_fmt(b, "],\"total\":%llu}</script>", (unsigned long long)total);
 }
 
@@ -707,6 +776,117 @@ static void key_findings(html_buf *b, const cp_report *r)
     html_raw(b, "</section>");
 }
 
+/* ---- a distributed program's ranks ---- */
+
+/* "2.50 ms" with its sign: a host's clock may be behind host 0's. */
+static void signed_ms_cell(html_buf *b, int64_t ns)
+{
+    char t[32];
+    html_raw(b, "<td>");
+    if (ns < 0)
+        html_raw(b, "-");
+    html_text(b, cp_format_ms((double)(ns < 0 ? -(uint64_t)ns : (uint64_t)ns) / 1e6, t, sizeof t));
+    html_raw(b, "</td>");
+}
+
+/* A time and its share: "6.00 ms (50%)". */
+static void share_cell(html_buf *b, uint64_t ns, double share)
+{
+    char t[32], p[32];
+    html_raw(b, "<td>");
+    html_text(b, cp_format_ms((double)ns / 1e6, t, sizeof t));
+    html_fmt(b, " (%s)</td>", cp_format_percent(share, p, sizeof p));
+}
+
+static void rank_row_html(html_buf *b, const cp_ranks *r, const cp_rank_row *w)
+{
+    bool straggler = r->straggler && w->rank == r->straggler_rank;
+    char t[32];
+    html_fmt(b, "<tr data-rank=\"%d\"%s>", (int)w->rank, straggler ? " class=\"straggler\"" : "");
+    html_cell(b, w->host < r->nhosts ? r->hosts[w->host].name : "");
+    html_fmt(b, "<td>%d%s</td><td>%u</td><td>", (int)w->rank,
+             straggler ? " <b class=\"failed\">straggler</b>" : "", w->pid);
+    for (uint32_t k = 0; k < w->ndevices && k < CP_RANK_MAX_DEVICES; k++)
+        html_fmt(b, "%s%u", k ? ", " : "", w->devices[k]);
+    if (w->ndevices > CP_RANK_MAX_DEVICES)
+        html_fmt(b, " and %u more", w->ndevices - CP_RANK_MAX_DEVICES);
+    html_raw(b, "</td>");
+    time_cell(b, (double)w->busy_ns / 1e6);
+    share_cell(b, w->idle_ns, w->idle_share);
+    html_cell(b, cp_format_percent(w->comm_compute_overlap_ratio, t, sizeof t));
+    share_cell(b, w->exposed_comm_ns, w->exposed_comm_share);
+    html_fmt(b, "<td>%u</td><td>%u</td>", w->collectives, w->arrived_last);
+    time_cell(b, (double)w->mean_lag_ns / 1e6);
+    html_raw(b, "</tr>");
+}
+
+/* The hosts' clocks, only with more than one host (one host has one
+ * clock): the offset applied to each, its residual, or "not aligned". */
+static void hosts_html(html_buf *b, const cp_ranks *r)
+{
+    if (r->nhosts < 2)
+        return;
+    html_raw(b, "<table class=\"hosts\"><tr><th>Host</th><th title=\"added to its times to put "
+                "them on the first host's clock\">Clock offset applied</th><th title=\"median "
+                "distance of the collectives' ends from the offset\">Residual</th>"
+                "<th>Collectives shared</th></tr>");
+    for (size_t h = 0; h < r->nhosts; h++) {
+        const cp_host_clock *c = &r->hosts[h];
+        html_raw(b, "<tr>");
+        html_cell(b, c->name);
+        if (h > 0 && !c->aligned) {
+            html_fmt(b, "<td colspan=\"2\" class=\"failed\">not aligned: no collective shared "
+                        "with the first host</td><td>%u</td></tr>", c->shared);
+            continue;
+        }
+        signed_ms_cell(b, c->offset_ns);
+        time_cell(b, (double)c->residual_ns / 1e6);
+        html_fmt(b, "<td>%u</td></tr>", c->shared);
+    }
+    html_raw(b, "</table>");
+}
+
+/* A variant's ranks, right after the key findings: a row per rank with
+ * its own figures, the straggler marked and said under the table, then
+ * the hosts' clocks. */
+static void ranks_html(html_buf *b, const cp_case_result *c, const cp_variant_result *v)
+{
+    const cp_ranks *r = v->ranks;
+    char t[32];
+    html_fmt(b, "<section class=\"ranks\" id=\"ranks-%s-%s\"><h2>Ranks <small>", c->name, v->name);
+    html_text(b, c->name);
+    html_raw(b, " / ");
+    html_text(b, v->name);
+    html_fmt(b, ": %zu rank%s on %zu host%s, %u collective%s</small></h2>", r->nrows,
+             r->nrows == 1 ? "" : "s", r->nhosts, r->nhosts == 1 ? "" : "s", r->collectives,
+             r->collectives == 1 ? "" : "s");
+    html_raw(b, "<table class=\"ranks\"><tr><th>Host</th><th>Rank</th><th>PID</th>"
+                "<th>Devices</th><th>Busy</th><th>Idle</th>");
+    metric_th(b, "comm_compute_overlap_ratio");
+    html_raw(b, "<th title=\"communication with no compute under it, and its share of the "
+                "rank's span\">Exposed communication</th><th>Collectives</th><th title=\"the "
+                "collectives this rank started last\">Arrived last</th><th title=\"its mean "
+                "lag over the others' median start\">Mean lag</th></tr>");
+    for (size_t i = 0; i < r->nrows; i++)
+        rank_row_html(b, r, &r->rows[i]);
+    html_raw(b, "</table>");
+    if (r->straggler) {
+        const cp_rank_row *s = cp_ranks_row(r, r->straggler_rank);
+        html_fmt(b, "<p class=\"straggler\">Straggler: rank %d arrived last at %u of %u "
+                    "collectives, lag mean ",
+                 (int)r->straggler_rank, s ? s->arrived_last : 0,
+                 s ? s->collectives : r->collectives);
+        html_text(b, cp_format_ms((double)r->straggler_mean_lag_ns / 1e6, t, sizeof t));
+        html_raw(b, ", median ");
+        html_text(b, cp_format_ms((double)r->straggler_median_lag_ns / 1e6, t, sizeof t));
+        html_raw(b, ", most ");
+        html_text(b, cp_format_ms((double)r->straggler_max_lag_ns / 1e6, t, sizeof t));
+        html_raw(b, ".</p>");
+    }
+    hosts_html(b, r);
+    html_raw(b, "</section>");
+}
+
 char *cp_report_html(const cp_report *r)
 {
     html_buf b = {0};
@@ -724,6 +904,8 @@ char *cp_report_html(const cp_report *r)
             "margin:1em 0}#key-findings h2{margin:.4em 0}#key-findings ul{margin:.3em 0;"
             "padding-left:1.2em}#key-findings li.failed{color:#a00}"
             "#key-findings li.inconclusive{color:#b60}"
+            "section.ranks h2{margin:.6em 0 .2em}tr.straggler{background:#fdecea}"
+            "p.straggler{margin:.2em 0}"
             "details>summary{cursor:pointer}details>summary h3,details>summary h4{display:inline;"
             "margin-right:.5em}details.checks,details.tl,details.figures{margin:.8em 0}");
     html_raw(&b, timeline_style);
@@ -784,6 +966,10 @@ char *cp_report_html(const cp_report *r)
              counts[CP_STATUS_SKIPPED], counts[CP_STATUS_PASSED], counts[CP_STATUS_FAILED],
              counts[CP_STATUS_INCONCLUSIVE], counts[CP_STATUS_SKIPPED]);
     key_findings(&b, r);
+    for (size_t i = 0; i < r->ncases; i++)
+        for (size_t k = 0; k < r->cases[i].nvariants; k++)
+            if (r->cases[i].variants[k].ranks)
+                ranks_html(&b, &r->cases[i], &r->cases[i].variants[k]);
     /* The cases by interest (cp_case_interest: failed and inconclusive,
      * then those with findings or claims, then the rest), in the run's
      * order within each group; the sections below follow the table. */

@@ -197,6 +197,77 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
     }
 }
 
+/* 1.7: a distributed program's ranks (cuproof/ranks.h): a row per rank
+ * with its own figures, the hosts with the clock offset applied to each,
+ * and the collectives' arrivals with the straggler (null when none). The
+ * host is written by name, for people, and by index, for readers. */
+static void rank_row_json(builder *b, cJSON *j, const cp_ranks *r, const cp_rank_row *w)
+{
+    add_num(b, j, "rank", w->rank);
+    add_str(b, j, "host", w->host < r->nhosts ? r->hosts[w->host].name : "");
+    add_num(b, j, "host_index", w->host);
+    add_num(b, j, "pid", w->pid);
+    add_num(b, j, "processes", w->processes);
+    cJSON *devices = add_arr(b, j, "devices");
+    for (uint32_t k = 0; devices && k < w->ndevices && k < CP_RANK_MAX_DEVICES; k++) {
+        cJSON *x = cJSON_CreateNumber(w->devices[k]);
+        b->ok = b->ok && x && cJSON_AddItemToArray(devices, x);
+    }
+    add_num(b, j, "device_count", w->ndevices); /* the array lists CP_RANK_MAX_DEVICES at most */
+    add_num(b, j, "span_ns", (double)w->span_ns);
+    add_num(b, j, "busy_ns", (double)w->busy_ns);
+    add_num(b, j, "idle_ns", (double)w->idle_ns);
+    add_num(b, j, "idle_share", w->idle_share);
+    add_num(b, j, "kernels", w->kernels);
+    add_num(b, j, "comm_busy_ns", (double)w->comm_busy_ns);
+    add_num(b, j, "comm_compute_overlap_ns", (double)w->comm_compute_overlap_ns);
+    add_num(b, j, "exposed_comm_ns", (double)w->exposed_comm_ns);
+    add_num(b, j, "comm_compute_overlap_ratio", w->comm_compute_overlap_ratio);
+    add_num(b, j, "exposed_comm_share", w->exposed_comm_share);
+    add_num(b, j, "collectives", w->collectives);
+    add_num(b, j, "arrived_last", w->arrived_last);
+    add_num(b, j, "median_lag_ns", (double)w->median_lag_ns);
+    add_num(b, j, "mean_lag_ns", (double)w->mean_lag_ns);
+    add_num(b, j, "max_lag_ns", (double)w->max_lag_ns);
+}
+
+static void ranks_json(builder *b, cJSON *o, const cp_ranks *r)
+{
+    cJSON *rj = add_obj(b, o, "ranks");
+    cJSON *rows = add_arr(b, rj, "rows");
+    for (size_t i = 0; rows && i < r->nrows; i++) {
+        cJSON *j = push_obj(b, rows);
+        if (!j)
+            return;
+        rank_row_json(b, j, r, &r->rows[i]);
+    }
+    cJSON *hosts = add_arr(b, rj, "hosts");
+    for (size_t i = 0; hosts && i < r->nhosts; i++) {
+        const cp_host_clock *h = &r->hosts[i];
+        cJSON *j = push_obj(b, hosts);
+        if (!j)
+            return;
+        add_str(b, j, "name", h->name);
+        add_bool(b, j, "aligned", h->aligned);
+        add_num(b, j, "offset_ns", (double)h->offset_ns);
+        add_num(b, j, "residual_ns", (double)h->residual_ns);
+        add_num(b, j, "shared", h->shared);
+    }
+    add_num(b, rj, "collectives", r->collectives);
+    add_num(b, rj, "median_start_spread_ns", (double)r->median_start_spread_ns);
+    add_num(b, rj, "median_end_spread_ns", (double)r->median_end_spread_ns);
+    add_bool(b, rj, "all_aligned", r->all_aligned);
+    if (!r->straggler) {
+        b->ok = b->ok && cJSON_AddNullToObject(rj, "straggler");
+        return;
+    }
+    cJSON *s = add_obj(b, rj, "straggler");
+    add_num(b, s, "rank", r->straggler_rank);
+    add_num(b, s, "median_lag_ns", (double)r->straggler_median_lag_ns);
+    add_num(b, s, "mean_lag_ns", (double)r->straggler_mean_lag_ns);
+    add_num(b, s, "max_lag_ns", (double)r->straggler_max_lag_ns);
+}
+
 /* The GPU's clocks at one moment, or why they are not known (nothing for
  * a CPU case, whose reason is empty). */
 static void clocks_json(builder *b, cJSON *parent, const char *key, const cp_clocks *c)
@@ -322,6 +393,8 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
             b->ok = b->ok && cJSON_AddNullToObject(j, "trace");
             add_str(b, j, "untraced_reason", v->untraced_reason);
         }
+        if (v->ranks)
+            ranks_json(b, j, v->ranks);
     }
     cJSON *claims = add_arr(b, o, "claims");
     for (size_t i = 0; i < c->nclaims; i++) {
@@ -361,8 +434,9 @@ cJSON *cp_report_to_json(const cp_report *r)
      * 1.5: per_device metrics; 1.6: communication and compute
      * (comm_busy_ns, comm_compute_overlap_ns and _ratio, exposed_comm_ns
      * and _share, in the trace and per device), the work classes' rules
-     * and each trace's kernel_breakdown (readers of 1.0 ignore them). */
-    add_str(&b, root, "schema_version", "1.6");
+     * and each trace's kernel_breakdown; 1.7: a distributed program's
+     * ranks per variant (readers of 1.0 ignore them). */
+    add_str(&b, root, "schema_version", "1.7");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

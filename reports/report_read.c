@@ -172,6 +172,193 @@ static void read_metrics(const cJSON *o, cp_metrics *m, uint64_t *missing)
     }
 }
 
+/* ---- Ranks (1.7) ---- */
+
+/* A field of the ranks' object: absent reads as 0 (a reader can do
+ * without it), present it must be a number from `min` up, else an error
+ * naming it ("ranks.rows[1].pid"). */
+static int rank_num(const where *w, const cJSON *o, const char *at, const char *k, double min,
+                    double *out)
+{
+    const cJSON *n = item(o, k);
+    *out = 0;
+    if (!n)
+        return 0;
+    if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble) || n->valuedouble < min) {
+        char what[160];
+        snprintf(what, sizeof what, "%s.%s is not a number%s", at, k,
+                 min >= 0 ? " from 0 up" : "");
+        return bad(w, what);
+    }
+    *out = n->valuedouble;
+    return 0;
+}
+
+/* Unsigned fields, each through rank_num. */
+#define RANK_U(o, at, k, dst)                                                            \
+    do {                                                                                 \
+        double x_;                                                                       \
+        CP_TRY(rank_num(w, o, at, k, 0, &x_));                                           \
+        (dst) = x_; /* converted to the field's type */                              \
+    } while (0)
+
+/* A required field: the rank of a row or of the straggler. */
+static int rank_need(const where *w, const cJSON *o, const char *at, const char *k, double *out)
+{
+    if (!cJSON_IsNumber(item(o, k))) {
+        char what[160];
+        snprintf(what, sizeof what, "%s: no '%s'", at, k);
+        return bad(w, what);
+    }
+    return rank_num(w, o, at, k, 0, out);
+}
+
+static int read_rank_row(const where *w, const cJSON *o, const char *at, size_t nhosts,
+                         cp_rank_row *row)
+{
+    int rc = 0;
+    double x;
+    CP_TRY(rank_need(w, o, at, "rank", &x));
+    row->rank = (int32_t)x;
+    CP_TRY(rank_need(w, o, at, "host_index", &x));
+    if (x >= (double)nhosts) {
+        char what[200];
+        snprintf(what, sizeof what, "%s.host_index %.0f names no host (%zu in ranks.hosts)",
+                 at, x, nhosts);
+        CP_TRY(bad(w, what));
+    }
+    row->host = (uint32_t)x;
+    RANK_U(o, at, "pid", row->pid);
+    RANK_U(o, at, "processes", row->processes);
+    const cJSON *d;
+    cJSON_ArrayForEach(d, item(o, "devices"))
+    {
+        if (!cJSON_IsNumber(d) || d->valuedouble < 0) {
+            char what[160];
+            snprintf(what, sizeof what, "%s.devices holds something not a device number", at);
+            CP_TRY(bad(w, what));
+        }
+        if (row->ndevices < CP_RANK_MAX_DEVICES)
+            row->devices[row->ndevices++] = (uint32_t)d->valuedouble;
+    }
+    uint32_t count;
+    RANK_U(o, at, "device_count", count);
+    if (count > row->ndevices)
+        row->ndevices = count; /* it counts past the devices it lists */
+    RANK_U(o, at, "span_ns", row->span_ns);
+    RANK_U(o, at, "busy_ns", row->busy_ns);
+    RANK_U(o, at, "idle_ns", row->idle_ns);
+    RANK_U(o, at, "idle_share", row->idle_share);
+    RANK_U(o, at, "kernels", row->kernels);
+    RANK_U(o, at, "comm_busy_ns", row->comm_busy_ns);
+    RANK_U(o, at, "comm_compute_overlap_ns", row->comm_compute_overlap_ns);
+    RANK_U(o, at, "exposed_comm_ns", row->exposed_comm_ns);
+    RANK_U(o, at, "comm_compute_overlap_ratio", row->comm_compute_overlap_ratio);
+    RANK_U(o, at, "exposed_comm_share", row->exposed_comm_share);
+    RANK_U(o, at, "collectives", row->collectives);
+    RANK_U(o, at, "arrived_last", row->arrived_last);
+    RANK_U(o, at, "median_lag_ns", row->median_lag_ns);
+    RANK_U(o, at, "mean_lag_ns", row->mean_lag_ns);
+    RANK_U(o, at, "max_lag_ns", row->max_lag_ns);
+out:
+    return rc;
+}
+
+static int read_host(const where *w, const cJSON *o, const char *at, cp_host_clock *h)
+{
+    int rc = 0;
+    const cJSON *name = item(o, "name");
+    if (!cJSON_IsString(name)) {
+        char what[160];
+        snprintf(what, sizeof what, "%s: no 'name'", at);
+        return bad(w, what);
+    }
+    snprintf(h->name, sizeof h->name, "%s", name->valuestring);
+    h->aligned = flag(o, "aligned");
+    double offset;
+    CP_TRY(rank_num(w, o, at, "offset_ns", -INFINITY, &offset)); /* a clock may be behind */
+    h->offset_ns = (int64_t)offset;
+    RANK_U(o, at, "residual_ns", h->residual_ns);
+    RANK_U(o, at, "shared", h->shared);
+out:
+    return rc;
+}
+
+/* The straggler: null (or absent) when the rule found none. */
+static int read_straggler(const where *w, const cJSON *o, cp_ranks *r)
+{
+    int rc = 0;
+    r->straggler_rank = -1;
+    if (!o || cJSON_IsNull(o))
+        return 0;
+    if (!cJSON_IsObject(o))
+        return bad(w, "ranks.straggler is neither null nor an object");
+    double x;
+    CP_TRY(rank_need(w, o, "ranks.straggler", "rank", &x));
+    r->straggler = true;
+    r->straggler_rank = (int32_t)x;
+    RANK_U(o, "ranks.straggler", "median_lag_ns", r->straggler_median_lag_ns);
+    RANK_U(o, "ranks.straggler", "mean_lag_ns", r->straggler_mean_lag_ns);
+    RANK_U(o, "ranks.straggler", "max_lag_ns", r->straggler_max_lag_ns);
+out:
+    return rc;
+}
+
+static int read_ranks_into(const where *w, const cJSON *o, cp_ranks *r)
+{
+    int rc = 0;
+    const cJSON *rows = item(o, "rows"), *hosts = item(o, "hosts");
+    if (!cJSON_IsArray(rows) || !cJSON_IsArray(hosts))
+        return bad(w, "ranks has no 'rows' and 'hosts' arrays");
+    int nr = cJSON_GetArraySize(rows), nh = cJSON_GetArraySize(hosts);
+    r->rows = calloc(nr > 0 ? (size_t)nr : 1, sizeof *r->rows);
+    r->hosts = calloc(nh > 0 ? (size_t)nh : 1, sizeof *r->hosts);
+    if (!r->rows || !r->hosts)
+        return CP_ENOMEM;
+    const cJSON *x;
+    char at[48];
+    cJSON_ArrayForEach(x, hosts)
+    {
+        snprintf(at, sizeof at, "ranks.hosts[%zu]", r->nhosts);
+        CP_TRY(read_host(w, x, at, &r->hosts[r->nhosts++]));
+    }
+    cJSON_ArrayForEach(x, rows)
+    {
+        snprintf(at, sizeof at, "ranks.rows[%zu]", r->nrows);
+        CP_TRY(read_rank_row(w, x, at, r->nhosts, &r->rows[r->nrows++]));
+    }
+    RANK_U(o, "ranks", "collectives", r->collectives);
+    RANK_U(o, "ranks", "median_start_spread_ns", r->median_start_spread_ns);
+    RANK_U(o, "ranks", "median_end_spread_ns", r->median_end_spread_ns);
+    r->all_aligned = flag(o, "all_aligned");
+    CP_TRY(read_straggler(w, item(o, "straggler"), r));
+out:
+    return rc;
+}
+
+/* A variant's "ranks" (absent before 1.7 and for a program without
+ * ranks: *out stays NULL). */
+static int read_ranks(const where *w, const cJSON *o, cp_ranks **out)
+{
+    *out = NULL;
+    if (!o)
+        return 0;
+    if (!cJSON_IsObject(o))
+        return bad(w, "ranks is not an object");
+    cp_ranks *r = calloc(1, sizeof *r);
+    if (!r)
+        return CP_ENOMEM;
+    int rc = read_ranks_into(w, o, r);
+    if (rc < 0) {
+        cp_ranks_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+#undef RANK_U
+
 static int read_variant(where *w, const cJSON *o, cp_variant_result *v)
 {
     int rc = 0;
@@ -221,6 +408,7 @@ static int read_variant(where *w, const cJSON *o, cp_variant_result *v)
     } else {
         str(o, "untraced_reason", v->untraced_reason, sizeof v->untraced_reason);
     }
+    CP_TRY(read_ranks(w, item(o, "ranks"), &v->ranks));
 out:
     w->at[used] = '\0';
     return rc;

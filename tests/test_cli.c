@@ -1321,6 +1321,28 @@ Test(cli, metrics_print_the_work_classes)
  * its own: the overlapping program holds (exit 0); the serial control,
  * whose all-reduce follows backward, fails with nothing overlapped; the
  * straggler fails on rank 0, which waits in NCCL for the rank that slept. */
+/* A program with ranks: check leads its verdicts with the ranks' table
+ * (reports/ranks_text.c), the straggler marked and said; one without
+ * ranks has no table. */
+Test(cli, check_leads_with_the_ranks_table)
+{
+    int rc = check("%s/exec-h100x2-ddp/straggler.cprec --expect 'kernels >= 1'",
+                   CUPROOF_FIXTURES);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("ranks: 2 on 1 host, 82 collectives matched\n");
+    HAS("\n   1  vm    1          184.304   96.5%         56.2%          0.3%         80/82  "
+        "straggler\n");
+    HAS("straggler: rank 1 (vm) arrived last at 80 of 82 collectives; lag mean 4.145 ms");
+    const char *table = strstr(output, "ranks: 2"), *verdict = strstr(output, "passed  kernels");
+    cr_expect(table && verdict && table < verdict, "the table leads: %s", output);
+    rc = check("%s/exec/ranks --expect 'kernels >= 1'", CUPROOF_FIXTURES);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("ranks: 2 on 1 host, 0 collectives matched\n");
+    cr_expect_null(strstr(output, "straggler"), "%s", output);
+    rc = check("%s/exec/program --expect 'kernels >= 1'", CUPROOF_FIXTURES);
+    cr_expect_null(strstr(output, "ranks:"), "no ranks, no table: %s", output);
+}
+
 Test(cli, ddp_recordings_are_judged_on_every_rank)
 {
     const char *expect = CUPROOF_FIXTURES "/../exec/ddp_overlap.expect";

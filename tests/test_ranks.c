@@ -746,20 +746,27 @@ Test(files, a_viewer_names_a_process_by_rank)
     char buf[300];
     cp_process p = ranked(1, "RANK", "r");
     snprintf(p.command, sizeof p.command, "python3 train.py");
-    cr_expect_str_eq(cp_process_label(&p, buf, sizeof buf), "rank 1: python3 train.py");
+    snprintf(p.host, sizeof p.host, "node-a");
+    p.pid = 4242;
+    cr_expect_str_eq(cp_process_label(&p, buf, sizeof buf),
+                     "rank 1 (node-a, 4242): python3 train.py");
+    p.host[0] = '\0';
+    cr_expect_str_eq(cp_process_label(&p, buf, sizeof buf), "rank 1 (4242): python3 train.py",
+                     "no host: the pid alone");
     p.rank_var[0] = '\0';
     cr_expect_str_eq(cp_process_label(&p, buf, sizeof buf), "python3 train.py", "planted: no rank");
     char small[8];
     cr_expect_str_eq(cp_process_label(&(cp_process){.rank = 3, .rank_var = "RANK"}, small,
                                       sizeof small),
-                     "rank 3:");
+                     "rank 3 ");
 
     char dir[] = "/tmp/cuproof-ranks-pb-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "'%s' export '%s/exec/ranks' '%s/out' --format proto >/dev/null && "
-             "grep -c 'rank 1: python3 train.py' '%s/out/program.trace.perfetto-trace' >/dev/null",
+             "grep -c 'rank 1 (gpu-1, 4102): python3 train.py' "
+             "'%s/out/program.trace.perfetto-trace' >/dev/null",
              CUPROOF_BIN, CUPROOF_FIXTURES, dir, dir);
     cr_expect_eq(system(cmd), 0, "the track names rank 1");
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -56,11 +56,17 @@ int32_t cp_process_rank(const cp_process *p)
     return p->rank_var[0] && p->rank >= 0 ? p->rank : -1;
 }
 
+/* A rank's host and pid go in its name: ranks on several hosts have the
+ * same pids and ranks of one job the same command, and the viewer lists
+ * them by name. */
 const char *cp_process_label(const cp_process *p, char *buf, size_t len)
 {
-    if (cp_process_rank(p) >= 0)
-        snprintf(buf, len, "rank %d: %.*s", (int)cp_process_rank(p), (int)sizeof p->command,
-                 p->command);
+    if (cp_process_rank(p) >= 0 && p->host[0])
+        snprintf(buf, len, "rank %d (%.*s, %u): %.*s", (int)cp_process_rank(p),
+                 (int)sizeof p->host, p->host, p->pid, (int)sizeof p->command, p->command);
+    else if (cp_process_rank(p) >= 0)
+        snprintf(buf, len, "rank %d (%u): %.*s", (int)cp_process_rank(p), p->pid,
+                 (int)sizeof p->command, p->command);
     else
         snprintf(buf, len, "%.*s", (int)sizeof p->command, p->command);
     return buf;

@@ -117,8 +117,9 @@ typedef struct cp_process {
 /* The rank of `p`, or -1 when none was recorded. */
 CP_API int32_t cp_process_rank(const cp_process *p);
 
-/* How a viewer names `p`: "rank 1: COMMAND" when it has a rank, else its
- * command, cut to fit `len`; returns buf. */
+/* How a viewer names `p`: "rank 1 (HOST, PID): COMMAND" when it has a
+ * rank ("rank 1 (PID): COMMAND" without a host), else its command, cut to
+ * fit `len`; returns buf. */
 CP_API const char *cp_process_label(const cp_process *p, char *buf, size_t len);
 
 struct cp_trace;

@@ -40,16 +40,30 @@ CP_API char *cp_report_html(const cp_report *r);
  * Reads a report.json written by cp_report_write back into r (zeroed
  * first): the run's description and environment, and every case with its
  * checks (and whether each is essential), variants (timing with the timed
- * samples, clocks, verification, series, device memory kept, and the
- * traced run's metrics and findings; the trace records themselves are in
- * CASE.trace.json), claims and figures. A field a reader can do without
- * is left empty when absent; a case or check without a name or with an
- * unknown status, a claim with an unknown verdict, or a sample that is not
- * a number is an error naming the file, the case and the variant. Returns
+ * samples, clocks, verification, series, device memory kept, the traced
+ * run's metrics and findings, and a program's ranks; the trace records
+ * themselves are in CASE.trace.json), claims and figures. A field a
+ * reader can do without is left empty when absent; a case or check
+ * without a name or with an unknown status, a claim with an unknown
+ * verdict, a sample that is not a number, or a field of the ranks of the
+ * wrong type (or a row naming no host) is an error naming the file, the
+ * case and the variant (and the ranks' field). Returns
  * 0; CP_EIO; CP_EPARSE; CP_ENOMEM (r is then empty). Free with
  * cp_report_free.
  */
 CP_API int cp_report_read(const char *path, cp_report *r);
+
+/*
+ * The terminal's table of a distributed program's ranks, which `cuproof
+ * exec` leads its summary with: a heading line, then per rank its host,
+ * devices, busy time (ms), idle share, communication under compute
+ * (comm_compute_overlap_ratio), exposed communication share and how often
+ * it arrived last at the collectives, the straggler marked; then the
+ * straggler's line and a line per host whose clock could not be aligned.
+ * Each line starts with `indent`. Returns a malloc'd string, or NULL when
+ * out of memory.
+ */
+CP_API char *cp_ranks_text(const cp_ranks *r, const char *indent);
 
 /* Frees every case of a report from cp_report_read and empties it. */
 CP_API void cp_report_free(cp_report *r);

@@ -1,0 +1,97 @@
+/* The terminal's table of a distributed program's ranks (cuproof/ranks.h)
+ * that `cuproof exec` leads its summary with: a line per rank with its own
+ * figures, then the straggler and any host whose clock could not be
+ * aligned. The command prints it; the words are here, in the library. */
+#include <cuproof/internal/report.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A rank's devices, "0,1" (and "+N" for those past the ones listed); "-"
+ * for none. */
+static void devices_text(const cp_rank_row *w, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    uint32_t listed = w->ndevices < CP_RANK_MAX_DEVICES ? w->ndevices : CP_RANK_MAX_DEVICES;
+    for (uint32_t k = 0; k < listed && used < size; k++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%u", k ? "," : "", w->devices[k]);
+    if (w->ndevices > listed && used < size)
+        snprintf(buf + used, size - used, ",+%u", w->ndevices - listed);
+    if (!w->ndevices)
+        snprintf(buf, size, "-");
+}
+
+static const char *host_name(const cp_ranks *r, uint32_t host)
+{
+    return host < r->nhosts ? r->hosts[host].name : "?";
+}
+
+/* The widths of the host and devices columns: their longest entry. */
+static void widths(const cp_ranks *r, int *host_w, int *dev_w)
+{
+    *host_w = 4;
+    *dev_w = 7;
+    for (size_t i = 0; i < r->nrows; i++) {
+        char d[128];
+        devices_text(&r->rows[i], d, sizeof d);
+        int h = (int)strlen(host_name(r, r->rows[i].host));
+        *host_w = h > *host_w ? h : *host_w;
+        *dev_w = (int)strlen(d) > *dev_w ? (int)strlen(d) : *dev_w;
+    }
+}
+
+static void row_text(FILE *f, const cp_ranks *r, const cp_rank_row *w, const char *indent,
+                     int host_w, int dev_w)
+{
+    char d[128], last[32];
+    devices_text(w, d, sizeof d);
+    snprintf(last, sizeof last, "%u/%u", w->arrived_last, w->collectives);
+    fprintf(f, "%s%4d  %-*s  %-*s  %9.3f  %5.1f%%  %11.1f%%  %11.1f%%  %12s%s\n", indent,
+            (int)w->rank, host_w, host_name(r, w->host), dev_w, d, (double)w->busy_ns / 1e6,
+            w->idle_share * 100, w->comm_compute_overlap_ratio * 100,
+            w->exposed_comm_share * 100, last,
+            r->straggler && w->rank == r->straggler_rank ? "  straggler" : "");
+}
+
+/* The straggler's line, and a line per host whose clock stayed its own. */
+static void after_table(FILE *f, const cp_ranks *r, const char *indent)
+{
+    const cp_rank_row *s = r->straggler ? cp_ranks_row(r, r->straggler_rank) : NULL;
+    if (r->straggler)
+        fprintf(f, "%sstraggler: rank %d%s%s%s arrived last at %u of %u collectives; lag mean "
+                   "%.3f ms, median %.3f ms, most %.3f ms\n",
+                indent, (int)r->straggler_rank, s ? " (" : "", s ? host_name(r, s->host) : "",
+                s ? ")" : "", s ? s->arrived_last : 0, s ? s->collectives : r->collectives,
+                (double)r->straggler_mean_lag_ns / 1e6,
+                (double)r->straggler_median_lag_ns / 1e6, (double)r->straggler_max_lag_ns / 1e6);
+    for (size_t h = 1; h < r->nhosts; h++)
+        if (!r->hosts[h].aligned)
+            fprintf(f, "%shost %s: clock not aligned (it shares no collective with %s); its "
+                       "ranks' times are on its own clock\n",
+                    indent, r->hosts[h].name, r->hosts[0].name);
+}
+
+char *cp_ranks_text(const cp_ranks *r, const char *indent)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    int host_w, dev_w;
+    widths(r, &host_w, &dev_w);
+    fprintf(f, "%sranks: %zu on %zu host%s, %u collective%s matched\n", indent, r->nrows,
+            r->nhosts, r->nhosts == 1 ? "" : "s", r->collectives, r->collectives == 1 ? "" : "s");
+    fprintf(f, "%s%4s  %-*s  %-*s  %9s  %6s  %12s  %12s  %12s\n", indent, "rank", host_w, "host",
+            dev_w, "devices", "busy ms", "idle", "comm/compute", "exposed comm", "arrived last");
+    for (size_t i = 0; i < r->nrows; i++)
+        row_text(f, r, &r->rows[i], indent, host_w, dev_w);
+    after_table(f, r, indent);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
