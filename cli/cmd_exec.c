@@ -31,6 +31,9 @@ typedef struct exec_args {
     double timeout_s; /* 0: none */
     int repeat;       /* timed runs after the traced one, NVTX ranges alone */
     bool allow_dropped, keep_going, skip_without_gpu;
+    /* --trace-only: one rank's share of a job launched by srun or mpirun,
+     * whose shared directory `cuproof check` judges once every rank ended. */
+    bool trace_only;
     int need_gpus; /* --need-gpus: skipped (77) with fewer visible; 0: any */
     bool rec; /* --format rec: the processes write cuproof.rec files */
     uint64_t keep_records; /* --keep-records: held at most, else streamed; 0: the default */
@@ -109,6 +112,8 @@ static int parse_args(int argc, char **argv, exec_args *a)
             a->allow_dropped = true;
         } else if (strcmp(opt, "--keep-going") == 0) {
             a->keep_going = true;
+        } else if (strcmp(opt, "--trace-only") == 0) {
+            a->trace_only = true;
         } else if (strcmp(opt, "--skip-without-gpu") == 0) {
             a->skip_without_gpu = true;
         } else if (strcmp(opt, "--need-gpus") == 0) {
@@ -126,6 +131,9 @@ static int parse_args(int argc, char **argv, exec_args *a)
         return cp_usage_error("%s", "exec needs a program after '--': cuproof exec [options] -- "
                                     "PROGRAM [ARGS...]");
     a->program = &argv[i + 1];
+    if (a->trace_only && a->expect.n)
+        return cp_usage_error("%s", "--trace-only judges nothing: give the expectations to "
+                                    "`cuproof check OUT/proc` once every rank has ended");
     if (cp_expect_scope_range(&a->expect, a->range) < 0)
         return cp_usage_error("%s", cp_last_error());
     if (cp_expect_validate_program(&a->expect) < 0)
@@ -344,6 +352,17 @@ int cp_cmd_exec(int argc, char **argv)
         .device = r->env.device,
         .gpu_name = r->env.gpu_name,
     };
+    if (a.trace_only) {
+        /* The other ranks may still be writing: nothing is judged here. */
+        if (cp_make_dirs(a.out_dir) < 0 || cp_exec_run(&eo, &run) < 0) {
+            fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
+            goto out;
+        }
+        printf("cuproof exec: traced into %s (run %s); judge it with `cuproof check %s` once "
+               "every rank has ended\n", proc_dir, run.id, proc_dir);
+        status = cp_program_run_failed(&run) ? CP_EXIT_PROGRAM : CP_EXIT_OK;
+        goto out;
+    }
     cp_judgement j;
     if (cp_make_dirs(a.out_dir) < 0 || cp_exec_run(&eo, &run) < 0 ||
         (a.repeat && !cp_program_run_failed(&run) && timed_runs(&a, eo, &tm, &run) < 0) ||

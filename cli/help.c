@@ -107,6 +107,10 @@ static const cp_help_opt exec_opts[] = {
                    "range's durations as samples for compare"},
     {"--allow-dropped", "check a trace that lost records instead of refusing it"},
     {"--keep-going", "check the expectations even when the trace is not trusted"},
+    {"--trace-only", "trace into OUT/proc and judge nothing: one rank's share of a job that "
+                     "srun or mpirun starts (every rank's files in one shared OUT), judged "
+                     "afterwards by `cuproof check OUT/proc`; exit 0, or 4 when the program "
+                     "failed"},
     {"--skip-without-gpu", "exit 77 (ctest's skip) when no GPU is visible"},
     {"--need-gpus N", "exit 77 (skipped, with the reason) when fewer than N GPUs are "
                       "visible; with N > 1 the program sees them all"},

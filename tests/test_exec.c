@@ -455,3 +455,33 @@ Test(exec_cli, a_program_of_several_gpus_is_skipped_on_fewer)
     cr_expect_eq(exec("--need-gpus 2 -- true"), 77, "%s", output);
     expect_output("cuproof exec: skipped:");
 }
+
+/* One rank's share of a job that srun or mpirun starts: traced, judged by
+ * nobody (its expectations refused), its exit the program's; the run id
+ * comes from the job, so that every rank's exec writes the same one. */
+Test(exec_cli, trace_only_takes_its_run_id_from_the_job)
+{
+    cr_expect_eq(exec("--trace-only --expect 'kernels > 1' -- true"), 2, "%s", output);
+    expect_output("--trace-only judges nothing");
+    const char *jobs[][2] = {{"SLURM_JOB_ID=42 SLURM_STEP_ID=3", "run slurm.42.3"},
+                             {"PMIX_NAMESPACE=ns7", "run pmix.ns7"},
+                             {"CUPROOF_EXEC_RUN=mine SLURM_JOB_ID=42", "run mine"}};
+    for (int i = 0; i < 3; i++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "env -u SLURM_JOB_ID -u PMIX_NAMESPACE -u OMPI_MCA_ess_base_jobid %s "
+                 "CUDA_VISIBLE_DEVICES= '%s' exec --out '%s' --trace-only -- sh -c "
+                 "'echo $CUPROOF_EXEC_RUN > \"$CUPROOF_EXEC_DIR/../run.txt\"' 2>&1",
+                 jobs[i][0], CUPROOF_BIN, out_dir);
+        FILE *p = popen(cmd, "r");
+        cr_assert_not_null(p);
+        size_t n = fread(output, 1, sizeof output - 1, p);
+        output[n] = '\0';
+        cr_expect_eq(WEXITSTATUS(pclose(p)), 0, "%s", output);
+        expect_output(jobs[i][1]);
+        char want[64];
+        snprintf(want, sizeof want, "%s\n", jobs[i][1] + 4);
+        cr_expect_str_eq(out_file("run.txt"), want);
+    }
+    cr_expect_eq(exec("--trace-only -- sh -c 'exit 5'"), 4, "%s", output);
+}

@@ -214,19 +214,41 @@ static int steer_to_gpu(int gpu)
     return 0;
 }
 
+/* The run's id (cp_program_run.id). Under a launcher that starts one
+ * `cuproof exec` per rank (srun, mpirun), every rank's exec must give the
+ * same id, so it comes from the job: CUPROOF_EXEC_RUN when the user sets
+ * it, else Slurm's job and step, PMIx's namespace, Open MPI's job id.
+ * Otherwise the launcher's host and pid and the time it started the
+ * program, unique enough that two runs writing into one directory (a
+ * straggler of an earlier run, files copied together) differ. */
+static void run_id(char *id, size_t len)
+{
+    const char *given = getenv("CUPROOF_EXEC_RUN");
+    const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+    const char *pmix = getenv("PMIX_NAMESPACE"), *ompi = getenv("OMPI_MCA_ess_base_jobid");
+    if (given && *given) {
+        snprintf(id, len, "%s", given);
+    } else if (job && *job) {
+        snprintf(id, len, "slurm.%s.%s", job, step && *step ? step : "0");
+    } else if (pmix && *pmix) {
+        snprintf(id, len, "pmix.%s", pmix);
+    } else if (ompi && *ompi) {
+        snprintf(id, len, "ompi.%s", ompi);
+    } else {
+        char host[64] = "";
+        gethostname(host, sizeof host - 1);
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        snprintf(id, len, "%s.%ld.%lld", host, (long)getpid(),
+                 (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
+    }
+}
+
 /* Runs the program with the injection variables and waits for it (and
  * kills it after the timeout). */
 static int run_program(const cp_exec_opts *a, const char *lib, cp_program_run *o)
 {
-    /* The run's id: the launcher's host and pid and the time it started
-     * the program, unique enough that two runs writing into one directory
-     * (a straggler of an earlier run, files copied together) differ. */
-    char host[64] = "";
-    gethostname(host, sizeof host - 1);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    snprintf(o->id, sizeof o->id, "%s.%ld.%lld", host, (long)getpid(),
-             (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
+    run_id(o->id, sizeof o->id);
     if (setenv("CUDA_INJECTION64_PATH", lib, 1) || setenv("NVTX_INJECTION64_PATH", lib, 1) ||
         setenv("CUPROOF_EXEC_DIR", a->proc_dir, 1) || setenv("CUPROOF_EXEC_RUN", o->id, 1) ||
         (a->timing_only && setenv("CUPROOF_EXEC_MODE", "timing", 1)) ||
