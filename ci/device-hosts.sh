@@ -8,7 +8,7 @@
 # files again. Outputs packed into $OUT/results.tar.gz (the device tool
 # returns few files). Run on a machine of two GPUs, from the repository
 # root, with .gpu-deps carried. Builds only the tool and the injection
-# library. Not yet run: written on a machine without a GPU.
+# library.
 #   ci/device-hosts.sh            (on the device, from the repository root)
 set -uo pipefail
 # shellcheck disable=SC1091
@@ -18,7 +18,10 @@ out=${OUT:-device-out}
 out=${out%/}
 mkdir -p "$out"
 nvidia-smi -L > "$out/gpus.txt" 2>&1
-if ! { cmake --preset main > "$out/configure.log" 2>&1 &&
+# BIN: a cuproof already built (ci/device-issue27.sh passes its own);
+# else the main preset's tool and injection library are built here.
+bin=${BIN:-build/main/cuproof}
+if [ -z "${BIN:-}" ] && ! { cmake --preset main > "$out/configure.log" 2>&1 &&
         cmake --build build/main --target cuproof cuproof_inject > "$out/build.log" 2>&1; }; then
     tail -20 "$out/build.log"
     exit 1
@@ -27,7 +30,7 @@ export OMP_NUM_THREADS=1 NCCL_DEBUG=WARN
 shift_ns=3000000
 sim="sim-host-b"
 start=$(date +%s)
-CUPROOF_TEST_HOST_SHIFT="1:$sim:$shift_ns" ./build/main/cuproof exec --out "$out/hosts" \
+CUPROOF_TEST_HOST_SHIFT="1:$sim:$shift_ns" "$bin" exec --out "$out/hosts" \
     --keep-going --expect-file tests/exec/ddp_overlap.expect \
     --expect 'every rank: range(step): kernels >= 10' --timeout 240 \
     -- python3 -m torch.distributed.run --nproc_per_node=2 tests/exec/ddp_train.py \
@@ -37,7 +40,7 @@ echo "exec: exit $rc, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
 tail -6 "$out/hosts.log"
 grep 'test-only' "$out/hosts.log" | tee -a "$out/summary.txt"
 for f in "$out/hosts/proc"/*; do echo "file: ${f##*/}"; done | tee -a "$out/summary.txt"
-./build/main/cuproof check "$out/hosts/proc" --expect-file tests/exec/ddp_overlap.expect \
+"$bin" check "$out/hosts/proc" --expect-file tests/exec/ddp_overlap.expect \
     > "$out/check.log" 2>&1
 echo "check: exit $?" | tee -a "$out/summary.txt"
 tail -6 "$out/check.log"
@@ -88,6 +91,9 @@ print("recovered offset %d ns, expected %d ns: off by %d ns: %s"
 sys.exit(0 if ok else 1)
 EOF
 echo "offset check: exit ${PIPESTATUS[0]}" | tee -a "$out/summary.txt"
-./build/main/cuproof export "$out/hosts/proc" "$out/hosts/rec" --format rec > /dev/null 2>&1
+"$bin" export "$out/hosts/proc" "$out/hosts/rec" --format rec > /dev/null 2>&1
 rm -f "$out/hosts"/*.trace.json "$out/hosts"/*.perfetto.json
-tar -czf "$out.tar.gz" -C "$out" . && rm -rf "${out:?}"/* && mv "$out.tar.gz" "$out/results.tar.gz"
+# PACK=0: the caller packs (ci/device-issue27.sh).
+if [ "${PACK:-1}" = 1 ]; then
+    tar -czf "$out.tar.gz" -C "$out" . && rm -rf "${out:?}"/* && mv "$out.tar.gz" "$out/results.tar.gz"
+fi

@@ -5,7 +5,8 @@
 # `cuproof exec` with the per-rank expectations, for the spread of the
 # figures. Everything lands in $OUT/results.tar.gz (the device tool
 # returns few files).
-#   RUNS=1 DDP=3 ci/device-issue27.sh   (on the device, repository root, .gpu-deps carried)
+# HOSTS=1 adds ci/device-hosts.sh: two hosts simulated on the two GPUs.
+#   RUNS=1 DDP=3 HOSTS=1 ci/device-issue27.sh   (on the device, repository root, .gpu-deps carried)
 set -uo pipefail
 source .gpu-deps/env.sh
 export PATH=/usr/local/cuda/bin:$PATH
@@ -35,13 +36,18 @@ for i in $(seq 1 "${DDP:-0}"); do
         start=$(date +%s)
         timeout 150 ./build/default/cuproof exec --out "$d" --keep-going \
             --expect-file tests/exec/ddp_overlap.expect \
-            --expect 'every rank: range(step): kernels >= 10' --timeout 120 \
+            --expect 'every rank: range(step): kernels >= 10' \
+            --expect 'straggler_lag_ns > 1500000' --expect 'collective_start_spread_ns >= 0' \
+            --timeout 120 \
             -- python3 -m torch.distributed.run --nproc_per_node=2 tests/exec/ddp_train.py \
             --mode "$mode" > "$d.log" 2>&1
         rc=$?
         rm -rf "$d"/proc "$d"/*.perfetto* "$d"/*.trace.json
         echo "ddp $mode run $i: exit $rc, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
-        grep -E "worst rank|straggl" "$d.log" | head -4
+        grep -E "worst rank|straggl|collective|^ +[0-9] " "$d.log" | head -10
     done
 done
+if [ "${HOSTS:-0}" = 1 ]; then
+    BIN=build/default/cuproof PACK=0 OUT="$out/hosts-sim" bash ci/device-hosts.sh
+fi
 tar -czf "$out.tar.gz" -C "$out" . && rm -rf "$out"/* && mv "$out.tar.gz" "$out/results.tar.gz"
