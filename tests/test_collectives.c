@@ -7,6 +7,7 @@
 #include <cuproof/collectives.h>
 #include <cuproof/error.h>
 #include <cuproof/internal/rec.h>
+#include <cuproof/ranks.h>
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -149,7 +150,7 @@ static cp_collectives_result recorded(const char *mode)
     cr_assert_eq(cp_collectives_new(&c), 0);
     cr_assert_eq(cp_rec_stream(path, NULL, add_nccl, c, NULL, NULL, 0), 0, "%s", cp_last_error());
     cp_collectives_result r;
-    cr_assert_eq(cp_collectives_analyse(c, 1000000, &r), 0);
+    cr_assert_eq(cp_collectives_analyse(c, CP_STRAGGLER_MIN_LAG_NS, &r), 0);
     cp_collectives_free(c);
     return r;
 }

@@ -306,7 +306,7 @@ int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collective
         const cp_rank_arrival *s = &out->ranks_of[best];
         double chance = (double)s->collectives / (double)seen;
         out->straggler = s->arrived_last >= 3 && 2 * s->arrived_last >= s->collectives &&
-                         (double)s->arrived_last >= 1.5 * chance && s->mean_lag_ns >= min_lag_ns;
+                         (double)s->arrived_last >= 1.5 * chance && s->median_lag_ns >= min_lag_ns;
         out->straggler_rank = s->rank;
         out->straggler_lag_ns = s->median_lag_ns;
         out->straggler_max_lag_ns = s->max_lag_ns;

@@ -373,7 +373,7 @@ void cp_ranks_put_metrics(const cp_ranks *r, cp_metrics *m)
     for (size_t i = 0; i < r->nrows; i++)
         if (!last || r->rows[i].arrived_last > last->arrived_last)
             last = &r->rows[i];
-    m->straggler_lag_ns = last ? last->mean_lag_ns : 0;
+    m->straggler_lag_ns = last ? last->median_lag_ns : 0;
     if (!r->straggler || m->nfindings >= CP_MAX_FINDINGS)
         return;
     const cp_rank_row *s = cp_ranks_row(r, r->straggler_rank);
@@ -381,10 +381,10 @@ void cp_ranks_put_metrics(const cp_ranks *r, cp_metrics *m)
     f->name = "straggler";
     f->count = s ? s->arrived_last : 0;
     snprintf(f->message, sizeof f->message,
-             "rank %d arrived last at %u of its %u collectives; the others waited %.3f ms for "
-             "it on average there (median %.3f ms, at most %.3f ms)",
+             "rank %d arrived last at %u of its %u collectives, by a median %.3f ms; the "
+             "others waited %.3f ms for it on average there, %.3f ms at most",
              (int)r->straggler_rank, s ? s->arrived_last : 0, s ? s->collectives : 0,
-             (double)r->straggler_mean_lag_ns / 1e6, (double)r->straggler_median_lag_ns / 1e6,
+             (double)r->straggler_median_lag_ns / 1e6, (double)r->straggler_mean_lag_ns / 1e6,
              (double)r->straggler_max_lag_ns / 1e6);
 }
 
