@@ -527,3 +527,44 @@ Test(hosts, the_planted_straggler_is_found_with_its_lag)
         analysed_free(&a);
     }
 }
+
+/* Two hosts simulated on two H200s (ci/device-hosts.sh, 2026-11-25): the
+ * DDP program under torchrun with rank 1 writing host "sim-host-b" and a
+ * clock 3 ms ahead (CUPROOF_TEST_HOST_SHIFT), exported as one rec file.
+ * Host 0 is sim-host-b (its file name sorts first), so the real host's
+ * clock is 3 ms behind it: +3 ms is applied to "vm", recovered there
+ * within 50 us (3.019 ms, residual 1.2 us), and every rank's overlap is
+ * then measured on its own devices, 0 and 1 of two hosts. */
+Test(hosts, the_recorded_two_host_simulation_is_aligned)
+{
+    const char *path = CUPROOF_FIXTURES "/exec-h200x2-hosts/two-hosts.cprec";
+    cp_expect_list list = {0};
+    cr_assert_eq(cp_expect_parse("every rank: range(step): comm_compute_overlap_ratio > 0.15\n"
+                                 "devices == 2\n",
+                                 1, &list),
+                 0, "%s", cp_last_error());
+    cp_program_stream ps;
+    cr_assert_eq(cp_program_stream_judge(&path, 1, true, &list, NULL, &ps), 0, "%s",
+                 cp_last_error());
+    const cp_ranks *r = ps.ranks;
+    cr_assert_not_null(r);
+    cr_assert_eq(r->nhosts, 2);
+    cr_expect_str_eq(r->hosts[0].name, "sim-host-b");
+    cr_expect_str_eq(r->hosts[1].name, "vm");
+    cr_expect(r->all_aligned);
+    cr_expect(llabs(r->hosts[1].offset_ns - 3000000) <= 50000, "offset %lld",
+              (long long)r->hosts[1].offset_ns);
+    cr_expect_lt(r->hosts[1].residual_ns, 50000);
+    cr_expect_geq(r->collectives, 70, "%u collectives", r->collectives);
+    /* Rank 0 (on "vm", host 1) has its GPU numbered from host 1's stride. */
+    const cp_rank_row *r0 = cp_ranks_row(r, 0);
+    cr_assert_not_null(r0);
+    cr_expect_eq(r0->devices[0], CP_HOST_DEVICE_STRIDE + 0);
+    for (size_t k = 0; k < list.n; k++) {
+        cp_program_check v;
+        cr_assert_eq(cp_program_stream_verdict(&ps, &list, k, &v), 0);
+        cr_expect(v.ok && !v.undecided, "%s: %s", list.items[k].text, v.measured);
+    }
+    cp_program_stream_free(&ps);
+    cp_expect_list_free(&list);
+}
