@@ -55,7 +55,8 @@ static void row_text(FILE *f, const cp_ranks *r, const cp_rank_row *w, const cha
             r->straggler && w->rank == r->straggler_rank ? "  straggler" : "");
 }
 
-/* The straggler's line, and a line per host whose clock stayed its own. */
+/* The straggler's line, and a line per host after the first: the offset
+ * put on its clock, or that it stayed its own. */
 static void after_table(FILE *f, const cp_ranks *r, const char *indent)
 {
     const cp_rank_row *s = r->straggler ? cp_ranks_row(r, r->straggler_rank) : NULL;
@@ -71,6 +72,12 @@ static void after_table(FILE *f, const cp_ranks *r, const char *indent)
             fprintf(f, "%shost %s: clock not aligned (it shares no collective with %s); its "
                        "ranks' times are on its own clock\n",
                     indent, r->hosts[h].name, r->hosts[0].name);
+        else
+            fprintf(f, "%shost %s: clock put on %s's by %+.3f ms (residual %.1f us over %u "
+                       "collectives)\n",
+                    indent, r->hosts[h].name, r->hosts[0].name,
+                    (double)r->hosts[h].offset_ns / 1e6, (double)r->hosts[h].residual_ns / 1e3,
+                    r->hosts[h].shared);
 }
 
 char *cp_ranks_text(const cp_ranks *r, const char *indent)

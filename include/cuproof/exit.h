@@ -22,7 +22,8 @@ extern "C" {
                  "expectation (its line and column named)")                                \
     XX(INCONCLUSIVE, 3, "no verdict could be made: an essential check not made, or a "     \
                         "trace that cannot be trusted or read (records dropped, a file "   \
-                        "cut short, no device work, CUPTI held by another tool)")          \
+                        "cut short, no device work, CUPTI held by another tool, hosts "    \
+                        "whose clocks could not be aligned)")                              \
     XX(PROGRAM, 4, "exec: the traced program failed (a non-zero exit, a signal, "          \
                    "the timeout)")                                                         \
     XX(SKIPPED, 77, "skipped: no GPU, or fewer than the program needs (ctest's "           \
