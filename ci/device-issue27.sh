@@ -5,6 +5,7 @@
 # `cuproof exec` with the per-rank expectations, for the spread of the
 # figures. Everything lands in $OUT/results.tar.gz (the device tool
 # returns few files).
+# DDPTESTS=N runs the distributed tests and multi-gpu N more times.
 # HOSTS=1 adds ci/device-hosts.sh: two hosts simulated on the two GPUs.
 #   RUNS=1 DDP=3 HOSTS=1 ci/device-issue27.sh   (on the device, repository root, .gpu-deps carried)
 set -uo pipefail
@@ -29,6 +30,14 @@ for i in $(seq 1 "${RUNS:-1}"); do
     echo "ctest -L gpu run $i: rc $rc, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
     grep -E "tests passed|Not Run|Failed|\(Skipped\)" "$out/ctest-gpu-$i.log" | head -20
     grep -E "multi-gpu|ddp" "$out/ctest-gpu-$i.log" | head -8
+done
+# The distributed tests alone, again (their spread): DDPTESTS more times.
+for i in $(seq 1 "${DDPTESTS:-0}"); do
+    start=$(date +%s)
+    ctest --test-dir build/default -R 'exec[.]ddp|case[.]multi-gpu' --output-on-failure \
+        > "$out/ctest-ddp-$i.log" 2>&1
+    echo "ctest -R ddp|multi-gpu run $i: rc $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+    grep -E "tests passed|Passed|Failed" "$out/ctest-ddp-$i.log" | head -8
 done
 for i in $(seq 1 "${DDP:-0}"); do
     for mode in overlap serial straggler; do
