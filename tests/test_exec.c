@@ -6,6 +6,10 @@
  * beside another profiler, the merge, the verdicts and their exit codes,
  * the timeout and the forwarding of SIGTERM are all checked here.
  */
+#include "gen_ranks.h"
+
+#include <cuproof/error.h>
+
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -484,4 +488,56 @@ Test(exec_cli, trace_only_takes_its_run_id_from_the_job)
         cr_expect_str_eq(out_file("run.txt"), want);
     }
     cr_expect_eq(exec("--trace-only -- sh -c 'exit 5'"), 4, "%s", output);
+}
+
+/* A job on two hosts, one of which ran no collective: its clock cannot be
+ * put on the other's, so what spans hosts is not judged (exit 3, the host
+ * named) while each rank's own figures are. The files are the generator's
+ * (tests/gen_ranks.h), copied in by the fake program; the run id is theirs
+ * (CUPROOF_EXEC_RUN), so that only the hosts decide. */
+Test(exec_cli, hosts_not_aligned_leave_cross_host_expectations_undecided)
+{
+    char gen[64];
+    snprintf(gen, sizeof gen, "/tmp/cuproof-exec-hosts-XXXXXX");
+    cr_assert_not_null(mkdtemp(gen));
+    gen_ranks_opts o = GEN_RANKS_OPTS_INIT;
+    o.records = 4000;
+    o.ranks = 4;
+    o.hosts = 2;
+    o.clock_offset_ns = 3000000;
+    o.no_collectives_host = 1;
+    cr_assert_eq(gen_ranks_write(gen, &o), 0, "%s", cp_last_error());
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "CUPROOF_EXEC_RUN=gen-ranks.4 CUDA_VISIBLE_DEVICES= '%s' exec --out '%s' "
+             "--expect 'kernels > 0' --expect 'every rank: kernels > 0' "
+             "-- sh -c 'cp %s/*.proc.cprec \"$CUPROOF_EXEC_DIR\"/' 2>&1",
+             CUPROOF_BIN, out_dir, gen);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    int st = pclose(p);
+    cr_expect_eq(WEXITSTATUS(st), 3, "%s", output);
+    expect_output("hosts not aligned: sim-host-1 shares no collective with sim-host-0");
+    expect_output("passed  every rank: kernels > 0");
+    cr_expect_null(strstr(output, "another run"), "%s", output);
+    /* The same files with every host communicating: judged, exit 0. */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'/* '%s'/*", gen, out_dir);
+    cr_expect_eq(system(cmd), 0);
+    o.no_collectives_host = -1;
+    cr_assert_eq(gen_ranks_write(gen, &o), 0, "%s", cp_last_error());
+    snprintf(cmd, sizeof cmd,
+             "CUPROOF_EXEC_RUN=gen-ranks.4 CUDA_VISIBLE_DEVICES= '%s' exec --out '%s' "
+             "--expect 'kernels > 0' --expect 'hosts == 2' "
+             "-- sh -c 'cp %s/*.proc.cprec \"$CUPROOF_EXEC_DIR\"/' 2>&1",
+             CUPROOF_BIN, out_dir, gen);
+    p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    cr_expect_eq(WEXITSTATUS(pclose(p)), 0, "%s", output);
+    expect_output("host sim-host-1: clock put on sim-host-0's by -3.0");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", gen);
+    cr_expect_eq(system(cmd), 0);
 }
