@@ -5,11 +5,8 @@
 # files). Run on a machine of two GPUs, from the repository root, with
 # .gpu-deps carried. Builds only the tool and the injection library.
 set -uo pipefail
-source .gpu-deps/env.sh
-export PATH=/usr/local/cuda/bin:$PATH
-out=${OUT:-device-out}
-out=${out%/}
-mkdir -p "$out"
+# shellcheck source=ci/device-lib.sh
+source ci/device-lib.sh
 nvidia-smi -L > "$out/gpus.txt" 2>&1
 python3 -c 'import torch; print(torch.__version__, torch.cuda.nccl.version(), torch.cuda.device_count())' \
     > "$out/torch.txt" 2>&1
@@ -30,4 +27,4 @@ for mode in overlap serial straggler; do
     echo "$mode: exec exit $rc, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
     tail -4 "$out/$mode.log"
 done
-tar -czf "$out.tar.gz" -C "$out" . && rm -rf "$out"/* && mv "$out.tar.gz" "$out/results.tar.gz"
+device_pack

@@ -11,12 +11,8 @@
 # library.
 #   ci/device-hosts.sh            (on the device, from the repository root)
 set -uo pipefail
-# shellcheck disable=SC1091
-source .gpu-deps/env.sh
-export PATH=/usr/local/cuda/bin:$PATH
-out=${OUT:-device-out}
-out=${out%/}
-mkdir -p "$out"
+# shellcheck source=ci/device-lib.sh
+source ci/device-lib.sh
 nvidia-smi -L > "$out/gpus.txt" 2>&1
 # BIN: a cuproof already built (ci/device-issue27.sh passes its own);
 # else the main preset's tool and injection library are built here.
@@ -95,5 +91,5 @@ echo "offset check: exit ${PIPESTATUS[0]}" | tee -a "$out/summary.txt"
 rm -f "$out/hosts"/*.trace.json "$out/hosts"/*.perfetto.json
 # PACK=0: the caller packs (ci/device-issue27.sh).
 if [ "${PACK:-1}" = 1 ]; then
-    tar -czf "$out.tar.gz" -C "$out" . && rm -rf "${out:?}"/* && mv "$out.tar.gz" "$out/results.tar.gz"
+    device_pack
 fi

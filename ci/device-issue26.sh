@@ -5,11 +5,8 @@
 # and with FULL=1 the full-profile sample report. Logs go to $OUT.
 #   ci/device-issue26.sh            (on the device, from the repository root)
 set -uo pipefail
-source .gpu-deps/env.sh
-export PATH=/usr/local/cuda/bin:$PATH
-out=${OUT:-device-out}
-out=${out%/}
-mkdir -p "$out"
+# shellcheck source=ci/device-lib.sh
+source ci/device-lib.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/nvidia-smi.txt"
 cmake --preset default > "$out/configure.log" 2>&1 && cmake --build --preset default > "$out/build.log" 2>&1 ||
     { tail -30 "$out/build.log"; exit 1; }
@@ -32,4 +29,4 @@ if [ "${FULL:-0}" = 1 ]; then
 fi
 # The device tool brings back a few files only: everything in one archive
 # (the report, the logs, every trace), listed beside it.
-tar -czf "$out.tar.gz" -C "$out" . && rm -rf "$out"/* && mv "$out.tar.gz" "$out/results.tar.gz"
+device_pack

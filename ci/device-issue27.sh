@@ -9,11 +9,8 @@
 # HOSTS=1 adds ci/device-hosts.sh: two hosts simulated on the two GPUs.
 #   RUNS=1 DDP=3 HOSTS=1 ci/device-issue27.sh   (on the device, repository root, .gpu-deps carried)
 set -uo pipefail
-source .gpu-deps/env.sh
-export PATH=/usr/local/cuda/bin:$PATH
-out=${OUT:-device-out}
-out=${out%/}
-mkdir -p "$out"
+# shellcheck source=ci/device-lib.sh
+source ci/device-lib.sh
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv > "$out/nvidia-smi.txt" 2>&1
 python3 -c 'import torch; print(torch.__version__, torch.cuda.nccl.version(), torch.cuda.device_count())' \
     > "$out/torch.txt" 2>&1
@@ -59,4 +56,4 @@ done
 if [ "${HOSTS:-0}" = 1 ]; then
     BIN=build/default/cuproof PACK=0 OUT="$out/hosts-sim" bash ci/device-hosts.sh
 fi
-tar -czf "$out.tar.gz" -C "$out" . && rm -rf "$out"/* && mv "$out.tar.gz" "$out/results.tar.gz"
+device_pack

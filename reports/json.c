@@ -214,21 +214,10 @@ static void rank_row_json(builder *b, cJSON *j, const cp_ranks *r, const cp_rank
         b->ok = b->ok && x && cJSON_AddItemToArray(devices, x);
     }
     add_num(b, j, "device_count", w->ndevices); /* the array lists CP_RANK_MAX_DEVICES at most */
-    add_num(b, j, "span_ns", (double)w->span_ns);
-    add_num(b, j, "busy_ns", (double)w->busy_ns);
-    add_num(b, j, "idle_ns", (double)w->idle_ns);
-    add_num(b, j, "idle_share", w->idle_share);
-    add_num(b, j, "kernels", w->kernels);
-    add_num(b, j, "comm_busy_ns", (double)w->comm_busy_ns);
-    add_num(b, j, "comm_compute_overlap_ns", (double)w->comm_compute_overlap_ns);
-    add_num(b, j, "exposed_comm_ns", (double)w->exposed_comm_ns);
-    add_num(b, j, "comm_compute_overlap_ratio", w->comm_compute_overlap_ratio);
-    add_num(b, j, "exposed_comm_share", w->exposed_comm_share);
-    add_num(b, j, "collectives", w->collectives);
-    add_num(b, j, "arrived_last", w->arrived_last);
-    add_num(b, j, "median_lag_ns", (double)w->median_lag_ns);
-    add_num(b, j, "mean_lag_ns", (double)w->mean_lag_ns);
-    add_num(b, j, "max_lag_ns", (double)w->max_lag_ns);
+    size_t n;
+    const cp_metric_def *defs = cp_rank_row_defs(&n);
+    for (size_t k = 0; k < n; k++)
+        add_num(b, j, defs[k].name, cp_field_value(w, &defs[k]));
 }
 
 static void ranks_json(builder *b, cJSON *o, const cp_ranks *r)

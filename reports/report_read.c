@@ -245,21 +245,12 @@ static int read_rank_row(const where *w, const cJSON *o, const char *at, size_t 
     RANK_U(o, at, "device_count", count);
     if (count > row->ndevices)
         row->ndevices = count; /* it counts past the devices it lists */
-    RANK_U(o, at, "span_ns", row->span_ns);
-    RANK_U(o, at, "busy_ns", row->busy_ns);
-    RANK_U(o, at, "idle_ns", row->idle_ns);
-    RANK_U(o, at, "idle_share", row->idle_share);
-    RANK_U(o, at, "kernels", row->kernels);
-    RANK_U(o, at, "comm_busy_ns", row->comm_busy_ns);
-    RANK_U(o, at, "comm_compute_overlap_ns", row->comm_compute_overlap_ns);
-    RANK_U(o, at, "exposed_comm_ns", row->exposed_comm_ns);
-    RANK_U(o, at, "comm_compute_overlap_ratio", row->comm_compute_overlap_ratio);
-    RANK_U(o, at, "exposed_comm_share", row->exposed_comm_share);
-    RANK_U(o, at, "collectives", row->collectives);
-    RANK_U(o, at, "arrived_last", row->arrived_last);
-    RANK_U(o, at, "median_lag_ns", row->median_lag_ns);
-    RANK_U(o, at, "mean_lag_ns", row->mean_lag_ns);
-    RANK_U(o, at, "max_lag_ns", row->max_lag_ns);
+    size_t n;
+    const cp_metric_def *defs = cp_rank_row_defs(&n);
+    for (size_t k = 0; k < n; k++) {
+        CP_TRY(rank_num(w, o, at, defs[k].name, 0, &x));
+        cp_field_set(row, &defs[k], x);
+    }
 out:
     return rc;
 }

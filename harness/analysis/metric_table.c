@@ -51,8 +51,7 @@ const cp_metric_def *cp_metric_find(const char *name)
     return NULL;
 }
 
-/* The field at d's offset in `record`, as a double. */
-static double field_value(const void *record, const cp_metric_def *d)
+double cp_field_value(const void *record, const cp_metric_def *d)
 {
     const char *field = (const char *)record + d->offset;
     switch (d->type) {
@@ -67,7 +66,7 @@ static double field_value(const void *record, const cp_metric_def *d)
 
 double cp_metric_value(const cp_metrics *m, const cp_metric_def *d)
 {
-    return field_value(m, d);
+    return cp_field_value(m, d);
 }
 
 bool cp_metric_is_program_wide(const char *name)
@@ -113,12 +112,17 @@ const cp_metric_def *cp_device_metric_defs(size_t *n)
 
 double cp_device_metric_value(const cp_device_metrics *dm, const cp_metric_def *d)
 {
-    return field_value(dm, d);
+    return cp_field_value(dm, d);
 }
 
 void cp_metric_set(cp_metrics *m, const cp_metric_def *d, double v)
 {
-    char *field = (char *)m + d->offset;
+    cp_field_set(m, d, v);
+}
+
+void cp_field_set(void *record, const cp_metric_def *d, double v)
+{
+    char *field = (char *)record + d->offset;
     /* v == v is false for NaN alone; the bounds leave out the infinities. */
     bool whole = v == v && v >= 0;
     switch (d->type) {

@@ -7,9 +7,23 @@
 #include <cuproof/collectives.h>
 #include <cuproof/error.h>
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const cp_metric_def rank_row_defs[] = {
+#define CP_RANK_ROW_DEF_(name, type) \
+    {#name, NULL, NULL, NULL, CP_METRIC_##type, offsetof(cp_rank_row, name)},
+    CP_RANK_ROW_MAP(CP_RANK_ROW_DEF_)
+#undef CP_RANK_ROW_DEF_
+};
+
+const cp_metric_def *cp_rank_row_defs(size_t *n)
+{
+    *n = sizeof rank_row_defs / sizeof rank_row_defs[0];
+    return rank_row_defs;
+}
 
 /* One rank as the records arrive. */
 typedef struct rank_state {

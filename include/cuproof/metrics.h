@@ -403,6 +403,12 @@ CP_API const char *cp_metric_unmeasured(const cp_metrics *m, const char *name);
 CP_API const cp_metric_def *cp_device_metric_defs(size_t *n);
 CP_API double cp_device_metric_value(const cp_device_metrics *dm, const cp_metric_def *d);
 
+/* A field of any record that a cp_metric_def describes (cp_metrics,
+ * cp_device_metrics, cuproof/ranks.h's cp_rank_row), read as a double or
+ * set from one (as cp_metric_set) through its offset. */
+CP_API double cp_field_value(const void *record, const cp_metric_def *d);
+CP_API void cp_field_set(void *record, const cp_metric_def *d, double v);
+
 /* Sets metric `d` of `m` from a double (as a report keeps it), rounded to
  * the field's type; a negative or non-finite value sets 0 where the field
  * is an integer. */

@@ -68,6 +68,19 @@ typedef struct cp_rank_row {
     uint64_t median_lag_ns, mean_lag_ns, max_lag_ns;
 } cp_rank_row;
 
+/* The figures of cp_rank_row that report.json writes and reads back, in
+ * its order, declared once: XX(field, CP_METRIC_ type). */
+#define CP_RANK_ROW_MAP(XX)                                                               \
+    XX(span_ns, U64) XX(busy_ns, U64) XX(idle_ns, U64) XX(idle_share, DOUBLE)             \
+    XX(kernels, U32) XX(comm_busy_ns, U64) XX(comm_compute_overlap_ns, U64)               \
+    XX(exposed_comm_ns, U64) XX(comm_compute_overlap_ratio, DOUBLE)                       \
+    XX(exposed_comm_share, DOUBLE) XX(collectives, U32) XX(arrived_last, U32)             \
+    XX(median_lag_ns, U64) XX(mean_lag_ns, U64) XX(max_lag_ns, U64)
+
+/* CP_RANK_ROW_MAP as a table (label, unit and meaning NULL), read and set
+ * with cp_field_value and cp_field_set; *n gets its length. */
+CP_API const cp_metric_def *cp_rank_row_defs(size_t *n);
+
 /* One host: its name and the offset that put its clock on host 0's. */
 typedef struct cp_host_clock {
     char name[64];
