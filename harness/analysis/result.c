@@ -143,6 +143,11 @@ void cp_case_result_free(cp_case_result *r)
         free(v->summary);
         cp_ranks_free(v->ranks);
         v->ranks = NULL;
+        for (size_t k = 0; k < v->nruns; k++)
+            free(v->runs[k].samples_ms);
+        free(v->runs);
+        v->runs = NULL;
+        v->nruns = 0;
         cp_series_free(v->series, v->nseries);
         free(v->samples_ms);
     }

@@ -87,6 +87,19 @@ typedef struct cp_series {
     size_t n;
 } cp_series;
 
+/* One pass of `cuproof run --runs K` over a variant (issue 28: the run,
+ * not the sample, is the unit a comparison rests on): that pass's own
+ * timed samples and their median, the GPU's clocks around them, and the
+ * device time its traced run kept the GPU busy (kernel and copy busy time
+ * summed; 0 when untraced). */
+typedef struct cp_run_value {
+    double median_ms;
+    double *samples_ms; /* owned */
+    size_t nsamples;
+    cp_clocks clocks_before, clocks_after;
+    uint64_t device_busy_ns;
+} cp_run_value;
+
 typedef struct cp_variant_result {
     char name[64];
     bool ran;
@@ -103,6 +116,12 @@ typedef struct cp_variant_result {
     /* The GPU's clocks before the variant's first timed run and after its
      * last. */
     cp_clocks clocks_before, clocks_after;
+    /* The passes of `cuproof run --runs K` (K of them; owned), in order:
+     * `timing` and `samples_ms` above are every pass's samples together.
+     * NULL and 0 for a single pass (a report of one run, or of an older
+     * schema): a comparison then has one run of it. */
+    cp_run_value *runs;
+    size_t nruns;
     bool traced;
     char untraced_reason[512];
     char skip_reason[160]; /* why the variant did not run; "" when it ran */
