@@ -26,6 +26,9 @@ typedef struct run_args {
     const char **params; /* --param NAME=VALUE, room for every argument */
     cp_run_opts rule;    /* the stopping rule's settings given on the command line */
     bool rule_set;
+    /* --runs K: K passes over the selected cases, one after the other, each
+     * case's passes kept apart in its variants' runs (cp_run_value). */
+    int runs;
 } run_args;
 
 /* Parses run's options and case names into `a` (a->sel has room for every
@@ -43,6 +46,11 @@ static int parse_args(int argc, char **argv, bool test, run_args *a)
         } else if (strcmp(arg, "--repeat") == 0) {
             if (!cp_parse_int(val, 1, 1000, &a->o.repeat))
                 return cp_usage_error("--repeat '%s': expected an integer from 1 to 1000",
+                                      val ? val : "");
+            i++;
+        } else if (strcmp(arg, "--runs") == 0 && !test) {
+            if (!cp_parse_int(val, 1, 100, &a->runs))
+                return cp_usage_error("--runs '%s': expected an integer from 1 to 100",
                                       val ? val : "");
             i++;
         } else if (strcmp(arg, "--warmup") == 0) {
@@ -198,46 +206,90 @@ static void forward_progress(void *session, const cp_run_progress *p)
     cp_session_on_run(session, p);
 }
 
-/* Runs the selected cases into the session. Returns -1, or the exit
- * status when a device cannot be selected. */
+/* Runs case i of the selection into `c` (zeroed by the caller). Returns
+ * -1, or the exit status when a device cannot be selected. */
+static int run_one(const run_args *a, const cp_report *r, size_t i, const int *devices,
+                   int ndevices, int *fatal, char *fatal_msg, size_t msg_len, cp_case_result *c)
+{
+    if (*fatal && !a->sel[i]->cpu_only) {
+        /* A sticky CUDA error leaves this process's context unusable. */
+        snprintf(c->name, sizeof c->name, "%s", cp_case_name(a->sel[i]));
+        c->status = CP_STATUS_FAILED;
+        snprintf(c->error, sizeof c->error,
+                 "not run: an earlier case left the device unusable (%s)", fatal_msg);
+        return -1;
+    }
+    /* With --devices, case i runs on the (i mod n)th GPU listed. */
+    cp_env env = r->env;
+    if (ndevices > 1 && cp_env_use_device(&env, devices[i % (size_t)ndevices]) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return CP_EXIT_FAILED;
+    }
+    /* Only a sticky error (the context is lost) stops the GPU cases after
+     * this one; the case's own report says what failed either way. */
+    if (cp_run_case(a->sel[i], &env, &a->o, c) < 0 && !cp_device_usable()) {
+        *fatal = 1;
+        snprintf(fatal_msg, msg_len, "%s", c->error);
+    }
+    return -1;
+}
+
+/* The session takes a case's result (and frees it); a failed case makes
+ * the run fail. Returns 0, or -1 when the session could not take it. */
+static int add_case(cp_session *s, cp_case_result *c, int *status)
+{
+    if (c->status == CP_STATUS_FAILED)
+        *status = CP_EXIT_FAILED;
+    if (cp_session_add_case(s, c) < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        *status = CP_EXIT_FAILED;
+        return -1;
+    }
+    return 0;
+}
+
+/* Runs the selected cases into the session: once, or in a->runs passes
+ * over all of them (each pass after the last, so that what drifts between
+ * runs, clocks and the GPU's state, drifts between passes too), each
+ * case's later passes folded into its first (cp_case_result_add_pass).
+ * Returns -1, or the exit status when a device cannot be selected. */
 static int run_cases(const run_args *a, cp_session *s, const int *devices, int ndevices,
                      int *status)
 {
     const cp_report *r = cp_session_report(s);
-    int fatal = 0;
+    int fatal = 0, rc = -1;
     char fatal_msg[1024] = "";
-    for (size_t i = 0; i < a->nsel; i++) {
-        cp_case_result c;
-        memset(&c, 0, sizeof c);
-        if (fatal && !a->sel[i]->cpu_only) {
-            /* A sticky CUDA error leaves this process's context unusable. */
-            snprintf(c.name, sizeof c.name, "%s", cp_case_name(a->sel[i]));
-            c.status = CP_STATUS_FAILED;
-            snprintf(c.error, sizeof c.error,
-                     "not run: an earlier case left the device unusable (%s)", fatal_msg);
-        } else {
-            /* With --devices, case i runs on the (i mod n)th GPU listed. */
-            cp_env env = r->env;
-            if (ndevices > 1 && cp_env_use_device(&env, devices[i % (size_t)ndevices]) < 0) {
+    int passes = a->runs > 1 ? a->runs : 1;
+    cp_case_result *first = calloc(a->nsel ? a->nsel : 1, sizeof *first);
+    if (!first)
+        return cp_usage_error("%s", "out of memory");
+    for (int pass = 1; pass <= passes && rc < 0; pass++) {
+        if (passes > 1)
+            printf("cuproof: pass %d of %d\n", pass, passes);
+        for (size_t i = 0; i < a->nsel && rc < 0; i++) {
+            cp_case_result c;
+            memset(&c, 0, sizeof c);
+            rc = run_one(a, r, i, devices, ndevices, &fatal, fatal_msg, sizeof fatal_msg,
+                         pass == 1 ? &first[i] : &c);
+            if (pass > 1 && cp_case_result_add_pass(&first[i], &c, pass) < 0) {
                 fprintf(stderr, "cuproof: %s\n", cp_last_error());
-                return CP_EXIT_FAILED;
+                rc = CP_EXIT_FAILED;
             }
-            /* Only a sticky error (the context is lost) stops the GPU
-             * cases after this one; the case's own report says what
-             * failed either way. */
-            if (cp_run_case(a->sel[i], &env, &a->o, &c) < 0 && !cp_device_usable()) {
-                fatal = 1;
-                snprintf(fatal_msg, sizeof fatal_msg, "%s", c.error);
-            }
-        }
-        if (c.status == CP_STATUS_FAILED)
-            *status = CP_EXIT_FAILED;
-        if (cp_session_add_case(s, &c) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            *status = CP_EXIT_FAILED;
+            if (pass > 1)
+                cp_case_result_free(&c);
+            /* One pass: each case reaches the sinks as soon as it ran. */
+            if (passes == 1 && rc < 0 && add_case(s, &first[i], status) < 0)
+                rc = CP_EXIT_FAILED;
         }
     }
-    return -1;
+    for (size_t i = 0; passes > 1 && i < a->nsel; i++) {
+        if (rc < 0)
+            add_case(s, &first[i], status);
+        else
+            cp_case_result_free(&first[i]);
+    }
+    free(first);
+    return rc;
 }
 
 /* `test` prints every check and claim of its one case, for the ctest log,

@@ -32,6 +32,9 @@ static const cp_help_opt run_opts[] = {
     {"--profile ci|full", "problem sizes: ci (small, the default) or full (the sources')"},
     {"--repeat N", "exactly N timed runs per variant, 1..1000 (default for test: 3; for run: "
                    "the stopping rule below)"},
+    {"--runs K", "K passes over the selected cases, one after the other (1..100): each "
+                 "variant keeps every pass's samples, median, clocks and device time apart "
+                 "(report.json timing.passes), so that compare rests on runs, not samples"},
     {"--min-samples N, --max-samples N, --max-noise F, --min-time S, --max-time S",
      "the stopping rule: timed runs until the median's relative standard error is at most F "
      "(ci: 5..50 runs, 0.02, 1 s; full: 5..100, 0.01, 5 s); the report says what ended them"},
@@ -180,7 +183,8 @@ const cp_command cp_commands[] = {
      .run = cp_cmd_test,
      .text = "Runs one case as run does, as a ctest test: three timed runs unless --repeat or "
              "the stopping rule's options say otherwise, and files only when --out is given. "
-             "It takes run's options but --devices: ctest places each test on its GPU.",
+             "It takes run's options but --devices and --runs: ctest places each test on its "
+             "GPU.",
      .exits = "the case's: 0 passed, 1 failed or inconclusive, 77 skipped (no GPU; 1 with "
               "CUPROOF_REQUIRE_GPU=1)."},
     {.name = "compare",

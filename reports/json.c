@@ -274,6 +274,28 @@ static void clocks_json(builder *b, cJSON *parent, const char *key, const cp_clo
     }
 }
 
+/* 1.8: the passes of `cuproof run --runs K` (cp_run_value), each its own
+ * samples, median, clocks and traced device time, in timing.passes. */
+static void passes_json(builder *b, cJSON *timing, const cp_variant_result *v)
+{
+    cJSON *arr = add_arr(b, timing, "passes");
+    for (size_t i = 0; arr && i < v->nruns; i++) {
+        const cp_run_value *r = &v->runs[i];
+        cJSON *o = push_obj(b, arr);
+        if (!o)
+            return;
+        add_num(b, o, "median_ms", r->median_ms);
+        cJSON *samples = add_arr(b, o, "samples_ms");
+        for (size_t k = 0; samples && k < r->nsamples; k++) {
+            cJSON *x = cJSON_CreateNumber(r->samples_ms[k]);
+            b->ok = b->ok && x && cJSON_AddItemToArray(samples, x);
+        }
+        clocks_json(b, o, "clocks_before", &r->clocks_before);
+        clocks_json(b, o, "clocks_after", &r->clocks_after);
+        add_num(b, o, "device_busy_ns", (double)r->device_busy_ns);
+    }
+}
+
 /* A variant's series: name, unit, values and their mean and spread. */
 static void series_json(builder *b, cJSON *parent, const cp_variant_result *v)
 {
@@ -364,6 +386,8 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
         }
         clocks_json(b, j, "clocks_before", &v->clocks_before);
         clocks_json(b, j, "clocks_after", &v->clocks_after);
+        if (v->nruns)
+            passes_json(b, t, v);
         cJSON *verify = add_obj(b, j, "verification");
         add_num(b, verify, "runs", v->verified_runs);
         add_num(b, verify, "elements", (double)v->elements);
@@ -425,7 +449,7 @@ cJSON *cp_report_to_json(const cp_report *r)
      * and _share, in the trace and per device), the work classes' rules
      * and each trace's kernel_breakdown; 1.7: a distributed program's
      * ranks per variant (readers of 1.0 ignore them). */
-    add_str(&b, root, "schema_version", "1.7");
+    add_str(&b, root, "schema_version", "1.8");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

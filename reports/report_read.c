@@ -350,6 +350,35 @@ static int read_ranks(const where *w, const cJSON *o, cp_ranks **out)
 
 #undef RANK_U
 
+/* timing.passes (1.8): each pass of `cuproof run --runs K`; absent in a
+ * report of one pass or an older schema (nruns 0). */
+static int read_passes(const where *w, const cJSON *arr, cp_variant_result *v)
+{
+    int n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+    if (arr && !cJSON_IsArray(arr))
+        return bad(w, "timing.passes is not an array");
+    if (n <= 0)
+        return 0;
+    if (!(v->runs = calloc((size_t)n, sizeof *v->runs)))
+        return cp_failf(CP_ENOMEM, "out of memory reading %s", w->path);
+    const cJSON *p;
+    cJSON_ArrayForEach(p, arr)
+    {
+        cp_run_value *r = &v->runs[v->nruns++];
+        const cJSON *median = item(p, "median_ms");
+        if (!cJSON_IsNumber(median) || !isfinite(median->valuedouble) || median->valuedouble < 0)
+            return bad(w, "a pass of timing.passes has no median_ms");
+        r->median_ms = median->valuedouble;
+        int rc = numbers(w, item(p, "samples_ms"), &r->samples_ms, &r->nsamples);
+        if (rc < 0)
+            return rc;
+        read_clocks(item(p, "clocks_before"), &r->clocks_before);
+        read_clocks(item(p, "clocks_after"), &r->clocks_after);
+        r->device_busy_ns = (uint64_t)num(p, "device_busy_ns", 0);
+    }
+    return 0;
+}
+
 static int read_variant(where *w, const cJSON *o, cp_variant_result *v)
 {
     int rc = 0;
@@ -369,6 +398,7 @@ static int read_variant(where *w, const cJSON *o, cp_variant_result *v)
     v->noise = num(t, "median_noise", NAN);
     read_clocks(item(o, "clocks_before"), &v->clocks_before);
     read_clocks(item(o, "clocks_after"), &v->clocks_after);
+    CP_TRY(read_passes(w, item(t, "passes"), v));
     const cJSON *verify = item(o, "verification");
     v->verified_runs = (int)num(verify, "runs", 0);
     v->elements = (uint64_t)num(verify, "elements", 0);

@@ -162,3 +162,94 @@ void cp_case_result_free(cp_case_result *r)
     r->nvariants = r->nchecks = r->nclaims = r->nfigures = 0;
     r->variants_cap = r->checks_cap = r->claims_cap = r->figures_cap = 0;
 }
+
+/* One variant's timed samples as a run: a copy of them, their median,
+ * clocks and the traced run's device time. */
+static int run_of(const cp_variant_result *v, cp_run_value *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!(out->samples_ms = malloc(v->nsamples * sizeof *out->samples_ms)))
+        return cp_failf(CP_ENOMEM, "out of memory keeping a pass's samples");
+    memcpy(out->samples_ms, v->samples_ms, v->nsamples * sizeof *out->samples_ms);
+    out->nsamples = v->nsamples;
+    cp_timing t;
+    if (cp_timing_compute(v->samples_ms, v->nsamples, &t) == 0)
+        out->median_ms = t.median_ms;
+    out->clocks_before = v->clocks_before;
+    out->clocks_after = v->clocks_after;
+    out->device_busy_ns = v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0;
+    return 0;
+}
+
+static int add_run(cp_variant_result *v, const cp_variant_result *from)
+{
+    cp_run_value *r = realloc(v->runs, (v->nruns + 1) * sizeof *r);
+    if (!r)
+        return cp_failf(CP_ENOMEM, "out of memory keeping a pass's samples");
+    v->runs = r;
+    int rc = run_of(from, &v->runs[v->nruns]);
+    if (rc == 0)
+        v->nruns++;
+    return rc;
+}
+
+/* into's samples become every run's, and its timing theirs. */
+static int pool_runs(cp_variant_result *v)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < v->nruns; k++)
+        n += v->runs[k].nsamples;
+    double *all = malloc((n ? n : 1) * sizeof *all);
+    if (!all)
+        return cp_failf(CP_ENOMEM, "out of memory pooling a variant's runs");
+    size_t at = 0;
+    for (size_t k = 0; k < v->nruns; k++) {
+        memcpy(all + at, v->runs[k].samples_ms, v->runs[k].nsamples * sizeof *all);
+        at += v->runs[k].nsamples;
+    }
+    free(v->samples_ms);
+    v->samples_ms = all;
+    v->nsamples = n;
+    return n ? cp_timing_compute(all, n, &v->timing) : 0;
+}
+
+int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *pass, int number)
+{
+    for (size_t i = 0; i < pass->nvariants; i++) {
+        const cp_variant_result *pv = &pass->variants[i];
+        cp_variant_result *v = NULL;
+        for (size_t k = 0; k < into->nvariants && !v; k++)
+            if (strcmp(into->variants[k].name, pv->name) == 0)
+                v = &into->variants[k];
+        if (!v || !pv->nsamples)
+            continue;
+        int rc = 0;
+        if (v->nruns == 0 && v->nsamples)
+            rc = add_run(v, v);
+        if (rc == 0)
+            rc = add_run(v, pv);
+        if (rc == 0)
+            rc = pool_runs(v);
+        if (rc < 0)
+            return rc;
+    }
+    bool failed = pass->status == CP_STATUS_FAILED;
+    if ((failed || pass->status == CP_STATUS_INCONCLUSIVE) && into->status == CP_STATUS_PASSED) {
+        into->status = pass->status;
+        if (failed)
+            snprintf(into->error, sizeof into->error, "pass %d: %.1000s", number, pass->error);
+        else
+            snprintf(into->skip_reason, sizeof into->skip_reason, "pass %d: %.490s", number,
+                     pass->skip_reason);
+    }
+    for (size_t i = 0; i < pass->nchecks; i++) {
+        if (pass->checks[i].status != CP_CHECK_FAILED)
+            continue;
+        cp_check_result *k = cp_result_add_check(into);
+        if (!k)
+            return cp_failf(CP_ENOMEM, "out of memory keeping a pass's checks");
+        *k = pass->checks[i];
+        snprintf(k->name, sizeof k->name, "pass %d: %.110s", number, pass->checks[i].name);
+    }
+    return 0;
+}

@@ -228,6 +228,20 @@ CP_API cp_figure *cp_result_add_figure(cp_case_result *r);
 
 /* Frees the lists, traces, metrics and series a case result owns (not
  * the result itself) and leaves it empty. */
+/*
+ * `cuproof run --runs K`: pass `pass` of a case (the same case run again,
+ * later) folded into `into`, the first pass's result. Each variant of the
+ * pass with timed samples becomes one more of into's runs (cp_run_value:
+ * its samples and median, clocks and traced device time), the first pass
+ * becoming run 0 when it has none yet; into's samples and timing become
+ * every run's together; the rest (trace, checks, claims) stays the first
+ * pass's, except that a pass that failed or was inconclusive makes `into`
+ * so too, its error or reason prefixed "pass N: " and each of its failed
+ * checks added, so that no pass's failure is lost. `pass` is left as it
+ * was; its owner frees it. Returns 0 or CP_ENOMEM.
+ */
+CP_API int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *pass, int number);
+
 CP_API void cp_case_result_free(cp_case_result *r);
 
 #ifdef __cplusplus

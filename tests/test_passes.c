@@ -1,0 +1,122 @@
+/*
+ * `cuproof run --runs K` without a GPU: a case's later passes folded into
+ * its first (cp_case_result_add_pass: each pass one run of each variant,
+ * the samples pooled, a later pass's failure kept), and the passes
+ * written to report.json (timing.passes, schema 1.8) and read back, so
+ * that compare can rest on runs.
+ */
+#include <cuproof/error.h>
+#include <cuproof/internal/report.h>
+#include <cuproof/result.h>
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A case of one variant "v" with `n` samples from `base` ms up by 0.1. */
+static void one_pass(cp_case_result *c, double base, int n, unsigned sm_mhz, bool fail)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "k");
+    c->status = fail ? CP_STATUS_FAILED : CP_STATUS_PASSED;
+    if (fail)
+        snprintf(c->error, sizeof c->error, "output differs");
+    cp_check_result *k = cp_result_add_check(c);
+    cr_assert_not_null(k);
+    snprintf(k->name, sizeof k->name, "v output matches");
+    k->status = fail ? CP_CHECK_FAILED : CP_CHECK_PASSED;
+    cp_variant_result *v = cp_result_add_variant(c);
+    cr_assert_not_null(v);
+    snprintf(v->name, sizeof v->name, "v");
+    v->ran = true;
+    v->samples_ms = malloc((size_t)n * sizeof *v->samples_ms);
+    cr_assert_not_null(v->samples_ms);
+    for (int i = 0; i < n; i++)
+        v->samples_ms[i] = base + 0.1 * i;
+    v->nsamples = (size_t)n;
+    cr_assert_eq(cp_timing_compute(v->samples_ms, v->nsamples, &v->timing), 0);
+    v->clocks_before = (cp_clocks){.known = true, .sm_mhz = sm_mhz, .mem_mhz = 2619};
+    v->clocks_after = v->clocks_before;
+}
+
+Test(passes, later_passes_become_runs_and_keep_failures)
+{
+    cp_case_result first, second, third;
+    one_pass(&first, 1.0, 5, 1980, false);
+    one_pass(&second, 2.0, 3, 1755, false);
+    one_pass(&third, 3.0, 4, 1980, true);
+    cr_assert_eq(cp_case_result_add_pass(&first, &second, 2), 0, "%s", cp_last_error());
+    cr_assert_eq(cp_case_result_add_pass(&first, &third, 3), 0, "%s", cp_last_error());
+    const cp_variant_result *v = &first.variants[0];
+    cr_assert_eq(v->nruns, 3);
+    cr_expect_float_eq(v->runs[0].median_ms, 1.2, 1e-12);
+    cr_expect_float_eq(v->runs[1].median_ms, 2.1, 1e-12);
+    cr_expect_float_eq(v->runs[2].median_ms, 3.15, 1e-12);
+    cr_expect_eq(v->runs[1].nsamples, 3);
+    cr_expect_eq(v->runs[1].clocks_before.sm_mhz, 1755);
+    /* Every run's samples together: 5 + 3 + 4, and their median. */
+    cr_expect_eq(v->nsamples, 12);
+    cr_expect_eq(v->timing.runs, 12);
+    cr_expect_float_eq(v->timing.median_ms, 2.05, 1e-12);
+    /* The third pass failed: so does the case, saying which pass. */
+    cr_expect_eq(first.status, CP_STATUS_FAILED);
+    cr_expect_str_eq(first.error, "pass 3: output differs");
+    cr_assert_eq(first.nchecks, 2);
+    cr_expect_str_eq(first.checks[1].name, "pass 3: v output matches");
+    cr_expect_eq(first.checks[1].status, CP_CHECK_FAILED);
+    cp_case_result_free(&second);
+    cp_case_result_free(&third);
+    cp_case_result_free(&first);
+}
+
+Test(passes, report_keeps_each_pass_and_reads_it_back)
+{
+    cp_case_result c, second;
+    one_pass(&c, 1.0, 5, 1980, false);
+    one_pass(&second, 1.5, 5, 1410, false);
+    cr_assert_eq(cp_case_result_add_pass(&c, &second, 2), 0);
+    cp_report rep;
+    memset(&rep, 0, sizeof rep);
+    snprintf(rep.tool_version, sizeof rep.tool_version, "test");
+    snprintf(rep.profile, sizeof rep.profile, "ci");
+    rep.cases = &c;
+    rep.ncases = 1;
+    char dir[] = "/tmp/cuproof-passes-XXXXXX", path[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    cr_assert_eq(cp_report_json_write(&rep, path), 0, "%s", cp_last_error());
+    cp_report back;
+    cr_assert_eq(cp_report_read(path, &back), 0, "%s", cp_last_error());
+    const cp_variant_result *b = &back.cases[0].variants[0];
+    cr_assert_eq(b->nruns, 2);
+    cr_expect_float_eq(b->runs[0].median_ms, 1.2, 1e-12);
+    cr_expect_float_eq(b->runs[1].median_ms, 1.7, 1e-12);
+    cr_expect_eq(b->runs[1].nsamples, 5);
+    cr_expect_float_eq(b->runs[1].samples_ms[4], 1.9, 1e-12);
+    cr_expect_eq(b->runs[1].clocks_before.sm_mhz, 1410);
+    cr_expect_eq(b->nsamples, 10);
+    cp_report_free(&back);
+
+    /* A pass without its median is a bad report, named. */
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *m = strstr(text, "\"median_ms\":\t1.2");
+    cr_assert_not_null(m, "%s", text);
+    memcpy(m, "\"medien_ms\"", 11);
+    f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    cr_expect_eq(cp_report_read(path, &back), CP_EPARSE);
+    cr_expect_not_null(strstr(cp_last_error(), "timing.passes has no median_ms"), "%s",
+                       cp_last_error());
+    unlink(path);
+    rmdir(dir);
+    cp_case_result_free(&second);
+    cp_case_result_free(&c);
+}
