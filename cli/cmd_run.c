@@ -292,6 +292,21 @@ static int run_cases(const run_args *a, cp_session *s, const int *devices, int n
     return rc;
 }
 
+/* After --runs K: each variant's spread between its passes, the figure a
+ * timing threshold must stay above (issue 28). */
+static void print_spread(const cp_report *r, int runs)
+{
+    printf("cuproof: between-run spread of each variant's median over %d passes:\n", runs);
+    for (size_t i = 0; i < r->ncases; i++)
+        for (size_t k = 0; k < r->cases[i].nvariants; k++) {
+            const cp_variant_result *v = &r->cases[i].variants[k];
+            double sd, span;
+            if (cp_variant_run_spread(v, &sd, &span))
+                printf("  %s/%s: %.1f%% (largest/smallest %.3f)\n", r->cases[i].name, v->name,
+                       100 * sd, span);
+        }
+}
+
 /* `test` prints every check and claim of its one case, for the ctest log,
  * and fails a case that skipped a check although the run was traced: on a
  * GPU machine with tracing, a skipped check is a check that did not run. */
@@ -368,6 +383,8 @@ static int run_or_test(int argc, char **argv, bool test)
         rc = CP_EXIT_FAILED;
         goto out;
     }
+    if (a.runs > 1)
+        print_spread(cp_session_report(s), a.runs);
     size_t np, nf, ns, ni;
     cp_session_counts(s, &np, &nf, &ns, &ni);
     if (a.out_dir)

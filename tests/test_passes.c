@@ -56,6 +56,11 @@ Test(passes, later_passes_become_runs_and_keep_failures)
     cr_expect_float_eq(v->runs[2].median_ms, 3.15, 1e-12);
     cr_expect_eq(v->runs[1].nsamples, 3);
     cr_expect_eq(v->runs[1].clocks_before.sm_mhz, 1755);
+    /* The spread of the medians 1.2, 2.1, 3.15: sd 0.9760 over mean 2.15. */
+    double sd, span;
+    cr_assert(cp_variant_run_spread(v, &sd, &span));
+    cr_expect_float_eq(sd, 0.453935, 1e-5, "%g", sd);
+    cr_expect_float_eq(span, 3.15 / 1.2, 1e-12);
     /* Every run's samples together: 5 + 3 + 4, and their median. */
     cr_expect_eq(v->nsamples, 12);
     cr_expect_eq(v->timing.runs, 12);

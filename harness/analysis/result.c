@@ -4,6 +4,7 @@
 
 #include <cuproof/error.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,4 +253,24 @@ int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *pass, in
         snprintf(k->name, sizeof k->name, "pass %d: %.110s", number, pass->checks[i].name);
     }
     return 0;
+}
+
+bool cp_variant_run_spread(const cp_variant_result *v, double *rel_sd, double *max_over_min)
+{
+    *rel_sd = *max_over_min = 0;
+    if (v->nruns < 2)
+        return false;
+    double sum = 0, lo = v->runs[0].median_ms, hi = lo;
+    for (size_t k = 0; k < v->nruns; k++) {
+        double m = v->runs[k].median_ms;
+        sum += m;
+        lo = m < lo ? m : lo;
+        hi = m > hi ? m : hi;
+    }
+    double mean = sum / (double)v->nruns, ss = 0;
+    for (size_t k = 0; k < v->nruns; k++)
+        ss += (v->runs[k].median_ms - mean) * (v->runs[k].median_ms - mean);
+    *rel_sd = mean > 0 ? sqrt(ss / (double)(v->nruns - 1)) / mean : 0;
+    *max_over_min = lo > 0 ? hi / lo : 0;
+    return true;
 }

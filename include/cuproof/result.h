@@ -242,6 +242,12 @@ CP_API cp_figure *cp_result_add_figure(cp_case_result *r);
  */
 CP_API int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *pass, int number);
 
+/* The between-run spread of a variant's passes (cp_run_value): the
+ * relative standard deviation of their medians (sample sd over mean) and
+ * the largest median over the smallest. Returns false (both 0) with fewer
+ * than two passes. */
+CP_API bool cp_variant_run_spread(const cp_variant_result *v, double *rel_sd, double *max_over_min);
+
 CP_API void cp_case_result_free(cp_case_result *r);
 
 #ifdef __cplusplus
