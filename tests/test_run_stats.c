@@ -139,7 +139,7 @@ Test(run_stats, ten_percent_slower_under_drift_is_detected)
     /* 5 runs a side cannot reach 95% at this false-alarm rate with the
      * spread estimated from the runs themselves: 10% is 5.1 standard
      * errors of the difference, and the t on 8 degrees of freedom (or
-     * fewer, Welch) needs about 6.5 for 95% at alpha 0.002 (it would with
+     * fewer, Welch) needs about 7 for 95% at alpha 0.002 (it would with
      * the spread known: 98%). Measured here, so a change of the statistic
      * shows; the must-hold is met from 7 runs a side. */
     run_trials(5, 1.10, 0.10, c, &needed);
