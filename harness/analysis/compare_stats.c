@@ -22,6 +22,8 @@ const char *cp_cmp_verdict_name(cp_cmp_verdict v)
         return "slower";
     case CP_CMP_NOISY:
         return "noisy";
+    case CP_CMP_SINGLE_RUN:
+        return "single run";
     }
     return "unknown";
 }

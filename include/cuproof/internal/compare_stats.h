@@ -42,7 +42,11 @@ typedef enum cp_cmp_verdict {
     CP_CMP_SAME = 0,
     CP_CMP_FASTER,
     CP_CMP_SLOWER,
-    CP_CMP_NOISY
+    CP_CMP_NOISY,
+    /* Run-level comparisons only (run_stats.h): a side has one run, so the
+     * spread between runs cannot be estimated and no change is called.
+     * cp_compare_samples never gives it. */
+    CP_CMP_SINGLE_RUN
 } cp_cmp_verdict;
 
 /* What cp_compare_samples found. */
@@ -55,7 +59,8 @@ typedef struct cp_cmp_result {
     size_t n_old, n_new;
 } cp_cmp_result;
 
-/* "same", "faster", "slower", "noisy"; "unknown" for another value. */
+/* "same", "faster", "slower", "noisy", "single run"; "unknown" for another
+ * value. */
 CP_API const char *cp_cmp_verdict_name(cp_cmp_verdict v);
 
 /*
