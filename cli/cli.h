@@ -24,6 +24,7 @@ int cp_cmd_test(int argc, char **argv);
 int cp_cmd_gpus(int argc, char **argv);
 int cp_cmd_export(int argc, char **argv);
 int cp_cmd_compare(int argc, char **argv);
+int cp_cmd_ab(int argc, char **argv);
 int cp_cmd_timeline(int argc, char **argv);
 int cp_cmd_metrics(int argc, char **argv);
 int cp_cmd_exec(int argc, char **argv);

@@ -59,6 +59,18 @@ static const cp_help_opt compare_opts[] = {
     {NULL, NULL},
 };
 
+static const cp_help_opt ab_opts[] = {
+    {"--pairs N", "at most N pairs (default 20): past them an undecided variant is noisy, with "
+                  "the pairs that would decide it"},
+    {"--min-pairs N", "at least N pairs before any verdict (default 5)"},
+    {"--threshold F", "a variant of B slower than A's by more than F (default 0.05) is a "
+                      "regression"},
+    {"--profile ci|full", "the runs' problem sizes (default ci)"},
+    {"--out DIR", "where each run's report and log go (default cuproof-ab)"},
+    {"--seed N", "the pairs' order (default: the time)"},
+    {NULL, NULL},
+};
+
 static const cp_help_opt gpus_opts[] = {
     {"--ctest-spec FILE", "write ctest's resource spec for the GPUs to FILE"},
     {"--slots N", "slots per GPU in that spec, 1..64 (default 1: no two tests share a GPU)"},
@@ -198,6 +210,22 @@ const cp_command cp_commands[] = {
      .exits = "1 when a variant is slower by more than the threshold or a check now fails; 2 "
               "also for files that are not comparable reports or a page that cannot be "
               "written."},
+    {.name = "ab",
+     .args = "A B [CASE...] [OPTIONS]",
+     .summary = "run two builds in shuffled pairs and compare them, variant by variant",
+     .run = cp_cmd_ab,
+     .text = "Runs two builds of cuproof (two cuproof executables, or two install prefixes) on "
+             "this GPU in pairs, each pair back to back in an order drawn at random (AB or BA), "
+             "each run `run --runs 1` of the named cases (every case when none is named). "
+             "Each variant is judged on the paired log ratios of its medians B / A: what "
+             "drifts over minutes drifts within a pair far less than between runs minutes "
+             "apart. Pairs are added until every variant is decided (slower, faster or the "
+             "same within the threshold; the risk of a false verdict split over the looks) or "
+             "the budget is spent. The mode for a pull request's CI job.",
+     .opts = ab_opts,
+     .exits = "0 when no variant of B is slower than A's by more than the threshold, 1 when "
+              "one is, 2 for bad usage or a build that cannot be run, 3 when a variant is "
+              "still undecided after the budget."},
     {.name = "gpus",
      .args = "[OPTIONS]",
      .summary = "list the GPUs; write ctest's resource spec for them",

@@ -455,3 +455,100 @@ Test(run_stats, pairs_edge_cases)
     cr_expect_eq(r.verdict, CP_CMP_NOISY);
     cr_expect_gt(r.pairs_needed, 6);
 }
+
+/* ---- The comparison's shared spread (cp_run_prior: the moderated t) ---- */
+
+enum { VARIANTS = 20 };
+
+/* TRIALS comparisons, each of VARIANTS variants with n runs a side, every
+ * run drifting on its own in `band`; variant 0 drifts in `band0` instead
+ * (a host-bound variant among device-bound ones when wider). The prior
+ * comes from all the variants of the comparison; counts are over
+ * variant 0 (the outlier's rate) or over every variant (`all`). */
+static void prior_trials(int n, double factor, double band, double band0, bool all,
+                         int counts[5], int *moderated)
+{
+    static double a[VARIANTS][MAX_RUNS], b[VARIANTS][MAX_RUNS], ra[VARIANTS][MAX_RUNS],
+        rb[VARIANTS][MAX_RUNS];
+    memset(counts, 0, 5 * sizeof *counts);
+    *moderated = 0;
+    for (int t = 0; t < TRIALS; t++) {
+        rng_state = 7000003u * (uint64_t)t + 29;
+        double vars[VARIANTS], dfs[VARIANTS];
+        for (int v = 0; v < VARIANTS; v++) {
+            double bd = v == 0 ? band0 : band;
+            runs(a[v], ra[v], n, 1.0 + v, bd);
+            runs(b[v], rb[v], n, (1.0 + v) * factor, bd);
+            cr_assert_eq(cp_run_variance(a[v], (size_t)n, b[v], (size_t)n, &vars[v], &dfs[v]), 0);
+        }
+        cp_run_prior prior;
+        cr_assert_eq(cp_run_prior_from(vars, dfs, VARIANTS, &prior), 0);
+        for (int v = 0; v < (all ? VARIANTS : 1); v++) {
+            cp_run_cmp r;
+            cr_assert_eq(cp_compare_runs_prior(a[v], (size_t)n, b[v], (size_t)n, ra[v], rb[v],
+                                               0.10, CP_CMP_MIN_EFFECT, &prior, &r),
+                         0, "%s", cp_last_error());
+            counts[r.verdict]++;
+            *moderated += r.moderated;
+        }
+    }
+}
+
+/* The issue's two must-holds at 5 runs a side, once the variants of a
+ * comparison share their spread: at most 5 false alarms per 1000
+ * comparisons of a variant (here per 20000 variant comparisons, so at
+ * most 100), and a 10% slowdown called slower in at least 95%. */
+Test(run_stats, the_shared_spread_meets_both_bounds_at_five_runs)
+{
+    int c[5], mod;
+    prior_trials(5, 1.0, 0.10, 0.10, true, c, &mod);
+    cr_log_info("shared spread, identical, 5 runs a side, 10%% band: same %d, slower %d, "
+                "faster %d, noisy %d of %d variant comparisons (%d moderated)",
+                c[CP_CMP_SAME], c[CP_CMP_SLOWER], c[CP_CMP_FASTER], c[CP_CMP_NOISY],
+                TRIALS * VARIANTS, mod);
+    cr_expect_leq(c[CP_CMP_SLOWER] + c[CP_CMP_FASTER], 5 * VARIANTS, "false alarms %d",
+                  c[CP_CMP_SLOWER] + c[CP_CMP_FASTER]);
+    cr_expect_geq(c[CP_CMP_SAME], 990 * VARIANTS);
+    prior_trials(5, 1.10, 0.10, 0.10, true, c, &mod);
+    cr_log_info("shared spread, 10%% slower, 5 runs a side, 10%% band: slower %d, same %d, "
+                "noisy %d, faster %d of %d", c[CP_CMP_SLOWER], c[CP_CMP_SAME], c[CP_CMP_NOISY],
+                c[CP_CMP_FASTER], TRIALS * VARIANTS);
+    cr_expect_geq(c[CP_CMP_SLOWER], 950 * VARIANTS, "slower %d", c[CP_CMP_SLOWER]);
+    cr_expect_eq(c[CP_CMP_FASTER], 0);
+}
+
+/* A variant that drifts three times as much as the others (a 30% band
+ * among 10% ones) is not described by their spread: it is tested on its
+ * own runs, and does not cry wolf more than the bound allows. */
+Test(run_stats, a_wider_variant_is_not_narrowed_by_the_others)
+{
+    int c[5], mod;
+    prior_trials(5, 1.0, 0.10, 0.30, false, c, &mod);
+    cr_log_info("the wide variant, identical: same %d, slower %d, faster %d, noisy %d of %d "
+                "(%d moderated)",
+                c[CP_CMP_SAME], c[CP_CMP_SLOWER], c[CP_CMP_FASTER], c[CP_CMP_NOISY], TRIALS, mod);
+    cr_expect_leq(c[CP_CMP_SLOWER] + c[CP_CMP_FASTER], 5, "false alarms %d",
+                  c[CP_CMP_SLOWER] + c[CP_CMP_FASTER]);
+    cr_expect_lt(mod, TRIALS / 4, "%d of %d moderated", mod, TRIALS);
+}
+
+Test(run_stats, the_prior_needs_three_variants_and_leaves_out_the_widest)
+{
+    double vars[] = {1e-4, 2e-4, 3e-4, 4e-4, 5e-4, 6e-4, 7e-4, 8e-4, 9e-4, 1.0};
+    double dfs[] = {8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+    cp_run_prior p;
+    cr_assert_eq(cp_run_prior_from(vars, dfs, 2, &p), 0);
+    cr_expect_eq(p.df, 0);
+    cr_assert_eq(cp_run_prior_from(vars, dfs, 10, &p), 0);
+    /* The largest tenth (1.0) left out: the mean of the nine others. */
+    cr_expect_float_eq(p.var, 5e-4, 1e-12, "%g", p.var);
+    cr_expect_float_eq(p.df, CP_RUN_PRIOR_DF, 1e-12);
+    /* Without a prior, the comparison is cp_compare_runs' own. */
+    double a[] = {1.0, 1.01, 0.99, 1.0, 1.02}, b[] = {1.1, 1.12, 1.09, 1.1, 1.11};
+    cp_run_cmp x, y;
+    cr_assert_eq(cp_compare_runs(a, 5, b, 5, NULL, NULL, 0.1, 0.02, &x), 0);
+    cr_assert_eq(cp_compare_runs_prior(a, 5, b, 5, NULL, NULL, 0.1, 0.02, NULL, &y), 0);
+    cr_expect_eq(x.verdict, y.verdict);
+    cr_expect_eq(x.p, y.p);
+    cr_expect_not(y.moderated);
+}

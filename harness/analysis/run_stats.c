@@ -269,6 +269,122 @@ int cp_compare_runs(const double *old_runs, size_t n_old, const double *new_runs
     return 0;
 }
 
+double cp_f_upper(double f, double d1, double d2)
+{
+    if (!(f > 0) || !(d1 > 0) || !(d2 > 0))
+        return 1;
+    return inc_beta(d2 / 2, d1 / 2, d2 / (d2 + d1 * f));
+}
+
+/* The F distribution's q quantile (upper tail 1 - q) by bisection. */
+static double f_quantile(double q, double d1, double d2)
+{
+    double lo = 0, hi = 1;
+    while (cp_f_upper(hi, d1, d2) > 1 - q && hi < 1e300)
+        hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (cp_f_upper(mid, d1, d2) > 1 - q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+int cp_run_variance(const double *old_runs, size_t n_old, const double *new_runs, size_t n_new,
+                    double *var, double *df)
+{
+    if (!old_runs || !new_runs || !var || !df || n_old == 0 || n_new == 0 ||
+        !finite_positive(old_runs, n_old) || !finite_positive(new_runs, n_new))
+        return cp_failf(CP_EINVAL, "a run variance wants at least one run a side, each a finite "
+                                   "time > 0");
+    double m, v_old, v_new;
+    log_moments(old_runs, n_old, &m, &v_old);
+    log_moments(new_runs, n_new, &m, &v_new);
+    *df = n_old < 2 || n_new < 2 ? 0 : (double)(n_old + n_new - 2);
+    *var = *df > 0 ? ((double)(n_old - 1) * v_old + (double)(n_new - 1) * v_new) / *df : 0;
+    return 0;
+}
+
+static int double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int cp_run_prior_from(const double *vars, const double *dfs, size_t n, cp_run_prior *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t used = 0;
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return cp_failf(CP_ENOMEM, "out of memory");
+    double df_sum = 0;
+    for (size_t i = 0; i < n; i++)
+        if (dfs[i] > 0 && isfinite(vars[i]) && vars[i] >= 0) {
+            v[used++] = vars[i];
+            df_sum += dfs[i];
+        }
+    if (used >= 3) {
+        /* The largest tenth left out: a host-bound variant's spread. */
+        qsort(v, used, sizeof *v, double_cmp);
+        size_t keep = used - used / 10;
+        double sum = 0;
+        for (size_t i = 0; i < keep; i++)
+            sum += v[i];
+        out->var = sum / (double)keep;
+        out->df = fmin(df_sum * (double)keep / (double)used, CP_RUN_PRIOR_DF);
+        if (!(out->var > 0))
+            out->df = 0;
+    }
+    free(v);
+    return 0;
+}
+
+int cp_compare_runs_prior(const double *old_runs, size_t n_old, const double *new_runs,
+                          size_t n_new, const double *old_rse, const double *new_rse,
+                          double threshold, double min_effect, const cp_run_prior *prior,
+                          cp_run_cmp *out)
+{
+    int rc = cp_compare_runs(old_runs, n_old, new_runs, n_new, old_rse, new_rse, threshold,
+                             min_effect, out);
+    if (rc < 0 || !prior || !(prior->df > 0) || !(prior->var > 0) || n_old < 2 || n_new < 2)
+        return rc;
+    double var, df;
+    cp_run_variance(old_runs, n_old, new_runs, n_new, &var, &df);
+    /* A variant that spreads more than the others is not described by
+     * their spread: its own runs decide (cp_compare_runs' Welch test). */
+    if (var / prior->var > f_quantile(0.95, df, prior->df))
+        return 0;
+    double mod = (prior->df * prior->var + df * var) / (prior->df + df);
+    double floor_old = out->within_old * out->within_old;
+    double floor_new = out->within_new * out->within_new;
+    mod = fmax(mod, fmax(floor_old, floor_new));
+    double se = sqrt(mod * (1.0 / (double)n_old + 1.0 / (double)n_new));
+    double m_old, m_new, v;
+    log_moments(old_runs, n_old, &m_old, &v);
+    log_moments(new_runs, n_new, &m_new, &v);
+    out->moderated = true;
+    out->df = prior->df + df;
+    out->runs_needed = 0;
+    out->runs_capped = false;
+    t_test(m_new - m_old, se, out->df, CP_CMP_LEVEL, &out->p, &out->ci_low, &out->ci_high);
+    out->verdict =
+        verdict_of(out->p, CP_RUN_ALPHA, out->ci_low, out->ci_high, threshold, min_effect);
+    if (out->verdict == CP_CMP_NOISY) {
+        out->runs_needed = units_needed(2 * mod, threshold, CP_RUN_ALPHA, 0, &out->runs_capped);
+        size_t more = (n_old > n_new ? n_old : n_new) + 1;
+        if (out->runs_needed < more && !out->runs_capped)
+            out->runs_needed = more;
+        if (out->runs_needed > CP_RUN_MAX_RUNS) {
+            out->runs_needed = CP_RUN_MAX_RUNS;
+            out->runs_capped = true;
+        }
+    }
+    return 0;
+}
+
 /* The paired test at significance `alpha` and interval `level`. */
 static int pairs_at(const double *lr, size_t n, double threshold, double min_effect,
                     double alpha, double level, cp_pair_cmp *out)

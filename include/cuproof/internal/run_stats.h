@@ -82,6 +82,9 @@ typedef struct cp_run_cmp {
      * (runs_needed is then CP_RUN_MAX_RUNS). */
     size_t runs_needed;
     bool runs_capped;
+    /* cp_compare_runs_prior: tested with the comparison's shared spread
+     * (df is then the moderated one). */
+    bool moderated;
 } cp_run_cmp;
 
 /*
@@ -116,6 +119,55 @@ typedef struct cp_run_cmp {
 CP_API int cp_compare_runs(const double *old_runs, size_t n_old, const double *new_runs,
                            size_t n_new, const double *old_rse, const double *new_rse,
                            double threshold, double min_effect, cp_run_cmp *out);
+
+/*
+ * The spread every variant of one comparison shares. Run-to-run drift
+ * (clocks, the GPU's state) moves a pass's variants alike, so the
+ * variants' between-run variances estimate one spread together, with far
+ * more degrees of freedom than one variant's 5 + 5 runs give (8): the
+ * empirical-Bayes "moderated t" (Smyth's limma) that microarray studies
+ * use for the same few-samples-many-tests problem. cp_run_prior_from
+ * takes each variant's pooled log variance and its degrees of freedom
+ * (cp_run_variance) and gives their mean, the largest tenth left out (a
+ * host-bound variant's much wider spread is no estimate of the others'),
+ * with at most CP_RUN_PRIOR_DF degrees of freedom: a prior worth a few
+ * variants, never the whole suite. Fewer than 3 variants, or none with
+ * df: no prior (df 0).
+ */
+#define CP_RUN_PRIOR_DF 32.0
+
+typedef struct cp_run_prior {
+    double var; /* the shared variance of one run's log value */
+    double df;  /* its degrees of freedom; 0: none */
+} cp_run_prior;
+
+/* A variant's pooled between-run variance of log values over both sides
+ * and its degrees of freedom (n_old + n_new - 2; 0 with a single run on a
+ * side, when *var is 0). Returns 0 or CP_EINVAL as cp_compare_runs. */
+CP_API int cp_run_variance(const double *old_runs, size_t n_old, const double *new_runs,
+                           size_t n_new, double *var, double *df);
+
+CP_API int cp_run_prior_from(const double *vars, const double *dfs, size_t n, cp_run_prior *out);
+
+/*
+ * cp_compare_runs with the comparison's shared spread (prior NULL or df
+ * 0: cp_compare_runs itself). A variant whose own variance is consistent
+ * with the prior (its ratio to prior->var below the F distribution's 95%
+ * quantile at (df, prior->df)) is tested with the moderated variance
+ * (prior->df * prior->var + df * var) / (prior->df + df) on prior->df +
+ * df degrees of freedom, a pooled two-sample t, never below the runs'
+ * within-run floor; a variant that spreads more than the others is
+ * tested on its own runs (Welch, as cp_compare_runs), so that the prior
+ * never narrows the interval of a variant the prior does not describe.
+ * out->moderated says which.
+ */
+CP_API int cp_compare_runs_prior(const double *old_runs, size_t n_old, const double *new_runs,
+                                 size_t n_new, const double *old_rse, const double *new_rse,
+                                 double threshold, double min_effect, const cp_run_prior *prior,
+                                 cp_run_cmp *out);
+
+/* P(F > f) for the F distribution with (d1, d2) degrees of freedom. */
+CP_API double cp_f_upper(double f, double d1, double d2);
 
 /* What cp_compare_pairs and cp_pairs_decided found. */
 typedef struct cp_pair_cmp {

@@ -1,0 +1,100 @@
+/* cuproof ab A B [CASE...]: two builds in shuffled AB/BA pairs on this
+ * GPU, each variant judged on its paired ratios (cuproof/internal/ab.h);
+ * parse, the library's run, print. */
+#include <cuproof/internal/ab.h>
+#include "cli.h"
+
+#include <cuproof/error.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] = "ab takes A B [CASE...] [--pairs N] [--min-pairs N] "
+                            "[--threshold F] [--profile ci|full] [--out DIR] [--seed N]";
+
+/* cuproof ab: exit 0 when no variant of B is slower than A's by more than
+ * the threshold, 1 when one is, 2 for bad usage or a build that cannot be
+ * run, 3 when a variant stays undecided after the pairs' budget. */
+int cp_cmd_ab(int argc, char **argv)
+{
+    if (argc < 2 || argv[0][0] == '-' || argv[1][0] == '-')
+        return cp_usage_error("%s", usage);
+    char **cases = calloc((size_t)argc + 1, sizeof *cases);
+    if (!cases)
+        return cp_usage_error("%s", "out of memory");
+    size_t ncases = 0;
+    cp_ab_opts o = {.a = argv[0],
+                    .b = argv[1],
+                    .cases = cases,
+                    .work_dir = "cuproof-ab",
+                    .min_pairs = 5,
+                    .max_pairs = 20,
+                    .seed = (uint64_t)time(NULL),
+                    .threshold = 0.05,
+                    .min_effect = 0.02,
+                    .progress = stdout};
+    int status = -1;
+    for (int i = 2; i < argc && status < 0; i++) {
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--pairs") == 0) {
+            if (!cp_parse_int(val, 2, 1000, &o.max_pairs))
+                status = cp_usage_error("--pairs '%s': expected 2 to 1000", val ? val : "");
+            i++;
+        } else if (strcmp(argv[i], "--min-pairs") == 0) {
+            if (!cp_parse_int(val, 2, 1000, &o.min_pairs))
+                status = cp_usage_error("--min-pairs '%s': expected 2 to 1000", val ? val : "");
+            i++;
+        } else if (strcmp(argv[i], "--threshold") == 0) {
+            char *end = NULL;
+            o.threshold = val ? strtod(val, &end) : -1;
+            if (!val || !end || *end || !(o.threshold >= 0 && o.threshold < 100))
+                status = cp_usage_error("--threshold wants a fraction such as 0.05, got '%s'",
+                                        val ? val : "");
+            i++;
+        } else if (strcmp(argv[i], "--profile") == 0) {
+            if (!val || (strcmp(val, "ci") != 0 && strcmp(val, "full") != 0))
+                status = cp_usage_error("unknown profile '%s': use ci or full", val ? val : "");
+            o.profile = val;
+            i++;
+        } else if (strcmp(argv[i], "--out") == 0) {
+            if (!val || !*val)
+                status = cp_usage_error("%s", "--out needs a directory");
+            o.work_dir = val;
+            i++;
+        } else if (strcmp(argv[i], "--seed") == 0) {
+            int seed;
+            if (!cp_parse_int(val, 0, INT_MAX, &seed))
+                status = cp_usage_error("--seed '%s': expected a number", val ? val : "");
+            o.seed = (uint64_t)seed;
+            i++;
+        } else if (argv[i][0] == '-') {
+            status = cp_usage_error("%s", usage);
+        } else {
+            cases[ncases++] = argv[i];
+        }
+    }
+    if (status < 0 && o.min_pairs > o.max_pairs) {
+        char why[96];
+        snprintf(why, sizeof why, "--min-pairs %d is above --pairs %d", o.min_pairs, o.max_pairs);
+        status = cp_usage_error("%s", why);
+    }
+    if (status >= 0) {
+        free(cases);
+        return status;
+    }
+    cp_ab_result r;
+    if (cp_ab_run(&o, &r) < 0) {
+        fprintf(stderr, "cuproof ab: %s\n", cp_last_error());
+        cp_ab_result_free(&r);
+        free(cases);
+        return CP_EXIT_USAGE;
+    }
+    cp_ab_print(&r, &o, stdout);
+    status = r.regressions ? CP_EXIT_FAILED : !r.all_decided ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK;
+    cp_ab_result_free(&r);
+    free(cases);
+    return status;
+}

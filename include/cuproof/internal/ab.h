@@ -1,0 +1,80 @@
+/*
+ * cuproof ab: two builds of cuproof (two `cuproof` executables, or two
+ * install prefixes) run on the same GPU in shuffled AB/BA pairs, each
+ * pair back to back, and each variant judged on the paired log ratios of
+ * its medians (issue 28; Pinpoint's A/B mode). What drifts over minutes
+ * (clocks, the GPU's state) drifts within a pair far less than between
+ * two runs minutes apart, and a pair's order is drawn at random so that
+ * "the first one runs colder" cancels.
+ *
+ * Each run is `BIN run --runs 1 --out DIR/pN-a|b [--profile P] [CASE...]`
+ * (a run that exits 0 or 1 counts: a failing case still timed its
+ * variants; any other exit, or no report, is an error naming the command
+ * and its log). Pairs are added, at least `min_pairs`, until every
+ * variant's verdict is decided (cp_pairs_decided) or `max_pairs` is
+ * reached; then an undecided variant is "noisy", with the pairs that
+ * would decide it.
+ *
+ * Internal (include/cuproof/internal/): for cuproof's command line and
+ * tests. Installed so that cuproof::main builds, but not part of the
+ * stable API: it may change in any release.
+ */
+#ifndef CUPROOF_AB_H
+#define CUPROOF_AB_H
+
+#include "../export.h"
+
+#include "run_stats.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cp_ab_opts {
+    const char *a, *b;  /* executables, or prefixes holding bin/cuproof */
+    char *const *cases; /* NULL-terminated; NULL or empty: every case */
+    const char *profile; /* NULL: the runs' default (ci) */
+    const char *work_dir; /* the runs' reports and logs go under it */
+    int min_pairs, max_pairs;
+    uint64_t seed; /* the pairs' order */
+    double threshold, min_effect;
+    FILE *progress; /* a line per pair; NULL: none */
+} cp_ab_opts;
+
+typedef struct cp_ab_variant {
+    char case_name[64], variant[64];
+    double *log_ratios; /* log(B / A) of each pair's medians; owned */
+    size_t n;
+    cp_pair_cmp verdict;
+} cp_ab_variant;
+
+typedef struct cp_ab_result {
+    cp_ab_variant *variants; /* in the first pair's report order; owned */
+    size_t nvariants;
+    int pairs;
+    int b_first; /* pairs run B then A */
+    bool all_decided;
+    int regressions; /* variants "slower" by more than the threshold */
+} cp_ab_result;
+
+/* Runs the pairs and judges every variant both builds timed. Returns 0;
+ * CP_EINVAL for options out of range; CP_EIO when a build cannot be run
+ * or leaves no report (naming the command and its log); the report
+ * reader's errors; CP_ENOMEM. */
+CP_API int cp_ab_run(const cp_ab_opts *o, cp_ab_result *out);
+
+/* The result as a table (one line per variant, regressions first) on `f`. */
+CP_API void cp_ab_print(const cp_ab_result *r, const cp_ab_opts *o, FILE *f);
+
+CP_API void cp_ab_result_free(cp_ab_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

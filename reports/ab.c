@@ -1,0 +1,240 @@
+/*
+ * cuproof ab (cuproof/internal/ab.h): two builds run in shuffled AB/BA
+ * pairs, each run a child `cuproof run` writing its report, every
+ * variant's paired log ratio kept, and pairs added until each verdict is
+ * decided or the budget is spent. The statistics are compare_stats.h's.
+ */
+#include <cuproof/internal/ab.h>
+
+#include <cuproof/error.h>
+#include <cuproof/internal/report.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* splitmix64: the pairs' order, the same on every machine for a seed. */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The executable of a build: BIN itself, or PREFIX/bin/cuproof. */
+static void executable(const char *build, char *out, size_t len)
+{
+    struct stat st;
+    if (stat(build, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(out, len, "%s/bin/cuproof", build);
+    else
+        snprintf(out, len, "%s", build);
+}
+
+/* One run of `build` into `dir` (its output in dir.log). */
+static int run_build(const cp_ab_opts *o, const char *build, const char *dir)
+{
+    char exe[4096], log[4200];
+    executable(build, exe, sizeof exe);
+    snprintf(log, sizeof log, "%s.log", dir);
+    size_t ncases = 0;
+    while (o->cases && o->cases[ncases])
+        ncases++;
+    char **argv = calloc(ncases + 12, sizeof *argv);
+    if (!argv)
+        return cp_failf(CP_ENOMEM, "out of memory");
+    size_t k = 0;
+    argv[k++] = exe;
+    argv[k++] = "run";
+    argv[k++] = "--runs";
+    argv[k++] = "1";
+    argv[k++] = "--out";
+    argv[k++] = (char *)dir;
+    if (o->profile) {
+        argv[k++] = "--profile";
+        argv[k++] = (char *)o->profile;
+    }
+    for (size_t i = 0; i < ncases; i++)
+        argv[k++] = o->cases[i];
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+    pid_t pid;
+    int err = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    free(argv);
+    if (err)
+        return cp_failf(CP_EIO, "cannot run %s: %s", exe, strerror(err));
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    /* 0: every case passed; 1: one failed, but its variants were timed. */
+    if (!WIFEXITED(st) || WEXITSTATUS(st) > 1)
+        return cp_failf(CP_EIO, "%s run --out %s ended with %s %d (its output: %s)", exe, dir,
+                        WIFEXITED(st) ? "exit status" : "signal",
+                        WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), log);
+    return 0;
+}
+
+static const cp_variant_result *find_variant(const cp_report *r, const char *c, const char *v)
+{
+    for (size_t i = 0; i < r->ncases; i++)
+        if (strcmp(r->cases[i].name, c) == 0)
+            for (size_t k = 0; k < r->cases[i].nvariants; k++)
+                if (strcmp(r->cases[i].variants[k].name, v) == 0)
+                    return &r->cases[i].variants[k];
+    return NULL;
+}
+
+/* The variants both reports timed, added on the first pair. */
+static int list_variants(const cp_report *a, const cp_report *b, cp_ab_result *out)
+{
+    for (size_t i = 0; i < a->ncases; i++)
+        for (size_t k = 0; k < a->cases[i].nvariants; k++) {
+            const cp_variant_result *va = &a->cases[i].variants[k];
+            const cp_variant_result *vb = find_variant(b, a->cases[i].name, va->name);
+            if (!vb || va->timing.median_ms <= 0 || vb->timing.median_ms <= 0)
+                continue;
+            cp_ab_variant *p = realloc(out->variants, (out->nvariants + 1) * sizeof *p);
+            if (!p)
+                return cp_failf(CP_ENOMEM, "out of memory");
+            out->variants = p;
+            cp_ab_variant *v = &p[out->nvariants++];
+            memset(v, 0, sizeof *v);
+            snprintf(v->case_name, sizeof v->case_name, "%s", a->cases[i].name);
+            snprintf(v->variant, sizeof v->variant, "%s", va->name);
+        }
+    return 0;
+}
+
+/* One pair's log ratios into each variant (a variant missing from a run
+ * of this pair gets none this time). */
+static int add_pair(const cp_report *a, const cp_report *b, cp_ab_result *out)
+{
+    for (size_t i = 0; i < out->nvariants; i++) {
+        cp_ab_variant *v = &out->variants[i];
+        const cp_variant_result *va = find_variant(a, v->case_name, v->variant);
+        const cp_variant_result *vb = find_variant(b, v->case_name, v->variant);
+        if (!va || !vb || va->timing.median_ms <= 0 || vb->timing.median_ms <= 0)
+            continue;
+        double *p = realloc(v->log_ratios, (v->n + 1) * sizeof *p);
+        if (!p)
+            return cp_failf(CP_ENOMEM, "out of memory");
+        v->log_ratios = p;
+        p[v->n++] = log(vb->timing.median_ms / va->timing.median_ms);
+    }
+    return 0;
+}
+
+/* Every variant's verdict so far (cp_pairs_decided: the sequential rule,
+ * its risk split over the looks from min_pairs to max_pairs); whether
+ * each is decided. */
+static int judge(const cp_ab_opts *o, cp_ab_result *out)
+{
+    out->all_decided = true;
+    out->regressions = 0;
+    for (size_t i = 0; i < out->nvariants; i++) {
+        cp_ab_variant *v = &out->variants[i];
+        if (v->n == 0)
+            continue;
+        int rc = cp_pairs_decided(v->log_ratios, v->n, o->threshold, o->min_effect,
+                                  (size_t)o->min_pairs, (size_t)o->max_pairs, &v->verdict);
+        if (rc < 0)
+            return rc;
+        out->all_decided = out->all_decided && v->verdict.decided;
+        out->regressions += v->verdict.verdict == CP_CMP_SLOWER &&
+                            v->verdict.ratio - 1 > o->threshold;
+    }
+    return 0;
+}
+
+int cp_ab_run(const cp_ab_opts *o, cp_ab_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!o->a || !o->b || !o->work_dir || o->min_pairs < 2 || o->max_pairs < o->min_pairs)
+        return cp_failf(CP_EINVAL, "ab needs two builds, a work directory and 2 <= min pairs "
+                                   "<= max pairs");
+    if (mkdir(o->work_dir, 0755) < 0 && errno != EEXIST)
+        return cp_failf(CP_EIO, "cannot create %s: %s", o->work_dir, strerror(errno));
+    uint64_t state = o->seed;
+    int rc = 0;
+    for (int pair = 1; pair <= o->max_pairs && rc == 0; pair++) {
+        bool b_first = next_random(&state) >> 63;
+        char dir_a[4096], dir_b[4096], path[4200];
+        snprintf(dir_a, sizeof dir_a, "%s/p%d-a", o->work_dir, pair);
+        snprintf(dir_b, sizeof dir_b, "%s/p%d-b", o->work_dir, pair);
+        rc = b_first ? run_build(o, o->b, dir_b) : run_build(o, o->a, dir_a);
+        if (rc == 0)
+            rc = b_first ? run_build(o, o->a, dir_a) : run_build(o, o->b, dir_b);
+        cp_report ra, rb;
+        memset(&ra, 0, sizeof ra);
+        memset(&rb, 0, sizeof rb);
+        if (rc == 0) {
+            snprintf(path, sizeof path, "%s/report.json", dir_a);
+            rc = cp_report_read(path, &ra);
+        }
+        if (rc == 0) {
+            snprintf(path, sizeof path, "%s/report.json", dir_b);
+            rc = cp_report_read(path, &rb);
+        }
+        if (rc == 0 && pair == 1)
+            rc = list_variants(&ra, &rb, out);
+        if (rc == 0 && out->nvariants == 0)
+            rc = cp_failf(CP_EINVAL, "the two builds timed no variant in common (%s, %s)",
+                          dir_a, dir_b);
+        if (rc == 0)
+            rc = add_pair(&ra, &rb, out);
+        cp_report_free(&ra);
+        cp_report_free(&rb);
+        if (rc < 0)
+            break;
+        out->pairs = pair;
+        out->b_first += b_first;
+        if (o->progress)
+            fprintf(o->progress, "cuproof ab: pair %d of at most %d (%s first)\n", pair,
+                    o->max_pairs, b_first ? "B" : "A");
+        rc = judge(o, out);
+        if (rc == 0 && pair >= o->min_pairs && out->all_decided)
+            break;
+    }
+    return rc;
+}
+
+void cp_ab_print(const cp_ab_result *r, const cp_ab_opts *o, FILE *f)
+{
+    fprintf(f, "%d pairs (%d with B first); %s\n", r->pairs, r->b_first,
+            r->all_decided ? "every variant decided" : "some variants undecided");
+    /* Regressions first, then the rest in the reports' order. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < r->nvariants; i++) {
+            const cp_ab_variant *v = &r->variants[i];
+            bool reg = v->verdict.verdict == CP_CMP_SLOWER && v->verdict.ratio - 1 > o->threshold;
+            if (v->n == 0 || reg != (pass == 0))
+                continue;
+            fprintf(f, "%-7s %s/%s: B/A %.3f [%.3f, %.3f] over %zu pairs",
+                    cp_cmp_verdict_name(v->verdict.verdict), v->case_name, v->variant,
+                    v->verdict.ratio, v->verdict.ci_low, v->verdict.ci_high, v->n);
+            if (v->verdict.verdict == CP_CMP_NOISY && v->verdict.pairs_needed)
+                fprintf(f, " (about %zu pairs would decide%s)", v->verdict.pairs_needed,
+                        v->verdict.pairs_capped ? ", or more" : "");
+            fprintf(f, "%s\n", reg ? "  REGRESSION" : "");
+        }
+}
+
+void cp_ab_result_free(cp_ab_result *r)
+{
+    for (size_t i = 0; i < r->nvariants; i++)
+        free(r->variants[i].log_ratios);
+    free(r->variants);
+    memset(r, 0, sizeof *r);
+}

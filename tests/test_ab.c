@@ -1,0 +1,145 @@
+/*
+ * cuproof ab without a GPU: two fake builds (shell scripts that answer
+ * `run --runs 1 --out DIR` with a report of chosen timings) run in
+ * shuffled pairs. Every pair shares a drift of up to 10% (both runs of a
+ * pair read it from the pair's number), as two runs back to back do on a
+ * GPU, while pairs differ by it: a build against itself is never slower,
+ * 10% more time in one build is caught, and a build that fails is an
+ * error naming its log.
+ */
+#include <cuproof/error.h>
+#include <cuproof/internal/ab.h>
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/cuproof-ab-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(ab, .init = make_dir, .fini = remove_dir);
+
+/* A fake build at DIR/NAME: its variants' medians are BASE x the pair's
+ * drift (uniform in [0.95, 1.05], from the pair's number) x `factor`,
+ * five samples each within 1%; it exits `status`. The two builds of a
+ * test share DIR/calls, which counts the runs, so that both runs of a
+ * pair see one drift. */
+static void fake_build(const char *name, double factor, int status)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "#!/bin/bash\n"
+            "out=\n"
+            "while [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+            "mkdir -p \"$out\"\n"
+            "n=$(cat '%s/calls' 2>/dev/null || echo 0); echo $((n + 1)) > '%s/calls'\n"
+            "awk -v pair=$((n / 2)) -v call=$n -v f=%.6f 'BEGIN {\n"
+            "  srand(pair * 7919 + 17); drift = 0.95 + 0.10 * rand(); srand(call * 31 + 5)\n"
+            "  printf \"{\\\"schema\\\":\\\"cuproof.report/1\\\",\\\"schema_version\\\":\\\"1.8\\\",\"\n"
+            "  printf \"\\\"tool\\\":{\\\"name\\\":\\\"cuproof\\\",\\\"version\\\":\\\"fake\\\"},\"\n"
+            "  printf \"\\\"profile\\\":\\\"ci\\\",\\\"env\\\":{\\\"gpu_name\\\":\\\"Fake\\\"},\"\n"
+            "  printf \"\\\"cases\\\":[{\\\"name\\\":\\\"k\\\",\\\"status\\\":\\\"passed\\\",\\\"variants\\\":[\"\n"
+            "  split(\"1.0 2.5 0.4\", base, \" \")\n"
+            "  for (v = 1; v <= 3; v++) {\n"
+            "    m = base[v] * drift * f\n"
+            "    printf \"%%s{\\\"name\\\":\\\"v%%d\\\",\\\"timing\\\":{\\\"runs\\\":5,\\\"median_ms\\\":%%.6f,\\\"samples_ms\\\":[\", (v > 1 ? \",\" : \"\"), v, m\n"
+            "    for (s = 0; s < 5; s++) printf \"%%s%%.6f\", (s ? \",\" : \"\"), m * (0.99 + 0.02 * rand())\n"
+            "    printf \"]}}\"\n"
+            "  }\n"
+            "  printf \"]}]}\\n\"\n"
+            "}' > \"$out/report.json\"\n"
+            "exit %d\n",
+            dir, dir, factor, status);
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+}
+
+static cp_ab_opts opts(const char *a, const char *b, char *path_a, char *path_b, char *work)
+{
+    sprintf(path_a, "%s/%s", dir, a);
+    sprintf(path_b, "%s/%s", dir, b);
+    sprintf(work, "%s/work", dir);
+    return (cp_ab_opts){.a = path_a,
+                        .b = path_b,
+                        .work_dir = work,
+                        .min_pairs = 5,
+                        .max_pairs = 20,
+                        .seed = 42,
+                        .threshold = 0.05,
+                        .min_effect = 0.02};
+}
+
+Test(ab, a_build_against_itself_is_never_slower)
+{
+    fake_build("a", 1.0, 0);
+    char pa[128], pb[128], work[128];
+    cp_ab_opts o = opts("a", "a", pa, pb, work);
+    cp_ab_result r;
+    cr_assert_eq(cp_ab_run(&o, &r), 0, "%s", cp_last_error());
+    cr_expect_eq(r.nvariants, 3);
+    cr_expect_eq(r.regressions, 0);
+    for (size_t i = 0; i < r.nvariants; i++)
+        cr_expect_neq(r.variants[i].verdict.verdict, CP_CMP_SLOWER, "%s: ratio %g",
+                      r.variants[i].variant, r.variants[i].verdict.ratio);
+    cr_expect(r.all_decided, "%d pairs", r.pairs);
+    /* Decided early: no more pairs than the minimum needs. */
+    cr_expect_leq(r.pairs, 10, "%d pairs", r.pairs);
+    /* The order is drawn: both orders happen. */
+    cr_expect(r.b_first > 0 && r.b_first < r.pairs, "%d of %d B first", r.b_first, r.pairs);
+    cp_ab_result_free(&r);
+}
+
+Test(ab, ten_percent_more_time_is_slower)
+{
+    fake_build("a", 1.0, 0);
+    fake_build("b", 1.10, 0);
+    char pa[128], pb[128], work[128];
+    cp_ab_opts o = opts("a", "b", pa, pb, work);
+    cp_ab_result r;
+    cr_assert_eq(cp_ab_run(&o, &r), 0, "%s", cp_last_error());
+    cr_assert_eq(r.nvariants, 3);
+    for (size_t i = 0; i < r.nvariants; i++) {
+        cr_expect_eq(r.variants[i].verdict.verdict, CP_CMP_SLOWER, "%s: ratio %g [%g, %g]",
+                     r.variants[i].variant, r.variants[i].verdict.ratio,
+                     r.variants[i].verdict.ci_low, r.variants[i].verdict.ci_high);
+        cr_expect(fabs(r.variants[i].verdict.ratio - 1.10) < 0.02, "ratio %g",
+                  r.variants[i].verdict.ratio);
+    }
+    cr_expect_eq(r.regressions, 3);
+    cp_ab_result_free(&r);
+}
+
+Test(ab, a_build_that_fails_is_an_error_naming_its_log)
+{
+    fake_build("a", 1.0, 0);
+    fake_build("broken", 1.0, 3);
+    char pa[128], pb[128], work[128];
+    cp_ab_opts o = opts("a", "broken", pa, pb, work);
+    cp_ab_result r;
+    cr_expect_eq(cp_ab_run(&o, &r), CP_EIO);
+    cr_expect_not_null(strstr(cp_last_error(), "exit status 3"), "%s", cp_last_error());
+    cr_expect_not_null(strstr(cp_last_error(), ".log"), "%s", cp_last_error());
+    cp_ab_result_free(&r);
+    o.min_pairs = 1;
+    cr_expect_eq(cp_ab_run(&o, &r), CP_EINVAL);
+    cp_ab_result_free(&r);
+}
