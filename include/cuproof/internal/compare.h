@@ -211,11 +211,17 @@ CP_API int cp_compare_write_html(const cp_comparison *c, const char *html_path);
  * "medians"), old_median_ms, new_median_ms, ratio, ci_low, ci_high, p
  * (null when medians only), old_runs, new_runs, device_share (the smaller
  * of the two, null when untraced), host_bound, verdict, why (a host-bound
- * verdict's reason, else ""), regression}],
+ * verdict's reason, else ""), regression, old_run_count, new_run_count
+ * (the runs the verdict rests on: reports, or passes of `cuproof run
+ * --runs K`), old_run_medians_ms, new_run_medians_ms}],
  * checks, cases and claims [{case, check|claim, old, new, regression}],
- * regressions. Returns 0; CP_EIO or CP_EPARSE for a file that cannot be
- * read or is not a report; CP_EINVAL when the reports share no timed
- * variant; CP_ENOMEM.
+ * regressions, timing_compared (false when no variant is timed in both),
+ * old_reports, new_reports (the paths read), findings [{case, variant,
+ * finding, change: raised or cleared}]. Reports that share no timed
+ * variant (cuproof exec without --repeat) compare the rest: a report
+ * against itself is always 0 regressions. Returns 0; CP_EIO or CP_EPARSE
+ * for a file that cannot be read or is not a report; CP_ENOMEM. The
+ * table, the JSON and the page print one cp_comparison (cp_compare_files).
  */
 CP_API int cp_compare_reports_opts(const char *old_path, const char *new_path,
                                    const cp_compare_options *opt, FILE *out, int *regressions);
@@ -223,19 +229,19 @@ CP_API int cp_compare_reports_opts(const char *old_path, const char *new_path,
 /*
  * The same comparison as one self-contained HTML page written to
  * `html_path` (cuproof compare --html): no script and nothing fetched.
- * It is drawn from the document cp_compare_reports_opts prints with
- * opt->json (opt->json itself is ignored), so the two cannot disagree, and
- * shows each report's file, GPU, driver, profile and date; whether they are
+ * It is drawn from the cp_comparison the table and the JSON print
+ * (opt->json is ignored), so they cannot disagree, and shows each
+ * report's file, GPU, driver, profile and date; whether they are
  * comparable, with the reasons; the thresholds; the count of each verdict
  * and of regressions; the regressions, then the other changed checks, case
  * statuses and claims; an SVG chart of every variant's ratio new / old and
  * 95% interval on a log axis from 0.5 to 2 (ratios beyond it drawn at its
  * edge), coloured by verdict; and the table of variants, regressions
- * first. Names from the reports are escaped. *regressions is counted as by
- * cp_compare_reports_opts; `opt` may be NULL (its defaults). Returns 0;
- * that function's errors; CP_EIO or CP_EPARSE when a report cannot be read
- * again; CP_ENOMEM; CP_EIO when the page cannot be written (cp_last_error
- * names the file). Nothing is written on an error before that.
+ * first, with the runs each rests on. Names from the reports are escaped.
+ * *regressions is counted as by cp_compare_reports_opts; `opt` may be
+ * NULL (its defaults). Returns 0; that function's errors; CP_ENOMEM;
+ * CP_EIO when the page cannot be written (cp_last_error names the file).
+ * Nothing is written on an error before that.
  */
 CP_API int cp_compare_reports_html(const char *old_path, const char *new_path,
                                    const cp_compare_options *opt, const char *html_path,
