@@ -8,67 +8,134 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] = "compare takes OLD.json NEW.json [--threshold F] "
+static const char usage[] = "compare takes OLD.json NEW.json, or --old PATH... --new PATH... "
+                            "(reports or run directories) [--threshold F] "
                             "[--host-threshold F] [--format text|json] [--force] "
                             "[--html OUT.html]";
 
-/* cuproof compare OLD NEW [--threshold F] [--host-threshold F]
+/* cuproof compare OLD NEW | --old PATH [--old PATH...] --new PATH
+ * [--new PATH...] [--threshold F] [--host-threshold F]
  * [--format text|json] [--force] [--html OUT.html]:
  * exit 0, 1 on regressions, 2 for bad usage, files that are not
- * comparable reports, or a page that cannot be written. */
+ * comparable reports, or a page that cannot be written. Each report is
+ * read once; the table, the JSON and the page print the same comparison. */
 int cp_cmd_compare(int argc, char **argv)
 {
     const char *html = NULL;
     cp_compare_options opt = {.threshold = 0.10,
                               .min_effect = CP_CMP_MIN_EFFECT,
                               .host_threshold = CP_CMP_HOST_THRESHOLD};
-    if (argc < 2 || argv[0][0] == '-' || argv[1][0] == '-')
-        return cp_usage_error("%s", usage);
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--threshold") == 0 && i + 1 < argc) {
+    /* Every list holds at most argc paths. */
+    const char **olds = calloc((size_t)argc + 1, sizeof *olds);
+    const char **news = calloc((size_t)argc + 1, sizeof *news);
+    const char **positional = calloc((size_t)argc + 1, sizeof *positional);
+    size_t n_old = 0, n_new = 0, n_pos = 0;
+    int rc = CP_EXIT_OK;
+    if (!olds || !news || !positional) {
+        fprintf(stderr, "cuproof: out of memory\n");
+        rc = CP_EXIT_USAGE;
+        goto out;
+    }
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--old") == 0 || strcmp(argv[i], "--new") == 0) {
+            if (i + 1 == argc || argv[i + 1][0] == '-' || argv[i + 1][0] == '\0') {
+                rc = cp_usage_error("%s wants a report.json or a run directory", argv[i]);
+                goto out;
+            }
+            if (argv[i][2] == 'o')
+                olds[n_old++] = argv[++i];
+            else
+                news[n_new++] = argv[++i];
+        } else if (strcmp(argv[i], "--threshold") == 0 && i + 1 < argc) {
             char *end = NULL;
             opt.threshold = strtod(argv[++i], &end);
-            if (!end || *end || end == argv[i] || !(opt.threshold >= 0 && opt.threshold < 100))
-                return cp_usage_error("--threshold wants a fraction such as 0.1, got '%s'",
-                                      argv[i]);
+            if (!end || *end || end == argv[i] || !(opt.threshold >= 0 && opt.threshold < 100)) {
+                rc = cp_usage_error("--threshold wants a fraction such as 0.1, got '%s'",
+                                    argv[i]);
+                goto out;
+            }
         } else if (strcmp(argv[i], "--host-threshold") == 0 && i + 1 < argc) {
             char *end = NULL;
             opt.host_threshold = strtod(argv[++i], &end);
             if (!end || *end || end == argv[i] ||
-                !(opt.host_threshold >= 0 && opt.host_threshold < 100))
-                return cp_usage_error("--host-threshold wants a fraction such as 1.0, got '%s'",
-                                      argv[i]);
+                !(opt.host_threshold >= 0 && opt.host_threshold < 100)) {
+                rc = cp_usage_error("--host-threshold wants a fraction such as 1.0, got '%s'",
+                                    argv[i]);
+                goto out;
+            }
         } else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
             i++;
-            if (strcmp(argv[i], "json") == 0)
+            if (strcmp(argv[i], "json") == 0) {
                 opt.json = true;
-            else if (strcmp(argv[i], "text") == 0)
+            } else if (strcmp(argv[i], "text") == 0) {
                 opt.json = false;
-            else
-                return cp_usage_error("--format wants text or json, got '%s'", argv[i]);
+            } else {
+                rc = cp_usage_error("--format wants text or json, got '%s'", argv[i]);
+                goto out;
+            }
         } else if (strcmp(argv[i], "--force") == 0) {
             opt.force = true;
         } else if (strcmp(argv[i], "--html") == 0) {
-            if (i + 1 == argc || argv[i + 1][0] == '-' || argv[i + 1][0] == '\0')
-                return cp_usage_error("%s", "--html wants the page's file name, such as "
-                                            "compare.html");
+            if (i + 1 == argc || argv[i + 1][0] == '-' || argv[i + 1][0] == '\0') {
+                rc = cp_usage_error("%s", "--html wants the page's file name, such as "
+                                          "compare.html");
+                goto out;
+            }
             html = argv[++i];
+        } else if (argv[i][0] != '-' && i < 2 && n_pos == (size_t)i) {
+            /* OLD and NEW come first, as they always have. */
+            positional[n_pos++] = argv[i];
         } else {
-            return cp_usage_error("%s", usage);
+            rc = cp_usage_error("%s", usage);
+            goto out;
         }
     }
-    int regressions = 0;
+    if (n_pos && (n_old || n_new)) {
+        char why[512];
+        snprintf(why, sizeof why, "compare takes OLD NEW or --old/--new, not both: '%s' given "
+                                  "with --%s",
+                 positional[0], n_old ? "old" : "new");
+        rc = cp_usage_error("%s", why);
+        goto out;
+    }
+    if (n_old || n_new) {
+        if (!n_old || !n_new) {
+            rc = cp_usage_error("%s", n_old ? "--old without --new: each side needs at least "
+                                              "one report"
+                                            : "--new without --old: each side needs at least "
+                                              "one report");
+            goto out;
+        }
+    } else if (n_pos == 2) {
+        olds[n_old++] = positional[0];
+        news[n_new++] = positional[1];
+    } else {
+        rc = cp_usage_error("%s", usage);
+        goto out;
+    }
+    cp_comparison c;
+    if (cp_compare_files(olds, n_old, news, n_new, &opt, &c) < 0) {
+        rc = cp_usage_error("%s", cp_last_error());
+        goto out;
+    }
     /* The page first: a path it cannot be written to stops the command
      * before anything reaches stdout. */
-    if (html && cp_compare_reports_html(argv[0], argv[1], &opt, html, &regressions) < 0)
-        return cp_usage_error("%s", cp_last_error());
-    if (cp_compare_reports_opts(argv[0], argv[1], &opt, stdout, &regressions) < 0)
-        return cp_usage_error("%s", cp_last_error());
-    if (regressions) {
+    int printed = html ? cp_compare_write_html(&c, html) : 0;
+    if (printed == 0)
+        printed = opt.json ? cp_compare_print_json(&c, stdout) : cp_compare_print_text(&c, stdout);
+    int regressions = c.regressions;
+    cp_comparison_free(&c);
+    if (printed < 0) {
+        rc = cp_usage_error("%s", cp_last_error());
+    } else if (regressions) {
         /* With --format json, stdout holds the JSON alone. */
         fprintf(opt.json ? stderr : stdout, "cuproof: %d regression%s\n", regressions,
                 regressions == 1 ? "" : "s");
-        return CP_EXIT_FAILED;
+        rc = CP_EXIT_FAILED;
     }
-    return CP_EXIT_OK;
+out:
+    free(olds);
+    free(news);
+    free(positional);
+    return rc;
 }

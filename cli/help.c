@@ -49,6 +49,10 @@ static const cp_help_opt run_opts[] = {
 };
 
 static const cp_help_opt compare_opts[] = {
+    {"--old PATH", "a report of the old side, or a run directory holding report.json; repeat "
+                   "it for several runs (each report, or each pass of run --runs K, is one run); "
+                   "with --new, instead of OLD.json NEW.json"},
+    {"--new PATH", "a report or run directory of the new side, repeatable as --old"},
     {"--threshold F", "a variant slower by more than F (default 0.10) is a regression"},
     {"--host-threshold H",
      "a host-bound variant (its trace kept the GPU busy < 85% of its time) or an untraced one is "
@@ -200,16 +204,18 @@ const cp_command cp_commands[] = {
      .exits = "the case's: 0 passed, 1 failed or inconclusive, 77 skipped (no GPU; 1 with "
               "CUPROOF_REQUIRE_GPU=1)."},
     {.name = "compare",
-     .args = "OLD.json NEW.json [OPTIONS]",
-     .summary = "compare two reports, variant by variant",
+     .args = "OLD.json NEW.json | --old PATH... --new PATH... [OPTIONS]",
+     .summary = "compare reports, variant by variant",
      .run = cp_cmd_compare,
-     .text = "Compares two reports (report.json of two runs): per variant the ratio of medians, "
-             "its 95% bootstrap interval, a rank test's p and a verdict (same, faster, slower, "
-             "noisy), then the checks and claims that changed.",
+     .text = "Compares two reports (report.json of two runs), or several a side: per variant "
+             "the ratio of medians, its 95% bootstrap interval, a rank test's p, a verdict "
+             "(same, faster, slower, noisy) and the runs it rests on, then the checks, case "
+             "statuses, claims and findings that changed. Reports that time no variant in "
+             "common (exec without --repeat) compare the rest.",
      .opts = compare_opts,
-     .exits = "1 when a variant is slower by more than the threshold or a check now fails; 2 "
-              "also for files that are not comparable reports or a page that cannot be "
-              "written."},
+     .exits = "1 when a variant is slower by more than the threshold or a check now fails "
+              "(a report against itself: 0, whatever it holds); 2 also for files that are not "
+              "reports or a page that cannot be written."},
     {.name = "ab",
      .args = "A B [CASE...] [OPTIONS]",
      .summary = "run two builds in shuffled pairs and compare them, variant by variant",

@@ -1,54 +1,30 @@
 /*
- * cuproof compare: two report.json files side by side. First whether they
- * can be compared at all (the same GPU, driver and profile). Then per case
- * and variant in both: when both sides kept every timed run (timing.
- * samples_ms), the ratio of medians with a bootstrap interval, the
- * Mann-Whitney p-value and cp_compare_samples' verdict; else the medians
- * only, with the older rule of cp_compare_verdict. Then the checks, case
- * statuses and claims whose result changed (docs/DESIGN.md, "Comparing
- * runs").
+ * cuproof compare, loading and comparing: each side's reports read once
+ * (cp_compare_load), then one cp_comparison filled from them
+ * (cp_compare_build), which every output prints (compare_text.c,
+ * compare_json.c, compare_html.c). First whether the reports can be
+ * compared at all (the same GPU, driver and profile, across the sides and
+ * within each). Then per case and variant timed on both sides: each
+ * report is one run of it (or as many as its passes of `cuproof run
+ * --runs K`); when every run kept its timed samples, the ratio of medians
+ * with a bootstrap interval, the Mann-Whitney p-value and
+ * cp_compare_samples' verdict; else the medians only, with the older rule
+ * of cp_compare_verdict. Then the checks, case statuses and claims whose
+ * result changed, and the findings raised or cleared (docs/DESIGN.md,
+ * "Comparing runs").
  */
 #include <cuproof/internal/compare.h>
-#include "reports/json.h"
 
 #include <cuproof/internal/compare_stats.h>
+#include <cuproof/internal/report.h>
 #include <cuproof/error.h>
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static cJSON *load(const char *path)
-{
-    cJSON *root = NULL;
-    cp_report_json_load(path, &root);
-    return root;
-}
-
-static const cJSON *named(const cJSON *array, const char *key, const char *name)
-{
-    const cJSON *e;
-    cJSON_ArrayForEach(e, array)
-    {
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, key);
-        if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
-            return e;
-    }
-    return NULL;
-}
-
-static double number(const cJSON *o, const char *k)
-{
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(n) ? n->valuedouble : NAN;
-}
-
-static const char *string(const cJSON *o, const char *k)
-{
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(n) ? n->valuestring : "";
-}
+#include <sys/stat.h>
 
 const char *cp_compare_verdict(double old_ms, double old_sd, double new_ms, double new_sd,
                                double *change, double *noise)
@@ -60,45 +36,174 @@ const char *cp_compare_verdict(double old_ms, double old_sd, double new_ms, doub
     return *change < 0 ? "faster" : "slower";
 }
 
+/* ---- loading ---- */
+
+void cp_compare_unload(cp_report *reports, char **resolved, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (reports)
+            cp_report_free(&reports[i]);
+        if (resolved)
+            free(resolved[i]);
+    }
+    free(reports);
+    free(resolved);
+}
+
+/* `path`, or its report.json when it is a directory (a run's output
+ * directory), malloc'd. */
+static char *report_path(const char *path)
+{
+    struct stat st;
+    bool dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    size_t len = strlen(path) + sizeof "/report.json";
+    char *p = malloc(len);
+    if (p)
+        snprintf(p, len, dir ? "%s/report.json" : "%s", path);
+    return p;
+}
+
+int cp_compare_load(const char *const *paths, size_t n, cp_report **reports, char ***resolved)
+{
+    int rc = 0;
+    *reports = NULL;
+    if (resolved)
+        *resolved = NULL;
+    if (n == 0)
+        return cp_failf(CP_EINVAL, "compare needs at least one report a side");
+    cp_report *r = calloc(n, sizeof *r);
+    char **p = calloc(n, sizeof *p);
+    if (!r || !p) {
+        rc = cp_failf(CP_ENOMEM, "out of memory reading %s", paths[0]);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!(p[i] = report_path(paths[i]))) {
+            rc = cp_failf(CP_ENOMEM, "out of memory reading %s", paths[i]);
+            goto out;
+        }
+        CP_TRY(cp_report_read(p[i], &r[i]));
+    }
+out:
+    if (rc < 0) {
+        cp_compare_unload(r, p, n);
+        return rc;
+    }
+    *reports = r;
+    if (resolved)
+        *resolved = p;
+    else
+        cp_compare_unload(NULL, p, n);
+    return 0;
+}
+
+/* ---- growing the comparison's lists ---- */
+
+/* Appends a zeroed element of `size` to *list (holding *n, room for
+ * *cap); NULL when out of memory. */
+static void *push(void *list, size_t *n, size_t *cap, size_t size)
+{
+    void **l = list;
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 8;
+        void *grown = realloc(*l, c * size);
+        if (!grown)
+            return NULL;
+        *l = grown;
+        *cap = c;
+    }
+    char *e = (char *)*l + (*n)++ * size;
+    memset(e, 0, size);
+    return e;
+}
+
+/* The lists' capacities while the comparison is built. */
+typedef struct caps {
+    size_t reasons, variants, checks, cases, claims, findings;
+} caps;
+
+static int reason(cp_comparison *c, caps *k, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int reason(cp_comparison *c, caps *k, const char *fmt, ...)
+{
+    cp_cmp_reason *r = push(&c->reasons, &c->nreasons, &k->reasons, sizeof *r);
+    if (!r)
+        return CP_ENOMEM;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->text, sizeof r->text, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+/* ---- comparability ---- */
+
+/* Adds why reports a and b cannot be compared: another GPU, driver or
+ * profile. `who` prefixes the reasons ("" across the sides, "old reports
+ * A and B: " within one). */
+static int env_reasons(cp_comparison *c, caps *k, const cp_report *a, const cp_report *b,
+                       const char *who)
+{
+    int rc = 0;
+    const char *ga = a->env.gpu_name, *gb = b->env.gpu_name;
+    if (strcmp(ga, gb) != 0)
+        CP_TRY(reason(c, k, "%sdifferent GPUs (%s and %s)", who, *ga ? ga : "none",
+                      *gb ? gb : "none"));
+    if (a->env.driver_version != b->env.driver_version)
+        CP_TRY(reason(c, k, "%sdifferent driver versions (%d and %d)", who, a->env.driver_version,
+                      b->env.driver_version));
+    if (strcmp(a->profile, b->profile) != 0)
+        CP_TRY(reason(c, k, "%sdifferent profiles (%s and %s): their sizes differ", who,
+                      a->profile, b->profile));
+out:
+    return rc;
+}
+
+/* Each report of a side against the side's first: the runs of one side
+ * must be comparable among themselves too. */
+static int side_reasons(cp_comparison *c, caps *k, const cp_compare_side *s, const char *side)
+{
+    int rc = 0;
+    for (size_t i = 1; i < s->n; i++) {
+        char who[1200];
+        snprintf(who, sizeof who, "%s reports %s and %s: ", side, s->paths[0], s->paths[i]);
+        CP_TRY(env_reasons(c, k, &s->reports[0], &s->reports[i], who));
+    }
+out:
+    return rc;
+}
+
+/* ---- timing ---- */
+
+/* Whether metric `name` was in the report (not one of an older schema). */
+static bool has_metric(const cp_variant_result *v, const char *name)
+{
+    size_t n = 0;
+    const cp_metric_def *defs = cp_metric_defs(&n);
+    for (size_t i = 0; i < n && i < 64; i++)
+        if (strcmp(defs[i].name, name) == 0)
+            return !(v->metrics_missing & ((uint64_t)1 << i));
+    return false;
+}
+
 /* The share of a variant's timed median in which its traced run kept the
  * GPU busy with work of its own: the trace's span less its idle time and
  * less its pageable copies, whose time is the CPU's staging them (a report
  * from before pageable_copy_sum_ns counts all copy time as theirs when it
  * has any); NAN without a trace. */
-static double device_share(const cJSON *variant, double median_ms)
+static double device_share(const cp_variant_result *v)
 {
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(variant, "trace");
-    double span = number(t, "span_ns"), idle = number(t, "idle_ns");
-    if (!(span > 0) || !(idle >= 0) || idle > span || !(median_ms > 0))
+    const cp_metrics *m = &v->metrics;
+    double median_ms = v->timing.median_ms;
+    if (!v->traced || !has_metric(v, "span_ns") || !has_metric(v, "idle_ns"))
         return NAN;
-    double pageable = number(t, "pageable_copy_sum_ns");
-    if (isnan(pageable))
-        pageable = number(t, "pageable_copies") > 0 ? number(t, "copy_busy_ns") : 0;
-    return fmax(0, span - idle - (isnan(pageable) ? span : pageable)) / 1e6 / median_ms;
-}
-
-/* Every number of timing.samples_ms as a malloc'd array (*n of them), or
- * NULL when there is no such non-empty array of numbers. */
-static double *samples_of(const cJSON *timing, size_t *n)
-{
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(timing, "samples_ms"), *e;
-    *n = 0;
-    int count = cJSON_IsArray(s) ? cJSON_GetArraySize(s) : 0;
-    if (count <= 0)
-        return NULL;
-    double *v = malloc((size_t)count * sizeof *v);
-    if (!v)
-        return NULL;
-    cJSON_ArrayForEach(e, s)
-    {
-        if (!cJSON_IsNumber(e)) {
-            free(v);
-            *n = 0;
-            return NULL;
-        }
-        v[(*n)++] = e->valuedouble;
-    }
-    return v;
+    double span = (double)m->span_ns, idle = (double)m->idle_ns;
+    if (!(span > 0) || idle > span || !(median_ms > 0))
+        return NAN;
+    double pageable = has_metric(v, "pageable_copy_sum_ns") ? (double)m->pageable_copy_sum_ns
+                      : m->pageable_copies > 0           ? (double)m->copy_busy_ns
+                                                         : 0;
+    return fmax(0, span - idle - pageable) / 1e6 / median_ms;
 }
 
 /* A seed per case and variant (FNV-1a of the names): the same reports
@@ -114,282 +219,559 @@ static uint64_t seed_of(const char *c, const char *v)
     return h;
 }
 
-/* A check's result: "ok" true or false is passed or failed; otherwise its
- * "status" (skipped, inconclusive) when the report has one, else skipped. */
-static const char *check_status(const cJSON *k)
+static const cp_case_result *find_case(const cp_report *r, const char *name)
 {
-    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(k, "ok");
-    if (cJSON_IsBool(ok))
-        return cJSON_IsTrue(ok) ? "passed" : "failed";
-    const char *st = string(k, "status");
-    return *st ? st : "skipped";
+    for (size_t i = 0; i < r->ncases; i++)
+        if (strcmp(r->cases[i].name, name) == 0)
+            return &r->cases[i];
+    return NULL;
 }
 
-/* passed -> failed or inconclusive (and confirmed -> refuted or
- * inconclusive for claims) got worse. */
+static const cp_variant_result *find_variant(const cp_case_result *c, const char *name)
+{
+    for (size_t i = 0; c && i < c->nvariants; i++)
+        if (strcmp(c->variants[i].name, name) == 0)
+            return &c->variants[i];
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n values (sorted in place); NAN for none. */
+static double median_of(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* What one side holds of a variant: its runs, the timed values counted,
+ * the smallest device share of its reports. */
+typedef struct side_timing {
+    cp_cmp_run *runs;
+    size_t n, cap;
+    size_t counted; /* timing.runs summed: the values behind the medians */
+    double share;   /* NAN when a report has no trace of it */
+    bool every_sample; /* every run kept its samples */
+} side_timing;
+
+static void side_free(side_timing *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->runs[i].samples_ms);
+    free(t->runs);
+    memset(t, 0, sizeof *t);
+}
+
+static int add_run(side_timing *t, size_t report, double median, double sd, const double *s,
+                   size_t ns)
+{
+    cp_cmp_run *r = push(&t->runs, &t->n, &t->cap, sizeof *r);
+    if (!r)
+        return CP_ENOMEM;
+    r->report = report;
+    r->median_ms = median;
+    r->stddev_ms = sd;
+    if (ns) {
+        if (!(r->samples_ms = malloc(ns * sizeof *s)))
+            return CP_ENOMEM;
+        memcpy(r->samples_ms, s, ns * sizeof *s);
+        r->nsamples = ns;
+    }
+    t->every_sample &= ns > 0;
+    return 0;
+}
+
+/* Every run of case/variant on a side: a report whose variant has passes
+ * gives one run each, any other that timed it one run. */
+static int side_runs(const cp_compare_side *s, const char *cname, const char *vname,
+                     side_timing *t)
+{
+    int rc = 0;
+    memset(t, 0, sizeof *t);
+    t->every_sample = true;
+    bool first = true;
+    for (size_t i = 0; i < s->n; i++) {
+        const cp_variant_result *v = find_variant(find_case(&s->reports[i], cname), vname);
+        if (!v || !(v->timing.median_ms > 0))
+            continue;
+        if (v->nruns) {
+            for (size_t k = 0; k < v->nruns; k++)
+                CP_TRY(add_run(t, i, v->runs[k].median_ms, NAN, v->runs[k].samples_ms,
+                               v->runs[k].nsamples));
+        } else {
+            CP_TRY(add_run(t, i, v->timing.median_ms, v->timing.stddev_ms, v->samples_ms,
+                           v->nsamples));
+        }
+        t->counted += v->timing.runs > 0 ? (size_t)v->timing.runs : 0;
+        double share = device_share(v);
+        t->share = first ? share : isnan(share) || isnan(t->share) ? NAN : fmin(t->share, share);
+        first = false;
+    }
+out:
+    return rc;
+}
+
+/* Every sample of a side's runs in one array (malloc'd, *n of them). */
+static double *pooled(const side_timing *t, size_t *n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < t->n; i++)
+        total += t->runs[i].nsamples;
+    *n = 0;
+    double *v = total ? malloc(total * sizeof *v) : NULL;
+    for (size_t i = 0; v && i < t->n; i++) {
+        memcpy(v + *n, t->runs[i].samples_ms, t->runs[i].nsamples * sizeof *v);
+        *n += t->runs[i].nsamples;
+    }
+    return v;
+}
+
+/* A side's median and spread: its one run's, else the median and the
+ * standard deviation of its runs' medians (the spread between runs). */
+static int side_summary(const side_timing *t, double *median, double *sd)
+{
+    if (t->n == 1) {
+        *median = t->runs[0].median_ms;
+        *sd = t->runs[0].stddev_ms;
+        return 0;
+    }
+    double *m = malloc(t->n * sizeof *m), mean = 0, ss = 0;
+    if (!m)
+        return CP_ENOMEM;
+    for (size_t i = 0; i < t->n; i++)
+        mean += (m[i] = t->runs[i].median_ms) / (double)t->n;
+    for (size_t i = 0; i < t->n; i++)
+        ss += (m[i] - mean) * (m[i] - mean);
+    *sd = sqrt(ss / (double)(t->n - 1));
+    *median = median_of(m, t->n);
+    free(m);
+    return 0;
+}
+
+/* The verdict on one variant from its runs on both sides (v's names,
+ * medians and runs set). */
+static int timing_verdict(cp_cmp_variant *v, const side_timing *a, const side_timing *b,
+                          const cp_comparison *c)
+{
+    int rc = 0;
+    size_t na = 0, nb = 0;
+    double *sa = NULL, *sb = NULL, sda = NAN, sdb = NAN;
+    CP_TRY(side_summary(a, &v->old_median_ms, &sda));
+    CP_TRY(side_summary(b, &v->new_median_ms, &sdb));
+    /* Issue 28: where both sides have two runs or more, the run is the
+     * unit: cp_compare_runs (being written) on the runs' medians
+     * (v->old_runs[i].median_ms, v->new_runs[j].median_ms) plugs in here
+     * and sets v->samples, ratio, ci_low, ci_high, p and verdict. Until it
+     * does, every run's samples pooled, as for one run a side. */
+    if (a->every_sample && b->every_sample) {
+        sa = pooled(a, &na);
+        sb = pooled(b, &nb);
+        if (!sa || !sb)
+            CP_TRY(CP_ENOMEM);
+    }
+    cp_cmp_result st;
+    v->samples = sa && sb &&
+                 cp_compare_samples(sa, na, sb, nb, c->threshold, c->min_effect,
+                                    seed_of(v->case_name, v->variant), &st) == 0;
+    v->ci_low = v->ci_high = v->p = NAN;
+    if (v->samples) {
+        snprintf(v->verdict, sizeof v->verdict, "%s", cp_cmp_verdict_name(st.verdict));
+        v->ratio = st.ratio;
+        v->ci_low = st.ci_low;
+        v->ci_high = st.ci_high;
+        v->p = st.p;
+        v->old_samples = st.n_old;
+        v->new_samples = st.n_new;
+    } else {
+        double change, noise;
+        snprintf(v->verdict, sizeof v->verdict, "%s",
+                 cp_compare_verdict(v->old_median_ms, isnan(sda) ? 0 : sda, v->new_median_ms,
+                                    isnan(sdb) ? 0 : sdb, &change, &noise));
+        v->ratio = v->new_median_ms / v->old_median_ms;
+        v->old_samples = a->counted;
+        v->new_samples = b->counted;
+    }
+out:
+    free(sa);
+    free(sb);
+    return rc;
+}
+
+/* Host-bound (or untraced, so it cannot be told): a change within the
+ * host threshold is noise this comparison cannot rule out, whatever the
+ * processes' own runs say. */
+static void host_rule(cp_cmp_variant *v, double share, const cp_comparison *c)
+{
+    v->device_share = share;
+    v->host_bound = !(share >= CP_CMP_DEVICE_SHARE);
+    double moved = v->ratio >= 1 ? v->ratio - 1 : 1 / v->ratio - 1;
+    bool changed = strcmp(v->verdict, "slower") == 0 || strcmp(v->verdict, "faster") == 0;
+    if (v->host_bound && changed && moved <= c->host_threshold) {
+        if (isnan(share))
+            snprintf(v->why, sizeof v->why, "untraced: host-bound or not cannot be told");
+        else
+            snprintf(v->why, sizeof v->why, "host-bound: the GPU was busy %.0f%% of the run",
+                     100 * share);
+        snprintf(v->verdict, sizeof v->verdict, "noisy");
+    }
+}
+
+static int compare_variant(cp_comparison *c, caps *k, const cp_compare_side *o,
+                           const cp_compare_side *n, const char *cname, size_t case_index,
+                           const char *vname)
+{
+    int rc = 0;
+    side_timing a = {0}, b = {0};
+    CP_TRY(side_runs(o, cname, vname, &a));
+    CP_TRY(side_runs(n, cname, vname, &b));
+    if (a.n == 0 || b.n == 0)
+        goto out;
+    cp_cmp_variant *v = push(&c->variants, &c->nvariants, &k->variants, sizeof *v);
+    if (!v)
+        CP_TRY(CP_ENOMEM);
+    snprintf(v->case_name, sizeof v->case_name, "%s", cname);
+    snprintf(v->variant, sizeof v->variant, "%s", vname);
+    v->case_index = case_index;
+    CP_TRY(timing_verdict(v, &a, &b, c));
+    /* The runs move into the comparison, which frees them from now on. */
+    v->old_runs = a.runs;
+    v->n_old_runs = a.n;
+    v->new_runs = b.runs;
+    v->n_new_runs = b.n;
+    a.runs = b.runs = NULL;
+    a.n = b.n = 0;
+    host_rule(v, isnan(a.share) || isnan(b.share) ? NAN : fmin(a.share, b.share), c);
+    v->slower = strcmp(v->verdict, "slower") == 0 && v->ratio - 1 > c->threshold;
+    v->regression = v->slower && (c->comparable || c->forced);
+    c->regressions += v->regression;
+out:
+    side_free(&a);
+    side_free(&b);
+    return rc;
+}
+
+/* ---- checks, case statuses, claims, findings ---- */
+
+/* How bad a result is, for a side's worst of its reports: a failure in
+ * any report of the side is the side's. */
+static int check_rank(cp_check_status s)
+{
+    return s == CP_CHECK_PASSED ? 0 : s == CP_CHECK_SKIPPED ? 1 : 2;
+}
+
+static int status_rank(cp_status s)
+{
+    return s == CP_STATUS_PASSED         ? 0
+           : s == CP_STATUS_SKIPPED      ? 1
+           : s == CP_STATUS_INCONCLUSIVE ? 2
+                                         : 3;
+}
+
+static int verdict_rank(cp_verdict v)
+{
+    return v == CP_VERDICT_CONFIRMED ? 0 : v == CP_VERDICT_NOT_MEASURED ? 1 : 2;
+}
+
+/* The worst result of check `name` of case `cname` among a side's
+ * reports; false when none holds it. */
+static bool side_check(const cp_compare_side *s, const char *cname, const char *name,
+                       cp_check_status *out)
+{
+    bool found = false;
+    for (size_t i = 0; i < s->n; i++) {
+        const cp_case_result *c = find_case(&s->reports[i], cname);
+        for (size_t j = 0; c && j < c->nchecks; j++)
+            if (strcmp(c->checks[j].name, name) == 0) {
+                if (!found || check_rank(c->checks[j].status) > check_rank(*out))
+                    *out = c->checks[j].status;
+                found = true;
+                break;
+            }
+    }
+    return found;
+}
+
+static bool side_status(const cp_compare_side *s, const char *cname, cp_status *out)
+{
+    bool found = false;
+    for (size_t i = 0; i < s->n; i++) {
+        const cp_case_result *c = find_case(&s->reports[i], cname);
+        if (c && (!found || status_rank(c->status) > status_rank(*out)))
+            *out = c->status;
+        found |= c != NULL;
+    }
+    return found;
+}
+
+static bool side_claim(const cp_compare_side *s, const char *cname, const char *text,
+                       cp_verdict *out)
+{
+    bool found = false;
+    for (size_t i = 0; i < s->n; i++) {
+        const cp_case_result *c = find_case(&s->reports[i], cname);
+        for (size_t j = 0; c && j < c->nclaims; j++)
+            if (strcmp(c->claims[j].text, text) == 0) {
+                if (!found || verdict_rank(c->claims[j].verdict) > verdict_rank(*out))
+                    *out = c->claims[j].verdict;
+                found = true;
+                break;
+            }
+    }
+    return found;
+}
+
+/* Whether any report of a side raised finding `name` on case/variant. */
+static bool side_finding(const cp_compare_side *s, const char *cname, const char *vname,
+                         const char *name, bool *traced)
+{
+    bool raised = false;
+    for (size_t i = 0; i < s->n; i++) {
+        const cp_variant_result *v = find_variant(find_case(&s->reports[i], cname), vname);
+        if (!v || !v->traced)
+            continue;
+        *traced = true;
+        for (size_t f = 0; f < v->metrics.nfindings; f++)
+            raised |= strcmp(v->metrics.findings[f].name, name) == 0;
+    }
+    return raised;
+}
+
+/* passed -> failed or inconclusive (and confirmed -> refuted for claims)
+ * got worse. */
 static bool worse(const char *was, const char *now, const char *good, const char *bad)
 {
     return strcmp(was, good) == 0 &&
            (strcmp(now, bad) == 0 || strcmp(now, "inconclusive") == 0);
 }
 
-static void add_number_or_null(cJSON *o, const char *k, double v)
+static int change(cp_comparison *c, cp_cmp_change **list, size_t *n, size_t *cap,
+                  const char *cname, size_t case_index, const char *name, const char *was,
+                  const char *now, bool regression)
 {
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
+    cp_cmp_change *e = push(list, n, cap, sizeof *e);
+    if (!e)
+        return CP_ENOMEM;
+    snprintf(e->case_name, sizeof e->case_name, "%s", cname);
+    e->case_index = case_index;
+    snprintf(e->name, sizeof e->name, "%s", name);
+    snprintf(e->was, sizeof e->was, "%s", was);
+    snprintf(e->now, sizeof e->now, "%s", now);
+    e->regression = regression;
+    c->regressions += regression;
+    return 0;
 }
 
-/* Adds to `reasons` (and to the text) why the reports' timings cannot be
- * compared: another GPU, driver or profile. */
-static void comparability(const cJSON *a, const cJSON *b, cJSON *reasons)
+/* The findings of each traced variant of case `ca` that one side raised
+ * and the other did not, both sides traced. */
+static int compare_findings(cp_comparison *c, caps *k, const cp_compare_side *o,
+                            const cp_compare_side *n, const cp_case_result *ca, size_t ci)
 {
-    const cJSON *ea = cJSON_GetObjectItemCaseSensitive(a, "environment");
-    const cJSON *eb = cJSON_GetObjectItemCaseSensitive(b, "environment");
-    char why[768];
-    const char *ga = string(ea, "gpu_name"), *gb = string(eb, "gpu_name");
-    if (strcmp(ga, gb) != 0) {
-        snprintf(why, sizeof why, "different GPUs (%s and %s)", *ga ? ga : "none",
-                 *gb ? gb : "none");
-        cJSON_AddItemToArray(reasons, cJSON_CreateString(why));
+    size_t nf = 0;
+    const cp_finding_def *defs = cp_finding_defs(&nf);
+    for (size_t vi = 0; vi < ca->nvariants; vi++) {
+        const char *vname = ca->variants[vi].name;
+        for (size_t f = 0; f < nf; f++) {
+            bool ta = false, tb = false;
+            bool was = side_finding(o, ca->name, vname, defs[f].name, &ta);
+            bool now = side_finding(n, ca->name, vname, defs[f].name, &tb);
+            if (!ta || !tb || was == now)
+                continue;
+            cp_cmp_finding *e = push(&c->findings, &c->nfindings, &k->findings, sizeof *e);
+            if (!e)
+                return CP_ENOMEM;
+            snprintf(e->case_name, sizeof e->case_name, "%s", ca->name);
+            snprintf(e->variant, sizeof e->variant, "%s", vname);
+            snprintf(e->name, sizeof e->name, "%s", defs[f].name);
+            e->case_index = ci;
+            e->raised = now;
+        }
     }
-    double da = number(ea, "driver_version"), db = number(eb, "driver_version");
-    if (!(da == db) && !(isnan(da) && isnan(db))) {
-        snprintf(why, sizeof why, "different driver versions (%.0f and %.0f)", da, db);
-        cJSON_AddItemToArray(reasons, cJSON_CreateString(why));
-    }
-    const char *pa = string(a, "profile"), *pb = string(b, "profile");
-    if (strcmp(pa, pb) != 0) {
-        snprintf(why, sizeof why, "different profiles (%s and %s): their sizes differ", pa, pb);
-        cJSON_AddItemToArray(reasons, cJSON_CreateString(why));
-    }
+    return 0;
 }
+
+/* One case of the old side against the new: its variants, checks, status,
+ * claims and findings. */
+static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
+                        const cp_compare_side *n, const cp_case_result *ca, size_t ci)
+{
+    int rc = 0;
+    const char *name = ca->name;
+    for (size_t i = 0; i < ca->nvariants; i++) {
+        const char *vname = ca->variants[i].name;
+        bool seen = false;
+        for (size_t j = 0; j < c->nvariants && !seen; j++)
+            seen = c->variants[j].case_index == ci && strcmp(c->variants[j].variant, vname) == 0;
+        if (!seen)
+            CP_TRY(compare_variant(c, k, o, n, name, ci, vname));
+    }
+    bool check_regressed = false;
+    for (size_t i = 0; i < ca->nchecks; i++) {
+        cp_check_status sa, sb;
+        const char *kname = ca->checks[i].name;
+        if (!side_check(o, name, kname, &sa) || !side_check(n, name, kname, &sb) || sa == sb)
+            continue;
+        const char *was = cp_check_status_name(sa), *now = cp_check_status_name(sb);
+        /* A check that passed and now fails (or cannot tell) is a regression too. */
+        bool regression = worse(was, now, "passed", "failed");
+        check_regressed |= regression;
+        CP_TRY(change(c, &c->checks, &c->nchecks, &k->checks, name, ci, kname, was, now,
+                      regression));
+    }
+    cp_status csa, csb;
+    if (side_status(o, name, &csa) && side_status(n, name, &csb) && csa != csb) {
+        const char *was = cp_status_name(csa), *now = cp_status_name(csb);
+        /* Counted once per case: a check that got worse already counted. */
+        bool regression = worse(was, now, "passed", "failed") && !check_regressed;
+        CP_TRY(change(c, &c->cases, &c->ncases, &k->cases, name, ci, "", was, now, regression));
+    }
+    for (size_t i = 0; i < ca->nclaims; i++) {
+        cp_verdict va, vb;
+        const char *text = ca->claims[i].text;
+        if (!side_claim(o, name, text, &va) || !side_claim(n, name, text, &vb) || va == vb)
+            continue;
+        const char *was = cp_verdict_name(va), *now = cp_verdict_name(vb);
+        CP_TRY(change(c, &c->claims, &c->nclaims, &k->claims, name, ci, text, was, now,
+                      worse(was, now, "confirmed", "refuted")));
+    }
+    CP_TRY(compare_findings(c, k, o, n, ca, ci));
+out:
+    return rc;
+}
+
+static int side_reports(cp_cmp_report **out, const cp_compare_side *s)
+{
+    if (!(*out = calloc(s->n, sizeof **out)))
+        return CP_ENOMEM;
+    for (size_t i = 0; i < s->n; i++) {
+        cp_cmp_report *r = &(*out)[i];
+        const cp_report *src = &s->reports[i];
+        snprintf(r->path, sizeof r->path, "%s", s->paths ? s->paths[i] : "");
+        snprintf(r->gpu_name, sizeof r->gpu_name, "%s", src->env.gpu_name);
+        r->driver_version = src->env.driver_version;
+        snprintf(r->profile, sizeof r->profile, "%s", src->profile);
+        snprintf(r->date, sizeof r->date, "%s", src->date);
+    }
+    return 0;
+}
+
+int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
+                     const cp_compare_options *opt, cp_comparison *c)
+{
+    int rc = 0;
+    caps k = {0};
+    memset(c, 0, sizeof *c);
+    if (!o->n || !n->n)
+        return cp_failf(CP_EINVAL, "compare needs at least one report a side");
+    c->threshold = opt ? opt->threshold : 0.10;
+    c->min_effect = opt ? opt->min_effect : CP_CMP_MIN_EFFECT;
+    c->host_threshold = opt ? opt->host_threshold : CP_CMP_HOST_THRESHOLD;
+    c->forced = opt && opt->force;
+    c->n_old_reports = o->n;
+    c->n_new_reports = n->n;
+    CP_TRY(side_reports(&c->old_reports, o));
+    CP_TRY(side_reports(&c->new_reports, n));
+    CP_TRY(env_reasons(c, &k, &o->reports[0], &n->reports[0], ""));
+    CP_TRY(side_reasons(c, &k, o, "old"));
+    CP_TRY(side_reasons(c, &k, n, "new"));
+    c->comparable = c->nreasons == 0;
+    /* The old side's cases in order, each once however many of its
+     * reports hold it. */
+    for (size_t r = 0; r < o->n; r++)
+        for (size_t i = 0; i < o->reports[r].ncases; i++) {
+            const cp_case_result *ca = &o->reports[r].cases[i];
+            bool seen = false;
+            for (size_t q = 0; q < r && !seen; q++)
+                seen = find_case(&o->reports[q], ca->name) != NULL;
+            for (size_t q = 0; q < i && !seen; q++)
+                seen = strcmp(o->reports[r].cases[q].name, ca->name) == 0;
+            if (seen)
+                continue;
+            CP_TRY(compare_case(c, &k, o, n, ca, c->ncase_names++));
+        }
+out:
+    if (rc == CP_ENOMEM)
+        rc = cp_failf(CP_ENOMEM, "out of memory comparing %s and %s",
+                      o->paths ? o->paths[0] : "the old reports",
+                      n->paths ? n->paths[0] : "the new reports");
+    if (rc < 0)
+        cp_comparison_free(c);
+    return rc;
+}
+
+void cp_comparison_free(cp_comparison *c)
+{
+    for (size_t i = 0; c->variants && i < c->nvariants; i++) {
+        cp_cmp_variant *v = &c->variants[i];
+        for (size_t r = 0; r < v->n_old_runs; r++)
+            free(v->old_runs[r].samples_ms);
+        for (size_t r = 0; r < v->n_new_runs; r++)
+            free(v->new_runs[r].samples_ms);
+        free(v->old_runs);
+        free(v->new_runs);
+    }
+    free(c->variants);
+    free(c->old_reports);
+    free(c->new_reports);
+    free(c->reasons);
+    free(c->checks);
+    free(c->cases);
+    free(c->claims);
+    free(c->findings);
+    memset(c, 0, sizeof *c);
+}
+
+int cp_compare_files(const char *const *old_paths, size_t n_old, const char *const *new_paths,
+                     size_t n_new, const cp_compare_options *opt, cp_comparison *out)
+{
+    int rc = 0;
+    cp_report *a = NULL, *b = NULL;
+    char **pa = NULL, **pb = NULL;
+    memset(out, 0, sizeof *out);
+    CP_TRY(cp_compare_load(old_paths, n_old, &a, &pa));
+    CP_TRY(cp_compare_load(new_paths, n_new, &b, &pb));
+    cp_compare_side o = {a, (const char *const *)pa, n_old};
+    cp_compare_side n = {b, (const char *const *)pb, n_new};
+    rc = cp_compare_build(&o, &n, opt, out);
+out:
+    cp_compare_unload(a, pa, a ? n_old : 0);
+    cp_compare_unload(b, pb, b ? n_new : 0);
+    return rc;
+}
+
+/* ---- the one-call forms ---- */
 
 int cp_compare_reports_opts(const char *old_path, const char *new_path,
                             const cp_compare_options *opt, FILE *out, int *regressions)
 {
-    int rc = 0, compared = 0;
+    cp_comparison c;
     *regressions = 0;
-    double threshold = opt ? opt->threshold : 0.10;
-    double min_effect = opt ? opt->min_effect : CP_CMP_MIN_EFFECT;
-    double host_threshold = opt ? opt->host_threshold : CP_CMP_HOST_THRESHOLD;
-    bool force = opt && opt->force, json = opt && opt->json;
-    cJSON *doc = NULL;
-    cJSON *a = load(old_path), *b = a ? load(new_path) : NULL;
-    if (!a || !b) {
-        rc = CP_EPARSE;
-        goto out;
-    }
-    doc = cJSON_CreateObject();
-    cJSON *reasons = cJSON_AddArrayToObject(doc, "reasons");
-    if (!doc || !reasons) {
-        rc = cp_failf(CP_ENOMEM, "out of memory comparing %s and %s", old_path, new_path);
-        goto out;
-    }
-    comparability(a, b, reasons);
-    bool comparable = cJSON_GetArraySize(reasons) == 0, counts = comparable || force;
-    cJSON_AddBoolToObject(doc, "comparable", comparable);
-    cJSON_AddBoolToObject(doc, "forced", force);
-    cJSON_AddNumberToObject(doc, "threshold", threshold);
-    cJSON_AddNumberToObject(doc, "min_effect", min_effect);
-    cJSON_AddNumberToObject(doc, "host_threshold", host_threshold);
-    cJSON *jvariants = cJSON_AddArrayToObject(doc, "variants");
-    cJSON *jchecks = cJSON_AddArrayToObject(doc, "checks");
-    cJSON *jclaims = cJSON_AddArrayToObject(doc, "claims");
-    cJSON *jcases = cJSON_AddArrayToObject(doc, "cases");
-    if (!json) {
-        const cJSON *r;
-        cJSON_ArrayForEach(r, reasons)
-        fprintf(out, "incomparable: %s\n", r->valuestring);
-        if (!comparable)
-            fprintf(out, "%s\n", force ? "--force: timing verdicts count as regressions anyway"
-                                       : "timing verdicts are informational (no regression "
-                                         "exit); --force counts them");
-        fprintf(out, "%-28s %-26s %11s %11s %7s %-17s %8s  %s\n", "case", "variant", "old ms",
-                "new ms", "ratio", "95% interval", "p", "verdict");
-    }
-    bool medians_only = false;
-    const cJSON *cases_b = cJSON_GetObjectItemCaseSensitive(b, "cases"), *ca;
-    cJSON_ArrayForEach(ca, cJSON_GetObjectItemCaseSensitive(a, "cases"))
-    {
-        const char *name = string(ca, "name");
-        const cJSON *cb = named(cases_b, "name", name);
-        if (!cb)
-            continue;
-        const cJSON *va;
-        cJSON_ArrayForEach(va, cJSON_GetObjectItemCaseSensitive(ca, "variants"))
-        {
-            const char *vname = string(va, "name");
-            const cJSON *vb = named(cJSON_GetObjectItemCaseSensitive(cb, "variants"), "name",
-                                    vname);
-            const cJSON *ta = cJSON_GetObjectItemCaseSensitive(va, "timing");
-            const cJSON *tb = vb ? cJSON_GetObjectItemCaseSensitive(vb, "timing") : NULL;
-            double ma = number(ta, "median_ms"), mb = number(tb, "median_ms");
-            if (!vb || !(ma > 0) || !(mb > 0))
-                continue;
-            size_t na = 0, nb = 0;
-            double *sa = samples_of(ta, &na), *sb = samples_of(tb, &nb);
-            cp_cmp_result st;
-            bool stats = sa && sb &&
-                         cp_compare_samples(sa, na, sb, nb, threshold, min_effect,
-                                            seed_of(name, vname), &st) == 0;
-            free(sa);
-            free(sb);
-            const char *verdict;
-            double ratio, lo = NAN, hi = NAN, p = NAN, noise = NAN, change;
-            if (stats) {
-                verdict = cp_cmp_verdict_name(st.verdict);
-                ratio = st.ratio;
-                lo = st.ci_low;
-                hi = st.ci_high;
-                p = st.p;
-            } else {
-                verdict = cp_compare_verdict(ma, number(ta, "stddev_ms"), mb,
-                                             number(tb, "stddev_ms"), &change, &noise);
-                ratio = mb / ma;
-                medians_only = true;
-            }
-            /* Host-bound (or untraced, so it cannot be told): a change
-             * within the host threshold is noise this comparison cannot
-             * rule out, whatever the two processes' own runs say. */
-            double share = fmin(device_share(va, ma), device_share(vb, mb));
-            if (isnan(device_share(va, ma)) || isnan(device_share(vb, mb)))
-                share = NAN;
-            bool host_bound = !(share >= CP_CMP_DEVICE_SHARE);
-            char why[160] = "";
-            double moved = ratio >= 1 ? ratio - 1 : 1 / ratio - 1;
-            if (host_bound && (strcmp(verdict, "slower") == 0 || strcmp(verdict, "faster") == 0) &&
-                moved <= host_threshold) {
-                if (isnan(share))
-                    snprintf(why, sizeof why, "untraced: host-bound or not cannot be told");
-                else
-                    snprintf(why, sizeof why, "host-bound: the GPU was busy %.0f%% of the run",
-                             100 * share);
-                verdict = "noisy";
-            }
-            bool slower = strcmp(verdict, "slower") == 0 && ratio - 1 > threshold;
-            bool regression = slower && counts;
-            *regressions += regression;
-            compared++;
-            cJSON *jv = cJSON_CreateObject();
-            cJSON_AddItemToArray(jvariants, jv);
-            cJSON_AddStringToObject(jv, "case", name);
-            cJSON_AddStringToObject(jv, "variant", vname);
-            cJSON_AddStringToObject(jv, "method", stats ? "samples" : "medians");
-            cJSON_AddNumberToObject(jv, "old_median_ms", ma);
-            cJSON_AddNumberToObject(jv, "new_median_ms", mb);
-            add_number_or_null(jv, "ratio", ratio);
-            add_number_or_null(jv, "ci_low", lo);
-            add_number_or_null(jv, "ci_high", hi);
-            add_number_or_null(jv, "p", p);
-            cJSON_AddNumberToObject(jv, "old_runs", stats ? (double)st.n_old : number(ta, "runs"));
-            cJSON_AddNumberToObject(jv, "new_runs", stats ? (double)st.n_new : number(tb, "runs"));
-            add_number_or_null(jv, "device_share", share);
-            cJSON_AddBoolToObject(jv, "host_bound", host_bound);
-            cJSON_AddStringToObject(jv, "verdict", verdict);
-            cJSON_AddStringToObject(jv, "why", why);
-            cJSON_AddBoolToObject(jv, "regression", regression);
-            if (json)
-                continue;
-            char ci[32] = "-", pv[16] = "-";
-            if (stats) {
-                snprintf(ci, sizeof ci, "[%.3f, %.3f]", lo, hi);
-                snprintf(pv, sizeof pv, p < 1e-4 ? "%.1e" : "%.4f", p);
-            }
-            fprintf(out, "%-28s %-26s %11.3f %11.3f %7.3f %-17s %8s  %s%s%s%s%s%s\n", name, vname,
-                    ma, mb, ratio, ci, pv, verdict, *why ? " (" : "", why, *why ? ")" : "",
-                    regression ? " (regression)"
-                    : slower   ? " (not counted: incomparable)"
-                               : "",
-                    stats ? "" : " (medians only: old report without samples)");
-        }
-        bool check_regressed = false;
-        const cJSON *ka;
-        cJSON_ArrayForEach(ka, cJSON_GetObjectItemCaseSensitive(ca, "checks"))
-        {
-            const cJSON *kb = named(cJSON_GetObjectItemCaseSensitive(cb, "checks"), "name",
-                                    string(ka, "name"));
-            if (!kb)
-                continue;
-            const char *was = check_status(ka), *now = check_status(kb);
-            if (strcmp(was, now) == 0)
-                continue;
-            /* A check that passed and now fails (or cannot tell) is a regression too. */
-            bool regression = worse(was, now, "passed", "failed");
-            check_regressed |= regression;
-            *regressions += regression;
-            cJSON *jk = cJSON_CreateObject();
-            cJSON_AddItemToArray(jchecks, jk);
-            cJSON_AddStringToObject(jk, "case", name);
-            cJSON_AddStringToObject(jk, "check", string(ka, "name"));
-            cJSON_AddStringToObject(jk, "old", was);
-            cJSON_AddStringToObject(jk, "new", now);
-            cJSON_AddBoolToObject(jk, "regression", regression);
-            if (!json)
-                fprintf(out, "check %s: %s: %s -> %s%s\n", name, string(ka, "name"), was, now,
-                        regression ? " (regression)" : "");
-        }
-        const char *csa = string(ca, "status"), *csb = string(cb, "status");
-        if (*csa && *csb && strcmp(csa, csb) != 0) {
-            /* Counted once per case: a check that got worse already counted. */
-            bool regression = worse(csa, csb, "passed", "failed") && !check_regressed;
-            *regressions += regression;
-            cJSON *jc = cJSON_CreateObject();
-            cJSON_AddItemToArray(jcases, jc);
-            cJSON_AddStringToObject(jc, "case", name);
-            cJSON_AddStringToObject(jc, "old", csa);
-            cJSON_AddStringToObject(jc, "new", csb);
-            cJSON_AddBoolToObject(jc, "regression", regression);
-            if (!json)
-                fprintf(out, "case %s: %s -> %s%s\n", name, csa, csb,
-                        regression ? " (regression)" : "");
-        }
-        cJSON_ArrayForEach(ka, cJSON_GetObjectItemCaseSensitive(ca, "claims"))
-        {
-            const cJSON *kb = named(cJSON_GetObjectItemCaseSensitive(cb, "claims"), "text",
-                                    string(ka, "text"));
-            if (!kb || strcmp(string(ka, "verdict"), string(kb, "verdict")) == 0)
-                continue;
-            bool regression = worse(string(ka, "verdict"), string(kb, "verdict"), "confirmed",
-                                    "refuted");
-            *regressions += regression;
-            cJSON *jk = cJSON_CreateObject();
-            cJSON_AddItemToArray(jclaims, jk);
-            cJSON_AddStringToObject(jk, "case", name);
-            cJSON_AddStringToObject(jk, "claim", string(ka, "text"));
-            cJSON_AddStringToObject(jk, "old", string(ka, "verdict"));
-            cJSON_AddStringToObject(jk, "new", string(kb, "verdict"));
-            cJSON_AddBoolToObject(jk, "regression", regression);
-            if (!json)
-                fprintf(out, "claim %s: %.60s: %s -> %s%s\n", name, string(ka, "text"),
-                        string(ka, "verdict"), string(kb, "verdict"),
-                        regression ? " (regression)" : "");
-        }
-    }
-    if (compared == 0) {
-        rc = cp_failf(CP_EINVAL, "%s and %s have no timed variant in common", old_path,
-                      new_path);
-        goto out;
-    }
-    cJSON_AddNumberToObject(doc, "regressions", *regressions);
-    if (json) {
-        char *text = cJSON_Print(doc);
-        if (!text) {
-            rc = cp_failf(CP_ENOMEM, "out of memory printing the comparison");
-            goto out;
-        }
-        fprintf(out, "%s\n", text);
-        free(text);
-    } else if (medians_only) {
-        fprintf(out, "note: verdicts marked 'medians only' compare medians against the runs' "
-                     "standard deviations; reports with timing.samples_ms get a rank test "
-                     "and an interval\n");
-    }
-out:
-    cJSON_Delete(doc);
-    cJSON_Delete(a);
-    cJSON_Delete(b);
+    int rc = cp_compare_files(&old_path, 1, &new_path, 1, opt, &c);
+    if (rc < 0)
+        return rc;
+    *regressions = c.regressions;
+    rc = opt && opt->json ? cp_compare_print_json(&c, out) : cp_compare_print_text(&c, out);
+    cp_comparison_free(&c);
+    return rc;
+}
+
+int cp_compare_reports_html(const char *old_path, const char *new_path,
+                            const cp_compare_options *opt, const char *html_path,
+                            int *regressions)
+{
+    cp_comparison c;
+    *regressions = 0;
+    int rc = cp_compare_files(&old_path, 1, &new_path, 1, opt, &c);
+    if (rc < 0)
+        return rc;
+    *regressions = c.regressions;
+    rc = cp_compare_write_html(&c, html_path);
+    cp_comparison_free(&c);
     return rc;
 }
 

@@ -1,15 +1,14 @@
 /*
- * The compare page (cuproof compare --html): one self-contained HTML page
- * with no script and nothing fetched. The two reports' environments and
- * whether they are comparable, the regressions and other changes, a chart
- * of every variant's ratio new / old with its interval, then the table of
- * variants. Every number on it comes from the JSON document that
- * cp_compare_reports_opts prints for --format json, so the page and that
- * document cannot disagree.
+ * The compare page (cuproof compare --html, cp_compare_write_html): one
+ * self-contained HTML page with no script and nothing fetched. The
+ * reports' environments and whether they are comparable, the regressions
+ * and other changes, a chart of every variant's ratio new / old with its
+ * interval, then the table of variants. Every number on it comes from the
+ * cp_comparison that the table and --format json print too, so the three
+ * cannot disagree; it calls no other output of compare.
  */
 #include <cuproof/internal/file.h>
 #include <cuproof/internal/compare.h>
-#include "reports/json.h"
 
 #include "html_buf.h"
 
@@ -47,23 +46,6 @@ static const char page_style[] =
     "svg .stripe{fill:#000;fill-opacity:.04}"
     "svg .variant circle.off{fill:#fff;stroke:currentColor;stroke-width:2}";
 
-static double number(const cJSON *o, const char *k)
-{
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(n) ? n->valuedouble : NAN;
-}
-
-static const char *string(const cJSON *o, const char *k)
-{
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(n) ? n->valuestring : "";
-}
-
-static bool is_true(const cJSON *o, const char *k)
-{
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k));
-}
-
 /* A time in the unit that fits it (cp_format_ms); a dash when there is
  * none. */
 static void put_time(html_buf *b, double ms)
@@ -99,102 +81,95 @@ static void field_row(html_buf *b, const char *label, const char *old, const cha
 
 /* The driver as cudaDriverGetVersion gives it (13000) and as CUDA names
  * it (13.0); "" when the report has none. */
-static void driver_text(const cJSON *report, char *out, size_t n)
+static void driver_text(int d, char *out, size_t n)
 {
-    double d = number(cJSON_GetObjectItemCaseSensitive(report, "environment"), "driver_version");
     out[0] = '\0';
-    if (d > 0 && d < 1e9)
-        snprintf(out, n, "%.0f (CUDA %d.%d)", d, (int)d / 1000, (int)d % 1000 / 10);
+    if (d > 0)
+        snprintf(out, n, "%d (CUDA %d.%d)", d, d / 1000, d % 1000 / 10);
 }
 
-/* Which runs are compared: each report's file, GPU, driver, profile and
- * date. */
-static void runs_html(html_buf *b, const char *const paths[2], cJSON *const reports[2])
+/* A side's reports in its cell, one a line. */
+static void paths_cell(html_buf *b, const cp_cmp_report *r, size_t n)
 {
-    const cJSON *env[2];
+    html_raw(b, "<td>");
+    for (size_t i = 0; i < n; i++) {
+        html_raw(b, i ? "<br><code>" : "<code>");
+        html_text(b, r[i].path);
+        html_raw(b, "</code>");
+    }
+    html_raw(b, "</td>");
+}
+
+/* Which runs are compared: each side's reports, and its first report's
+ * GPU, driver, profile and date (the reasons say where a side's reports
+ * differ among themselves). */
+static void runs_html(html_buf *b, const cp_comparison *c)
+{
+    const cp_cmp_report *first[2] = {&c->old_reports[0], &c->new_reports[0]};
     char driver[2][64];
-    for (int i = 0; i < 2; i++) {
-        env[i] = cJSON_GetObjectItemCaseSensitive(reports[i], "environment");
-        driver_text(reports[i], driver[i], sizeof driver[i]);
-    }
+    for (int i = 0; i < 2; i++)
+        driver_text(first[i]->driver_version, driver[i], sizeof driver[i]);
     html_raw(b, "<table class=\"runs\"><tr><th></th><th>Old</th><th>New</th></tr>");
-    html_raw(b, "<tr><th>Report</th>");
-    for (int i = 0; i < 2; i++) {
-        html_raw(b, "<td><code>");
-        html_text(b, paths[i]);
-        html_raw(b, "</code></td>");
-    }
+    html_raw(b, c->n_old_reports + c->n_new_reports > 2 ? "<tr><th>Reports</th>"
+                                                        : "<tr><th>Report</th>");
+    paths_cell(b, c->old_reports, c->n_old_reports);
+    paths_cell(b, c->new_reports, c->n_new_reports);
     html_raw(b, "</tr>");
-    field_row(b, "GPU", string(env[0], "gpu_name"), string(env[1], "gpu_name"));
+    field_row(b, "GPU", first[0]->gpu_name, first[1]->gpu_name);
     field_row(b, "Driver", driver[0], driver[1]);
-    field_row(b, "Profile", string(reports[0], "profile"), string(reports[1], "profile"));
-    field_row(b, "Date", string(reports[0], "date"), string(reports[1], "date"));
+    field_row(b, "Profile", first[0]->profile, first[1]->profile);
+    field_row(b, "Date", first[0]->date, first[1]->date);
     html_raw(b, "</table>");
 }
 
 /* Whether the timings can be compared, and what follows when they
  * cannot. */
-static void comparability_html(html_buf *b, const cJSON *doc)
+static void comparability_html(html_buf *b, const cp_comparison *c)
 {
-    if (is_true(doc, "comparable")) {
+    if (c->comparable) {
         html_raw(b, "<p class=\"comparable\">Comparable: the same GPU, driver and profile.</p>");
         return;
     }
     html_raw(b, "<div class=\"incomparable\"><p><strong>Not comparable:</strong></p><ul>");
-    const cJSON *r;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(doc, "reasons"))
-    {
+    for (size_t i = 0; i < c->nreasons; i++) {
         html_raw(b, "<li>");
-        html_text(b, cJSON_IsString(r) ? r->valuestring : "");
+        html_text(b, c->reasons[i].text);
         html_raw(b, "</li>");
     }
-    html_raw(b, is_true(doc, "forced")
-                    ? "</ul><p>Forced: timing regressions count anyway.</p></div>"
-                    : "</ul><p>Timing verdicts only inform: they count as no regression "
-                      "(--force counts them).</p></div>");
+    html_raw(b, c->forced ? "</ul><p>Forced: timing regressions count anyway.</p></div>"
+                          : "</ul><p>Timing verdicts only inform: they count as no regression "
+                            "(--force counts them).</p></div>");
 }
 
 /* The thresholds as percentages, then how many variants got each verdict
  * and how many regressions there are. */
-static void summary_html(html_buf *b, const cJSON *doc)
+static void summary_html(html_buf *b, const cp_comparison *c)
 {
     static const char *const verdicts[] = {"same", "faster", "slower", "noisy"};
-    int counts[4] = {0}, total = 0;
-    const cJSON *v;
-    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(doc, "variants"))
-    {
-        total++;
+    int counts[4] = {0};
+    for (size_t v = 0; v < c->nvariants; v++)
         for (int i = 0; i < 4; i++)
-            counts[i] += strcmp(string(v, "verdict"), verdicts[i]) == 0;
-    }
+            counts[i] += strcmp(c->variants[v].verdict, verdicts[i]) == 0;
     html_fmt(b, "<p>Threshold %g%%: a variant slower by more than this is a regression. "
                 "Host threshold %g%%: the change a host-bound or untraced variant must exceed "
                 "to be called slower or faster. Changes under %g%% are no change.</p>",
-             100 * number(doc, "threshold"), 100 * number(doc, "host_threshold"),
-             100 * number(doc, "min_effect"));
-    html_fmt(b, "<p class=\"counts\">%d variant%s: ", total, total == 1 ? "" : "s");
-    for (int i = 0; i < 4; i++)
+             100 * c->threshold, 100 * c->host_threshold, 100 * c->min_effect);
+    if (c->nvariants == 0)
+        html_raw(b, "<p class=\"counts\">No timing compared: no variant is timed on both "
+                    "sides; the checks, case statuses and claims are.");
+    else
+        html_fmt(b, "<p class=\"counts\">%zu variant%s: ", c->nvariants,
+                 c->nvariants == 1 ? "" : "s");
+    for (int i = 0; c->nvariants && i < 4; i++)
         html_fmt(b, "%s<span class=\"v-%s\">%d %s</span>", i ? ", " : "", verdicts[i], counts[i],
                  verdicts[i]);
-    double counted = number(doc, "regressions");
-    int regressions = counted > 0 ? (int)counted : 0;
-    html_fmt(b, ". <strong%s>%d regression%s</strong>.</p>",
+    int regressions = c->regressions > 0 ? c->regressions : 0;
+    html_fmt(b, "%s<strong%s>%d regression%s</strong>.</p>", c->nvariants ? ". " : " ",
              regressions ? " class=\"regression\"" : "", regressions,
              regressions == 1 ? "" : "s");
 }
 
 /* ---- what changed ---- */
-
-/* What the lists of changes hold besides the variants: the key of the
- * document's array, the word for one item, and the key of its name (none
- * for a case's status). */
-static const struct {
-    const char *array, *word, *name;
-} change_kinds[] = {
-    {"checks", "check", "check"},
-    {"cases", "case status", NULL},
-    {"claims", "claim", "claim"},
-};
 
 static void open_item(html_buf *b, bool regression)
 {
@@ -203,63 +178,78 @@ static void open_item(html_buf *b, bool regression)
 }
 
 /* A variant that regressed: its medians, ratio and interval. */
-static void variant_item(html_buf *b, const cJSON *v)
+static void variant_item(html_buf *b, const cp_cmp_variant *v)
 {
     open_item(b, true);
-    put_name(b, string(v, "case"));
+    put_name(b, v->case_name);
     html_raw(b, ", variant ");
-    put_name(b, string(v, "variant"));
+    put_name(b, v->variant);
     html_raw(b, ": slower, ");
-    put_time(b, number(v, "old_median_ms"));
+    put_time(b, v->old_median_ms);
     html_raw(b, " &rarr; ");
-    put_time(b, number(v, "new_median_ms"));
-    html_fmt(b, " (ratio %.3f", number(v, "ratio"));
-    double lo = number(v, "ci_low"), hi = number(v, "ci_high");
-    if (isfinite(lo) && isfinite(hi))
-        html_fmt(b, ", 95%% interval %.3f to %.3f", lo, hi);
+    put_time(b, v->new_median_ms);
+    html_fmt(b, " (ratio %.3f", v->ratio);
+    if (isfinite(v->ci_low) && isfinite(v->ci_high))
+        html_fmt(b, ", 95%% interval %.3f to %.3f", v->ci_low, v->ci_high);
     html_raw(b, ")</li>");
 }
 
 /* A check, case status or claim whose result changed: old -> new. */
-static void change_item(html_buf *b, const cJSON *c, const char *word, const char *name_key)
+static void change_item(html_buf *b, const cp_cmp_change *c, const char *word, bool named)
 {
-    open_item(b, is_true(c, "regression"));
-    put_name(b, string(c, "case"));
+    open_item(b, c->regression);
+    put_name(b, c->case_name);
     html_fmt(b, ", %s", word);
-    if (name_key) {
+    if (named) {
         html_raw(b, " &ldquo;");
-        put_name(b, string(c, name_key));
+        put_name(b, c->name);
         html_raw(b, "&rdquo;");
     }
     html_raw(b, ": ");
-    html_text(b, string(c, "old"));
+    html_text(b, c->was);
     html_raw(b, " &rarr; ");
-    html_text(b, string(c, "new"));
+    html_text(b, c->now);
     html_raw(b, "</li>");
 }
 
 /* The regressions (variants, then checks, case statuses and claims), or
  * the changes that are none; returns how many it listed. */
-static int changes_list(html_buf *b, const cJSON *doc, bool regressions)
+static int changes_list(html_buf *b, const cp_comparison *c, bool regressions)
 {
+    const struct {
+        const cp_cmp_change *list;
+        size_t n;
+        const char *word;
+        bool named;
+    } kinds[] = {
+        {c->checks, c->nchecks, "check", true},
+        {c->cases, c->ncases, "case status", false},
+        {c->claims, c->nclaims, "claim", true},
+    };
     int n = 0;
-    const cJSON *e;
-    if (regressions)
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "variants"))
-        {
-            if (!is_true(e, "regression"))
+    for (size_t i = 0; regressions && i < c->nvariants; i++) {
+        if (!c->variants[i].regression)
+            continue;
+        html_raw(b, n++ ? "" : "<ul>");
+        variant_item(b, &c->variants[i]);
+    }
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (size_t i = 0; i < kinds[k].n; i++) {
+            if (kinds[k].list[i].regression != regressions)
                 continue;
             html_raw(b, n++ ? "" : "<ul>");
-            variant_item(b, e);
+            change_item(b, &kinds[k].list[i], kinds[k].word, kinds[k].named);
         }
-    for (size_t k = 0; k < sizeof change_kinds / sizeof change_kinds[0]; k++)
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, change_kinds[k].array))
-        {
-            if (is_true(e, "regression") != regressions)
-                continue;
-            html_raw(b, n++ ? "" : "<ul>");
-            change_item(b, e, change_kinds[k].word, change_kinds[k].name);
-        }
+    for (size_t i = 0; !regressions && i < c->nfindings; i++) {
+        const cp_cmp_finding *f = &c->findings[i];
+        html_raw(b, n++ ? "<li>" : "<ul><li>");
+        put_name(b, f->case_name);
+        html_raw(b, ", variant ");
+        put_name(b, f->variant);
+        html_raw(b, f->raised ? ": the analysis now finds " : ": the analysis no longer finds ");
+        html_human(b, f->name);
+        html_raw(b, "</li>");
+    }
     if (n)
         html_raw(b, "</ul>");
     return n;
@@ -267,14 +257,14 @@ static int changes_list(html_buf *b, const cJSON *doc, bool regressions)
 
 /* What changed comes first: the regressions, then the checks, case
  * statuses and claims that changed without being one. */
-static void changes_html(html_buf *b, const cJSON *doc)
+static void changes_html(html_buf *b, const cp_comparison *c)
 {
     html_raw(b, "<section id=\"regressions\"><h2>Regressions</h2>");
-    if (!changes_list(b, doc, true))
+    if (!changes_list(b, c, true))
         html_raw(b, "<p>None: no variant is slower by more than the threshold, and no check, "
                     "case or claim got worse.</p>");
     html_raw(b, "</section><section id=\"changes\"><h2>Other changes</h2>");
-    if (!changes_list(b, doc, false))
+    if (!changes_list(b, c, false))
         html_raw(b, "<p>No other check, case status or claim changed.</p>");
     html_raw(b, "</section>");
 }
@@ -291,13 +281,11 @@ static double axis_x(double label_w, double r)
 /* Room for the longest "case variant" label at about 6.6 pixels a
  * character, within bounds: a longer one is cut at the chart's left edge,
  * and its row's tooltip names it whole. */
-static double label_width(const cJSON *variants)
+static double label_width(const cp_comparison *c)
 {
     size_t longest = 0;
-    const cJSON *v;
-    cJSON_ArrayForEach(v, variants)
-    {
-        size_t n = strlen(string(v, "case")) + 1 + strlen(string(v, "variant"));
+    for (size_t i = 0; i < c->nvariants; i++) {
+        size_t n = strlen(c->variants[i].case_name) + 1 + strlen(c->variants[i].variant);
         longest = n > longest ? n : longest;
     }
     return fmin(fmax(12 + 6.6 * (double)longest, 100), 360);
@@ -326,13 +314,13 @@ static void chart_axis(html_buf *b, double label_w, double bottom, double thresh
 
 /* A row's tooltip: the numbers, the verdict, and whether the ratio or its
  * interval lies beyond the axis and is drawn at its edge. */
-static void row_tooltip(html_buf *b, const cJSON *v)
+static void row_tooltip(html_buf *b, const cp_cmp_variant *v)
 {
-    double ratio = number(v, "ratio"), lo = number(v, "ci_low"), hi = number(v, "ci_high");
+    double ratio = v->ratio, lo = v->ci_low, hi = v->ci_high;
     html_raw(b, "<title>");
-    html_human(b, string(v, "case"));
+    html_human(b, v->case_name);
     html_raw(b, " ");
-    html_human(b, string(v, "variant"));
+    html_human(b, v->variant);
     if (isfinite(ratio))
         html_fmt(b, ": ratio %.3f", ratio);
     else
@@ -340,8 +328,8 @@ static void row_tooltip(html_buf *b, const cJSON *v)
     if (isfinite(lo) && isfinite(hi))
         html_fmt(b, ", 95%% interval %.3f to %.3f", lo, hi);
     html_raw(b, ", ");
-    html_text(b, string(v, "verdict"));
-    html_raw(b, is_true(v, "regression") ? ", a regression" : "");
+    html_text(b, v->verdict);
+    html_raw(b, v->regression ? ", a regression" : "");
     if (ratio < AXIS_LO || ratio > AXIS_HI)
         html_fmt(b, "; the ratio lies beyond the axis (%g to %g) and is drawn at its edge",
                  AXIS_LO, AXIS_HI);
@@ -355,25 +343,25 @@ static void row_tooltip(html_buf *b, const cJSON *v)
  * and a dot at its ratio, coloured by its verdict and hollow when the
  * ratio lies beyond the axis; every other row is shaded, so that the eye
  * can follow a label to its dot. */
-static void chart_row(html_buf *b, const cJSON *v, int row, double label_w)
+static void chart_row(html_buf *b, const cp_cmp_variant *v, int row, double label_w)
 {
-    double ratio = number(v, "ratio"), lo = number(v, "ci_low"), hi = number(v, "ci_high");
+    double ratio = v->ratio, lo = v->ci_low, hi = v->ci_high;
     double y = TOP + (row + 0.5) * ROW_H;
     html_raw(b, "<g class=\"variant v-");
-    html_text(b, string(v, "verdict"));
-    html_raw(b, is_true(v, "regression") ? " regression\" data-case=\"" : "\" data-case=\"");
-    html_text(b, string(v, "case"));
+    html_text(b, v->verdict);
+    html_raw(b, v->regression ? " regression\" data-case=\"" : "\" data-case=\"");
+    html_text(b, v->case_name);
     html_raw(b, "\" data-variant=\"");
-    html_text(b, string(v, "variant"));
+    html_text(b, v->variant);
     html_raw(b, "\">");
     row_tooltip(b, v);
     if (row % 2)
         html_fmt(b, "<rect class=\"stripe\" x=\"0\" y=\"%.1f\" width=\"%.1f\" height=\"%d\"/>",
                  y - ROW_H / 2.0, label_w + PLOT_W, ROW_H);
     html_fmt(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", label_w - 8, y + 4);
-    html_human(b, string(v, "case"));
+    html_human(b, v->case_name);
     html_raw(b, " ");
-    html_human(b, string(v, "variant"));
+    html_human(b, v->variant);
     html_raw(b, "</text>");
     if (isfinite(lo) && isfinite(hi))
         html_fmt(b, "<line class=\"interval\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
@@ -396,21 +384,17 @@ static const char legend_html[] =
 
 /* Every variant's ratio new / old on a log axis around 1, in the reports'
  * order, so that a case's variants stay together. */
-static void chart_html(html_buf *b, const cJSON *variants, double threshold)
+static void chart_html(html_buf *b, const cp_comparison *c)
 {
-    int n = cJSON_GetArraySize(variants), row = 0;
-    double label_w = label_width(variants), bottom = TOP + (double)n * ROW_H;
+    double label_w = label_width(c), bottom = TOP + (double)c->nvariants * ROW_H;
     double w = label_w + PLOT_W + 20, h = bottom + BOTTOM;
     html_fmt(b, "<section id=\"chart\"><h2>Ratios new / old</h2>"
                 "<svg class=\"ratios\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
                 "role=\"img\" aria-label=\"The ratio new / old of every variant\">",
              w, h, w, h);
-    chart_axis(b, label_w, bottom, threshold);
-    const cJSON *v;
-    cJSON_ArrayForEach(v, variants)
-    {
-        chart_row(b, v, row++, label_w);
-    }
+    chart_axis(b, label_w, bottom, c->threshold);
+    for (size_t i = 0; i < c->nvariants; i++)
+        chart_row(b, &c->variants[i], (int)i, label_w);
     html_raw(b, "</svg>");
     html_raw(b, legend_html);
     html_raw(b, "</section>");
@@ -420,29 +404,28 @@ static void chart_html(html_buf *b, const cJSON *variants, double threshold)
 
 /* Where a variant stands in the table: regressions, then slower, faster,
  * noisy and same, then anything else. */
-static int table_rank(const cJSON *v)
+static int table_rank(const cp_cmp_variant *v)
 {
     static const char *const order[] = {"slower", "faster", "noisy", "same"};
-    if (is_true(v, "regression"))
+    if (v->regression)
         return 0;
     for (int i = 0; i < 4; i++)
-        if (strcmp(string(v, "verdict"), order[i]) == 0)
+        if (strcmp(v->verdict, order[i]) == 0)
             return i + 1;
     return 5;
 }
 
 /* Why a verdict is what it is: compare's own reason (host-bound,
  * untraced), medians only, or a slowdown that does not count. */
-static void reason_cell(html_buf *b, const cJSON *v, double threshold)
+static void reason_cell(html_buf *b, const cp_cmp_variant *v)
 {
     const char *parts[3];
     int n = 0;
-    if (*string(v, "why"))
-        parts[n++] = string(v, "why");
-    if (strcmp(string(v, "method"), "medians") == 0)
+    if (*v->why)
+        parts[n++] = v->why;
+    if (!v->samples)
         parts[n++] = "medians only: a report without every timed run";
-    if (strcmp(string(v, "verdict"), "slower") == 0 && number(v, "ratio") - 1 > threshold &&
-        !is_true(v, "regression"))
+    if (v->slower && !v->regression)
         parts[n++] = "not counted: the reports are not comparable";
     html_raw(b, "<td>");
     for (int i = 0; i < n; i++) {
@@ -460,69 +443,66 @@ static void number_cell(html_buf *b, const char *format, double x)
         html_raw(b, "<td class=\"num\">&ndash;</td>");
 }
 
-static void variant_row(html_buf *b, const cJSON *v, double threshold)
+static void variant_row(html_buf *b, const cp_cmp_variant *v)
 {
-    double lo = number(v, "ci_low"), hi = number(v, "ci_high"), p = number(v, "p");
-    html_raw(b, is_true(v, "regression") ? "<tr class=\"regression\"><td class=\"nowrap\">"
-                                         : "<tr><td class=\"nowrap\">");
-    put_name(b, string(v, "case"));
+    double lo = v->ci_low, hi = v->ci_high, p = v->p;
+    html_raw(b, v->regression ? "<tr class=\"regression\"><td class=\"nowrap\">"
+                              : "<tr><td class=\"nowrap\">");
+    put_name(b, v->case_name);
     html_raw(b, "</td><td class=\"nowrap\">");
-    put_name(b, string(v, "variant"));
+    put_name(b, v->variant);
     html_raw(b, "</td><td class=\"num\">");
-    put_time(b, number(v, "old_median_ms"));
+    put_time(b, v->old_median_ms);
     html_raw(b, "</td><td class=\"num\">");
-    put_time(b, number(v, "new_median_ms"));
+    put_time(b, v->new_median_ms);
     html_raw(b, "</td>");
-    number_cell(b, "<td class=\"num\">%.3f</td>", number(v, "ratio"));
+    number_cell(b, "<td class=\"num\">%.3f</td>", v->ratio);
     if (isfinite(lo) && isfinite(hi))
         html_fmt(b, "<td class=\"num\">%.3f to %.3f</td>", lo, hi);
     else
         html_raw(b, "<td class=\"num\">&ndash;</td>");
     number_cell(b, p < 1e-4 ? "<td class=\"num\">%.1e</td>" : "<td class=\"num\">%.4f</td>", p);
+    html_fmt(b, "<td class=\"num\">%zu / %zu</td>", v->n_old_runs, v->n_new_runs);
     html_raw(b, "<td class=\"nowrap v-");
-    html_text(b, string(v, "verdict"));
+    html_text(b, v->verdict);
     html_raw(b, "\">");
-    html_text(b, string(v, "verdict"));
-    html_raw(b, is_true(v, "regression") ? " <span class=\"badge\">regression</span></td>"
-                                         : "</td>");
-    reason_cell(b, v, threshold);
+    html_text(b, v->verdict);
+    html_raw(b, v->regression ? " <span class=\"badge\">regression</span></td>" : "</td>");
+    reason_cell(b, v);
     html_raw(b, "</tr>");
 }
 
-static void table_html(html_buf *b, const cJSON *variants, double threshold)
+static void table_html(html_buf *b, const cp_comparison *c)
 {
     html_raw(b, "<section id=\"variants\"><h2>Variants</h2><table><tr><th>Case</th>"
                 "<th>Variant</th><th>Old median</th><th>New median</th>"
-                "<th>Ratio new / old</th><th>95% interval</th><th>p</th><th>Verdict</th>"
-                "<th>Why</th></tr>");
-    for (int rank = 0; rank <= 5; rank++) {
-        const cJSON *v;
-        cJSON_ArrayForEach(v, variants)
-        {
-            if (table_rank(v) == rank)
-                variant_row(b, v, threshold);
-        }
-    }
+                "<th>Ratio new / old</th><th>95% interval</th><th>p</th>"
+                "<th title=\"A report, or a pass of cuproof run --runs, is one run\">Runs old / "
+                "new</th><th>Verdict</th><th>Why</th></tr>");
+    for (int rank = 0; rank <= 5; rank++)
+        for (size_t i = 0; i < c->nvariants; i++)
+            if (table_rank(&c->variants[i]) == rank)
+                variant_row(b, &c->variants[i]);
     html_raw(b, "</table></section>");
 }
 
 /* ---- the page ---- */
 
-static char *compare_page(const char *const paths[2], cJSON *const reports[2], const cJSON *doc)
+static char *compare_page(const cp_comparison *c)
 {
     html_buf b = {0};
-    const cJSON *variants = cJSON_GetObjectItemCaseSensitive(doc, "variants");
-    double threshold = number(doc, "threshold");
     html_raw(&b, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
                  "<title>cuproof compare</title><style>");
     html_raw(&b, page_style);
     html_raw(&b, "</style></head><body><h1>cuproof compare</h1>");
-    runs_html(&b, paths, reports);
-    comparability_html(&b, doc);
-    summary_html(&b, doc);
-    changes_html(&b, doc);
-    chart_html(&b, variants, threshold);
-    table_html(&b, variants, threshold);
+    runs_html(&b, c);
+    comparability_html(&b, c);
+    summary_html(&b, c);
+    changes_html(&b, c);
+    if (c->nvariants) {
+        chart_html(&b, c);
+        table_html(&b, c);
+    }
     html_raw(&b, "</body></html>\n");
     if (b.oom) {
         free(b.s);
@@ -531,66 +511,14 @@ static char *compare_page(const char *const paths[2], cJSON *const reports[2], c
     return b.s;
 }
 
-/* The comparison as --format json prints it, parsed: the page's one
- * source of verdicts and numbers. */
-static int comparison_doc(const char *old_path, const char *new_path,
-                          const cp_compare_options *opt, int *regressions, cJSON **doc)
+int cp_compare_write_html(const cp_comparison *c, const char *html_path)
 {
-    cp_compare_options o = {.threshold = 0.10,
-                            .min_effect = CP_CMP_MIN_EFFECT,
-                            .host_threshold = CP_CMP_HOST_THRESHOLD};
-    if (opt)
-        o = *opt;
-    o.json = true;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return cp_failf(CP_ENOMEM, "out of memory comparing %s and %s", old_path, new_path);
-    int rc = cp_compare_reports_opts(old_path, new_path, &o, f, regressions);
-    if (fclose(f) != 0 && rc == 0)
-        rc = cp_failf(CP_ENOMEM, "out of memory comparing %s and %s", old_path, new_path);
-    if (rc == 0 && !(*doc = cJSON_Parse(text)))
-        rc = cp_failf(CP_ENOMEM, "out of memory reading the comparison of %s and %s", old_path,
-                      new_path);
-    free(text);
-    return rc;
-}
-
-/* A report read again for the page's header (its GPU, driver, profile and
- * date), which the comparison's document does not carry. */
-static int read_report(const char *path, cJSON **out)
-{
-    char *text = cp_read_file(path);
-    if (!text)
-        return CP_EIO; /* cp_read_file said why */
-    *out = cJSON_Parse(text);
-    free(text);
-    return *out ? 0 : cp_failf(CP_EPARSE, "%s is not valid JSON", path);
-}
-
-int cp_compare_reports_html(const char *old_path, const char *new_path,
-                            const cp_compare_options *opt, const char *html_path,
-                            int *regressions)
-{
-    int rc = 0;
-    const char *const paths[2] = {old_path, new_path};
-    cJSON *doc = NULL, *reports[2] = {NULL, NULL};
-    char *page = NULL;
-    CP_TRY(comparison_doc(old_path, new_path, opt, regressions, &doc));
-    CP_TRY(read_report(old_path, &reports[0]));
-    CP_TRY(read_report(new_path, &reports[1]));
-    page = compare_page(paths, reports, doc);
-    if (!page) {
-        rc = cp_failf(CP_ENOMEM, "out of memory drawing the comparison of %s and %s", old_path,
-                      new_path);
-        goto out;
-    }
-    rc = cp_write_file(html_path, page);
-out:
+    char *page = compare_page(c);
+    if (!page)
+        return cp_failf(CP_ENOMEM, "out of memory drawing the comparison of %s and %s",
+                        c->n_old_reports ? c->old_reports[0].path : "",
+                        c->n_new_reports ? c->new_reports[0].path : "");
+    int rc = cp_write_file(html_path, page);
     free(page);
-    cJSON_Delete(doc);
-    cJSON_Delete(reports[0]);
-    cJSON_Delete(reports[1]);
     return rc;
 }

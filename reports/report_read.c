@@ -442,18 +442,26 @@ static int read_check(const where *w, const cJSON *o, cp_check_result *k)
         return rc;
     char status[24];
     str(o, "status", status, sizeof status);
-    if (strcmp(status, "passed") == 0)
+    /* The writer's "ok" (true, false, or null when skipped) and "status"
+     * agree; in a report edited since, "ok" decides, as cuproof compare has
+     * always read it. "inconclusive" (a check some tools write for one
+     * that could not be made) is the model's essential check skipped. */
+    const cJSON *ok = item(o, "ok");
+    bool inconclusive = strcmp(status, "inconclusive") == 0;
+    if (cJSON_IsBool(ok))
+        k->status = cJSON_IsTrue(ok) ? CP_CHECK_PASSED : CP_CHECK_FAILED;
+    else if (strcmp(status, "passed") == 0)
         k->status = CP_CHECK_PASSED;
     else if (strcmp(status, "failed") == 0)
         k->status = CP_CHECK_FAILED;
-    else if (strcmp(status, "skipped") == 0)
+    else if (strcmp(status, "skipped") == 0 || inconclusive)
         k->status = CP_CHECK_SKIPPED;
     else
-        return bad(w, "a check whose status is not passed, failed or skipped");
+        return bad(w, "a check whose status is not passed, failed, skipped or inconclusive");
     str(o, "expected", k->expected, sizeof k->expected);
     str(o, "measured", k->measured, sizeof k->measured);
     str(o, "skip_reason", k->skip_reason, sizeof k->skip_reason);
-    k->essential = flag(o, "essential");
+    k->essential = flag(o, "essential") || inconclusive;
     char origin[16];
     str(o, "origin", origin, sizeof origin);
     k->origin = strcmp(origin, "recomputed") == 0 ? CP_ORIGIN_RECOMPUTED

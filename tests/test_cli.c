@@ -1,5 +1,6 @@
 /* The cuproof command, run as a subprocess: bad input gets one clear line
  * and exit status 2; a run with no GPU writes a report of skipped cases. */
+#include <cuproof/internal/file.h>
 #include <cuproof/internal/tracefile.h>
 #include <cuproof/case.h>
 #include <cuproof/exit.h>
@@ -688,6 +689,211 @@ Test(cli, compare_format_json)
     cr_expect_str_eq(cJSON_GetObjectItem(k, "new")->valuestring, "failed");
     cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(k, "regression")));
     cJSON_Delete(root);
+}
+
+/* ---- cuproof compare: several reports a side, and any report against itself ---- */
+
+/* A copy of fixture `src` with `edit` applied, in a temp file at `path`
+ * (a mkstemp template). */
+static void edited_copy(char *path, const char *src, void (*edit)(cJSON *root))
+{
+    char *text = cp_read_file(src);
+    cr_assert_not_null(text, "%s", src);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(root);
+    if (edit)
+        edit(root);
+    text = cJSON_Print(root);
+    cJSON_Delete(root);
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    free(text);
+}
+
+#define MK_BASE CUPROOF_FIXTURES "/compare-h100/mk-base2.report.json"
+
+/* multi-kernel's streams-pinned 1.5x slower, every sample of it, its
+ * trace's span and idle time with it (it stays device-bound). */
+static void slower_pinned_samples(cJSON *root)
+{
+    cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases"))
+    {
+        cJSON *v;
+        cJSON_ArrayForEach(v, cJSON_GetObjectItem(c, "variants"))
+        {
+            if (strcmp(cJSON_GetObjectItem(v, "name")->valuestring, "streams-pinned") != 0)
+                continue;
+            cJSON *t = cJSON_GetObjectItem(v, "timing"), *e;
+            cJSON_ArrayForEach(e, cJSON_GetObjectItem(t, "samples_ms"))
+            cJSON_SetNumberValue(e, e->valuedouble * 1.5);
+            cJSON *m = cJSON_GetObjectItem(t, "median_ms");
+            cJSON_SetNumberValue(m, m->valuedouble * 1.5);
+            const char *keys[] = {"span_ns", "idle_ns"};
+            for (int i = 0; i < 2; i++) {
+                cJSON *n = cJSON_GetObjectItem(cJSON_GetObjectItem(v, "trace"), keys[i]);
+                if (n)
+                    cJSON_SetNumberValue(n, n->valuedouble * 1.5);
+            }
+        }
+    }
+}
+
+static void a100(cJSON *root)
+{
+    cJSON *env = cJSON_GetObjectItem(root, "environment");
+    cJSON_ReplaceItemInObject(env, "gpu_name", cJSON_CreateString("NVIDIA A100-SXM4-40GB"));
+}
+
+/* --old and --new: either form, not both, and both sides. */
+Test(cli, compare_old_new_usage_errors)
+{
+    expect_usage_error("compare a.json --old b.json --new c.json",
+                       "compare takes OLD NEW or --old/--new, not both");
+    expect_usage_error("compare --old a.json --old b.json", "--old without --new");
+    expect_usage_error("compare --new a.json", "--new without --old");
+    expect_usage_error("compare --old a.json --new", "--new wants a report.json or a run "
+                                                     "directory");
+    expect_usage_error("compare --old a.json b.json --new c.json", "compare takes OLD.json");
+    expect_usage_error("compare --old /nonexistent.json --new /nonexistent.json",
+                       "/nonexistent.json");
+}
+
+/* Three reports a side (three runs), the new ones 1.5x slower in one
+ * variant, one of the new given as its run directory: the verdict rests
+ * on 3 runs a side, said in the table and the JSON. */
+Test(cli, compare_three_reports_a_side)
+{
+    char old[3][40], new[3][40], dir[] = "/tmp/cuproof-cmp-dir-XXXXXX", in_dir[64];
+    char args[1024];
+    for (int i = 0; i < 3; i++) {
+        snprintf(old[i], sizeof old[i], "/tmp/cuproof-cmp-old-XXXXXX");
+        snprintf(new[i], sizeof new[i], "/tmp/cuproof-cmp-new-XXXXXX");
+        edited_copy(old[i], MK_BASE, NULL);
+        edited_copy(new[i], MK_BASE, slower_pinned_samples);
+    }
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(in_dir, sizeof in_dir, "%s/report.json", dir);
+    cr_assert_eq(rename(new[2], in_dir), 0);
+    snprintf(args, sizeof args, "compare --old %s --old %s --old %s --new %s --new %s --new %s",
+             old[0], old[1], old[2], new[0], new[1], dir);
+    cr_expect_eq(cuproof(args), 1, "%s", output);
+    const char *line = strstr(output, "\nmulti-kernel                 streams-pinned");
+    cr_assert_not_null(line, "%s", output);
+    cr_expect(strstr(line, "3/3  slower (regression)") < strchr(line + 1, '\n'), "%.200s", line);
+    cr_expect_not_null(strstr(output, "runs o/n"), "%s", output);
+    cr_expect_not_null(strstr(output, "1 regression"), "%s", output);
+    char json[1100];
+    snprintf(json, sizeof json, "%s --format json", args);
+    cr_expect_eq(cuproof(json), 1, "%s", output);
+    cJSON *root = cJSON_Parse(strchr(output, '{'));
+    cr_assert_not_null(root, "%s", output);
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "new_reports")), 3);
+    const cJSON *v;
+    int seen = 0;
+    cJSON_ArrayForEach(v, cJSON_GetObjectItem(root, "variants"))
+    {
+        cr_expect_eq(cJSON_GetObjectItem(v, "old_run_count")->valueint, 3);
+        cr_expect_eq(cJSON_GetObjectItem(v, "new_run_count")->valueint, 3);
+        seen++;
+    }
+    cr_expect_eq(seen, 7);
+    cJSON_Delete(root);
+    for (int i = 0; i < 3; i++) {
+        remove(old[i]);
+        remove(new[i]);
+    }
+    remove(in_dir);
+    rmdir(dir);
+}
+
+/* One side's reports of two GPUs: incomparable, saying which; the
+ * slowdown does not count. */
+Test(cli, compare_incomparable_within_one_side)
+{
+    char a[] = "/tmp/cuproof-cmp-old-XXXXXX", b[] = "/tmp/cuproof-cmp-old-XXXXXX";
+    char c[] = "/tmp/cuproof-cmp-new-XXXXXX", args[512];
+    edited_copy(a, MK_BASE, NULL);
+    edited_copy(b, MK_BASE, a100);
+    edited_copy(c, MK_BASE, slower_pinned_samples);
+    snprintf(args, sizeof args, "compare --old %s --old %s --new %s", a, b, c);
+    cr_expect_eq(cuproof(args), 0, "%s", output);
+    char want[256];
+    snprintf(want, sizeof want, "incomparable: old reports %s and %s: different GPUs", a, b);
+    cr_expect_not_null(strstr(output, want), "%s", output);
+    cr_expect_not_null(strstr(output, "not counted: incomparable"), "%s", output);
+    remove(a);
+    remove(b);
+    remove(c);
+}
+
+/* A report of `cuproof exec` without --repeat: a program, a check, a
+ * claim, and a variant traced but not timed. */
+static void exec_report(char *path, bool check_ok)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "cuproof.report/1");
+    cJSON_AddStringToObject(root, "profile", "exec");
+    cJSON *env = cJSON_AddObjectToObject(root, "environment");
+    cJSON_AddStringToObject(env, "gpu_name", H100);
+    cJSON_AddNumberToObject(env, "driver_version", 13000);
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(root, "cases"), c);
+    cJSON_AddStringToObject(c, "name", "program");
+    cJSON_AddStringToObject(c, "status", check_ok ? "passed" : "failed");
+    cJSON *k = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(c, "checks"), k);
+    cJSON_AddStringToObject(k, "name", "program: exits 0");
+    cJSON_AddBoolToObject(k, "ok", check_ok);
+    cJSON_AddStringToObject(k, "status", check_ok ? "passed" : "failed");
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(c, "variants"), v);
+    cJSON_AddStringToObject(v, "name", "program");
+    cJSON *tr = cJSON_AddObjectToObject(v, "trace");
+    cJSON_AddNumberToObject(tr, "span_ns", 1e6);
+    cJSON_AddNumberToObject(tr, "idle_ns", 1e5);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    free(text);
+}
+
+/* Every report is comparable with itself: an exec report, timed nowhere,
+ * gives 0 regressions and exit 0, saying no timing was compared; its
+ * check failing in the new one is still a regression. */
+Test(cli, compare_exec_report_against_itself)
+{
+    char a[] = "/tmp/cuproof-cmp-exec-XXXXXX", b[] = "/tmp/cuproof-cmp-exec-XXXXXX";
+    char args[512];
+    exec_report(a, true);
+    exec_report(b, false);
+    snprintf(args, sizeof args, "compare %s %s", a, a);
+    cr_expect_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "no timing compared"), "%s", output);
+    cr_expect_null(strstr(output, "regression"), "%s", output);
+    snprintf(args, sizeof args, "compare %s %s --format json", a, a);
+    cr_expect_eq(cuproof(args), 0, "%s", output);
+    cJSON *root = cJSON_Parse(strchr(output, '{'));
+    cr_assert_not_null(root, "%s", output);
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(root, "timing_compared")));
+    cr_expect_eq(cJSON_GetObjectItem(root, "regressions")->valueint, 0);
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "variants")), 0);
+    cJSON_Delete(root);
+    snprintf(args, sizeof args, "compare %s %s", a, b);
+    cr_expect_eq(cuproof(args), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "passed -> failed (regression)"), "%s", output);
+    /* And any recorded report against itself. */
+    snprintf(args, sizeof args, "compare %s %s", MK_BASE, MK_BASE);
+    cr_expect_eq(cuproof(args), 0, "%s", output);
+    cr_expect_null(strstr(output, "(regression)"), "%s", output);
+    remove(a);
+    remove(b);
 }
 
 /* ---- cuproof check ---- */

@@ -1,6 +1,11 @@
 /*
- * cuproof compare: two report.json files side by side, as text, one JSON
- * object or a self-contained HTML page (compare.c, compare_html.c).
+ * cuproof compare: reports side by side (one or several a side), as text,
+ * one JSON object or a self-contained HTML page. One comparison, several
+ * outputs: cp_compare_load reads each side's reports once, cp_compare_build
+ * fills a cp_comparison (compare.c), and each output is a function of that
+ * structure alone: cp_compare_print_text (compare_text.c),
+ * cp_compare_print_json (compare_json.c), cp_compare_write_html
+ * (compare_html.c).
  *
  * Internal (include/cuproof/internal/): for cuproof's command line and
  * tests. Installed so that cuproof::main builds, but not part of the
@@ -11,7 +16,10 @@
 
 #include "../export.h"
 
+#include "../result.h"
+
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -27,6 +35,157 @@ typedef struct cp_compare_options {
     bool force;        /* count timing regressions even when the reports are incomparable */
     bool json;         /* one JSON object on `out` instead of the table */
 } cp_compare_options;
+
+/* One report of a side, as the outputs name it. */
+typedef struct cp_cmp_report {
+    char path[512]; /* the report.json read (a directory's report.json) */
+    char gpu_name[256];
+    int driver_version; /* as cudaDriverGetVersion gives it; 0: unknown */
+    char profile[8];
+    char date[32];
+} cp_cmp_report;
+
+/* One run of a variant on one side (issue 28: the run, not the sample, is
+ * the unit a comparison rests on): a pass of `cuproof run --runs K`
+ * (cp_run_value), or a whole report whose variant has no passes. */
+typedef struct cp_cmp_run {
+    size_t report;      /* its report, an index into the side's reports */
+    double median_ms;
+    double stddev_ms;   /* the report's, for a whole report; NAN for a pass */
+    double *samples_ms; /* owned; NULL when the report kept none */
+    size_t nsamples;
+} cp_cmp_run;
+
+/* A variant timed on both sides: its verdict and what it rests on. */
+typedef struct cp_cmp_variant {
+    char case_name[64], variant[64];
+    size_t case_index; /* the case's place in the comparison (the text's order) */
+    /* true: cp_compare_samples on every run's samples (method "samples");
+     * false: the medians against the standard deviations (method
+     * "medians", cp_compare_verdict), when a report kept no samples. */
+    bool samples;
+    double old_median_ms, new_median_ms; /* one run's median, else the median of the runs' */
+    double ratio, ci_low, ci_high, p;    /* NAN where there is none */
+    size_t old_samples, new_samples;     /* timed values each side (JSON old_runs, new_runs) */
+    cp_cmp_run *old_runs, *new_runs;     /* owned */
+    size_t n_old_runs, n_new_runs;
+    /* The smallest device share of any report of either side; NAN when a
+     * report has no trace of the variant. */
+    double device_share;
+    bool host_bound;
+    char verdict[8];  /* same, faster, slower, noisy */
+    char why[160];    /* a host-bound verdict's reason, else "" */
+    bool slower;      /* slower by more than the threshold, counted or not */
+    bool regression;  /* slower, and the sides are comparable or forced */
+} cp_cmp_variant;
+
+/* A check, case status or claim whose result changed. */
+typedef struct cp_cmp_change {
+    char case_name[64];
+    size_t case_index;
+    char name[256];        /* the check's name or the claim's text; "" for a case */
+    char was[16], now[16]; /* old and new result */
+    bool regression;
+} cp_cmp_change;
+
+/* A finding of the traced run's analysis that one side raised and the
+ * other did not (informational: never a regression). */
+typedef struct cp_cmp_finding {
+    char case_name[64], variant[64];
+    size_t case_index;
+    char name[64];
+    bool raised; /* true: new raised it; false: new cleared it */
+} cp_cmp_finding;
+
+typedef struct cp_cmp_reason {
+    char text[768];
+} cp_cmp_reason;
+
+/* One comparison, whatever prints it. Every list is owned; free with
+ * cp_comparison_free. */
+typedef struct cp_comparison {
+    cp_cmp_report *old_reports, *new_reports;
+    size_t n_old_reports, n_new_reports;
+    /* Why timings cannot be compared (another GPU, driver or profile,
+     * across the sides or among one side's reports); comparable when none. */
+    cp_cmp_reason *reasons;
+    size_t nreasons;
+    bool comparable, forced;
+    double threshold, min_effect, host_threshold;
+    cp_cmp_variant *variants;
+    size_t nvariants; /* 0: no timed variant in common, no timing compared */
+    cp_cmp_change *checks, *cases, *claims;
+    size_t nchecks, ncases, nclaims;
+    cp_cmp_finding *findings;
+    size_t nfindings;
+    size_t ncase_names; /* case_index runs below this */
+    int regressions;
+} cp_comparison;
+
+/* One side: its reports (read by cp_compare_load, or built in memory) and
+ * the paths they came from. */
+typedef struct cp_compare_side {
+    const cp_report *reports;
+    const char *const *paths;
+    size_t n;
+} cp_compare_side;
+
+/*
+ * Reads n reports with cp_report_read into *reports (a calloc'd array of
+ * n; free with cp_compare_unload): a path that is a directory means its
+ * report.json, and *resolved (n strings, owned by the array's free too;
+ * may be NULL) gets the paths read. A report.json's check whose "ok" is
+ * true or false is passed or failed whatever its status, as compare has
+ * always read it. Returns 0, CP_EINVAL for n == 0, cp_report_read's
+ * errors (nothing loaded then) or CP_ENOMEM.
+ */
+CP_API int cp_compare_load(const char *const *paths, size_t n, cp_report **reports,
+                           char ***resolved);
+CP_API void cp_compare_unload(cp_report *reports, char **resolved, size_t n);
+
+/*
+ * The comparison of two sides (cuproof compare), into *out (zeroed
+ * first). Comparability: the first reports of the two sides, and each
+ * report of a side against that side's first, must share GPU name, driver
+ * version and profile; otherwise the reasons say which differ and timing
+ * verdicts count as no regression unless opt->force. Each report is one
+ * run of each variant it holds, or as many as its variant's passes
+ * (cp_variant_result.runs). Per case and variant timed on both sides (in
+ * the order of the old side's cases): the verdict as cp_compare_reports_opts
+ * says, from every run's samples pooled (the run-level test,
+ * cp_compare_runs, plugs in where both sides have two runs or more). Then
+ * the checks, case statuses and claims that changed (a side's result is
+ * the worst of its reports': a failure in any counts), and the findings
+ * raised or cleared. No variant timed on both sides is no error: nvariants
+ * is 0 and the rest is compared. `opt` may be NULL (its defaults).
+ * Returns 0, CP_EINVAL for an empty side, or CP_ENOMEM (*out empty).
+ */
+CP_API int cp_compare_build(const cp_compare_side *old_side, const cp_compare_side *new_side,
+                            const cp_compare_options *opt, cp_comparison *out);
+
+/* cp_compare_load of each side, then cp_compare_build: each report read
+ * once. Returns their errors. */
+CP_API int cp_compare_files(const char *const *old_paths, size_t n_old,
+                            const char *const *new_paths, size_t n_new,
+                            const cp_compare_options *opt, cp_comparison *out);
+
+CP_API void cp_comparison_free(cp_comparison *c);
+
+/* The table (compare_text.c): the reasons the sides are incomparable, one
+ * line per variant (case, variant, old and new ms, ratio, interval, p and
+ * verdict; a column of the runs each side rests on when a side has more
+ * than one), then per case the checks, case status and claims that
+ * changed, the findings raised or cleared; "no timing compared" when no
+ * variant is timed on both sides. Returns 0. */
+CP_API int cp_compare_print_text(const cp_comparison *c, FILE *out);
+
+/* The comparison as one JSON object (compare_json.c; keys as
+ * cp_compare_reports_opts says). Returns 0 or CP_ENOMEM. */
+CP_API int cp_compare_print_json(const cp_comparison *c, FILE *out);
+
+/* The page (compare_html.c) into `html_path`, as cp_compare_reports_html
+ * says. Returns 0, CP_ENOMEM, or CP_EIO naming the file. */
+CP_API int cp_compare_write_html(const cp_comparison *c, const char *html_path);
 
 /*
  * Compares two report.json files (cuproof compare). First comparability:
@@ -52,11 +211,17 @@ typedef struct cp_compare_options {
  * "medians"), old_median_ms, new_median_ms, ratio, ci_low, ci_high, p
  * (null when medians only), old_runs, new_runs, device_share (the smaller
  * of the two, null when untraced), host_bound, verdict, why (a host-bound
- * verdict's reason, else ""), regression}],
+ * verdict's reason, else ""), regression, old_run_count, new_run_count
+ * (the runs the verdict rests on: reports, or passes of `cuproof run
+ * --runs K`), old_run_medians_ms, new_run_medians_ms}],
  * checks, cases and claims [{case, check|claim, old, new, regression}],
- * regressions. Returns 0; CP_EIO or CP_EPARSE for a file that cannot be
- * read or is not a report; CP_EINVAL when the reports share no timed
- * variant; CP_ENOMEM.
+ * regressions, timing_compared (false when no variant is timed in both),
+ * old_reports, new_reports (the paths read), findings [{case, variant,
+ * finding, change: raised or cleared}]. Reports that share no timed
+ * variant (cuproof exec without --repeat) compare the rest: a report
+ * against itself is always 0 regressions. Returns 0; CP_EIO or CP_EPARSE
+ * for a file that cannot be read or is not a report; CP_ENOMEM. The
+ * table, the JSON and the page print one cp_comparison (cp_compare_files).
  */
 CP_API int cp_compare_reports_opts(const char *old_path, const char *new_path,
                                    const cp_compare_options *opt, FILE *out, int *regressions);
@@ -64,19 +229,19 @@ CP_API int cp_compare_reports_opts(const char *old_path, const char *new_path,
 /*
  * The same comparison as one self-contained HTML page written to
  * `html_path` (cuproof compare --html): no script and nothing fetched.
- * It is drawn from the document cp_compare_reports_opts prints with
- * opt->json (opt->json itself is ignored), so the two cannot disagree, and
- * shows each report's file, GPU, driver, profile and date; whether they are
+ * It is drawn from the cp_comparison the table and the JSON print
+ * (opt->json is ignored), so they cannot disagree, and shows each
+ * report's file, GPU, driver, profile and date; whether they are
  * comparable, with the reasons; the thresholds; the count of each verdict
  * and of regressions; the regressions, then the other changed checks, case
  * statuses and claims; an SVG chart of every variant's ratio new / old and
  * 95% interval on a log axis from 0.5 to 2 (ratios beyond it drawn at its
  * edge), coloured by verdict; and the table of variants, regressions
- * first. Names from the reports are escaped. *regressions is counted as by
- * cp_compare_reports_opts; `opt` may be NULL (its defaults). Returns 0;
- * that function's errors; CP_EIO or CP_EPARSE when a report cannot be read
- * again; CP_ENOMEM; CP_EIO when the page cannot be written (cp_last_error
- * names the file). Nothing is written on an error before that.
+ * first, with the runs each rests on. Names from the reports are escaped.
+ * *regressions is counted as by cp_compare_reports_opts; `opt` may be
+ * NULL (its defaults). Returns 0; that function's errors; CP_ENOMEM;
+ * CP_EIO when the page cannot be written (cp_last_error names the file).
+ * Nothing is written on an error before that.
  */
 CP_API int cp_compare_reports_html(const char *old_path, const char *new_path,
                                    const cp_compare_options *opt, const char *html_path,

@@ -42,7 +42,9 @@ CP_API char *cp_report_html(const cp_report *r);
  * checks (and whether each is essential), variants (timing with the timed
  * samples, clocks, verification, series, device memory kept, the traced
  * run's metrics and findings, and a program's ranks; the trace records
- * themselves are in CASE.trace.json), claims and figures. A field a
+ * themselves are in CASE.trace.json), claims and figures. A check's
+ * "ok", when true or false, decides whether it passed; a check
+ * "inconclusive" reads as an essential one skipped. A field a
  * reader can do without is left empty when absent; a case or check
  * without a name or with an unknown status, a claim with an unknown
  * verdict, a sample that is not a number, or a field of the ranks of the

@@ -1,0 +1,155 @@
+/*
+ * cuproof compare --format json (cp_compare_print_json): a cp_comparison
+ * as one JSON object, with the keys compare.h lists. Calls no other
+ * output of compare.
+ */
+#include <cuproof/internal/compare.h>
+#include "reports/json.h"
+
+#include <cuproof/error.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Building the document: `ok` turns false at the first allocation that
+ * fails, and the document is then dropped whole. */
+typedef struct doc {
+    bool ok;
+} doc;
+
+static cJSON *added(doc *d, cJSON *item)
+{
+    d->ok = d->ok && item;
+    return item;
+}
+
+static void number_or_null(doc *d, cJSON *o, const char *k, double v)
+{
+    added(d, isfinite(v) ? cJSON_AddNumberToObject(o, k, v) : cJSON_AddNullToObject(o, k));
+}
+
+static cJSON *object_in(doc *d, cJSON *array)
+{
+    cJSON *o = added(d, cJSON_CreateObject());
+    if (o && !cJSON_AddItemToArray(array, o)) {
+        cJSON_Delete(o);
+        d->ok = false;
+        return NULL;
+    }
+    return o;
+}
+
+static void run_medians(doc *d, cJSON *o, const char *k, const cp_cmp_run *runs, size_t n)
+{
+    cJSON *a = added(d, cJSON_AddArrayToObject(o, k));
+    for (size_t i = 0; a && i < n; i++)
+        d->ok = d->ok && cJSON_AddItemToArray(a, added(d, cJSON_CreateNumber(runs[i].median_ms)));
+}
+
+static void variant_json(doc *d, cJSON *jv, const cp_cmp_variant *v)
+{
+    added(d, cJSON_AddStringToObject(jv, "case", v->case_name));
+    added(d, cJSON_AddStringToObject(jv, "variant", v->variant));
+    added(d, cJSON_AddStringToObject(jv, "method", v->samples ? "samples" : "medians"));
+    added(d, cJSON_AddNumberToObject(jv, "old_median_ms", v->old_median_ms));
+    added(d, cJSON_AddNumberToObject(jv, "new_median_ms", v->new_median_ms));
+    number_or_null(d, jv, "ratio", v->ratio);
+    number_or_null(d, jv, "ci_low", v->ci_low);
+    number_or_null(d, jv, "ci_high", v->ci_high);
+    number_or_null(d, jv, "p", v->p);
+    /* old_runs and new_runs have always counted timed values (samples);
+     * the runs themselves are old_run_count and new_run_count. */
+    added(d, cJSON_AddNumberToObject(jv, "old_runs", (double)v->old_samples));
+    added(d, cJSON_AddNumberToObject(jv, "new_runs", (double)v->new_samples));
+    number_or_null(d, jv, "device_share", v->device_share);
+    added(d, cJSON_AddBoolToObject(jv, "host_bound", v->host_bound));
+    added(d, cJSON_AddStringToObject(jv, "verdict", v->verdict));
+    added(d, cJSON_AddStringToObject(jv, "why", v->why));
+    added(d, cJSON_AddBoolToObject(jv, "regression", v->regression));
+    added(d, cJSON_AddNumberToObject(jv, "old_run_count", (double)v->n_old_runs));
+    added(d, cJSON_AddNumberToObject(jv, "new_run_count", (double)v->n_new_runs));
+    run_medians(d, jv, "old_run_medians_ms", v->old_runs, v->n_old_runs);
+    run_medians(d, jv, "new_run_medians_ms", v->new_runs, v->n_new_runs);
+}
+
+/* checks, cases or claims: {case, check|claim (name_key; none for a
+ * case), old, new, regression}. */
+static void changes_json(doc *d, cJSON *array, const cp_cmp_change *list, size_t n,
+                         const char *name_key)
+{
+    for (size_t i = 0; array && i < n; i++) {
+        cJSON *o = object_in(d, array);
+        if (!o)
+            return;
+        added(d, cJSON_AddStringToObject(o, "case", list[i].case_name));
+        if (name_key)
+            added(d, cJSON_AddStringToObject(o, name_key, list[i].name));
+        added(d, cJSON_AddStringToObject(o, "old", list[i].was));
+        added(d, cJSON_AddStringToObject(o, "new", list[i].now));
+        added(d, cJSON_AddBoolToObject(o, "regression", list[i].regression));
+    }
+}
+
+static void paths_json(doc *d, cJSON *root, const char *k, const cp_cmp_report *r, size_t n)
+{
+    cJSON *a = added(d, cJSON_AddArrayToObject(root, k));
+    for (size_t i = 0; a && i < n; i++)
+        d->ok = d->ok && cJSON_AddItemToArray(a, added(d, cJSON_CreateString(r[i].path)));
+}
+
+static cJSON *comparison_json(const cp_comparison *c, doc *d)
+{
+    cJSON *root = added(d, cJSON_CreateObject());
+    if (!root)
+        return NULL;
+    cJSON *reasons = added(d, cJSON_AddArrayToObject(root, "reasons"));
+    for (size_t i = 0; reasons && i < c->nreasons; i++)
+        d->ok = d->ok &&
+                cJSON_AddItemToArray(reasons, added(d, cJSON_CreateString(c->reasons[i].text)));
+    added(d, cJSON_AddBoolToObject(root, "comparable", c->comparable));
+    added(d, cJSON_AddBoolToObject(root, "forced", c->forced));
+    added(d, cJSON_AddNumberToObject(root, "threshold", c->threshold));
+    added(d, cJSON_AddNumberToObject(root, "min_effect", c->min_effect));
+    added(d, cJSON_AddNumberToObject(root, "host_threshold", c->host_threshold));
+    cJSON *variants = added(d, cJSON_AddArrayToObject(root, "variants"));
+    for (size_t i = 0; variants && i < c->nvariants; i++) {
+        cJSON *jv = object_in(d, variants);
+        if (jv)
+            variant_json(d, jv, &c->variants[i]);
+    }
+    changes_json(d, added(d, cJSON_AddArrayToObject(root, "checks")), c->checks, c->nchecks,
+                 "check");
+    changes_json(d, added(d, cJSON_AddArrayToObject(root, "claims")), c->claims, c->nclaims,
+                 "claim");
+    changes_json(d, added(d, cJSON_AddArrayToObject(root, "cases")), c->cases, c->ncases, NULL);
+    added(d, cJSON_AddNumberToObject(root, "regressions", c->regressions));
+    added(d, cJSON_AddBoolToObject(root, "timing_compared", c->nvariants > 0));
+    paths_json(d, root, "old_reports", c->old_reports, c->n_old_reports);
+    paths_json(d, root, "new_reports", c->new_reports, c->n_new_reports);
+    cJSON *findings = added(d, cJSON_AddArrayToObject(root, "findings"));
+    for (size_t i = 0; findings && i < c->nfindings; i++) {
+        cJSON *o = object_in(d, findings);
+        if (!o)
+            break;
+        added(d, cJSON_AddStringToObject(o, "case", c->findings[i].case_name));
+        added(d, cJSON_AddStringToObject(o, "variant", c->findings[i].variant));
+        added(d, cJSON_AddStringToObject(o, "finding", c->findings[i].name));
+        added(d, cJSON_AddStringToObject(o, "change",
+                                         c->findings[i].raised ? "raised" : "cleared"));
+    }
+    return root;
+}
+
+int cp_compare_print_json(const cp_comparison *c, FILE *out)
+{
+    doc d = {.ok = true};
+    cJSON *root = comparison_json(c, &d);
+    char *text = d.ok ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!text)
+        return cp_failf(CP_ENOMEM, "out of memory printing the comparison");
+    fprintf(out, "%s\n", text);
+    free(text);
+    return 0;
+}

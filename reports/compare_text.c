@@ -1,0 +1,112 @@
+/*
+ * cuproof compare's table (cp_compare_print_text): a cp_comparison as the
+ * terminal shows it. Calls no other output of compare.
+ */
+#include <cuproof/internal/compare.h>
+
+#include <cuproof/error.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Whether a variant rests on more than one run on a side: only then does
+ * the table show how many, so that the usual table stays as it was. */
+static bool several_runs(const cp_comparison *c)
+{
+    for (size_t i = 0; i < c->nvariants; i++)
+        if (c->variants[i].n_old_runs > 1 || c->variants[i].n_new_runs > 1)
+            return true;
+    return false;
+}
+
+static void variant_line(const cp_cmp_variant *v, bool runs, FILE *out)
+{
+    char ci[32] = "-", pv[16] = "-", nr[64] = "";
+    if (v->samples) {
+        snprintf(ci, sizeof ci, "[%.3f, %.3f]", v->ci_low, v->ci_high);
+        snprintf(pv, sizeof pv, v->p < 1e-4 ? "%.1e" : "%.4f", v->p);
+    }
+    if (runs) {
+        char both[48];
+        snprintf(both, sizeof both, "%zu/%zu", v->n_old_runs, v->n_new_runs);
+        snprintf(nr, sizeof nr, " %9s", both);
+    }
+    fprintf(out, "%-28s %-26s %11.3f %11.3f %7.3f %-17s %8s%s  %s%s%s%s%s%s\n", v->case_name,
+            v->variant, v->old_median_ms, v->new_median_ms, v->ratio, ci, pv, nr, v->verdict,
+            *v->why ? " (" : "", v->why, *v->why ? ")" : "",
+            v->regression ? " (regression)"
+            : v->slower   ? " (not counted: incomparable)"
+                          : "",
+            v->samples ? "" : " (medians only: old report without samples)");
+}
+
+static const char *regression_mark(bool regression)
+{
+    return regression ? " (regression)" : "";
+}
+
+/* What changed in case `ci` besides its timings, in the order of old:
+ * checks, the case's status, claims, then findings. */
+static void case_changes(const cp_comparison *c, size_t ci, FILE *out)
+{
+    for (size_t i = 0; i < c->nchecks; i++) {
+        const cp_cmp_change *k = &c->checks[i];
+        if (k->case_index == ci)
+            fprintf(out, "check %s: %s: %s -> %s%s\n", k->case_name, k->name, k->was, k->now,
+                    regression_mark(k->regression));
+    }
+    for (size_t i = 0; i < c->ncases; i++) {
+        const cp_cmp_change *k = &c->cases[i];
+        if (k->case_index == ci)
+            fprintf(out, "case %s: %s -> %s%s\n", k->case_name, k->was, k->now,
+                    regression_mark(k->regression));
+    }
+    for (size_t i = 0; i < c->nclaims; i++) {
+        const cp_cmp_change *k = &c->claims[i];
+        if (k->case_index == ci)
+            fprintf(out, "claim %s: %.60s: %s -> %s%s\n", k->case_name, k->name, k->was, k->now,
+                    regression_mark(k->regression));
+    }
+    for (size_t i = 0; i < c->nfindings; i++) {
+        const cp_cmp_finding *f = &c->findings[i];
+        if (f->case_index == ci)
+            fprintf(out, "finding %s: %s: %s %s\n", f->case_name, f->variant, f->name,
+                    f->raised ? "raised" : "cleared");
+    }
+}
+
+int cp_compare_print_text(const cp_comparison *c, FILE *out)
+{
+    for (size_t i = 0; i < c->nreasons; i++)
+        fprintf(out, "incomparable: %s\n", c->reasons[i].text);
+    if (!c->comparable)
+        fprintf(out, "%s\n", c->forced ? "--force: timing verdicts count as regressions anyway"
+                                       : "timing verdicts are informational (no regression "
+                                         "exit); --force counts them");
+    bool runs = several_runs(c), medians_only = false;
+    if (c->nvariants)
+        fprintf(out, "%-28s %-26s %11s %11s %7s %-17s %8s%s  %s\n", "case", "variant", "old ms",
+                "new ms", "ratio", "95% interval", "p", runs ? "  runs o/n" : "", "verdict");
+    else
+        fprintf(out, "no timing compared: no variant is timed in both %s and %s; checks, case "
+                     "statuses and claims only\n",
+                c->n_old_reports > 1 ? "the old reports" : "the old report",
+                c->n_new_reports > 1 ? "the new reports" : "the new report");
+    for (size_t ci = 0; ci < c->ncase_names; ci++) {
+        for (size_t i = 0; i < c->nvariants; i++)
+            if (c->variants[i].case_index == ci) {
+                variant_line(&c->variants[i], runs, out);
+                medians_only |= !c->variants[i].samples;
+            }
+        case_changes(c, ci, out);
+    }
+    if (medians_only)
+        fprintf(out, "note: verdicts marked 'medians only' compare medians against the runs' "
+                     "standard deviations; reports with timing.samples_ms get a rank test "
+                     "and an interval\n");
+    if (runs)
+        fprintf(out, "note: runs o/n: the runs each verdict rests on, old/new (a report, or "
+                     "a pass of cuproof run --runs K, is one run)\n");
+    return 0;
+}

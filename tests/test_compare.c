@@ -1,0 +1,238 @@
+/*
+ * cuproof compare's layers on their own (reports/compare*.c): a
+ * cp_comparison built in memory and printed by each output, which then
+ * cannot have read any report; and the comparison of several reports a
+ * side, each a run, or each of a report's passes a run.
+ */
+#include <cuproof/internal/compare.h>
+#include <cuproof/internal/compare_stats.h>
+#include <cuproof/internal/file.h>
+#include <cuproof/internal/report.h>
+#include <cuproof/error.h>
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* multi-kernel alone on the H100, with every timed run kept. */
+#define FULL CUPROOF_FIXTURES "/compare-h100/mk-base2.report.json"
+
+/* A comparison no report stands behind: two reports whose paths exist
+ * nowhere, one variant slower beyond the threshold on 2 runs against 3,
+ * and a check that went from passed to failed. */
+static void in_memory(cp_comparison *c)
+{
+    memset(c, 0, sizeof *c);
+    c->old_reports = calloc(1, sizeof *c->old_reports);
+    c->new_reports = calloc(1, sizeof *c->new_reports);
+    c->variants = calloc(1, sizeof *c->variants);
+    c->checks = calloc(1, sizeof *c->checks);
+    cr_assert(c->old_reports && c->new_reports && c->variants && c->checks);
+    c->n_old_reports = c->n_new_reports = 1;
+    snprintf(c->old_reports[0].path, sizeof c->old_reports[0].path, "/nowhere/old.json");
+    snprintf(c->new_reports[0].path, sizeof c->new_reports[0].path, "/nowhere/new.json");
+    snprintf(c->old_reports[0].gpu_name, sizeof c->old_reports[0].gpu_name, "Made-up GPU");
+    snprintf(c->new_reports[0].gpu_name, sizeof c->new_reports[0].gpu_name, "Made-up GPU");
+    c->comparable = true;
+    c->threshold = 0.10;
+    c->min_effect = CP_CMP_MIN_EFFECT;
+    c->host_threshold = CP_CMP_HOST_THRESHOLD;
+    c->ncase_names = 1;
+    cp_cmp_variant *v = &c->variants[0];
+    c->nvariants = 1;
+    snprintf(v->case_name, sizeof v->case_name, "made-up");
+    snprintf(v->variant, sizeof v->variant, "slowpoke");
+    v->samples = true;
+    v->old_median_ms = 2.0;
+    v->new_median_ms = 3.0;
+    v->ratio = 1.5;
+    v->ci_low = 1.4;
+    v->ci_high = 1.6;
+    v->p = 0.001;
+    v->old_samples = v->new_samples = 30;
+    v->old_runs = calloc(2, sizeof *v->old_runs);
+    v->new_runs = calloc(3, sizeof *v->new_runs);
+    cr_assert(v->old_runs && v->new_runs);
+    v->n_old_runs = 2;
+    v->n_new_runs = 3;
+    v->device_share = 0.97;
+    snprintf(v->verdict, sizeof v->verdict, "slower");
+    v->slower = v->regression = true;
+    c->nchecks = 1;
+    snprintf(c->checks[0].case_name, sizeof c->checks[0].case_name, "made-up");
+    snprintf(c->checks[0].name, sizeof c->checks[0].name, "made-up: output");
+    snprintf(c->checks[0].was, sizeof c->checks[0].was, "passed");
+    snprintf(c->checks[0].now, sizeof c->checks[0].now, "failed");
+    c->checks[0].regression = true;
+    c->regressions = 2;
+}
+
+/* The page is drawn from the structure alone: its paths name no file, so
+ * a page that read the reports again could not be written. */
+Test(compare, html_is_drawn_from_the_comparison_alone)
+{
+    cp_comparison c;
+    in_memory(&c);
+    char path[] = "/tmp/cuproof-cmp-mem-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(cp_compare_write_html(&c, path), 0, "%s", cp_last_error());
+    char *page = cp_read_file(path);
+    remove(path);
+    cr_assert_not_null(page);
+    cr_expect_not_null(strstr(page, "/nowhere/old.json"));
+    cr_expect_not_null(strstr(page, "Made-up GPU"));
+    cr_expect_not_null(strstr(page, "data-variant=\"slowpoke\""));
+    cr_expect_not_null(strstr(page, "2 regressions"));
+    cr_expect_not_null(strstr(page, "passed &rarr; failed"));
+    cr_expect_not_null(strstr(page, ">2 / 3<"), "the runs each side rests on");
+    free(page);
+    /* The table and the JSON print the same structure. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    cr_expect_eq(cp_compare_print_text(&c, f), 0);
+    cr_expect_eq(cp_compare_print_json(&c, f), 0);
+    fclose(f);
+    cr_expect_not_null(strstr(text, "slower (regression)"), "%s", text);
+    cr_expect_not_null(strstr(text, "2/3"), "%s", text);
+    cr_expect_not_null(strstr(text, "check made-up: made-up: output: passed -> failed"), "%s",
+                       text);
+    cr_expect_not_null(strstr(text, "\"old_run_count\":\t2"), "%s", text);
+    free(text);
+    cp_comparison_free(&c);
+}
+
+/* Every sample of case/variant in report r scaled by `by`, and its median. */
+static cp_variant_result *variant_of(cp_report *r, const char *cname, const char *vname)
+{
+    for (size_t i = 0; i < r->ncases; i++)
+        for (size_t j = 0; strcmp(r->cases[i].name, cname) == 0 && j < r->cases[i].nvariants;
+             j++)
+            if (strcmp(r->cases[i].variants[j].name, vname) == 0)
+                return &r->cases[i].variants[j];
+    return NULL;
+}
+
+static void scale(cp_report *r, double by)
+{
+    cp_variant_result *v = variant_of(r, "multi-kernel", "streams-pinned");
+    cr_assert_not_null(v);
+    cr_assert_gt(v->nsamples, 0);
+    for (size_t i = 0; i < v->nsamples; i++)
+        v->samples_ms[i] *= by;
+    v->timing.median_ms *= by;
+    v->metrics.span_ns = (uint64_t)((double)v->metrics.span_ns * by);
+    v->metrics.idle_ns = (uint64_t)((double)v->metrics.idle_ns * by);
+}
+
+static const cp_cmp_variant *find(const cp_comparison *c, const char *cname, const char *vname)
+{
+    for (size_t i = 0; i < c->nvariants; i++)
+        if (strcmp(c->variants[i].case_name, cname) == 0 &&
+            strcmp(c->variants[i].variant, vname) == 0)
+            return &c->variants[i];
+    return NULL;
+}
+
+/* 3 + 3 reports from one fixture, the new ones 1.5x slower in one
+ * variant: each report is one run, and the verdict says it rests on 3 a
+ * side and every sample of them. */
+Test(compare, three_reports_a_side_are_three_runs)
+{
+    cp_report r[6];
+    const char *paths[6];
+    for (int i = 0; i < 6; i++) {
+        cr_assert_eq(cp_report_read(FULL, &r[i]), 0, "%s", cp_last_error());
+        paths[i] = FULL;
+        if (i >= 3)
+            scale(&r[i], 1.5);
+    }
+    cp_compare_side o = {r, paths, 3}, n = {r + 3, paths + 3, 3};
+    cp_compare_options opt = {.threshold = 0.10,
+                              .min_effect = CP_CMP_MIN_EFFECT,
+                              .host_threshold = CP_CMP_HOST_THRESHOLD};
+    cp_comparison c;
+    cr_assert_eq(cp_compare_build(&o, &n, &opt, &c), 0, "%s", cp_last_error());
+    cr_expect(c.comparable);
+    const cp_cmp_variant *v = find(&c, "multi-kernel", "streams-pinned");
+    cr_assert_not_null(v);
+    cr_expect_eq(v->n_old_runs, 3);
+    cr_expect_eq(v->n_new_runs, 3);
+    cr_expect_eq(v->old_runs[2].report, 2);
+    cr_expect_eq(v->old_samples, 3 * v->old_runs[0].nsamples);
+    cr_expect_str_eq(v->verdict, "slower");
+    cr_expect(v->regression);
+    cr_expect_float_eq(v->ratio, 1.5, 1e-6);
+    /* The other variants did not move: no other regression. */
+    cr_expect_eq(c.regressions, 1, "%d", c.regressions);
+    cp_comparison_free(&c);
+    for (int i = 0; i < 6; i++)
+        cp_report_free(&r[i]);
+}
+
+/* A report whose variant has passes (cuproof run --runs K) is K runs of
+ * it: the passes' medians are the runs'. */
+Test(compare, a_report_of_passes_is_several_runs)
+{
+    cp_report r[2];
+    const char *paths[2] = {FULL, FULL};
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(cp_report_read(FULL, &r[i]), 0, "%s", cp_last_error());
+    cp_variant_result *v = variant_of(&r[1], "multi-kernel", "streams-pinned");
+    cr_assert_not_null(v);
+    v->runs = calloc(4, sizeof *v->runs);
+    cr_assert_not_null(v->runs);
+    v->nruns = 4;
+    for (size_t k = 0; k < 4; k++) {
+        v->runs[k].median_ms = v->timing.median_ms * (1 + 0.01 * (double)k);
+        v->runs[k].samples_ms = malloc(v->nsamples * sizeof(double));
+        cr_assert_not_null(v->runs[k].samples_ms);
+        for (size_t i = 0; i < v->nsamples; i++)
+            v->runs[k].samples_ms[i] = v->samples_ms[i] * (1 + 0.01 * (double)k);
+        v->runs[k].nsamples = v->nsamples;
+    }
+    cp_compare_side o = {r, paths, 1}, n = {r + 1, paths + 1, 1};
+    cp_comparison c;
+    cr_assert_eq(cp_compare_build(&o, &n, NULL, &c), 0, "%s", cp_last_error());
+    const cp_cmp_variant *cv = find(&c, "multi-kernel", "streams-pinned");
+    cr_assert_not_null(cv);
+    cr_expect_eq(cv->n_old_runs, 1);
+    cr_expect_eq(cv->n_new_runs, 4);
+    cr_expect_float_eq(cv->new_runs[3].median_ms, v->timing.median_ms * 1.03, 1e-9);
+    cr_expect_eq(cv->new_samples, 4 * v->nsamples);
+    cr_expect_eq(c.regressions, 0, "%d", c.regressions);
+    cp_comparison_free(&c);
+    cp_report_free(&r[0]);
+    cp_report_free(&r[1]);
+}
+
+/* One side's reports of different GPUs: incomparable, said which. */
+Test(compare, one_sides_reports_must_be_comparable_too)
+{
+    cp_report r[3];
+    const char *paths[3] = {"a.json", "b.json", "c.json"};
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(cp_report_read(FULL, &r[i]), 0, "%s", cp_last_error());
+    snprintf(r[1].env.gpu_name, sizeof r[1].env.gpu_name, "NVIDIA A100-SXM4-40GB");
+    scale(&r[2], 1.5);
+    cp_compare_side o = {r, paths, 2}, n = {r + 2, paths + 2, 1};
+    cp_comparison c;
+    cr_assert_eq(cp_compare_build(&o, &n, NULL, &c), 0, "%s", cp_last_error());
+    cr_expect_not(c.comparable);
+    cr_assert_eq(c.nreasons, 1);
+    cr_expect_not_null(strstr(c.reasons[0].text, "old reports a.json and b.json: different GPUs"),
+                       "%s", c.reasons[0].text);
+    const cp_cmp_variant *v = find(&c, "multi-kernel", "streams-pinned");
+    cr_assert_not_null(v);
+    cr_expect(v->slower && !v->regression, "slower, not counted");
+    cr_expect_eq(c.regressions, 0);
+    cp_comparison_free(&c);
+    for (int i = 0; i < 3; i++)
+        cp_report_free(&r[i]);
+}
