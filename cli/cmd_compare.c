@@ -129,6 +129,8 @@ int cp_cmd_compare(int argc, char **argv)
         rc = cp_usage_error("%s", cp_last_error());
     } else if (regressions) {
         /* With --format json, stdout holds the JSON alone. */
+        /* The JSON out first: a reader that merges the streams gets it whole. */
+        fflush(stdout);
         fprintf(opt.json ? stderr : stdout, "cuproof: %d regression%s\n", regressions,
                 regressions == 1 ? "" : "s");
         rc = CP_EXIT_FAILED;

@@ -17,6 +17,7 @@
 
 #include <cuproof/internal/compare_stats.h>
 #include <cuproof/internal/report.h>
+#include <cuproof/internal/run_stats.h>
 #include <cuproof/error.h>
 
 #include <math.h>
@@ -268,8 +269,16 @@ static void side_free(side_timing *t)
     memset(t, 0, sizeof *t);
 }
 
+/* The SM clock over a run: the mean of its known ends (0: unknown). */
+static double sm_clock(const cp_clocks *before, const cp_clocks *after)
+{
+    if (before->known && after->known)
+        return 0.5 * (before->sm_mhz + after->sm_mhz);
+    return before->known ? before->sm_mhz : after->known ? after->sm_mhz : 0;
+}
+
 static int add_run(side_timing *t, size_t report, double median, double sd, const double *s,
-                   size_t ns)
+                   size_t ns, double sm_mhz, uint64_t busy)
 {
     cp_cmp_run *r = push(&t->runs, &t->n, &t->cap, sizeof *r);
     if (!r)
@@ -277,6 +286,8 @@ static int add_run(side_timing *t, size_t report, double median, double sd, cons
     r->report = report;
     r->median_ms = median;
     r->stddev_ms = sd;
+    r->sm_mhz = sm_mhz;
+    r->device_busy_ns = busy;
     if (ns) {
         if (!(r->samples_ms = malloc(ns * sizeof *s)))
             return CP_ENOMEM;
@@ -303,10 +314,13 @@ static int side_runs(const cp_compare_side *s, const char *cname, const char *vn
         if (v->nruns) {
             for (size_t k = 0; k < v->nruns; k++)
                 CP_TRY(add_run(t, i, v->runs[k].median_ms, NAN, v->runs[k].samples_ms,
-                               v->runs[k].nsamples));
+                               v->runs[k].nsamples,
+                               sm_clock(&v->runs[k].clocks_before, &v->runs[k].clocks_after),
+                               v->runs[k].device_busy_ns));
         } else {
             CP_TRY(add_run(t, i, v->timing.median_ms, v->timing.stddev_ms, v->samples_ms,
-                           v->nsamples));
+                           v->nsamples, sm_clock(&v->clocks_before, &v->clocks_after),
+                           v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0));
         }
         t->counted += v->timing.runs > 0 ? (size_t)v->timing.runs : 0;
         double share = device_share(v);
@@ -660,6 +674,227 @@ static int side_reports(cp_cmp_report **out, const cp_compare_side *s)
     return 0;
 }
 
+/* ---- The run as the unit (issue 28) ---- */
+
+/* One value per run of a side (its median, or the median scaled by the
+ * run's clock or replaced by its device time), into `out`; false when a
+ * run lacks the figure. */
+typedef enum { BY_TIME, BY_CYCLES, BY_DEVICE } run_figure;
+
+static bool run_values(const cp_cmp_run *r, size_t n, run_figure f, double *out, double *rse)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (f == BY_TIME)
+            out[i] = r[i].median_ms;
+        else if (f == BY_CYCLES)
+            out[i] = r[i].median_ms * r[i].sm_mhz; /* ms x MHz: SM kilocycles */
+        else
+            out[i] = (double)r[i].device_busy_ns;
+        if (!(out[i] > 0))
+            return false;
+        /* A run's own precision: the relative standard error of its
+         * median from its samples (1.2533 sd / sqrt(n) for the median). */
+        rse[i] = 0;
+        if (f == BY_TIME && r[i].nsamples >= 3) {
+            double m = 0, ss = 0;
+            for (size_t k = 0; k < r[i].nsamples; k++)
+                m += log(r[i].samples_ms[k]) / (double)r[i].nsamples;
+            for (size_t k = 0; k < r[i].nsamples; k++) {
+                double d = log(r[i].samples_ms[k]) - m;
+                ss += d * d;
+            }
+            rse[i] = 1.2533 * sqrt(ss / (double)(r[i].nsamples - 1)) / sqrt((double)r[i].nsamples);
+        }
+    }
+    return true;
+}
+
+/* The comparison's shared spread: every variant with two runs or more a
+ * side gives its pooled between-run variance (cp_runs_prior_from). */
+static int shared_spread(const cp_comparison *c, cp_runs_prior *prior)
+{
+    memset(prior, 0, sizeof *prior);
+    double *vars = malloc((c->nvariants + 1) * sizeof *vars);
+    double *dfs = malloc((c->nvariants + 1) * sizeof *dfs);
+    double *a = NULL, *b = NULL;
+    size_t n = 0, most = 1;
+    for (size_t i = 0; i < c->nvariants; i++)
+        most = fmax(most, fmax(c->variants[i].n_old_runs, c->variants[i].n_new_runs));
+    a = malloc(most * sizeof *a);
+    b = malloc(most * sizeof *b);
+    double *ra = malloc(most * sizeof *ra), *rb = malloc(most * sizeof *rb);
+    int rc = vars && dfs && a && b && ra && rb ? 0 : CP_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < c->nvariants; i++) {
+        const cp_cmp_variant *v = &c->variants[i];
+        if (v->n_old_runs < 2 || v->n_new_runs < 2 ||
+            !run_values(v->old_runs, v->n_old_runs, BY_TIME, a, ra) ||
+            !run_values(v->new_runs, v->n_new_runs, BY_TIME, b, rb))
+            continue;
+        rc = cp_runs_variance(a, v->n_old_runs, b, v->n_new_runs, &vars[n], &dfs[n]);
+        n += rc == 0;
+    }
+    if (rc == 0)
+        rc = cp_runs_prior_from(vars, dfs, n, prior);
+    free(vars);
+    free(dfs);
+    free(a);
+    free(b);
+    free(ra);
+    free(rb);
+    return rc;
+}
+
+/* The run-level test of variant v on figure f; false when a run lacks
+ * the figure. */
+static int runs_test(const cp_cmp_variant *v, run_figure f, const cp_comparison *c,
+                     const cp_runs_prior *prior, cp_run_cmp *out, bool *done)
+{
+    size_t most = v->n_old_runs > v->n_new_runs ? v->n_old_runs : v->n_new_runs;
+    double *a = malloc(most * sizeof *a), *b = malloc(most * sizeof *b);
+    double *ra = malloc(most * sizeof *ra), *rb = malloc(most * sizeof *rb);
+    int rc = a && b && ra && rb ? 0 : CP_ENOMEM;
+    *done = false;
+    if (rc == 0 && run_values(v->old_runs, v->n_old_runs, f, a, ra) &&
+        run_values(v->new_runs, v->n_new_runs, f, b, rb)) {
+        /* The shared spread is of times: a clock's or the device's own
+         * figure is judged on its own runs. */
+        rc = cp_compare_runs_prior(a, v->n_old_runs, b, v->n_new_runs, f == BY_TIME ? ra : NULL,
+                                   f == BY_TIME ? rb : NULL, c->threshold, c->min_effect,
+                                   f == BY_TIME ? prior : NULL, out);
+        *done = rc == 0;
+    }
+    free(a);
+    free(b);
+    free(ra);
+    free(rb);
+    return rc;
+}
+
+/* The distinct reports (processes) a side's runs come from. */
+static size_t reports_of(const cp_cmp_run *r, size_t n)
+{
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = r[k].report == r[i].report;
+        distinct += !seen;
+    }
+    return distinct;
+}
+
+/* The mean SM clock of a side's runs (0: unknown for one). */
+static double side_clock(const cp_cmp_run *r, size_t n)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(r[i].sm_mhz > 0))
+            return 0;
+        sum += r[i].sm_mhz;
+    }
+    return n ? sum / (double)n : 0;
+}
+
+/* A slowdown that equal clocks or the device's own time do not show is
+ * drift, with its reason. */
+static int drift_check(cp_cmp_variant *v, const cp_comparison *c)
+{
+    cp_run_cmp t;
+    bool done;
+    int rc = runs_test(v, BY_CYCLES, c, NULL, &t, &done);
+    if (rc == 0 && done && t.verdict != CP_CMP_SLOWER) {
+        snprintf(v->verdict, sizeof v->verdict, "drift");
+        snprintf(v->why, sizeof v->why,
+                 "the clock: old runs at %.0f MHz, new at %.0f MHz; in SM cycles the ratio is "
+                 "%.3f (%s)",
+                 side_clock(v->old_runs, v->n_old_runs), side_clock(v->new_runs, v->n_new_runs),
+                 t.ratio, cp_cmp_verdict_name(t.verdict));
+        return 0;
+    }
+    /* The device time explains the time of a device-bound variant only:
+     * a host-bound one's slowdown is on the host, which it cannot see. */
+    if (rc == 0 && v->device_share >= CP_CMP_DEVICE_SHARE)
+        rc = runs_test(v, BY_DEVICE, c, NULL, &t, &done);
+    else
+        done = false;
+    if (rc == 0 && done && t.verdict != CP_CMP_SLOWER) {
+        snprintf(v->verdict, sizeof v->verdict, "drift");
+        snprintf(v->why, sizeof v->why,
+                 "the device time: the traced runs' GPU busy time moved by %.3f (%s)", t.ratio,
+                 cp_cmp_verdict_name(t.verdict));
+    }
+    return rc;
+}
+
+/* Every variant's verdict with the run as the unit: both sides of two
+ * runs or more, cp_compare_runs_prior with the comparison's shared
+ * spread; a side of one run, "single run" (the sample test's finding is
+ * only said); then drift, and the regressions counted again. */
+static int run_verdicts(cp_comparison *c)
+{
+    cp_runs_prior prior;
+    int rc = shared_spread(c, &prior);
+    c->regressions = 0;
+    double old_clock = 0, new_clock = 0;
+    size_t clocked = 0;
+    for (size_t i = 0; rc == 0 && i < c->nvariants; i++) {
+        cp_cmp_variant *v = &c->variants[i];
+        double oc = side_clock(v->old_runs, v->n_old_runs), nc = side_clock(v->new_runs, v->n_new_runs);
+        if (oc > 0 && nc > 0) {
+            old_clock += oc;
+            new_clock += nc;
+            clocked++;
+        }
+        if (v->n_old_runs < 2 || v->n_new_runs < 2) {
+            char within[160];
+            snprintf(within, sizeof within, "one run a side: the spread between runs is unknown; "
+                     "within the run: %s", v->verdict);
+            snprintf(v->why, sizeof v->why, "%s", within);
+            snprintf(v->verdict, sizeof v->verdict, "single run");
+            v->slower = v->regression = false;
+            continue;
+        }
+        cp_run_cmp t;
+        bool done;
+        rc = runs_test(v, BY_TIME, c, &prior, &t, &done);
+        if (rc < 0 || !done)
+            continue;
+        v->by_runs = true;
+        v->moderated = t.moderated;
+        v->ratio = t.ratio;
+        v->ci_low = t.ci_low;
+        v->ci_high = t.ci_high;
+        v->p = t.p;
+        v->spread_old = t.spread_old;
+        v->spread_new = t.spread_new;
+        v->runs_needed = t.runs_needed;
+        v->runs_capped = t.runs_capped;
+        v->why[0] = '\0';
+        snprintf(v->verdict, sizeof v->verdict, "%s", cp_cmp_verdict_name(t.verdict));
+        if (t.verdict == CP_CMP_SLOWER)
+            rc = drift_check(v, c);
+        /* Passes of one process do not show how much a host-bound
+         * variant moves between processes: the host rule still holds
+         * unless each side's runs come from two reports or more. */
+        if (rc == 0 && (reports_of(v->old_runs, v->n_old_runs) < 2 ||
+                        reports_of(v->new_runs, v->n_new_runs) < 2))
+            host_rule(v, v->device_share, c);
+        v->slower = strcmp(v->verdict, "slower") == 0 && v->ratio - 1 > c->threshold;
+        v->regression = v->slower && (c->comparable || c->forced);
+        c->regressions += v->regression;
+    }
+    if (rc == 0 && clocked) {
+        old_clock /= (double)clocked;
+        new_clock /= (double)clocked;
+        if (fabs(new_clock / old_clock - 1) > 0.05)
+            snprintf(c->clock_warning, sizeof c->clock_warning,
+                     "the sides ran at different SM clocks: old %.0f MHz, new %.0f MHz on average "
+                     "(a slowdown that equal clocks do not show is drift)",
+                     old_clock, new_clock);
+    }
+    return rc;
+}
+
 int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
                      const cp_compare_options *opt, cp_comparison *c)
 {
@@ -694,6 +929,17 @@ int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
                 continue;
             CP_TRY(compare_case(c, &k, o, n, ca, c->ncase_names++));
         }
+    /* The timing verdicts again with the run as the unit (run_verdicts
+     * counts their regressions), then the checks', statuses' and claims'. */
+    {
+        CP_TRY(run_verdicts(c));
+        for (size_t i = 0; i < c->nchecks; i++)
+            c->regressions += c->checks[i].regression;
+        for (size_t i = 0; i < c->ncases; i++)
+            c->regressions += c->cases[i].regression;
+        for (size_t i = 0; i < c->nclaims; i++)
+            c->regressions += c->claims[i].regression;
+    }
 out:
     if (rc == CP_ENOMEM)
         rc = cp_failf(CP_ENOMEM, "out of memory comparing %s and %s",

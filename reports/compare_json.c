@@ -51,7 +51,9 @@ static void variant_json(doc *d, cJSON *jv, const cp_cmp_variant *v)
 {
     added(d, cJSON_AddStringToObject(jv, "case", v->case_name));
     added(d, cJSON_AddStringToObject(jv, "variant", v->variant));
-    added(d, cJSON_AddStringToObject(jv, "method", v->samples ? "samples" : "medians"));
+    added(d, cJSON_AddStringToObject(jv, "method", v->by_runs   ? "runs"
+                                                   : v->samples ? "samples"
+                                                                : "medians"));
     added(d, cJSON_AddNumberToObject(jv, "old_median_ms", v->old_median_ms));
     added(d, cJSON_AddNumberToObject(jv, "new_median_ms", v->new_median_ms));
     number_or_null(d, jv, "ratio", v->ratio);
@@ -71,6 +73,15 @@ static void variant_json(doc *d, cJSON *jv, const cp_cmp_variant *v)
     added(d, cJSON_AddNumberToObject(jv, "new_run_count", (double)v->n_new_runs));
     run_medians(d, jv, "old_run_medians_ms", v->old_runs, v->n_old_runs);
     run_medians(d, jv, "new_run_medians_ms", v->new_runs, v->n_new_runs);
+    /* The run as the unit (issue 28): the spread between runs each side,
+     * whether the comparison's shared spread was used, and for noisy the
+     * runs a side that would decide (0 otherwise). */
+    if (v->by_runs) {
+        added(d, cJSON_AddNumberToObject(jv, "spread_old", v->spread_old));
+        added(d, cJSON_AddNumberToObject(jv, "spread_new", v->spread_new));
+        added(d, cJSON_AddBoolToObject(jv, "moderated", v->moderated));
+    }
+    added(d, cJSON_AddNumberToObject(jv, "runs_needed", (double)v->runs_needed));
 }
 
 /* checks, cases or claims: {case, check|claim (name_key; none for a
@@ -125,6 +136,7 @@ static cJSON *comparison_json(const cp_comparison *c, doc *d)
     changes_json(d, added(d, cJSON_AddArrayToObject(root, "cases")), c->cases, c->ncases, NULL);
     added(d, cJSON_AddNumberToObject(root, "regressions", c->regressions));
     added(d, cJSON_AddBoolToObject(root, "timing_compared", c->nvariants > 0));
+    added(d, cJSON_AddStringToObject(root, "clock_warning", c->clock_warning));
     paths_json(d, root, "old_reports", c->old_reports, c->n_old_reports);
     paths_json(d, root, "new_reports", c->new_reports, c->n_new_reports);
     cJSON *findings = added(d, cJSON_AddArrayToObject(root, "findings"));

@@ -38,7 +38,10 @@ static void variant_line(const cp_cmp_variant *v, bool runs, FILE *out)
             v->regression ? " (regression)"
             : v->slower   ? " (not counted: incomparable)"
                           : "",
-            v->samples ? "" : " (medians only: old report without samples)");
+            v->samples || v->by_runs ? "" : " (medians only: old report without samples)");
+    if (strcmp(v->verdict, "noisy") == 0 && v->runs_needed)
+        fprintf(out, "%-28s %-26s about %zu runs a side would decide%s\n", "", "", v->runs_needed,
+                v->runs_capped ? " (or more)" : "");
 }
 
 static const char *regression_mark(bool regression)
@@ -108,5 +111,7 @@ int cp_compare_print_text(const cp_comparison *c, FILE *out)
     if (runs)
         fprintf(out, "note: runs o/n: the runs each verdict rests on, old/new (a report, or "
                      "a pass of cuproof run --runs K, is one run)\n");
+    if (c->clock_warning[0])
+        fprintf(out, "warning: %s\n", c->clock_warning);
     return 0;
 }

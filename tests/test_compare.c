@@ -129,6 +129,9 @@ static void scale(cp_report *r, double by)
     v->timing.median_ms *= by;
     v->metrics.span_ns = (uint64_t)((double)v->metrics.span_ns * by);
     v->metrics.idle_ns = (uint64_t)((double)v->metrics.idle_ns * by);
+    /* The GPU's own time too: a slowdown of the work, not drift. */
+    v->metrics.kernel_busy_ns = (uint64_t)((double)v->metrics.kernel_busy_ns * by);
+    v->metrics.copy_busy_ns = (uint64_t)((double)v->metrics.copy_busy_ns * by);
 }
 
 static const cp_cmp_variant *find(const cp_comparison *c, const char *cname, const char *vname)
@@ -215,13 +218,14 @@ Test(compare, a_report_of_passes_is_several_runs)
 /* One side's reports of different GPUs: incomparable, said which. */
 Test(compare, one_sides_reports_must_be_comparable_too)
 {
-    cp_report r[3];
-    const char *paths[3] = {"a.json", "b.json", "c.json"};
-    for (int i = 0; i < 3; i++)
+    cp_report r[4];
+    const char *paths[4] = {"a.json", "b.json", "c.json", "d.json"};
+    for (int i = 0; i < 4; i++)
         cr_assert_eq(cp_report_read(FULL, &r[i]), 0, "%s", cp_last_error());
     snprintf(r[1].env.gpu_name, sizeof r[1].env.gpu_name, "NVIDIA A100-SXM4-40GB");
     scale(&r[2], 1.5);
-    cp_compare_side o = {r, paths, 2}, n = {r + 2, paths + 2, 1};
+    scale(&r[3], 1.5);
+    cp_compare_side o = {r, paths, 2}, n = {r + 2, paths + 2, 2};
     cp_comparison c;
     cr_assert_eq(cp_compare_build(&o, &n, NULL, &c), 0, "%s", cp_last_error());
     cr_expect_not(c.comparable);
@@ -230,9 +234,127 @@ Test(compare, one_sides_reports_must_be_comparable_too)
                        "%s", c.reasons[0].text);
     const cp_cmp_variant *v = find(&c, "multi-kernel", "streams-pinned");
     cr_assert_not_null(v);
-    cr_expect(v->slower && !v->regression, "slower, not counted");
+    cr_expect(v->slower && !v->regression, "slower (%s), not counted", v->verdict);
     cr_expect_eq(c.regressions, 0);
     cp_comparison_free(&c);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         cp_report_free(&r[i]);
+}
+
+/* A report of one case "k" whose variants v0..v(nv-1) each have 3 passes
+ * of 10 samples: pass p of variant i at base (1 + i) x `scale` x (1 +
+ * 0.004 p) ms, run at `mhz`, its traced GPU time `busy` times the time. */
+static void passes_report(cp_report *r, int nv, double scale, unsigned mhz, double busy)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->profile, sizeof r->profile, "ci");
+    snprintf(r->env.gpu_name, sizeof r->env.gpu_name, "NVIDIA H100 80GB HBM3");
+    r->cases = calloc(1, sizeof *r->cases);
+    cr_assert_not_null(r->cases);
+    r->ncases = 1;
+    cp_case_result *c = &r->cases[0];
+    snprintf(c->name, sizeof c->name, "k");
+    c->status = CP_STATUS_PASSED;
+    for (int i = 0; i < nv; i++) {
+        cp_variant_result *v = cp_result_add_variant(c);
+        cr_assert_not_null(v);
+        snprintf(v->name, sizeof v->name, "v%d", i);
+        v->ran = v->traced = true;
+        v->runs = calloc(3, sizeof *v->runs);
+        v->samples_ms = calloc(30, sizeof *v->samples_ms);
+        cr_assert(v->runs && v->samples_ms);
+        v->nruns = 3;
+        for (int p = 0; p < 3; p++) {
+            cp_run_value *run = &v->runs[p];
+            double m = (1 + i) * scale * (1 + 0.004 * p);
+            run->samples_ms = calloc(10, sizeof *run->samples_ms);
+            cr_assert_not_null(run->samples_ms);
+            for (int k = 0; k < 10; k++)
+                v->samples_ms[10 * p + k] = run->samples_ms[k] = m * (1 + 0.001 * (k - 5));
+            run->nsamples = 10;
+            run->median_ms = m * (1 + 0.001 * -0.5);
+            run->clocks_before = run->clocks_after = (cp_clocks){.known = true, .sm_mhz = mhz};
+            run->device_busy_ns = (uint64_t)(busy * m * 1e6);
+        }
+        v->nsamples = 30;
+        cr_assert_eq(cp_timing_compute(v->samples_ms, 30, &v->timing), 0);
+        /* Device-bound: the traced run's GPU busy most of its time. */
+        v->metrics.span_ns = (uint64_t)(v->timing.median_ms * 1e6);
+        v->metrics.kernel_busy_ns = (uint64_t)(busy * v->timing.median_ms * 1e6);
+    }
+}
+
+/* Runs at a lower SM clock take longer by as much: drift, with the
+ * clocks said, and a warning; the same slowdown at one clock is slower. */
+Test(compare, a_slowdown_at_lower_clocks_is_drift)
+{
+    cp_report o, n;
+    passes_report(&o, 4, 1.0, 1980, 0.95);
+    passes_report(&n, 4, 1980.0 / 1500.0, 1500, 0.95);
+    const char *po[] = {"old.json"}, *pn[] = {"new.json"};
+    cp_compare_side so = {&o, po, 1}, sn = {&n, pn, 1};
+    cp_compare_options opt = {.threshold = 0.10,
+                              .min_effect = CP_CMP_MIN_EFFECT,
+                              .host_threshold = CP_CMP_HOST_THRESHOLD};
+    cp_comparison c;
+    cr_assert_eq(cp_compare_build(&so, &sn, &opt, &c), 0, "%s", cp_last_error());
+    cr_assert_eq(c.nvariants, 4);
+    for (size_t i = 0; i < c.nvariants; i++) {
+        cr_expect(c.variants[i].by_runs);
+        cr_expect_str_eq(c.variants[i].verdict, "drift", "%s: %s (%s)", c.variants[i].variant,
+                         c.variants[i].verdict, c.variants[i].why);
+        cr_expect_not_null(strstr(c.variants[i].why, "old runs at 1980 MHz, new at 1500 MHz"),
+                           "%s", c.variants[i].why);
+        cr_expect_not(c.variants[i].regression);
+    }
+    cr_expect_eq(c.regressions, 0);
+    cr_expect_not_null(strstr(c.clock_warning, "old 1980 MHz, new 1500 MHz"), "%s",
+                       c.clock_warning);
+    cp_comparison_free(&c);
+    cp_report_free(&n);
+
+    /* The same slowdown at the same clock, with the GPU time grown too:
+     * slower, a regression in every variant. */
+    passes_report(&n, 4, 1980.0 / 1500.0, 1980, 0.95);
+    cr_assert_eq(cp_compare_build(&so, &sn, &opt, &c), 0, "%s", cp_last_error());
+    for (size_t i = 0; i < c.nvariants; i++)
+        cr_expect_str_eq(c.variants[i].verdict, "slower", "%s: %s (%s)", c.variants[i].variant,
+                         c.variants[i].verdict, c.variants[i].why);
+    cr_expect_eq(c.regressions, 4);
+    cr_expect_eq(c.clock_warning[0], '\0');
+    cp_comparison_free(&c);
+    cp_report_free(&n);
+    cp_report_free(&o);
+}
+
+/* A single run a side is never slower, whatever its samples say. */
+Test(compare, one_run_a_side_is_a_single_run)
+{
+    cp_report o, n;
+    passes_report(&o, 2, 1.0, 1980, 0.95);
+    passes_report(&n, 2, 1.5, 1980, 0.95);
+    for (int k = 0; k < 2; k++) {
+        cp_report *r = k ? &n : &o;
+        for (size_t i = 0; i < r->cases[0].nvariants; i++) {
+            cp_variant_result *v = &r->cases[0].variants[i];
+            for (size_t p = 0; p < v->nruns; p++)
+                free(v->runs[p].samples_ms);
+            free(v->runs);
+            v->runs = NULL;
+            v->nruns = 0;
+        }
+    }
+    const char *po[] = {"old.json"}, *pn[] = {"new.json"};
+    cp_compare_side so = {&o, po, 1}, sn = {&n, pn, 1};
+    cp_comparison c;
+    cr_assert_eq(cp_compare_build(&so, &sn, NULL, &c), 0, "%s", cp_last_error());
+    for (size_t i = 0; i < c.nvariants; i++) {
+        cr_expect_str_eq(c.variants[i].verdict, "single run");
+        cr_expect_not_null(strstr(c.variants[i].why, "within the run: slower"), "%s",
+                           c.variants[i].why);
+    }
+    cr_expect_eq(c.regressions, 0);
+    cp_comparison_free(&c);
+    cp_report_free(&n);
+    cp_report_free(&o);
 }

@@ -456,7 +456,7 @@ Test(run_stats, pairs_edge_cases)
     cr_expect_gt(r.pairs_needed, 6);
 }
 
-/* ---- The comparison's shared spread (cp_run_prior: the moderated t) ---- */
+/* ---- The comparison's shared spread (cp_runs_prior: the moderated t) ---- */
 
 enum { VARIANTS = 20 };
 
@@ -479,10 +479,10 @@ static void prior_trials(int n, double factor, double band, double band0, bool a
             double bd = v == 0 ? band0 : band;
             runs(a[v], ra[v], n, 1.0 + v, bd);
             runs(b[v], rb[v], n, (1.0 + v) * factor, bd);
-            cr_assert_eq(cp_run_variance(a[v], (size_t)n, b[v], (size_t)n, &vars[v], &dfs[v]), 0);
+            cr_assert_eq(cp_runs_variance(a[v], (size_t)n, b[v], (size_t)n, &vars[v], &dfs[v]), 0);
         }
-        cp_run_prior prior;
-        cr_assert_eq(cp_run_prior_from(vars, dfs, VARIANTS, &prior), 0);
+        cp_runs_prior prior;
+        cr_assert_eq(cp_runs_prior_from(vars, dfs, VARIANTS, &prior), 0);
         for (int v = 0; v < (all ? VARIANTS : 1); v++) {
             cp_run_cmp r;
             cr_assert_eq(cp_compare_runs_prior(a[v], (size_t)n, b[v], (size_t)n, ra[v], rb[v],
@@ -536,10 +536,10 @@ Test(run_stats, the_prior_needs_three_variants_and_leaves_out_the_widest)
 {
     double vars[] = {1e-4, 2e-4, 3e-4, 4e-4, 5e-4, 6e-4, 7e-4, 8e-4, 9e-4, 1.0};
     double dfs[] = {8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
-    cp_run_prior p;
-    cr_assert_eq(cp_run_prior_from(vars, dfs, 2, &p), 0);
+    cp_runs_prior p;
+    cr_assert_eq(cp_runs_prior_from(vars, dfs, 2, &p), 0);
     cr_expect_eq(p.df, 0);
-    cr_assert_eq(cp_run_prior_from(vars, dfs, 10, &p), 0);
+    cr_assert_eq(cp_runs_prior_from(vars, dfs, 10, &p), 0);
     /* The largest tenth (1.0) left out: the mean of the nine others. */
     cr_expect_float_eq(p.var, 5e-4, 1e-12, "%g", p.var);
     cr_expect_float_eq(p.df, CP_RUN_PRIOR_DF, 1e-12);

@@ -292,7 +292,7 @@ static double f_quantile(double q, double d1, double d2)
     return 0.5 * (lo + hi);
 }
 
-int cp_run_variance(const double *old_runs, size_t n_old, const double *new_runs, size_t n_new,
+int cp_runs_variance(const double *old_runs, size_t n_old, const double *new_runs, size_t n_new,
                     double *var, double *df)
 {
     if (!old_runs || !new_runs || !var || !df || n_old == 0 || n_new == 0 ||
@@ -313,7 +313,7 @@ static int double_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int cp_run_prior_from(const double *vars, const double *dfs, size_t n, cp_run_prior *out)
+int cp_runs_prior_from(const double *vars, const double *dfs, size_t n, cp_runs_prior *out)
 {
     memset(out, 0, sizeof *out);
     size_t used = 0;
@@ -344,7 +344,7 @@ int cp_run_prior_from(const double *vars, const double *dfs, size_t n, cp_run_pr
 
 int cp_compare_runs_prior(const double *old_runs, size_t n_old, const double *new_runs,
                           size_t n_new, const double *old_rse, const double *new_rse,
-                          double threshold, double min_effect, const cp_run_prior *prior,
+                          double threshold, double min_effect, const cp_runs_prior *prior,
                           cp_run_cmp *out)
 {
     int rc = cp_compare_runs(old_runs, n_old, new_runs, n_new, old_rse, new_rse, threshold,
@@ -352,7 +352,7 @@ int cp_compare_runs_prior(const double *old_runs, size_t n_old, const double *ne
     if (rc < 0 || !prior || !(prior->df > 0) || !(prior->var > 0) || n_old < 2 || n_new < 2)
         return rc;
     double var, df;
-    cp_run_variance(old_runs, n_old, new_runs, n_new, &var, &df);
+    cp_runs_variance(old_runs, n_old, new_runs, n_new, &var, &df);
     /* A variant that spreads more than the others is not described by
      * their spread: its own runs decide (cp_compare_runs' Welch test). */
     if (var / prior->var > f_quantile(0.95, df, prior->df))

@@ -19,6 +19,7 @@
 #include "../result.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -54,6 +55,11 @@ typedef struct cp_cmp_run {
     double stddev_ms;   /* the report's, for a whole report; NAN for a pass */
     double *samples_ms; /* owned; NULL when the report kept none */
     size_t nsamples;
+    /* The GPU's SM clock over the run (the mean of before and after; 0
+     * unknown) and the device time its traced run measured (0 untraced):
+     * what tells drift from a regression. */
+    double sm_mhz;
+    uint64_t device_busy_ns;
 } cp_cmp_run;
 
 /* A variant timed on both sides: its verdict and what it rests on. */
@@ -73,7 +79,18 @@ typedef struct cp_cmp_variant {
      * report has no trace of the variant. */
     double device_share;
     bool host_bound;
-    char verdict[8];  /* same, faster, slower, noisy */
+    /* same, faster, slower, noisy; "single run" when a side has one run
+     * (no between-run spread to judge by: never a regression); "drift"
+     * for a slowdown that disappears at equal clocks or in device time */
+    char verdict[16];
+    /* The runs are the unit (both sides >= 2 runs: cp_compare_runs_prior,
+     * the comparison's shared spread when the variant fits it; method
+     * "runs"); the between-run relative spread of each side; for noisy,
+     * the runs a side that would decide (runs_capped: even 50 would not). */
+    bool by_runs, moderated;
+    double spread_old, spread_new;
+    size_t runs_needed;
+    bool runs_capped;
     char why[160];    /* a host-bound verdict's reason, else "" */
     bool slower;      /* slower by more than the threshold, counted or not */
     bool regression;  /* slower, and the sides are comparable or forced */
@@ -120,6 +137,9 @@ typedef struct cp_comparison {
     size_t nfindings;
     size_t ncase_names; /* case_index runs below this */
     int regressions;
+    /* The sides ran at different SM clocks (their runs' medians more than
+     * 5% apart): said beside the verdicts; "" when not, or unknown. */
+    char clock_warning[192];
 } cp_comparison;
 
 /* One side: its reports (read by cp_compare_load, or built in memory) and

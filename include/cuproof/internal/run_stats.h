@@ -126,9 +126,9 @@ CP_API int cp_compare_runs(const double *old_runs, size_t n_old, const double *n
  * variants' between-run variances estimate one spread together, with far
  * more degrees of freedom than one variant's 5 + 5 runs give (8): the
  * empirical-Bayes "moderated t" (Smyth's limma) that microarray studies
- * use for the same few-samples-many-tests problem. cp_run_prior_from
+ * use for the same few-samples-many-tests problem. cp_runs_prior_from
  * takes each variant's pooled log variance and its degrees of freedom
- * (cp_run_variance) and gives their mean, the largest tenth left out (a
+ * (cp_runs_variance) and gives their mean, the largest tenth left out (a
  * host-bound variant's much wider spread is no estimate of the others'),
  * with at most CP_RUN_PRIOR_DF degrees of freedom: a prior worth a few
  * variants, never the whole suite. Fewer than 3 variants, or none with
@@ -136,18 +136,18 @@ CP_API int cp_compare_runs(const double *old_runs, size_t n_old, const double *n
  */
 #define CP_RUN_PRIOR_DF 32.0
 
-typedef struct cp_run_prior {
+typedef struct cp_runs_prior {
     double var; /* the shared variance of one run's log value */
     double df;  /* its degrees of freedom; 0: none */
-} cp_run_prior;
+} cp_runs_prior;
 
 /* A variant's pooled between-run variance of log values over both sides
  * and its degrees of freedom (n_old + n_new - 2; 0 with a single run on a
  * side, when *var is 0). Returns 0 or CP_EINVAL as cp_compare_runs. */
-CP_API int cp_run_variance(const double *old_runs, size_t n_old, const double *new_runs,
+CP_API int cp_runs_variance(const double *old_runs, size_t n_old, const double *new_runs,
                            size_t n_new, double *var, double *df);
 
-CP_API int cp_run_prior_from(const double *vars, const double *dfs, size_t n, cp_run_prior *out);
+CP_API int cp_runs_prior_from(const double *vars, const double *dfs, size_t n, cp_runs_prior *out);
 
 /*
  * cp_compare_runs with the comparison's shared spread (prior NULL or df
@@ -163,7 +163,7 @@ CP_API int cp_run_prior_from(const double *vars, const double *dfs, size_t n, cp
  */
 CP_API int cp_compare_runs_prior(const double *old_runs, size_t n_old, const double *new_runs,
                                  size_t n_new, const double *old_rse, const double *new_rse,
-                                 double threshold, double min_effect, const cp_run_prior *prior,
+                                 double threshold, double min_effect, const cp_runs_prior *prior,
                                  cp_run_cmp *out);
 
 /* P(F > f) for the F distribution with (d1, d2) degrees of freedom. */
