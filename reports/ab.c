@@ -151,7 +151,10 @@ static int judge(const cp_ab_opts *o, cp_ab_result *out)
                                   (size_t)o->min_pairs, (size_t)o->max_pairs, &v->verdict);
         if (rc < 0)
             return rc;
-        out->all_decided = out->all_decided && v->verdict.decided;
+        /* At the budget the rule stops undecided: noisy is no decision. */
+        out->all_decided = out->all_decided && v->verdict.decided &&
+                           v->verdict.verdict != CP_CMP_NOISY &&
+                           v->verdict.verdict != CP_CMP_SINGLE_RUN;
         out->regressions += v->verdict.verdict == CP_CMP_SLOWER &&
                             v->verdict.ratio - 1 > o->threshold;
     }

@@ -40,7 +40,7 @@ TestSuite(ab, .init = make_dir, .fini = remove_dir);
  * five samples each within 1%; it exits `status`. The two builds of a
  * test share DIR/calls, which counts the runs, so that both runs of a
  * pair see one drift. */
-static void fake_build(const char *name, double factor, int status)
+static void fake_build_noisy(const char *name, double factor, int status, double own)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -52,8 +52,9 @@ static void fake_build(const char *name, double factor, int status)
             "while [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
             "mkdir -p \"$out\"\n"
             "n=$(cat '%s/calls' 2>/dev/null || echo 0); echo $((n + 1)) > '%s/calls'\n"
-            "awk -v pair=$((n / 2)) -v call=$n -v f=%.6f 'BEGIN {\n"
+            "awk -v pair=$((n / 2)) -v call=$n -v f=%.6f -v own=%.6f 'BEGIN {\n"
             "  srand(pair * 7919 + 17); drift = 0.95 + 0.10 * rand(); srand(call * 31 + 5)\n"
+            "  drift *= 1 + own * (rand() - 0.5)\n"
             "  printf \"{\\\"schema\\\":\\\"cuproof.report/1\\\",\\\"schema_version\\\":\\\"1.8\\\",\"\n"
             "  printf \"\\\"tool\\\":{\\\"name\\\":\\\"cuproof\\\",\\\"version\\\":\\\"fake\\\"},\"\n"
             "  printf \"\\\"profile\\\":\\\"ci\\\",\\\"env\\\":{\\\"gpu_name\\\":\\\"Fake\\\"},\"\n"
@@ -68,9 +69,14 @@ static void fake_build(const char *name, double factor, int status)
             "  printf \"]}]}\\n\"\n"
             "}' > \"$out/report.json\"\n"
             "exit %d\n",
-            dir, dir, factor, status);
+            dir, dir, factor, own, status);
     fclose(f);
     cr_assert_eq(chmod(path, 0755), 0);
+}
+
+static void fake_build(const char *name, double factor, int status)
+{
+    fake_build_noisy(name, factor, status, 0);
 }
 
 static cp_ab_opts opts(const char *a, const char *b, char *path_a, char *path_b, char *work)
@@ -141,5 +147,29 @@ Test(ab, a_build_that_fails_is_an_error_naming_its_log)
     cp_ab_result_free(&r);
     o.min_pairs = 1;
     cr_expect_eq(cp_ab_run(&o, &r), CP_EINVAL);
+    cp_ab_result_free(&r);
+}
+
+/* Runs that move on their own by up to 60% (each run, not each pair):
+ * the budget of pairs is spent undecided, said as noisy with the pairs
+ * that would decide, and not "every variant decided". */
+Test(ab, an_undecided_variant_is_noisy_at_the_budget)
+{
+    fake_build_noisy("a", 1.0, 0, 0.6);
+    char pa[128], pb[128], work[128];
+    cp_ab_opts o = opts("a", "a", pa, pb, work);
+    o.max_pairs = 7;
+    cp_ab_result r;
+    cr_assert_eq(cp_ab_run(&o, &r), 0, "%s", cp_last_error());
+    cr_expect_eq(r.pairs, 7);
+    cr_expect_not(r.all_decided);
+    int noisy = 0;
+    for (size_t i = 0; i < r.nvariants; i++) {
+        cr_expect_neq(r.variants[i].verdict.verdict, CP_CMP_SLOWER);
+        noisy += r.variants[i].verdict.verdict == CP_CMP_NOISY;
+        if (r.variants[i].verdict.verdict == CP_CMP_NOISY)
+            cr_expect_gt(r.variants[i].verdict.pairs_needed, 7);
+    }
+    cr_expect_gt(noisy, 0);
     cp_ab_result_free(&r);
 }
