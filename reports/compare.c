@@ -845,20 +845,27 @@ static int run_verdicts(cp_comparison *c)
             new_clock += nc;
             clocked++;
         }
-        if (v->n_old_runs < 2 || v->n_new_runs < 2) {
+        cp_run_cmp t;
+        bool done;
+        rc = runs_test(v, BY_TIME, c, &prior, &t, &done);
+        if (rc < 0)
+            break;
+        if (!done) {
+            /* No run-level figure: the verdict stays the samples'. */
+            c->regressions += v->regression;
+            continue;
+        }
+        if (t.verdict == CP_CMP_SINGLE_RUN) {
+            /* run_stats' rule: no spread between runs, no change called;
+             * what the samples within the run say, said beside it. */
             char within[160];
             snprintf(within, sizeof within, "one run a side: the spread between runs is unknown; "
                      "within the run: %s", v->verdict);
             snprintf(v->why, sizeof v->why, "%s", within);
-            snprintf(v->verdict, sizeof v->verdict, "single run");
+            snprintf(v->verdict, sizeof v->verdict, "%s", cp_cmp_verdict_name(t.verdict));
             v->slower = v->regression = false;
             continue;
         }
-        cp_run_cmp t;
-        bool done;
-        rc = runs_test(v, BY_TIME, c, &prior, &t, &done);
-        if (rc < 0 || !done)
-            continue;
         v->by_runs = true;
         v->moderated = t.moderated;
         v->ratio = t.ratio;

@@ -196,6 +196,22 @@ static void t_test(double diff, double se, double df, double level, double *p, d
     *hi = exp(diff + h);
 }
 
+/* A noisy verdict's runs a side that would decide, from the variance of
+ * a difference of one run a side: undecided with these runs, so more than
+ * these are needed even when the estimate says they should have sufficed
+ * (it is an estimate from a few runs); capped at CP_RUN_MAX_RUNS. */
+static void noisy_runs_needed(cp_run_cmp *out, double var_unit, double threshold)
+{
+    out->runs_needed = units_needed(var_unit, threshold, CP_RUN_ALPHA, 0, &out->runs_capped);
+    size_t more = (out->n_old > out->n_new ? out->n_old : out->n_new) + 1;
+    if (out->runs_needed < more && !out->runs_capped)
+        out->runs_needed = more;
+    if (out->runs_needed > CP_RUN_MAX_RUNS) {
+        out->runs_needed = CP_RUN_MAX_RUNS;
+        out->runs_capped = true;
+    }
+}
+
 int cp_compare_runs(const double *old_runs, size_t n_old, const double *new_runs, size_t n_new,
                     const double *old_rse, const double *new_rse, double threshold,
                     double min_effect, cp_run_cmp *out)
@@ -252,20 +268,8 @@ int cp_compare_runs(const double *old_runs, size_t n_old, const double *new_runs
     t_test(m_new - m_old, se, df, CP_CMP_LEVEL, &out->p, &out->ci_low, &out->ci_high);
     out->verdict =
         verdict_of(out->p, CP_RUN_ALPHA, out->ci_low, out->ci_high, threshold, min_effect);
-    if (out->verdict == CP_CMP_NOISY) {
-        out->runs_needed =
-            units_needed(u_old + u_new, threshold, CP_RUN_ALPHA, 0, &out->runs_capped);
-        /* Undecided with these runs, so more than these are needed, even
-         * when the estimate says they should have sufficed (it is an
-         * estimate from a few runs). */
-        size_t more = (n_old > n_new ? n_old : n_new) + 1;
-        if (out->runs_needed < more && !out->runs_capped)
-            out->runs_needed = more;
-        if (out->runs_needed > CP_RUN_MAX_RUNS) {
-            out->runs_needed = CP_RUN_MAX_RUNS;
-            out->runs_capped = true;
-        }
-    }
+    if (out->verdict == CP_CMP_NOISY)
+        noisy_runs_needed(out, u_old + u_new, threshold);
     return 0;
 }
 
@@ -372,16 +376,8 @@ int cp_compare_runs_prior(const double *old_runs, size_t n_old, const double *ne
     t_test(m_new - m_old, se, out->df, CP_CMP_LEVEL, &out->p, &out->ci_low, &out->ci_high);
     out->verdict =
         verdict_of(out->p, CP_RUN_ALPHA, out->ci_low, out->ci_high, threshold, min_effect);
-    if (out->verdict == CP_CMP_NOISY) {
-        out->runs_needed = units_needed(2 * mod, threshold, CP_RUN_ALPHA, 0, &out->runs_capped);
-        size_t more = (n_old > n_new ? n_old : n_new) + 1;
-        if (out->runs_needed < more && !out->runs_capped)
-            out->runs_needed = more;
-        if (out->runs_needed > CP_RUN_MAX_RUNS) {
-            out->runs_needed = CP_RUN_MAX_RUNS;
-            out->runs_capped = true;
-        }
-    }
+    if (out->verdict == CP_CMP_NOISY)
+        noisy_runs_needed(out, 2 * mod, threshold);
     return 0;
 }
 
