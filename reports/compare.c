@@ -19,6 +19,8 @@
 #include <cuproof/internal/report.h>
 #include <cuproof/internal/run_stats.h>
 #include <cuproof/error.h>
+#include <cuproof/expect.h>
+#include <cuproof/stats.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -120,7 +122,7 @@ static void *push(void *list, size_t *n, size_t *cap, size_t size)
 
 /* The lists' capacities while the comparison is built. */
 typedef struct caps {
-    size_t reasons, variants, checks, cases, claims, findings;
+    size_t reasons, variants, checks, cases, claims, findings, metrics;
 } caps;
 
 static int reason(cp_comparison *c, caps *k, const char *fmt, ...)
@@ -609,6 +611,118 @@ static int compare_findings(cp_comparison *c, caps *k, const cp_compare_side *o,
     return 0;
 }
 
+/* ---- Trace metrics (issue 28 item 4) ---- */
+
+/* The metrics compared between runs: what a case's claims and
+ * expectations are about. */
+static const char *const compared_metrics[] = {
+    "copy_kernel_overlap_ratio", "peak_concurrent_kernels", "mean_concurrent_kernels",
+    "efficiency", "comm_compute_overlap_ratio", "kernels", "copies", "memsets"};
+
+/* Each traced report's value of metric `d` for case/variant on a side. */
+static size_t side_metric(const cp_compare_side *s, const char *cname, const char *vname,
+                          const cp_metric_def *d, double *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n && n < cap; i++) {
+        const cp_variant_result *v = find_variant(find_case(&s->reports[i], cname), vname);
+        if (v && v->traced && !cp_metric_unmeasured(&v->metrics, d->name))
+            out[n++] = cp_metric_value(&v->metrics, d);
+    }
+    return n;
+}
+
+/* The case's declared expectation on `metric` of `vname` that a move in
+ * direction `up` heads towards failing: a check of the new side named
+ * "VNAME: METRIC OP N" with OP > or >= for a fall, < or <= for a rise. */
+static bool towards_failing(const cp_case_result *ca, const char *vname, const char *metric,
+                            bool up, char *text, size_t len)
+{
+    size_t vl = strlen(vname);
+    for (size_t i = 0; i < ca->nchecks; i++) {
+        const char *name = ca->checks[i].name;
+        if (strncmp(name, vname, vl) != 0 || strncmp(name + vl, ": ", 2) != 0)
+            continue;
+        cp_expect_list list = {0};
+        if (cp_expect_parse(name + vl + 2, 1, &list) < 0) {
+            cp_expect_list_free(&list);
+            continue;
+        }
+        bool hit = false;
+        for (size_t k = 0; k < list.n && !hit; k++) {
+            const cp_expectation *e = &list.items[k];
+            if (e->kind != CP_EXPECT_COMPARE || strcmp(e->name, metric) != 0 || e->scope[0])
+                continue;
+            hit = up ? (e->op == CP_OP_LT || e->op == CP_OP_LE)
+                     : (e->op == CP_OP_GT || e->op == CP_OP_GE);
+        }
+        cp_expect_list_free(&list);
+        if (hit) {
+            snprintf(text, len, "%s", name);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void mean_sd(const double *v, size_t n, double *mean, double *sd)
+{
+    cp_mean_std(v, n, mean, sd);
+    /* The sample standard deviation, for a spread between runs. */
+    *sd = n > 1 ? *sd * sqrt((double)n / (double)(n - 1)) : 0;
+}
+
+/* The trace metrics of case `ca`'s variants that moved between the sides. */
+static int compare_metrics(cp_comparison *c, caps *k, const cp_compare_side *o,
+                           const cp_compare_side *n, const cp_case_result *ca,
+                           const cp_case_result *ca_new, size_t ci)
+{
+    enum { CAP = 64 };
+    double a[CAP], b[CAP];
+    for (size_t vi = 0; vi < ca->nvariants; vi++) {
+        const char *vname = ca->variants[vi].name;
+        for (size_t m = 0; m < sizeof compared_metrics / sizeof compared_metrics[0]; m++) {
+            const cp_metric_def *d = cp_metric_find(compared_metrics[m]);
+            if (!d)
+                continue;
+            size_t na = side_metric(o, ca->name, vname, d, a, CAP);
+            size_t nb = side_metric(n, ca->name, vname, d, b, CAP);
+            if (!na || !nb)
+                continue;
+            double ma, sa, mb, sb;
+            mean_sd(a, na, &ma, &sa);
+            mean_sd(b, nb, &mb, &sb);
+            bool ratio = strcmp(d->unit, "ratio") == 0;
+            double diff = mb - ma, floor_ = ratio ? 0.05 : 0.1 * fabs(ma);
+            bool single = na < 2 || nb < 2;
+            double se = sqrt(sa * sa / (double)na + sb * sb / (double)nb);
+            if (!(fabs(diff) > floor_) || (!single && !(fabs(diff) > 3 * se)))
+                continue;
+            cp_cmp_metric *e = push(&c->metrics, &c->nmetrics, &k->metrics, sizeof *e);
+            if (!e)
+                return CP_ENOMEM;
+            snprintf(e->case_name, sizeof e->case_name, "%s", ca->name);
+            snprintf(e->variant, sizeof e->variant, "%s", vname);
+            snprintf(e->metric, sizeof e->metric, "%s", d->name);
+            e->case_index = ci;
+            e->was = ma;
+            e->now = mb;
+            e->spread_old = sa;
+            e->spread_new = sb;
+            e->n_old = na;
+            e->n_new = nb;
+            e->single_run = single;
+            /* Towards failing what the case declares; a single run a side
+             * cannot show it is more than the run's own scatter. */
+            e->regression = !single && ca_new &&
+                            towards_failing(ca_new, vname, d->name, diff > 0, e->towards,
+                                            sizeof e->towards);
+            c->regressions += e->regression;
+        }
+    }
+    return 0;
+}
+
 /* One case of the old side against the new: its variants, checks, status,
  * claims and findings. */
 static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
@@ -654,6 +768,10 @@ static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
                       worse(was, now, "confirmed", "refuted")));
     }
     CP_TRY(compare_findings(c, k, o, n, ca, ci));
+    const cp_case_result *ca_new = NULL;
+    for (size_t r = 0; r < n->n && !ca_new; r++)
+        ca_new = find_case(&n->reports[r], name);
+    CP_TRY(compare_metrics(c, k, o, n, ca, ca_new, ci));
 out:
     return rc;
 }
@@ -946,6 +1064,8 @@ int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
             c->regressions += c->cases[i].regression;
         for (size_t i = 0; i < c->nclaims; i++)
             c->regressions += c->claims[i].regression;
+        for (size_t i = 0; i < c->nmetrics; i++)
+            c->regressions += c->metrics[i].regression;
     }
 out:
     if (rc == CP_ENOMEM)
@@ -976,6 +1096,7 @@ void cp_comparison_free(cp_comparison *c)
     free(c->cases);
     free(c->claims);
     free(c->findings);
+    free(c->metrics);
     memset(c, 0, sizeof *c);
 }
 

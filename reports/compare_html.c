@@ -240,6 +240,26 @@ static int changes_list(html_buf *b, const cp_comparison *c, bool regressions)
             html_raw(b, n++ ? "" : "<ul>");
             change_item(b, &kinds[k].list[i], kinds[k].word, kinds[k].named);
         }
+    for (size_t i = 0; i < c->nmetrics; i++) {
+        const cp_cmp_metric *m = &c->metrics[i];
+        if (m->regression != regressions)
+            continue;
+        html_raw(b, n++ ? "" : "<ul>");
+        open_item(b, m->regression);
+        put_name(b, m->case_name);
+        html_raw(b, ", variant ");
+        put_name(b, m->variant);
+        html_raw(b, ": trace metric ");
+        put_name(b, m->metric);
+        html_fmt(b, " %.4g &rarr; %.4g over %zu and %zu runs", m->was, m->now, m->n_old, m->n_new);
+        if (m->single_run)
+            html_raw(b, " (single run: its spread between runs is unknown)");
+        if (m->regression) {
+            html_raw(b, ", towards failing ");
+            put_name(b, m->towards);
+        }
+        html_raw(b, "</li>");
+    }
     for (size_t i = 0; !regressions && i < c->nfindings; i++) {
         const cp_cmp_finding *f = &c->findings[i];
         html_raw(b, n++ ? "<li>" : "<ul><li>");

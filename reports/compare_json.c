@@ -150,6 +150,25 @@ static cJSON *comparison_json(const cp_comparison *c, doc *d)
         added(d, cJSON_AddStringToObject(o, "change",
                                          c->findings[i].raised ? "raised" : "cleared"));
     }
+    cJSON *metrics = added(d, cJSON_AddArrayToObject(root, "metrics"));
+    for (size_t i = 0; metrics && i < c->nmetrics; i++) {
+        const cp_cmp_metric *m = &c->metrics[i];
+        cJSON *o = object_in(d, metrics);
+        if (!o)
+            break;
+        added(d, cJSON_AddStringToObject(o, "case", m->case_name));
+        added(d, cJSON_AddStringToObject(o, "variant", m->variant));
+        added(d, cJSON_AddStringToObject(o, "metric", m->metric));
+        added(d, cJSON_AddNumberToObject(o, "old", m->was));
+        added(d, cJSON_AddNumberToObject(o, "new", m->now));
+        added(d, cJSON_AddNumberToObject(o, "old_runs", (double)m->n_old));
+        added(d, cJSON_AddNumberToObject(o, "new_runs", (double)m->n_new));
+        added(d, cJSON_AddNumberToObject(o, "spread_old", m->spread_old));
+        added(d, cJSON_AddNumberToObject(o, "spread_new", m->spread_new));
+        added(d, cJSON_AddBoolToObject(o, "single_run", m->single_run));
+        added(d, cJSON_AddBoolToObject(o, "regression", m->regression));
+        added(d, cJSON_AddStringToObject(o, "towards", m->towards));
+    }
     return root;
 }
 

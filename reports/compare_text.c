@@ -77,6 +77,17 @@ static void case_changes(const cp_comparison *c, size_t ci, FILE *out)
             fprintf(out, "finding %s: %s: %s %s\n", f->case_name, f->variant, f->name,
                     f->raised ? "raised" : "cleared");
     }
+    for (size_t i = 0; i < c->nmetrics; i++) {
+        const cp_cmp_metric *m = &c->metrics[i];
+        if (m->case_index != ci)
+            continue;
+        fprintf(out, "metric %s: %s: %s %.4g -> %.4g over %zu/%zu runs%s", m->case_name,
+                m->variant, m->metric, m->was, m->now, m->n_old, m->n_new,
+                m->single_run ? " (single run: its spread between runs is unknown)" : "");
+        if (m->regression)
+            fprintf(out, " (regression: towards failing '%s')", m->towards);
+        fprintf(out, "\n");
+    }
 }
 
 int cp_compare_print_text(const cp_comparison *c, FILE *out)

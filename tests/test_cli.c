@@ -1441,8 +1441,9 @@ Test(cli, compare_html_page_of_a_slowdown)
     /* Three identical runs a side have no spread between them: the
      * host-bound streams-pageable's 1.44x counts as well as the three
      * device-bound variants beyond 10% (real runs would show its spread
-     * between processes). */
-    cr_expect_not_null(strstr(output, "4 regressions"), "%s", output);
+     * between processes), and streams-pinned's copies under kernels,
+     * 0.74 -> 0.69, moves towards failing its declared "> 0.5". */
+    cr_expect_not_null(strstr(output, "5 regressions"), "%s", output);
     cr_assert_not_null(page, "no page: %s", output);
     cr_expect_eq(strncmp(page, "<!DOCTYPE html>", 15), 0, "%.60s", page);
     cr_expect_null(strstr(page, "<script"), "the page needs no script");
@@ -1450,7 +1451,8 @@ Test(cli, compare_html_page_of_a_slowdown)
     const char *regressions = strstr(page, "id=\"regressions\"");
     const char *table = strstr(page, "id=\"variants\"");
     cr_assert(regressions && table && regressions < table, "regressions before the table");
-    cr_expect_eq(occurrences(regressions, table, "<li class=\"regression\">"), 4);
+    cr_expect_eq(occurrences(regressions, table, "<li class=\"regression\">"), 5);
+    cr_expect_not_null(strstr(regressions, "towards failing"), "the metric's regression");
     const char *variants[] = {"sync",
                               "streams-pageable",
                               "streams-pinned",

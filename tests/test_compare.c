@@ -358,3 +358,46 @@ Test(compare, one_run_a_side_is_a_single_run)
     cp_report_free(&n);
     cp_report_free(&o);
 }
+
+/* Copies under kernels falling from 0.74 to about 0.55 in streams-pinned
+ * over 3 runs a side, while its declared "> 0.5" still passes: a trace
+ * metric's regression, towards failing that expectation; the same runs
+ * with the ratio as it was (a little scatter) move nothing. */
+Test(compare, a_trace_metric_moving_towards_its_expectation_is_a_regression)
+{
+    cp_report r[6];
+    const char *paths[6] = {"a", "b", "c", "d", "e", "f"};
+    const double scatter[] = {1.0, 1.01, 0.99};
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < 6; i++) {
+            cr_assert_eq(cp_report_read(FULL, &r[i]), 0, "%s", cp_last_error());
+            cp_variant_result *v = variant_of(&r[i], "multi-kernel", "streams-pinned");
+            cr_assert_not_null(v);
+            double base = v->metrics.copy_kernel_overlap_ratio;
+            v->metrics.copy_kernel_overlap_ratio =
+                (i < 3 || pass == 1 ? base : 0.55) * scatter[i % 3];
+        }
+        cp_compare_side o = {r, paths, 3}, n = {r + 3, paths + 3, 3};
+        cp_comparison c;
+        cr_assert_eq(cp_compare_build(&o, &n, NULL, &c), 0, "%s", cp_last_error());
+        const cp_cmp_metric *m = NULL;
+        for (size_t i = 0; i < c.nmetrics; i++)
+            if (strcmp(c.metrics[i].variant, "streams-pinned") == 0 &&
+                strcmp(c.metrics[i].metric, "copy_kernel_overlap_ratio") == 0)
+                m = &c.metrics[i];
+        if (pass == 0) {
+            cr_assert_not_null(m, "the fall is reported");
+            cr_expect_float_eq(m->now, 0.55, 0.01);
+            cr_expect_eq(m->n_old, 3);
+            cr_expect(m->regression);
+            cr_expect_str_eq(m->towards, "streams-pinned: copy_kernel_overlap_ratio > 0.5");
+            cr_expect_geq(c.regressions, 1);
+        } else {
+            cr_expect_null(m, "a scatter of 1%% moves nothing");
+            cr_expect_eq(c.regressions, 0, "%d", c.regressions);
+        }
+        cp_comparison_free(&c);
+        for (int i = 0; i < 6; i++)
+            cp_report_free(&r[i]);
+    }
+}

@@ -114,6 +114,26 @@ typedef struct cp_cmp_finding {
     bool raised; /* true: new raised it; false: new cleared it */
 } cp_cmp_finding;
 
+/* A trace metric of a variant that moved between the sides (issue 28:
+ * overlap, concurrency, efficiency, counts): each side's mean over its
+ * runs (reports) and their spread. It moved when the change exceeds both
+ * 3 standard errors of the difference (two runs or more a side) and a
+ * tenth of the old value (0.05 for a ratio); with one run a side only the
+ * latter, and it is said to rest on single runs. A move towards failing a
+ * declared expectation of the case on it (a check named "VARIANT: METRIC
+ * OP N") is a regression, said with the expectation. */
+typedef struct cp_cmp_metric {
+    char case_name[64], variant[64];
+    size_t case_index;
+    char metric[48];
+    double was, now;           /* each side's mean */
+    double spread_old, spread_new; /* each side's standard deviation (0 for one run) */
+    size_t n_old, n_new;
+    bool single_run;           /* a side has one run: no spread to judge by */
+    bool regression;
+    char towards[160];         /* the expectation it moves towards failing; "" */
+} cp_cmp_metric;
+
 typedef struct cp_cmp_reason {
     char text[768];
 } cp_cmp_reason;
@@ -135,6 +155,8 @@ typedef struct cp_comparison {
     size_t nchecks, ncases, nclaims;
     cp_cmp_finding *findings;
     size_t nfindings;
+    cp_cmp_metric *metrics; /* trace metrics that moved */
+    size_t nmetrics;
     size_t ncase_names; /* case_index runs below this */
     int regressions;
     /* The sides ran at different SM clocks (their runs' medians more than
