@@ -1,6 +1,7 @@
-/* cuproof ab A B [CASE...]: two builds in shuffled AB/BA pairs on this
- * GPU, each variant judged on its paired ratios (cuproof/internal/ab.h);
- * parse, the library's run, print. */
+/* cuproof ab A B [CASE...], or ab --exec -- PROGRAM_A ::: PROGRAM_B: two
+ * builds, or two programs, in shuffled AB/BA pairs on this GPU, each
+ * variant (a program's wall time and NVTX ranges) judged on its paired
+ * ratios (cuproof/internal/ab.h); parse, the library's run, print. */
 #include <cuproof/internal/ab.h>
 #include "cli.h"
 
@@ -11,16 +12,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char usage[] = "ab takes A B [CASE...] [--pairs N] [--min-pairs N] "
-                            "[--threshold F] [--profile ci|full] [--out DIR] [--seed N]";
+                            "[--threshold F] [--profile ci|full] [--out DIR] [--seed N], or "
+                            "--exec [OPTIONS] -- PROGRAM_A... ::: PROGRAM_B...";
+
+/* --exec's programs: argv from "--" split at ":::" (both non-empty), in
+ * place. Returns -1, or the usage error's status. */
+static int split_programs(int argc, char **argv, int at, char ***a, char ***b)
+{
+    int sep = -1;
+    for (int i = at; i < argc && sep < 0; i++)
+        if (strcmp(argv[i], ":::") == 0)
+            sep = i;
+    if (sep < 0 || sep == at || sep + 1 >= argc)
+        return cp_usage_error("%s", "ab --exec wants -- PROGRAM_A [ARGS...] ::: PROGRAM_B "
+                                    "[ARGS...]");
+    argv[sep] = NULL; /* ends A's argv; B's ends at argv[argc], NULL by C */
+    *a = &argv[at];
+    *b = &argv[sep + 1];
+    return -1;
+}
 
 /* cuproof ab: exit 0 when no variant of B is slower than A's by more than
  * the threshold, 1 when one is, 2 for bad usage or a build that cannot be
  * run, 3 when a variant stays undecided after the pairs' budget. */
 int cp_cmd_ab(int argc, char **argv)
 {
-    if (argc < 2 || argv[0][0] == '-' || argv[1][0] == '-')
+    bool exec = argc > 0 && strcmp(argv[0], "--exec") == 0;
+    if (!exec && (argc < 2 || argv[0][0] == '-' || argv[1][0] == '-'))
         return cp_usage_error("%s", usage);
     char **cases = calloc((size_t)argc + 1, sizeof *cases);
     if (!cases)
@@ -37,7 +58,15 @@ int cp_cmd_ab(int argc, char **argv)
                     .min_effect = 0.02,
                     .progress = stdout};
     int status = -1;
-    for (int i = 2; i < argc && status < 0; i++) {
+    char self[4096] = "";
+    if (exec) {
+        o.a = o.b = NULL;
+        ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (len > 0)
+            self[len] = '\0';
+        o.self = self;
+    }
+    for (int i = exec ? 1 : 2; i < argc && status < 0; i++) {
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--pairs") == 0) {
             if (!cp_parse_int(val, 2, 1000, &o.max_pairs))
@@ -70,12 +99,22 @@ int cp_cmd_ab(int argc, char **argv)
                 status = cp_usage_error("--seed '%s': expected a number", val ? val : "");
             o.seed = (uint64_t)seed;
             i++;
+        } else if (exec && strcmp(argv[i], "--") == 0) {
+            char **pa = NULL, **pb = NULL;
+            status = split_programs(argc, argv, i + 1, &pa, &pb);
+            o.exec_a = pa;
+            o.exec_b = pb;
+            break;
         } else if (argv[i][0] == '-') {
+            status = cp_usage_error("%s", usage);
+        } else if (exec) {
             status = cp_usage_error("%s", usage);
         } else {
             cases[ncases++] = argv[i];
         }
     }
+    if (status < 0 && exec && !o.exec_a)
+        status = cp_usage_error("%s", usage);
     if (status < 0 && o.min_pairs > o.max_pairs) {
         char why[96];
         snprintf(why, sizeof why, "--min-pairs %d is above --pairs %d", o.min_pairs, o.max_pairs);

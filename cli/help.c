@@ -217,7 +217,7 @@ const cp_command cp_commands[] = {
               "(a report against itself: 0, whatever it holds); 2 also for files that are not "
               "reports or a page that cannot be written."},
     {.name = "ab",
-     .args = "A B [CASE...] [OPTIONS]",
+     .args = "A B [CASE...] [OPTIONS] | --exec [OPTIONS] -- PROGRAM_A... ::: PROGRAM_B...",
      .summary = "run two builds in shuffled pairs and compare them, variant by variant",
      .run = cp_cmd_ab,
      .text = "Runs two builds of cuproof (two cuproof executables, or two install prefixes) on "
@@ -227,7 +227,9 @@ const cp_command cp_commands[] = {
              "drifts over minutes drifts within a pair far less than between runs minutes "
              "apart. Pairs are added until every variant is decided (slower, faster or the "
              "same within the threshold; the risk of a false verdict split over the looks) or "
-             "the budget is spent. The mode for a pull request's CI job.",
+             "the budget is spent. The mode for a pull request's CI job.\n\n"
+             "With --exec, two programs instead: each run is `cuproof exec --repeat 1` of one, "
+             "judged on its wall time and each NVTX range's.",
      .opts = ab_opts,
      .exits = "0 when no variant of B is slower than A's by more than the threshold, 1 when "
               "one is, 2 for bad usage or a build that cannot be run, 3 when a variant is "

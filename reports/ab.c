@@ -40,31 +40,42 @@ static void executable(const char *build, char *out, size_t len)
         snprintf(out, len, "%s", build);
 }
 
-/* One run of `build` into `dir` (its output in dir.log). */
-static int run_build(const cp_ab_opts *o, const char *build, const char *dir)
+static size_t count(char *const *v)
+{
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    return n;
+}
+
+/* One run of side B (`b`) or A into `dir` (its output in dir.log): a
+ * build's `run` of the cases, or `exec` of a program. */
+static int run_build(const cp_ab_opts *o, bool b, const char *dir)
 {
     char exe[4096], log[4200];
-    executable(build, exe, sizeof exe);
+    bool exec = o->exec_a != NULL;
+    executable(exec ? o->self : b ? o->b : o->a, exe, sizeof exe);
     snprintf(log, sizeof log, "%s.log", dir);
-    size_t ncases = 0;
-    while (o->cases && o->cases[ncases])
-        ncases++;
-    char **argv = calloc(ncases + 12, sizeof *argv);
+    char *const *program = b ? o->exec_b : o->exec_a;
+    size_t nargs = exec ? count(program) : count(o->cases);
+    char **argv = calloc(nargs + 12, sizeof *argv);
     if (!argv)
         return cp_failf(CP_ENOMEM, "out of memory");
     size_t k = 0;
     argv[k++] = exe;
-    argv[k++] = "run";
-    argv[k++] = "--runs";
+    argv[k++] = exec ? "exec" : "run";
+    argv[k++] = exec ? "--repeat" : "--runs";
     argv[k++] = "1";
     argv[k++] = "--out";
     argv[k++] = (char *)dir;
-    if (o->profile) {
+    if (o->profile && !exec) {
         argv[k++] = "--profile";
         argv[k++] = (char *)o->profile;
     }
-    for (size_t i = 0; i < ncases; i++)
-        argv[k++] = o->cases[i];
+    if (exec)
+        argv[k++] = "--";
+    for (size_t i = 0; i < nargs; i++)
+        argv[k++] = exec ? program[i] : o->cases[i];
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -78,9 +89,12 @@ static int run_build(const cp_ab_opts *o, const char *build, const char *dir)
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
-    /* 0: every case passed; 1: one failed, but its variants were timed. */
-    if (!WIFEXITED(st) || WEXITSTATUS(st) > 1)
-        return cp_failf(CP_EIO, "%s run --out %s ended with %s %d (its output: %s)", exe, dir,
+    /* 0: every case passed; 1: one failed, but its variants were timed;
+     * for a program, 3 too: no GPU work to judge, but its time. */
+    int status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (status < 0 || (status > 1 && !(exec && status == 3)))
+        return cp_failf(CP_EIO, "%s %s --out %s ended with %s %d (its output: %s)", exe,
+                        exec ? "exec" : "run", dir,
                         WIFEXITED(st) ? "exit status" : "signal",
                         WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), log);
     return 0;
@@ -164,9 +178,13 @@ static int judge(const cp_ab_opts *o, cp_ab_result *out)
 int cp_ab_run(const cp_ab_opts *o, cp_ab_result *out)
 {
     memset(out, 0, sizeof *out);
-    if (!o->a || !o->b || !o->work_dir || o->min_pairs < 2 || o->max_pairs < o->min_pairs)
-        return cp_failf(CP_EINVAL, "ab needs two builds, a work directory and 2 <= min pairs "
-                                   "<= max pairs");
+    bool builds = o->a && o->b, programs = o->exec_a && o->exec_b && o->self &&
+                                               o->exec_a[0] && o->exec_b[0];
+    if (!(builds || programs) || !o->work_dir || o->min_pairs < 2 ||
+        o->max_pairs < o->min_pairs)
+        return cp_failf(CP_EINVAL, "ab needs two builds (or two programs and the cuproof that "
+                                   "runs them), a work directory and 2 <= min pairs <= max "
+                                   "pairs");
     if (mkdir(o->work_dir, 0755) < 0 && errno != EEXIST)
         return cp_failf(CP_EIO, "cannot create %s: %s", o->work_dir, strerror(errno));
     uint64_t state = o->seed;
@@ -176,9 +194,9 @@ int cp_ab_run(const cp_ab_opts *o, cp_ab_result *out)
         char dir_a[4096], dir_b[4096], path[4200];
         snprintf(dir_a, sizeof dir_a, "%s/p%d-a", o->work_dir, pair);
         snprintf(dir_b, sizeof dir_b, "%s/p%d-b", o->work_dir, pair);
-        rc = b_first ? run_build(o, o->b, dir_b) : run_build(o, o->a, dir_a);
+        rc = b_first ? run_build(o, true, dir_b) : run_build(o, false, dir_a);
         if (rc == 0)
-            rc = b_first ? run_build(o, o->a, dir_a) : run_build(o, o->b, dir_b);
+            rc = b_first ? run_build(o, false, dir_a) : run_build(o, true, dir_b);
         cp_report ra, rb;
         memset(&ra, 0, sizeof ra);
         memset(&rb, 0, sizeof rb);

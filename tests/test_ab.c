@@ -173,3 +173,43 @@ Test(ab, an_undecided_variant_is_noisy_at_the_budget)
     cr_expect_gt(noisy, 0);
     cp_ab_result_free(&r);
 }
+
+/* Two programs instead of two builds (ab --exec): each run is `cuproof
+ * exec --repeat 1` of one, judged on its wall time (the report's
+ * "program" variant). A program that sleeps twice as long is slower; a
+ * program against itself is not. Without a GPU exec exits 3 (no GPU
+ * work), which still times the program. */
+Test(ab, two_programs_are_compared_on_their_wall_time)
+{
+    char *const fast[] = {"sh", "-c", "sleep 0.05", NULL};
+    char *const slow[] = {"sh", "-c", "sleep 0.1", NULL};
+    char work[128];
+    snprintf(work, sizeof work, "%s/work", dir);
+    cp_ab_opts o = {.exec_a = fast,
+                    .exec_b = slow,
+                    .self = CUPROOF_BIN,
+                    .work_dir = work,
+                    .min_pairs = 5,
+                    .max_pairs = 8,
+                    .seed = 3,
+                    .threshold = 0.05,
+                    .min_effect = 0.02};
+    cp_ab_result r;
+    cr_assert_eq(cp_ab_run(&o, &r), 0, "%s", cp_last_error());
+    const cp_ab_variant *wall = NULL;
+    for (size_t i = 0; i < r.nvariants; i++)
+        if (strcmp(r.variants[i].variant, "program") == 0)
+            wall = &r.variants[i];
+    cr_assert_not_null(wall, "%zu variants", r.nvariants);
+    cr_expect_eq(wall->verdict.verdict, CP_CMP_SLOWER, "ratio %g", wall->verdict.ratio);
+    cr_expect(wall->verdict.ratio > 1.5 && wall->verdict.ratio < 2.5, "ratio %g",
+              wall->verdict.ratio);
+    cp_ab_result_free(&r);
+    o.exec_b = fast;
+    cr_assert_eq(cp_ab_run(&o, &r), 0, "%s", cp_last_error());
+    for (size_t i = 0; i < r.nvariants; i++)
+        cr_expect_neq(r.variants[i].verdict.verdict, CP_CMP_SLOWER, "%s: ratio %g",
+                      r.variants[i].variant, r.variants[i].verdict.ratio);
+    cr_expect_eq(r.regressions, 0);
+    cp_ab_result_free(&r);
+}

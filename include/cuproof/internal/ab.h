@@ -10,7 +10,9 @@
  * Each run is `BIN run --runs 1 --out DIR/pN-a|b [--profile P] [CASE...]`
  * (a run that exits 0 or 1 counts: a failing case still timed its
  * variants; any other exit, or no report, is an error naming the command
- * and its log). Pairs are added, at least `min_pairs`, until every
+ * and its log), or for programs `SELF exec --repeat 1 --out DIR -- PROGRAM`
+ * (0, 1 or 3 count: a program without GPU work still has its wall time;
+ * 4, the program failed, is an error). Pairs are added, at least `min_pairs`, until every
  * variant's verdict is decided (cp_pairs_decided) or `max_pairs` is
  * reached; then an undecided variant is "noisy", with the pairs that
  * would decide it.
@@ -37,6 +39,13 @@ extern "C" {
 
 typedef struct cp_ab_opts {
     const char *a, *b;  /* executables, or prefixes holding bin/cuproof */
+    /* Programs instead of builds (cuproof ab --exec): each run is `SELF
+     * exec --repeat 1 --out DIR -- PROGRAM...` of exec_a or exec_b
+     * (NULL-terminated), judged on the wall time and each NVTX range's
+     * (the report's "program" and "range:NAME" variants); a and b are
+     * then unused. NULL: builds. */
+    char *const *exec_a, *const *exec_b;
+    const char *self; /* the cuproof that runs them */
     char *const *cases; /* NULL-terminated; NULL or empty: every case */
     const char *profile; /* NULL: the runs' default (ci) */
     const char *work_dir; /* the runs' reports and logs go under it */
