@@ -280,8 +280,9 @@ static double sm_clock(const cp_clocks *before, const cp_clocks *after)
 }
 
 static int add_run(side_timing *t, size_t report, double median, double sd, const double *s,
-                   size_t ns, double sm_mhz, uint64_t busy)
+                   size_t ns, const cp_clocks *before, const cp_clocks *after, uint64_t busy)
 {
+    double sm_mhz = sm_clock(before, after);
     cp_cmp_run *r = push(&t->runs, &t->n, &t->cap, sizeof *r);
     if (!r)
         return CP_ENOMEM;
@@ -290,6 +291,7 @@ static int add_run(side_timing *t, size_t report, double median, double sd, cons
     r->stddev_ms = sd;
     r->sm_mhz = sm_mhz;
     r->device_busy_ns = busy;
+    r->throttle = before->throttle_reasons | after->throttle_reasons;
     if (ns) {
         if (!(r->samples_ms = malloc(ns * sizeof *s)))
             return CP_ENOMEM;
@@ -316,12 +318,11 @@ static int side_runs(const cp_compare_side *s, const char *cname, const char *vn
         if (v->nruns) {
             for (size_t k = 0; k < v->nruns; k++)
                 CP_TRY(add_run(t, i, v->runs[k].median_ms, NAN, v->runs[k].samples_ms,
-                               v->runs[k].nsamples,
-                               sm_clock(&v->runs[k].clocks_before, &v->runs[k].clocks_after),
-                               v->runs[k].device_busy_ns));
+                               v->runs[k].nsamples, &v->runs[k].clocks_before,
+                               &v->runs[k].clocks_after, v->runs[k].device_busy_ns));
         } else {
             CP_TRY(add_run(t, i, v->timing.median_ms, v->timing.stddev_ms, v->samples_ms,
-                           v->nsamples, sm_clock(&v->clocks_before, &v->clocks_after),
+                           v->nsamples, &v->clocks_before, &v->clocks_after,
                            v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0));
         }
         t->counted += v->timing.runs > 0 ? (size_t)v->timing.runs : 0;
@@ -922,11 +923,19 @@ static int drift_check(cp_cmp_variant *v, const cp_comparison *c)
     int rc = runs_test(v, BY_CYCLES, c, NULL, &t, &done);
     if (rc == 0 && done && t.verdict != CP_CMP_SLOWER) {
         snprintf(v->verdict, sizeof v->verdict, "drift");
-        snprintf(v->why, sizeof v->why,
-                 "the clock: old runs at %.0f MHz, new at %.0f MHz; in SM cycles the ratio is "
-                 "%.3f (%s)",
-                 side_clock(v->old_runs, v->n_old_runs), side_clock(v->new_runs, v->n_new_runs),
-                 t.ratio, cp_cmp_verdict_name(t.verdict));
+        int w = snprintf(v->why, sizeof v->why,
+                         "the clock: old runs at %.0f MHz, new at %.0f MHz; in SM cycles the "
+                         "ratio is %.3f (%s)",
+                         side_clock(v->old_runs, v->n_old_runs),
+                         side_clock(v->new_runs, v->n_new_runs), t.ratio,
+                         cp_cmp_verdict_name(t.verdict));
+        /* Why the clock fell, when NVML said (its clocks-event reasons). */
+        unsigned long long thr = 0;
+        for (size_t i = 0; i < v->n_new_runs; i++)
+            thr |= v->new_runs[i].throttle;
+        if (thr && w > 0 && (size_t)w < sizeof v->why)
+            snprintf(v->why + w, sizeof v->why - (size_t)w, "; NVML clocks-event reasons 0x%llx",
+                     thr);
         return 0;
     }
     /* The device time explains the time of a device-bound variant only:

@@ -291,6 +291,10 @@ Test(compare, a_slowdown_at_lower_clocks_is_drift)
     cp_report o, n;
     passes_report(&o, 4, 1.0, 1980, 0.95);
     passes_report(&n, 4, 1980.0 / 1500.0, 1500, 0.95);
+    /* NVML said why: a software power cap (clocks-event reason 0x4). */
+    for (size_t i = 0; i < n.cases[0].nvariants; i++)
+        for (size_t p = 0; p < n.cases[0].variants[i].nruns; p++)
+            n.cases[0].variants[i].runs[p].clocks_after.throttle_reasons = 0x4;
     const char *po[] = {"old.json"}, *pn[] = {"new.json"};
     cp_compare_side so = {&o, po, 1}, sn = {&n, pn, 1};
     cp_compare_options opt = {.threshold = 0.10,
@@ -305,6 +309,8 @@ Test(compare, a_slowdown_at_lower_clocks_is_drift)
                          c.variants[i].verdict, c.variants[i].why);
         cr_expect_not_null(strstr(c.variants[i].why, "old runs at 1980 MHz, new at 1500 MHz"),
                            "%s", c.variants[i].why);
+        cr_expect_not_null(strstr(c.variants[i].why, "NVML clocks-event reasons 0x4"), "%s",
+                           c.variants[i].why);
         cr_expect_not(c.variants[i].regression);
     }
     cr_expect_eq(c.regressions, 0);

@@ -60,6 +60,7 @@ typedef struct cp_cmp_run {
      * what tells drift from a regression. */
     double sm_mhz;
     uint64_t device_busy_ns;
+    unsigned long long throttle; /* NVML's clocks-event reasons around it (0: none) */
 } cp_cmp_run;
 
 /* A variant timed on both sides: its verdict and what it rests on. */
