@@ -4,7 +4,7 @@
 # may come out), `cuproof ab` of the build against itself, and the
 # torch_streams exec test TORCH times in a row (its warm-up fix). Logs and
 # reports in $OUT/results.tar.gz.
-#   CASES="multi-kernel" PAIRS=6 TORCH=5 ci/device-issue28.sh
+#   CASES="multi-kernel" PAIRS=6 TORCH=5 WORK=1 ci/device-issue28.sh
 set -uo pipefail
 # shellcheck source=ci/device-lib.sh
 source ci/device-lib.sh
@@ -38,10 +38,29 @@ if [ "${PAIRS:-0}" -gt 0 ]; then
     tail -12 "$out/ab.log"
     rm -rf "$out/ab"/p*-?/*.json.gz "$out/ab"/p*-?/*.perfetto.json "$out/ab"/p*-?/*.trace.json
 fi
+# WORK=1: 10% more work per kernel in multi-kernel (--param len=288512,
+# 10.06% more), caught by compare on 3 runs a side and by ab, whose build B
+# is this cuproof with the parameter added (a wrapper script).
+if [ "${WORK:-0}" = 1 ]; then
+    $bin run --runs 3 --max-time 0.5 --out "$out/work-base" multi-kernel > "$out/work-base.log" 2>&1
+    $bin run --runs 3 --max-time 0.5 --out "$out/work-big" multi-kernel --param len=288512 \
+        > "$out/work-big.log" 2>&1
+    $bin compare "$out/work-base" "$out/work-big" > "$out/compare-work.log" 2>&1
+    echo "compare base big (3 runs a side): exit $?"
+    cat "$out/compare-work.log"
+    printf '#!/bin/sh\nexec %s "$@" --param len=288512\n' "$(realpath $bin)" > "$out/cuproof-big"
+    chmod +x "$out/cuproof-big"
+    $bin ab "$bin" "$out/cuproof-big" multi-kernel --pairs 8 --min-pairs 5 --seed 11 \
+        --out "$out/ab-work" > "$out/ab-work.log" 2>&1
+    echo "ab base big: exit $?"
+    tail -10 "$out/ab-work.log"
+    rm -rf "$out/ab-work"/p*
+fi
 export CUPROOF_REQUIRE_GPU=1
 for i in $(seq 1 "${TORCH:-0}"); do
     ctest --test-dir build/default -R 'exec[.]torch_streams' --output-on-failure > "$out/torch-$i.log" 2>&1
     echo "torch_streams run $i: rc $?; $(grep -o 'measured [0-9.]* ratio' "$out/torch-$i.log" | head -1)"
 done
-rm -f "$out"/runs-?/*.trace.json "$out"/runs-?/*.perfetto.json
+rm -f "$out"/runs-?/*.trace.json "$out"/runs-?/*.perfetto.json "$out"/work-*/*.trace.json \
+    "$out"/work-*/*.perfetto.json
 device_pack
