@@ -16,14 +16,16 @@ cmake --preset default > "$out/configure.log" 2>&1 && cmake --build --preset def
     { tail -30 "$out/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
 bin=./build/default/cuproof
-for r in a b; do
+# SAME=0 leaves out the same-build runs and their comparisons.
+for r in $([ "${SAME:-1}" = 1 ] && echo a b); do
     start=$(date +%s)
     # shellcheck disable=SC2086
     $bin run --runs 3 --max-time 0.5 --out "$out/runs-$r" $cases > "$out/runs-$r.log" 2>&1
     echo "run --runs 3 ($r): exit $?, $(( $(date +%s) - start )) s"
     grep -A12 "between-run spread" "$out/runs-$r.log" | head -12
 done
-for pair in "a b" "b a"; do
+for pair in $([ "${SAME:-1}" = 1 ] && echo "a-b b-a"); do
+    pair=${pair/-/ }
     set -- $pair
     $bin compare "$out/runs-$1" "$out/runs-$2" > "$out/compare-$1$2.log" 2>&1
     echo "compare runs-$1 runs-$2: exit $?"
