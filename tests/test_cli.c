@@ -1669,3 +1669,35 @@ Test(cli, unmeasured_figures_fail_and_program_wide_ones_take_no_scope)
     cr_expect_eq(rc, 2, "%s", output);
     HAS("'straggler_lag_ns' is measured across the ranks of the whole program; it takes no scope");
 }
+
+/* Three runs a side on the H100 (tests/fixtures/compare-h100-runs), 10%
+ * more work: every device-bound variant but graph slower, graph noisy
+ * saying the runs that would decide, the host-bound one noisy, no drift
+ * (equal clocks, the GPU time grew with the work); serialised, past the
+ * threshold, the one regression. */
+Test(cli, compare_three_runs_a_side_catch_ten_percent_more_work)
+{
+    char args[512];
+    snprintf(args, sizeof args,
+             "compare %s/compare-h100-runs/mk-base.runs3.report.json "
+             "%s/compare-h100-runs/mk-big.runs3.report.json",
+             CUPROOF_FIXTURES, CUPROOF_FIXTURES);
+    cr_expect_eq(cuproof(args), 1, "%s", output);
+    const char *slower[] = {"sync", "streams-pinned", "depth-first", "legacy-default-stream",
+                            "per-thread-default-stream", "serialised"};
+    for (size_t i = 0; i < sizeof slower / sizeof slower[0]; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "\nmulti-kernel                 %-26s", slower[i]);
+        const char *at = strstr(output, line);
+        cr_assert_not_null(at, "%s: %s", slower[i], output);
+        const char *end = strchr(at + 1, '\n');
+        const char *v = strstr(at, "3/3  slower");
+        cr_expect(v && v < end, "%s: %.200s", slower[i], at);
+    }
+    HAS("3/3  slower (regression)");
+    HAS("3/3  noisy (host-bound: the GPU was busy 15% of the run)");
+    HAS("3/3  noisy\n");
+    HAS("about 6 runs a side would decide");
+    cr_expect_null(strstr(output, "drift"), "%s", output);
+    HAS("1 regression");
+}
