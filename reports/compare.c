@@ -543,18 +543,22 @@ static bool side_claim(const cp_compare_side *s, const char *cname, const char *
     return found;
 }
 
-/* Whether any report of a side raised finding `name` on case/variant. */
-static bool side_finding(const cp_compare_side *s, const char *cname, const char *vname,
-                         const char *name, bool *traced)
+/* How many traced reports of a side raised finding `name` on
+ * case/variant; *traced gets how many were traced. */
+static size_t side_finding(const cp_compare_side *s, const char *cname, const char *vname,
+                           const char *name, size_t *traced)
 {
-    bool raised = false;
+    size_t raised = 0;
+    *traced = 0;
     for (size_t i = 0; i < s->n; i++) {
         const cp_variant_result *v = find_variant(find_case(&s->reports[i], cname), vname);
         if (!v || !v->traced)
             continue;
-        *traced = true;
+        (*traced)++;
+        bool here = false;
         for (size_t f = 0; f < v->metrics.nfindings; f++)
-            raised |= strcmp(v->metrics.findings[f].name, name) == 0;
+            here |= strcmp(v->metrics.findings[f].name, name) == 0;
+        raised += here;
     }
     return raised;
 }
@@ -594,9 +598,10 @@ static int compare_findings(cp_comparison *c, caps *k, const cp_compare_side *o,
     for (size_t vi = 0; vi < ca->nvariants; vi++) {
         const char *vname = ca->variants[vi].name;
         for (size_t f = 0; f < nf; f++) {
-            bool ta = false, tb = false;
-            bool was = side_finding(o, ca->name, vname, defs[f].name, &ta);
-            bool now = side_finding(n, ca->name, vname, defs[f].name, &tb);
+            size_t ta, tb;
+            size_t in_old = side_finding(o, ca->name, vname, defs[f].name, &ta);
+            size_t in_new = side_finding(n, ca->name, vname, defs[f].name, &tb);
+            bool was = in_old > 0, now = in_new > 0;
             if (!ta || !tb || was == now)
                 continue;
             cp_cmp_finding *e = push(&c->findings, &c->nfindings, &k->findings, sizeof *e);
@@ -607,6 +612,10 @@ static int compare_findings(cp_comparison *c, caps *k, const cp_compare_side *o,
             snprintf(e->name, sizeof e->name, "%s", defs[f].name);
             e->case_index = ci;
             e->raised = now;
+            e->old_runs = ta;
+            e->new_runs = tb;
+            /* Raised in every new run and none of the old, two a side. */
+            e->regression = now && in_new == tb && in_old == 0 && ta >= 2 && tb >= 2;
         }
     }
     return 0;
@@ -1087,6 +1096,8 @@ int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
             c->regressions += c->claims[i].regression;
         for (size_t i = 0; i < c->nmetrics; i++)
             c->regressions += c->metrics[i].regression;
+        for (size_t i = 0; i < c->nfindings; i++)
+            c->regressions += c->findings[i].regression;
     }
 out:
     if (rc == CP_ENOMEM)

@@ -260,9 +260,12 @@ static int changes_list(html_buf *b, const cp_comparison *c, bool regressions)
         }
         html_raw(b, "</li>");
     }
-    for (size_t i = 0; !regressions && i < c->nfindings; i++) {
+    for (size_t i = 0; i < c->nfindings; i++) {
         const cp_cmp_finding *f = &c->findings[i];
-        html_raw(b, n++ ? "<li>" : "<ul><li>");
+        if (f->regression != regressions)
+            continue;
+        html_raw(b, n++ ? "" : "<ul>");
+        open_item(b, f->regression);
         put_name(b, f->case_name);
         html_raw(b, ", variant ");
         put_name(b, f->variant);

@@ -149,6 +149,7 @@ static cJSON *comparison_json(const cp_comparison *c, doc *d)
         added(d, cJSON_AddStringToObject(o, "finding", c->findings[i].name));
         added(d, cJSON_AddStringToObject(o, "change",
                                          c->findings[i].raised ? "raised" : "cleared"));
+        added(d, cJSON_AddBoolToObject(o, "regression", c->findings[i].regression));
     }
     cJSON *metrics = added(d, cJSON_AddArrayToObject(root, "metrics"));
     for (size_t i = 0; metrics && i < c->nmetrics; i++) {

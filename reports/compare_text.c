@@ -74,8 +74,9 @@ static void case_changes(const cp_comparison *c, size_t ci, FILE *out)
     for (size_t i = 0; i < c->nfindings; i++) {
         const cp_cmp_finding *f = &c->findings[i];
         if (f->case_index == ci)
-            fprintf(out, "finding %s: %s: %s %s\n", f->case_name, f->variant, f->name,
-                    f->raised ? "raised" : "cleared");
+            fprintf(out, "finding %s: %s: %s %s over %zu/%zu runs%s\n", f->case_name,
+                    f->variant, f->name, f->raised ? "raised" : "cleared", f->old_runs,
+                    f->new_runs, regression_mark(f->regression));
     }
     for (size_t i = 0; i < c->nmetrics; i++) {
         const cp_cmp_metric *m = &c->metrics[i];

@@ -407,3 +407,47 @@ Test(compare, a_trace_metric_moving_towards_its_expectation_is_a_regression)
             cp_report_free(&r[i]);
     }
 }
+
+/* A finding raised in every new run and none of the old, two a side, is
+ * a regression; raised in one new run of two, or on one run a side, it is
+ * only said (gpu_gaps flipped between identical single H100 runs). */
+Test(compare, a_finding_raised_in_every_new_run_is_a_regression)
+{
+    const struct {
+        size_t runs;
+        int raised_in; /* new runs that raise it */
+        bool regression;
+    } cases[] = {{2, 2, true}, {2, 1, false}, {1, 1, false}};
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        cp_report r[4];
+        const char *paths[4] = {"a", "b", "c", "d"};
+        size_t k = cases[t].runs;
+        for (size_t i = 0; i < 2 * k; i++) {
+            cr_assert_eq(cp_report_read(FULL, &r[i]), 0, "%s", cp_last_error());
+            cp_variant_result *v = variant_of(&r[i], "multi-kernel", "streams-pinned");
+            cr_assert_not_null(v);
+            bool raise = i >= k && (int)(i - k) < cases[t].raised_in;
+            for (size_t f = 0; f < v->metrics.nfindings; f++)
+                cr_assert_neq(strcmp(v->metrics.findings[f].name, "serialized_streams"), 0);
+            if (raise) {
+                cp_finding *f = &v->metrics.findings[v->metrics.nfindings++];
+                memset(f, 0, sizeof *f);
+                f->name = "serialized_streams";
+                f->count = 1;
+            }
+        }
+        cp_compare_side o = {r, paths, k}, n = {r + k, paths + k, k};
+        cp_comparison c;
+        cr_assert_eq(cp_compare_build(&o, &n, NULL, &c), 0, "%s", cp_last_error());
+        const cp_cmp_finding *found = NULL;
+        for (size_t i = 0; i < c.nfindings; i++)
+            if (strcmp(c.findings[i].name, "serialized_streams") == 0)
+                found = &c.findings[i];
+        cr_assert_not_null(found, "case %zu", t);
+        cr_expect(found->raised);
+        cr_expect_eq(found->regression, cases[t].regression, "case %zu", t);
+        cp_comparison_free(&c);
+        for (size_t i = 0; i < 2 * k; i++)
+            cp_report_free(&r[i]);
+    }
+}

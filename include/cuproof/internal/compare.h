@@ -107,12 +107,18 @@ typedef struct cp_cmp_change {
 } cp_cmp_change;
 
 /* A finding of the traced run's analysis that one side raised and the
- * other did not (informational: never a regression). */
+ * other did not. A finding raised in every run (report) of the new side
+ * and in none of the old's, two or more a side, is a regression; with
+ * fewer it is only said: findings such as gpu_gaps flip between
+ * identical single runs (host-threads' streams-32 in two of three
+ * pairs of the H100's ci runs). */
 typedef struct cp_cmp_finding {
     char case_name[64], variant[64];
     size_t case_index;
     char name[64];
     bool raised; /* true: new raised it; false: new cleared it */
+    size_t old_runs, new_runs; /* traced reports each side */
+    bool regression;
 } cp_cmp_finding;
 
 /* A trace metric of a variant that moved between the sides (issue 28:
