@@ -667,6 +667,11 @@ Test(runner, the_progress_hook_hears_every_run)
     memset(&h, 0, sizeof h);
     cp_run_opts_stopping_rule(&o, CP_PROFILE_CI);
     o.max_noise = 0.5;
+    /* Only the noise may end it: on a loaded machine a preempted spin
+     * can inflate samples until the ci profile's 50 samples or 1 s ran
+     * out first (the test failed so, once in a -j2 run). */
+    o.max_samples = 1000;
+    o.max_time_s = 60;
     o.warmup = 2;
     run_with("selftest-steady", &o);
     at = 0;
