@@ -277,30 +277,84 @@ static void discard(cp_variant_result *v)
     v->summary = NULL;
 }
 
+/* One reading of a program's files, with each host's times moved by
+ * `offsets` (NULL: none) and, when `ranks` is set, every record into it;
+ * `drop` gives a reading's result up before the next. */
+typedef struct program_reader {
+    int (*read)(void *ctx, const int64_t *offsets, size_t noffsets, cp_ranks_builder *ranks);
+    void (*drop)(void *ctx);
+    void *ctx;
+    cp_trace *meta; /* the reading's processes, refilled in place */
+} program_reader;
+
+/* The readings the hosts' clocks need, for exec and check alike: a first
+ * with every record into the ranks' table; when the hosts' clocks
+ * disagree, merged on them cross-host figures are wrong, so the first is
+ * given up and a second reads the files with the offsets on (and the
+ * processes' last times moved). *ranks is set (NULL without ranks) and
+ * the caller's to free, even on an error. */
+static int read_aligned(const program_reader *r, const cp_timeline_opts *t, cp_ranks **ranks)
+{
+    cp_ranks_builder *b = NULL;
+    int64_t *offsets = NULL;
+    *ranks = NULL;
+    int rc = cp_ranks_builder_new(&b, t);
+    if (rc == 0)
+        rc = r->read(r->ctx, NULL, 0, b);
+    if (rc == 0)
+        rc = cp_ranks_builder_finish(b, r->meta, ranks);
+    cp_ranks_builder_free(b);
+    if (rc == 0 && cp_ranks_need_alignment(*ranks)) {
+        if (!(offsets = cp_ranks_offsets(*ranks)))
+            rc = CP_ENOMEM;
+        if (rc == 0) {
+            r->drop(r->ctx);
+            rc = r->read(r->ctx, offsets, (*ranks)->nhosts, NULL);
+        }
+        if (rc == 0)
+            cp_ranks_shift_processes(r->meta, offsets, (*ranks)->nhosts);
+    }
+    free(offsets);
+    return rc;
+}
+
+/* Whether expectation `e` cannot be judged: its part may span hosts that
+ * could not be aligned (why in `why`). */
+static bool undecided(const cp_expectation *e, const cp_ranks *r, char *why, size_t len)
+{
+    return cp_expect_crosses_hosts(e) && cp_ranks_unaligned(r, why, len);
+}
+
+/* cp_program_analyse's reading, for read_aligned. */
+typedef struct analysis {
+    const char *dir;
+    const cp_expect_list *list;
+    const cp_program_opts *opts;
+    cp_variant_result *v;
+    cp_program_check *checks;
+    cp_program_info *info;
+} analysis;
+
+static int analysis_read(void *ctx, const int64_t *offsets, size_t noffsets,
+                         cp_ranks_builder *ranks)
+{
+    analysis *a = ctx;
+    return analyse_once(a->dir, a->list, a->opts, a->v, a->checks, a->info, offsets, noffsets,
+                        ranks);
+}
+
+static void analysis_drop(void *ctx)
+{
+    discard(((analysis *)ctx)->v);
+}
+
 int cp_program_analyse(const char *dir, const cp_expect_list *list, const cp_program_opts *opts,
                        cp_variant_result *v, cp_program_check *checks, cp_program_info *info)
 {
-    cp_ranks_builder *b = NULL;
+    analysis a = {dir, list, opts, v, checks, info};
+    program_reader r = {analysis_read, analysis_drop, &a, &v->trace};
     cp_ranks *ranks = NULL;
-    int64_t *offsets = NULL;
-    int rc = cp_ranks_builder_new(&b, &opts->timeline);
-    if (rc == 0)
-        rc = analyse_once(dir, list, opts, v, checks, info, NULL, 0, b);
-    if (rc == 0)
-        rc = cp_ranks_builder_finish(b, &v->trace, &ranks);
-    cp_ranks_builder_free(b);
-    if (rc == 0 && cp_ranks_need_alignment(ranks)) {
-        /* Merged on unaligned clocks, cross-host figures are wrong: the
-         * first reading found the offsets, the second applies them. */
-        if (!(offsets = cp_ranks_offsets(ranks)))
-            rc = CP_ENOMEM;
-        if (rc == 0) {
-            discard(v);
-            rc = analyse_once(dir, list, opts, v, checks, info, offsets, ranks->nhosts, NULL);
-        }
-        if (rc == 0)
-            cp_ranks_shift_processes(&v->trace, offsets, ranks->nhosts);
-    }
+    int rc = read_aligned(&r, &opts->timeline, &ranks);
     if (rc == 0 && ranks) {
         cp_ranks_put_metrics(ranks, &v->metrics);
         /* Expectations on the program-wide figures, which the reading's
@@ -311,14 +365,11 @@ int cp_program_analyse(const char *dir, const cp_expect_list *list, const cp_pro
                 checks[i].ok = cp_expect_eval(&list->items[i], &v->metrics, checks[i].measured,
                                               sizeof checks[i].measured);
     }
-    char why[256];
     for (size_t i = 0; rc == 0 && list && i < list->n; i++)
-        if (cp_expect_crosses_hosts(&list->items[i]) && cp_ranks_unaligned(ranks, why, sizeof why)) {
+        if (undecided(&list->items[i], ranks, checks[i].measured, sizeof checks[i].measured)) {
             checks[i].ok = false;
             checks[i].undecided = true;
-            snprintf(checks[i].measured, sizeof checks[i].measured, "%s", why);
         }
-    free(offsets);
     if (rc < 0)
         cp_ranks_free(ranks);
     else
@@ -403,6 +454,32 @@ static int judge_passes(const sources *src, const cp_expect_list *list, const cp
     return rc;
 }
 
+/* cp_program_stream_judge's reading, for read_aligned. */
+typedef struct judging {
+    const sources *src;
+    const cp_expect_list *list;
+    const cp_stream_opts *opts;
+    cp_program_stream *out;
+} judging;
+
+static int judging_read(void *ctx, const int64_t *offsets, size_t noffsets,
+                        cp_ranks_builder *ranks)
+{
+    judging *j = ctx;
+    return judge_passes(j->src, j->list, j->opts, j->out, offsets, noffsets, ranks);
+}
+
+static void judging_drop(void *ctx)
+{
+    cp_program_stream *out = ((judging *)ctx)->out;
+    cp_expect_judge_free(out->judge);
+    out->judge = NULL;
+    cp_trace_free(&out->meta);
+    cp_trace_init(&out->meta);
+    out->truncated = false;
+    out->why[0] = '\0';
+}
+
 int cp_program_stream_judge(const char *const *paths, size_t n, bool rec,
                             const cp_expect_list *list, const cp_stream_opts *opts,
                             cp_program_stream *out)
@@ -410,31 +487,9 @@ int cp_program_stream_judge(const char *const *paths, size_t n, bool rec,
     memset(out, 0, sizeof *out);
     cp_trace_init(&out->meta);
     sources src = {.paths = paths, .n = n, .rec = rec};
-    cp_ranks_builder *b = NULL;
-    int64_t *offsets = NULL;
-    int rc = cp_ranks_builder_new(&b, opts ? &opts->timeline : NULL);
-    if (rc == 0)
-        rc = judge_passes(&src, list, opts, out, NULL, 0, b);
-    if (rc == 0)
-        rc = cp_ranks_builder_finish(b, &out->meta, &out->ranks);
-    cp_ranks_builder_free(b);
-    if (rc == 0 && cp_ranks_need_alignment(out->ranks)) {
-        /* The second reading, on host 0's clock (as cp_program_analyse). */
-        if (!(offsets = cp_ranks_offsets(out->ranks)))
-            rc = CP_ENOMEM;
-        if (rc == 0) {
-            cp_expect_judge_free(out->judge);
-            out->judge = NULL;
-            cp_trace_free(&out->meta);
-            cp_trace_init(&out->meta);
-            out->truncated = false;
-            out->why[0] = '\0';
-            rc = judge_passes(&src, list, opts, out, offsets, out->ranks->nhosts, NULL);
-        }
-        if (rc == 0)
-            cp_ranks_shift_processes(&out->meta, offsets, out->ranks->nhosts);
-    }
-    free(offsets);
+    judging j = {&src, list, opts, out};
+    program_reader r = {judging_read, judging_drop, &j, &out->meta};
+    int rc = read_aligned(&r, opts ? &opts->timeline : NULL, &out->ranks);
     if (rc == 0)
         cp_expect_judge_put_ranks(out->judge, out->ranks);
     return rc;
@@ -444,8 +499,7 @@ int cp_program_stream_verdict(cp_program_stream *s, const cp_expect_list *list, 
                               cp_program_check *out)
 {
     memset(out, 0, sizeof *out);
-    if (k < list->n && cp_expect_crosses_hosts(&list->items[k]) &&
-        cp_ranks_unaligned(s->ranks, out->measured, sizeof out->measured)) {
+    if (k < list->n && undecided(&list->items[k], s->ranks, out->measured, sizeof out->measured)) {
         out->undecided = true;
         return 0;
     }
