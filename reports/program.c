@@ -312,7 +312,7 @@ static int read_aligned(const program_reader *r, const cp_timeline_opts *t, cp_r
             rc = r->read(r->ctx, offsets, (*ranks)->nhosts, NULL);
         }
         if (rc == 0)
-            cp_ranks_shift_processes(r->meta, offsets, (*ranks)->nhosts);
+            rc = cp_ranks_shift_processes(r->meta, offsets, (*ranks)->nhosts);
     }
     free(offsets);
     return rc;

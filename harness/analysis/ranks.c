@@ -40,6 +40,12 @@ struct cp_ranks_builder {
     rank_state *ranks; /* by rank, as they come */
     size_t n, cap;
     cp_collectives *coll;
+    /* Per process, as the reader adds them: its host index, and its
+     * rank's state in `ranks` (-1: not yet, or no rank), so that a record
+     * finds both without a search. */
+    uint32_t *host_of;
+    int32_t *state_of;
+    size_t nprocesses;
 };
 
 int cp_ranks_builder_new(cp_ranks_builder **out, const cp_timeline_opts *opts)
@@ -68,7 +74,61 @@ void cp_ranks_builder_free(cp_ranks_builder *b)
         cp_stream_free(b->ranks[i].stream);
     free(b->ranks);
     cp_collectives_free(b->coll);
+    free(b->host_of);
+    free(b->state_of);
     free(b);
+}
+
+/* The host indexes of meta's processes `from` up to `to` (below its
+ * processes; 0 past them) into out[], out[0..from) being filled already:
+ * a process of a host seen before takes its index, the first of a new
+ * host the next. A growing table costs O(processes) a process, where
+ * cp_trace_host_index, which counts the hosts before a process, costs the
+ * square of it each call. */
+static void fill_host_indexes(const cp_trace *meta, uint32_t *out, size_t from, size_t to)
+{
+    uint32_t next = 0;
+    for (size_t j = 0; j < from; j++)
+        next = out[j] + 1 > next ? out[j] + 1 : next;
+    for (size_t i = from; i < to; i++) {
+        if (i >= meta->nprocesses) {
+            out[i] = 0;
+            continue;
+        }
+        size_t j = 0;
+        while (j < i && strcmp(meta->processes[j].host, meta->processes[i].host) != 0)
+            j++;
+        out[i] = j < i ? out[j] : next++;
+    }
+}
+
+/* *table grown to `need` entries of host indexes (*n of them filled). */
+static int host_table(const cp_trace *meta, uint32_t **table, size_t *n, size_t need)
+{
+    if (need <= *n)
+        return 0;
+    uint32_t *t = realloc(*table, need * sizeof *t);
+    if (!t)
+        return cp_failf(CP_ENOMEM, "out of memory for the program's hosts");
+    fill_host_indexes(meta, t, *n, need);
+    *table = t;
+    *n = need;
+    return 0;
+}
+
+/* The builder's per-process tables grown to meta's processes. */
+static int learn_processes(cp_ranks_builder *b, const cp_trace *meta)
+{
+    size_t known = b->nprocesses, need = meta->nprocesses;
+    if (need <= known)
+        return 0;
+    int32_t *s = realloc(b->state_of, need * sizeof *s);
+    if (!s)
+        return cp_failf(CP_ENOMEM, "out of memory for the ranks' table");
+    b->state_of = s;
+    for (size_t i = known; i < need; i++)
+        s[i] = -1;
+    return host_table(meta, &b->host_of, &b->nprocesses, need);
 }
 
 uint32_t cp_trace_host_index(const cp_trace *meta, uint32_t process)
@@ -107,9 +167,19 @@ uint32_t cp_trace_hosts(const cp_trace *meta)
  * chunk a share of one analysis's, as 'every rank' sizes them). */
 static int rank_of(cp_ranks_builder *b, const cp_trace *meta, uint32_t process, rank_state **out)
 {
+    int rc = learn_processes(b, meta);
+    if (rc < 0)
+        return rc;
+    if (b->state_of[process] >= 0) {
+        *out = &b->ranks[b->state_of[process]];
+        return 0;
+    }
+    /* A new process: its rank's state, which another process of the same
+     * rank (a duplicate) may have made. */
     int32_t rank = cp_process_rank(&meta->processes[process]);
     for (size_t i = 0; i < b->n; i++)
         if (b->ranks[i].rank == rank) {
+            b->state_of[process] = (int32_t)i;
             *out = &b->ranks[i];
             return 0;
         }
@@ -128,11 +198,12 @@ static int rank_of(cp_ranks_builder *b, const cp_trace *meta, uint32_t process, 
     rank_state *r = &b->ranks[b->n];
     memset(r, 0, sizeof *r);
     r->rank = rank;
-    r->host = cp_trace_host_index(meta, process);
+    r->host = b->host_of[process];
     r->pid = meta->processes[process].pid;
-    int rc = cp_stream_new(&r->stream, &so);
+    rc = cp_stream_new(&r->stream, &so);
     if (rc < 0)
         return rc;
+    b->state_of[process] = (int32_t)b->n;
     b->n++;
     *out = r;
     return 0;
@@ -209,7 +280,9 @@ static int add_idle_ranks(cp_ranks_builder *b, const cp_trace *meta)
 int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks **out)
 {
     *out = NULL;
-    int rc = add_idle_ranks(b, meta);
+    int rc = learn_processes(b, meta);
+    if (rc == 0)
+        rc = add_idle_ranks(b, meta);
     if (rc < 0 || b->n == 0)
         return rc;
     cp_ranks *r = calloc(1, sizeof *r);
@@ -223,7 +296,7 @@ int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks 
     r->nhosts = nhosts;
     r->straggler_rank = -1;
     for (uint32_t p = 0; p < meta->nprocesses; p++) {
-        cp_host_clock *h = &r->hosts[cp_trace_host_index(meta, p)];
+        cp_host_clock *h = &r->hosts[b->host_of[p]];
         if (!h->name[0])
             snprintf(h->name, sizeof h->name, "%s", meta->processes[p].host);
     }
@@ -317,13 +390,9 @@ int cp_placer_record(void *placer, const cp_activity *a)
     cp_placer *p = placer;
     if (a->process >= p->nhost_of) {
         size_t n = p->meta->nprocesses > a->process ? p->meta->nprocesses : a->process + 1;
-        uint32_t *h = realloc(p->host_of, n * sizeof *h);
-        if (!h)
-            return cp_failf(CP_ENOMEM, "out of memory for the program's hosts");
-        for (size_t i = p->nhost_of; i < n; i++)
-            h[i] = cp_trace_host_index(p->meta, (uint32_t)i);
-        p->host_of = h;
-        p->nhost_of = n;
+        int rc = host_table(p->meta, &p->host_of, &p->nhost_of, n);
+        if (rc < 0)
+            return rc;
     }
     uint32_t host = p->host_of[a->process];
     cp_activity placed = *a;
@@ -365,13 +434,17 @@ int64_t *cp_ranks_offsets(const cp_ranks *r)
     return o;
 }
 
-void cp_ranks_shift_processes(cp_trace *meta, const int64_t *offsets, size_t n)
+int cp_ranks_shift_processes(cp_trace *meta, const int64_t *offsets, size_t n)
 {
-    for (size_t p = 0; p < meta->nprocesses; p++) {
-        uint32_t h = cp_trace_host_index(meta, (uint32_t)p);
-        int64_t off = h < n ? offsets[h] : 0;
+    uint32_t *host = NULL;
+    size_t known = 0;
+    int rc = host_table(meta, &host, &known, meta->nprocesses);
+    for (size_t p = 0; rc == 0 && p < meta->nprocesses; p++) {
+        int64_t off = host[p] < n ? offsets[host[p]] : 0;
         meta->processes[p].last_ns = (uint64_t)((int64_t)meta->processes[p].last_ns + off);
     }
+    free(host);
+    return rc;
 }
 
 void cp_ranks_put_metrics(const cp_ranks *r, cp_metrics *m)

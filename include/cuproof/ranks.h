@@ -126,7 +126,9 @@ CP_API int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp
 CP_API void cp_ranks_builder_free(cp_ranks_builder *b);
 
 /* The index of the host of process `process` among meta's processes' hosts
- * (the order above); 0 for a process out of range. */
+ * (the order above); 0 for a process out of range. One call counts the
+ * hosts before it (the square of the processes): a loop over processes
+ * keeps a table instead. */
 CP_API uint32_t cp_trace_host_index(const cp_trace *meta, uint32_t process);
 
 /* The distinct hosts of meta's processes. */
@@ -171,8 +173,8 @@ CP_API void cp_placer_free(cp_placer *p);
 CP_API int64_t *cp_ranks_offsets(const cp_ranks *r);
 
 /* Moves the processes' last_ns of `meta` by their hosts' offsets, after a
- * reading with the offsets on. */
-CP_API void cp_ranks_shift_processes(cp_trace *meta, const int64_t *offsets, size_t n);
+ * reading with the offsets on. Returns 0 or CP_ENOMEM (nothing moved). */
+CP_API int cp_ranks_shift_processes(cp_trace *meta, const int64_t *offsets, size_t n);
 
 /* Whether some host's clock could not be put on host 0's ("hosts not
  * aligned"), with why in `why` (naming the hosts): an expectation whose
