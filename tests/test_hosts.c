@@ -568,3 +568,44 @@ Test(hosts, the_recorded_two_host_simulation_is_aligned)
     cp_program_stream_free(&ps);
     cp_expect_list_free(&list);
 }
+
+/* A rank with more devices than its row lists (10 against
+ * CP_RANK_MAX_DEVICES) counts each once however many records each has,
+ * and lists the first it saw; two ranks on two hosts keep apart. */
+Test(hosts, a_rank_counts_every_device_once)
+{
+    cp_trace meta;
+    cp_trace_init(&meta);
+    for (int k = 0; k < 2; k++) {
+        cp_process p = {.pid = 100 + (uint32_t)k, .rank = k, .local_rank = 0, .world_size = 2};
+        snprintf(p.host, sizeof p.host, "%s", k ? "node-b" : "node-a");
+        snprintf(p.rank_var, sizeof p.rank_var, "RANK");
+        cr_assert_geq(cp_trace_add_process(&meta, &p), 0);
+    }
+    cp_ranks_builder *b;
+    cr_assert_eq(cp_ranks_builder_new(&b, NULL), 0);
+    for (int rec = 0; rec < 100; rec++)
+        for (uint32_t proc = 0; proc < 2; proc++) {
+            cp_activity a = {.kind = CP_ACT_KERNEL,
+                             .start = 1000 + 10 * (uint64_t)rec,
+                             .end = 1005 + 10 * (uint64_t)rec,
+                             .device = proc == 0 ? (uint32_t)rec % 10 : CP_HOST_DEVICE_STRIDE,
+                             .stream = 7,
+                             .process = proc,
+                             .name = "k"};
+            cr_assert_eq(cp_ranks_builder_add(b, &meta, &a), 0, "%s", cp_last_error());
+        }
+    cp_ranks *r = NULL;
+    cr_assert_eq(cp_ranks_builder_finish(b, &meta, &r), 0, "%s", cp_last_error());
+    cp_ranks_builder_free(b);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->nrows, 2);
+    cr_expect_eq(r->rows[0].ndevices, 10);
+    for (uint32_t d = 0; d < CP_RANK_MAX_DEVICES; d++)
+        cr_expect_eq(r->rows[0].devices[d], d);
+    cr_expect_eq(r->rows[1].ndevices, 1);
+    cr_expect_eq(r->rows[1].host, 1);
+    cr_expect_str_eq(r->hosts[1].name, "node-b");
+    cp_ranks_free(r);
+    cp_trace_free(&meta);
+}

@@ -30,8 +30,8 @@ typedef struct rank_state {
     int32_t rank;
     uint32_t host, pid, processes;
     cp_stream *stream;
-    uint32_t devices[CP_RANK_MAX_DEVICES];
-    uint32_t ndevices;
+    uint32_t *devices; /* every device with its work, in order seen */
+    uint32_t ndevices, devices_cap;
 } rank_state;
 
 struct cp_ranks_builder {
@@ -70,8 +70,10 @@ void cp_ranks_builder_free(cp_ranks_builder *b)
 {
     if (!b)
         return;
-    for (size_t i = 0; i < b->n; i++)
+    for (size_t i = 0; i < b->n; i++) {
         cp_stream_free(b->ranks[i].stream);
+        free(b->ranks[i].devices);
+    }
     free(b->ranks);
     cp_collectives_free(b->coll);
     free(b->host_of);
@@ -218,13 +220,23 @@ int cp_ranks_builder_add(cp_ranks_builder *b, const cp_trace *meta, const cp_act
     int rc = rank_of(b, meta, a->process, &r);
     if (rc < 0)
         return rc;
+    /* Its devices, every one kept (the row lists the first
+     * CP_RANK_MAX_DEVICES and counts them all): past the listed ones a
+     * device must still be recognised, or each of its records would
+     * count it again. */
     bool seen = false;
-    for (uint32_t i = 0; i < r->ndevices && i < CP_RANK_MAX_DEVICES && !seen; i++)
+    for (uint32_t i = 0; i < r->ndevices && !seen; i++)
         seen = r->devices[i] == a->device;
     if (!seen) {
-        if (r->ndevices < CP_RANK_MAX_DEVICES)
-            r->devices[r->ndevices] = a->device;
-        r->ndevices++;
+        if (r->ndevices == r->devices_cap) {
+            uint32_t cap = r->devices_cap ? 2 * r->devices_cap : CP_RANK_MAX_DEVICES;
+            uint32_t *d = realloc(r->devices, cap * sizeof *d);
+            if (!d)
+                return cp_failf(CP_ENOMEM, "out of memory for rank %d's devices", (int)r->rank);
+            r->devices = d;
+            r->devices_cap = cap;
+        }
+        r->devices[r->ndevices++] = a->device;
     }
     if (a->kind == CP_ACT_KERNEL &&
         cp_activity_class(a, b->pattern) == CP_CLASS_COMMUNICATION) {
@@ -307,7 +319,8 @@ int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks 
         row->host = s->host;
         row->pid = s->pid;
         row->ndevices = s->ndevices;
-        memcpy(row->devices, s->devices, sizeof row->devices);
+        for (uint32_t d = 0; d < s->ndevices && d < CP_RANK_MAX_DEVICES; d++)
+            row->devices[d] = s->devices[d];
         for (size_t p = 0; p < meta->nprocesses; p++)
             row->processes += cp_process_rank(&meta->processes[p]) == s->rank;
         cp_metrics m;
