@@ -420,6 +420,14 @@ out:
     return rc;
 }
 
+/* Slower by more than the threshold, and a regression where it counts
+ * (comparable sides, or --force): for every timing verdict. */
+static void mark_slower(cp_cmp_variant *v, const cp_comparison *c)
+{
+    v->slower = strcmp(v->verdict, "slower") == 0 && v->ratio - 1 > c->threshold;
+    v->regression = v->slower && (c->comparable || c->forced);
+}
+
 /* Host-bound (or untraced, so it cannot be told): a change within the
  * host threshold is noise this comparison cannot rule out, whatever the
  * processes' own runs say. */
@@ -464,9 +472,7 @@ static int compare_variant(cp_comparison *c, caps *k, const cp_compare_side *o,
     a.runs = b.runs = NULL;
     a.n = b.n = 0;
     host_rule(v, isnan(a.share) || isnan(b.share) ? NAN : fmin(a.share, b.share), c);
-    v->slower = strcmp(v->verdict, "slower") == 0 && v->ratio - 1 > c->threshold;
-    v->regression = v->slower && (c->comparable || c->forced);
-    c->regressions += v->regression;
+    mark_slower(v, c);
 out:
     side_free(&a);
     side_free(&b);
@@ -571,9 +577,10 @@ static bool worse(const char *was, const char *now, const char *good, const char
            (strcmp(now, bad) == 0 || strcmp(now, "inconclusive") == 0);
 }
 
-static int change(cp_comparison *c, cp_cmp_change **list, size_t *n, size_t *cap,
-                  const char *cname, size_t case_index, const char *name, const char *was,
-                  const char *now, bool regression)
+/* One changed check, case status or claim onto its list. */
+static int change(cp_cmp_change **list, size_t *n, size_t *cap, const char *cname,
+                  size_t case_index, const char *name, const char *was, const char *now,
+                  bool regression)
 {
     cp_cmp_change *e = push(list, n, cap, sizeof *e);
     if (!e)
@@ -584,7 +591,6 @@ static int change(cp_comparison *c, cp_cmp_change **list, size_t *n, size_t *cap
     snprintf(e->was, sizeof e->was, "%s", was);
     snprintf(e->now, sizeof e->now, "%s", now);
     e->regression = regression;
-    c->regressions += regression;
     return 0;
 }
 
@@ -727,7 +733,6 @@ static int compare_metrics(cp_comparison *c, caps *k, const cp_compare_side *o,
             e->regression = !single && ca_new &&
                             towards_failing(ca_new, vname, d->name, diff > 0, e->towards,
                                             sizeof e->towards);
-            c->regressions += e->regression;
         }
     }
     return 0;
@@ -758,7 +763,7 @@ static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
         /* A check that passed and now fails (or cannot tell) is a regression too. */
         bool regression = worse(was, now, "passed", "failed");
         check_regressed |= regression;
-        CP_TRY(change(c, &c->checks, &c->nchecks, &k->checks, name, ci, kname, was, now,
+        CP_TRY(change(&c->checks, &c->nchecks, &k->checks, name, ci, kname, was, now,
                       regression));
     }
     cp_status csa, csb;
@@ -766,7 +771,7 @@ static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
         const char *was = cp_status_name(csa), *now = cp_status_name(csb);
         /* Counted once per case: a check that got worse already counted. */
         bool regression = worse(was, now, "passed", "failed") && !check_regressed;
-        CP_TRY(change(c, &c->cases, &c->ncases, &k->cases, name, ci, "", was, now, regression));
+        CP_TRY(change(&c->cases, &c->ncases, &k->cases, name, ci, "", was, now, regression));
     }
     for (size_t i = 0; i < ca->nclaims; i++) {
         cp_verdict va, vb;
@@ -774,7 +779,7 @@ static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
         if (!side_claim(o, name, text, &va) || !side_claim(n, name, text, &vb) || va == vb)
             continue;
         const char *was = cp_verdict_name(va), *now = cp_verdict_name(vb);
-        CP_TRY(change(c, &c->claims, &c->nclaims, &k->claims, name, ci, text, was, now,
+        CP_TRY(change(&c->claims, &c->nclaims, &k->claims, name, ci, text, was, now,
                       worse(was, now, "confirmed", "refuted")));
     }
     CP_TRY(compare_findings(c, k, o, n, ca, ci));
@@ -977,12 +982,11 @@ static int drift_check(cp_cmp_variant *v, const cp_comparison *c, const cp_runs_
 /* Every variant's verdict with the run as the unit: both sides of two
  * runs or more, cp_compare_runs_prior with the comparison's shared
  * spread; a side of one run, "single run" (the sample test's finding is
- * only said); then drift, and the regressions counted again. */
+ * only said); then drift. */
 static int run_verdicts(cp_comparison *c)
 {
     cp_runs_prior prior;
     int rc = shared_spread(c, &prior);
-    c->regressions = 0;
     double old_clock = 0, new_clock = 0;
     size_t clocked = 0;
     for (size_t i = 0; rc == 0 && i < c->nvariants; i++) {
@@ -998,11 +1002,8 @@ static int run_verdicts(cp_comparison *c)
         rc = runs_test(v, BY_TIME, c, &prior, &t, &done);
         if (rc < 0)
             break;
-        if (!done) {
-            /* No run-level figure: the verdict stays the samples'. */
-            c->regressions += v->regression;
-            continue;
-        }
+        if (!done)
+            continue; /* no run-level figure: the verdict stays the samples' */
         if (t.verdict == CP_CMP_SINGLE_RUN) {
             /* run_stats' rule: no spread between runs, no change called;
              * what the samples within the run say, said beside it. */
@@ -1011,7 +1012,7 @@ static int run_verdicts(cp_comparison *c)
                      "within the run: %s", v->verdict);
             snprintf(v->why, sizeof v->why, "%s", within);
             snprintf(v->verdict, sizeof v->verdict, "%s", cp_cmp_verdict_name(t.verdict));
-            v->slower = v->regression = false;
+            mark_slower(v, c);
             continue;
         }
         v->by_runs = true;
@@ -1034,9 +1035,7 @@ static int run_verdicts(cp_comparison *c)
         if (rc == 0 && (reports_of(v->old_runs, v->n_old_runs) < 2 ||
                         reports_of(v->new_runs, v->n_new_runs) < 2))
             host_rule(v, v->device_share, c);
-        v->slower = strcmp(v->verdict, "slower") == 0 && v->ratio - 1 > c->threshold;
-        v->regression = v->slower && (c->comparable || c->forced);
-        c->regressions += v->regression;
+        mark_slower(v, c);
     }
     if (rc == 0 && clocked) {
         old_clock /= (double)clocked;
@@ -1048,6 +1047,26 @@ static int run_verdicts(cp_comparison *c)
                      old_clock, new_clock);
     }
     return rc;
+}
+
+/* The regressions the comparison holds: variants, checks, case statuses,
+ * claims, trace metrics and findings, each marked where it was judged. */
+static int count_regressions(const cp_comparison *c)
+{
+    int n = 0;
+    for (size_t i = 0; i < c->nvariants; i++)
+        n += c->variants[i].regression;
+    for (size_t i = 0; i < c->nchecks; i++)
+        n += c->checks[i].regression;
+    for (size_t i = 0; i < c->ncases; i++)
+        n += c->cases[i].regression;
+    for (size_t i = 0; i < c->nclaims; i++)
+        n += c->claims[i].regression;
+    for (size_t i = 0; i < c->nmetrics; i++)
+        n += c->metrics[i].regression;
+    for (size_t i = 0; i < c->nfindings; i++)
+        n += c->findings[i].regression;
+    return n;
 }
 
 int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
@@ -1084,21 +1103,10 @@ int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
                 continue;
             CP_TRY(compare_case(c, &k, o, n, ca, c->ncase_names++));
         }
-    /* The timing verdicts again with the run as the unit (run_verdicts
-     * counts their regressions), then the checks', statuses' and claims'. */
-    {
-        CP_TRY(run_verdicts(c));
-        for (size_t i = 0; i < c->nchecks; i++)
-            c->regressions += c->checks[i].regression;
-        for (size_t i = 0; i < c->ncases; i++)
-            c->regressions += c->cases[i].regression;
-        for (size_t i = 0; i < c->nclaims; i++)
-            c->regressions += c->claims[i].regression;
-        for (size_t i = 0; i < c->nmetrics; i++)
-            c->regressions += c->metrics[i].regression;
-        for (size_t i = 0; i < c->nfindings; i++)
-            c->regressions += c->findings[i].regression;
-    }
+    /* The timing verdicts again with the run as the unit, then every
+     * regression counted once, from what the comparison holds. */
+    CP_TRY(run_verdicts(c));
+    c->regressions = count_regressions(c);
 out:
     if (rc == CP_ENOMEM)
         rc = cp_failf(CP_ENOMEM, "out of memory comparing %s and %s",
