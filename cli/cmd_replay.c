@@ -126,14 +126,6 @@ static cp_check_result *find_check(cp_case_result *c, const char *name)
     return NULL;
 }
 
-static const cp_variant_result *find_variant(const cp_case_result *c, const char *name)
-{
-    for (size_t i = 0; i < c->nvariants; i++)
-        if (strcmp(c->variants[i].name, name) == 0)
-            return &c->variants[i];
-    return NULL;
-}
-
 /* The case's declared expectations, evaluated again on the recomputed
  * metrics of each traced variant they name. A check the recording holds
  * must come out the same; one it does not hold (the case declares it
@@ -154,7 +146,7 @@ static int recheck(const cp_case_def *def, cp_case_result *c, tally *t)
             const cp_expectation *e = &list.items[k];
             for (int vi = 0; def->variants[vi]; vi++) {
                 const char *variant = def->variants[vi];
-                const cp_variant_result *v = find_variant(c, variant);
+                const cp_variant_result *v = cp_case_variant(c, variant);
                 if ((e->scope[0] && strcmp(e->scope, variant) != 0) || !v || !v->traced)
                     continue;
                 char name[sizeof ((cp_check_result *)0)->name], measured[96];

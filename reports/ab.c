@@ -100,23 +100,14 @@ static int run_build(const cp_ab_opts *o, bool b, const char *dir)
     return 0;
 }
 
-static const cp_variant_result *find_variant(const cp_report *r, const char *c, const char *v)
-{
-    for (size_t i = 0; i < r->ncases; i++)
-        if (strcmp(r->cases[i].name, c) == 0)
-            for (size_t k = 0; k < r->cases[i].nvariants; k++)
-                if (strcmp(r->cases[i].variants[k].name, v) == 0)
-                    return &r->cases[i].variants[k];
-    return NULL;
-}
-
 /* The variants both reports timed, added on the first pair. */
 static int list_variants(const cp_report *a, const cp_report *b, cp_ab_result *out)
 {
     for (size_t i = 0; i < a->ncases; i++)
         for (size_t k = 0; k < a->cases[i].nvariants; k++) {
             const cp_variant_result *va = &a->cases[i].variants[k];
-            const cp_variant_result *vb = find_variant(b, a->cases[i].name, va->name);
+            const cp_variant_result *vb =
+                cp_case_variant(cp_report_case(b, a->cases[i].name), va->name);
             if (!vb || va->timing.median_ms <= 0 || vb->timing.median_ms <= 0)
                 continue;
             cp_ab_variant *p = realloc(out->variants, (out->nvariants + 1) * sizeof *p);
@@ -137,8 +128,8 @@ static int add_pair(const cp_report *a, const cp_report *b, cp_ab_result *out)
 {
     for (size_t i = 0; i < out->nvariants; i++) {
         cp_ab_variant *v = &out->variants[i];
-        const cp_variant_result *va = find_variant(a, v->case_name, v->variant);
-        const cp_variant_result *vb = find_variant(b, v->case_name, v->variant);
+        const cp_variant_result *va = cp_case_variant(cp_report_case(a, v->case_name), v->variant);
+        const cp_variant_result *vb = cp_case_variant(cp_report_case(b, v->case_name), v->variant);
         if (!va || !vb || va->timing.median_ms <= 0 || vb->timing.median_ms <= 0)
             continue;
         double *p = realloc(v->log_ratios, (v->n + 1) * sizeof *p);

@@ -222,22 +222,6 @@ static uint64_t seed_of(const char *c, const char *v)
     return h;
 }
 
-static const cp_case_result *find_case(const cp_report *r, const char *name)
-{
-    for (size_t i = 0; i < r->ncases; i++)
-        if (strcmp(r->cases[i].name, name) == 0)
-            return &r->cases[i];
-    return NULL;
-}
-
-static const cp_variant_result *find_variant(const cp_case_result *c, const char *name)
-{
-    for (size_t i = 0; c && i < c->nvariants; i++)
-        if (strcmp(c->variants[i].name, name) == 0)
-            return &c->variants[i];
-    return NULL;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -312,7 +296,7 @@ static int side_runs(const cp_compare_side *s, const char *cname, const char *vn
     t->every_sample = true;
     bool first = true;
     for (size_t i = 0; i < s->n; i++) {
-        const cp_variant_result *v = find_variant(find_case(&s->reports[i], cname), vname);
+        const cp_variant_result *v = cp_case_variant(cp_report_case(&s->reports[i], cname), vname);
         if (!v || !(v->timing.median_ms > 0))
             continue;
         if (v->nruns) {
@@ -508,7 +492,7 @@ static bool side_check(const cp_compare_side *s, const char *cname, const char *
 {
     bool found = false;
     for (size_t i = 0; i < s->n; i++) {
-        const cp_case_result *c = find_case(&s->reports[i], cname);
+        const cp_case_result *c = cp_report_case(&s->reports[i], cname);
         for (size_t j = 0; c && j < c->nchecks; j++)
             if (strcmp(c->checks[j].name, name) == 0) {
                 if (!found || check_rank(c->checks[j].status) > check_rank(*out))
@@ -524,7 +508,7 @@ static bool side_status(const cp_compare_side *s, const char *cname, cp_status *
 {
     bool found = false;
     for (size_t i = 0; i < s->n; i++) {
-        const cp_case_result *c = find_case(&s->reports[i], cname);
+        const cp_case_result *c = cp_report_case(&s->reports[i], cname);
         if (c && (!found || status_rank(c->status) > status_rank(*out)))
             *out = c->status;
         found |= c != NULL;
@@ -537,7 +521,7 @@ static bool side_claim(const cp_compare_side *s, const char *cname, const char *
 {
     bool found = false;
     for (size_t i = 0; i < s->n; i++) {
-        const cp_case_result *c = find_case(&s->reports[i], cname);
+        const cp_case_result *c = cp_report_case(&s->reports[i], cname);
         for (size_t j = 0; c && j < c->nclaims; j++)
             if (strcmp(c->claims[j].text, text) == 0) {
                 if (!found || verdict_rank(c->claims[j].verdict) > verdict_rank(*out))
@@ -557,7 +541,7 @@ static size_t side_finding(const cp_compare_side *s, const char *cname, const ch
     size_t raised = 0;
     *traced = 0;
     for (size_t i = 0; i < s->n; i++) {
-        const cp_variant_result *v = find_variant(find_case(&s->reports[i], cname), vname);
+        const cp_variant_result *v = cp_case_variant(cp_report_case(&s->reports[i], cname), vname);
         if (!v || !v->traced)
             continue;
         (*traced)++;
@@ -641,7 +625,7 @@ static size_t side_metric(const cp_compare_side *s, const char *cname, const cha
 {
     size_t n = 0;
     for (size_t i = 0; i < s->n && n < cap; i++) {
-        const cp_variant_result *v = find_variant(find_case(&s->reports[i], cname), vname);
+        const cp_variant_result *v = cp_case_variant(cp_report_case(&s->reports[i], cname), vname);
         if (v && v->traced && !cp_metric_unmeasured(&v->metrics, d->name))
             out[n++] = cp_metric_value(&v->metrics, d);
     }
@@ -785,7 +769,7 @@ static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
     CP_TRY(compare_findings(c, k, o, n, ca, ci));
     const cp_case_result *ca_new = NULL;
     for (size_t r = 0; r < n->n && !ca_new; r++)
-        ca_new = find_case(&n->reports[r], name);
+        ca_new = cp_report_case(&n->reports[r], name);
     CP_TRY(compare_metrics(c, k, o, n, ca, ca_new, ci));
 out:
     return rc;
@@ -991,7 +975,8 @@ static int run_verdicts(cp_comparison *c)
     size_t clocked = 0;
     for (size_t i = 0; rc == 0 && i < c->nvariants; i++) {
         cp_cmp_variant *v = &c->variants[i];
-        double oc = side_clock(v->old_runs, v->n_old_runs), nc = side_clock(v->new_runs, v->n_new_runs);
+        double oc = side_clock(v->old_runs, v->n_old_runs);
+        double nc = side_clock(v->new_runs, v->n_new_runs);
         if (oc > 0 && nc > 0) {
             old_clock += oc;
             new_clock += nc;
@@ -1096,7 +1081,7 @@ int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
             const cp_case_result *ca = &o->reports[r].cases[i];
             bool seen = false;
             for (size_t q = 0; q < r && !seen; q++)
-                seen = find_case(&o->reports[q], ca->name) != NULL;
+                seen = cp_report_case(&o->reports[q], ca->name) != NULL;
             for (size_t q = 0; q < i && !seen; q++)
                 seen = strcmp(o->reports[r].cases[q].name, ca->name) == 0;
             if (seen)

@@ -119,14 +119,6 @@ static bool timed(const cp_variant_result *v)
     return v->ran && v->timing.median_ms > 0;
 }
 
-static const cp_variant_result *find_variant(const cp_case_result *c, const char *name)
-{
-    for (size_t i = 0; i < c->nvariants; i++)
-        if (!strcmp(c->variants[i].name, name))
-            return &c->variants[i];
-    return NULL;
-}
-
 /* The ratio as people say it: more digits where it is small. */
 static void times(line *l, double x)
 {
@@ -138,7 +130,7 @@ static void times(line *l, double x)
 static bool against_baseline(const cp_case_result *c, const cp_variant_result **base,
                              const cp_variant_result **other)
 {
-    *base = c->baseline[0] ? find_variant(c, c->baseline) : NULL;
+    *base = c->baseline[0] ? cp_case_variant(c, c->baseline) : NULL;
     *other = NULL;
     if (!*base || !timed(*base))
         return false;

@@ -79,6 +79,14 @@ cp_check_result *cp_result_add_check(cp_case_result *r)
     return e;
 }
 
+const cp_variant_result *cp_case_variant(const cp_case_result *c, const char *name)
+{
+    for (size_t i = 0; c && i < c->nvariants; i++)
+        if (strcmp(c->variants[i].name, name) == 0)
+            return &c->variants[i];
+    return NULL;
+}
+
 cp_variant_result *cp_result_add_variant(cp_case_result *r)
 {
     cp_variant_result *e = grow((void **)&r->variants, r->nvariants, &r->variants_cap, sizeof *e);

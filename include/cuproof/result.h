@@ -223,6 +223,8 @@ CP_API void cp_series_free(cp_series *list, size_t n);
  * entry, or NULL when out of memory (CP_ENOMEM in cp_last_error). */
 CP_API cp_check_result *cp_result_add_check(cp_case_result *r);
 CP_API cp_variant_result *cp_result_add_variant(cp_case_result *r);
+/* The variant of case `c` called `name`, or NULL (also for c NULL). */
+CP_API const cp_variant_result *cp_case_variant(const cp_case_result *c, const char *name);
 CP_API cp_claim_result *cp_result_add_claim(cp_case_result *r);
 CP_API cp_figure *cp_result_add_figure(cp_case_result *r);
 

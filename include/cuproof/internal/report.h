@@ -55,6 +55,9 @@ CP_API char *cp_report_html(const cp_report *r);
  */
 CP_API int cp_report_read(const char *path, cp_report *r);
 
+/* The case of `r` called `name`, or NULL. */
+CP_API const cp_case_result *cp_report_case(const cp_report *r, const char *name);
+
 /*
  * The terminal's table of a distributed program's ranks, which `cuproof
  * exec` leads its summary with: a heading line, then per rank its host,
