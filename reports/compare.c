@@ -809,8 +809,11 @@ static bool run_values(const cp_cmp_run *r, size_t n, run_figure f, double *out,
             out[i] = (double)r[i].device_busy_ns;
         if (!(out[i] > 0))
             return false;
-        /* A run's own precision: the relative standard error of its
-         * median from its samples (1.2533 sd / sqrt(n) for the median). */
+        /* A run's own precision (rse may be NULL: not wanted): the
+         * relative standard error of its median from its samples (1.2533
+         * sd / sqrt(n) for the median). */
+        if (!rse)
+            continue;
         rse[i] = 0;
         if (f == BY_TIME && r[i].nsamples >= 3) {
             double m = 0, ss = 0;
@@ -833,19 +836,19 @@ static int shared_spread(const cp_comparison *c, cp_runs_prior *prior)
     memset(prior, 0, sizeof *prior);
     double *vars = malloc((c->nvariants + 1) * sizeof *vars);
     double *dfs = malloc((c->nvariants + 1) * sizeof *dfs);
-    double *a = NULL, *b = NULL;
     size_t n = 0, most = 1;
-    for (size_t i = 0; i < c->nvariants; i++)
-        most = fmax(most, fmax(c->variants[i].n_old_runs, c->variants[i].n_new_runs));
-    a = malloc(most * sizeof *a);
-    b = malloc(most * sizeof *b);
-    double *ra = malloc(most * sizeof *ra), *rb = malloc(most * sizeof *rb);
-    int rc = vars && dfs && a && b && ra && rb ? 0 : CP_ENOMEM;
+    for (size_t i = 0; i < c->nvariants; i++) {
+        const cp_cmp_variant *v = &c->variants[i];
+        most = v->n_old_runs > most ? v->n_old_runs : most;
+        most = v->n_new_runs > most ? v->n_new_runs : most;
+    }
+    double *a = malloc(most * sizeof *a), *b = malloc(most * sizeof *b);
+    int rc = vars && dfs && a && b ? 0 : CP_ENOMEM;
     for (size_t i = 0; rc == 0 && i < c->nvariants; i++) {
         const cp_cmp_variant *v = &c->variants[i];
         if (v->n_old_runs < 2 || v->n_new_runs < 2 ||
-            !run_values(v->old_runs, v->n_old_runs, BY_TIME, a, ra) ||
-            !run_values(v->new_runs, v->n_new_runs, BY_TIME, b, rb))
+            !run_values(v->old_runs, v->n_old_runs, BY_TIME, a, NULL) ||
+            !run_values(v->new_runs, v->n_new_runs, BY_TIME, b, NULL))
             continue;
         rc = cp_runs_variance(a, v->n_old_runs, b, v->n_new_runs, &vars[n], &dfs[n]);
         n += rc == 0;
@@ -856,8 +859,6 @@ static int shared_spread(const cp_comparison *c, cp_runs_prior *prior)
     free(dfs);
     free(a);
     free(b);
-    free(ra);
-    free(rb);
     return rc;
 }
 
