@@ -10,12 +10,16 @@
 #include <cuproof/error.h>
 #include <cuproof/case.h>
 #include <cuproof/device.h>
+#include <cuproof/internal/margin.h>
 #include <cuproof/internal/runner.h>
 #include <cuproof/internal/session.h>
+#include <cuproof/internal/spawn.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct run_args {
     cp_run_opts o;
@@ -27,8 +31,12 @@ typedef struct run_args {
     cp_run_opts rule;    /* the stopping rule's settings given on the command line */
     bool rule_set;
     /* --runs K: K passes over the selected cases, one after the other, each
-     * case's passes kept apart in its variants' runs (cp_run_value). */
+     * case's passes kept apart in its variants' runs (cp_run_value); the
+     * passes after the first each in a process of its own, run with the
+     * arguments (argv) less --runs and --out. */
     int runs;
+    int argc;
+    char **argv;
 } run_args;
 
 /* Parses run's options and case names into `a` (a->sel has room for every
@@ -248,40 +256,78 @@ static int add_case(cp_session *s, cp_case_result *c, int *status)
     return 0;
 }
 
+/* Pass `pass` (2 and later) of every selected case in a process of its
+ * own (cp_pass_in_process), into OUT/passes/pass-N, each case folded into
+ * its first pass. Returns -1, or the exit status when the pass failed to
+ * leave a report. */
+static int pass_in_process(const run_args *a, int pass, cp_case_result *first)
+{
+    char **args = calloc((size_t)a->argc + 1, sizeof *args);
+    char dir[4096];
+    if (!args)
+        return cp_usage_error("%s", "out of memory");
+    size_t n = 0;
+    for (int i = 0; i < a->argc; i++) {
+        if ((strcmp(a->argv[i], "--runs") == 0 || strcmp(a->argv[i], "--out") == 0) &&
+            i + 1 < a->argc) {
+            i++;
+            continue;
+        }
+        args[n++] = a->argv[i];
+    }
+    snprintf(dir, sizeof dir, "%s/passes/pass-%d", a->out_dir, pass);
+    cp_report r;
+    pid_t pid = 0;
+    int rc = cp_make_dirs(dir) < 0 ? -1 : cp_pass_in_process(args, n, dir, &r, &pid);
+    free(args);
+    if (rc < 0) {
+        fprintf(stderr, "cuproof: pass %d: %s\n", pass, cp_last_error());
+        return CP_EXIT_FAILED;
+    }
+    printf("cuproof: pass %d of %d ran in process %d (%s.log)\n", pass, a->runs, (int)pid, dir);
+    for (size_t i = 0; i < a->nsel && rc == 0; i++) {
+        cp_case_result *c = (cp_case_result *)cp_report_case(&r, cp_case_name(a->sel[i]));
+        if (!c)
+            continue; /* not run there: its first pass says why */
+        c->pid = (int)pid;
+        rc = cp_case_result_add_pass(&first[i], c, pass);
+    }
+    cp_report_free(&r);
+    if (rc < 0) {
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return CP_EXIT_FAILED;
+    }
+    return -1;
+}
+
 /* Runs the selected cases into the session: once, or in a->runs passes
  * over all of them (each pass after the last, so that what drifts between
- * runs, clocks and the GPU's state, drifts between passes too), each
+ * runs, clocks and the GPU's state, drifts between passes too; the first
+ * in this process, each later one in its own, since a host-bound variant
+ * moves between processes by more than between passes of one), each
  * case's later passes folded into its first (cp_case_result_add_pass).
  * Returns -1, or the exit status when a device cannot be selected. */
 static int run_cases(const run_args *a, cp_session *s, const int *devices, int ndevices,
                      int *status)
 {
-    const cp_report *r = cp_session_report(s);
     int fatal = 0, rc = -1;
     char fatal_msg[1024] = "";
     int passes = a->runs > 1 ? a->runs : 1;
     cp_case_result *first = calloc(a->nsel ? a->nsel : 1, sizeof *first);
     if (!first)
         return cp_usage_error("%s", "out of memory");
-    for (int pass = 1; pass <= passes && rc < 0; pass++) {
-        if (passes > 1)
-            printf("cuproof: pass %d of %d\n", pass, passes);
-        for (size_t i = 0; i < a->nsel && rc < 0; i++) {
-            cp_case_result c;
-            memset(&c, 0, sizeof c);
-            rc = run_one(a, r, i, devices, ndevices, &fatal, fatal_msg, sizeof fatal_msg,
-                         pass == 1 ? &first[i] : &c);
-            if (pass > 1 && cp_case_result_add_pass(&first[i], &c, pass) < 0) {
-                fprintf(stderr, "cuproof: %s\n", cp_last_error());
-                rc = CP_EXIT_FAILED;
-            }
-            if (pass > 1)
-                cp_case_result_free(&c);
-            /* One pass: each case reaches the sinks as soon as it ran. */
-            if (passes == 1 && rc < 0 && add_case(s, &first[i], status) < 0)
-                rc = CP_EXIT_FAILED;
-        }
+    if (passes > 1)
+        printf("cuproof: pass 1 of %d in this process (%d)\n", passes, (int)getpid());
+    for (size_t i = 0; i < a->nsel && rc < 0; i++) {
+        rc = run_one(a, cp_session_report(s), i, devices, ndevices, &fatal, fatal_msg,
+                     sizeof fatal_msg, &first[i]);
+        first[i].pid = (int)getpid();
+        /* One pass: each case reaches the sinks as soon as it ran. */
+        if (passes == 1 && rc < 0 && add_case(s, &first[i], status) < 0)
+            rc = CP_EXIT_FAILED;
     }
+    for (int pass = 2; pass <= passes && rc < 0; pass++)
+        rc = pass_in_process(a, pass, first);
     for (size_t i = 0; passes > 1 && i < a->nsel; i++) {
         if (rc < 0)
             add_case(s, &first[i], status);
@@ -293,7 +339,9 @@ static int run_cases(const run_args *a, cp_session *s, const int *devices, int n
 }
 
 /* After --runs K: each variant's spread between its passes, the figure a
- * timing threshold must stay above (issue 28). */
+ * timing threshold must stay above, and each declared expectation's
+ * metric over the traced passes, warned about when its bound lies within
+ * its spread (cp_case_margins; issue 28). */
 static void print_spread(const cp_report *r, int runs)
 {
     printf("cuproof: between-run spread of each variant's median over %d passes:\n", runs);
@@ -305,6 +353,32 @@ static void print_spread(const cp_report *r, int runs)
                 printf("  %s/%s: %.1f%% (largest/smallest %.3f)\n", r->cases[i].name, v->name,
                        100 * sd, span);
         }
+    enum { CAP = 256 };
+    static cp_case_margin m[CAP];
+    size_t tight = 0;
+    for (size_t i = 0; i < r->ncases; i++) {
+        size_t n = cp_case_margins(&r->cases[i], m, CAP);
+        if (n && i == 0)
+            printf("cuproof: each declared expectation's metric over the traced passes "
+                   "(mean, sd, and the bound's distance in sds):\n");
+        for (size_t k = 0; k < n; k++) {
+            printf("  %s: %s: %.4g, sd %.2g over %zu: %s by %.1f sd\n", r->cases[i].name,
+                   m[k].check, m[k].margin.mean, m[k].margin.sd, m[k].margin.runs,
+                   m[k].margin.spreads >= 0 ? "holds" : "fails", fabs(m[k].margin.spreads));
+            tight += m[k].margin.tight;
+        }
+        for (size_t k = 0; k < n; k++)
+            if (m[k].margin.tight)
+                fprintf(stderr,
+                        "cuproof: warning: %s: '%s' %s by %.1f of its spread between runs "
+                        "(under %g): another run can %s it\n",
+                        r->cases[i].name, m[k].check,
+                        m[k].margin.spreads >= 0 ? "holds" : "fails", fabs(m[k].margin.spreads),
+                        CP_MARGIN_SPREADS, m[k].margin.spreads >= 0 ? "fail" : "pass");
+    }
+    if (tight)
+        fprintf(stderr, "cuproof: %zu expectation%s within %g of %s spread between runs\n", tight,
+                tight == 1 ? "" : "s", CP_MARGIN_SPREADS, tight == 1 ? "its" : "their");
 }
 
 /* `test` prints every check and claim of its one case, for the ctest log,
@@ -349,6 +423,8 @@ static int run_or_test(int argc, char **argv, bool test)
         free(a.params);
         return cp_usage_error("%s", "out of memory");
     }
+    a.argc = argc;
+    a.argv = argv;
     if ((rc = parse_args(argc, argv, test, &a)) >= 0)
         goto out;
     /* CUPTI before the first CUDA call (DESIGN.md's tracing rules). */

@@ -8,6 +8,7 @@
 
 #include <cuproof/error.h>
 #include <cuproof/internal/report.h>
+#include <cuproof/internal/spawn.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,27 +77,17 @@ static int run_build(const cp_ab_opts *o, bool b, const char *dir)
         argv[k++] = "--";
     for (size_t i = 0; i < nargs; i++)
         argv[k++] = exec ? program[i] : o->cases[i];
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-    pid_t pid;
-    int err = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
+    int status = 0, sig = 0;
+    int rc = cp_spawn_logged(exe, argv, log, &status, &sig);
     free(argv);
-    if (err)
-        return cp_failf(CP_EIO, "cannot run %s: %s", exe, strerror(err));
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    if (rc < 0)
+        return rc;
     /* 0: every case passed; 1: one failed, but its variants were timed;
      * for a program, 3 too: no GPU work to judge, but its time. */
-    int status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     if (status < 0 || (status > 1 && !(exec && status == 3)))
         return cp_failf(CP_EIO, "%s %s --out %s ended with %s %d (its output: %s)", exe,
-                        exec ? "exec" : "run", dir,
-                        WIFEXITED(st) ? "exit status" : "signal",
-                        WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), log);
+                        exec ? "exec" : "run", dir, status < 0 ? "signal" : "exit status",
+                        status < 0 ? sig : status, log);
     return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <cuproof/internal/compare.h>
 
 #include <cuproof/internal/compare_stats.h>
+#include <cuproof/internal/margin.h>
 #include <cuproof/internal/report.h>
 #include <cuproof/internal/run_stats.h>
 #include <cuproof/error.h>
@@ -122,7 +123,7 @@ static void *push(void *list, size_t *n, size_t *cap, size_t size)
 
 /* The lists' capacities while the comparison is built. */
 typedef struct caps {
-    size_t reasons, variants, checks, cases, claims, findings, metrics;
+    size_t reasons, variants, checks, cases, claims, findings, metrics, tight;
 } caps;
 
 static int reason(cp_comparison *c, caps *k, const char *fmt, ...)
@@ -263,14 +264,16 @@ static double sm_clock(const cp_clocks *before, const cp_clocks *after)
     return before->known ? before->sm_mhz : after->known ? after->sm_mhz : 0;
 }
 
-static int add_run(side_timing *t, size_t report, double median, double sd, const double *s,
-                   size_t ns, const cp_clocks *before, const cp_clocks *after, uint64_t busy)
+static int add_run(side_timing *t, size_t report, int pid, double median, double sd,
+                   const double *s, size_t ns, const cp_clocks *before, const cp_clocks *after,
+                   uint64_t busy)
 {
     double sm_mhz = sm_clock(before, after);
     cp_cmp_run *r = push(&t->runs, &t->n, &t->cap, sizeof *r);
     if (!r)
         return CP_ENOMEM;
     r->report = report;
+    r->pid = pid;
     r->median_ms = median;
     r->stddev_ms = sd;
     r->sm_mhz = sm_mhz;
@@ -301,11 +304,12 @@ static int side_runs(const cp_compare_side *s, const char *cname, const char *vn
             continue;
         if (v->nruns) {
             for (size_t k = 0; k < v->nruns; k++)
-                CP_TRY(add_run(t, i, v->runs[k].median_ms, NAN, v->runs[k].samples_ms,
+                CP_TRY(add_run(t, i, v->runs[k].pid, v->runs[k].median_ms, NAN,
+                               v->runs[k].samples_ms,
                                v->runs[k].nsamples, &v->runs[k].clocks_before,
                                &v->runs[k].clocks_after, v->runs[k].device_busy_ns));
         } else {
-            CP_TRY(add_run(t, i, v->timing.median_ms, v->timing.stddev_ms, v->samples_ms,
+            CP_TRY(add_run(t, i, 0, v->timing.median_ms, v->timing.stddev_ms, v->samples_ms,
                            v->nsamples, &v->clocks_before, &v->clocks_after,
                            v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0));
         }
@@ -533,8 +537,23 @@ static bool side_claim(const cp_compare_side *s, const char *cname, const char *
     return found;
 }
 
-/* How many traced reports of a side raised finding `name` on
- * case/variant; *traced gets how many were traced. */
+/* The metrics of each traced run of variant v (NULL: none): its passes'
+ * when a pass kept them (cuproof run --runs K, schema 1.9), else the
+ * report's one traced run. At most `cap`; returns how many. */
+enum { CP_TRACED_RUNS_MAX = 128 };
+static size_t traced_runs(const cp_variant_result *v, const cp_metrics **out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t k = 0; v && k < v->nruns && n < cap; k++)
+        if (v->runs[k].traced)
+            out[n++] = &v->runs[k].metrics;
+    if (n == 0 && v && v->traced && cap)
+        out[n++] = &v->metrics;
+    return n;
+}
+
+/* How many traced runs of a side (traced_runs) raised finding `name` on
+ * case/variant; *traced gets how many runs were traced. */
 static size_t side_finding(const cp_compare_side *s, const char *cname, const char *vname,
                            const char *name, size_t *traced)
 {
@@ -542,13 +561,15 @@ static size_t side_finding(const cp_compare_side *s, const char *cname, const ch
     *traced = 0;
     for (size_t i = 0; i < s->n; i++) {
         const cp_variant_result *v = cp_case_variant(cp_report_case(&s->reports[i], cname), vname);
-        if (!v || !v->traced)
-            continue;
-        (*traced)++;
-        bool here = false;
-        for (size_t f = 0; f < v->metrics.nfindings; f++)
-            here |= strcmp(v->metrics.findings[f].name, name) == 0;
-        raised += here;
+        const cp_metrics *m[CP_TRACED_RUNS_MAX];
+        size_t nm = traced_runs(v, m, CP_TRACED_RUNS_MAX);
+        for (size_t r = 0; r < nm; r++) {
+            bool here = false;
+            for (size_t f = 0; f < m[r]->nfindings; f++)
+                here |= strcmp(m[r]->findings[f].name, name) == 0;
+            raised += here;
+        }
+        *traced += nm;
     }
     return raised;
 }
@@ -619,46 +640,40 @@ static const char *const compared_metrics[] = {
     "copy_kernel_overlap_ratio", "peak_concurrent_kernels", "mean_concurrent_kernels",
     "efficiency", "comm_compute_overlap_ratio", "kernels", "copies", "memsets"};
 
-/* Each traced report's value of metric `d` for case/variant on a side. */
+/* Each traced run's value of metric `d` for case/variant on a side. */
 static size_t side_metric(const cp_compare_side *s, const char *cname, const char *vname,
                           const cp_metric_def *d, double *out, size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < s->n && n < cap; i++) {
         const cp_variant_result *v = cp_case_variant(cp_report_case(&s->reports[i], cname), vname);
-        if (v && v->traced && !cp_metric_unmeasured(&v->metrics, d->name))
-            out[n++] = cp_metric_value(&v->metrics, d);
+        const cp_metrics *m[CP_TRACED_RUNS_MAX];
+        size_t nm = traced_runs(v, m, CP_TRACED_RUNS_MAX);
+        for (size_t r = 0; r < nm && n < cap; r++)
+            if (!cp_metric_unmeasured(m[r], d->name))
+                out[n++] = cp_metric_value(m[r], d);
     }
     return n;
 }
 
 /* The case's declared expectation on `metric` of `vname` that a move in
- * direction `up` heads towards failing: a check of the new side named
- * "VNAME: METRIC OP N" with OP > or >= for a fall, < or <= for a rise. */
+ * direction `up` heads towards failing: a check of the new side stating
+ * "METRIC OP N" of the variant (cp_check_expectation; a program's report
+ * states it bare) with OP > or >= for a fall, < or <= for a rise. */
 static bool towards_failing(const cp_case_result *ca, const char *vname, const char *metric,
                             bool up, char *text, size_t len)
 {
-    size_t vl = strlen(vname);
     for (size_t i = 0; i < ca->nchecks; i++) {
-        const char *name = ca->checks[i].name;
-        if (strncmp(name, vname, vl) != 0 || strncmp(name + vl, ": ", 2) != 0)
+        cp_expect_list list;
+        if (!cp_check_expectation(ca->checks[i].name, vname, ca->nvariants == 1, &list))
             continue;
-        cp_expect_list list = {0};
-        if (cp_expect_parse(name + vl + 2, 1, &list) < 0) {
-            cp_expect_list_free(&list);
-            continue;
-        }
-        bool hit = false;
-        for (size_t k = 0; k < list.n && !hit; k++) {
-            const cp_expectation *e = &list.items[k];
-            if (e->kind != CP_EXPECT_COMPARE || strcmp(e->name, metric) != 0 || e->scope[0])
-                continue;
-            hit = up ? (e->op == CP_OP_LT || e->op == CP_OP_LE)
-                     : (e->op == CP_OP_GT || e->op == CP_OP_GE);
-        }
+        const cp_expectation *e = &list.items[0];
+        bool hit = strcmp(e->name, metric) == 0 &&
+                   (up ? (e->op == CP_OP_LT || e->op == CP_OP_LE)
+                       : (e->op == CP_OP_GT || e->op == CP_OP_GE));
         cp_expect_list_free(&list);
         if (hit) {
-            snprintf(text, len, "%s", name);
+            snprintf(text, len, "%s", ca->checks[i].name);
             return true;
         }
     }
@@ -677,7 +692,7 @@ static int compare_metrics(cp_comparison *c, caps *k, const cp_compare_side *o,
                            const cp_compare_side *n, const cp_case_result *ca,
                            const cp_case_result *ca_new, size_t ci)
 {
-    enum { CAP = 64 };
+    enum { CAP = 256 };
     double a[CAP], b[CAP];
     for (size_t vi = 0; vi < ca->nvariants; vi++) {
         const char *vname = ca->variants[vi].name;
@@ -719,6 +734,42 @@ static int compare_metrics(cp_comparison *c, caps *k, const cp_compare_side *o,
                                             sizeof e->towards);
         }
     }
+    return 0;
+}
+
+/* The declared expectations of the new side's case that its runs hold
+ * or fail by less than their spread between runs (two runs or more). */
+static int compare_margins(cp_comparison *c, caps *k, const cp_compare_side *n,
+                           const cp_case_result *ca_new, size_t ci)
+{
+    enum { CAP = 256 };
+    double b[CAP];
+    for (size_t i = 0; i < ca_new->nchecks; i++)
+        for (size_t vi = 0; vi < ca_new->nvariants; vi++) {
+            const char *vname = ca_new->variants[vi].name;
+            cp_expect_list list;
+            if (!cp_check_expectation(ca_new->checks[i].name, vname, ca_new->nvariants == 1,
+                                      &list))
+                continue;
+            const cp_metric_def *d = cp_metric_find(list.items[0].name);
+            size_t nb = d ? side_metric(n, ca_new->name, vname, d, b, CAP) : 0;
+            cp_margin m;
+            bool tight = nb >= 2 && cp_expectation_margin(&list.items[0], b, nb, &m) && m.tight;
+            cp_expect_list_free(&list);
+            if (!tight)
+                continue;
+            cp_cmp_tight *e = push(&c->tight, &c->ntight, &k->tight, sizeof *e);
+            if (!e)
+                return CP_ENOMEM;
+            snprintf(e->case_name, sizeof e->case_name, "%s", ca_new->name);
+            snprintf(e->variant, sizeof e->variant, "%s", vname);
+            snprintf(e->check, sizeof e->check, "%s", ca_new->checks[i].name);
+            e->case_index = ci;
+            e->mean = m.mean;
+            e->sd = m.sd;
+            e->spreads = m.spreads;
+            e->runs = m.runs;
+        }
     return 0;
 }
 
@@ -771,6 +822,8 @@ static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
     for (size_t r = 0; r < n->n && !ca_new; r++)
         ca_new = cp_report_case(&n->reports[r], name);
     CP_TRY(compare_metrics(c, k, o, n, ca, ca_new, ci));
+    if (ca_new)
+        CP_TRY(compare_margins(c, k, n, ca_new, ci));
 out:
     return rc;
 }
@@ -889,14 +942,15 @@ static int runs_test(const cp_cmp_variant *v, run_figure f, const cp_comparison 
     return rc;
 }
 
-/* The distinct reports (processes) a side's runs come from. */
-static size_t reports_of(const cp_cmp_run *r, size_t n)
+/* The distinct processes a side's runs come from: a report's own, and
+ * each pass's that ran in another (cp_run_value.pid). */
+static size_t processes_of(const cp_cmp_run *r, size_t n)
 {
     size_t distinct = 0;
     for (size_t i = 0; i < n; i++) {
         bool seen = false;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = r[k].report == r[i].report;
+            seen = r[k].report == r[i].report && r[k].pid == r[i].pid;
         distinct += !seen;
     }
     return distinct;
@@ -1017,9 +1071,9 @@ static int run_verdicts(cp_comparison *c)
             rc = drift_check(v, c, &prior);
         /* Passes of one process do not show how much a host-bound
          * variant moves between processes: the host rule still holds
-         * unless each side's runs come from two reports or more. */
-        if (rc == 0 && (reports_of(v->old_runs, v->n_old_runs) < 2 ||
-                        reports_of(v->new_runs, v->n_new_runs) < 2))
+         * unless each side's runs come from two processes or more. */
+        if (rc == 0 && (processes_of(v->old_runs, v->n_old_runs) < 2 ||
+                        processes_of(v->new_runs, v->n_new_runs) < 2))
             host_rule(v, v->device_share, c);
         mark_slower(v, c);
     }
@@ -1123,6 +1177,7 @@ void cp_comparison_free(cp_comparison *c)
     free(c->claims);
     free(c->findings);
     free(c->metrics);
+    free(c->tight);
     memset(c, 0, sizeof *c);
 }
 

@@ -290,6 +290,21 @@ static void changes_html(html_buf *b, const cp_comparison *c)
     if (!changes_list(b, c, false))
         html_raw(b, "<p>No other check, case status or claim changed.</p>");
     html_raw(b, "</section>");
+    if (!c->ntight)
+        return;
+    /* Thresholds the next run can cross (cuproof/internal/margin.h). */
+    html_raw(b, "<section id=\"tight\"><h2>Expectations within their spread</h2><ul>");
+    for (size_t i = 0; i < c->ntight; i++) {
+        const cp_cmp_tight *t = &c->tight[i];
+        html_raw(b, "<li>");
+        put_name(b, t->case_name);
+        html_raw(b, ": ");
+        put_name(b, t->check);
+        html_fmt(b, " %s by %.1f of its spread between runs (%.4g, sd %.2g over %zu new runs)",
+                 t->spreads >= 0 ? "holds" : "fails", fabs(t->spreads), t->mean, t->sd, t->runs);
+        html_raw(b, "</li>");
+    }
+    html_raw(b, "</ul></section>");
 }
 
 /* ---- the chart ---- */

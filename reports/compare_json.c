@@ -170,6 +170,20 @@ static cJSON *comparison_json(const cp_comparison *c, doc *d)
         added(d, cJSON_AddBoolToObject(o, "regression", m->regression));
         added(d, cJSON_AddStringToObject(o, "towards", m->towards));
     }
+    cJSON *tight = added(d, cJSON_AddArrayToObject(root, "tight_expectations"));
+    for (size_t i = 0; tight && i < c->ntight; i++) {
+        const cp_cmp_tight *t = &c->tight[i];
+        cJSON *o = object_in(d, tight);
+        if (!o)
+            break;
+        added(d, cJSON_AddStringToObject(o, "case", t->case_name));
+        added(d, cJSON_AddStringToObject(o, "variant", t->variant));
+        added(d, cJSON_AddStringToObject(o, "expectation", t->check));
+        added(d, cJSON_AddNumberToObject(o, "mean", t->mean));
+        added(d, cJSON_AddNumberToObject(o, "sd", t->sd));
+        added(d, cJSON_AddNumberToObject(o, "runs", (double)t->runs));
+        added(d, cJSON_AddNumberToObject(o, "spreads", t->spreads));
+    }
     return root;
 }
 

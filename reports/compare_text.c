@@ -125,5 +125,13 @@ int cp_compare_print_text(const cp_comparison *c, FILE *out)
                      "a pass of cuproof run --runs K, is one run)\n");
     if (c->clock_warning[0])
         fprintf(out, "warning: %s\n", c->clock_warning);
+    for (size_t i = 0; i < c->ntight; i++) {
+        const cp_cmp_tight *t = &c->tight[i];
+        fprintf(out,
+                "warning: %s: '%s' %s by %.1f of its spread between runs (%.4g, sd %.2g over %zu "
+                "new runs): another run can %s it\n",
+                t->case_name, t->check, t->spreads >= 0 ? "holds" : "fails", fabs(t->spreads),
+                t->mean, t->sd, t->runs, t->spreads >= 0 ? "fail" : "pass");
+    }
     return 0;
 }

@@ -134,12 +134,29 @@ static void breakdown_json(builder *b, cJSON *o, const cp_metrics *m)
     }
 }
 
-static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
+/* The scalar metrics and the findings' names and counts: all that a pass
+ * of timing.passes keeps (cp_run_value). */
+static void scalar_metrics_json(builder *b, cJSON *o, const cp_metrics *m, bool messages)
 {
     size_t n = 0;
     const cp_metric_def *defs = cp_metric_defs(&n);
     for (size_t i = 0; i < n; i++)
         add_num(b, o, defs[i].name, cp_metric_value(m, &defs[i]));
+    cJSON *findings = add_arr(b, o, "findings");
+    for (size_t i = 0; i < m->nfindings; i++) {
+        cJSON *f = push_obj(b, findings);
+        if (!f)
+            return;
+        add_str(b, f, "name", m->findings[i].name);
+        add_num(b, f, "count", m->findings[i].count);
+        if (messages)
+            add_str(b, f, "message", m->findings[i].message);
+    }
+}
+
+static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
+{
+    scalar_metrics_json(b, o, m, true);
     add_str(b, o, "bound", m->bound);
     cJSON *lanes = add_arr(b, o, "streams");
     for (size_t i = 0; i < m->nlanes; i++) {
@@ -186,15 +203,6 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
         add_str(b, j, "bound", d->bound);
     }
     breakdown_json(b, o, m);
-    cJSON *findings = add_arr(b, o, "findings");
-    for (size_t i = 0; i < m->nfindings; i++) {
-        cJSON *f = push_obj(b, findings);
-        if (!f)
-            return;
-        add_str(b, f, "name", m->findings[i].name);
-        add_num(b, f, "count", m->findings[i].count);
-        add_str(b, f, "message", m->findings[i].message);
-    }
 }
 
 /* 1.7: a distributed program's ranks (cuproof/ranks.h): a row per rank
@@ -275,7 +283,9 @@ static void clocks_json(builder *b, cJSON *parent, const char *key, const cp_clo
 }
 
 /* 1.8: the passes of `cuproof run --runs K` (cp_run_value), each its own
- * samples, median, clocks and traced device time, in timing.passes. */
+ * samples, median, clocks, traced device time and (1.9) the process
+ * that ran it and its traced run's scalar metrics and findings, in
+ * timing.passes. */
 static void passes_json(builder *b, cJSON *timing, const cp_variant_result *v)
 {
     cJSON *arr = add_arr(b, timing, "passes");
@@ -293,6 +303,10 @@ static void passes_json(builder *b, cJSON *timing, const cp_variant_result *v)
         clocks_json(b, o, "clocks_before", &r->clocks_before);
         clocks_json(b, o, "clocks_after", &r->clocks_after);
         add_num(b, o, "device_busy_ns", (double)r->device_busy_ns);
+        if (r->pid)
+            add_num(b, o, "pid", r->pid);
+        if (r->traced)
+            scalar_metrics_json(b, add_obj(b, o, "metrics"), &r->metrics, false);
     }
 }
 
@@ -449,7 +463,7 @@ cJSON *cp_report_to_json(const cp_report *r)
      * and _share, in the trace and per device), the work classes' rules
      * and each trace's kernel_breakdown; 1.7: a distributed program's
      * ranks per variant (readers of 1.0 ignore them). */
-    add_str(&b, root, "schema_version", "1.8");
+    add_str(&b, root, "schema_version", "1.9");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

@@ -350,7 +350,7 @@ static int read_ranks(const where *w, const cJSON *o, cp_ranks **out)
 
 #undef RANK_U
 
-/* timing.passes (1.8): each pass of `cuproof run --runs K`; absent in a
+/* timing.passes (1.8, metrics 1.9): each pass of `cuproof run --runs K`; absent in a
  * report of one pass or an older schema (nruns 0). */
 static int read_passes(const where *w, const cJSON *arr, cp_variant_result *v)
 {
@@ -375,6 +375,15 @@ static int read_passes(const where *w, const cJSON *arr, cp_variant_result *v)
         read_clocks(item(p, "clocks_before"), &r->clocks_before);
         read_clocks(item(p, "clocks_after"), &r->clocks_after);
         r->device_busy_ns = (uint64_t)num(p, "device_busy_ns", 0);
+        r->pid = (int)num(p, "pid", 0);
+        /* 1.9: the pass's traced metrics; the bits of metrics the pass
+         * lacks are not kept (compare reads the report's own for them). */
+        const cJSON *m = item(p, "metrics");
+        if (cJSON_IsObject(m)) {
+            uint64_t missing;
+            read_metrics(m, &r->metrics, &missing);
+            r->traced = true;
+        }
     }
     return 0;
 }

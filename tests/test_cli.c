@@ -1701,3 +1701,37 @@ Test(cli, compare_three_runs_a_side_catch_ten_percent_more_work)
     cr_expect_null(strstr(output, "drift"), "%s", output);
     HAS("1 regression");
 }
+
+/* `run --runs K`: the passes after the first each run in a process of
+ * their own, which leaves its report in OUT/passes/pass-N (and its output
+ * beside it); without a GPU every pass skips, and the run says so once.
+ * A pass whose process cannot run its arguments is an error naming it. */
+Test(cli, later_passes_run_in_processes_of_their_own)
+{
+    char dir[] = "/tmp/cuproof-passes-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char args[512], path[600];
+    snprintf(args, sizeof args, "run --runs 3 --out %s vector-add", dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "pass 1 of 3 in this process"), "%s", output);
+    cr_expect_not_null(strstr(output, "pass 2 of 3 ran in process"), "%s", output);
+    cr_expect_not_null(strstr(output, "pass 3 of 3 ran in process"), "%s", output);
+    cr_expect_not_null(strstr(output, "1 skipped"), "%s", output);
+    for (int p = 2; p <= 3; p++) {
+        snprintf(path, sizeof path, "%s/passes/pass-%d/report.json", dir, p);
+        cr_expect_eq(access(path, R_OK), 0, "%s", path);
+        snprintf(path, sizeof path, "%s/passes/pass-%d.log", dir, p);
+        cr_expect_eq(access(path, R_OK), 0, "%s", path);
+    }
+    /* Only the report stays of a pass: its pages are the first pass's. */
+    snprintf(path, sizeof path, "%s/passes/pass-2/report.html", dir);
+    cr_expect_neq(access(path, F_OK), 0, "%s", path);
+    /* The passes' directory cannot be made: said, exit 1. */
+    snprintf(path, sizeof path, "%s/passes", dir);
+    snprintf(args, sizeof args, "rm -rf %s/passes && touch %s/passes", dir, dir);
+    cr_assert_eq(system(args), 0);
+    snprintf(args, sizeof args, "run --runs 2 --out %s vector-add", dir);
+    cr_expect_eq(cuproof(args), 1, "%s", output);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    cr_assert_eq(system(args), 0);
+}

@@ -451,3 +451,86 @@ Test(compare, a_finding_raised_in_every_new_run_is_a_regression)
             cp_report_free(&r[i]);
     }
 }
+
+/* A program's report (cuproof exec: one case, one variant "program", its
+ * expectation a bare check) of 3 passes, the copies under kernels of
+ * pass p at ratio[p]. */
+static void program_report(cp_report *r, const double ratio[3])
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->profile, sizeof r->profile, "ci");
+    snprintf(r->env.gpu_name, sizeof r->env.gpu_name, "NVIDIA H100 80GB HBM3");
+    r->cases = calloc(1, sizeof *r->cases);
+    cr_assert_not_null(r->cases);
+    r->ncases = 1;
+    cp_case_result *c = &r->cases[0];
+    snprintf(c->name, sizeof c->name, "streams_overlap");
+    c->status = CP_STATUS_PASSED;
+    cp_check_result *k = cp_result_add_check(c);
+    cr_assert_not_null(k);
+    snprintf(k->name, sizeof k->name, "copy_kernel_overlap_ratio > 0.3");
+    k->status = CP_CHECK_PASSED;
+    cp_variant_result *v = cp_result_add_variant(c);
+    cr_assert_not_null(v);
+    snprintf(v->name, sizeof v->name, "program");
+    v->ran = v->traced = true;
+    v->metrics.copy_kernel_overlap_ratio = ratio[0];
+    v->runs = calloc(3, sizeof *v->runs);
+    cr_assert_not_null(v->runs);
+    v->nruns = 3;
+    for (int p = 0; p < 3; p++) {
+        v->runs[p].traced = true;
+        v->runs[p].metrics.copy_kernel_overlap_ratio = ratio[p];
+    }
+}
+
+/* A program that stops overlapping part of its copies (0.80 -> 0.45 over
+ * 3 passes a side) while its "> 0.3" still passes: a trace-metric
+ * regression towards failing it, each pass one run; where the new runs
+ * hold it by less than 3 of their spread (0.31 to 0.37), a warning too;
+ * the report against itself: nothing. */
+Test(compare, a_program_that_overlaps_less_regresses_while_its_expectation_passes)
+{
+    const double was[3] = {0.80, 0.81, 0.79}, less[3] = {0.45, 0.46, 0.44},
+                 near[3] = {0.31, 0.34, 0.37};
+    const double *news[3] = {less, near, was};
+    for (int t = 0; t < 3; t++) {
+        cp_report r[2];
+        const char *paths[2] = {"old", "new"};
+        program_report(&r[0], was);
+        program_report(&r[1], news[t]);
+        cp_compare_side o = {r, paths, 1}, n = {r + 1, paths + 1, 1};
+        cp_comparison c;
+        cr_assert_eq(cp_compare_build(&o, &n, NULL, &c), 0, "%s", cp_last_error());
+        if (t == 2) {
+            cr_expect_eq(c.nmetrics, 0);
+            cr_expect_eq(c.ntight, 0);
+            cr_expect_eq(c.regressions, 0);
+        } else {
+            cr_assert_eq(c.nmetrics, 1, "%zu", c.nmetrics);
+            cr_expect_eq(c.metrics[0].n_old, 3);
+            cr_expect_eq(c.metrics[0].n_new, 3);
+            cr_expect(c.metrics[0].regression);
+            cr_expect_str_eq(c.metrics[0].towards, "copy_kernel_overlap_ratio > 0.3");
+            cr_expect_eq(c.regressions, 1, "%d", c.regressions);
+            cr_expect_eq(c.ntight, t == 1 ? 1u : 0u, "%zu", c.ntight);
+        }
+        if (t == 1) {
+            cr_expect_float_eq(c.tight[0].mean, 0.34, 1e-9);
+            cr_expect_float_eq(c.tight[0].spreads, 4.0 / 3.0, 1e-6, "%g", c.tight[0].spreads);
+            char *text = NULL;
+            size_t len = 0;
+            FILE *f = open_memstream(&text, &len);
+            cr_assert_not_null(f);
+            cp_compare_print_text(&c, f);
+            fclose(f);
+            cr_expect_not_null(strstr(text, "warning: streams_overlap: 'copy_kernel_overlap_ratio "
+                                            "> 0.3' holds by 1.3 of its spread between runs"),
+                               "%s", text);
+            free(text);
+        }
+        cp_comparison_free(&c);
+        cp_report_free(&r[0]);
+        cp_report_free(&r[1]);
+    }
+}

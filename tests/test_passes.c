@@ -2,10 +2,12 @@
  * `cuproof run --runs K` without a GPU: a case's later passes folded into
  * its first (cp_case_result_add_pass: each pass one run of each variant,
  * the samples pooled, a later pass's failure kept), and the passes
- * written to report.json (timing.passes, schema 1.8) and read back, so
- * that compare can rest on runs.
+ * written to report.json (timing.passes, schema 1.8; each pass's traced
+ * metrics, 1.9) and read back, so that compare can rest on runs; and the
+ * margins of declared expectations over the passes (cp_case_margins).
  */
 #include <cuproof/error.h>
+#include <cuproof/internal/margin.h>
 #include <cuproof/internal/report.h>
 #include <cuproof/result.h>
 
@@ -39,6 +41,22 @@ static void one_pass(cp_case_result *c, double base, int n, unsigned sm_mhz, boo
     cr_assert_eq(cp_timing_compute(v->samples_ms, v->nsamples, &v->timing), 0);
     v->clocks_before = (cp_clocks){.known = true, .sm_mhz = sm_mhz, .mem_mhz = 2619};
     v->clocks_after = v->clocks_before;
+}
+
+/* The pass traced, its copies under kernels at `ratio`, raising
+ * cuda_memcpy_async, and the case declaring "v: METRIC_LINE". */
+static void traced(cp_case_result *c, double ratio, const char *line)
+{
+    cp_variant_result *v = &c->variants[0];
+    v->traced = true;
+    v->metrics.copy_kernel_overlap_ratio = ratio;
+    v->metrics.kernel_busy_ns = 1000;
+    v->metrics.findings[0] = (cp_finding){.name = "cuda_memcpy_async", .count = 2};
+    v->metrics.nfindings = 1;
+    cp_check_result *k = cp_result_add_check(c);
+    cr_assert_not_null(k);
+    snprintf(k->name, sizeof k->name, "v: %s", line);
+    k->status = CP_CHECK_PASSED;
 }
 
 Test(passes, later_passes_become_runs_and_keep_failures)
@@ -81,6 +99,9 @@ Test(passes, report_keeps_each_pass_and_reads_it_back)
     cp_case_result c, second;
     one_pass(&c, 1.0, 5, 1980, false);
     one_pass(&second, 1.5, 5, 1410, false);
+    traced(&c, 0.75, "copy_kernel_overlap_ratio > 0.5");
+    traced(&second, 0.70, "copy_kernel_overlap_ratio > 0.5");
+    second.variants[0].metrics.nfindings = 0;
     cr_assert_eq(cp_case_result_add_pass(&c, &second, 2), 0);
     cp_report rep;
     memset(&rep, 0, sizeof rep);
@@ -102,6 +123,15 @@ Test(passes, report_keeps_each_pass_and_reads_it_back)
     cr_expect_float_eq(b->runs[1].samples_ms[4], 1.9, 1e-12);
     cr_expect_eq(b->runs[1].clocks_before.sm_mhz, 1410);
     cr_expect_eq(b->nsamples, 10);
+    /* 1.9: each pass's traced metrics and findings, read back. */
+    cr_expect(b->runs[0].traced && b->runs[1].traced);
+    cr_expect_float_eq(b->runs[0].metrics.copy_kernel_overlap_ratio, 0.75, 1e-12);
+    cr_expect_float_eq(b->runs[1].metrics.copy_kernel_overlap_ratio, 0.70, 1e-12);
+    cr_expect_eq(b->runs[0].device_busy_ns, 1000);
+    cr_assert_eq(b->runs[0].metrics.nfindings, 1);
+    cr_expect_str_eq(b->runs[0].metrics.findings[0].name, "cuda_memcpy_async");
+    cr_expect_eq(b->runs[0].metrics.findings[0].count, 2);
+    cr_expect_eq(b->runs[1].metrics.nfindings, 0);
     cp_report_free(&back);
 
     /* A pass without its median is a bad report, named. */
@@ -124,4 +154,73 @@ Test(passes, report_keeps_each_pass_and_reads_it_back)
     rmdir(dir);
     cp_case_result_free(&second);
     cp_case_result_free(&c);
+}
+
+/* The margins of a declared expectation over the passes: "> 0.5" held by
+ * 0.52, 0.55, 0.58 (mean 0.55, sd 0.03: 1.7 sd) is tight, by 0.80, 0.81,
+ * 0.82 (30 sd) it is not; "< 0.5" there fails by 30 sd (not tight
+ * either: it fails every time). A check that states no comparison on the
+ * variant gives none. */
+Test(passes, margins_of_declared_expectations_over_the_passes)
+{
+    const struct {
+        double v[3];
+        const char *line;
+        double spreads;
+        bool tight;
+    } cases[] = {
+        {{0.52, 0.55, 0.58}, "copy_kernel_overlap_ratio > 0.5", 5.0 / 3.0, true},
+        {{0.80, 0.81, 0.82}, "copy_kernel_overlap_ratio > 0.5", 31.0, false},
+        {{0.80, 0.81, 0.82}, "copy_kernel_overlap_ratio < 0.5", -31.0, false},
+        {{0.48, 0.50, 0.52}, "copy_kernel_overlap_ratio <= 0.49", -0.5, true},
+    };
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        cp_case_result c, p;
+        one_pass(&c, 1.0, 5, 1980, false);
+        traced(&c, cases[t].v[0], cases[t].line);
+        for (int k = 1; k < 3; k++) {
+            one_pass(&p, 1.0, 5, 1980, false);
+            traced(&p, cases[t].v[k], cases[t].line);
+            cr_assert_eq(cp_case_result_add_pass(&c, &p, k + 1), 0);
+            cp_case_result_free(&p);
+        }
+        cp_case_margin m[4];
+        size_t n = cp_case_margins(&c, m, 4);
+        cr_assert_eq(n, 1, "%s: %zu margins", cases[t].line, n);
+        cr_expect_str_eq(m[0].variant, "v");
+        cr_expect_str_eq(m[0].metric, "copy_kernel_overlap_ratio");
+        cr_expect_eq(m[0].margin.runs, 3);
+        cr_expect_float_eq(m[0].margin.spreads, cases[t].spreads, 1e-6, "%s: %g", cases[t].line,
+                           m[0].margin.spreads);
+        cr_expect_eq(m[0].margin.tight, cases[t].tight, "%s", cases[t].line);
+        cp_case_result_free(&c);
+    }
+}
+
+/* Which checks state an expectation on the whole variant: scoped to it,
+ * or bare where the case has one variant (a program's); not another
+ * variant's, a range's, a rank's, a finding or prose. */
+Test(passes, checks_that_state_an_expectation)
+{
+    const struct {
+        const char *check, *variant;
+        bool bare, is;
+    } cases[] = {
+        {"v: peak_concurrent_kernels > 1", "v", false, true},
+        {"w: peak_concurrent_kernels > 1", "v", false, false},
+        {"peak_concurrent_kernels > 1", "v", false, false},
+        {"peak_concurrent_kernels > 1", "program", true, true},
+        {"range(step): copy_kernel_overlap_ratio > 0.3", "program", true, false},
+        {"rank(0): copy_kernel_overlap_ratio > 0.3", "program", true, false},
+        {"no finding cuda_memcpy_async", "program", true, false},
+        {"v: output equals the CPU reference", "v", false, false},
+        {"the program succeeded", "program", true, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cp_expect_list l;
+        bool is = cp_check_expectation(cases[i].check, cases[i].variant, cases[i].bare, &l);
+        cr_expect_eq(is, cases[i].is, "%s", cases[i].check);
+        cr_expect_eq(l.n, is ? 1u : 0u);
+        cp_expect_list_free(&l);
+    }
 }

@@ -173,8 +173,8 @@ void cp_case_result_free(cp_case_result *r)
 }
 
 /* One variant's timed samples as a run: a copy of them, their median,
- * clocks and the traced run's device time. */
-static int run_of(const cp_variant_result *v, cp_run_value *out)
+ * clocks, and the traced run's device time and scalar metrics. */
+static int run_of(const cp_variant_result *v, int pid, cp_run_value *out)
 {
     memset(out, 0, sizeof *out);
     if (!(out->samples_ms = malloc(v->nsamples * sizeof *out->samples_ms)))
@@ -187,16 +187,26 @@ static int run_of(const cp_variant_result *v, cp_run_value *out)
     out->clocks_before = v->clocks_before;
     out->clocks_after = v->clocks_after;
     out->device_busy_ns = v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0;
+    out->pid = pid;
+    out->traced = v->traced;
+    if (v->traced) {
+        out->metrics = v->metrics;
+        out->metrics.lanes = NULL;
+        out->metrics.graphs = NULL;
+        out->metrics.device_metrics = NULL;
+        out->metrics.kernel_stats = NULL;
+        out->metrics.nlanes = out->metrics.ngraphs = out->metrics.nkernel_stats = 0;
+    }
     return 0;
 }
 
-static int add_run(cp_variant_result *v, const cp_variant_result *from)
+static int add_run(cp_variant_result *v, const cp_variant_result *from, int pid)
 {
     cp_run_value *r = realloc(v->runs, (v->nruns + 1) * sizeof *r);
     if (!r)
         return cp_failf(CP_ENOMEM, "out of memory keeping a pass's samples");
     v->runs = r;
-    int rc = run_of(from, &v->runs[v->nruns]);
+    int rc = run_of(from, pid, &v->runs[v->nruns]);
     if (rc == 0)
         v->nruns++;
     return rc;
@@ -234,9 +244,9 @@ int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *pass, in
             continue;
         int rc = 0;
         if (v->nruns == 0 && v->nsamples)
-            rc = add_run(v, v);
+            rc = add_run(v, v, into->pid);
         if (rc == 0)
-            rc = add_run(v, pv);
+            rc = add_run(v, pv, pass->pid);
         if (rc == 0)
             rc = pool_runs(v);
         if (rc < 0)

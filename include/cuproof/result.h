@@ -89,15 +89,22 @@ typedef struct cp_series {
 
 /* One pass of `cuproof run --runs K` over a variant (issue 28: the run,
  * not the sample, is the unit a comparison rests on): that pass's own
- * timed samples and their median, the GPU's clocks around them, and the
+ * timed samples and their median, the GPU's clocks around them, the
  * device time its traced run kept the GPU busy (kernel and copy busy time
- * summed; 0 when untraced). */
+ * summed; 0 when untraced), and that traced run's metrics and findings:
+ * the scalars alone (lanes, graphs, devices and kernels NULL), so that
+ * each pass is one run of every trace metric too. */
 typedef struct cp_run_value {
     double median_ms;
     double *samples_ms; /* owned */
     size_t nsamples;
     cp_clocks clocks_before, clocks_after;
     uint64_t device_busy_ns;
+    bool traced;
+    cp_metrics metrics;
+    /* The process that ran the pass (0: not said, as in schema 1.8): each
+     * pass of `cuproof run --runs K` after the first runs in its own. */
+    int pid;
 } cp_run_value;
 
 typedef struct cp_variant_result {
@@ -169,6 +176,7 @@ typedef struct cp_case_result {
      * separated by spaces; an override given with --param is marked "*". */
     char params[512];
     int device;         /* the runtime's ordinal the case ran on */
+    int pid;            /* the process that ran it; 0 when not said */
     char gpu_name[256]; /* its name; "" when no GPU was used */
     /* Each list grows as the case adds to it (cp_result_add_*). */
     cp_check_result *checks;

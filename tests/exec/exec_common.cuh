@@ -82,12 +82,18 @@ static inline void setup_slices(float *host_in, size_t slice, cudaStream_t *stre
 /* Breadth-first, as the seeds issue it: every slice's copy in, then every
  * kernel, then every copy out; then the device is synchronised. */
 static inline void run_slices(float *dev, const float *host_in, float *host_out, size_t slice,
-                              cudaStream_t *streams, int nstreams, int blocks, int threads)
+                              cudaStream_t *streams, int nstreams, int blocks, int threads,
+                              int alone)
 {
     size_t bytes = slice * sizeof(float);
-    for (int s = 0; s < nstreams; s++)
+    for (int s = 0; s < nstreams; s++) {
         CHECK(cudaMemcpyAsync(dev + s * slice, host_in + s * slice, bytes,
                               cudaMemcpyHostToDevice, streams[s]));
+        /* The first `alone` copies in end before anything else is
+         * issued: no kernel runs under them (0: none). */
+        if (s + 1 == alone)
+            CHECK(cudaDeviceSynchronize());
+    }
     for (int s = 0; s < nstreams; s++) {
         fma_chain<<<blocks, threads, 0, streams[s]>>>(dev + s * slice, slice, ITERS);
         CHECK(cudaGetLastError());

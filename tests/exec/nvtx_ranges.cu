@@ -49,7 +49,7 @@ int main(void)
     for (int step = 0; step < STEPS && wrong == 0; step++) {
         memset(host_out, 0xff, n * sizeof(float)); /* NaN until overwritten */
         nvtxRangePushA("step");
-        run_slices(dev, host_in, host_out, SLICE, streams, STREAMS, BLOCKS, THREADS);
+        run_slices(dev, host_in, host_out, SLICE, streams, STREAMS, BLOCKS, THREADS, 0);
         nvtxRangePop();
         size_t first = 0;
         wrong = wrong_slices(host_out, SLICE, STREAMS, &first);

@@ -46,7 +46,7 @@ int main(void)
     CHECK(cudaMalloc((void **)&dev, n * sizeof(float)));
     setup_slices(host_in, SLICE, streams, STREAMS);
     memset(host_out, 0xff, n * sizeof(float)); /* NaN until overwritten */
-    run_slices(dev, host_in, host_out, SLICE, streams, STREAMS, BLOCKS, THREADS);
+    run_slices(dev, host_in, host_out, SLICE, streams, STREAMS, BLOCKS, THREADS, 0);
     size_t first = 0, wrong = wrong_slices(host_out, SLICE, STREAMS, &first);
 
     for (int s = 0; s < STREAMS; s++)

@@ -51,6 +51,7 @@ typedef struct cp_cmp_report {
  * (cp_run_value), or a whole report whose variant has no passes. */
 typedef struct cp_cmp_run {
     size_t report;      /* its report, an index into the side's reports */
+    int pid;            /* its pass's process when said (cp_run_value.pid), else 0 */
     double median_ms;
     double stddev_ms;   /* the report's, for a whole report; NAN for a pass */
     double *samples_ms; /* owned; NULL when the report kept none */
@@ -141,6 +142,17 @@ typedef struct cp_cmp_metric {
     char towards[160];         /* the expectation it moves towards failing; "" */
 } cp_cmp_metric;
 
+/* A declared expectation that the new side's runs hold (or fail) by less
+ * than CP_MARGIN_SPREADS of their own spread between runs: the next run
+ * can flip it (cuproof/internal/margin.h). Two runs or more. */
+typedef struct cp_cmp_tight {
+    char case_name[64], variant[64];
+    size_t case_index;
+    char check[160];
+    double mean, sd, spreads;
+    size_t runs;
+} cp_cmp_tight;
+
 typedef struct cp_cmp_reason {
     char text[768];
 } cp_cmp_reason;
@@ -164,6 +176,8 @@ typedef struct cp_comparison {
     size_t nfindings;
     cp_cmp_metric *metrics; /* trace metrics that moved */
     size_t nmetrics;
+    cp_cmp_tight *tight; /* expectations within their spread (warned about) */
+    size_t ntight;
     size_t ncase_names; /* case_index runs below this */
     int regressions;
     /* The sides ran at different SM clocks (their runs' medians more than
