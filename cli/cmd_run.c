@@ -356,11 +356,13 @@ static void print_spread(const cp_report *r, int runs)
     enum { CAP = 256 };
     static cp_case_margin m[CAP];
     size_t tight = 0;
+    bool said = false;
     for (size_t i = 0; i < r->ncases; i++) {
         size_t n = cp_case_margins(&r->cases[i], m, CAP);
-        if (n && i == 0)
+        if (n && !said)
             printf("cuproof: each declared expectation's metric over the traced passes "
                    "(mean, sd, and the bound's distance in sds):\n");
+        said |= n > 0;
         for (size_t k = 0; k < n; k++) {
             printf("  %s: %s: %.4g, sd %.2g over %zu: %s by %.1f sd\n", r->cases[i].name,
                    m[k].check, m[k].margin.mean, m[k].margin.sd, m[k].margin.runs,

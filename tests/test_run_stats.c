@@ -532,17 +532,32 @@ Test(run_stats, a_wider_variant_is_not_narrowed_by_the_others)
     cr_expect_lt(mod, TRIALS / 4, "%d of %d moderated", mod, TRIALS);
 }
 
-Test(run_stats, the_prior_needs_three_variants_and_leaves_out_the_widest)
+/* The prior (Smyth's moments): none from fewer than three variants;
+ * variances that scatter no more than sampling makes them are one spread
+ * (their geometric mean once each is unbiased, the most degrees of
+ * freedom allowed); variances 10 000 times apart (an H100's ci runs: 0.02%
+ * to 50% between processes) are a prior worth little (d0 under 2), so
+ * that a tight variant is not widened to the others' spread. */
+Test(run_stats, the_prior_needs_three_variants_and_weighs_their_scatter)
 {
-    double vars[] = {1e-4, 2e-4, 3e-4, 4e-4, 5e-4, 6e-4, 7e-4, 8e-4, 9e-4, 1.0};
+    double same[] = {5e-4, 5e-4, 5e-4, 5e-4, 5e-4, 5e-4, 5e-4, 5e-4, 5e-4, 5e-4};
+    double wide[] = {1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-6, 1e-4, 1e-3, 1e-5};
     double dfs[] = {8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
     cp_runs_prior p;
-    cr_assert_eq(cp_runs_prior_from(vars, dfs, 2, &p), 0);
+    cr_assert_eq(cp_runs_prior_from(same, dfs, 2, &p), 0);
     cr_expect_eq(p.df, 0);
-    cr_assert_eq(cp_runs_prior_from(vars, dfs, 10, &p), 0);
-    /* The largest tenth (1.0) left out: the mean of the nine others. */
-    cr_expect_float_eq(p.var, 5e-4, 1e-12, "%g", p.var);
+    cr_assert_eq(cp_runs_prior_from(same, dfs, 10, &p), 0);
+    /* log s^2 - digamma(4) + log(4) for each: exp of that, as d0 is
+     * infinite. */
+    cr_expect_float_eq(p.var, 5e-4 * exp(log(4.0) - 1.2561176684318), 1e-9, "%g", p.var);
     cr_expect_float_eq(p.df, CP_RUN_PRIOR_DF, 1e-12);
+    cr_assert_eq(cp_runs_prior_from(wide, dfs, 10, &p), 0);
+    cr_expect(p.df > 0 && p.df < 2, "d0 %g", p.df);
+    cr_expect(p.var > 1e-6 && p.var < 1e-3, "s0^2 %g", p.var);
+    /* A variant with no spread at all (0) tells nothing of it: left out. */
+    double zeros[] = {0, 0, 5e-4, 5e-4};
+    cr_assert_eq(cp_runs_prior_from(zeros, dfs, 4, &p), 0);
+    cr_expect_eq(p.df, 0);
     /* Without a prior, the comparison is cp_compare_runs' own. */
     double a[] = {1.0, 1.01, 0.99, 1.0, 1.02}, b[] = {1.1, 1.12, 1.09, 1.1, 1.11};
     cp_run_cmp x, y;

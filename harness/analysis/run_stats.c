@@ -311,38 +311,85 @@ int cp_runs_variance(const double *old_runs, size_t n_old, const double *new_run
     return 0;
 }
 
-static int double_cmp(const void *a, const void *b)
+/* The digamma and trigamma functions: the recurrence up to x >= 6, then
+ * their asymptotic series (error below 1e-12 there). */
+static double digamma(double x)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    double r = 0;
+    for (; x < 6; x += 1)
+        r -= 1 / x;
+    double f = 1 / (x * x);
+    return r + log(x) - 0.5 / x -
+           f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+}
+
+static double trigamma(double x)
+{
+    double r = 0;
+    for (; x < 6; x += 1)
+        r += 1 / (x * x);
+    double f = 1 / (x * x);
+    return r + 1 / x + f / 2 + f / x * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f / 30)));
+}
+
+/* The tetragamma function (the derivative of trigamma), likewise. */
+static double tetragamma(double x)
+{
+    double r = 0;
+    for (; x < 6; x += 1)
+        r -= 2 / (x * x * x);
+    double f = 1 / (x * x);
+    return r - f - f / x -
+           f * f * (0.5 - f * (1.0 / 6 - f * (1.0 / 6 - f * (3.0 / 10 - f * 5.0 / 6))));
+}
+
+/* The x > 0 with trigamma(x) = y > 0: Smyth's (2004) Newton iteration
+ * from x = 0.5 + 1 / y, as limma's trigammaInverse. */
+static double trigamma_inverse(double y)
+{
+    if (y > 1e7)
+        return 1 / sqrt(y);
+    if (y < 1e-6)
+        return 1 / y;
+    double x = 0.5 + 1 / y;
+    for (int i = 0; i < 50; i++) {
+        double t = trigamma(x);
+        double step = t * (1 - t / y) / tetragamma(x);
+        x += step;
+        if (fabs(step) < 1e-8 * x)
+            break;
+    }
+    return x;
 }
 
 int cp_runs_prior_from(const double *vars, const double *dfs, size_t n, cp_runs_prior *out)
 {
     memset(out, 0, sizeof *out);
+    /* Smyth's (2004) moments: e = log s^2 - digamma(d/2) + log(d/2) has
+     * the mean log s0^2 - digamma(d0/2) + log(d0/2) and the variance
+     * trigamma(d/2) + trigamma(d0/2), over the variants with a spread. */
     size_t used = 0;
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return cp_failf(CP_ENOMEM, "out of memory");
-    double df_sum = 0;
+    double sum = 0, tri = 0;
     for (size_t i = 0; i < n; i++)
-        if (dfs[i] > 0 && isfinite(vars[i]) && vars[i] >= 0) {
-            v[used++] = vars[i];
-            df_sum += dfs[i];
+        if (dfs[i] > 0 && isfinite(vars[i]) && vars[i] > 0) {
+            sum += log(vars[i]) - digamma(dfs[i] / 2) + log(dfs[i] / 2);
+            tri += trigamma(dfs[i] / 2);
+            used++;
         }
-    if (used >= 3) {
-        /* The largest tenth left out: a host-bound variant's spread. */
-        qsort(v, used, sizeof *v, double_cmp);
-        size_t keep = used - used / 10;
-        double sum = 0;
-        for (size_t i = 0; i < keep; i++)
-            sum += v[i];
-        out->var = sum / (double)keep;
-        out->df = fmin(df_sum * (double)keep / (double)used, CP_RUN_PRIOR_DF);
-        if (!(out->var > 0))
-            out->df = 0;
-    }
-    free(v);
+    if (used < 3)
+        return 0;
+    double mean = sum / (double)used, ss = 0;
+    for (size_t i = 0; i < n; i++)
+        if (dfs[i] > 0 && isfinite(vars[i]) && vars[i] > 0) {
+            double e = log(vars[i]) - digamma(dfs[i] / 2) + log(dfs[i] / 2) - mean;
+            ss += e * e;
+        }
+    /* No excess: the variances scatter no more than sampling alone makes
+     * them, one spread (d0 infinite, s0^2 = exp(mean)). */
+    double excess = ss / (double)(used - 1) - tri / (double)used;
+    double d0 = excess > 0 ? 2 * trigamma_inverse(excess) : INFINITY;
+    out->var = isfinite(d0) ? exp(mean + digamma(d0 / 2) - log(d0 / 2)) : exp(mean);
+    out->df = fmin(d0, CP_RUN_PRIOR_DF);
     return 0;
 }
 
