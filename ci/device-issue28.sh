@@ -11,7 +11,8 @@
 #   ABCI=N    cuproof ab of the build against itself over the ci profile,
 #             at most N pairs (at least 5)
 #   WORK=1    10% more work per kernel in multi-kernel (--param
-#             len=288512): compare on 3 runs a side, and ab
+#             len=288512): compare on 3 runs a side
+#   ABWORK=1  the same 10% by cuproof ab (build B a wrapper adding it)
 #   CASES     the cases of CI and ABCI (default: the whole profile)
 #   GPU=5 ci/device-issue28.sh; CI="1 2 3" ...; CI="4 5" PAIRS=1 ...
 set -uo pipefail
@@ -91,14 +92,17 @@ if [ "${WORK:-0}" = 1 ]; then
     $bin compare "$out/work-base" "$out/work-big" > "$out/compare-work.log" 2>&1
     echo "compare base big (3 runs a side): exit $?" | tee -a "$out/summary.txt"
     cat "$out/compare-work.log"
+    rm -f "$out"/work-*/*.trace.json "$out"/work-*/*.perfetto*
+fi
+if [ "${ABWORK:-0}" = 1 ]; then
     printf '#!/bin/sh\nexec %s "$@" --param len=288512\n' "$(realpath $bin)" > "$out/cuproof-big"
     chmod +x "$out/cuproof-big"
     $bin ab "$bin" "$out/cuproof-big" multi-kernel --pairs 8 --min-pairs 5 --seed 11 \
         --out "$out/ab-work" > "$out/ab-work.log" 2>&1
     echo "ab base big: exit $?" | tee -a "$out/summary.txt"
     tail -10 "$out/ab-work.log"
-    rm -rf "$out/ab-work"/p* "$out"/work-*/*.trace.json "$out"/work-*/*.perfetto*
+    rm -rf "$out/ab-work"/p*
 fi
 # The kept runs travel back too (reports and logs).
-tar -czf "$out/i28.tar.gz" -C build i28 2>/dev/null
+tar -czf "$out/i28.tar.gz" --exclude=passes -C build i28 2>/dev/null
 device_pack

@@ -32,9 +32,12 @@ static const cp_help_opt run_opts[] = {
     {"--profile ci|full", "problem sizes: ci (small, the default) or full (the sources')"},
     {"--repeat N", "exactly N timed runs per variant, 1..1000 (default for test: 3; for run: "
                    "the stopping rule below)"},
-    {"--runs K", "K passes over the selected cases, one after the other (1..100): each "
-                 "variant keeps every pass's samples, median, clocks and device time apart "
-                 "(report.json timing.passes), so that compare rests on runs, not samples"},
+    {"--runs K", "K passes over the selected cases, one after the other (1..100), the first in "
+                 "this process and each later one in a process of its own (its report and "
+                 "output in OUT/passes): each variant keeps every pass's samples, median, "
+                 "clocks, device time and trace metrics apart (report.json timing.passes), so "
+                 "that compare rests on runs, not samples; prints each variant's spread "
+                 "between passes and warns of a declared expectation within 3 of its own"},
     {"--min-samples N, --max-samples N, --max-noise F, --min-time S, --max-time S",
      "the stopping rule: timed runs until the median's relative standard error is at most F "
      "(ci: 5..50 runs, 0.02, 1 s; full: 5..100, 0.01, 5 s); the report says what ended them"},

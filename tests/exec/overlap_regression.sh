@@ -2,7 +2,7 @@
 # exec.overlap_regression (issue 28): a program that stops overlapping part
 # of its copies is caught by `cuproof compare` as a trace-metric regression
 # while its expectation still passes. streams_overlap runs 4 times as it
-# is and 3 times with STREAMS_OVERLAP_ALONE=8 (its first 8 copies in with
+# is and 3 times with STREAMS_OVERLAP_ALONE=4 (its first 4 copies in with
 # no kernel under them); every run must meet streams_overlap.expect
 # (copy_kernel_overlap_ratio > 0.3). Then:
 #   compare runs 1-2 against 3-4 (the program as it is): exit 0, no metric
@@ -31,7 +31,7 @@ exec_one() { # NAME [ENV=VALUE]
 }
 
 for i in 1 2 3 4; do exec_one base$i; done
-for i in 1 2 3; do exec_one alone$i STREAMS_OVERLAP_ALONE=8; done
+for i in 1 2 3; do exec_one alone$i STREAMS_OVERLAP_ALONE=4; done
 
 "$cuproof" compare --old "$out/base1" --old "$out/base2" --new "$out/base3" --new "$out/base4" \
     > "$out/compare-same.log" 2>&1

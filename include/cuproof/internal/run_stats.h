@@ -121,18 +121,20 @@ CP_API int cp_compare_runs(const double *old_runs, size_t n_old, const double *n
                            double threshold, double min_effect, cp_run_cmp *out);
 
 /*
- * The spread every variant of one comparison shares. Run-to-run drift
+ * The spread the variants of one comparison share. Run-to-run drift
  * (clocks, the GPU's state) moves a pass's variants alike, so the
- * variants' between-run variances estimate one spread together, with far
- * more degrees of freedom than one variant's 5 + 5 runs give (8): the
- * empirical-Bayes "moderated t" (Smyth's limma) that microarray studies
- * use for the same few-samples-many-tests problem. cp_runs_prior_from
- * takes each variant's pooled log variance and its degrees of freedom
- * (cp_runs_variance) and gives their mean, the largest tenth left out (a
- * host-bound variant's much wider spread is no estimate of the others'),
- * with at most CP_RUN_PRIOR_DF degrees of freedom: a prior worth a few
- * variants, never the whole suite. Fewer than 3 variants, or none with
- * df: no prior (df 0).
+ * variants' between-run variances say something of each other's: the
+ * empirical-Bayes "moderated t" (Smyth 2004, limma) that microarray
+ * studies use for the same few-samples-many-tests problem.
+ * cp_runs_prior_from takes each variant's pooled log variance and its
+ * degrees of freedom (cp_runs_variance) and fits Smyth's prior by his
+ * moments: s0^2, and d0, how much the variances agree beyond what sampling
+ * alone scatters them (infinite when they scatter no more; a small d0
+ * when they differ by orders of magnitude, as an H100's ci variants do,
+ * 0.02% to 50% between processes, so that a tight variant is not widened
+ * to the others' spread). d0 is capped at CP_RUN_PRIOR_DF: a prior worth a
+ * few variants, never the whole suite. Fewer than 3 variants with a
+ * spread (variance > 0 and df > 0): no prior (df 0).
  */
 #define CP_RUN_PRIOR_DF 32.0
 
