@@ -1291,7 +1291,7 @@ Test(cli, compare_recorded_ten_percent_more_work_is_slower)
 {
     cr_expect_eq(compare_recorded("mk-base2", "mk-big"), 0, "%s", output);
     const char *slower[] = {"sync", "streams-pinned", "depth-first", "legacy-default-stream",
-                            "per-thread-default-stream", "serialised"};
+                            "serialised"};
     for (size_t i = 0; i < sizeof slower / sizeof slower[0]; i++) {
         char line[96];
         snprintf(line, sizeof line, "\nmulti-kernel                 %-26s", slower[i]);
@@ -1671,10 +1671,12 @@ Test(cli, unmeasured_figures_fail_and_program_wide_ones_take_no_scope)
 }
 
 /* Three runs a side on the H100 (tests/fixtures/compare-h100-runs), 10%
- * more work: every device-bound variant but graph slower, graph noisy
- * saying the runs that would decide, the host-bound one noisy, no drift
- * (equal clocks, the GPU time grew with the work); serialised, past the
- * threshold, the one regression. */
+ * more work: five device-bound variants slower; graph (1.084, p 0.010)
+ * and per-thread-default-stream (1.059 [1.029, 1.091], p 0.0044), whose
+ * runs spread 1.5% to 2.6%, not yet proven at 3 runs a side: noisy,
+ * saying the runs that would decide, never "same"; the host-bound one
+ * noisy; no drift (equal clocks, the GPU time grew with the work);
+ * serialised, past the threshold, the one regression. */
 Test(cli, compare_three_runs_a_side_catch_ten_percent_more_work)
 {
     char args[512];
@@ -1684,7 +1686,7 @@ Test(cli, compare_three_runs_a_side_catch_ten_percent_more_work)
              CUPROOF_FIXTURES, CUPROOF_FIXTURES);
     cr_expect_eq(cuproof(args), 1, "%s", output);
     const char *slower[] = {"sync", "streams-pinned", "depth-first", "legacy-default-stream",
-                            "per-thread-default-stream", "serialised"};
+                            "serialised"};
     for (size_t i = 0; i < sizeof slower / sizeof slower[0]; i++) {
         char line[96];
         snprintf(line, sizeof line, "\nmulti-kernel                 %-26s", slower[i]);
@@ -1698,6 +1700,7 @@ Test(cli, compare_three_runs_a_side_catch_ten_percent_more_work)
     HAS("3/3  noisy (host-bound: the GPU was busy 15% of the run)");
     HAS("3/3  noisy\n");
     HAS("about 6 runs a side would decide");
+    cr_expect_null(strstr(output, " same\n"), "%s", output);
     cr_expect_null(strstr(output, "drift"), "%s", output);
     HAS("1 regression");
 }

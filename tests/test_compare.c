@@ -534,3 +534,70 @@ Test(compare, a_program_that_overlaps_less_regresses_while_its_expectation_passe
         cp_report_free(&r[1]);
     }
 }
+
+/* The recorded H100 runs (multi-kernel, 3 passes, all at 1980 MHz) and
+ * the same runs as they would have been at 1600 MHz: every pass's times
+ * and traced GPU time longer by 1980/1600, its clocks 1600 MHz (the
+ * device's clocks cannot be lowered on the lent machines, so the lowered
+ * run is made from the recorded one). Every device-bound variant is drift
+ * (in SM cycles the runs agree), never slower, and the clocks are warned
+ * about; compared at one clock, the same slowdown is slower. */
+Test(compare, recorded_runs_at_lowered_clocks_are_drift)
+{
+    const char *path = CUPROOF_FIXTURES "/compare-h100-runs/mk-base.runs3.report.json";
+    for (int same_clock = 0; same_clock < 2; same_clock++) {
+        cp_report o, n;
+        cr_assert_eq(cp_report_read(path, &o), 0, "%s", cp_last_error());
+        cr_assert_eq(cp_report_read(path, &n), 0, "%s", cp_last_error());
+        const double by = 1980.0 / 1600.0;
+        cp_case_result *c = &n.cases[0];
+        for (size_t i = 0; i < c->nvariants; i++) {
+            cp_variant_result *v = &c->variants[i];
+            cr_assert_eq(v->nruns, 3);
+            for (size_t p = 0; p < v->nruns; p++) {
+                cp_run_value *r = &v->runs[p];
+                cr_assert_eq(r->clocks_before.sm_mhz, 1980);
+                for (size_t k = 0; k < r->nsamples; k++)
+                    r->samples_ms[k] *= by;
+                r->median_ms *= by;
+                r->device_busy_ns = (uint64_t)((double)r->device_busy_ns * by);
+                if (!same_clock)
+                    r->clocks_before.sm_mhz = r->clocks_after.sm_mhz = 1600;
+            }
+            for (size_t k = 0; k < v->nsamples; k++)
+                v->samples_ms[k] *= by;
+            v->timing.median_ms *= by;
+            v->metrics.span_ns = (uint64_t)((double)v->metrics.span_ns * by);
+            v->metrics.idle_ns = (uint64_t)((double)v->metrics.idle_ns * by);
+            v->metrics.kernel_busy_ns = (uint64_t)((double)v->metrics.kernel_busy_ns * by);
+            v->metrics.copy_busy_ns = (uint64_t)((double)v->metrics.copy_busy_ns * by);
+        }
+        const char *po[] = {"base"}, *pn[] = {"lowered"};
+        cp_compare_side so = {&o, po, 1}, sn = {&n, pn, 1};
+        cp_comparison cmp;
+        cr_assert_eq(cp_compare_build(&so, &sn, NULL, &cmp), 0, "%s", cp_last_error());
+        size_t device_bound = 0;
+        for (size_t i = 0; i < cmp.nvariants; i++) {
+            const cp_cmp_variant *v = &cmp.variants[i];
+            if (v->host_bound)
+                continue;
+            device_bound++;
+            cr_expect_str_eq(v->verdict, same_clock ? "slower" : "drift", "%s: %s (%s)",
+                             v->variant, v->verdict, v->why);
+            if (!same_clock)
+                cr_expect_not_null(strstr(v->why, "old runs at 1980 MHz, new at 1600 MHz"),
+                                   "%s", v->why);
+        }
+        cr_expect_geq(device_bound, 6, "%zu", device_bound);
+        if (same_clock) {
+            cr_expect_geq(cmp.regressions, 6, "%d", cmp.regressions);
+        } else {
+            cr_expect_eq(cmp.regressions, 0, "%d", cmp.regressions);
+            cr_expect_not_null(strstr(cmp.clock_warning, "old 1980 MHz, new 1600 MHz"), "%s",
+                               cmp.clock_warning);
+        }
+        cp_comparison_free(&cmp);
+        cp_report_free(&n);
+        cp_report_free(&o);
+    }
+}

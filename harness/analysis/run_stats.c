@@ -175,7 +175,11 @@ static cp_cmp_verdict verdict_of(double p, double alpha, double lo, double hi, d
         return CP_CMP_SLOWER;
     if (p < alpha && hi < 1 - min_effect)
         return CP_CMP_FASTER;
-    if (lo > 1 - threshold && hi < 1 + threshold)
+    /* Same: no change of the threshold, and none beyond the minimum
+     * effect that the interval shows (an interval wholly above 1.02 that
+     * is not yet significant is a likely change, not "same"). */
+    if (lo > 1 - threshold && hi < 1 + threshold && !(lo > 1 + min_effect) &&
+        !(hi < 1 - min_effect))
         return CP_CMP_SAME;
     return CP_CMP_NOISY;
 }

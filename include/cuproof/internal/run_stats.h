@@ -107,7 +107,9 @@ typedef struct cp_run_cmp {
  *  - slower: p < CP_RUN_ALPHA and ci_low > 1 + min_effect;
  *  - faster: p < CP_RUN_ALPHA and ci_high < 1 - min_effect;
  *  - same:   the interval lies within (1 - threshold, 1 + threshold): a
- *            change of threshold is ruled out;
+ *            change of threshold is ruled out, and not wholly beyond
+ *            1 +- min_effect (a likely change, not yet significant, is
+ *            not "same");
  *  - noisy:  otherwise (neither a change nor its absence shown), with
  *            runs_needed: the smallest k with (t_{1-alpha/2, 2k-2} +
  *            t_{power, 2k-2}) sqrt((u_old + u_new) / k) <= log(1 +
