@@ -459,9 +459,13 @@ static const char expectations[] =
 
 /* What the claim rests on: pinned streams overlap copies with kernels and
  * run kernels at once. Untraced when tracing was asked for, the case is
- * inconclusive, not passed. */
+ * inconclusive, not passed. The bound respects the spread between runs:
+ * 15 passes of five ci runs on the H100 gave 0.50 to 0.71 (mean 0.65, sd
+ * 0.05), so "> 0.5" held by 0.004 once and run --runs 3 warned of it;
+ * 0.4 is 5 sd below the mean and still fails the negative control
+ * (CUDA_LAUNCH_BLOCKING=1: 0.34), as pageable memory (0.01) does. */
 static const char essentials[] =
-    "streams-pinned: copy_kernel_overlap_ratio > 0.5\n"
+    "streams-pinned: copy_kernel_overlap_ratio > 0.4\n"
     "streams-pinned: peak_concurrent_kernels > 1\n";
 
 /* One claim: the sources' "streams make it about 4x faster", measured as

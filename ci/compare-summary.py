@@ -25,7 +25,8 @@ for path in sorted(glob.glob(os.path.join(d, "compare-*.json"))):
     verdicts = collections.Counter(v.get("verdict", "?").split(" ")[0] for v in c["variants"])
     noisy_open = [v["variant"] for v in c["variants"]
                   if v.get("verdict", "").startswith("noisy")
-                  and not (v.get("runs_needed") or v.get("pairs_needed"))]
+                  and not (v.get("runs_needed") or v.get("pairs_needed")
+                           or v.get("reports_needed"))]
     metric_regs = sum(1 for m in c.get("metrics", []) if m.get("regression"))
     finding_regs = sum(1 for f in c.get("findings", []) if f.get("regression"))
     pairs += 1

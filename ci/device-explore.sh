@@ -1,3 +1,12 @@
+#!/usr/bin/env bash
+# Issue 28's exploration on one GPU (samples/h100-five-runs/README.md):
+# the machine's CPUs and NUMA layout, `cuproof run --profile ci --runs 3`
+# twice with the process pinned to four cores (taskset -c 2-5) and their
+# comparison, whether pinning narrows the host-bound variants' spread
+# between runs (it did not: 41 of 74 noisy), and 10% more work in
+# multi-kernel on 3 runs a side. Logs in $OUT/results.tar.gz.
+#   ci/device-explore.sh   (on the device, repository root, .gpu-deps carried)
+set -uo pipefail
 source ci/device-lib.sh
 lscpu | head -25 > $out/lscpu.txt; nvidia-smi topo -m > $out/topo.txt 2>&1; cat $out/topo.txt | head; grep -E "NUMA|Model name|^CPU\(s\)|Thread|MHz" $out/lscpu.txt
 cmake --preset default > $out/configure.log 2>&1 && cmake --build --preset default > $out/build.log 2>&1 || { tail -20 $out/build.log; exit 1; }

@@ -470,6 +470,19 @@ static void reason_cell(html_buf *b, const cp_cmp_variant *v)
         html_raw(b, i ? "; " : "");
         html_text(b, parts[i]);
     }
+    /* What would decide a noisy verdict, and the spread it rests on. */
+    bool noisy = strcmp(v->verdict, "noisy") == 0;
+    if (noisy && v->reports_needed)
+        html_fmt(b, "%sruns from %zu reports a side would decide", n++ ? "; " : "",
+                 v->reports_needed);
+    else if (noisy && v->runs_needed)
+        html_fmt(b, "%sabout %zu runs a side would decide%s", n++ ? "; " : "", v->runs_needed,
+                 v->runs_capped ? " (or more)" : "");
+    if (v->by_runs)
+        html_fmt(b, "%sspread between runs %.1f%% / %.1f%%", n++ ? "; " : "",
+                 100 * v->spread_old, 100 * v->spread_new);
+    if (v->old_sm_mhz > 0 && v->new_sm_mhz > 0)
+        html_fmt(b, "%sSM clock %.0f / %.0f MHz", n ? "; " : "", v->old_sm_mhz, v->new_sm_mhz);
     html_raw(b, "</td>");
 }
 

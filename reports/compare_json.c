@@ -80,8 +80,11 @@ static void variant_json(doc *d, cJSON *jv, const cp_cmp_variant *v)
         added(d, cJSON_AddNumberToObject(jv, "spread_old", v->spread_old));
         added(d, cJSON_AddNumberToObject(jv, "spread_new", v->spread_new));
         added(d, cJSON_AddBoolToObject(jv, "moderated", v->moderated));
+        added(d, cJSON_AddNumberToObject(jv, "old_sm_mhz", v->old_sm_mhz));
+        added(d, cJSON_AddNumberToObject(jv, "new_sm_mhz", v->new_sm_mhz));
     }
     added(d, cJSON_AddNumberToObject(jv, "runs_needed", (double)v->runs_needed));
+    added(d, cJSON_AddNumberToObject(jv, "reports_needed", (double)v->reports_needed));
 }
 
 /* checks, cases or claims: {case, check|claim (name_key; none for a

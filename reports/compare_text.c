@@ -39,7 +39,10 @@ static void variant_line(const cp_cmp_variant *v, bool runs, FILE *out)
             : v->slower   ? " (not counted: incomparable)"
                           : "",
             v->samples || v->by_runs ? "" : " (medians only: old report without samples)");
-    if (strcmp(v->verdict, "noisy") == 0 && v->runs_needed)
+    if (strcmp(v->verdict, "noisy") == 0 && v->reports_needed)
+        fprintf(out, "%-28s %-26s runs from %zu reports a side (cuproof run %zu times) would "
+                "decide\n", "", "", v->reports_needed, v->reports_needed);
+    else if (strcmp(v->verdict, "noisy") == 0 && v->runs_needed)
         fprintf(out, "%-28s %-26s about %zu runs a side would decide%s\n", "", "", v->runs_needed,
                 v->runs_capped ? " (or more)" : "");
 }

@@ -241,10 +241,9 @@ Test(compare, one_sides_reports_must_be_comparable_too)
         cp_report_free(&r[i]);
 }
 
-/* A report of one case "k" whose variants v0..v(nv-1) each have 3 passes
- * of 10 samples: pass p of variant i at base (1 + i) x `scale` x (1 +
- * 0.004 p) ms, run at `mhz`, its traced GPU time `busy` times the time. */
-static void passes_report(cp_report *r, int nv, double scale, unsigned mhz, double busy)
+/* An empty passed case `name` in a fresh report of the ci profile on an
+ * H100, which *r holds alone. */
+static cp_case_result *one_case_report(cp_report *r, const char *name)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->profile, sizeof r->profile, "ci");
@@ -253,8 +252,17 @@ static void passes_report(cp_report *r, int nv, double scale, unsigned mhz, doub
     cr_assert_not_null(r->cases);
     r->ncases = 1;
     cp_case_result *c = &r->cases[0];
-    snprintf(c->name, sizeof c->name, "k");
+    snprintf(c->name, sizeof c->name, "%s", name);
     c->status = CP_STATUS_PASSED;
+    return c;
+}
+
+/* A report of one case "k" whose variants v0..v(nv-1) each have 3 passes
+ * of 10 samples: pass p of variant i at base (1 + i) x `scale` x (1 +
+ * 0.004 p) ms, run at `mhz`, its traced GPU time `busy` times the time. */
+static void passes_report(cp_report *r, int nv, double scale, unsigned mhz, double busy)
+{
+    cp_case_result *c = one_case_report(r, "k");
     for (int i = 0; i < nv; i++) {
         cp_variant_result *v = cp_result_add_variant(c);
         cr_assert_not_null(v);
@@ -457,15 +465,7 @@ Test(compare, a_finding_raised_in_every_new_run_is_a_regression)
  * pass p at ratio[p]. */
 static void program_report(cp_report *r, const double ratio[3])
 {
-    memset(r, 0, sizeof *r);
-    snprintf(r->profile, sizeof r->profile, "ci");
-    snprintf(r->env.gpu_name, sizeof r->env.gpu_name, "NVIDIA H100 80GB HBM3");
-    r->cases = calloc(1, sizeof *r->cases);
-    cr_assert_not_null(r->cases);
-    r->ncases = 1;
-    cp_case_result *c = &r->cases[0];
-    snprintf(c->name, sizeof c->name, "streams_overlap");
-    c->status = CP_STATUS_PASSED;
+    cp_case_result *c = one_case_report(r, "streams_overlap");
     cp_check_result *k = cp_result_add_check(c);
     cr_assert_not_null(k);
     snprintf(k->name, sizeof k->name, "copy_kernel_overlap_ratio > 0.3");
@@ -600,4 +600,38 @@ Test(compare, recorded_runs_at_lowered_clocks_are_drift)
         cp_report_free(&n);
         cp_report_free(&o);
     }
+}
+
+/* A host-bound variant 20% slower in every pass of one report against
+ * another (as broadcast matrix-row moved between two ci runs on the H100,
+ * every pass of each in its own process): the passes of one invocation do
+ * not show its drift between invocations, so it is noisy, saying that
+ * runs from 2 reports a side would decide; with 2 reports a side it is
+ * slower. */
+Test(compare, a_host_bound_change_needs_two_reports_a_side)
+{
+    cp_report r[4];
+    for (int i = 0; i < 4; i++) {
+        passes_report(&r[i], 1, i < 2 ? 1.0 : 1.2, 1980, 0.01);
+        /* The GPU idle 99% of the traced run's span: host-bound. */
+        cp_metrics *m = &r[i].cases[0].variants[0].metrics;
+        m->idle_ns = m->span_ns - m->span_ns / 100;
+        for (size_t p = 0; p < 3; p++)
+            r[i].cases[0].variants[0].runs[p].pid = 100 * i + (int)p + 1;
+    }
+    const char *paths[4] = {"a", "b", "c", "d"};
+    for (size_t k = 1; k <= 2; k++) {
+        cp_compare_side o = {r, paths, k}, n = {r + 2, paths + 2, k};
+        cp_comparison c;
+        cr_assert_eq(cp_compare_build(&o, &n, NULL, &c), 0, "%s", cp_last_error());
+        cr_assert_eq(c.nvariants, 1);
+        const cp_cmp_variant *v = &c.variants[0];
+        cr_expect(v->host_bound);
+        cr_expect_str_eq(v->verdict, k == 1 ? "noisy" : "slower", "%zu a side: %s (%s)", k,
+                         v->verdict, v->why);
+        cr_expect_eq(v->reports_needed, k == 1 ? 2u : 0u);
+        cp_comparison_free(&c);
+    }
+    for (int i = 0; i < 4; i++)
+        cp_report_free(&r[i]);
 }

@@ -51,7 +51,6 @@ typedef struct cp_cmp_report {
  * (cp_run_value), or a whole report whose variant has no passes. */
 typedef struct cp_cmp_run {
     size_t report;      /* its report, an index into the side's reports */
-    int pid;            /* its pass's process when said (cp_run_value.pid), else 0 */
     double median_ms;
     double stddev_ms;   /* the report's, for a whole report; NAN for a pass */
     double *samples_ms; /* owned; NULL when the report kept none */
@@ -91,8 +90,13 @@ typedef struct cp_cmp_variant {
      * the runs a side that would decide (runs_capped: even 50 would not). */
     bool by_runs, moderated;
     double spread_old, spread_new;
+    double old_sm_mhz, new_sm_mhz; /* each side's runs' mean SM clock; 0 unknown */
     size_t runs_needed;
     bool runs_capped;
+    /* A host-bound change called noisy because a side's runs all come
+     * from one report (one invocation): the reports a side that would
+     * decide (2); 0 otherwise. */
+    size_t reports_needed;
     char why[160];    /* a host-bound verdict's reason, else "" */
     bool slower;      /* slower by more than the threshold, counted or not */
     bool regression;  /* slower, and the sides are comparable or forced */
