@@ -9,7 +9,10 @@
 #                 built-in cases and prints the project's version; the
 #                 example configured with -DCMAKE_PREFIX_PATH=<prefix> finds
 #                 cuproof there, builds, and its ctest runs exactly one test,
-#                 skipped (no GPU) or passed;
+#                 skipped (no GPU) or passed; and the example with a typo in
+#                 its case's expectations (peak_concurent_kernels) builds,
+#                 but its `list` exits 2 and its ctest fails, with or
+#                 without a GPU, naming copy_overlap.c, the line and column;
 #   subdirectory  the example with -DCUPROOF_SOURCE_DIR=<this checkout>
 #                 (add_subdirectory): it builds, and its ctest runs exactly
 #                 one test (cuproof's own tests are off), skipped or passed;
@@ -164,6 +167,27 @@ if [ "$mode" = install ] || [ "$mode" = all ]; then
     [ "$found" = "$prefix/lib/cmake/cuproof" ] || [ "$found" = "$prefix/lib64/cmake/cuproof" ] ||
         fail "the example found cuproof in '$found', not in the temporary prefix"
     ctest_one "$tmp/against-install"
+
+    # A typo in the case's expectations fails a CPU-only CI too: the case
+    # is checked before it would be skipped for want of a GPU.
+    cp -r "$root/examples/my-cases" "$tmp/typo-src"
+    sed -i 's/"streams: no finding cuda_memcpy_async\\n"/"streams: peak_concurent_kernels > 1\\n"/' \
+        "$tmp/typo-src/copy_overlap.c"
+    grep -q peak_concurent_kernels "$tmp/typo-src/copy_overlap.c" || fail "the typo was not planted"
+    step "configure the example with a typo" cmake -S "$tmp/typo-src" -B "$tmp/typo" -G Ninja \
+        -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$prefix"
+    step "build the example with a typo" cmake --build "$tmp/typo"
+    rc=0
+    said=$(installed "$tmp/typo/copy-overlap" list 2>&1 >/dev/null) || rc=$?
+    [ "$rc" = 2 ] || fail "copy-overlap list with a typo exited $rc, not 2: $said"
+    grep -q "copy_overlap.c: case copy-overlap: its expectations, line 3, column 10: unknown metric 'peak_concurent_kernels' (did you mean 'peak_concurrent_kernels'?)" <<<"$said" ||
+        fail "copy-overlap list with a typo did not name the file, line and column: $said"
+    echo "ci/example.sh: ok: list names the typo: $said"
+    rc=0
+    out=$(ctest --test-dir "$tmp/typo" -R 'case[.]copy-overlap$' --output-on-failure 2>&1) || rc=$?
+    [ "$rc" != 0 ] || { echo "$out" >&2; fail "ctest passed the case with a typo"; }
+    grep -q "peak_concurent_kernels" <<<"$out" || { echo "$out" >&2; fail "the failing test's log does not name the typo"; }
+    echo "ci/example.sh: ok: ctest fails the case with a typo (exit $rc)"
 fi
 
 if [ "$mode" = subdirectory ] || [ "$mode" = all ]; then

@@ -75,8 +75,14 @@ int cp_make_dirs(const char *dir)
 
 int cp_cli_main(int argc, char **argv)
 {
-    if (argc < 2)
-        return cp_usage_error("%s", "missing command: list, run or help");
+    if (argc < 2) {
+        /* Every command, one line each: what a newcomer types first. */
+        fprintf(stderr, "cuproof: missing command; one of:\n");
+        for (size_t i = 0; i < cp_ncommands; i++)
+            fprintf(stderr, "  %-9s %s\n", cp_commands[i].name, cp_commands[i].summary);
+        fprintf(stderr, "cuproof help COMMAND (or cuproof COMMAND --help) tells more\n");
+        return CP_EXIT_USAGE;
+    }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         cp_help_print(stdout, NULL);

@@ -47,6 +47,7 @@ typedef struct cp_command {
     int (*run)(int argc, char **argv);
     const char *text;        /* prose, unwrapped; paragraphs split by "\n\n" */
     const cp_help_opt *opts; /* ends with {NULL}; NULL for none */
+    const cp_help_opt *examples; /* command line and what it does; ends with {NULL} */
     const char *exits;       /* when this command gives which status; NULL: the table says all */
 } cp_command;
 

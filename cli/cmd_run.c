@@ -235,7 +235,7 @@ static int run_one(const run_args *a, const cp_report *r, size_t i, const int *d
     }
     /* Only a sticky error (the context is lost) stops the GPU cases after
      * this one; the case's own report says what failed either way. */
-    if (cp_run_case(a->sel[i], &env, &a->o, c) < 0 && !cp_device_usable()) {
+    if (cp_run_case(a->sel[i], &env, &a->o, c) < 0 && env.has_device && !cp_device_usable()) {
         *fatal = 1;
         snprintf(fatal_msg, msg_len, "%s", c->error);
     }

@@ -175,6 +175,111 @@ static const cp_help_opt environment[] = {
     {NULL, NULL},
 };
 
+/* Two examples a command: the command line, and what it does. */
+static const cp_help_opt list_examples[] = {
+    {"cuproof list",
+     "the cases, one per line"},
+    {"cuproof list | grep conway",
+     "the Game of Life cases alone"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt run_examples[] = {
+    {"cuproof run multi-kernel --out out",
+     "one case, its report in out/report.json and out/report.html"},
+    {"cuproof run --profile ci --runs 3 --out runs/today",
+     "every case three times, each pass after the first in a process of its own, for compare"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt test_examples[] = {
+    {"cuproof test vector-add",
+     "one case as a ctest test: its exit status is the case's (77 skipped)"},
+    {"cuproof test multi-kernel --out out",
+     "the same, keeping its report and traces"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt compare_examples[] = {
+    {"cuproof compare runs/monday runs/today",
+     "two run directories, variant by variant"},
+    {"cuproof compare --old a --old b --new c --new d --html cmp.html",
+     "two reports a side, and the page"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt ab_examples[] = {
+    {"cuproof ab main/build/cuproof build/cuproof multi-kernel --pairs 20",
+     "two builds in shuffled pairs on this GPU"},
+    {"cuproof ab --exec -- ./old_app ::: ./new_app",
+     "two programs, on their wall and NVTX range times"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt gpus_examples[] = {
+    {"cuproof gpus",
+     "the GPUs this machine has"},
+    {"cuproof gpus --ctest-spec gpus.json",
+     "ctest's resource spec, one slot per GPU"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt timeline_examples[] = {
+    {"cuproof timeline out.html out/multi-kernel.trace.json",
+     "one case's timelines as a page"},
+    {"cuproof timeline all.html out/*.trace.json",
+     "every case's"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt export_examples[] = {
+    {"cuproof export out/multi-kernel.trace.json perfetto",
+     "a Perfetto file per variant"},
+    {"cuproof export out/multi-kernel.trace.json perfetto --format proto",
+     "the same as Perfetto protobuf"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt metrics_examples[] = {
+    {"cuproof metrics",
+     "every metric and finding an expectation can name"},
+    {"cuproof metrics --markdown",
+     "the same as the Markdown tables of docs/DESIGN.md"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt check_examples[] = {
+    {"cuproof check out/multi-kernel.trace.json --expect 'streams-pinned: peak_concurrent_kernels > 1'",
+     "one expectation on a recorded case"},
+    {"cuproof check cuproof-exec/proc --expect-file train.expect",
+     "a file of expectations on a traced program's records"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt exec_examples[] = {
+    {"cuproof exec --expect 'copy_kernel_overlap_ratio > 0.3' -- ./app",
+     "trace a program and check it"},
+    {"cuproof exec --range step --expect-file ddp.expect -- torchrun --nproc_per_node=2 train.py",
+     "every rank of a job, inside its NVTX range step"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt replay_examples[] = {
+    {"cuproof replay samples/recordings",
+     "rebuild a recorded run's report without a GPU"},
+    {"cuproof replay samples/recordings --out replayed",
+     "the same, writing the rebuilt report"},
+    {NULL, NULL},
+};
+
+static const cp_help_opt help_examples[] = {
+    {"cuproof help run",
+     "one command's help"},
+    {"cuproof help --markdown > docs/cli.md",
+     "every command's, as docs/cli.md holds it"},
+    {NULL, NULL},
+};
+
 /* In the order `cuproof help` shows them. `exits` says when the command
  * gives which status; what each status means is the exit table's. */
 const cp_command cp_commands[] = {
@@ -182,12 +287,17 @@ const cp_command cp_commands[] = {
      .args = "",
      .summary = "list the cases, one per line: name and title",
      .run = cp_cmd_list,
+     .examples = list_examples,
      .text = "Lists the cases built into this executable, one per line: its name, then its "
-             "title."},
+             "title. Each case's declaration is checked as it is listed, with no GPU needed: its "
+             "baseline, and its expectations' syntax, variants, metrics and findings; every "
+             "error is said with its file, line and column.",
+     .exits = "2 when a case is declared with errors."},
     {.name = "run",
      .args = "[CASE...] [OPTIONS]",
      .summary = "run the named cases (all when none are named)",
      .run = cp_cmd_run,
+     .examples = run_examples,
      .text = "Runs the named cases, or every case when none is named: each variant's untimed "
              "warm-up runs, its timed runs and one traced run, its checks against the CPU "
              "reference and its claims against the trace.\n\n"
@@ -200,6 +310,7 @@ const cp_command cp_commands[] = {
      .args = "CASE [OPTIONS]",
      .summary = "run one case as a ctest test",
      .run = cp_cmd_test,
+     .examples = test_examples,
      .text = "Runs one case as run does, as a ctest test: three timed runs unless --repeat or "
              "the stopping rule's options say otherwise, and files only when --out is given. "
              "It takes run's options but --devices and --runs: ctest places each test on its "
@@ -210,6 +321,7 @@ const cp_command cp_commands[] = {
      .args = "OLD.json NEW.json | --old PATH... --new PATH... [OPTIONS]",
      .summary = "compare reports, variant by variant",
      .run = cp_cmd_compare,
+     .examples = compare_examples,
      .text = "Compares two reports (report.json of two runs), or several a side: per variant "
              "the ratio of medians, its 95% bootstrap interval, a rank test's p, a verdict "
              "(same, faster, slower, noisy) and the runs it rests on, then the checks, case "
@@ -223,6 +335,7 @@ const cp_command cp_commands[] = {
      .args = "A B [CASE...] [OPTIONS] | --exec [OPTIONS] -- PROGRAM_A... ::: PROGRAM_B...",
      .summary = "run two builds in shuffled pairs and compare them, variant by variant",
      .run = cp_cmd_ab,
+     .examples = ab_examples,
      .text = "Runs two builds of cuproof (two cuproof executables, or two install prefixes) on "
              "this GPU in pairs, each pair back to back in an order drawn at random (AB or BA), "
              "each run `run --runs 1` of the named cases (every case when none is named). "
@@ -241,6 +354,7 @@ const cp_command cp_commands[] = {
      .args = "[OPTIONS]",
      .summary = "list the GPUs; write ctest's resource spec for them",
      .run = cp_cmd_gpus,
+     .examples = gpus_examples,
      .text = "Lists the GPUs the CUDA runtime sees, one per line: index, name, compute "
              "capability, multiprocessors and memory.",
      .opts = gpus_opts,
@@ -249,6 +363,7 @@ const cp_command cp_commands[] = {
      .args = "OUT.html TRACE.json...",
      .summary = "a page of timelines drawn from recorded trace files",
      .run = cp_cmd_timeline,
+     .examples = timeline_examples,
      .text = "Writes OUT.html, one self-contained page of timelines drawn from 1 to 64 recorded "
              "trace files (CASE.trace.json).",
      .exits = "1 when a file cannot be read or written."},
@@ -256,6 +371,7 @@ const cp_command cp_commands[] = {
      .args = "TRACE DIR [OPTIONS]",
      .summary = "write a recorded trace for ui.perfetto.dev",
      .run = cp_cmd_export,
+     .examples = export_examples,
      .text = "Writes each variant of a recorded trace file (or a program's *.proc.jsonl files, "
              "merged, as DIR/program.*) to DIR, for ui.perfetto.dev or for check.",
      .opts = export_opts,
@@ -264,6 +380,7 @@ const cp_command cp_commands[] = {
      .args = "[OPTIONS]",
      .summary = "the metrics and findings that expectations name",
      .run = cp_cmd_metrics,
+     .examples = metrics_examples,
      .text = "Lists the metrics (name, unit, definition) and the findings (name, when raised) "
              "that expectations name.",
      .opts = metrics_opts},
@@ -271,6 +388,7 @@ const cp_command cp_commands[] = {
      .args = "TRACE... [--expect EXPR]... [OPTIONS]",
      .summary = "check expectations on recorded traces",
      .run = cp_cmd_check,
+     .examples = check_examples,
      .text = "Checks expectations on recorded traces: TRACE.json files (per variant, as a "
              "case's); or a program's *.proc.jsonl files and directories of them, merged, with "
              "the scopes range(NAME), process(PID), device(N) and rank(N), every rank and "
@@ -287,6 +405,7 @@ const cp_command cp_commands[] = {
      .args = "[OPTIONS] -- PROGRAM [ARGS...]",
      .summary = "trace an unmodified program and check it",
      .run = cp_cmd_exec,
+     .examples = exec_examples,
      .text = "Runs an unmodified program with CUPTI injected into each of its processes, checks "
              "the expectations on the merged trace and writes the reports. Everything after -- "
              "belongs to the program, --help included.",
@@ -300,6 +419,7 @@ const cp_command cp_commands[] = {
      .args = "DIR [OPTIONS]",
      .summary = "rebuild the report of a recorded run without a GPU",
      .run = cp_cmd_replay,
+     .examples = replay_examples,
      .text = "Rebuilds the report of a recorded run (a `run --out DIR` on a GPU machine) "
              "without a GPU: metrics, timings and declared checks recomputed from its traces "
              "and samples and held to the recording, the rest as recorded; labelled as a "
@@ -310,6 +430,7 @@ const cp_command cp_commands[] = {
      .args = "[COMMAND]",
      .summary = "show this help, or one command's",
      .run = cp_cmd_help,
+     .examples = help_examples,
      .text = "Shows the help of every command, or of COMMAND alone; `cuproof COMMAND --help` "
              "does the same. The man page cuproof(1) holds the same text."},
 };
@@ -537,6 +658,16 @@ static void command_body(FILE *out, fmt f, const cp_command *c)
             fputs(".PP\noptions:\n", out);
         for (const cp_help_opt *o = c->opts; o->flags; o++)
             item(out, f, o->flags, o->text);
+    }
+    if (c->examples) {
+        if (f == FMT_TEXT)
+            fputs("\n    examples:\n", out);
+        else if (f == FMT_MARKDOWN)
+            fputs("\nexamples:\n\n", out);
+        else
+            fputs(".PP\nexamples:\n", out);
+        for (const cp_help_opt *e = c->examples; e->flags; e++)
+            item(out, f, e->flags, e->text);
     }
     if (c->exits) {
         char text[1024];

@@ -1777,3 +1777,34 @@ Test(cli, five_ci_runs_and_ten_percent_more_work)
     HAS("streams-pageable                15.280      18.222");
     HAS("noisy (host-bound: the GPU was busy 15% of the run)");
 }
+
+/* `cuproof` alone lists every command, one line each (exit 2: no command
+ * was given); each command's help, as `help NAME` and `NAME --help`,
+ * exits 0 with at least two examples, each a cuproof command line. */
+Test(cli, bare_lists_every_command_and_each_help_has_two_examples)
+{
+    cr_expect_eq(cuproof(""), 2, "%s", output);
+    static char bare[sizeof output];
+    snprintf(bare, sizeof bare, "%s", output);
+    cr_assert_not_null(strstr(bare, "missing command; one of:"), "%s", bare);
+    int commands = 0;
+    for (char *line = strstr(bare, "\n  "); line; line = strstr(line + 1, "\n  ")) {
+        char name[32] = "", args[96];
+        if (sscanf(line + 3, "%31s", name) != 1)
+            continue;
+        commands++;
+        for (int form = 0; form < 2; form++) {
+            snprintf(args, sizeof args, form ? "%s --help" : "help %s", name);
+            cr_expect_eq(cuproof(args), 0, "%s: %s", args, output);
+            const char *ex = strstr(output, "examples:");
+            cr_assert_not_null(ex, "%s: %s", args, output);
+            const char *end = strstr(ex, "EXIT STATUS");
+            int n = 0;
+            for (const char *p = strstr(ex, "\n      cuproof "); p && (!end || p < end);
+                 p = strstr(p + 1, "\n      cuproof "))
+                n++;
+            cr_expect_geq(n, 2, "%s: %d examples: %s", args, n, ex);
+        }
+    }
+    cr_expect_eq(commands, 13, "%d commands listed: %s", commands, bare);
+}

@@ -507,6 +507,30 @@ Test(runner, bad_options)
     cr_expect_eq(res->status, CP_STATUS_FAILED);
 }
 
+CUPROOF_CASE(selftest_typo, .variants = CP_VARIANTS("a", "b"), .run = count_run,
+             .expect = "a: kernels >= 1\npeak_concurent_kernels > 1\nc: kernels > 0\n");
+
+/* A typo in a GPU case's expectations fails it where no GPU is, instead of
+ * the skip that would leave a CPU-only CI green: every error is said, with
+ * the file, the case, the line and column, and the name meant. */
+Test(runner, a_typo_in_a_gpu_case_fails_without_a_gpu)
+{
+    const cp_case_def *d = cp_registry_find("selftest-typo");
+    cr_assert_not_null(d);
+    cr_expect_eq(cp_case_validate(d), CP_EINVAL);
+    const char *e = cp_last_error();
+    cr_expect_not_null(strstr(e, "test_runner.c: case selftest-typo: its expectations, line 2, "
+                                 "column 1: unknown metric 'peak_concurent_kernels' (did you "
+                                 "mean 'peak_concurrent_kernels'?)"),
+                       "%s", e);
+    cr_expect_not_null(strstr(e, "line 3, column 1: unknown variant 'c'"), "%s", e);
+    cr_expect_eq(cp_run_case(d, &env, &opts, res), CP_EINVAL);
+    cr_expect_eq(res->status, CP_STATUS_FAILED, "%d", res->status);
+    cr_expect_not_null(strstr(res->error, "peak_concurent_kernels"), "%s", res->error);
+    cr_expect_eq(runs, 0);
+    cr_expect_eq(cp_case_validate(cp_registry_find("selftest-ok")), 0);
+}
+
 CUPROOF_CASE(selftest_bad_baseline, .cpu_only = true, .variants = CP_VARIANTS("a", "b"),
              .baseline = "c", .run = count_run, .verify = verify_planted);
 

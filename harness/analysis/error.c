@@ -104,3 +104,27 @@ int cp_exit_worse(int a, int b)
 {
     return exit_rank(a) >= exit_rank(b) ? a : b;
 }
+
+void cp_errors_add(cp_errors *e, int code)
+{
+    if (e->n++ == 0)
+        e->first = code;
+    const char *msg = cp_last_error();
+    int w = snprintf(e->text + e->used, sizeof e->text - e->used, "%s%s", e->used ? "\n  " : "",
+                     msg);
+    if (w < 0 || (size_t)w >= sizeof e->text - e->used) {
+        e->text[e->used] = '\0';
+        e->dropped++;
+        return;
+    }
+    e->used += (size_t)w;
+}
+
+int cp_errors_finish(cp_errors *e)
+{
+    if (e->n == 0)
+        return 0;
+    if (e->dropped)
+        return cp_failf(e->first, "%s\n  (and %d more errors)", e->text, e->dropped);
+    return cp_failf(e->first, "%s", e->text);
+}

@@ -549,6 +549,8 @@ int cp_expect_parse(const char *text, int first_line, cp_expect_list *list)
      * list as it was. */
     cp_expect_list fresh = {0};
     char pattern[sizeof list->comm_pattern] = "";
+    /* Every bad line is said, not only the first (cp_errors). */
+    cp_errors bad = {0};
     int rc = 0;
     int number = first_line;
     for (const char *p = text;;) {
@@ -558,17 +560,15 @@ int cp_expect_parse(const char *text, int first_line, cp_expect_list *list)
             goto out;
         }
         int directive = parse_directive(p, stop, number, pattern, sizeof pattern);
-        if (directive < 0) {
-            rc = directive;
-            goto out;
-        }
         cp_expectation e;
         int got = directive ? 0 : parse_line(p, stop, number, &e);
-        if (got < 0) {
-            rc = got;
-            goto out;
-        }
-        if (got > 0) {
+        if (directive < 0 || got < 0) {
+            if (directive < 0 ? directive == CP_ENOMEM : got == CP_ENOMEM) {
+                rc = CP_ENOMEM;
+                goto out;
+            }
+            cp_errors_add(&bad, directive < 0 ? directive : got);
+        } else if (got > 0) {
             if ((rc = reserve(&fresh, 1)) < 0) {
                 item_free(&e);
                 goto out;
@@ -584,6 +584,8 @@ int cp_expect_parse(const char *text, int first_line, cp_expect_list *list)
         number++;
         p = stop + 1;
     }
+    if ((rc = cp_errors_finish(&bad)) < 0)
+        goto out;
     if (fresh.n > 0) {
         if ((rc = reserve(list, fresh.n)) < 0)
             goto out;

@@ -871,35 +871,41 @@ void cp_expect_stream_free(cp_expect_stream *x)
 
 int cp_expect_validate_program(const cp_expect_list *list)
 {
+    cp_errors bad = {0};
     for (size_t i = 0; i < list->n; i++) {
         const cp_expectation *e = &list->items[i];
         scope_kind kind;
         uint32_t number;
         char why[256];
-        if (scope_kind_of(e->scope, e->scope_arg, &kind, &number, why, sizeof why) < 0)
-            return cp_failf(CP_EINVAL, "line %d, column %d: %s", e->line, e->scope_column, why);
+        if (scope_kind_of(e->scope, e->scope_arg, &kind, &number, why, sizeof why) < 0) {
+            cp_errors_add(&bad, cp_failf(CP_EINVAL, "line %d, column %d: %s", e->line,
+                                         e->scope_column, why));
+            continue;
+        }
         /* The metric or finding, checked as a case's are: the same
          * expectation without its scope. */
         cp_expectation bare = *e;
         bare.scope = "";
         bare.scope_arg = NULL;
         bare.has_rank = bare.every_rank = bare.spread_ranks = false;
+        int rc = 0;
         if (cp_metric_is_program_wide(e->name) &&
             (e->scope[0] || e->scope_arg || e->has_rank || e->every_rank))
-            return cp_failf(CP_EINVAL,
-                            "line %d, column %d: '%s' is measured across the ranks of the whole "
-                            "program; it takes no scope",
-                            e->line, e->name_column, e->name);
-        if (e->spread_ranks && e->kind != CP_EXPECT_COMPARE)
-            return cp_failf(CP_EINVAL, "line %d, column %d: 'rank spread' compares a metric's "
-                                       "spread over the ranks; a finding has none",
-                            e->line, e->name_column);
+            rc = cp_failf(CP_EINVAL,
+                          "line %d, column %d: '%s' is measured across the ranks of the whole "
+                          "program; it takes no scope",
+                          e->line, e->name_column, e->name);
+        else if (e->spread_ranks && e->kind != CP_EXPECT_COMPARE)
+            rc = cp_failf(CP_EINVAL, "line %d, column %d: 'rank spread' compares a metric's "
+                                     "spread over the ranks; a finding has none",
+                          e->line, e->name_column);
         cp_expect_list one = {.items = &bare, .n = 1, .cap = 1};
-        int rc = cp_expect_validate(&one, NULL, 0);
+        if (rc == 0)
+            rc = cp_expect_validate(&one, NULL, 0);
         if (rc < 0)
-            return rc;
+            cp_errors_add(&bad, rc);
     }
-    return 0;
+    return cp_errors_finish(&bad);
 }
 
 bool cp_expect_crosses_hosts(const cp_expectation *e)

@@ -356,6 +356,41 @@ static bool names_variant(const cp_case_def *def, const char *name)
     return false;
 }
 
+/* One declared text of the case checked (cp_case_validate): each error
+ * prefixed with the file, the case and which text it is. */
+static void validate_text(const cp_case_def *def, const char *text, const char *which,
+                          cp_errors *bad)
+{
+    if (!text)
+        return;
+    cp_expect_list list = {0};
+    int rc = cp_expect_parse(text, 1, &list);
+    if (rc == 0)
+        rc = cp_expect_validate(&list, def->variants, (size_t)cp_case_variant_count(def));
+    cp_expect_list_free(&list);
+    if (rc < 0) {
+        char why[3000];
+        snprintf(why, sizeof why, "%s", cp_last_error());
+        cp_errors_add(bad, cp_failf(rc, "%s: case %s: its %s, %s",
+                                    def->file ? def->file : "(unknown file)", cp_case_name(def),
+                                    which, why));
+    }
+}
+
+int cp_case_validate(const cp_case_def *def)
+{
+    cp_errors bad = {0};
+    if (def->baseline && !names_variant(def, def->baseline))
+        cp_errors_add(&bad, cp_failf(CP_EINVAL, "%s: case %s: its baseline \"%s\" is none of "
+                                                "its variants",
+                                     def->file ? def->file : "(unknown file)", cp_case_name(def),
+                                     def->baseline));
+    validate_text(def, def->expect, "expectations", &bad);
+    validate_text(def, def->essential, "essential expectations", &bad);
+    int rc = cp_errors_finish(&bad);
+    return rc < 0 ? CP_EINVAL : 0;
+}
+
 int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
                 cp_case_result *r)
 {
@@ -370,8 +405,9 @@ int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,
         record_error(r, "bad options", CP_EINVAL);
         return CP_EINVAL;
     }
-    if (def->baseline && !names_variant(def, def->baseline)) {
-        cp_failf(CP_EINVAL, "its baseline \"%s\" is none of its variants", def->baseline);
+    /* Before a case without a GPU is skipped: a typo in its declaration
+     * fails it on a CPU-only machine too. */
+    if (cp_case_validate(def) < 0) {
         record_error(r, "bad case declaration", CP_EINVAL);
         return CP_EINVAL;
     }

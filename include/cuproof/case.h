@@ -50,7 +50,8 @@ typedef struct cp_variant {
 typedef struct cp_ctx cp_ctx;
 
 typedef struct cp_case_def {
-    const char *id; /* set by CUPROOF_CASE */
+    const char *id;   /* set by CUPROOF_CASE */
+    const char *file; /* set by CUPROOF_CASE: the source file that declares it */
     const char *title;
     const char *source;
     /* The variants' names, NULL-terminated: CP_VARIANTS("a", "b"). */
@@ -96,11 +97,12 @@ CP_API void cp_registry_add(const cp_case_def *def);
 /* A case's variant list: .variants = CP_VARIANTS("sync", "streams"). */
 #define CP_VARIANTS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-#define CUPROOF_CASE(ident, ...)                                              \
-    static const cp_case_def cp_case_def_##ident = {.id = #ident, __VA_ARGS__}; \
-    __attribute__((constructor)) static void cp_case_register_##ident(void)   \
-    {                                                                         \
-        cp_registry_add(&cp_case_def_##ident);                                \
+#define CUPROOF_CASE(ident, ...)                                                         \
+    static const cp_case_def cp_case_def_##ident = {                                     \
+        .id = #ident, .file = __FILE__, __VA_ARGS__};                                    \
+    __attribute__((constructor)) static void cp_case_register_##ident(void)              \
+    {                                                                                    \
+        cp_registry_add(&cp_case_def_##ident);                                           \
     }
 
 /* The registry, in name order. */
@@ -108,6 +110,15 @@ CP_API size_t cp_registry_count(void);
 CP_API const cp_case_def *cp_registry_at(size_t i);
 CP_API const cp_case_def *cp_registry_find(const char *name); /* NULL when unknown */
 CP_API const char *cp_case_name(const cp_case_def *def);
+
+/* Checks a case's declaration without running it, so that a typo fails
+ * where no GPU is (cuproof list, and cuproof run or test before a case is
+ * skipped for want of one): its baseline names one of its variants, and
+ * its expectations and essential expectations parse and name its variants
+ * and known metrics and findings. Returns 0, or CP_EINVAL with every
+ * error in cp_last_error, each naming the file, the case, which text and
+ * the line and column in it. */
+CP_API int cp_case_validate(const cp_case_def *def);
 
 /* ---- what a case calls ---- */
 

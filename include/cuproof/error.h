@@ -61,6 +61,20 @@ CP_API int cp_failf(int code, const char *fmt, ...) __attribute__((format(printf
 CP_API const char *cp_last_error(void);
 CP_API void cp_clear_last_error(void);
 
+/* Several errors said together, for an input that holds more than one
+ * (an expectation file with three bad lines reports all three): each
+ * cp_errors_add appends the thread's last error, the first code kept;
+ * cp_errors_finish makes them the last error, one per line (the later
+ * ones indented), and returns the first code, or 0 when none was added.
+ * Past the last error's room the rest are counted, not lost silently. */
+typedef struct cp_errors {
+    char text[4000];
+    size_t used;
+    int first, n, dropped;
+} cp_errors;
+CP_API void cp_errors_add(cp_errors *e, int code);
+CP_API int cp_errors_finish(cp_errors *e);
+
 /* Propagates a harness return code through the same cleanup path. */
 #define CP_TRY(expr)                  \
     do {                              \
