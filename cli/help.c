@@ -644,31 +644,28 @@ static const char *synopsis(const cp_command *c, char *buf, size_t size)
     return buf;
 }
 
-/* One command: its description, options and exit statuses (the caller
- * prints its synopsis). */
+/* A titled list of a command's options or examples (none: nothing). */
+static void items(FILE *out, fmt f, const char *title, const cp_help_opt *list)
+{
+    if (!list)
+        return;
+    if (f == FMT_TEXT)
+        fprintf(out, "\n    %s:\n", title);
+    else if (f == FMT_MARKDOWN)
+        fprintf(out, "\n%s:\n\n", title);
+    else
+        fprintf(out, ".PP\n%s:\n", title);
+    for (const cp_help_opt *o = list; o->flags; o++)
+        item(out, f, o->flags, o->text);
+}
+
+/* One command: its description, options, examples and exit statuses (the
+ * caller prints its synopsis). */
 static void command_body(FILE *out, fmt f, const cp_command *c)
 {
     paras(out, f, c->text);
-    if (c->opts) {
-        if (f == FMT_TEXT)
-            fputs("\n    options:\n", out);
-        else if (f == FMT_MARKDOWN)
-            fputs("\noptions:\n\n", out);
-        else
-            fputs(".PP\noptions:\n", out);
-        for (const cp_help_opt *o = c->opts; o->flags; o++)
-            item(out, f, o->flags, o->text);
-    }
-    if (c->examples) {
-        if (f == FMT_TEXT)
-            fputs("\n    examples:\n", out);
-        else if (f == FMT_MARKDOWN)
-            fputs("\nexamples:\n\n", out);
-        else
-            fputs(".PP\nexamples:\n", out);
-        for (const cp_help_opt *e = c->examples; e->flags; e++)
-            item(out, f, e->flags, e->text);
-    }
+    items(out, f, "options", c->opts);
+    items(out, f, "examples", c->examples);
     if (c->exits) {
         char text[1024];
         snprintf(text, sizeof text, "Exit status: %s", c->exits);
