@@ -120,6 +120,11 @@ static int parse_args(int argc, char **argv, bool test, run_args *a)
     if (a->nsel == 0)
         for (size_t i = 0; i < cp_registry_count(); i++)
             a->sel[a->nsel++] = cp_registry_at(i);
+    /* Every override against every selected case's declaration, before
+     * anything runs and whether or not a GPU is here. */
+    for (size_t i = 0; a->o.nparams && i < a->nsel; i++)
+        if (cp_case_check_params(a->sel[i], a->o.params, a->o.nparams) < 0)
+            return cp_usage_error("%s", cp_last_error());
     if (a->o.repeat && a->rule_set)
         return cp_usage_error("%s", "--repeat fixes the number of timed runs: it does not go "
                                     "with --min-samples, --max-samples, --max-noise, --min-time "
@@ -396,9 +401,15 @@ static int test_verdict(const cp_report *r, int status)
                k->name, k->expected, k->measured, k->skip_reason[0] ? ": " : "", k->skip_reason);
         skipped += k->status == CP_CHECK_SKIPPED;
     }
-    for (size_t i = 0; i < c->nclaims; i++)
-        printf("  claim   %s: claimed %s, measured %s: %s\n", c->claims[i].text,
-               c->claims[i].claimed, c->claims[i].measured, cp_verdict_name(c->claims[i].verdict));
+    for (size_t i = 0; i < c->nclaims; i++) {
+        const cp_claim_result *k = &c->claims[i];
+        char rule[256] = "";
+        if (k->has_window)
+            cp_claim_rule(&k->window, rule, sizeof rule);
+        printf("  claim   %s: claimed %s, measured %s: %s%s%s%s\n", k->text, k->claimed,
+               k->measured, cp_verdict_name(k->verdict), *rule ? " (" : "", rule,
+               *rule ? ")" : "");
+    }
     if (c->status == CP_STATUS_INCONCLUSIVE) {
         printf("cuproof: %s is inconclusive: %s\n", c->name, c->skip_reason);
         return CP_EXIT_FAILED;

@@ -812,8 +812,14 @@ static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
         if (!side_claim(o, name, text, &va) || !side_claim(n, name, text, &vb) || va == vb)
             continue;
         const char *was = cp_verdict_name(va), *now = cp_verdict_name(vb);
+        /* A claim that held (inside its window, or beyond it on the
+         * claimed side) and is now refuted got worse; moving within the
+         * claimed side (confirmed, exceeded, fell short) is said, not
+         * counted. */
+        bool held = va == CP_VERDICT_CONFIRMED || va == CP_VERDICT_EXCEEDED ||
+                    va == CP_VERDICT_FELL_SHORT;
         CP_TRY(change(&c->claims, &c->nclaims, &k->claims, name, ci, text, was, now,
-                      worse(was, now, "confirmed", "refuted")));
+                      held && vb == CP_VERDICT_REFUTED));
     }
     CP_TRY(compare_findings(c, k, o, n, ca, ci));
     const cp_case_result *ca_new = NULL;

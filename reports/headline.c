@@ -257,19 +257,28 @@ static bool trace(line *l, const cp_case_result *c)
 }
 
 /* The source's claims: their verdicts, and one of them in full (a refuted
- * one first: it is the news). */
+ * one first: it is the news; then one that fell short or exceeded its
+ * window, then a confirmed one). */
 static void claims(line *l, const cp_case_result *c)
 {
-    size_t counts[3] = {0};
+    /* In the order they are said, the news first. */
+    static const cp_verdict order[] = {CP_VERDICT_REFUTED, CP_VERDICT_FELL_SHORT,
+                                       CP_VERDICT_EXCEEDED, CP_VERDICT_CONFIRMED,
+                                       CP_VERDICT_NOT_MEASURED};
+    enum { NORDER = sizeof order / sizeof order[0] };
+    size_t counts[NORDER] = {0};
     const cp_claim_result *shown = NULL;
+    size_t shown_rank = NORDER - 1;
     for (size_t i = 0; i < c->nclaims; i++) {
         const cp_claim_result *k = &c->claims[i];
-        if ((unsigned)k->verdict < 3)
-            counts[k->verdict]++;
-        if (k->verdict == CP_VERDICT_REFUTED && (!shown || shown->verdict != CP_VERDICT_REFUTED))
-            shown = k;
-        else if (k->verdict == CP_VERDICT_CONFIRMED && !shown)
-            shown = k;
+        for (size_t r = 0; r < NORDER; r++)
+            if (order[r] == k->verdict) {
+                counts[r]++;
+                if (r < shown_rank) {
+                    shown = k;
+                    shown_rank = r;
+                }
+            }
     }
     char text[100];
     if (!shown) {
@@ -282,10 +291,13 @@ static void claims(line *l, const cp_case_result *c)
             cp_verdict_name(shown->verdict), shown->measured);
         return;
     }
-    add(l, " Source's claims: %zu confirmed, %zu refuted", counts[CP_VERDICT_CONFIRMED],
-        counts[CP_VERDICT_REFUTED]);
-    if (counts[CP_VERDICT_NOT_MEASURED])
-        add(l, ", %zu not measured", counts[CP_VERDICT_NOT_MEASURED]);
+    add(l, " Source's claims:");
+    bool first = true;
+    for (size_t r = 0; r < NORDER; r++)
+        if (counts[r]) {
+            add(l, "%s %zu %s", first ? "" : ",", counts[r], cp_verdict_name(order[r]));
+            first = false;
+        }
     add(l, "; \"%s\": %s (measured %s).", cut(shown->text, text, 96),
         cp_verdict_name(shown->verdict), shown->measured);
 }
@@ -478,16 +490,20 @@ static double largest_ratio(const char *s)
     return best;
 }
 
-/* A confirmed claim measured past the top of what it claimed, both as
- * ratios: "about 4x (3x to 4.5x)" measured 43.0x. */
+/* A claim measured past its window ("about 4x (3x to 4.5x)" measured
+ * 43.0x): exceeded by its window's rule, or, in a report from before the
+ * windows, confirmed with a measured ratio beyond the claimed ones. */
 static bool exceeded(const cp_claim_result *k)
 {
+    if (k->verdict == CP_VERDICT_EXCEEDED)
+        return true;
     double claimed = largest_ratio(k->claimed), measured = largest_ratio(k->measured);
-    return k->verdict == CP_VERDICT_CONFIRMED && claimed > 0 && measured > claimed;
+    return !k->has_window && k->verdict == CP_VERDICT_CONFIRMED && claimed > 0 &&
+           measured > claimed;
 }
 
 /* The source's claims that were refuted (the first said, the rest
- * counted), else those confirmed and exceeded (the largest said). */
+ * counted), else those exceeded (the largest said). */
 static bool claim_finding(line *l, const cp_case_result *c)
 {
     const cp_claim_result *refuted = NULL, *beyond = NULL;
@@ -508,7 +524,7 @@ static bool claim_finding(line *l, const cp_case_result *c)
         return false;
     char text[100];
     add(l, "the source's claim \"%s\" %s: claimed %s, measured %s", cut(k->text, text, 90),
-        refuted ? "refuted" : "confirmed and exceeded", k->claimed, k->measured);
+        refuted ? "refuted" : "exceeded", k->claimed, k->measured);
     size_t more = refuted ? nrefuted - 1 : nbeyond - 1;
     if (more)
         add(l, "; %zu more claim%s %s", more, more == 1 ? "" : "s",

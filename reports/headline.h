@@ -64,8 +64,9 @@ typedef struct cp_key_finding {
  * kernels > 1"; no "V: " in a case of one variant, as a traced program's
  * expectations), whether it was achieved or missed, with the variants'
  * measured ratio or peak and the bound wanted; per case, a source's claim
- * refuted (else one confirmed and exceeded: measured past the largest
- * ratio claimed), with what was claimed and measured. Writes the first
+ * refuted (else one exceeded: measured past its window, or in an older
+ * report past the largest ratio claimed), with what was claimed and
+ * measured. Writes the first
  * `max` to out and returns how many there are.
  */
 size_t cp_key_findings(const cp_report *r, cp_key_finding *out, size_t max);

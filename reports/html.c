@@ -497,8 +497,20 @@ static void claims_html(html_buf *b, const cp_case_result *c)
         html_raw(b, "</small></td>");
         html_cell(b, k->claimed);
         html_cell(b, k->measured);
-        html_fmt(b, "<td class=\"%s\">%s</td><td>", cp_verdict_name(k->verdict),
-                 cp_verdict_name(k->verdict));
+        /* The class is the verdict's name, hyphenated ("fell-short"). */
+        char cls[24];
+        snprintf(cls, sizeof cls, "%s", cp_verdict_name(k->verdict));
+        for (char *p = cls; *p; p++)
+            *p = *p == ' ' ? '-' : *p;
+        html_fmt(b, "<td class=\"%s\">%s", cls, cp_verdict_name(k->verdict));
+        if (k->has_window) {
+            char rule[256];
+            cp_claim_rule(&k->window, rule, sizeof rule);
+            html_raw(b, "<br><small>");
+            html_text(b, rule);
+            html_raw(b, "</small>");
+        }
+        html_raw(b, "</td><td>");
         html_human(b, k->reason);
         html_raw(b, "</td></tr>");
     }
@@ -895,7 +907,7 @@ char *cp_report_html(const cp_report *r)
             "body{font-family:sans-serif;margin:2em;max-width:80em}"
             "table{border-collapse:collapse;margin:.5em 0}"
             "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}"
-            ".passed,.confirmed{color:#060}.failed,.refuted{color:#a00}.skipped{color:#888}"
+            ".passed,.confirmed,.exceeded{color:#060}.fell-short{color:#a60}.failed,.refuted{color:#a00}.skipped{color:#888}"
             ".inconclusive{color:#b60}.headline{font-size:1.1em;background:#f4f6f8;"
             "padding:.4em .6em;border-left:4px solid #2a6fdb}.headline.failed{border-color:#a00}"
             ".headline.inconclusive{border-color:#b60}.headline.skipped{border-color:#888}"

@@ -435,6 +435,18 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
         add_str(b, j, "measured", k->measured);
         add_str(b, j, "verdict", cp_verdict_name(k->verdict));
         add_str(b, j, "reason", k->reason);
+        /* 1.9: the window a measured claim is judged by, and the rule. */
+        if (k->has_window) {
+            cJSON *w = add_obj(b, j, "window");
+            char rule[256];
+            cp_claim_rule(&k->window, rule, sizeof rule);
+            add_num(b, w, "lo", k->window.lo);
+            add_num(b, w, "hi", k->window.hi);
+            add_num(b, w, "none", k->window.none);
+            add_str(b, w, "unit", k->window.unit);
+            add_num(b, w, "value", k->value);
+            add_str(b, w, "rule", rule);
+        }
     }
     cJSON *figures = add_arr(b, o, "figures");
     for (size_t i = 0; i < c->nfigures; i++) {

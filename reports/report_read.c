@@ -522,8 +522,18 @@ static int read_case(where *w, const cJSON *o, cp_case_result *c)
         str(x, "verdict", verdict, sizeof verdict);
         int vd = cp_verdict_from_name(verdict);
         if (vd < 0)
-            CP_TRY(bad(w, "a claim whose verdict is not confirmed, refuted or not measured"));
+            CP_TRY(bad(w, "a claim whose verdict is not confirmed, exceeded, fell short, refuted "
+                          "or not measured"));
         k->verdict = (cp_verdict)vd;
+        const cJSON *win = item(x, "window");
+        if (cJSON_IsObject(win)) {
+            k->has_window = true;
+            k->window.lo = num(win, "lo", NAN);
+            k->window.hi = num(win, "hi", NAN);
+            k->window.none = num(win, "none", NAN);
+            str(win, "unit", k->window.unit, sizeof k->window.unit);
+            k->value = num(win, "value", NAN);
+        }
     }
     cJSON_ArrayForEach(x, item(o, "figures"))
     {

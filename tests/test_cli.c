@@ -1221,6 +1221,25 @@ Test(cli, bad_param)
     expect_usage_error("run --param nonsense", "--param 'nonsense': expected NAME=VALUE");
     expect_usage_error("run --param =3", "--param '=3'");
     expect_usage_error("run --param n=", "--param 'n='");
+    /* Checked against the selected cases' declarations before anything
+     * runs, on this machine without a GPU too: every bad override said. */
+    expect_usage_error("run vector-add --param no_such=1",
+                       "--param no_such=1: case vector-add takes no such parameter (it takes: "
+                       "none)");
+    expect_usage_error("run multi-kernel --param len=1",
+                       "--param len=1: case multi-kernel's len is an integer from 64 to 16777216");
+    expect_usage_error("run multi-kernel --param arrays=1 --param bogus=3",
+                       "--param bogus=3: case multi-kernel takes no such parameter (it takes: "
+                       "arrays (2 to 4096), len (64 to 16777216))");
+    cr_expect_not_null(strstr(output, "--param arrays=1: case multi-kernel's arrays is an "
+                                      "integer from 2 to 4096"),
+                       "%s", output);
+    char dir[] = "/tmp/cuproof-param-XXXXXX", args[160];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args, "run multi-kernel --param len=288512 --out %s", dir);
+    cr_expect_eq(cuproof(args), 0, "%s", output);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    cr_assert_eq(system(args), 0);
 }
 
 Test(cli, stopping_rule_options)

@@ -12,6 +12,7 @@
 #include <cuproof/result.h>
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,4 +224,46 @@ Test(passes, checks_that_state_an_expectation)
         cr_expect_eq(l.n, is ? 1u : 0u);
         cp_expect_list_free(&l);
     }
+}
+
+/* The claim verdict's one rule (cp_claim_judge): the window of multi-
+ * kernel's "about 4x (3x to 4.5x)", no effect at 1x, and the mirrored
+ * window of a claim below its no-effect point ("about 20 or fewer",
+ * none at 64); the rule said in one line, and verdicts read back by name. */
+Test(passes, claim_verdicts_follow_their_window)
+{
+    const cp_claim_window up = {.lo = 3, .hi = 4.5, .none = 1, .unit = "x"};
+    const struct {
+        double value;
+        cp_verdict v;
+    } ups[] = {{3, CP_VERDICT_CONFIRMED},    {4.5, CP_VERDICT_CONFIRMED},
+               {43.0, CP_VERDICT_EXCEEDED},  {8.2, CP_VERDICT_EXCEEDED},
+               {2.0, CP_VERDICT_FELL_SHORT}, {1.0, CP_VERDICT_REFUTED},
+               {0.84, CP_VERDICT_REFUTED},   {NAN, CP_VERDICT_NOT_MEASURED}};
+    for (size_t i = 0; i < sizeof ups / sizeof ups[0]; i++)
+        cr_expect_eq(cp_claim_judge(&up, ups[i].value), ups[i].v, "%g: %s", ups[i].value,
+                     cp_verdict_name(cp_claim_judge(&up, ups[i].value)));
+    const cp_claim_window down = {.lo = 0, .hi = 20, .none = 64, .unit = "contexts"};
+    cr_expect_eq(cp_claim_judge(&down, 12), CP_VERDICT_CONFIRMED);
+    cr_expect_eq(cp_claim_judge(&down, 30), CP_VERDICT_FELL_SHORT);
+    cr_expect_eq(cp_claim_judge(&down, 64), CP_VERDICT_REFUTED);
+    cr_expect_eq(cp_claim_judge(&down, -1), CP_VERDICT_EXCEEDED);
+    char rule[256];
+    cp_claim_rule(&up, rule, sizeof rule);
+    cr_expect_str_eq(rule, "confirmed from 3x to 4.5x; exceeded above 4.5x; fell short between 1x "
+                           "and 3x; refuted at 1x or below");
+    const cp_claim_window ms = {.lo = 374.685364, .hi = 1498.741456, .none = 0, .unit = "ms"};
+    cp_claim_rule(&ms, rule, sizeof rule);
+    cr_expect_str_eq(rule, "confirmed from 374.7 ms to 1499 ms; exceeded above 1499 ms; fell short "
+                           "between 0 ms and 374.7 ms; refuted at 0 ms or below");
+    const cp_claim_window open = {.lo = 1.2, .hi = INFINITY, .none = 1, .unit = "x"};
+    cr_expect_eq(cp_claim_judge(&open, 40), CP_VERDICT_CONFIRMED);
+    cr_expect_eq(cp_claim_judge(&open, 1.1), CP_VERDICT_FELL_SHORT);
+    cp_claim_rule(&open, rule, sizeof rule);
+    cr_expect_str_eq(rule, "confirmed at 1.2x or above; fell short between 1x and 1.2x; refuted "
+                           "at 1x or below");
+    const cp_verdict all[] = {CP_VERDICT_CONFIRMED, CP_VERDICT_EXCEEDED, CP_VERDICT_FELL_SHORT,
+                              CP_VERDICT_REFUTED, CP_VERDICT_NOT_MEASURED};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        cr_expect_eq(cp_verdict_from_name(cp_verdict_name(all[i])), (int)all[i]);
 }

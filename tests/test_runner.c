@@ -166,7 +166,11 @@ static int setup_param(cp_ctx *ctx)
 }
 
 CUPROOF_CASE(selftest_param, .cpu_only = true, .variants = CP_VARIANTS("a"), .setup = setup_param,
-             .run = count_run, .checks = trace_check);
+             .run = count_run, .checks = trace_check, .params = CP_PARAMS({"n", 1, 10}));
+
+/* A case that reads a parameter it does not declare: its run fails. */
+CUPROOF_CASE(selftest_undeclared_param, .cpu_only = true, .variants = CP_VARIANTS("a"),
+             .setup = setup_param, .run = count_run);
 
 /* Checks the claim rests on, which this CPU case (never traced) cannot
  * make: one essential expectation, and one premise marked by name. */
@@ -422,7 +426,14 @@ Test(runner, params_override_within_bounds_and_unknown_ones_fail)
         cr_expect_eq(res->status, CP_STATUS_FAILED, "%s", bad[i][0]);
         cr_expect_not_null(strstr(res->error, why[i]), "%s: %s", bad[i][0], res->error);
         cp_case_result_free(res);
+        /* And checked against the declaration with no run at all. */
+        cr_expect_eq(cp_case_check_params(d, bad[i], 1), CP_EINVAL, "%s", bad[i][0]);
     }
+    cr_expect_eq(cp_case_check_params(d, seven, 1), 0);
+    cr_assert_eq(cp_run_case(cp_registry_find("selftest-undeclared-param"), &env, &opts, res), 0);
+    cr_expect_eq(res->status, CP_STATUS_FAILED);
+    cr_expect_not_null(strstr(res->error, "does not declare so (CP_PARAMS({\"n\", 1, 10}))"), "%s",
+                       res->error);
 }
 
 /* A skipped essential check makes the case inconclusive, with the check

@@ -11,7 +11,9 @@
 
 static const char *const status_names[] = {"passed", "failed", "skipped", "inconclusive"};
 #define NSTATUS (sizeof status_names / sizeof status_names[0])
-static const char *const verdict_names[] = {"confirmed", "refuted", "not measured"};
+static const char *const verdict_names[] = {"confirmed", "refuted", "not measured", "exceeded",
+                                            "fell short"};
+#define NVERDICT (sizeof verdict_names / sizeof verdict_names[0])
 
 const char *cp_status_name(cp_status s)
 {
@@ -25,7 +27,7 @@ const char *cp_check_status_name(cp_check_status s)
 
 const char *cp_verdict_name(cp_verdict v)
 {
-    return (unsigned)v < 3 ? verdict_names[v] : "unknown";
+    return (unsigned)v < NVERDICT ? verdict_names[v] : "unknown";
 }
 
 int cp_status_from_name(const char *s)
@@ -38,7 +40,7 @@ int cp_status_from_name(const char *s)
 
 int cp_verdict_from_name(const char *s)
 {
-    for (int i = 0; s && i < 3; i++)
+    for (int i = 0; s && i < (int)NVERDICT; i++)
         if (strcmp(s, verdict_names[i]) == 0)
             return i;
     return -1;
@@ -291,4 +293,49 @@ bool cp_variant_run_spread(const cp_variant_result *v, double *rel_sd, double *m
     *rel_sd = mean > 0 ? sqrt(ss / (double)(v->nruns - 1)) / mean : 0;
     *max_over_min = lo > 0 ? hi / lo : 0;
     return true;
+}
+
+cp_verdict cp_claim_judge(const cp_claim_window *w, double value)
+{
+    if (!isfinite(value))
+        return CP_VERDICT_NOT_MEASURED;
+    if (value >= w->lo && value <= w->hi)
+        return CP_VERDICT_CONFIRMED;
+    /* Mirrored for a claim below its no-effect point (fewer, shorter). */
+    bool up = w->none <= w->lo;
+    double x = up ? value : -value, lo = up ? w->lo : -w->hi, hi = up ? w->hi : -w->lo;
+    double none = up ? w->none : -w->none;
+    if (x > hi)
+        return CP_VERDICT_EXCEEDED;
+    if (x > none && x < lo)
+        return CP_VERDICT_FELL_SHORT;
+    return CP_VERDICT_REFUTED;
+}
+
+/* "3x", "749 ms": a value of window w in its unit. */
+static void with_unit(const cp_claim_window *w, double v, char *out, size_t len)
+{
+    bool tight = !strcmp(w->unit, "x") || !strcmp(w->unit, "%") || !w->unit[0];
+    snprintf(out, len, "%.4g%s%s", v, tight ? "" : " ", w->unit);
+}
+
+void cp_claim_rule(const cp_claim_window *w, char *out, size_t len)
+{
+    bool up = w->none <= w->lo;
+    char lo[32], hi[32], none[32];
+    with_unit(w, w->lo, lo, sizeof lo);
+    with_unit(w, w->hi, hi, sizeof hi);
+    with_unit(w, w->none, none, sizeof none);
+    /* A claim open on its far side ("faster than 1.2x") cannot be
+     * exceeded. */
+    if (up ? isinf(w->hi) : isinf(w->lo))
+        snprintf(out, len, "confirmed at %s or %s; fell short between %s and %s; refuted at %s "
+                           "or %s",
+                 up ? lo : hi, up ? "above" : "below", none, up ? lo : hi, none,
+                 up ? "below" : "above");
+    else
+        snprintf(out, len, "confirmed from %s to %s; exceeded %s %s; fell short between %s and "
+                           "%s; refuted at %s or %s",
+                 lo, hi, up ? "above" : "below", up ? hi : lo, up ? none : hi, up ? lo : none,
+                 none, up ? "below" : "above");
 }

@@ -238,6 +238,15 @@ void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, bool ok,
 
 int cp_param_int(cp_ctx *ctx, const char *name, long def, long lo, long hi, long *out)
 {
+    /* What it reads is what it declared: `run` checked the overrides
+     * against the declaration before anything ran (cp_case_check_params). */
+    const cp_param_def *d = ctx->def->params;
+    while (d && d->name && strcmp(d->name, name) != 0)
+        d++;
+    if (!d || !d->name || d->lo != lo || d->hi != hi)
+        return cp_failf(CP_EINVAL, "case %s reads parameter %s (%ld to %ld), which its .params "
+                                   "does not declare so (CP_PARAMS({\"%s\", %ld, %ld}))",
+                        cp_case_name(ctx->def), name, lo, hi, name, lo, hi);
     size_t len = strlen(name), used = strlen(ctx->param_names);
     snprintf(ctx->param_names + used, sizeof ctx->param_names - used, "%s%s", used ? ", " : "",
              name);
@@ -332,6 +341,25 @@ void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char 
     snprintf(c->claimed, sizeof c->claimed, "%s", claimed);
     snprintf(c->measured, sizeof c->measured, "%s", measured);
     c->verdict = verdict;
+    va_list ap;
+    va_start(ap, reason);
+    vsnprintf(c->reason, sizeof c->reason, reason, ap);
+    va_end(ap);
+}
+
+void cp_claim_measure(cp_ctx *ctx, const char *text, const char *source, const char *claimed,
+                      const cp_claim_window *w, double value, const char *measured,
+                      const char *reason, ...)
+{
+    cp_case_result *r = ctx->result;
+    size_t before = r->nclaims;
+    cp_claim_add(ctx, text, source, claimed, measured, cp_claim_judge(w, value), "%s", "");
+    if (r->nclaims == before)
+        return; /* not recorded: cp_claim_add said why */
+    cp_claim_result *c = &r->claims[r->nclaims - 1];
+    c->has_window = true;
+    c->window = *w;
+    c->value = value;
     va_list ap;
     va_start(ap, reason);
     vsnprintf(c->reason, sizeof c->reason, reason, ap);

@@ -9,6 +9,7 @@
 #include "runner/window.h"
 
 #include <cuda_runtime_api.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,6 +384,38 @@ int cp_case_validate(const cp_case_def *def)
     validate_text(def, def->essential, "essential expectations", &bad);
     int rc = cp_errors_finish(&bad);
     return rc < 0 ? CP_EINVAL : 0;
+}
+
+int cp_case_check_params(const cp_case_def *def, const char *const *params, size_t n)
+{
+    cp_errors bad = {0};
+    char takes[512] = "";
+    for (const cp_param_def *p = def->params; p && p->name; p++) {
+        size_t used = strlen(takes);
+        snprintf(takes + used, sizeof takes - used, "%s%s (%ld to %ld)", used ? ", " : "",
+                 p->name, p->lo, p->hi);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(params[i], '=');
+        size_t len = eq ? (size_t)(eq - params[i]) : strlen(params[i]);
+        const cp_param_def *p = def->params;
+        while (p && p->name && (strlen(p->name) != len || strncmp(p->name, params[i], len)))
+            p++;
+        if (!p || !p->name) {
+            cp_errors_add(&bad, cp_failf(CP_EINVAL, "--param %s: case %s takes no such parameter "
+                                                    "(it takes: %s)",
+                                         params[i], cp_case_name(def), *takes ? takes : "none"));
+            continue;
+        }
+        char *end = NULL;
+        errno = 0;
+        long v = eq ? strtol(eq + 1, &end, 10) : 0;
+        if (!eq || end == eq + 1 || *end || errno || v < p->lo || v > p->hi)
+            cp_errors_add(&bad, cp_failf(CP_EINVAL, "--param %s: case %s's %s is an integer from "
+                                                    "%ld to %ld",
+                                         params[i], cp_case_name(def), p->name, p->lo, p->hi));
+    }
+    return cp_errors_finish(&bad);
 }
 
 int cp_run_case(const cp_case_def *def, const cp_env *env, const cp_run_opts *o,

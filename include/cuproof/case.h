@@ -49,6 +49,14 @@ typedef struct cp_variant {
 
 typedef struct cp_ctx cp_ctx;
 
+/* A parameter a case reads with cp_param_int, declared so that `run
+ * --param NAME=VALUE` is checked before anything runs, with or without a
+ * GPU: its name and bounds (the call's must be the same). */
+typedef struct cp_param_def {
+    const char *name;
+    long lo, hi;
+} cp_param_def;
+
 typedef struct cp_case_def {
     const char *id;   /* set by CUPROOF_CASE */
     const char *file; /* set by CUPROOF_CASE: the source file that declares it */
@@ -89,6 +97,8 @@ typedef struct cp_case_def {
     /* Work done in a fresh process (<cuproof/child.h>): the arguments after
      * the case's name; returns the process's exit status. */
     int (*child)(int argc, char **argv);
+    /* The parameters it reads (CP_PARAMS), ending with {NULL}; NULL: none. */
+    const cp_param_def *params;
 } cp_case_def;
 
 
@@ -96,6 +106,9 @@ CP_API void cp_registry_add(const cp_case_def *def);
 
 /* A case's variant list: .variants = CP_VARIANTS("sync", "streams"). */
 #define CP_VARIANTS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* A case's parameters: .params = CP_PARAMS({"arrays", 2, 4096}, ...). */
+#define CP_PARAMS(...) ((const cp_param_def[]){__VA_ARGS__, {NULL, 0, 0}})
 
 #define CUPROOF_CASE(ident, ...)                                                         \
     static const cp_case_def cp_case_def_##ident = {                                     \
@@ -119,6 +132,12 @@ CP_API const char *cp_case_name(const cp_case_def *def);
  * error in cp_last_error, each naming the file, the case, which text and
  * the line and column in it. */
 CP_API int cp_case_validate(const cp_case_def *def);
+
+/* The `--param NAME=VALUE` overrides (n of them) against case def's
+ * declared parameters: each must name one of them and hold an integer
+ * within its bounds. Returns 0, or CP_EINVAL naming the case, the
+ * override and what it takes (every bad one said). Needs no GPU. */
+CP_API int cp_case_check_params(const cp_case_def *def, const char *const *params, size_t n);
 
 /* ---- what a case calls ---- */
 
@@ -177,10 +196,12 @@ CP_API void cp_check_trace(cp_ctx *ctx, const char *variant, const char *name, b
 
 /*
  * A size or count of the case, `def` unless the run overrides it (cuproof
- * run --param NAME=VALUE), within [lo, hi]. Call in setup; the value used
- * is recorded in the report. Returns 0 with *out set, or CP_EINVAL when
- * the override is not an integer or lies outside the bounds (the message
- * names the parameter and its bounds).
+ * run --param NAME=VALUE), within [lo, hi], which the case declares the
+ * same in its .params (CP_PARAMS), so that run checks an override before
+ * anything runs, with or without a GPU. Call in setup; the value used is
+ * recorded in the report. Returns 0 with *out set, or CP_EINVAL when the
+ * override is not an integer or lies outside the bounds, or the case does
+ * not declare the parameter so (the message names it and its bounds).
  */
 CP_API int cp_param_int(cp_ctx *ctx, const char *name, long def, long lo, long hi, long *out);
 
@@ -216,6 +237,15 @@ CP_API double cp_variant_median_ms(const cp_ctx *ctx, const char *variant);
 CP_API void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char *claimed,
                   const char *measured, cp_verdict verdict, const char *reason, ...)
     __attribute__((format(printf, 7, 8)));
+
+/* Adds a claim judged by its window (cp_claim_judge; the verdict is not
+ * the case's to choose): `value` measured in w's unit, shown as
+ * `measured`; `reason` explains the figure, and must not contradict the
+ * verdict (it is checked: tests walk every claim against its window). */
+CP_API void cp_claim_measure(cp_ctx *ctx, const char *text, const char *source,
+                             const char *claimed, const cp_claim_window *w, double value,
+                             const char *measured, const char *reason, ...)
+    __attribute__((format(printf, 8, 9)));
 
 /* A named figure of the case (shown on the progress line and in reports). */
 CP_API void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit);

@@ -36,7 +36,26 @@ typedef enum {
     CP_STATUS_INCONCLUSIVE
 } cp_status;
 typedef enum { CP_CHECK_PASSED = 0, CP_CHECK_FAILED, CP_CHECK_SKIPPED } cp_check_status;
-typedef enum { CP_VERDICT_CONFIRMED = 0, CP_VERDICT_REFUTED, CP_VERDICT_NOT_MEASURED } cp_verdict;
+/* A claim's verdict. With a window (cp_claim_window), by one rule
+ * (cp_claim_judge): confirmed inside it, exceeded beyond it away from no
+ * effect, fell short between no effect and it, refuted at no effect or
+ * past it (the opposite holds). */
+typedef enum {
+    CP_VERDICT_CONFIRMED = 0,
+    CP_VERDICT_REFUTED,
+    CP_VERDICT_NOT_MEASURED,
+    CP_VERDICT_EXCEEDED,
+    CP_VERDICT_FELL_SHORT
+} cp_verdict;
+
+/* What a claim states, as numbers: the range [lo, hi] the claimed value
+ * spans (the sources' figures, or "about X" given a tolerance), and
+ * `none`, where the effect would be absent (a speedup's 1x), on the side
+ * of the range the claim argues against; in `unit` ("x", "ms"). */
+typedef struct cp_claim_window {
+    double lo, hi, none;
+    char unit[16];
+} cp_claim_window;
 
 typedef enum {
     CP_ORIGIN_LIVE = 0,
@@ -69,6 +88,12 @@ typedef struct cp_claim_result {
     char measured[128];
     cp_verdict verdict;
     char reason[1536];
+    /* A claim judged by its window: the window and the measured value the
+     * verdict follows from (cp_claim_judge); false for a claim judged in
+     * words (an order, "no copy"), whose reason says why. */
+    bool has_window;
+    cp_claim_window window;
+    double value;
 } cp_claim_result;
 
 typedef struct cp_figure {
@@ -234,6 +259,17 @@ CP_API cp_variant_result *cp_result_add_variant(cp_case_result *r);
 /* The variant of case `c` called `name`, or NULL (also for c NULL). */
 CP_API const cp_variant_result *cp_case_variant(const cp_case_result *c, const char *name);
 CP_API cp_claim_result *cp_result_add_claim(cp_case_result *r);
+
+/* The verdict of `value` against window w (cp_verdict's rule): confirmed
+ * within [lo, hi]; beyond the range on the side away from `none`,
+ * exceeded; between `none` and the range, fell short; at `none` or past
+ * it, refuted. A value that is not finite: not measured. */
+CP_API cp_verdict cp_claim_judge(const cp_claim_window *w, double value);
+
+/* The rule of window w in one line, as reports show it beside the
+ * verdict: "confirmed within 3 to 4.5x; exceeded above 4.5x; fell short
+ * from 1x to 3x; refuted at 1x or below". */
+CP_API void cp_claim_rule(const cp_claim_window *w, char *out, size_t len);
 CP_API cp_figure *cp_result_add_figure(cp_case_result *r);
 
 /* Frees the lists, traces, metrics and series a case result owns (not
