@@ -189,8 +189,11 @@ static int check_trace_files(const check_args *a)
     cp_trace_file *files = calloc(a->ntraces, sizeof *files);
     const char **names = NULL;
     uint64_t *dropped = calloc(a->ntraces, sizeof *dropped);
-    size_t loaded = 0;
-    if (!files || !dropped) {
+    /* Every file read; one that cannot be is named and left out, and the
+     * others are still checked (the run then exits 3 whatever they say). */
+    bool *bad = calloc(a->ntraces, sizeof *bad);
+    size_t loaded = 0, nbad = 0;
+    if (!files || !dropped || !bad) {
         fprintf(stderr, "cuproof: out of memory\n");
         status = EXIT_TOOL;
         goto out;
@@ -198,11 +201,13 @@ static int check_trace_files(const check_args *a)
     for (; loaded < a->ntraces; loaded++)
         if (cp_trace_file_read(a->traces[loaded], &files[loaded]) < 0) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            status = EXIT_TOOL;
-            goto out;
+            bad[loaded] = true;
+            nbad++;
         }
     for (size_t f = 0; f < a->ntraces; f++) {
         const cp_trace_file *tf = &files[f];
+        if (bad[f])
+            continue;
         free(names);
         names = malloc((tf->nvariants ? tf->nvariants : 1) * sizeof *names);
         if (!names) {
@@ -232,6 +237,8 @@ static int check_trace_files(const check_args *a)
     }
     for (size_t f = 0; f < a->ntraces; f++) {
         const cp_trace_file *tf = &files[f];
+        if (bad[f])
+            continue;
         printf("%s: case %s, %zu variants, recorded on %s\n", a->traces[f], tf->case_name,
                tf->nvariants, tf->device[0] ? tf->device : "an unnamed device");
         for (size_t k = 0; k < a->list.n; k++) {
@@ -260,8 +267,14 @@ static int check_trace_files(const check_args *a)
     }
     printf("%zu passed, %zu failed\n", passed, failed);
     status = failed ? CP_EXIT_FAILED : CP_EXIT_OK;
+    if (nbad) {
+        printf("%zu of %zu trace files could not be read (named above): no verdict on them\n",
+               nbad, a->ntraces);
+        status = cp_exit_worse(status, EXIT_TOOL);
+    }
     for (size_t f = 0; f < a->ntraces; f++)
-        status = cp_exit_worse(status, print_trust(&(cp_trust_in){
+        if (!bad[f])
+            status = cp_exit_worse(status, print_trust(&(cp_trust_in){
                                            .what = a->traces[f],
                                            .traced_files = SIZE_MAX,
                                            .device_work = 1, /* counted above */
@@ -273,6 +286,7 @@ out:
     free(files);
     free(names);
     free(dropped);
+    free(bad);
     return status;
 }
 

@@ -16,9 +16,10 @@ static const char usage[] = "compare takes OLD.json NEW.json, or --old PATH... -
 /* cuproof compare OLD NEW | --old PATH [--old PATH...] --new PATH
  * [--new PATH...] [--threshold F] [--host-threshold F]
  * [--format text|json] [--force] [--html OUT.html]:
- * exit 0, 1 on regressions, 2 for bad usage, files that are not
- * comparable reports, or a page that cannot be written. Each report is
- * read once; the table, the JSON and the page print the same comparison. */
+ * exit 0, 1 on regressions, 2 for bad usage or a page that cannot be
+ * written, 3 for a report that cannot be read or parsed (named). Each
+ * report is read once; the table, the JSON and the page print the same
+ * comparison. */
 int cp_cmd_compare(int argc, char **argv)
 {
     const char *html = NULL;
@@ -114,7 +115,15 @@ int cp_cmd_compare(int argc, char **argv)
         goto out;
     }
     cp_comparison c;
-    if (cp_compare_files(olds, n_old, news, n_new, &opt, &c) < 0) {
+    int loaded = cp_compare_files(olds, n_old, news, n_new, &opt, &c);
+    if (loaded == CP_EIO || loaded == CP_EPARSE) {
+        /* A report that cannot be read or parsed, as check, timeline and
+         * export say of a trace: exit 3, the shared table's. */
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        rc = CP_EXIT_INCONCLUSIVE;
+        goto out;
+    }
+    if (loaded < 0) {
         rc = cp_usage_error("%s", cp_last_error());
         goto out;
     }

@@ -168,7 +168,7 @@ int cp_cmd_export(int argc, char **argv)
         if (rc < 0 || nfiles == 0) {
             fprintf(stderr, "cuproof: %s\n",
                     rc < 0 ? cp_last_error() : "no *.proc.jsonl file in the directory");
-            status = CP_EXIT_FAILED;
+            status = CP_EXIT_INCONCLUSIVE; /* the shared table: a trace that cannot be read */
         } else if (cp_make_dirs(paths[1]) < 0) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
             status = CP_EXIT_FAILED;
@@ -181,7 +181,7 @@ int cp_cmd_export(int argc, char **argv)
     cp_trace_file f;
     if (cp_trace_file_read(paths[0], &f) < 0) {
         fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        return CP_EXIT_FAILED;
+        return CP_EXIT_INCONCLUSIVE; /* the shared table: a trace that cannot be read */
     }
     int status = CP_EXIT_OK;
     if (cp_make_dirs(paths[1]) < 0) {

@@ -3,12 +3,14 @@
 #include "cli.h"
 
 #include <cuproof/error.h>
+#include <cuproof/exit.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 
-/* cuproof timeline OUT.html TRACE.json...: exit 0, 1 when a file cannot be
- * read or written, 2 for bad usage. */
+/* cuproof timeline OUT.html TRACE.json...: exit 0; 3 when a trace cannot
+ * be read (each named, the others still drawn); 1 when the page cannot be
+ * written; 2 for bad usage. */
 int cp_cmd_timeline(int argc, char **argv)
 {
     if (argc < 2 || argc - 1 > 64)
@@ -18,16 +20,22 @@ int cp_cmd_timeline(int argc, char **argv)
     char *html = NULL;
     if (!files)
         return CP_EXIT_FAILED;
+    /* Every file read; one that cannot be is named and left off the page. */
+    int good = 0;
     for (; loaded < n; loaded++)
-        if (cp_trace_file_read(argv[1 + loaded], &files[loaded]) < 0) {
+        if (cp_trace_file_read(argv[1 + loaded], &files[good]) < 0) {
             fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            status = CP_EXIT_FAILED;
-            goto out;
+            status = CP_EXIT_INCONCLUSIVE;
+        } else {
+            good++;
         }
-    html = cp_trace_files_html(files, (size_t)n);
+    loaded = good;
+    if (!good)
+        goto out;
+    html = cp_trace_files_html(files, (size_t)good);
     if (!html || cp_write_file(argv[0], html) < 0) {
         fprintf(stderr, "cuproof: %s\n", html ? cp_last_error() : "out of memory");
-        status = CP_EXIT_FAILED;
+        status = cp_exit_worse(status, CP_EXIT_FAILED);
     }
 out:
     for (int i = 0; i < loaded; i++)

@@ -329,8 +329,9 @@ const cp_command cp_commands[] = {
              "common (exec without --repeat) compare the rest.",
      .opts = compare_opts,
      .exits = "1 when a variant is slower by more than the threshold or a check now fails "
-              "(a report against itself: 0, whatever it holds); 2 also for files that are not "
-              "reports or a page that cannot be written."},
+              "(a report against itself: 0, whatever it holds); 2 also for a page that cannot be "
+              "written; 3 for a report that cannot be read or parsed, or a file that is no "
+              "cuproof report (named)."},
     {.name = "ab",
      .args = "A B [CASE...] [OPTIONS] | --exec [OPTIONS] -- PROGRAM_A... ::: PROGRAM_B...",
      .summary = "run two builds in shuffled pairs and compare them, variant by variant",
@@ -366,7 +367,8 @@ const cp_command cp_commands[] = {
      .examples = timeline_examples,
      .text = "Writes OUT.html, one self-contained page of timelines drawn from 1 to 64 recorded "
              "trace files (CASE.trace.json).",
-     .exits = "1 when a file cannot be read or written."},
+     .exits = "3 when a trace cannot be read (each named, with its line and column; the others "
+              "are still drawn), 1 when the page cannot be written."},
     {.name = "export",
      .args = "TRACE DIR [OPTIONS]",
      .summary = "write a recorded trace for ui.perfetto.dev",
@@ -375,7 +377,8 @@ const cp_command cp_commands[] = {
      .text = "Writes each variant of a recorded trace file (or a program's *.proc.jsonl files, "
              "merged, as DIR/program.*) to DIR, for ui.perfetto.dev or for check.",
      .opts = export_opts,
-     .exits = "1 when a trace cannot be read, parsed or written."},
+     .exits = "3 when the trace cannot be read or parsed (named, with its line and column), 1 "
+              "when a file cannot be written."},
     {.name = "metrics",
      .args = "[OPTIONS]",
      .summary = "the metrics and findings that expectations name",

@@ -854,9 +854,45 @@ int cp_trace_file_parse(const char *text, cp_trace_file *out)
     memset(out, 0, sizeof *out);
     cJSON *root = cJSON_Parse(text);
     if (!root) {
+        /* Where it stops: line and column; a text whose brackets are still
+         * open at its end was cut short (a writer that died, a copy that
+         * stopped), wherever cJSON noticed. */
         const char *at = cJSON_GetErrorPtr();
-        return cp_failf(CP_EPARSE, "trace file is not valid JSON (near \"%.20s\")",
-                        at ? at : "");
+        size_t len = strlen(text), off = at && at >= text && at <= text + len ? (size_t)(at - text)
+                                                                              : len;
+        long depth = 0;
+        bool in_string = false;
+        for (size_t i = 0; i < len; i++) {
+            char ch = text[i];
+            if (in_string) {
+                if (ch == '\\')
+                    i++;
+                else if (ch == '"')
+                    in_string = false;
+            } else if (ch == '"') {
+                in_string = true;
+            } else if (ch == '{' || ch == '[') {
+                depth++;
+            } else if (ch == '}' || ch == ']') {
+                depth--;
+            }
+        }
+        bool cut = depth > 0 || in_string;
+        size_t where = cut ? len : off;
+        int line = 1, col = 1;
+        for (size_t i = 0; i < where; i++)
+            if (text[i] == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        if (cut)
+            return cp_failf(CP_EPARSE, "not valid JSON: it ends at line %d, column %d (byte %zu) "
+                                       "inside a value: cut short?",
+                            line, col, len);
+        return cp_failf(CP_EPARSE, "not valid JSON at line %d, column %d (byte %zu, near \"%.20s\")",
+                        line, col, off, text + off);
     }
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     const cJSON *cname = cJSON_GetObjectItemCaseSensitive(root, "case");
@@ -953,6 +989,11 @@ int cp_trace_file_read(const char *path, cp_trace_file *out)
         return CP_EIO;
     int rc = cp_trace_file_parse(text, out);
     free(text);
+    if (rc < 0) {
+        char why[2048];
+        snprintf(why, sizeof why, "%s", cp_last_error());
+        return cp_failf(rc, "%s: %s", path, why);
+    }
     return rc;
 }
 

@@ -257,7 +257,7 @@ Test(cli, export_writes_a_chrome_trace_per_variant)
 Test(cli, export_bad_input)
 {
     expect_usage_error("export", "export takes a trace file and an output directory");
-    cr_expect_eq(cuproof("export /nonexistent/trace.json /tmp/x"), 1);
+    cr_expect_eq(cuproof("export /nonexistent/trace.json /tmp/x"), 3, "%s", output);
     cr_expect_not_null(strstr(output, "/nonexistent/trace.json"), "%s", output);
     char path[] = "/tmp/cuproof-bad-XXXXXX";
     int fd = mkstemp(path);
@@ -266,8 +266,12 @@ Test(cli, export_bad_input)
     close(fd);
     char args[256];
     snprintf(args, sizeof args, "export %s /tmp/cuproof-never", path);
-    cr_expect_eq(cuproof(args), 1);
-    cr_expect_not_null(strstr(output, "not valid JSON"), "%s", output);
+    cr_expect_eq(cuproof(args), 3, "%s", output);
+    /* The file named, and where the text stopped: cut short. */
+    char said[300];
+    snprintf(said, sizeof said, "%s: not valid JSON: it ends at line 1, column 13 (byte 12) "
+                                "inside a value: cut short?", path);
+    cr_expect_not_null(strstr(output, said), "%s", output);
     remove(path);
 }
 
@@ -485,11 +489,11 @@ Test(cli, compare_bad_input)
     char args[512];
     snprintf(args, sizeof args, "compare /nonexistent.json %s/report-h100-full.json",
              CUPROOF_FIXTURES);
-    cr_expect_eq(cuproof(args), 2);
+    cr_expect_eq(cuproof(args), 3, "%s", output);
     cr_expect_not_null(strstr(output, "/nonexistent.json"), "%s", output);
     snprintf(args, sizeof args, "compare %s/multi-kernel-h100.trace.json %s/report-h100-full.json",
              CUPROOF_FIXTURES, CUPROOF_FIXTURES);
-    cr_expect_eq(cuproof(args), 2);
+    cr_expect_eq(cuproof(args), 3, "%s", output);
     cr_expect_not_null(strstr(output, "is not a cuproof report"), "%s", output);
 }
 
@@ -792,8 +796,10 @@ Test(cli, compare_old_new_usage_errors)
     expect_usage_error("compare --old a.json --new", "--new wants a report.json or a run "
                                                      "directory");
     expect_usage_error("compare --old a.json b.json --new c.json", "compare takes OLD.json");
-    expect_usage_error("compare --old /nonexistent.json --new /nonexistent.json",
-                       "/nonexistent.json");
+    /* A report that cannot be read is no usage error: 3, named. */
+    cr_expect_eq(cuproof("compare --old /nonexistent.json --new /nonexistent.json"), 3, "%s",
+                 output);
+    cr_expect_not_null(strstr(output, "cannot read /nonexistent.json"), "%s", output);
 }
 
 /* Three reports a side (three runs), the new ones 1.5x slower in one
@@ -1826,4 +1832,46 @@ Test(cli, bare_lists_every_command_and_each_help_has_two_examples)
         }
     }
     cr_expect_eq(commands, 13, "%d commands listed: %s", commands, bare);
+}
+
+/* A command given several trace files names each one it cannot read, with
+ * where it stopped, and still does its work on the others: check checks
+ * them and timeline draws them; both exit 3 (the shared table: a trace
+ * that cannot be read), never 0, and never stop at the first bad file. */
+Test(cli, several_traces_one_cut_short)
+{
+    char cut[] = "/tmp/cuproof-cut-XXXXXX", page[] = "/tmp/cuproof-page-XXXXXX";
+    int fd = mkstemp(cut);
+    cr_assert_geq(fd, 0);
+    char *text = NULL;
+    {
+        FILE *f = fopen(H100_TRACE, "r");
+        cr_assert_not_null(f);
+        text = malloc(4001);
+        cr_assert_not_null(text);
+        size_t n = fread(text, 1, 4000, f);
+        fclose(f);
+        cr_assert_eq(write(fd, text, n), (ssize_t)n);
+    }
+    close(fd);
+    free(text);
+    int rc = check("%s %s --expect 'kernels > 1'", cut, H100_TRACE);
+    cr_expect_eq(rc, 3, "%s", output);
+    char said[200];
+    snprintf(said, sizeof said, "cuproof: %s: not valid JSON: it ends at line 1, column 4001 "
+                                "(byte 4000) inside a value: cut short?", cut);
+    HAS(said);
+    HAS("passed  graph: kernels > 1");
+    HAS("1 of 2 trace files could not be read (named above)");
+    fd = mkstemp(page);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    char args[600];
+    snprintf(args, sizeof args, "timeline %s %s %s", page, cut, H100_TRACE);
+    cr_expect_eq(cuproof(args), 3, "%s", output);
+    HAS(said);
+    struct stat st;
+    cr_expect(stat(page, &st) == 0 && st.st_size > 10000, "the good trace was drawn");
+    remove(cut);
+    remove(page);
 }

@@ -46,7 +46,9 @@ struct cp_trace_file {
 /*
  * Parses a trace file. Returns 0, CP_EIO when it cannot be read, or
  * CP_EPARSE when it is not JSON, has another schema, or a record misses a
- * field or has an unknown kind (cp_last_error says which and where).
+ * field or has an unknown kind (cp_last_error says which and where: the
+ * path first, then the line and column, or that the text ended, cut
+ * short).
  */
 CP_API int cp_trace_file_read(const char *path, cp_trace_file *out);
 CP_API int cp_trace_file_parse(const char *text, cp_trace_file *out);
