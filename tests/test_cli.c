@@ -987,7 +987,7 @@ Test(cli, check_a_program_trace)
     cr_expect_eq(rc, 0, "%s", output);
     HAS("program: 3 processes from 3 files");
     HAS("passed  kernels == 5  (measured 5 kernels)");
-    HAS("passed  range(load): copies == 1  (measured 1 copies)");
+    HAS("passed  range(load): copies == 1  (measured 1 copy)");
     HAS("4 passed, 0 failed");
     HAS("processes: 3 (1 truncated), dropped records: 0, records with zero timestamps: 1");
     HAS("warning: process 4251 on gpu-1 (python3 train.py --worker 2) is truncated");
@@ -1031,7 +1031,7 @@ Test(cli, check_a_failing_expectation)
 {
     int rc = check("'%s' --expect 'process(4250): kernels > 1' --expect 'kernels == 5'", PROGRAM);
     cr_expect_eq(rc, 1, "%s", output);
-    HAS("failed  process(4250): kernels > 1  (measured 1 kernels)");
+    HAS("failed  process(4250): kernels > 1  (measured 1 kernel)");
     HAS("1 passed, 1 failed");
     /* Nothing passes for want of work or of its scope. */
     rc = check("'%s' --expect 'range(checkpoint): kernels >= 0'", PROGRAM);
@@ -1142,7 +1142,7 @@ Test(cli, check_a_recorded_h100_trace)
     HAS("passed  streams-pinned: copy_kernel_overlap_ratio > 0.5  (measured 0.823");
     rc = check("%s --expect 'serialised: peak_concurrent_kernels > 1'", H100_TRACE);
     cr_expect_eq(rc, 1, "%s", output);
-    HAS("failed  serialised: peak_concurrent_kernels > 1  (measured 1 kernels)");
+    HAS("failed  serialised: peak_concurrent_kernels > 1  (measured 1 kernel)");
     /* Unscoped: every variant. */
     rc = check("%s --expect 'kernels == 200'", H100_TRACE);
     cr_expect_eq(rc, 0, "%s", output);
@@ -1188,7 +1188,7 @@ Test(cli, check_rec_files)
     HAS("passed  copy_kernel_overlap_ratio > 0.5  (measured 0.823");
     rc = check("%s --expect 'peak_concurrent_kernels > 1'", serial);
     cr_expect_eq(rc, 1, "%s", output);
-    HAS("failed  peak_concurrent_kernels > 1  (measured 1 kernels)");
+    HAS("failed  peak_concurrent_kernels > 1  (measured 1 kernel)");
     rc = check("%s --expect 'device(0): kernels == 200'", pinned);
     cr_expect_eq(rc, 0, "%s", output);
     HAS("(streamed twice, for the scopes)");
@@ -1648,18 +1648,18 @@ Test(cli, ddp_recordings_are_judged_on_every_rank)
     int rc = check("%s/exec-h100x2-ddp/overlap.cprec --expect-file %s", CUPROOF_FIXTURES, overlap);
     cr_expect_eq(rc, 0, "%s", output);
     HAS("passed  every rank: range(step): comm_compute_overlap_ratio > 0.15  (measured worst "
-        "rank 0: 0.450942 ratio; ranks 0..1: 0.450942, 0.775945)");
+        "rank 0: 0.450942 (45.1%); ranks 0..1: 0.450942, 0.775945)");
     HAS("passed  no finding straggler  (measured not raised)");
     rc = check("%s/exec-h100x2-ddp/serial.cprec --expect-file %s", CUPROOF_FIXTURES, overlap);
     cr_expect_eq(rc, 1, "%s", output);
     HAS("failed  every rank: range(step): comm_compute_overlap_ratio > 0.15  (measured worst "
-        "rank 0: 0 ratio; ranks 0..1: 0, 0)");
+        "rank 0: 0 (0%); ranks 0..1: 0, 0)");
     /* The straggler fails the overlap's expectations, and holds its own:
      * the finding names rank 1, which slept. */
     rc = check("%s/exec-h100x2-ddp/straggler.cprec --expect-file %s", CUPROOF_FIXTURES, overlap);
     cr_expect_eq(rc, 1, "%s", output);
     HAS("failed  every rank: range(step): exposed_comm_share < 0.35  (measured worst rank 0: "
-        "0.50229 ratio");
+        "0.50229 (50.2%)");
     HAS("failed  no finding straggler  (measured raised (count 80))");
     rc = check("%s/exec-h100x2-ddp/straggler.cprec --expect-file %s", CUPROOF_FIXTURES,
                straggler);

@@ -495,7 +495,7 @@ Test(expect, measured_values_are_written_whole_or_to_six_digits)
     cr_expect(cp_expect_eval(&l.items[0], &m, measured, sizeof measured));
     cr_expect_str_eq(measured, "3198480 kernels");
     cr_expect(cp_expect_eval(&l.items[1], &m, measured, sizeof measured));
-    cr_expect_str_eq(measured, "0.823457 ratio");
+    cr_expect_str_eq(measured, "0.823457 (82.3%)");
     cp_expect_list_free(&l);
 }
 
@@ -523,4 +523,30 @@ Test(expect, comm_pattern_directive)
     cr_expect_str_eq(list.comm_pattern, "rccl", "a plain comment is no directive");
     cp_expect_list_free(&list);
     cr_expect_str_eq(list.comm_pattern, "");
+}
+
+/* Every output shows a metric through cp_metric_format: a share as a
+ * fraction and a percentage, never "0 ratio"; a count whose unit agrees
+ * with it, never "1 kernels". */
+Test(expect, metric_values_are_shown_in_words_that_agree)
+{
+    const struct {
+        const char *metric;
+        double v;
+        const char *shown;
+    } cases[] = {
+        {"copy_kernel_overlap_ratio", 0, "0 (0%)"},
+        {"copy_kernel_overlap_ratio", 0.823457, "0.823457 (82.3%)"},
+        {"kernels", 1, "1 kernel"},
+        {"kernels", 200, "200 kernels"},
+        {"copies", 1, "1 copy"},
+        {"gaps_over_threshold", 1, "1 gap"},
+        {"span_ns", 1234567, "1234567 ns"},
+        {"mean_concurrent_kernels", 1, "1 kernel"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[64];
+        cp_metric_format(cp_metric_find(cases[i].metric), cases[i].v, out, sizeof out);
+        cr_expect_str_eq(out, cases[i].shown, "%s", cases[i].metric);
+    }
 }

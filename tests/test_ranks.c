@@ -360,9 +360,9 @@ Test(scope, every_rank_names_the_worst_rank)
     ranked_trace(&t);
     char m[512];
     cr_expect(judge(&t, "every rank: kernels >= 1", m, sizeof m), "%s", m);
-    cr_expect_str_eq(m, "worst rank 0: 1 kernels; ranks 0..2: 1, 2, 3");
+    cr_expect_str_eq(m, "worst rank 0: 1 kernel; ranks 0..2: 1, 2, 3");
     cr_expect_not(judge(&t, "every rank: kernels >= 2", m, sizeof m), "planted: %s", m);
-    cr_expect_str_eq(m, "worst rank 0: 1 kernels; ranks 0..2: 1, 2, 3");
+    cr_expect_str_eq(m, "worst rank 0: 1 kernel; ranks 0..2: 1, 2, 3");
     cr_expect_not(judge(&t, "every rank: kernels < 3", m, sizeof m));
     cr_expect_str_eq(m, "worst rank 2: 3 kernels; ranks 0..2: 1, 2, 3");
     cr_expect_not(judge(&t, "every rank: range(step): kernels == 1", m, sizeof m));
@@ -731,7 +731,7 @@ Test(check, a_rec_export_keeps_the_ranks)
     cr_expect_eq(check(rec, "every rank: range(step): copy_kernel_overlap_ratio > 0.5", out,
                        sizeof out),
                  1, "%s", out);
-    cr_expect_not_null(strstr(out, "worst rank 1: 0.275 ratio; ranks 0..1: 1, 0.275"), "%s", out);
+    cr_expect_not_null(strstr(out, "worst rank 1: 0.275 (27.5%); ranks 0..1: 1, 0.275"), "%s", out);
     cr_expect_eq(check(rec, "rank(0) range(step): copy_kernel_overlap_ratio > 0.5", out,
                        sizeof out),
                  0, "%s", out);

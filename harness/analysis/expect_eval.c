@@ -138,12 +138,7 @@ bool cp_expect_eval(const cp_expectation *e, const cp_metrics *m, char *measured
             return false;
         }
         double v = cp_metric_value(m, d);
-        /* Counts and times are whole numbers: written whole (3198480
-         * kernels, not 3.19848e+06), ratios and means to 6 digits. */
-        if (d->type == CP_METRIC_DOUBLE)
-            snprintf(measured, len, "%.6g %s", v, d->unit);
-        else
-            snprintf(measured, len, "%.0f %s", v, d->unit);
+        cp_metric_format(d, v, measured, len);
         return cp_expect_compare(v, e->op, e->value);
     }
     if (!cp_finding_known(e->name)) {

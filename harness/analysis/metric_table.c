@@ -11,6 +11,8 @@
  */
 #include <cuproof/metrics.h>
 
+#include <stdio.h>
+
 #include "sweep.h"
 
 #include <stddef.h>
@@ -62,6 +64,36 @@ double cp_field_value(const void *record, const cp_metric_def *d)
     default:
         return *(const double *)(const void *)field;
     }
+}
+
+void cp_metric_format(const cp_metric_def *d, double v, char *out, size_t len)
+{
+    if (!d) {
+        snprintf(out, len, "%.6g", v);
+        return;
+    }
+    /* A share as a fraction and a percentage: "0.8235 (82.3%)", never
+     * "0 ratio". */
+    if (strcmp(d->unit, "ratio") == 0) {
+        snprintf(out, len, "%.6g (%.3g%%)", v, 100 * v);
+        return;
+    }
+    /* One kernel, two kernels: the unit agrees with the count. */
+    static const char *const plural[][2] = {{"kernels", "kernel"},   {"copies", "copy"},
+                                            {"memsets", "memset"},   {"gaps", "gap"},
+                                            {"devices", "device"},   {"ranks", "rank"},
+                                            {"hosts", "host"},       {"launches", "launch"},
+                                            {"collectives", "collective"}};
+    const char *unit = d->unit;
+    for (size_t i = 0; v == 1 && i < sizeof plural / sizeof plural[0]; i++)
+        if (strcmp(unit, plural[i][0]) == 0)
+            unit = plural[i][1];
+    /* Counts and times are whole numbers: written whole (3198480
+     * kernels, not 3.19848e+06), means to 6 digits. */
+    if (d->type == CP_METRIC_DOUBLE)
+        snprintf(out, len, "%.6g%s%s", v, *unit ? " " : "", unit);
+    else
+        snprintf(out, len, "%.0f%s%s", v, *unit ? " " : "", unit);
 }
 
 double cp_metric_value(const cp_metrics *m, const cp_metric_def *d)

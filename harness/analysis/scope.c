@@ -528,10 +528,11 @@ static bool combine_spread(const cp_expectation *e, const rank_answer *r, size_t
     }
     const cp_metric_def *d = cp_metric_find(e->name);
     double spread = r[hi].value - r[lo].value;
+    char shown[64];
+    cp_metric_format(d, spread, shown, sizeof shown);
     int used = snprintf(measured, len,
-                        "spread %.6g %s (largest rank %d: %.6g, smallest rank %d: %.6g); ",
-                        spread, d ? d->unit : "", (int)r[hi].rank, r[hi].value, (int)r[lo].rank,
-                        r[lo].value);
+                        "spread %s (largest rank %d: %.6g, smallest rank %d: %.6g); ", shown,
+                        (int)r[hi].rank, r[hi].value, (int)r[lo].rank, r[lo].value);
     size_t u = used > 0 ? (size_t)used : 0;
     bool contiguous = true;
     for (size_t i = 1; i < n; i++)

@@ -386,6 +386,12 @@ CP_API const cp_metric_def *cp_metric_defs(size_t *n);
 /* The metric called `name`, or NULL when there is none. */
 CP_API const cp_metric_def *cp_metric_find(const char *name);
 
+/* Metric d's value v as every output shows it: a share as a fraction and
+ * a percentage ("0.8235 (82.3%)"), a count whole with its unit agreeing
+ * ("1 kernel", "200 kernels"), a time whole in ns, a mean to 6 digits.
+ * d NULL: the number alone. */
+CP_API void cp_metric_format(const cp_metric_def *d, double v, char *out, size_t len);
+
 /* The value of metric `d` in `m`, as a double (exact below 2^53 ns, about
  * 104 days). */
 CP_API double cp_metric_value(const cp_metrics *m, const cp_metric_def *d);
