@@ -351,6 +351,7 @@ int cp_cmd_exec(int argc, char **argv)
         .keep_going = a.keep_going,
         .device = r->env.device,
         .gpu_name = r->env.gpu_name,
+        .no_device = r->env.has_device ? NULL : r->env.no_device_reason,
     };
     if (a.trace_only) {
         /* The other ranks may still be writing: nothing is judged here. */

@@ -153,6 +153,24 @@ static int add_program_checks(const cp_program_run *o, const cp_trace *t, uint64
     return 0;
 }
 
+/* Each expectation kept in the report, not checked, with why: the trace
+ * could not be judged. Never passed, never lost. */
+static int add_unchecked(const cp_expect_list *list, const char *why, cp_case_result *c)
+{
+    for (size_t i = 0; list && i < list->n; i++) {
+        cp_check_result *k = cp_result_add_check(c);
+        if (!k)
+            return CP_ENOMEM;
+        snprintf(k->name, sizeof k->name, "%s", list->items[i].text);
+        snprintf(k->expected, sizeof k->expected, "%s", list->items[i].text);
+        snprintf(k->measured, sizeof k->measured, "not checked");
+        snprintf(k->skip_reason, sizeof k->skip_reason, "not checked: %.600s", why);
+        k->status = CP_CHECK_SKIPPED;
+        k->essential = true;
+    }
+    return 0;
+}
+
 /* One check per expectation, with its verdict from cp_program_analyse. */
 static int add_expectation_checks(const cp_expect_list *list, const cp_program_check *checks,
                                   cp_case_result *c, size_t *met)
@@ -237,6 +255,7 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
         .dropped = dropped,
         .allow_dropped = o->allow_dropped,
         .run = run->id,
+        .no_device = o->no_device,
     };
     cp_trust_judge(&in, &j->trust);
     /* A trace that cannot be read is untrusted before any rule. */
@@ -251,6 +270,8 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
     j->checked = j->trust.trusted || o->keep_going;
     if (j->checked)
         CP_TRY(add_expectation_checks(list, checks, c, &j->met));
+    else
+        CP_TRY(add_unchecked(list, j->trust.why, c));
     c->status = CP_STATUS_PASSED;
     for (size_t i = 0; i < c->nchecks; i++)
         if (c->checks[i].status == CP_CHECK_FAILED)

@@ -199,7 +199,11 @@ Test(exec_cli, the_program_gets_the_injection_variables)
     cr_assert_not_null(run);
     const char *dot = strrchr(run, '.');
     cr_expect(dot && dot > run + 1 && strspn(dot + 1, "0123456789") > 9, "a run id: %s", line);
-    expect_output("no process of the program initialised CUDA");
+    /* Nothing traced: said as this machine allows (no GPU here: the
+     * program's CUDA calls could not run; with one: it used none). */
+    cr_expect(strstr(output, "no process of the program initialised CUDA") ||
+                  strstr(output, "no usable CUDA device on this machine"),
+              "%s", output);
 }
 
 Test(exec_cli, a_recorded_trace_meets_its_expectations)

@@ -130,6 +130,9 @@ Test(scope, range_scopes_only_the_unscoped)
 
 static char *argv_of[] = {"/usr/bin/train", "--epochs", "1", NULL};
 
+/* Why the machine of judge_dir has no GPU; NULL: it has one. */
+static const char *no_device_here;
+
 static int judge_dir(const char *dir, const char *expect, const cp_program_run *run,
                      cp_case_result *c, cp_judgement *j)
 {
@@ -138,7 +141,10 @@ static int judge_dir(const char *dir, const char *expect, const cp_program_run *
     cr_assert_not_null(mkdtemp(out));
     cp_expect_list l = {0};
     cr_assert_eq(cp_expect_parse(expect, 1, &l), 0);
-    cp_judge_opts o = {.expect = &l, .argv = argv_of, .program = {.out_dir = out}};
+    cp_judge_opts o = {.expect = &l,
+                       .argv = argv_of,
+                       .program = {.out_dir = out},
+                       .no_device = no_device_here};
     memset(c, 0, sizeof *c);
     int rc = cp_program_judge(dir, &o, run, NULL, c, j);
     cp_expect_list_free(&l);
@@ -188,6 +194,26 @@ Test(judge, a_recorded_program_is_judged_without_a_command_line)
     cr_expect(strstr(j.trust.why, "no process of the program initialised CUDA"), "%s",
               j.trust.why);
     cr_expect(strstr(c.error, "no process of the program initialised CUDA"), "%s", c.error);
+    cp_case_result_free(&c);
+    /* On a machine without a usable GPU, the program's CUDA calls failed
+     * before anything could trace them: said so, and the expectation
+     * stays in the report, not checked, with why. */
+    no_device_here = "no CUDA device: cudaErrorInsufficientDriver";
+    cr_assert_eq(judge_dir(empty, "kernels >= 1\n", &ok, &c, &j), 0);
+    no_device_here = NULL;
+    cr_expect_eq(j.exit, CP_EXIT_INCONCLUSIVE);
+    cr_expect(strstr(j.trust.why, "no usable CUDA device on this machine (no CUDA device: "
+                                  "cudaErrorInsufficientDriver)"),
+              "%s", j.trust.why);
+    const cp_check_result *kept = NULL;
+    for (size_t i = 0; i < c.nchecks; i++)
+        if (strcmp(c.checks[i].name, "kernels >= 1") == 0)
+            kept = &c.checks[i];
+    cr_assert_not_null(kept, "the expectation is in the report");
+    cr_expect_eq(kept->status, CP_CHECK_SKIPPED);
+    cr_expect_str_eq(kept->measured, "not checked");
+    cr_expect(strstr(kept->skip_reason, "not checked: no usable CUDA device"), "%s",
+              kept->skip_reason);
     cp_case_result_free(&c);
     rmdir(empty);
 }

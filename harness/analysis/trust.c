@@ -86,6 +86,14 @@ void cp_trust_judge(const cp_trust_in *in, cp_trust *out)
     size_t truncated = 0;
     for (size_t i = 0; t && i < t->nprocesses; i++)
         truncated += !t->processes[i].ended;
+    if (in->traced_files == 0 && in->no_device && *in->no_device) {
+        /* The program may well have tried: on a machine without a usable
+         * driver or GPU its CUDA calls fail before CUPTI can trace them. */
+        distrust(out, "no usable CUDA device on this machine (%.500s): the program's CUDA calls "
+                      "could not run, so no process was traced",
+                 in->no_device);
+        return;
+    }
     if (in->traced_files == 0) {
         distrust(out, "no process of the program initialised CUDA (no trace in %.600s): nothing "
                       "was traced",

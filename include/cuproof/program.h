@@ -166,6 +166,9 @@ typedef struct cp_judge_opts {
     bool keep_going;              /* check the expectations on an untrusted trace too */
     int device;                   /* the GPU the report names, and its name */
     const char *gpu_name;
+    /* Why this machine has no usable GPU (cp_env.no_device_reason); NULL
+     * or "" when it has one: what the verdict says when nothing was traced. */
+    const char *no_device;
 } cp_judge_opts;
 
 /* The verdict beside the result. */

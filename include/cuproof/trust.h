@@ -60,6 +60,9 @@ typedef struct cp_trust_in {
     /* The launcher's run id (cp_program_run.id) for rule 2; NULL or "":
      * the processes are compared among themselves. */
     const char *run;
+    /* Why this machine has no usable GPU (cp_env.no_device_reason), for
+     * rule 1's message; NULL or "" when it has one. */
+    const char *no_device;
 } cp_trust_in;
 
 typedef struct cp_trust {
