@@ -63,7 +63,7 @@ static bool is_dir(const char *path)
 static int add_expectations(check_args *a, const char *label, const char *text, int first_line)
 {
     size_t from = a->list.n;
-    if (cp_expect_parse(text, first_line, &a->list) < 0) {
+    if (cp_expect_parse_all(text, first_line, &a->list) < 0) {
         fprintf(stderr, "cuproof: %s: %s\n", label, cp_last_error());
         return CP_EXIT_USAGE;
     }

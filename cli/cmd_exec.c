@@ -45,7 +45,7 @@ typedef struct exec_args {
  * whose errors name it. */
 static int add_expectation(exec_args *a, const char *text, const char *source)
 {
-    if (cp_expect_parse(text, 1, &a->expect) < 0) {
+    if (cp_expect_parse_all(text, 1, &a->expect) < 0) {
         char msg[1200];
         snprintf(msg, sizeof msg, "%s: %s", source, cp_last_error());
         return cp_usage_error("%s", msg);

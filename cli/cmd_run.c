@@ -386,6 +386,26 @@ static void print_spread(const cp_report *r, int runs)
     if (tight)
         fprintf(stderr, "cuproof: %zu expectation%s within %g of %s spread between runs\n", tight,
                 tight == 1 ? "" : "s", CP_MARGIN_SPREADS, tight == 1 ? "its" : "their");
+    /* A claim's window is a threshold too: its nearest bound within the
+     * spread of what the passes measured can change its verdict. */
+    for (size_t i = 0; i < r->ncases; i++)
+        for (size_t k = 0; k < r->cases[i].nclaims; k++) {
+            const cp_claim_result *c = &r->cases[i].claims[k];
+            double mean, sd, bound, spreads;
+            if (!cp_claim_spread(c, &mean, &sd, &bound, &spreads))
+                continue;
+            const char *gap = strcmp(c->window.unit, "x") == 0 ? "" : " ";
+            printf("  %s: claim \"%.60s\": %.4g%s%s, sd %.2g over %zu passes; its window's "
+                   "bound %.4g is %.1f sd away\n",
+                   r->cases[i].name, c->text, mean, gap, c->window.unit, sd, c->npass_values,
+                   bound, spreads);
+            if (spreads < CP_MARGIN_SPREADS)
+                fprintf(stderr,
+                        "cuproof: warning: %s: claim \"%.60s\": its window's bound %.4g%s%s "
+                        "lies within %.1f of the passes' spread (%.4g, sd %.2g): another run "
+                        "can change its verdict\n",
+                        r->cases[i].name, c->text, bound, gap, c->window.unit, spreads, mean, sd);
+        }
 }
 
 /* `test` prints every check and claim of its one case, for the ctest log,

@@ -37,7 +37,8 @@ static const cp_help_opt run_opts[] = {
                  "output in OUT/passes): each variant keeps every pass's samples, median, "
                  "clocks, device time and trace metrics apart (report.json timing.passes), so "
                  "that compare rests on runs, not samples; prints each variant's spread "
-                 "between passes and warns of a declared expectation within 3 of its own"},
+                 "between passes and warns of a declared expectation or a claim's window within 3 "
+                 "of its own"},
     {"--min-samples N, --max-samples N, --max-noise F, --min-time S, --max-time S",
      "the stopping rule: timed runs until the median's relative standard error is at most F "
      "(ci: 5..50 runs, 0.02, 1 s; full: 5..100, 0.01, 5 s); the report says what ended them"},

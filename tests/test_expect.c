@@ -550,3 +550,30 @@ Test(expect, metric_values_are_shown_in_words_that_agree)
         cr_expect_str_eq(out, cases[i].shown, "%s", cases[i].metric);
     }
 }
+
+/* A text with a syntax error and two misspelt names says all three at
+ * once, each with its line and column and the name meant; the list is
+ * left as it was. */
+Test(expect, a_syntax_error_does_not_hide_the_other_lines_errors)
+{
+    cp_expect_list l = {0};
+    const char *text = "peak_concurent_kernels > 1\n"
+                       "copy_kernel_overlap_ratio >> 0.3\n"
+                       "# a comment\n"
+                       "no finding cuda_memcpy_asink\n"
+                       "kernels > 1\n";
+    cr_expect_eq(cp_expect_parse_all(text, 1, &l), CP_EPARSE);
+    cr_expect_eq(l.n, 0);
+    const char *e = cp_last_error();
+    cr_expect_not_null(strstr(e, "line 2, column 27: expected an operator"), "%s", e);
+    cr_expect_not_null(strstr(e, "line 1, column 1: unknown metric 'peak_concurent_kernels' (did "
+                                 "you mean 'peak_concurrent_kernels'?)"),
+                       "%s", e);
+    cr_expect_not_null(strstr(e, "line 4, column 12: unknown finding 'cuda_memcpy_asink'"), "%s",
+                       e);
+    cr_expect_null(strstr(e, "line 5"), "%s", e);
+    /* A good text parses as cp_expect_parse does. */
+    cr_expect_eq(cp_expect_parse_all("kernels > 1\n", 1, &l), 0);
+    cr_expect_eq(l.n, 1);
+    cp_expect_list_free(&l);
+}

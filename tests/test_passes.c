@@ -267,3 +267,40 @@ Test(passes, claim_verdicts_follow_their_window)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         cr_expect_eq(cp_verdict_from_name(cp_verdict_name(all[i])), (int)all[i]);
 }
+
+/* A windowed claim over the passes of run --runs K: each pass's value kept
+ * beside the first's, and the bound nearest their mean, where the verdict
+ * changes, in standard deviations of them: 4.4x, 4.6x, 4.5x against "3x
+ * to 4.5x" sits on its top bound (0 sd: another run can flip confirmed and
+ * exceeded); 40x, 43x, 46x is 12.8 sd above it. */
+Test(passes, a_claims_window_against_the_passes_spread)
+{
+    const double sets[2][3] = {{4.4, 4.6, 4.5}, {40, 43, 46}};
+    const double want_spreads[2] = {0, 38.5 / 3.0};
+    for (int s = 0; s < 2; s++) {
+        cp_case_result c, p;
+        one_pass(&c, 1.0, 5, 1980, false);
+        cp_claim_result *k = cp_result_add_claim(&c);
+        cr_assert_not_null(k);
+        snprintf(k->text, sizeof k->text, "about 4x");
+        k->has_window = true;
+        k->window = (cp_claim_window){.lo = 3, .hi = 4.5, .none = 1, .unit = "x"};
+        k->value = sets[s][0];
+        for (int n = 1; n < 3; n++) {
+            one_pass(&p, 1.0, 5, 1980, false);
+            cp_claim_result *q = cp_result_add_claim(&p);
+            cr_assert_not_null(q);
+            *q = *k;
+            q->value = sets[s][n];
+            cr_assert_eq(cp_case_result_add_pass(&c, &p, n + 1), 0);
+            cp_case_result_free(&p);
+        }
+        double mean, sd, bound, spreads;
+        cr_assert(cp_claim_spread(&c.claims[0], &mean, &sd, &bound, &spreads));
+        cr_expect_eq(c.claims[0].npass_values, 3);
+        cr_expect_float_eq(mean, (sets[s][0] + sets[s][1] + sets[s][2]) / 3, 1e-9);
+        cr_expect_float_eq(bound, 4.5, 1e-12);
+        cr_expect_float_eq(spreads, want_spreads[s], 1e-6, "%g", spreads);
+        cp_case_result_free(&c);
+    }
+}

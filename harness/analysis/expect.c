@@ -601,6 +601,43 @@ out:
     return rc;
 }
 
+int cp_expect_parse_all(const char *text, int first_line, cp_expect_list *list)
+{
+    int rc = cp_expect_parse(text, first_line, list);
+    if (rc != CP_EPARSE)
+        return rc;
+    /* The syntax errors hid the rest: each line that did parse is checked
+     * for its metric or finding too, so that one pass names them all. */
+    cp_errors all = {0};
+    cp_errors_add(&all, rc);
+    int number = first_line;
+    for (const char *p = text; p; number++) {
+        const char *stop = strchr(p, '\n');
+        size_t n = stop ? (size_t)(stop - p) : strlen(p);
+        char *line = malloc(n + 1);
+        if (!line)
+            return cp_failf(CP_ENOMEM, "out of memory");
+        memcpy(line, p, n);
+        line[n] = '\0';
+        cp_expect_list one = {0};
+        if (cp_expect_parse(line, number, &one) == 0 && one.n == 1) {
+            cp_expectation bare = one.items[0];
+            bare.scope = "";
+            bare.scope_arg = NULL;
+            bare.has_rank = bare.every_rank = bare.spread_ranks = false;
+            cp_expect_list b = {.items = &bare, .n = 1, .cap = 1};
+            int vr = cp_expect_validate(&b, NULL, 0);
+            if (vr < 0)
+                cp_errors_add(&all, vr);
+        }
+        cp_expect_list_free(&one);
+        free(line);
+        p = stop ? stop + 1 : NULL;
+    }
+    cp_errors_finish(&all);
+    return rc;
+}
+
 void cp_expect_list_free(cp_expect_list *list)
 {
     if (!list)

@@ -263,6 +263,20 @@ int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *pass, in
             snprintf(into->skip_reason, sizeof into->skip_reason, "pass %d: %.490s", number,
                      pass->skip_reason);
     }
+    /* Each windowed claim's value in this pass, beside the first's. */
+    for (size_t i = 0; i < pass->nclaims; i++) {
+        const cp_claim_result *pc = &pass->claims[i];
+        for (size_t k = 0; pc->has_window && isfinite(pc->value) && k < into->nclaims; k++) {
+            cp_claim_result *c = &into->claims[k];
+            if (!c->has_window || strcmp(c->text, pc->text) != 0)
+                continue;
+            if (c->npass_values == 0 && isfinite(c->value))
+                c->pass_values[c->npass_values++] = c->value;
+            if (c->npass_values < CP_CLAIM_MAX_PASSES)
+                c->pass_values[c->npass_values++] = pc->value;
+            break;
+        }
+    }
     for (size_t i = 0; i < pass->nchecks; i++) {
         if (pass->checks[i].status != CP_CHECK_FAILED)
             continue;
@@ -338,4 +352,30 @@ void cp_claim_rule(const cp_claim_window *w, char *out, size_t len)
                            "%s; refuted at %s or %s",
                  lo, hi, up ? "above" : "below", up ? hi : lo, up ? none : hi, up ? lo : none,
                  none, up ? "below" : "above");
+}
+
+bool cp_claim_spread(const cp_claim_result *c, double *mean, double *sd, double *bound,
+                     double *spreads)
+{
+    *mean = *sd = *bound = *spreads = 0;
+    if (!c->has_window || c->npass_values < 2)
+        return false;
+    double sum = 0, ss = 0;
+    size_t n = c->npass_values;
+    for (size_t i = 0; i < n; i++)
+        sum += c->pass_values[i];
+    *mean = sum / (double)n;
+    for (size_t i = 0; i < n; i++)
+        ss += (c->pass_values[i] - *mean) * (c->pass_values[i] - *mean);
+    *sd = sqrt(ss / (double)(n - 1));
+    /* The bound nearest the mean: where the verdict changes. */
+    double bounds[3] = {c->window.lo, c->window.hi, c->window.none};
+    double best = INFINITY;
+    for (size_t i = 0; i < 3; i++)
+        if (isfinite(bounds[i]) && fabs(*mean - bounds[i]) < best) {
+            best = fabs(*mean - bounds[i]);
+            *bound = bounds[i];
+        }
+    *spreads = *sd > 0 ? best / *sd : INFINITY;
+    return true;
 }

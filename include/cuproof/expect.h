@@ -111,6 +111,15 @@ typedef struct cp_expect_list {
 CP_API int cp_expect_parse(const char *text, int first_line, cp_expect_list *list);
 
 /*
+ * cp_expect_parse, saying every error of the text at once: when a line
+ * does not parse, the lines that do are also checked for an unknown
+ * metric or finding (with "did you mean"), so that a file with a syntax
+ * error and a misspelt name reports both. Returns what cp_expect_parse
+ * returns; `list` is left as it was on an error.
+ */
+CP_API int cp_expect_parse_all(const char *text, int first_line, cp_expect_list *list);
+
+/*
  * Releases every expectation of `list`, their strings and the array, and
  * leaves the list zeroed so that it can be filled again. A NULL list is
  * ignored.

@@ -81,6 +81,8 @@ typedef struct cp_check_result {
     cp_check_origin origin;
 } cp_check_result;
 
+#define CP_CLAIM_MAX_PASSES 100 /* run --runs K takes K up to 100 */
+
 typedef struct cp_claim_result {
     char text[256];
     char source[160];
@@ -94,6 +96,11 @@ typedef struct cp_claim_result {
     bool has_window;
     cp_claim_window window;
     double value;
+    /* With `cuproof run --runs K`: the value each pass measured (this
+     * claim's first; cp_case_result_add_pass adds the others), so that a
+     * window tighter than the spread between runs can be warned about. */
+    double pass_values[CP_CLAIM_MAX_PASSES];
+    size_t npass_values;
 } cp_claim_result;
 
 typedef struct cp_figure {
@@ -265,6 +272,13 @@ CP_API cp_claim_result *cp_result_add_claim(cp_case_result *r);
  * exceeded; between `none` and the range, fell short; at `none` or past
  * it, refuted. A value that is not finite: not measured. */
 CP_API cp_verdict cp_claim_judge(const cp_claim_window *w, double value);
+
+/* A windowed claim measured in two passes or more: the mean and sample
+ * deviation of its values, the window's bound (lo, hi or none) nearest the
+ * mean, where its verdict changes, and how many deviations away it lies
+ * (INFINITY with no spread). False without two values. */
+CP_API bool cp_claim_spread(const cp_claim_result *c, double *mean, double *sd, double *bound,
+                            double *spreads);
 
 /* The rule of window w in one line, as reports show it beside the
  * verdict: "confirmed within 3 to 4.5x; exceeded above 4.5x; fell short
