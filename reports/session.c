@@ -259,7 +259,6 @@ static int progress_add_case(void *data, const cp_report *r, const cp_case_resul
 {
     progress *p = data;
     FILE *out = p->out;
-    (void)r;
     /* The case's line replaces its progress, so that what stays on the
      * terminal is the same as without it. */
     if (p->shown)
@@ -268,8 +267,9 @@ static int progress_add_case(void *data, const cp_report *r, const cp_case_resul
     p->drawn_variant = -1;
     fprintf(out, "[%zu/%zu] %-7s %-28s ", ++p->done, p->total, cp_status_name(c->status),
             c->name);
+    /* A replay runs on no GPU: it names the one the case was recorded on. */
     if (c->gpu_name[0] && c->status != CP_STATUS_SKIPPED)
-        fprintf(out, "GPU %d  ", c->device);
+        fprintf(out, r && r->replayed_from[0] ? "recorded on GPU %d  " : "GPU %d  ", c->device);
     if (c->status == CP_STATUS_SKIPPED || c->status == CP_STATUS_INCONCLUSIVE)
         fprintf(out, "(%s)", c->skip_reason);
     else if (c->error[0])

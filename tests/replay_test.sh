@@ -36,6 +36,10 @@ check "the cases' verdicts are the recording's" test "$(verdicts "$work/rec/repo
 check "21 cases compared" test "$(verdicts "$work/out/report.json" | wc -l)" -eq 21
 check "report.json says it is a replay" grep -q '"replay":' "$work/out/report.json"
 check "report.html says it is a replay" grep -q 'Replayed from a recording on NVIDIA H100 80GB HBM3' "$work/out/report.html"
+# No GPU is here: a case's line names the one it was recorded on, never
+# "GPU 0" as if it ran on this machine.
+check "each case names the GPU it was recorded on" grep -q '^\[1/21\] passed  broadcast  *recorded on GPU 0' "$work/replay.log"
+check "no case line names a GPU as if it were here" bash -c "! grep -E '^\[[0-9]+/[0-9]+\] .* GPU [0-9]' '$work/replay.log' | grep -vq 'recorded on GPU'"
 
 # Negative control 1: a recorded metric that the trace does not give.
 mkdir -p "$work/bad1"
