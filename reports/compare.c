@@ -678,13 +678,6 @@ static bool towards_failing(const cp_case_result *ca, const char *vname, const c
     return false;
 }
 
-static void mean_sd(const double *v, size_t n, double *mean, double *sd)
-{
-    cp_mean_std(v, n, mean, sd);
-    /* The sample standard deviation, for a spread between runs. */
-    *sd = n > 1 ? *sd * sqrt((double)n / (double)(n - 1)) : 0;
-}
-
 /* The trace metrics of case `ca`'s variants that moved between the sides. */
 static int compare_metrics(cp_comparison *c, caps *k, const cp_compare_side *o,
                            const cp_compare_side *n, const cp_case_result *ca,
@@ -703,8 +696,8 @@ static int compare_metrics(cp_comparison *c, caps *k, const cp_compare_side *o,
             if (!na || !nb)
                 continue;
             double ma, sa, mb, sb;
-            mean_sd(a, na, &ma, &sa);
-            mean_sd(b, nb, &mb, &sb);
+            cp_mean_sample_sd(a, na, &ma, &sa);
+            cp_mean_sample_sd(b, nb, &mb, &sb);
             bool ratio = strcmp(d->unit, "ratio") == 0;
             double diff = mb - ma, floor_ = ratio ? 0.05 : 0.1 * fabs(ma);
             bool single = na < 2 || nb < 2;
@@ -737,38 +730,42 @@ static int compare_metrics(cp_comparison *c, caps *k, const cp_compare_side *o,
 
 /* The declared expectations of the new side's case that its runs hold
  * or fail by less than their spread between runs (two runs or more). */
+/* The new side's runs of a variant's metric (side_metric), for
+ * cp_case_margins_of. */
+static size_t side_values(void *ctx, const cp_case_result *c, size_t variant,
+                          const cp_metric_def *d, double *out, size_t cap)
+{
+    return side_metric(ctx, c->name, c->variants[variant].name, d, out, cap);
+}
+
 static int compare_margins(cp_comparison *c, caps *k, const cp_compare_side *n,
                            const cp_case_result *ca_new, size_t ci)
 {
     enum { CAP = 256 };
-    double b[CAP];
-    for (size_t i = 0; i < ca_new->nchecks; i++)
-        for (size_t vi = 0; vi < ca_new->nvariants; vi++) {
-            const char *vname = ca_new->variants[vi].name;
-            cp_expect_list list;
-            if (!cp_check_expectation(ca_new->checks[i].name, vname, ca_new->nvariants == 1,
-                                      &list))
-                continue;
-            const cp_metric_def *d = cp_metric_find(list.items[0].name);
-            size_t nb = d ? side_metric(n, ca_new->name, vname, d, b, CAP) : 0;
-            cp_margin m;
-            bool tight = nb >= 2 && cp_expectation_margin(&list.items[0], b, nb, &m) && m.tight;
-            cp_expect_list_free(&list);
-            if (!tight)
-                continue;
-            cp_cmp_tight *e = push(&c->tight, &c->ntight, &k->tight, sizeof *e);
-            if (!e)
-                return CP_ENOMEM;
-            snprintf(e->case_name, sizeof e->case_name, "%s", ca_new->name);
-            snprintf(e->variant, sizeof e->variant, "%s", vname);
-            snprintf(e->check, sizeof e->check, "%s", ca_new->checks[i].name);
-            e->case_index = ci;
-            e->mean = m.mean;
-            e->sd = m.sd;
-            e->spreads = m.spreads;
-            e->runs = m.runs;
+    cp_case_margin *m = malloc(CAP * sizeof *m);
+    if (!m)
+        return CP_ENOMEM;
+    size_t nm = cp_case_margins_of(ca_new, side_values, (void *)n, m, CAP);
+    int rc = 0;
+    for (size_t i = 0; i < nm && rc == 0; i++) {
+        if (!m[i].margin.tight)
+            continue;
+        cp_cmp_tight *e = push(&c->tight, &c->ntight, &k->tight, sizeof *e);
+        if (!e) {
+            rc = CP_ENOMEM;
+            break;
         }
-    return 0;
+        snprintf(e->case_name, sizeof e->case_name, "%s", ca_new->name);
+        snprintf(e->variant, sizeof e->variant, "%s", m[i].variant);
+        snprintf(e->check, sizeof e->check, "%s", m[i].check);
+        e->case_index = ci;
+        e->mean = m[i].margin.mean;
+        e->sd = m[i].margin.sd;
+        e->spreads = m[i].margin.spreads;
+        e->runs = m[i].margin.runs;
+    }
+    free(m);
+    return rc;
 }
 
 /* One case of the old side against the new: its variants, checks, status,

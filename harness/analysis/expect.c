@@ -621,12 +621,7 @@ int cp_expect_parse_all(const char *text, int first_line, cp_expect_list *list)
         line[n] = '\0';
         cp_expect_list one = {0};
         if (cp_expect_parse(line, number, &one) == 0 && one.n == 1) {
-            cp_expectation bare = one.items[0];
-            bare.scope = "";
-            bare.scope_arg = NULL;
-            bare.has_rank = bare.every_rank = bare.spread_ranks = false;
-            cp_expect_list b = {.items = &bare, .n = 1, .cap = 1};
-            int vr = cp_expect_validate(&b, NULL, 0);
+            int vr = cp_expect_validate_name(&one.items[0]);
             if (vr < 0)
                 cp_errors_add(&all, vr);
         }

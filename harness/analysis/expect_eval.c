@@ -113,6 +113,15 @@ static int validate_one(const cp_expectation *e, const char *const *scopes, size
     return 0;
 }
 
+int cp_expect_validate_name(const cp_expectation *e)
+{
+    cp_expectation bare = *e;
+    bare.scope = "";
+    bare.scope_arg = NULL;
+    bare.has_rank = bare.every_rank = bare.spread_ranks = false;
+    return validate_one(&bare, NULL, 0);
+}
+
 int cp_expect_validate(const cp_expect_list *list, const char *const *scopes, size_t nscopes)
 {
     cp_errors bad = {0};

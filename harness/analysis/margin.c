@@ -4,6 +4,7 @@
 #include <cuproof/internal/margin.h>
 
 #include <cuproof/metrics.h>
+#include <cuproof/stats.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -36,41 +37,32 @@ bool cp_expectation_margin(const cp_expectation *e, const double *values, size_t
                                                         : 0;
     if (!sign || n == 0)
         return false;
-    double sum = 0, ss = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += values[i];
-    double mean = sum / (double)n;
-    for (size_t i = 0; i < n; i++)
-        ss += (values[i] - mean) * (values[i] - mean);
+    cp_mean_sample_sd(values, n, &out->mean, &out->sd);
     out->runs = n;
-    out->mean = mean;
-    out->sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
     out->bound = e->value;
-    double by = sign * (mean - e->value);
+    double by = sign * (out->mean - e->value);
     out->spreads = out->sd > 0 ? by / out->sd : (by >= 0 ? INFINITY : -INFINITY);
     out->tight = n > 1 && out->sd > 0 && fabs(out->spreads) < CP_MARGIN_SPREADS;
     return true;
 }
 
-size_t cp_case_margins(const cp_case_result *c, cp_case_margin *out, size_t cap)
+size_t cp_case_margins_of(const cp_case_result *c, cp_margin_values values, void *ctx,
+                          cp_case_margin *out, size_t cap)
 {
     size_t n = 0;
+    double v[CP_MARGIN_MAX_VALUES];
     for (size_t i = 0; i < c->nchecks && n < cap; i++) {
         for (size_t vi = 0; vi < c->nvariants && n < cap; vi++) {
-            const cp_variant_result *v = &c->variants[vi];
+            const char *vname = c->variants[vi].name;
             cp_expect_list list;
-            if (!cp_check_expectation(c->checks[i].name, v->name, c->nvariants == 1, &list))
+            if (!cp_check_expectation(c->checks[i].name, vname, c->nvariants == 1, &list))
                 continue;
             const cp_metric_def *d = cp_metric_find(list.items[0].name);
-            double values[256];
-            size_t nv = 0;
-            for (size_t k = 0; d && k < v->nruns && nv < 256; k++)
-                if (v->runs[k].traced && !cp_metric_unmeasured(&v->runs[k].metrics, d->name))
-                    values[nv++] = cp_metric_value(&v->runs[k].metrics, d);
+            size_t nv = d ? values(ctx, c, vi, d, v, CP_MARGIN_MAX_VALUES) : 0;
             cp_case_margin *m = &out[n];
-            if (nv >= 2 && cp_expectation_margin(&list.items[0], values, nv, &m->margin)) {
+            if (nv >= 2 && cp_expectation_margin(&list.items[0], v, nv, &m->margin)) {
                 m->check = c->checks[i].name;
-                m->variant = v->name;
+                m->variant = vname;
                 snprintf(m->metric, sizeof m->metric, "%s", d->name);
                 n++;
             }
@@ -78,4 +70,22 @@ size_t cp_case_margins(const cp_case_result *c, cp_case_margin *out, size_t cap)
         }
     }
     return n;
+}
+
+/* The values of a variant's traced passes (cp_run_value.metrics). */
+static size_t pass_values(void *ctx, const cp_case_result *c, size_t variant,
+                          const cp_metric_def *d, double *out, size_t cap)
+{
+    (void)ctx;
+    const cp_variant_result *v = &c->variants[variant];
+    size_t n = 0;
+    for (size_t k = 0; k < v->nruns && n < cap; k++)
+        if (v->runs[k].traced && !cp_metric_unmeasured(&v->runs[k].metrics, d->name))
+            out[n++] = cp_metric_value(&v->runs[k].metrics, d);
+    return n;
+}
+
+size_t cp_case_margins(const cp_case_result *c, cp_case_margin *out, size_t cap)
+{
+    return cp_case_margins_of(c, pass_values, NULL, out, cap);
 }

@@ -3,6 +3,7 @@
 #include <cuproof/result.h>
 
 #include <cuproof/error.h>
+#include <cuproof/stats.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -360,14 +361,7 @@ bool cp_claim_spread(const cp_claim_result *c, double *mean, double *sd, double 
     *mean = *sd = *bound = *spreads = 0;
     if (!c->has_window || c->npass_values < 2)
         return false;
-    double sum = 0, ss = 0;
-    size_t n = c->npass_values;
-    for (size_t i = 0; i < n; i++)
-        sum += c->pass_values[i];
-    *mean = sum / (double)n;
-    for (size_t i = 0; i < n; i++)
-        ss += (c->pass_values[i] - *mean) * (c->pass_values[i] - *mean);
-    *sd = sqrt(ss / (double)(n - 1));
+    cp_mean_sample_sd(c->pass_values, c->npass_values, mean, sd);
     /* The bound nearest the mean: where the verdict changes. */
     double bounds[3] = {c->window.lo, c->window.hi, c->window.none};
     double best = INFINITY;

@@ -883,12 +883,6 @@ int cp_expect_validate_program(const cp_expect_list *list)
                                          e->scope_column, why));
             continue;
         }
-        /* The metric or finding, checked as a case's are: the same
-         * expectation without its scope. */
-        cp_expectation bare = *e;
-        bare.scope = "";
-        bare.scope_arg = NULL;
-        bare.has_rank = bare.every_rank = bare.spread_ranks = false;
         int rc = 0;
         if (cp_metric_is_program_wide(e->name) &&
             (e->scope[0] || e->scope_arg || e->has_rank || e->every_rank))
@@ -900,9 +894,9 @@ int cp_expect_validate_program(const cp_expect_list *list)
             rc = cp_failf(CP_EINVAL, "line %d, column %d: 'rank spread' compares a metric's "
                                      "spread over the ranks; a finding has none",
                           e->line, e->name_column);
-        cp_expect_list one = {.items = &bare, .n = 1, .cap = 1};
+        /* The metric or finding, checked as a case's are. */
         if (rc == 0)
-            rc = cp_expect_validate(&one, NULL, 0);
+            rc = cp_expect_validate_name(e);
         if (rc < 0)
             cp_errors_add(&bad, rc);
     }

@@ -45,3 +45,9 @@ void cp_mean_std(const double *v, size_t n, double *mean, double *std)
         var += (v[i] - *mean) * (v[i] - *mean);
     *std = n ? sqrt(var / (double)n) : 0;
 }
+
+void cp_mean_sample_sd(const double *v, size_t n, double *mean, double *sd)
+{
+    cp_mean_std(v, n, mean, sd);
+    *sd = n > 1 ? *sd * sqrt((double)n / (double)(n - 1)) : 0;
+}

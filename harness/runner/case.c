@@ -326,24 +326,34 @@ double cp_variant_median_ms(const cp_ctx *ctx, const char *variant)
     return v && v->timing.runs > 0 ? v->timing.median_ms : -1.0;
 }
 
-void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char *claimed,
-                  const char *measured, cp_verdict verdict, const char *reason, ...)
+/* A claim recorded with its reason formatted from `ap`; NULL (and the
+ * case failed, saying so) when memory ran out. */
+static cp_claim_result *claim_v(cp_ctx *ctx, const char *text, const char *source,
+                                const char *claimed, const char *measured, cp_verdict verdict,
+                                const char *reason, va_list ap)
 {
     cp_case_result *r = ctx->result;
     cp_claim_result *c = cp_result_add_claim(r);
     if (!c) {
         r->status = CP_STATUS_FAILED;
         snprintf(r->error, sizeof r->error, "out of memory; a claim was not recorded");
-        return;
+        return NULL;
     }
     snprintf(c->text, sizeof c->text, "%s", text);
     snprintf(c->source, sizeof c->source, "%s", source);
     snprintf(c->claimed, sizeof c->claimed, "%s", claimed);
     snprintf(c->measured, sizeof c->measured, "%s", measured);
     c->verdict = verdict;
+    vsnprintf(c->reason, sizeof c->reason, reason, ap);
+    return c;
+}
+
+void cp_claim_add(cp_ctx *ctx, const char *text, const char *source, const char *claimed,
+                  const char *measured, cp_verdict verdict, const char *reason, ...)
+{
     va_list ap;
     va_start(ap, reason);
-    vsnprintf(c->reason, sizeof c->reason, reason, ap);
+    claim_v(ctx, text, source, claimed, measured, verdict, reason, ap);
     va_end(ap);
 }
 
@@ -351,19 +361,16 @@ void cp_claim_measure(cp_ctx *ctx, const char *text, const char *source, const c
                       const cp_claim_window *w, double value, const char *measured,
                       const char *reason, ...)
 {
-    cp_case_result *r = ctx->result;
-    size_t before = r->nclaims;
-    cp_claim_add(ctx, text, source, claimed, measured, cp_claim_judge(w, value), "%s", "");
-    if (r->nclaims == before)
-        return; /* not recorded: cp_claim_add said why */
-    cp_claim_result *c = &r->claims[r->nclaims - 1];
+    va_list ap;
+    va_start(ap, reason);
+    cp_claim_result *c =
+        claim_v(ctx, text, source, claimed, measured, cp_claim_judge(w, value), reason, ap);
+    va_end(ap);
+    if (!c)
+        return;
     c->has_window = true;
     c->window = *w;
     c->value = value;
-    va_list ap;
-    va_start(ap, reason);
-    vsnprintf(c->reason, sizeof c->reason, reason, ap);
-    va_end(ap);
 }
 
 void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit)

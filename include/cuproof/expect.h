@@ -161,6 +161,10 @@ CP_API bool cp_expect_compare(double measured, cp_expect_op op, double value);
  */
 CP_API int cp_expect_validate(const cp_expect_list *list, const char *const *scopes, size_t nscopes);
 
+/* cp_expect_validate of e's metric or finding alone, whatever its scope
+ * (a program's scopes are checked by cp_expect_validate_program). */
+CP_API int cp_expect_validate_name(const cp_expectation *e);
+
 /* The name of the check that expectation e becomes for a case's variant:
  * its text when e names the variant, else "VARIANT: TEXT" (the runner's
  * checks, and a replay's that must find them again). */

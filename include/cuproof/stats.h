@@ -26,6 +26,10 @@ CP_API int cp_timing_compute(const double *samples, size_t n, cp_timing *out);
 /* Mean and population standard deviation of n values (0 and 0 for n = 0). */
 CP_API void cp_mean_std(const double *v, size_t n, double *mean, double *std);
 
+/* Mean and sample standard deviation (n - 1) of n values, as the spread
+ * of a few runs is estimated (sd 0 for fewer than 2; mean 0 for none). */
+CP_API void cp_mean_sample_sd(const double *v, size_t n, double *mean, double *sd);
+
 #ifdef __cplusplus
 }
 #endif

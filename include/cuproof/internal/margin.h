@@ -66,9 +66,21 @@ typedef struct cp_case_margin {
     cp_margin margin;
 } cp_case_margin;
 
-/* The margins of case c's declared expectations over its variants'
- * traced passes, in check order, at most `cap` into `out`; returns how
- * many (a variant with fewer than two traced passes gives none). */
+/* The values metric d took in the runs of variant `variant` of case c,
+ * at most `cap` into `out`; returns how many. */
+typedef size_t (*cp_margin_values)(void *ctx, const cp_case_result *c, size_t variant,
+                                   const cp_metric_def *d, double *out, size_t cap);
+#define CP_MARGIN_MAX_VALUES 256
+
+/* The margins of case c's declared expectations, each over the values
+ * `values` gives for its variant and metric (ctx passed along), in check
+ * order, at most `cap` into `out`; returns how many (fewer than two values
+ * give none). */
+CP_API size_t cp_case_margins_of(const cp_case_result *c, cp_margin_values values, void *ctx,
+                                 cp_case_margin *out, size_t cap);
+
+/* cp_case_margins_of over each variant's traced passes (cuproof run
+ * --runs K). */
 CP_API size_t cp_case_margins(const cp_case_result *c, cp_case_margin *out, size_t cap);
 
 #ifdef __cplusplus
