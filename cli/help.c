@@ -162,6 +162,11 @@ static const cp_help_opt environment[] = {
     {"CUPROOF_NO_TRACE=1", "cases run untraced: the report says why, and every check that reads "
                            "a trace is skipped with that reason, never passed"},
     {"CUPROOF_PROGRESS=plain", "progress as plain lines, even on a terminal"},
+    {"CUPROOF_ASLR=1", "run and test keep address-space randomisation; by default they start "
+                       "themselves again without it (as setarch -R does), so that a host-bound "
+                       "variant's time does not move with each process's layout; the report's "
+                       "environment says which (address_layout), and compare warns when two "
+                       "sides differ"},
     {"CUPROOF_SHARED_GPU=1", "other processes share the GPU: the report notes that its free "
                              "memory does not measure the case"},
     {"CUPROOF_CUPTI_BUFFER_KB, CUPROOF_CUPTI_MAX_BUFFERS",

@@ -163,6 +163,29 @@ out:
     return rc;
 }
 
+/* The address-space layout of each side's timing processes
+ * (internal/layout.h): a host-bound time moves with it, so sides that
+ * ran with different layouts are said to, where every report knows. */
+static void layout_warning(cp_comparison *c, const cp_compare_side *o, const cp_compare_side *n)
+{
+    const char *lo = NULL, *ln = NULL;
+    for (size_t s = 0; s < 2; s++) {
+        const cp_compare_side *side = s ? n : o;
+        const char **l = s ? &ln : &lo;
+        for (size_t i = 0; i < side->n; i++) {
+            const char *x = side->reports[i].env.address_layout;
+            if (!*x)
+                return; /* an older report: unknown */
+            *l = !*l || strcmp(*l, x) == 0 ? x : "mixed";
+        }
+    }
+    if (lo && ln && strcmp(lo, ln) != 0)
+        snprintf(c->layout_warning, sizeof c->layout_warning,
+                 "the sides ran with different address-space layouts (old %s, new %s): "
+                 "host-bound times move with the layout (CUPROOF_ASLR)",
+                 lo, ln);
+}
+
 /* Each report of a side against the side's first: the runs of one side
  * must be comparable among themselves too. */
 static int side_reasons(cp_comparison *c, caps *k, const cp_compare_side *s, const char *side)
@@ -1133,6 +1156,7 @@ int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
     CP_TRY(side_reports(&c->old_reports, o));
     CP_TRY(side_reports(&c->new_reports, n));
     CP_TRY(env_reasons(c, &k, &o->reports[0], &n->reports[0], ""));
+    layout_warning(c, o, n);
     CP_TRY(side_reasons(c, &k, o, "old"));
     CP_TRY(side_reasons(c, &k, n, "new"));
     c->comparable = c->nreasons == 0;

@@ -140,6 +140,7 @@ static cJSON *comparison_json(const cp_comparison *c, doc *d)
     added(d, cJSON_AddNumberToObject(root, "regressions", c->regressions));
     added(d, cJSON_AddBoolToObject(root, "timing_compared", c->nvariants > 0));
     added(d, cJSON_AddStringToObject(root, "clock_warning", c->clock_warning));
+    added(d, cJSON_AddStringToObject(root, "layout_warning", c->layout_warning));
     paths_json(d, root, "old_reports", c->old_reports, c->n_old_reports);
     paths_json(d, root, "new_reports", c->new_reports, c->n_new_reports);
     cJSON *findings = added(d, cJSON_AddArrayToObject(root, "findings"));

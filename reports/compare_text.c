@@ -128,6 +128,8 @@ int cp_compare_print_text(const cp_comparison *c, FILE *out)
                      "a pass of cuproof run --runs K, is one run)\n");
     if (c->clock_warning[0])
         fprintf(out, "warning: %s\n", c->clock_warning);
+    if (c->layout_warning[0])
+        fprintf(out, "warning: %s\n", c->layout_warning);
     for (size_t i = 0; i < c->ntight; i++) {
         const cp_cmp_tight *t = &c->tight[i];
         fprintf(out,

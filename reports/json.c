@@ -78,6 +78,7 @@ static void env_json(builder *b, cJSON *o, const cp_env *e)
     add_str(b, o, "gpu_name", e->gpu_name);
     add_str(b, o, "gpu_uuid", e->gpu_uuid);
     add_str(b, o, "cpu_model", e->cpu_model);
+    add_str(b, o, "address_layout", e->address_layout);
     char cc[16];
     snprintf(cc, sizeof cc, "%d.%d", e->cc_major, e->cc_minor);
     add_str(b, o, "compute_capability", e->has_device ? cc : "");
@@ -474,8 +475,9 @@ cJSON *cp_report_to_json(const cp_report *r)
      * (comm_busy_ns, comm_compute_overlap_ns and _ratio, exposed_comm_ns
      * and _share, in the trace and per device), the work classes' rules
      * and each trace's kernel_breakdown; 1.7: a distributed program's
-     * ranks per variant (readers of 1.0 ignore them). */
-    add_str(&b, root, "schema_version", "1.9");
+     * ranks per variant (readers of 1.0 ignore them); 1.10: the
+     * environment's address_layout. */
+    add_str(&b, root, "schema_version", "1.10");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

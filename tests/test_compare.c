@@ -341,6 +341,44 @@ Test(compare, a_slowdown_at_lower_clocks_is_drift)
     cp_report_free(&o);
 }
 
+/* Sides whose timing processes ran with different address-space layouts
+ * are warned about (a host-bound time moves with the layout); equal
+ * layouts, and a report that does not say (before schema 1.10), are not. */
+Test(compare, sides_of_different_address_layouts_are_warned_about)
+{
+    cp_report o, n;
+    passes_report(&o, 2, 1.0, 1980, 0.95);
+    passes_report(&n, 2, 1.0, 1980, 0.95);
+    const char *po[] = {"old.json"}, *pn[] = {"new.json"};
+    cp_compare_side so = {&o, po, 1}, sn = {&n, pn, 1};
+    cp_compare_options opt = {.threshold = 0.10,
+                              .min_effect = CP_CMP_MIN_EFFECT,
+                              .host_threshold = CP_CMP_HOST_THRESHOLD};
+    const struct {
+        const char *old_layout, *new_layout;
+        bool warned;
+    } rows[] = {{"fixed", "random", true}, {"random", "fixed", true}, {"fixed", "fixed", false},
+                {"", "random", false}, {"fixed", "", false}};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        snprintf(o.env.address_layout, sizeof o.env.address_layout, "%s", rows[r].old_layout);
+        snprintf(n.env.address_layout, sizeof n.env.address_layout, "%s", rows[r].new_layout);
+        cp_comparison c;
+        cr_assert_eq(cp_compare_build(&so, &sn, &opt, &c), 0, "%s", cp_last_error());
+        if (rows[r].warned) {
+            char want[64];
+            snprintf(want, sizeof want, "old %s, new %s", rows[r].old_layout, rows[r].new_layout);
+            cr_expect_not_null(strstr(c.layout_warning, want), "%s", c.layout_warning);
+        } else {
+            cr_expect_eq(c.layout_warning[0], '\0', "%s -> %s: %s", rows[r].old_layout,
+                         rows[r].new_layout, c.layout_warning);
+        }
+        cr_expect_eq(c.regressions, 0);
+        cp_comparison_free(&c);
+    }
+    cp_report_free(&n);
+    cp_report_free(&o);
+}
+
 /* A single run a side is never slower, whatever its samples say. */
 Test(compare, one_run_a_side_is_a_single_run)
 {

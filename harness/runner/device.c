@@ -2,6 +2,7 @@
 #include <cuproof/check.h>
 
 #include <cuproof/error.h>
+#include <cuproof/internal/layout.h>
 
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -70,6 +71,7 @@ int cp_env_discover(cp_env *env)
     if (gethostname(env->host, sizeof env->host - 1) != 0)
         snprintf(env->host, sizeof env->host, "unknown");
     read_cpu_model(env->cpu_model, sizeof env->cpu_model);
+    snprintf(env->address_layout, sizeof env->address_layout, "%s", cp_layout_now());
     const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
     snprintf(env->max_connections, sizeof env->max_connections, "%s",
              conn && *conn ? conn : "default (8)");

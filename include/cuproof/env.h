@@ -39,6 +39,10 @@ typedef struct cp_env {
     char host[256];
     char gpu_uuid[48]; /* "GPU-xxxxxxxx-...", as nvidia-smi prints it; "" without a GPU */
     char cpu_model[128]; /* the host CPU, from /proc/cpuinfo; "" when unknown */
+    /* The timing process's address-space layout: "fixed" (randomisation
+     * off, as `run` sets it), "random" (CUPROOF_ASLR=1, or the kernel
+     * refused), "" unknown (reports before schema 1.10). */
+    char address_layout[8];
 } cp_env;
 
 /* A GPU's clocks at one moment, as NVML reports them (what compare needs

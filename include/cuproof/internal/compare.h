@@ -187,6 +187,10 @@ typedef struct cp_comparison {
     /* The sides ran at different SM clocks (their runs' medians more than
      * 5% apart): said beside the verdicts; "" when not, or unknown. */
     char clock_warning[192];
+    /* The sides' timing processes ran with different address-space
+     * layouts (fixed or random, internal/layout.h); "" when not, or
+     * unknown. */
+    char layout_warning[192];
 } cp_comparison;
 
 /* One side: its reports (read by cp_compare_load, or built in memory) and

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Issue 29 (and issue 28's noise) on one GPU, each step chosen by a
+# variable (logs, traces and reports in $OUT/results.tar.gz):
+#   GPU=1     ctest -L gpu once (the code changed since the last GPU run)
+#   RECORD=1  the findings' programs under cuproof exec, each trace kept:
+#             torch_pageable.py (pageable, --pinned), graph_chain (graph,
+#             events, independent, independent under CUDA_LAUNCH_BLOCKING=1)
+#   NOISE=N   issue 28: the host-bound cases run N times, each invocation a
+#             process, plain, without address-space randomisation
+#             (setarch -R) and with glibc's malloc on transparent huge pages
+#             (GLIBC_TUNABLES=glibc.malloc.hugetlb=1); the spread of their
+#             medians between invocations, per variant (noise.txt)
+#   REPLAY=1  ci/record.sh: samples/recordings/h100-ci.tar.gz re-recorded
+set -uo pipefail
+# shellcheck source=ci/device-lib.sh
+source ci/device-lib.sh
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$out/nvidia-smi.txt" 2>&1
+cat "$out/nvidia-smi.txt"
+cat /sys/kernel/mm/transparent_hugepage/enabled > "$out/thp.txt" 2>&1
+cat /proc/sys/kernel/randomize_va_space >> "$out/thp.txt" 2>&1
+start=$(date +%s)
+cmake --preset default > "$out/configure.log" 2>&1 && cmake --build --preset default > "$out/build.log" 2>&1 ||
+    { tail -30 "$out/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+bin=./build/default/cuproof
+
+if [ "${GPU:-0}" = 1 ]; then
+    start=$(date +%s)
+    CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -L gpu --output-on-failure > "$out/ctest-gpu.log" 2>&1
+    echo "ctest -L gpu: rc $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+    grep -E "tests passed|Failed|\(Skipped\)|Not Run" "$out/ctest-gpu.log" | head -12
+fi
+
+record() { # NAME ENV... -- PROGRAM ARGS...
+    local name=$1; shift
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    env "${envs[@]}" $bin exec --out "$out/rec/$name" -- "$@" > "$out/rec-$name.log" 2>&1
+    echo "exec $name: exit $?" | tee -a "$out/summary.txt"
+    rm -f "$out/rec/$name"/*.html
+    grep -E "overlap|finding|serial|peak" "$out/rec-$name.log" | head -8
+}
+if [ "${RECORD:-0}" = 1 ]; then
+    gc=build/default/tests/exec/graph_chain
+    record torch-pageable X=1 -- python3 tests/exec/torch_pageable.py
+    record torch-pinned X=1 -- python3 tests/exec/torch_pageable.py --pinned
+    record graph-chain X=1 -- $gc graph
+    record graph-chain-events X=1 -- $gc events
+    record graph-independent X=1 -- $gc independent
+    record graph-independent-blocking CUDA_LAUNCH_BLOCKING=1 -- $gc independent
+    record pageable-twin X=1 -- build/default/tests/exec/pageable_twin
+fi
+
+if [ "${NOISE:-0}" -gt 0 ]; then
+    cases=${NOISE_CASES:-rtc-unroll indexing custom-elementwise broadcast zero-copy-interop conway-global}
+    mkdir -p "$out/noise"
+    for i in $(seq 1 "$NOISE"); do  # interleaved, so that a trend in time hits every cfg
+        for cfg in ${NOISE_CFGS:-plain norand hugetlb}; do
+            d=$out/noise/$cfg-$i
+            case $cfg in
+                plain) $bin run --profile ci --out "$d" $cases > "$d.log" 2>&1 ;;
+                norand) setarch "$(uname -m)" -R $bin run --profile ci --out "$d" $cases > "$d.log" 2>&1 ;;
+                both) GLIBC_TUNABLES=glibc.malloc.hugetlb=1 setarch "$(uname -m)" -R $bin run --profile ci --out "$d" $cases > "$d.log" 2>&1 ;;
+                hugetlb) GLIBC_TUNABLES=glibc.malloc.hugetlb=1 $bin run --profile ci --out "$d" $cases > "$d.log" 2>&1 ;;
+            esac
+            rm -f "$d"/*.trace.json "$d"/*.perfetto* "$d"/*.html
+        done
+    done
+    python3 - "$out/noise" > "$out/noise.txt" <<'PY'
+import json, math, os, statistics as st, sys
+root = sys.argv[1]
+by = {}
+for d in sorted(os.listdir(root)):
+    p = os.path.join(root, d, "report.json")
+    if not os.path.isfile(p):
+        continue
+    cfg = d.rsplit("-", 1)[0]
+    for c in json.load(open(p))["cases"]:
+        for v in c.get("variants") or []:
+            t = v.get("timing") or {}
+            if t.get("median_ms"):
+                by.setdefault((c["name"] + "/" + v["name"], cfg), []).append(t["median_ms"])
+names = sorted({k[0] for k in by})
+cfgs = sorted({k[1] for k in by}, key=lambda c: ["plain", "norand", "hugetlb", "both"].index(c))
+print(f"{'variant':40s} " + " ".join(f"{c:>22s}" for c in cfgs))
+for n in names:
+    row = []
+    for cfg in cfgs:
+        xs = by.get((n, cfg), [])
+        if len(xs) < 2:
+            row.append(f"{'-':>22s}")
+            continue
+        sd = st.stdev([math.log(x) for x in xs])
+        row.append(f"{st.median(xs):9.4f} ms sd {100*sd:5.1f}%")
+    print(f"{n:40s} " + " ".join(row))
+PY
+    cat "$out/noise.txt"
+fi
+
+if [ "${REPLAY:-0}" = 1 ]; then
+    bash ci/record.sh > "$out/record.log" 2>&1
+    echo "record: exit $?" | tee -a "$out/summary.txt"
+    cp samples/recordings/h100-ci.tar.gz "$out/"
+fi
+device_pack
