@@ -1,3 +1,5 @@
+/* cuproof gpus: the GPUs the CUDA runtime sees, and ctest's resource spec
+ * for them. */
 #include <cuproof/internal/file.h>
 #include "cli.h"
 
