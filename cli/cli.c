@@ -24,6 +24,18 @@ int cp_usage_error(const char *fmt, const char *arg)
     return CP_EXIT_USAGE;
 }
 
+int cp_input_error(int code)
+{
+    fprintf(stderr, "cuproof: %s\n", cp_last_error());
+    return cp_exit_of_read(code);
+}
+
+int cp_tool_error(void)
+{
+    fprintf(stderr, "cuproof: %s\n", cp_last_error());
+    return CP_EXIT_TOOL;
+}
+
 /* Parses a decimal integer in [lo, hi]; false for anything else. */
 bool cp_parse_int(const char *s, int lo, int hi, int *out)
 {
@@ -73,6 +85,17 @@ int cp_make_dirs(const char *dir)
     return 0;
 }
 
+/* What a command printed is its output too: a stdout that could not take
+ * it (a full disk, a closed pipe's reader gone) is a tool error, said on
+ * stderr, not a success. Returns the worse of `status` and that. */
+static int stdout_written(int status)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return status;
+    fprintf(stderr, "cuproof: cannot write standard output: %s\n", strerror(errno));
+    return cp_exit_worse(status, CP_EXIT_TOOL);
+}
+
 int cp_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -86,20 +109,21 @@ int cp_cli_main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         cp_help_print(stdout, NULL);
-        return CP_EXIT_OK;
+        return stdout_written(CP_EXIT_OK);
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("cuproof %s\n", cp_version());
-        return CP_EXIT_OK;
+        return stdout_written(CP_EXIT_OK);
     }
     const cp_command *c = cp_command_find(cmd);
     if (!c)
         return cp_usage_error("unknown command '%s'", cmd);
     /* `cuproof CMD --help` is answered here, before the command parses
      * its arguments, so no command needs code of its own for it. */
-    if (cp_help_wanted(argc - 2, argv + 2)) {
+    int status = CP_EXIT_OK;
+    if (cp_help_wanted(argc - 2, argv + 2))
         cp_help_print(stdout, c);
-        return CP_EXIT_OK;
-    }
-    return c->run(argc - 2, argv + 2);
+    else
+        status = c->run(argc - 2, argv + 2);
+    return stdout_written(status);
 }

@@ -68,12 +68,24 @@ bool cp_help_wanted(int argc, char **argv);
  * a pointer to --help on stderr; returns CP_EXIT_USAGE. */
 int cp_usage_error(const char *fmt, const char *arg);
 
+/* Prints "cuproof: " and the last error (cp_last_error, which names the
+ * file and where in it) on stderr, and returns the status of a reader's
+ * failure `code` on a file the user gave (cp_exit_of_read: CP_EXIT_INPUT,
+ * or CP_EXIT_TOOL when memory ran out). */
+int cp_input_error(int code);
+
+/* Prints "cuproof: " and the last error on stderr; returns CP_EXIT_TOOL:
+ * cuproof could not do its part (an output it cannot write, out of
+ * memory, the driver failing it). */
+int cp_tool_error(void);
+
 /* Parses a decimal integer in [lo, hi]; false for anything else. */
 bool cp_parse_int(const char *s, int lo, int hi, int *out);
 
 /* Creates `dir` and its parents. Returns 0; CP_EIO when a component is not
  * a directory or cannot be created, or the directory is not writable;
- * CP_EINVAL for a path that is too long (cp_last_error says which). */
+ * CP_EINVAL for a path that is too long (cp_last_error says which). Every
+ * command gives a failure here CP_EXIT_TOOL: an output it cannot write. */
 int cp_make_dirs(const char *dir);
 
 #endif

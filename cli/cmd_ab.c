@@ -36,16 +36,20 @@ static int split_programs(int argc, char **argv, int at, char ***a, char ***b)
 }
 
 /* cuproof ab: exit 0 when no variant of B is slower than A's by more than
- * the threshold, 1 when one is, 2 for bad usage or a build that cannot be
- * run, 3 when a variant stays undecided after the pairs' budget. */
+ * the threshold, 1 when one is, 2 for bad usage, 3 when a variant stays
+ * undecided after the pairs' budget, 5 for a build that cannot be run or
+ * whose runs leave no report to read (the builds are the input), 6 when
+ * the work directory cannot be written. */
 int cp_cmd_ab(int argc, char **argv)
 {
     bool exec = argc > 0 && strcmp(argv[0], "--exec") == 0;
     if (!exec && (argc < 2 || argv[0][0] == '-' || argv[1][0] == '-'))
         return cp_usage_error("%s", usage);
     char **cases = calloc((size_t)argc + 1, sizeof *cases);
-    if (!cases)
-        return cp_usage_error("%s", "out of memory");
+    if (!cases) {
+        fprintf(stderr, "cuproof: out of memory\n");
+        return CP_EXIT_TOOL;
+    }
     size_t ncases = 0;
     cp_ab_opts o = {.a = argv[0],
                     .b = argv[1],
@@ -124,12 +128,19 @@ int cp_cmd_ab(int argc, char **argv)
         free(cases);
         return status;
     }
+    if (cp_make_dirs(o.work_dir) < 0) {
+        free(cases);
+        return cp_tool_error();
+    }
     cp_ab_result r;
-    if (cp_ab_run(&o, &r) < 0) {
+    int rc = cp_ab_run(&o, &r);
+    if (rc < 0) {
+        /* What is left to fail is a build's run or its report: the input's,
+         * unless memory ran out. */
         fprintf(stderr, "cuproof ab: %s\n", cp_last_error());
         cp_ab_result_free(&r);
         free(cases);
-        return CP_EXIT_USAGE;
+        return cp_exit_of_read(rc);
     }
     cp_ab_print(&r, &o, stdout);
     status = r.regressions ? CP_EXIT_FAILED : !r.all_decided ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK;

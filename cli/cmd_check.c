@@ -23,15 +23,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* A trace that cannot be trusted or read is neither a failed expectation
- * nor bad usage. */
-enum { EXIT_TOOL = CP_EXIT_INCONCLUSIVE };
-
 /* Where a run of the list's expectations came from, for the messages of
  * validation, which happens after all are parsed. */
 typedef struct source {
     const char *label; /* "--expect" or the file's path */
     size_t from, to;   /* its expectations in the list */
+    int fault;         /* the status of an error in it: usage for the command
+                        * line's --expect, bad input for a file's */
 } source;
 
 typedef struct check_args {
@@ -59,15 +57,17 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Parses one --expect argument or --expect-file text into the list. */
-static int add_expectations(check_args *a, const char *label, const char *text, int first_line)
+/* Parses one --expect argument or --expect-file text into the list; an
+ * error in it gives `fault`. */
+static int add_expectations(check_args *a, const char *label, const char *text, int first_line,
+                            int fault)
 {
     size_t from = a->list.n;
     if (cp_expect_parse_all(text, first_line, &a->list) < 0) {
         fprintf(stderr, "cuproof: %s: %s\n", label, cp_last_error());
-        return CP_EXIT_USAGE;
+        return fault;
     }
-    a->sources[a->nsources++] = (source){label, from, a->list.n};
+    a->sources[a->nsources++] = (source){label, from, a->list.n, fault};
     return CP_EXIT_OK;
 }
 
@@ -83,16 +83,18 @@ static int parse_args(int argc, char **argv, check_args *a)
             return cp_usage_error("%s needs a value", arg);
         if (strcmp(arg, "--expect") == 0) {
             const char *text = argv[++i];
-            status = add_expectations(a, "--expect", text, next_line);
+            status = add_expectations(a, "--expect", text, next_line, CP_EXIT_USAGE);
             for (const char *p = text; *p; p++)
                 next_line += *p == '\n';
             next_line++;
         } else if (strcmp(arg, "--expect-file") == 0) {
             const char *path = argv[++i];
             char *text = cp_read_file(path);
-            if (!text)
-                return cp_usage_error("--expect-file: %s", cp_last_error());
-            status = add_expectations(a, path, text, 1);
+            if (!text) {
+                fprintf(stderr, "cuproof: --expect-file: %s\n", cp_last_error());
+                return CP_EXIT_INPUT;
+            }
+            status = add_expectations(a, path, text, 1, CP_EXIT_INPUT);
             free(text);
         } else if (strcmp(arg, "--range") == 0) {
             a->range = argv[++i];
@@ -184,26 +186,30 @@ static int print_trust(const cp_trust_in *in)
  * variant when it names none), as the runner checks a case. */
 static int check_trace_files(const check_args *a)
 {
-    int status = CP_EXIT_OK;
+    int status = CP_EXIT_OK, untrusted = CP_EXIT_OK;
     size_t passed = 0, failed = 0;
     cp_trace_file *files = calloc(a->ntraces, sizeof *files);
     const char **names = NULL;
     uint64_t *dropped = calloc(a->ntraces, sizeof *dropped);
     /* Every file read; one that cannot be is named and left out, and the
-     * others are still checked (the run then exits 3 whatever they say). */
+     * others are still checked (the run then exits 5 whatever they say).
+     * One with no device work is left out too, untrusted (3). */
     bool *bad = calloc(a->ntraces, sizeof *bad);
     size_t loaded = 0, nbad = 0;
+    int read_status = CP_EXIT_OK;
     if (!files || !dropped || !bad) {
         fprintf(stderr, "cuproof: out of memory\n");
-        status = EXIT_TOOL;
+        status = CP_EXIT_TOOL;
         goto out;
     }
-    for (; loaded < a->ntraces; loaded++)
-        if (cp_trace_file_read(a->traces[loaded], &files[loaded]) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
+    for (; loaded < a->ntraces; loaded++) {
+        int rc = cp_trace_file_read(a->traces[loaded], &files[loaded]);
+        if (rc < 0) {
+            read_status = cp_exit_worse(read_status, cp_input_error(rc));
             bad[loaded] = true;
             nbad++;
         }
+    }
     for (size_t f = 0; f < a->ntraces; f++) {
         const cp_trace_file *tf = &files[f];
         if (bad[f])
@@ -212,7 +218,7 @@ static int check_trace_files(const check_args *a)
         names = malloc((tf->nvariants ? tf->nvariants : 1) * sizeof *names);
         if (!names) {
             fprintf(stderr, "cuproof: out of memory\n");
-            status = EXIT_TOOL;
+            status = CP_EXIT_TOOL;
             goto out;
         }
         size_t work = 0;
@@ -226,13 +232,16 @@ static int check_trace_files(const check_args *a)
             if (cp_expect_validate(&one, names, tf->nvariants) < 0) {
                 fprintf(stderr, "cuproof: %s: %s (in %s)\n", a->sources[s].label,
                         cp_last_error(), a->traces[f]);
-                status = CP_EXIT_USAGE;
+                status = a->sources[s].fault;
                 goto out;
             }
         }
         if (work == 0) {
-            status = print_trust(&(cp_trust_in){.what = a->traces[f], .traced_files = SIZE_MAX});
-            goto out;
+            /* Nothing to judge in it: untrusted, named, left out. */
+            untrusted = cp_exit_worse(untrusted, print_trust(&(cp_trust_in){
+                                                     .what = a->traces[f],
+                                                     .traced_files = SIZE_MAX}));
+            bad[f] = true;
         }
     }
     for (size_t f = 0; f < a->ntraces; f++) {
@@ -255,8 +264,7 @@ static int check_trace_files(const check_args *a)
                 cp_stream_opts so = analysis_opts(a);
                 if (cp_expect_eval_trace(&bare, &tf->variants[v].trace, &so.timeline, &ok, measured,
                                          sizeof measured) < 0) {
-                    fprintf(stderr, "cuproof: %s\n", cp_last_error());
-                    status = EXIT_TOOL;
+                    status = cp_tool_error();
                     goto out;
                 }
                 if (!e->scope[0])
@@ -266,11 +274,11 @@ static int check_trace_files(const check_args *a)
         }
     }
     printf("%zu passed, %zu failed\n", passed, failed);
-    status = failed ? CP_EXIT_FAILED : CP_EXIT_OK;
+    status = cp_exit_worse(failed ? CP_EXIT_FAILED : CP_EXIT_OK, untrusted);
     if (nbad) {
         printf("%zu of %zu trace files could not be read (named above): no verdict on them\n",
                nbad, a->ntraces);
-        status = cp_exit_worse(status, EXIT_TOOL);
+        status = cp_exit_worse(status, read_status);
     }
     for (size_t f = 0; f < a->ntraces; f++)
         if (!bad[f])
@@ -336,17 +344,15 @@ static int print_ranks(const cp_ranks *r)
     return 0;
 }
 
-/* Each expectation's verdict, printed. Returns CP_EXIT_OK, or EXIT_TOOL
+/* Each expectation's verdict, printed. Returns CP_EXIT_OK, or CP_EXIT_TOOL
  * when one could not be evaluated. */
 static int print_verdicts(const check_args *a, cp_program_stream *ps, size_t *passed,
                           size_t *failed, size_t *undecided)
 {
     for (size_t k = 0; k < a->list.n; k++) {
         cp_program_check v;
-        if (cp_program_stream_verdict(ps, &a->list, k, &v) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            return EXIT_TOOL;
-        }
+        if (cp_program_stream_verdict(ps, &a->list, k, &v) < 0)
+            return cp_tool_error();
         if (v.undecided) {
             printf("inconclusive  %s  (%s)\n", a->list.items[k].text, v.measured);
             (*undecided)++;
@@ -363,7 +369,7 @@ static int validate_sources(const check_args *a)
         cp_expect_list one = sub_list(a, &a->sources[s]);
         if (cp_expect_validate_program(&one) < 0) {
             fprintf(stderr, "cuproof: %s: %s\n", a->sources[s].label, cp_last_error());
-            return CP_EXIT_USAGE;
+            return a->sources[s].fault;
         }
     }
     return CP_EXIT_OK;
@@ -386,18 +392,20 @@ static int check_program(const check_args *a)
     size_t passed = 0, failed = 0, undecided = 0;
     cp_stream_opts so = analysis_opts(a);
     cp_program_stream ps;
-    if (cp_program_stream_judge((const char *const *)a->traces, a->ntraces, false, &a->list, &so,
-                                &ps) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        status = EXIT_TOOL;
+    /* The files are one program's, merged: one that cannot be read leaves
+     * no program to judge (a verdict on the rest would be on another
+     * program), so it is named and nothing is judged. */
+    int rc = cp_program_stream_judge((const char *const *)a->traces, a->ntraces, false, &a->list,
+                                     &so, &ps);
+    if (rc < 0) {
+        status = cp_input_error(rc);
         goto out;
     }
     cp_expect_judge *j = ps.judge;
     printf("program: %zu processes from %zu files (streamed%s)\n", ps.meta.nprocesses, ps.files,
            cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
     if (print_ranks(ps.ranks) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        status = EXIT_TOOL;
+        status = cp_tool_error();
         goto out;
     }
     cp_trust_in in = {.what = "the program's trace",
@@ -412,7 +420,7 @@ static int check_program(const check_args *a)
         goto out;
     }
     status = print_verdicts(a, &ps, &passed, &failed, &undecided);
-    if (status == EXIT_TOOL)
+    if (status == CP_EXIT_TOOL)
         goto out;
     printf("%zu passed, %zu failed%s\n", passed, failed, undecided ? ", some inconclusive" : "");
     print_processes(&ps.meta, cp_expect_judge_first(j));
@@ -434,14 +442,19 @@ static int check_rec(const check_args *a)
     int status = validate_sources(a);
     if (status != CP_EXIT_OK)
         return status;
-    size_t passed = 0, failed = 0, undecided = 0;
-    for (size_t f = 0; f < a->ntraces && status != EXIT_TOOL; f++) {
+    size_t passed = 0, failed = 0, undecided = 0, nbad = 0;
+    /* Each file is a trace of its own: one that cannot be read is named
+     * and the others are still judged (then exit 5 whatever they say). */
+    for (size_t f = 0; f < a->ntraces && status != CP_EXIT_TOOL; f++) {
         const char *path = a->traces[f];
         cp_stream_opts so = analysis_opts(a);
         cp_program_stream ps;
-        if (cp_program_stream_judge(&path, 1, true, &a->list, &so, &ps) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            status = EXIT_TOOL;
+        int rc = cp_program_stream_judge(&path, 1, true, &a->list, &so, &ps);
+        if (rc < 0) {
+            status = cp_exit_worse(status, cp_input_error(rc));
+            nbad++;
+            cp_program_stream_free(&ps);
+            continue;
         }
         cp_expect_judge *j = ps.judge;
         cp_trust_in in = {.what = path,
@@ -451,38 +464,38 @@ static int check_rec(const check_args *a)
                           .cut_short = ps.truncated,
                           .cut_why = ps.why,
                           .allow_dropped = a->allow_dropped};
-        if (status != EXIT_TOOL) {
-            const cp_metrics *m = cp_expect_judge_metrics(j);
-            printf("%s: %u kernels, %u copies, %u memsets, %zu lanes (streamed%s)\n", path,
-                   m->kernels, m->copies, m->memsets, m->nlanes,
-                   cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
-            in.device_work = work_of(j);
-            if (print_ranks(ps.ranks) < 0) {
-                fprintf(stderr, "cuproof: %s\n", cp_last_error());
-                status = EXIT_TOOL;
-            } else if (in.device_work == 0) {
-                status = print_trust(&in);
-            } else {
-                status = cp_exit_worse(status,
-                                       print_verdicts(a, &ps, &passed, &failed, &undecided));
-            }
-        }
-        if (status != EXIT_TOOL) {
+        const cp_metrics *m = cp_expect_judge_metrics(j);
+        printf("%s: %u kernels, %u copies, %u memsets, %zu lanes (streamed%s)\n", path,
+               m->kernels, m->copies, m->memsets, m->nlanes,
+               cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
+        in.device_work = work_of(j);
+        if (print_ranks(ps.ranks) < 0)
+            status = cp_tool_error();
+        else if (in.device_work == 0)
+            status = cp_exit_worse(status, print_trust(&in));
+        else
+            status = cp_exit_worse(status, print_verdicts(a, &ps, &passed, &failed, &undecided));
+        if (status != CP_EXIT_TOOL) {
             print_processes(&ps.meta, cp_expect_judge_first(j));
             status = cp_exit_worse(status, print_trust(&in));
         }
         cp_program_stream_free(&ps);
     }
     printf("%zu passed, %zu failed%s\n", passed, failed, undecided ? ", some inconclusive" : "");
+    if (nbad)
+        printf("%zu of %zu trace files could not be read (named above): no verdict on them\n",
+               nbad, a->ntraces);
     status = cp_exit_worse(status, failed ? CP_EXIT_FAILED : CP_EXIT_OK);
     return cp_exit_worse(status, undecided ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
 }
 
 /* cuproof check TRACE... [--expect EXPR]... [--expect-file F] [--range NAME]
  * [--allow-dropped]: exit 0 when every expectation holds, 1 when one
- * fails, 2 for bad usage or a malformed or unknown expectation, 3 when a
- * trace cannot be read, holds no device work or lost records, or an
- * expectation spans hosts that could not be aligned. */
+ * fails, 2 for bad usage or a malformed or unknown --expect, 3 when a
+ * trace holds no device work or lost records, or an expectation spans
+ * hosts that could not be aligned, 5 when a trace or an expectation file
+ * cannot be read or has errors (each named), 6 when cuproof itself could
+ * not finish (out of memory). */
 int cp_cmd_check(int argc, char **argv)
 {
     check_args a = {0};
@@ -492,14 +505,12 @@ int cp_cmd_check(int argc, char **argv)
     a.sources = calloc((size_t)argc + 1, sizeof *a.sources);
     if (!a.traces || !a.sources) {
         fprintf(stderr, "cuproof: out of memory\n");
-        status = EXIT_TOOL;
+        status = CP_EXIT_TOOL;
         goto out;
     }
     status = parse_args(argc, argv, &a);
-    if (status == CP_EXIT_OK && cp_expect_scope_range(&a.list, a.range) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        status = EXIT_TOOL;
-    }
+    if (status == CP_EXIT_OK && cp_expect_scope_range(&a.list, a.range) < 0)
+        status = cp_tool_error(); /* out of memory: the range was checked */
     if (status == CP_EXIT_OK)
         status = a.rec ? check_rec(&a) : a.program ? check_program(&a) : check_trace_files(&a);
 out:

@@ -1,3 +1,6 @@
+/* cuproof compare: parse, read each side's reports (each that cannot be
+ * read named, the rest compared), build one comparison, print it as a
+ * table, JSON or a page. */
 #include <cuproof/internal/compare.h>
 #include "cli.h"
 
@@ -16,10 +19,10 @@ static const char usage[] = "compare takes OLD.json NEW.json, or --old PATH... -
 /* cuproof compare OLD NEW | --old PATH [--old PATH...] --new PATH
  * [--new PATH...] [--threshold F] [--host-threshold F]
  * [--format text|json] [--force] [--html OUT.html]:
- * exit 0, 1 on regressions, 2 for bad usage or a page that cannot be
- * written, 3 for a report that cannot be read or parsed (named). Each
- * report is read once; the table, the JSON and the page print the same
- * comparison. */
+ * exit 0, 1 on regressions, 2 for bad usage, 5 for a report that cannot be
+ * read or parsed (each named; the others still compared), 6 for a page
+ * that cannot be written. Each report is read once; the table, the JSON
+ * and the page print the same comparison. */
 int cp_cmd_compare(int argc, char **argv)
 {
     const char *html = NULL;
@@ -34,7 +37,7 @@ int cp_cmd_compare(int argc, char **argv)
     int rc = CP_EXIT_OK;
     if (!olds || !news || !positional) {
         fprintf(stderr, "cuproof: out of memory\n");
-        rc = CP_EXIT_USAGE;
+        rc = CP_EXIT_TOOL;
         goto out;
     }
     for (int i = 0; i < argc; i++) {
@@ -115,17 +118,20 @@ int cp_cmd_compare(int argc, char **argv)
         goto out;
     }
     cp_comparison c;
-    int loaded = cp_compare_files(olds, n_old, news, n_new, &opt, &c);
-    if (loaded == CP_EIO || loaded == CP_EPARSE) {
-        /* A report that cannot be read or parsed, as check, timeline and
-         * export say of a trace: exit 3, the shared table's. */
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        rc = CP_EXIT_INCONCLUSIVE;
+    cp_errors bad = {0};
+    int loaded = cp_compare_files(olds, n_old, news, n_new, &opt, &c, &bad);
+    if (loaded < 0) {
+        /* A side with no report left, each unreadable one named; or out of
+         * memory. */
+        rc = cp_input_error(loaded);
         goto out;
     }
-    if (loaded < 0) {
-        rc = cp_usage_error("%s", cp_last_error());
-        goto out;
+    if (bad.n) {
+        /* Named before the comparison of the rest, which leaves them out. */
+        cp_errors_finish(&bad);
+        fprintf(stderr, "cuproof: %s\ncuproof: %d report%s could not be read (named above) and "
+                        "%s left out of the comparison\n",
+                cp_last_error(), bad.n, bad.n == 1 ? "" : "s", bad.n == 1 ? "is" : "are");
     }
     /* The page first: a path it cannot be written to stops the command
      * before anything reaches stdout. */
@@ -135,7 +141,7 @@ int cp_cmd_compare(int argc, char **argv)
     int regressions = c.regressions;
     cp_comparison_free(&c);
     if (printed < 0) {
-        rc = cp_usage_error("%s", cp_last_error());
+        rc = cp_tool_error();
     } else if (regressions) {
         /* With --format json, stdout holds the JSON alone. */
         /* The JSON out first: a reader that merges the streams gets it whole. */
@@ -144,6 +150,8 @@ int cp_cmd_compare(int argc, char **argv)
                 regressions == 1 ? "" : "s");
         rc = CP_EXIT_FAILED;
     }
+    if (bad.n)
+        rc = cp_exit_worse(rc, CP_EXIT_INPUT);
 out:
     free(olds);
     free(news);

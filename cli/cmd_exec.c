@@ -42,12 +42,26 @@ typedef struct exec_args {
 } exec_args;
 
 /* Parses one source of expectations (an --expect argument or a file),
- * whose errors name it. */
-static int add_expectation(exec_args *a, const char *text, const char *source)
+ * whose errors name it: usage for the command line's, bad input for a
+ * file's (`file`). */
+static int add_expectation(exec_args *a, const char *text, const char *source, bool file)
 {
-    if (cp_expect_parse_all(text, 1, &a->expect) < 0) {
+    size_t from = a->expect.n;
+    int rc = cp_expect_parse_all(text, 1, &a->expect);
+    /* Its own lines validated now, while their source is known (an unknown
+     * metric in a file is the file's error); the scope rules wait for
+     * --range, all sources together. */
+    cp_expect_list mine = {.items = a->expect.items + from, .n = a->expect.n - from,
+                           .cap = a->expect.n - from};
+    if (rc == 0 && mine.n)
+        rc = cp_expect_validate_program(&mine);
+    if (rc < 0) {
         char msg[1200];
         snprintf(msg, sizeof msg, "%s: %s", source, cp_last_error());
+        if (file) {
+            fprintf(stderr, "cuproof: %s\n", msg);
+            return CP_EXIT_INPUT;
+        }
         return cp_usage_error("%s", msg);
     }
     return -1;
@@ -64,13 +78,15 @@ static int parse_args(int argc, char **argv, exec_args *a)
         if (strcmp(opt, "--expect") == 0 && val) {
             char source[64];
             snprintf(source, sizeof source, "--expect '%.40s'", val);
-            rc = add_expectation(a, val, source);
+            rc = add_expectation(a, val, source, false);
             i++;
         } else if (strcmp(opt, "--expect-file") == 0 && val) {
             char *text = cp_read_file(val);
-            if (!text)
-                return cp_usage_error("--expect-file: %s", cp_last_error());
-            rc = add_expectation(a, text, val);
+            if (!text) {
+                fprintf(stderr, "cuproof: --expect-file: %s\n", cp_last_error());
+                return CP_EXIT_INPUT;
+            }
+            rc = add_expectation(a, text, val, true);
             free(text);
             i++;
         } else if (strcmp(opt, "--range") == 0 && val && *val) {
@@ -294,11 +310,17 @@ int cp_cmd_exec(int argc, char **argv)
         status = parse_args(argc, argv, &a);
     if (status >= 0)
         goto out;
-    status = CP_EXIT_INCONCLUSIVE;
+    /* Another profiler holding CUPTI leaves no trace to trust: no verdict
+     * (3), as the trust rule says of a process that could not have CUPTI. */
     if (*cp_exec_other_profiler(why, sizeof why)) {
         fprintf(stderr, "cuproof exec: %s\n", why);
+        status = CP_EXIT_INCONCLUSIVE;
         goto out;
     }
+    /* From here a failure is cuproof's own (an output directory it cannot
+     * write, out of memory, the driver or the launcher failing it): the
+     * program's outcome and the trace's trust come in the judgement. */
+    status = CP_EXIT_TOOL;
     if (!(s = cp_session_new())) {
         fprintf(stderr, "cuproof exec: out of memory\n");
         goto out;

@@ -1,3 +1,5 @@
+/* cuproof export: a recorded trace (a case's trace file, or a program's
+ * per-process files) written for ui.perfetto.dev or for check. */
 #include <cuproof/internal/tracefile.h>
 #include <cuproof/internal/perfetto.h>
 #include "cli.h"
@@ -32,10 +34,8 @@ static int write_one(const char *dir, const char *case_name, const char *variant
         rc = cp_perfetto_pb_write(dir, case_name, variant ? variant : "trace", t);
     else
         rc = cp_perfetto_write(dir, case_name, variant ? variant : "trace", t);
-    if (rc < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        return CP_EXIT_FAILED;
-    }
+    if (rc < 0)
+        return cp_tool_error();
     if (fmt != FORMAT_REC && !variant)
         snprintf(path, sizeof path, "%s/%s.trace.%s", dir, case_name, suffixes[fmt]);
     printf("%s\n", path);
@@ -48,6 +48,7 @@ typedef struct to_rec {
     cp_rec_writer *w;
     const cp_trace *meta;
     size_t processes; /* written so far */
+    bool write_failed; /* the output's fault, not the input's */
 } to_rec;
 
 static int put_processes(to_rec *x)
@@ -62,7 +63,10 @@ static int put_activity(void *ctx, const cp_activity *a)
 {
     to_rec *x = ctx;
     int rc = put_processes(x);
-    return rc < 0 ? rc : cp_rec_put(x->w, a);
+    if (rc == 0)
+        rc = cp_rec_put(x->w, a);
+    x->write_failed |= rc < 0;
+    return rc;
 }
 
 /* A program's per-process files to DIR/program.cprec in one pass, never
@@ -77,11 +81,14 @@ static int program_to_rec(const char *in, bool dir, const char *out_dir)
     to_rec x = {.meta = &meta};
     size_t nfiles = 1;
     int rc = cp_rec_writer_open(&x.w, path);
-    if (rc == 0)
-        rc = dir ? cp_proc_stream_dir(in, &meta, &nfiles, put_activity, &x)
-                 : cp_proc_stream(in, &meta, put_activity, &x);
+    if (rc < 0)
+        return cp_tool_error();
+    rc = dir ? cp_proc_stream_dir(in, &meta, &nfiles, put_activity, &x)
+             : cp_proc_stream(in, &meta, put_activity, &x);
     if (rc == 0 && nfiles == 0)
         rc = cp_failf(CP_EIO, "%s holds no *.proc.jsonl file", in);
+    /* Up to here a failure is the input's, unless writing failed. */
+    bool input_failed = rc < 0 && !x.write_failed;
     if (rc == 0)
         rc = put_processes(&x);
     for (size_t i = 0; rc == 0 && i < meta.nprocesses; i++)
@@ -93,10 +100,8 @@ static int program_to_rec(const char *in, bool dir, const char *out_dir)
         cp_rec_writer_abandon(x.w);
     }
     cp_trace_free(&meta);
-    if (rc < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        return CP_EXIT_FAILED;
-    }
+    if (rc < 0)
+        return input_failed ? cp_input_error(rc) : cp_tool_error();
     printf("%s\n", path);
     return CP_EXIT_OK;
 }
@@ -114,8 +119,9 @@ static bool is_program(const char *path)
  * variants of more than CP_PERFETTO_PROTO_RECORDS records, JSON otherwise. A
  * program's per-process files (a *.proc.jsonl file or a directory of
  * them) are merged into one trace, DIR/program.* (as rec in one pass,
- * holding no records). Exit 0, 1 when a file
- * cannot be read, parsed or written, 2 for bad usage. */
+ * holding no records). Exit 0; 2 for bad usage; 5 when the trace cannot
+ * be read or parsed (named, with its line and column); 6 when a file
+ * cannot be written. */
 int cp_cmd_export(int argc, char **argv)
 {
     const char *paths[2];
@@ -149,10 +155,8 @@ int cp_cmd_export(int argc, char **argv)
         return cp_usage_error("%s", "export takes a trace file and an output directory");
     if (is_program(paths[0]) && fmt == FORMAT_REC) {
         struct stat st;
-        if (cp_make_dirs(paths[1]) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            return CP_EXIT_FAILED;
-        }
+        if (cp_make_dirs(paths[1]) < 0)
+            return cp_tool_error();
         return program_to_rec(paths[0], stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode),
                               paths[1]);
     }
@@ -165,13 +169,12 @@ int cp_cmd_export(int argc, char **argv)
                      ? cp_proc_read_dir(paths[0], &t, &nfiles)
                      : cp_proc_read(paths[0], &t);
         int status = CP_EXIT_OK;
-        if (rc < 0 || nfiles == 0) {
-            fprintf(stderr, "cuproof: %s\n",
-                    rc < 0 ? cp_last_error() : "no *.proc.jsonl file in the directory");
-            status = CP_EXIT_INCONCLUSIVE; /* the shared table: a trace that cannot be read */
+        if (rc == 0 && nfiles == 0)
+            rc = cp_failf(CP_EIO, "%s holds no *.proc.jsonl file", paths[0]);
+        if (rc < 0) {
+            status = cp_input_error(rc);
         } else if (cp_make_dirs(paths[1]) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            status = CP_EXIT_FAILED;
+            status = cp_tool_error();
         } else {
             status = write_one(paths[1], "program", NULL, &t, fmt);
         }
@@ -179,15 +182,12 @@ int cp_cmd_export(int argc, char **argv)
         return status;
     }
     cp_trace_file f;
-    if (cp_trace_file_read(paths[0], &f) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        return CP_EXIT_INCONCLUSIVE; /* the shared table: a trace that cannot be read */
-    }
+    int rc = cp_trace_file_read(paths[0], &f);
+    if (rc < 0)
+        return cp_input_error(rc);
     int status = CP_EXIT_OK;
-    if (cp_make_dirs(paths[1]) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        status = CP_EXIT_FAILED;
-    }
+    if (cp_make_dirs(paths[1]) < 0)
+        status = cp_tool_error();
     for (size_t i = 0; i < f.nvariants && status == CP_EXIT_OK; i++)
         status = write_one(paths[1], f.case_name, f.variants[i].name, &f.variants[i].trace, fmt);
     cp_trace_file_free(&f);

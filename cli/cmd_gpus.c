@@ -1,3 +1,5 @@
+/* cuproof gpus: the GPUs the CUDA runtime sees, and ctest's resource spec
+ * for them. */
 #include <cuproof/internal/file.h>
 #include "cli.h"
 
@@ -9,8 +11,9 @@
 #include <string.h>
 
 /* cuproof gpus [--ctest-spec FILE] [--slots N]: lists the GPUs the runtime
- * sees and writes ctest's resource spec for them. Exit 0; 1 with no GPU or
- * an unwritable file; 2 for bad usage. */
+ * sees and writes ctest's resource spec for them. Exit 0; 1 with no GPU
+ * (what it checks: scripts ask `cuproof gpus` whether one is here); 2 for
+ * bad usage; 6 when the driver fails it or the spec cannot be written. */
 int cp_cmd_gpus(int argc, char **argv)
 {
     const char *spec = NULL;
@@ -30,31 +33,25 @@ int cp_cmd_gpus(int argc, char **argv)
         }
     }
     cp_env env;
-    if (cp_env_discover(&env) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        return CP_EXIT_USAGE;
-    }
+    if (cp_env_discover(&env) < 0)
+        return cp_tool_error();
     if (!env.has_device) {
         fprintf(stderr, "cuproof: %s\n", env.no_device_reason);
         return CP_EXIT_FAILED;
     }
     for (int d = 0; d < env.device_count; d++) {
-        if (cp_env_use_device(&env, d) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            return CP_EXIT_FAILED;
-        }
+        if (cp_env_use_device(&env, d) < 0)
+            return cp_tool_error();
         printf("%d  %s  sm_%d%d  %d SMs  %.1f GiB\n", d, env.gpu_name, env.cc_major,
                env.cc_minor, env.sm_count, (double)env.total_mem / (1 << 30));
     }
     if (!spec)
         return CP_EXIT_OK;
     char *json = cp_ctest_spec_json(env.device_count, slots);
-    int rc = json ? cp_write_file(spec, json) : -1;
+    int rc = json ? cp_write_file(spec, json) : cp_failf(CP_ENOMEM, "out of memory");
     free(json);
-    if (rc < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        return CP_EXIT_FAILED;
-    }
+    if (rc < 0)
+        return cp_tool_error();
     printf("cuproof: resource spec for %d GPUs (%d slots each) in %s\n", env.device_count, slots,
            spec);
     return CP_EXIT_OK;

@@ -9,7 +9,8 @@
  * where it does not and fails. What needed the live run (outputs against
  * the CPU, events, host timings, the claims built on them) is kept as
  * recorded and marked so. The report says everywhere that it is a replay,
- * of which GPU and when.
+ * of which GPU and when. A case whose trace file cannot be read is named
+ * and left out of the rebuilt report, the others still replayed (exit 5).
  */
 #include <cuproof/internal/tracefile.h>
 #include "cli.h"
@@ -179,8 +180,10 @@ out:
     return rc;
 }
 
-/* One recorded case replayed in place. */
-static int replay_case(const char *dir, const cp_env *env, cp_case_result *c, tally *t)
+/* One recorded case replayed in place. *unreadable turns true when the
+ * failure is its trace file's (the input's), not cuproof's. */
+static int replay_case(const char *dir, const cp_env *env, cp_case_result *c, tally *t,
+                       bool *unreadable)
 {
     int rc = 0;
     cp_trace_file f;
@@ -191,16 +194,22 @@ static int replay_case(const char *dir, const cp_env *env, cp_case_result *c, ta
         traced |= c->variants[i].traced;
     if (traced) {
         snprintf(path, sizeof path, "%s/%s.trace.json", dir, c->name);
-        CP_TRY(cp_trace_file_read(path, &f));
+        rc = cp_trace_file_read(path, &f);
+        if (rc < 0) {
+            *unreadable = true;
+            goto out;
+        }
         for (size_t i = 0; i < c->nvariants; i++) {
             cp_variant_result *v = &c->variants[i];
             cp_trace_variant *tv = NULL;
             for (size_t k = 0; k < f.nvariants && !tv; k++)
                 if (strcmp(f.variants[k].name, v->name) == 0)
                     tv = &f.variants[k];
-            if (v->traced && !tv)
+            if (v->traced && !tv) {
+                *unreadable = true;
                 CP_TRY(cp_failf(CP_EPARSE, "%s has no trace of variant %s, which the report "
                                            "says was traced", path, v->name));
+            }
             if (v->traced)
                 CP_TRY(reanalyse(env, c->name, v, &tv->trace, t));
         }
@@ -259,17 +268,20 @@ int cp_cmd_replay(int argc, char **argv)
     char path[4096];
     snprintf(path, sizeof path, "%s/report.json", dir);
     cp_report rec;
-    if (cp_report_read(path, &rec) < 0)
-        return cp_usage_error("%s", cp_last_error());
+    int read = cp_report_read(path, &rec);
+    if (read < 0)
+        return cp_input_error(read);
     int rc = CP_EXIT_OK;
+    size_t nbad = 0;
     cp_session *s = NULL;
     if (cp_make_dirs(out_dir) < 0) {
-        rc = cp_usage_error("%s", cp_last_error());
+        rc = cp_tool_error();
         goto out;
     }
     s = cp_session_new();
     if (!s) {
-        rc = cp_usage_error("%s", "out of memory");
+        fprintf(stderr, "cuproof: out of memory\n");
+        rc = CP_EXIT_TOOL;
         goto out;
     }
     cp_report *r = cp_session_report(s);
@@ -292,26 +304,32 @@ int cp_cmd_replay(int argc, char **argv)
     if (cp_session_add_sink(s, cp_sink_progress(stdout, rec.ncases)) < 0 ||
         cp_session_add_sink(s, cp_sink_traces(out_dir)) < 0 ||
         cp_session_add_sink(s, cp_sink_report(out_dir)) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        rc = CP_EXIT_FAILED;
+        rc = cp_tool_error();
         goto out;
     }
     tally t = {0};
     for (size_t i = 0; i < rec.ncases; i++) {
         cp_case_result *c = &rec.cases[i];
-        if (replay_case(dir, &rec.env, c, &t) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            rc = CP_EXIT_USAGE;
+        bool unreadable = false;
+        int replayed = replay_case(dir, &rec.env, c, &t, &unreadable);
+        if (replayed < 0 && unreadable) {
+            /* Named and left out of the rebuilt report: a case kept as
+             * recorded would pass for one replayed. */
+            fprintf(stderr, "cuproof: %s: case %s left out of the replay\n", cp_last_error(),
+                    c->name);
+            rc = cp_exit_worse(rc, cp_exit_of_read(replayed));
+            nbad++;
+            continue;
+        }
+        if (replayed < 0) {
+            rc = cp_tool_error();
             goto out;
         }
-        if (cp_session_add_case(s, c) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            rc = CP_EXIT_FAILED;
-        }
+        if (cp_session_add_case(s, c) < 0)
+            rc = cp_exit_worse(rc, cp_tool_error());
     }
     if (cp_session_close(s) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        rc = CP_EXIT_FAILED;
+        rc = cp_tool_error();
         goto out;
     }
     size_t np, nf, ns, ni;
@@ -328,12 +346,16 @@ int cp_cmd_replay(int argc, char **argv)
     printf("cuproof: %zu cases: %zu passed, %zu failed, %zu inconclusive, %zu skipped; report "
            "in %s/report.json and %s/report.html\n",
            np + nf + ns + ni, np, nf, ni, ns, out_dir, out_dir);
+    if (nbad)
+        printf("cuproof replay: %zu case%s left out: %s trace file could not be read (named "
+               "above)\n",
+               nbad, nbad == 1 ? "" : "s", nbad == 1 ? "its" : "their");
     if (t.disagreements) {
         printf("cuproof replay: %zu disagreement%s with the recording (above)\n", t.disagreements,
                t.disagreements == 1 ? "" : "s");
-        rc = CP_EXIT_FAILED;
-    } else if (rc == CP_EXIT_OK) {
-        rc = nf ? CP_EXIT_FAILED : ni ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK;
+        rc = cp_exit_worse(rc, CP_EXIT_FAILED);
+    } else {
+        rc = cp_exit_worse(rc, nf ? CP_EXIT_FAILED : ni ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
     }
 out:
     cp_session_free(s);

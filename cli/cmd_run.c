@@ -150,10 +150,8 @@ static int parse_args(int argc, char **argv, bool test, run_args *a)
         if (a->o.max_time_s < a->o.min_time_s)
             return cp_usage_error("%s", "--max-time is below --min-time");
     }
-    if (a->out_dir && cp_make_dirs(a->out_dir) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        return CP_EXIT_USAGE;
-    }
+    if (a->out_dir && cp_make_dirs(a->out_dir) < 0)
+        return cp_tool_error(); /* an output cuproof cannot write */
     return -1;
 }
 
@@ -180,20 +178,16 @@ static int describe_run(const run_args *a, cp_report *r, int *devices, int *ndev
     snprintf(r->untraced_reason, sizeof r->untraced_reason, "%s",
              !a->o.trace ? "tracing was not requested (--no-trace)"
                          : cp_tracing_unavailable_reason());
-    if (cp_env_discover(&r->env) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        return CP_EXIT_USAGE;
-    }
+    if (cp_env_discover(&r->env) < 0)
+        return cp_tool_error();
     if (a->devices_arg) {
         if (!r->env.has_device)
             return cp_usage_error("--devices: %s", r->env.no_device_reason);
         if (cp_parse_device_list(a->devices_arg, r->env.device_count, devices, CP_MAX_DEVICES,
                                  ndevices) < 0)
             return cp_usage_error("%s", cp_last_error());
-        if (cp_env_use_device(&r->env, devices[0]) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            return CP_EXIT_FAILED;
-        }
+        if (cp_env_use_device(&r->env, devices[0]) < 0)
+            return cp_tool_error();
     }
     if (!r->env.has_device)
         printf("cuproof: %s; GPU cases will be skipped\n", r->env.no_device_reason);
@@ -234,10 +228,8 @@ static int run_one(const run_args *a, const cp_report *r, size_t i, const int *d
     }
     /* With --devices, case i runs on the (i mod n)th GPU listed. */
     cp_env env = r->env;
-    if (ndevices > 1 && cp_env_use_device(&env, devices[i % (size_t)ndevices]) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        return CP_EXIT_FAILED;
-    }
+    if (ndevices > 1 && cp_env_use_device(&env, devices[i % (size_t)ndevices]) < 0)
+        return cp_tool_error();
     /* Only a sticky error (the context is lost) stops the GPU cases after
      * this one; the case's own report says what failed either way. */
     if (cp_run_case(a->sel[i], &env, &a->o, c) < 0 && env.has_device && !cp_device_usable()) {
@@ -254,8 +246,7 @@ static int add_case(cp_session *s, cp_case_result *c, int *status)
     if (c->status == CP_STATUS_FAILED)
         *status = CP_EXIT_FAILED;
     if (cp_session_add_case(s, c) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        *status = CP_EXIT_FAILED;
+        *status = cp_tool_error();
         return -1;
     }
     return 0;
@@ -269,8 +260,10 @@ static int pass_in_process(const run_args *a, int pass, cp_case_result *first)
 {
     char **args = calloc((size_t)a->argc + 1, sizeof *args);
     char dir[4096];
-    if (!args)
-        return cp_usage_error("%s", "out of memory");
+    if (!args) {
+        fprintf(stderr, "cuproof: out of memory\n");
+        return CP_EXIT_TOOL;
+    }
     size_t n = 0;
     for (int i = 0; i < a->argc; i++) {
         if ((strcmp(a->argv[i], "--runs") == 0 || strcmp(a->argv[i], "--out") == 0) &&
@@ -287,7 +280,7 @@ static int pass_in_process(const run_args *a, int pass, cp_case_result *first)
     free(args);
     if (rc < 0) {
         fprintf(stderr, "cuproof: pass %d: %s\n", pass, cp_last_error());
-        return CP_EXIT_FAILED;
+        return CP_EXIT_TOOL;
     }
     printf("cuproof: pass %d of %d ran in process %d (%s.log)\n", pass, a->runs, (int)pid, dir);
     for (size_t i = 0; i < a->nsel && rc == 0; i++) {
@@ -298,10 +291,8 @@ static int pass_in_process(const run_args *a, int pass, cp_case_result *first)
         rc = cp_case_result_add_pass(&first[i], c, pass);
     }
     cp_report_free(&r);
-    if (rc < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        return CP_EXIT_FAILED;
-    }
+    if (rc < 0)
+        return cp_tool_error();
     return -1;
 }
 
@@ -319,8 +310,10 @@ static int run_cases(const run_args *a, cp_session *s, const int *devices, int n
     char fatal_msg[1024] = "";
     int passes = a->runs > 1 ? a->runs : 1;
     cp_case_result *first = calloc(a->nsel ? a->nsel : 1, sizeof *first);
-    if (!first)
-        return cp_usage_error("%s", "out of memory");
+    if (!first) {
+        fprintf(stderr, "cuproof: out of memory\n");
+        return CP_EXIT_TOOL;
+    }
     if (passes > 1)
         printf("cuproof: pass 1 of %d in this process (%d)\n", passes, (int)getpid());
     for (size_t i = 0; i < a->nsel && rc < 0; i++) {
@@ -329,7 +322,7 @@ static int run_cases(const run_args *a, cp_session *s, const int *devices, int n
         first[i].pid = (int)getpid();
         /* One pass: each case reaches the sinks as soon as it ran. */
         if (passes == 1 && rc < 0 && add_case(s, &first[i], status) < 0)
-            rc = CP_EXIT_FAILED;
+            rc = CP_EXIT_TOOL;
     }
     for (int pass = 2; pass <= passes && rc < 0; pass++)
         rc = pass_in_process(a, pass, first);
@@ -454,7 +447,8 @@ static int run_or_test(int argc, char **argv, bool test)
     if (!a.sel || !a.params) {
         free(a.sel);
         free(a.params);
-        return cp_usage_error("%s", "out of memory");
+        fprintf(stderr, "cuproof: out of memory\n");
+        return CP_EXIT_TOOL;
     }
     a.argc = argc;
     a.argv = argv;
@@ -464,7 +458,8 @@ static int run_or_test(int argc, char **argv, bool test)
     cp_tracing_init();
     s = cp_session_new();
     if (!s) {
-        rc = CP_EXIT_FAILED;
+        fprintf(stderr, "cuproof: out of memory\n");
+        rc = CP_EXIT_TOOL;
         goto out;
     }
     if ((rc = describe_run(&a, cp_session_report(s), devices, &ndevices)) >= 0)
@@ -479,8 +474,7 @@ static int run_or_test(int argc, char **argv, bool test)
     if (cp_session_add_sink(s, cp_sink_progress(stdout, a.nsel)) < 0 ||
         (a.out_dir && (cp_session_add_sink(s, cp_sink_traces(a.out_dir)) < 0 ||
                        cp_session_add_sink(s, cp_sink_report(a.out_dir)) < 0))) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        rc = CP_EXIT_FAILED;
+        rc = cp_tool_error();
         goto out;
     }
     a.o.on_run = forward_progress;
@@ -488,8 +482,7 @@ static int run_or_test(int argc, char **argv, bool test)
     if ((rc = run_cases(&a, s, devices, ndevices, &status)) >= 0)
         goto out;
     if (cp_session_close(s) < 0) {
-        fprintf(stderr, "cuproof: %s\n", cp_last_error());
-        rc = CP_EXIT_FAILED;
+        rc = cp_tool_error(); /* its report could not be written */
         goto out;
     }
     if (a.runs > 1)

@@ -1,3 +1,5 @@
+/* cuproof timeline: recorded trace files drawn on one page, each file
+ * that cannot be read named and left off. */
 #include <cuproof/internal/file.h>
 #include <cuproof/internal/tracefile.h>
 #include "cli.h"
@@ -8,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* cuproof timeline OUT.html TRACE.json...: exit 0; 3 when a trace cannot
- * be read (each named, the others still drawn); 1 when the page cannot be
+/* cuproof timeline OUT.html TRACE.json...: exit 0; 5 when a trace cannot
+ * be read (each named, the others still drawn); 6 when the page cannot be
  * written; 2 for bad usage. */
 int cp_cmd_timeline(int argc, char **argv)
 {
@@ -18,24 +20,26 @@ int cp_cmd_timeline(int argc, char **argv)
     int n = argc - 1, status = CP_EXIT_OK, loaded = 0;
     cp_trace_file *files = calloc((size_t)n, sizeof *files);
     char *html = NULL;
-    if (!files)
-        return CP_EXIT_FAILED;
+    if (!files) {
+        fprintf(stderr, "cuproof: out of memory\n");
+        return CP_EXIT_TOOL;
+    }
     /* Every file read; one that cannot be is named and left off the page. */
     int good = 0;
-    for (; loaded < n; loaded++)
-        if (cp_trace_file_read(argv[1 + loaded], &files[good]) < 0) {
-            fprintf(stderr, "cuproof: %s\n", cp_last_error());
-            status = CP_EXIT_INCONCLUSIVE;
-        } else {
+    for (; loaded < n; loaded++) {
+        int rc = cp_trace_file_read(argv[1 + loaded], &files[good]);
+        if (rc < 0)
+            status = cp_exit_worse(status, cp_input_error(rc));
+        else
             good++;
-        }
+    }
     loaded = good;
     if (!good)
         goto out;
     html = cp_trace_files_html(files, (size_t)good);
     if (!html || cp_write_file(argv[0], html) < 0) {
         fprintf(stderr, "cuproof: %s\n", html ? cp_last_error() : "out of memory");
-        status = cp_exit_worse(status, CP_EXIT_FAILED);
+        status = cp_exit_worse(status, CP_EXIT_TOOL);
     }
 out:
     for (int i = 0; i < loaded; i++)

@@ -311,7 +311,8 @@ const cp_command cp_commands[] = {
              "per case and, per traced variant, CASE.VARIANT.perfetto.json for ui.perfetto.dev.",
      .opts = run_opts,
      .exits = "0 when every case passed or was skipped, 1 when one failed, 3 when none failed "
-              "but one was inconclusive (a check its claim rests on could not be made)."},
+              "but one was inconclusive (a check its claim rests on could not be made), 6 when "
+              "the output directory or the report cannot be written."},
     {.name = "test",
      .args = "CASE [OPTIONS]",
      .summary = "run one case as a ctest test",
@@ -322,7 +323,7 @@ const cp_command cp_commands[] = {
              "It takes run's options but --devices and --runs: ctest places each test on its "
              "GPU.",
      .exits = "the case's: 0 passed, 1 failed or inconclusive, 77 skipped (no GPU; 1 with "
-              "CUPROOF_REQUIRE_GPU=1)."},
+              "CUPROOF_REQUIRE_GPU=1); 6 when --out cannot be written."},
     {.name = "compare",
      .args = "OLD.json NEW.json | --old PATH... --new PATH... [OPTIONS]",
      .summary = "compare reports, variant by variant",
@@ -335,9 +336,9 @@ const cp_command cp_commands[] = {
              "common (exec without --repeat) compare the rest.",
      .opts = compare_opts,
      .exits = "1 when a variant is slower by more than the threshold or a check now fails "
-              "(a report against itself: 0, whatever it holds); 2 also for a page that cannot be "
-              "written; 3 for a report that cannot be read or parsed, or a file that is no "
-              "cuproof report (named)."},
+              "(a report against itself: 0, whatever it holds); 5 for a report that cannot be "
+              "read or parsed, or a file that is no cuproof report (each named, with its line "
+              "and column; the others still compared); 6 for a page that cannot be written."},
     {.name = "ab",
      .args = "A B [CASE...] [OPTIONS] | --exec [OPTIONS] -- PROGRAM_A... ::: PROGRAM_B...",
      .summary = "run two builds in shuffled pairs and compare them, variant by variant",
@@ -355,8 +356,9 @@ const cp_command cp_commands[] = {
              "judged on its wall time and each NVTX range's.",
      .opts = ab_opts,
      .exits = "0 when no variant of B is slower than A's by more than the threshold, 1 when "
-              "one is, 2 for bad usage or a build that cannot be run, 3 when a variant is "
-              "still undecided after the budget."},
+              "one is, 3 when a variant is still undecided after the budget, 5 for a build that "
+              "cannot be run or leaves no report, 6 when the work directory cannot be "
+              "written."},
     {.name = "gpus",
      .args = "[OPTIONS]",
      .summary = "list the GPUs; write ctest's resource spec for them",
@@ -365,7 +367,8 @@ const cp_command cp_commands[] = {
      .text = "Lists the GPUs the CUDA runtime sees, one per line: index, name, compute "
              "capability, multiprocessors and memory.",
      .opts = gpus_opts,
-     .exits = "1 when there is no GPU or the spec cannot be written."},
+     .exits = "1 when there is no GPU; 6 when the driver fails or the spec cannot be "
+              "written."},
     {.name = "timeline",
      .args = "OUT.html TRACE.json...",
      .summary = "a page of timelines drawn from recorded trace files",
@@ -373,8 +376,8 @@ const cp_command cp_commands[] = {
      .examples = timeline_examples,
      .text = "Writes OUT.html, one self-contained page of timelines drawn from 1 to 64 recorded "
              "trace files (CASE.trace.json).",
-     .exits = "3 when a trace cannot be read (each named, with its line and column; the others "
-              "are still drawn), 1 when the page cannot be written."},
+     .exits = "5 when a trace cannot be read (each named, with its line and column; the others "
+              "are still drawn), 6 when the page cannot be written."},
     {.name = "export",
      .args = "TRACE DIR [OPTIONS]",
      .summary = "write a recorded trace for ui.perfetto.dev",
@@ -383,7 +386,7 @@ const cp_command cp_commands[] = {
      .text = "Writes each variant of a recorded trace file (or a program's *.proc.jsonl files, "
              "merged, as DIR/program.*) to DIR, for ui.perfetto.dev or for check.",
      .opts = export_opts,
-     .exits = "3 when the trace cannot be read or parsed (named, with its line and column), 1 "
+     .exits = "5 when the trace cannot be read or parsed (named, with its line and column), 6 "
               "when a file cannot be written."},
     {.name = "metrics",
      .args = "[OPTIONS]",
@@ -407,9 +410,10 @@ const cp_command cp_commands[] = {
              "scopes).",
      .opts = check_opts,
      .exits = "0 every expectation held, 1 one failed, 2 bad usage or a malformed or unknown "
-              "expectation, 3 a trace that cannot be read, holds no kernel, copy or memset, or "
-              "lost records or was cut short (unless --allow-dropped); truncated processes are "
-              "reported, not failed."},
+              "--expect, 3 a trace that holds no kernel, copy or memset, or lost records or was "
+              "cut short (unless --allow-dropped); truncated processes are reported, not failed; "
+              "5 a trace or an --expect-file that cannot be read or holds errors (each named, "
+              "with its line and column; the other traces still checked)."},
     {.name = "exec",
      .args = "[OPTIONS] -- PROGRAM [ARGS...]",
      .summary = "trace an unmodified program and check it",
@@ -420,10 +424,11 @@ const cp_command cp_commands[] = {
              "belongs to the program, --help included.",
      .opts = exec_opts,
      .exits = "0 every expectation held and the program succeeded, 1 an expectation failed, 2 "
-              "bad usage or a malformed expectation, 3 tool error (another profiler holds "
-              "CUPTI, no process used CUDA, no device activity, dropped records, an unreadable "
-              "trace), 4 the program failed (non-zero exit, a signal, the timeout); the worst "
-              "wins: 3, then 4, then 1; 77 with --skip-without-gpu and no GPU."},
+              "bad usage or a malformed --expect, 3 no verdict (another profiler holds CUPTI, no "
+              "process used CUDA, no device activity, dropped records), 4 the program failed "
+              "(non-zero exit, a signal, the timeout), 5 an --expect-file that cannot be read or "
+              "holds errors, 6 an output directory it cannot write or a launch that failed; 77 "
+              "with --skip-without-gpu and no GPU."},
     {.name = "replay",
      .args = "DIR [OPTIONS]",
      .summary = "rebuild the report of a recorded run without a GPU",
@@ -434,7 +439,9 @@ const cp_command cp_commands[] = {
              "and samples and held to the recording, the rest as recorded; labelled as a "
              "replay everywhere.",
      .opts = replay_opts,
-     .exits = "1 where the recomputed report differs from the recording."},
+     .exits = "1 where the recomputed report differs from the recording; 5 when DIR/report.json, "
+              "or a case's trace file, cannot be read (the case named and left out, the others "
+              "replayed); 6 when OUT cannot be written."},
     {.name = "help",
      .args = "[COMMAND]",
      .summary = "show this help, or one command's",
@@ -684,20 +691,54 @@ static void command_body(FILE *out, fmt f, const cp_command *c)
     }
 }
 
+/* The note above the statuses: the order in which the worst wins, read
+ * from cp_exit_worse itself so that the help cannot state another rule. */
+static void worst_first(char *buf, size_t size)
+{
+    int v[] = {
+#define CP_EXIT_VALUE_(name, value, text) value,
+        CP_EXIT_MAP(CP_EXIT_VALUE_)
+#undef CP_EXIT_VALUE_
+    };
+    size_t n = sizeof v / sizeof v[0];
+    for (size_t i = 1; i < n; i++) /* insertion sort, worst first */
+        for (size_t k = i; k > 0 && cp_exit_worse(v[k], v[k - 1]) == v[k] && v[k] != v[k - 1];
+             k--) {
+            int t = v[k];
+            v[k] = v[k - 1];
+            v[k - 1] = t;
+        }
+    size_t used = (size_t)snprintf(buf, size, "The same numbers for every command (one table, "
+                                               "cuproof/exit.h); when several apply, the worst "
+                                               "wins, in this order:");
+    /* 77 ranks below success, but it means "nothing ran", so it is said
+     * apart. */
+    for (size_t i = 0; i < n && used < size; i++)
+        if (v[i] != CP_EXIT_SKIPPED)
+            used += (size_t)snprintf(buf + used, size - used, "%s %d", i ? "," : "", v[i]);
+    if (used < size)
+        snprintf(buf + used, size - used, "; %d only when everything was skipped.",
+                 CP_EXIT_SKIPPED);
+}
+
 /* EXIT STATUS, from the one table every command shares (cuproof/exit.h). */
 static void exit_statuses(FILE *out, fmt f)
 {
     heading(out, f, "EXIT STATUS");
     if (f == FMT_MARKDOWN) {
+        char note[256];
+        worst_first(note, sizeof note);
+        para(out, f, note, strlen(note));
+        fputc('\n', out);
         fputs("| status | meaning |\n|---|---|\n", out);
 #define CP_EXIT_ROW_(name, value, text)                                                            \
     fprintf(out, "| %d | ", value), md_text(out, text, strlen(text)), fputs(" |\n", out);
         CP_EXIT_MAP(CP_EXIT_ROW_)
 #undef CP_EXIT_ROW_
     } else {
-        static const char note[] = "The same numbers for every command (one table, "
-                                   "cuproof/exit.h); when several apply, the worst wins.";
-        para(out, f, note, sizeof note - 1);
+        char note[256];
+        worst_first(note, sizeof note);
+        para(out, f, note, strlen(note));
         if (f == FMT_TEXT)
             fputc('\n', out);
 #define CP_EXIT_ITEM_(name, value, text) item(out, f, #value, text);

@@ -186,9 +186,12 @@ endfunction()
 # a program argument cannot be one of these words, nor empty.
 #
 # cuproof exec exits 0 when every expectation is met and the program
-# succeeded, 1 when an expectation failed, 2 for a usage error, 3 for a tool
-# error (nothing traced, no device activity, dropped records), 4 when the
-# program failed (the worst wins: 3, then 4, then 1), and 77 without a GPU
+# succeeded, 1 when an expectation failed, 2 for a usage error, 3 when no
+# verdict can be made (nothing traced, no device activity, dropped records),
+# 4 when the program failed, 5 for an expectation file that cannot be read
+# or holds errors, 6 for a tool error (an output directory it cannot
+# write); the worst wins as the one table says (cuproof help, EXIT
+# STATUS: 2, then 6, 5, 3, 4, 1), and 77 without a GPU
 # (SKIP_RETURN_CODE: the test is skipped). With EXIT_CODE 0 the test runs
 # that command as it is; with another EXIT_CODE it runs it under
 # cuproofExecTest.cmake (installed beside this file), which passes exactly
@@ -244,8 +247,8 @@ function(cuproof_add_exec_test)
     set(arg_EXIT_CODE 0)
   elseif(NOT arg_EXIT_CODE MATCHES "^[0-9]+$" OR arg_EXIT_CODE GREATER 255)
     message(FATAL_ERROR "${where}: EXIT_CODE '${arg_EXIT_CODE}' must be an exit status, 0 to 255 "
-      "(cuproof exec: 0 met, 1 an expectation failed, 2 usage, 3 tool error, 4 the program "
-      "failed)")
+      "(cuproof exec: 0 met, 1 an expectation failed, 2 usage, 3 no verdict, 4 the program "
+      "failed, 5 bad input, 6 tool error)")
   endif()
   math(EXPR exit_code "${arg_EXIT_CODE}")
   if(exit_code EQUAL 77)

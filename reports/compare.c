@@ -67,12 +67,16 @@ static char *report_path(const char *path)
     return p;
 }
 
-int cp_compare_load(const char *const *paths, size_t n, cp_report **reports, char ***resolved)
+int cp_compare_load(const char *const *paths, size_t n, cp_report **reports, char ***resolved,
+                    size_t *loaded, cp_errors *bad)
 {
     int rc = 0;
+    size_t k = 0; /* reports read, kept in the order given */
     *reports = NULL;
     if (resolved)
         *resolved = NULL;
+    if (loaded)
+        *loaded = 0;
     if (n == 0)
         return cp_failf(CP_EINVAL, "compare needs at least one report a side");
     cp_report *r = calloc(n, sizeof *r);
@@ -82,22 +86,39 @@ int cp_compare_load(const char *const *paths, size_t n, cp_report **reports, cha
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!(p[i] = report_path(paths[i]))) {
+        if (!(p[k] = report_path(paths[i]))) {
             rc = cp_failf(CP_ENOMEM, "out of memory reading %s", paths[i]);
             goto out;
         }
-        CP_TRY(cp_report_read(p[i], &r[i]));
+        int read = cp_report_read(p[k], &r[k]);
+        if (read < 0) {
+            cp_report_free(&r[k]); /* what it read before it stopped */
+            free(p[k]);
+            p[k] = NULL;
+        }
+        if (read == CP_ENOMEM || (read < 0 && !bad)) {
+            rc = read;
+            goto out;
+        }
+        if (read < 0) {
+            /* Named and left out; the rest are still read. */
+            cp_errors_add(bad, read);
+            continue;
+        }
+        k++;
     }
 out:
     if (rc < 0) {
-        cp_compare_unload(r, p, n);
+        cp_compare_unload(r, p, k);
         return rc;
     }
     *reports = r;
+    if (loaded)
+        *loaded = k;
     if (resolved)
         *resolved = p;
     else
-        cp_compare_unload(NULL, p, n);
+        cp_compare_unload(NULL, p, k);
     return 0;
 }
 
@@ -1213,20 +1234,28 @@ void cp_comparison_free(cp_comparison *c)
 }
 
 int cp_compare_files(const char *const *old_paths, size_t n_old, const char *const *new_paths,
-                     size_t n_new, const cp_compare_options *opt, cp_comparison *out)
+                     size_t n_new, const cp_compare_options *opt, cp_comparison *out,
+                     cp_errors *bad)
 {
     int rc = 0;
     cp_report *a = NULL, *b = NULL;
     char **pa = NULL, **pb = NULL;
+    size_t ka = 0, kb = 0;
     memset(out, 0, sizeof *out);
-    CP_TRY(cp_compare_load(old_paths, n_old, &a, &pa));
-    CP_TRY(cp_compare_load(new_paths, n_new, &b, &pb));
-    cp_compare_side o = {a, (const char *const *)pa, n_old};
-    cp_compare_side n = {b, (const char *const *)pb, n_new};
+    CP_TRY(cp_compare_load(old_paths, n_old, &a, &pa, &ka, bad));
+    CP_TRY(cp_compare_load(new_paths, n_new, &b, &pb, &kb, bad));
+    if (ka == 0 || kb == 0) {
+        /* A side with no report left: nothing to compare; every report
+         * that could not be read is named. */
+        rc = cp_errors_finish(bad);
+        goto out;
+    }
+    cp_compare_side o = {a, (const char *const *)pa, ka};
+    cp_compare_side n = {b, (const char *const *)pb, kb};
     rc = cp_compare_build(&o, &n, opt, out);
 out:
-    cp_compare_unload(a, pa, a ? n_old : 0);
-    cp_compare_unload(b, pb, b ? n_new : 0);
+    cp_compare_unload(a, pa, a ? ka : 0);
+    cp_compare_unload(b, pb, b ? kb : 0);
     return rc;
 }
 
@@ -1237,7 +1266,7 @@ int cp_compare_reports_opts(const char *old_path, const char *new_path,
 {
     cp_comparison c;
     *regressions = 0;
-    int rc = cp_compare_files(&old_path, 1, &new_path, 1, opt, &c);
+    int rc = cp_compare_files(&old_path, 1, &new_path, 1, opt, &c, NULL);
     if (rc < 0)
         return rc;
     *regressions = c.regressions;
@@ -1252,7 +1281,7 @@ int cp_compare_reports_html(const char *old_path, const char *new_path,
 {
     cp_comparison c;
     *regressions = 0;
-    int rc = cp_compare_files(&old_path, 1, &new_path, 1, opt, &c);
+    int rc = cp_compare_files(&old_path, 1, &new_path, 1, opt, &c, NULL);
     if (rc < 0)
         return rc;
     *regressions = c.regressions;

@@ -850,52 +850,57 @@ static int parse_series(const cJSON *v, size_t variant, cp_trace_file *out)
     return 0;
 }
 
+/* Where cJSON stopped in `text`: line and column; a text whose brackets
+ * are still open at its end was cut short (a writer that died, a copy that
+ * stopped), wherever cJSON noticed. Every JSON reader of this layer (trace
+ * files, reports) says it the same way. */
+int cp_json_parse_error(const char *text)
+{
+    const char *at = cJSON_GetErrorPtr();
+    size_t len = strlen(text), off = at && at >= text && at <= text + len ? (size_t)(at - text)
+                                                                          : len;
+    long depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (in_string) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_string = false;
+        } else if (ch == '"') {
+            in_string = true;
+        } else if (ch == '{' || ch == '[') {
+            depth++;
+        } else if (ch == '}' || ch == ']') {
+            depth--;
+        }
+    }
+    bool cut = depth > 0 || in_string;
+    size_t where = cut ? len : off;
+    int line = 1, col = 1;
+    for (size_t i = 0; i < where; i++)
+        if (text[i] == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    if (cut)
+        return cp_failf(CP_EPARSE, "not valid JSON: it ends at line %d, column %d (byte %zu) "
+                                   "inside a value: cut short?",
+                        line, col, len);
+    return cp_failf(CP_EPARSE, "not valid JSON at line %d, column %d (byte %zu, near \"%.20s\")",
+                    line, col, off, text + off);
+}
+
 int cp_trace_file_parse(const char *text, cp_trace_file *out)
 {
     int rc = 0;
     memset(out, 0, sizeof *out);
     cJSON *root = cJSON_Parse(text);
-    if (!root) {
-        /* Where it stops: line and column; a text whose brackets are still
-         * open at its end was cut short (a writer that died, a copy that
-         * stopped), wherever cJSON noticed. */
-        const char *at = cJSON_GetErrorPtr();
-        size_t len = strlen(text), off = at && at >= text && at <= text + len ? (size_t)(at - text)
-                                                                              : len;
-        long depth = 0;
-        bool in_string = false;
-        for (size_t i = 0; i < len; i++) {
-            char ch = text[i];
-            if (in_string) {
-                if (ch == '\\')
-                    i++;
-                else if (ch == '"')
-                    in_string = false;
-            } else if (ch == '"') {
-                in_string = true;
-            } else if (ch == '{' || ch == '[') {
-                depth++;
-            } else if (ch == '}' || ch == ']') {
-                depth--;
-            }
-        }
-        bool cut = depth > 0 || in_string;
-        size_t where = cut ? len : off;
-        int line = 1, col = 1;
-        for (size_t i = 0; i < where; i++)
-            if (text[i] == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        if (cut)
-            return cp_failf(CP_EPARSE, "not valid JSON: it ends at line %d, column %d (byte %zu) "
-                                       "inside a value: cut short?",
-                            line, col, len);
-        return cp_failf(CP_EPARSE, "not valid JSON at line %d, column %d (byte %zu, near \"%.20s\")",
-                        line, col, off, text + off);
-    }
+    if (!root)
+        return cp_json_parse_error(text);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     const cJSON *cname = cJSON_GetObjectItemCaseSensitive(root, "case");
     const cJSON *vars = cJSON_GetObjectItemCaseSensitive(root, "variants");

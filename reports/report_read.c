@@ -17,9 +17,14 @@ int cp_report_json_load(const char *path, cJSON **out)
     if (!text)
         return CP_EIO;
     cJSON *root = cJSON_Parse(text);
+    if (!root) {
+        cp_json_parse_error(text);
+        free(text);
+        char why[2048];
+        snprintf(why, sizeof why, "%s", cp_last_error());
+        return cp_failf(CP_EPARSE, "%s: %s", path, why);
+    }
     free(text);
-    if (!root)
-        return cp_failf(CP_EPARSE, "%s is not valid JSON", path);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     if (!cJSON_IsString(schema) || strcmp(schema->valuestring, CP_REPORT_SCHEMA) != 0 ||
         !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "cases"))) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The docs tests can fail: a page with a wrong exit code, an unmarked sh
 # block and a C block that does not compile, a page and a source comment
-# that name paths that do not exist, and a README whose exit table says 5
-# where CP_EXIT_MAP says 4, must each make docs_snippets_test.sh,
+# that name paths that do not exist, a docs/cli.md whose exit table says 7
+# where CP_EXIT_MAP says 4, and a README that copies the table, must each
+# make docs_snippets_test.sh,
 # docs_paths_test.sh or docs_exit_table_test.sh fail, naming the fault.
 # usage: docs_negative_test.sh CUPROOF BUILD_DIR SOURCE_DIR
 set -uo pipefail
@@ -58,9 +59,16 @@ rc=$?
 expect_in "$out" "$tmp/planted.md:22: harness/no-such-file.c"
 expect_in "$out" "$tmp/planted.md:22: $tmp/no-such-page.md"
 expect_in "$out" "$tmp/planted.c:1: reports/no_such_reader.c"
-sed 's/^| 4 | exec/| 5 | exec/' "$src/README.md" >"$tmp/README.md"
-out=$(bash "$here/docs_exit_table_test.sh" "$src/include/cuproof/exit.h" "$tmp/README.md" 2>&1)
+sed 's/^| 4 | exec/| 7 | exec/' "$src/docs/cli.md" >"$tmp/cli.md"
+out=$(bash "$here/docs_exit_table_test.sh" "$src/include/cuproof/exit.h" "$tmp/cli.md" \
+    "$src/README.md" 2>&1)
 rc=$?
 [ $rc -eq 1 ] || { echo "docs_negative: FAILED: docs_exit_table_test.sh exited $rc, not 1" >&2; bad=1; }
-expect_in "$out" "has a row CP_EXIT_MAP does not: | 5 | exec:"
+expect_in "$out" "has a row CP_EXIT_MAP does not: | 7 | exec:"
+{ cat "$src/README.md"; echo '| 4 | exec: the program failed |'; } >"$tmp/README.md"
+out=$(bash "$here/docs_exit_table_test.sh" "$src/include/cuproof/exit.h" "$src/docs/cli.md" \
+    "$tmp/README.md" 2>&1)
+rc=$?
+[ $rc -eq 1 ] || { echo "docs_negative: FAILED: docs_exit_table_test.sh exited $rc, not 1" >&2; bad=1; }
+expect_in "$out" "holds a copy of the exit table"
 exit $bad

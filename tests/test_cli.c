@@ -36,6 +36,15 @@ static int cuproof(const char *args)
     return WEXITSTATUS(st);
 }
 
+/* An output cuproof cannot write: a tool error (6), the path named. */
+static void expect_tool_error(const char *args, const char *needle)
+{
+    int rc = cuproof(args);
+    cr_expect_eq(rc, CP_EXIT_TOOL, "'%s' exited %d: %s", args, rc, output);
+    cr_expect_not_null(strstr(output, needle), "'%s': message lacks '%s': %s", args, needle,
+                       output);
+}
+
 static void expect_usage_error(const char *args, const char *needle)
 {
     int rc = cuproof(args);
@@ -151,7 +160,7 @@ Test(cli, unknown_option)
 
 Test(cli, output_directory_cannot_be_created)
 {
-    expect_usage_error("run --out /proc/cuproof-cannot-be-here", "cannot create output directory");
+    expect_tool_error("run --out /proc/cuproof-cannot-be-here", "cannot create output directory");
 }
 
 Test(cli, output_directory_is_a_file)
@@ -162,7 +171,7 @@ Test(cli, output_directory_is_a_file)
     close(fd);
     char args[256];
     snprintf(args, sizeof args, "run --out %s", path);
-    expect_usage_error(args, "is not a directory");
+    expect_tool_error(args, "is not a directory");
     remove(path);
 }
 
@@ -257,7 +266,7 @@ Test(cli, export_writes_a_chrome_trace_per_variant)
 Test(cli, export_bad_input)
 {
     expect_usage_error("export", "export takes a trace file and an output directory");
-    cr_expect_eq(cuproof("export /nonexistent/trace.json /tmp/x"), 3, "%s", output);
+    cr_expect_eq(cuproof("export /nonexistent/trace.json /tmp/x"), CP_EXIT_INPUT, "%s", output);
     cr_expect_not_null(strstr(output, "/nonexistent/trace.json"), "%s", output);
     char path[] = "/tmp/cuproof-bad-XXXXXX";
     int fd = mkstemp(path);
@@ -266,7 +275,7 @@ Test(cli, export_bad_input)
     close(fd);
     char args[256];
     snprintf(args, sizeof args, "export %s /tmp/cuproof-never", path);
-    cr_expect_eq(cuproof(args), 3, "%s", output);
+    cr_expect_eq(cuproof(args), CP_EXIT_INPUT, "%s", output);
     /* The file named, and where the text stopped: cut short. */
     char said[300];
     snprintf(said, sizeof said, "%s: not valid JSON: it ends at line 1, column 13 (byte 12) "
@@ -489,11 +498,11 @@ Test(cli, compare_bad_input)
     char args[512];
     snprintf(args, sizeof args, "compare /nonexistent.json %s/report-h100-full.json",
              CUPROOF_FIXTURES);
-    cr_expect_eq(cuproof(args), 3, "%s", output);
+    cr_expect_eq(cuproof(args), CP_EXIT_INPUT, "%s", output);
     cr_expect_not_null(strstr(output, "/nonexistent.json"), "%s", output);
     snprintf(args, sizeof args, "compare %s/multi-kernel-h100.trace.json %s/report-h100-full.json",
              CUPROOF_FIXTURES, CUPROOF_FIXTURES);
-    cr_expect_eq(cuproof(args), 3, "%s", output);
+    cr_expect_eq(cuproof(args), CP_EXIT_INPUT, "%s", output);
     cr_expect_not_null(strstr(output, "is not a cuproof report"), "%s", output);
 }
 
@@ -796,9 +805,9 @@ Test(cli, compare_old_new_usage_errors)
     expect_usage_error("compare --old a.json --new", "--new wants a report.json or a run "
                                                      "directory");
     expect_usage_error("compare --old a.json b.json --new c.json", "compare takes OLD.json");
-    /* A report that cannot be read is no usage error: 3, named. */
-    cr_expect_eq(cuproof("compare --old /nonexistent.json --new /nonexistent.json"), 3, "%s",
-                 output);
+    /* A report that cannot be read is no usage error: bad input, named. */
+    cr_expect_eq(cuproof("compare --old /nonexistent.json --new /nonexistent.json"),
+                 CP_EXIT_INPUT, "%s", output);
     cr_expect_not_null(strstr(output, "cannot read /nonexistent.json"), "%s", output);
 }
 
@@ -1074,20 +1083,22 @@ Test(cli, check_malformed_expectations)
     expect_usage_error("check " H100_TRACE " " PROGRAM " --expect 'kernels > 1'", "one kind of trace at a time");
     expect_usage_error("check " H100_TRACE " --range step --expect 'kernels > 1'",
                        "--range is for per-process traces");
-    expect_usage_error("check " PROGRAM " --expect-file /nonexistent/expect.txt",
-                       "/nonexistent/expect.txt");
+    /* An expectation file is input, not the command line. */
+    cr_expect_eq(cuproof("check " PROGRAM " --expect-file /nonexistent/expect.txt"),
+                 CP_EXIT_INPUT, "%s", output);
+    HAS("/nonexistent/expect.txt");
     cr_expect_eq(cuproof("--help"), 0);
     HAS("check TRACE... [--expect EXPR]");
-    HAS("3 a trace that cannot be read");
+    HAS("5 a trace or an --expect-file");
 }
 
 Test(cli, check_unreadable_traces)
 {
     int rc = check("/nonexistent/x.trace.json --expect 'kernels > 1'");
-    cr_expect_eq(rc, 3, "%s", output);
+    cr_expect_eq(rc, CP_EXIT_INPUT, "%s", output);
     HAS("cuproof: cannot read /nonexistent/x.trace.json");
     rc = check("/nonexistent/x.proc.jsonl --expect 'kernels > 1'");
-    cr_expect_eq(rc, 3, "%s", output);
+    cr_expect_eq(rc, CP_EXIT_INPUT, "%s", output);
     HAS("/nonexistent/x.proc.jsonl");
 
     const char *header = "{\"schema\":\"cuproof.proc/1\",\"host\":\"h\",\"pid\":1,\"ppid\":0,"
@@ -1099,14 +1110,14 @@ Test(cli, check_unreadable_traces)
     snprintf(text, sizeof text, "%s%s{\"k\":\"warp\"}\n", header, kernel);
     proc_dir(dir, text);
     rc = check("%s --expect 'kernels > 0'", dir);
-    cr_expect_eq(rc, 3, "%s", output);
+    cr_expect_eq(rc, CP_EXIT_INPUT, "%s", output);
     HAS("h.1.proc.jsonl:3: unknown record kind 'warp'");
     remove_dir(dir);
 
     char empty[] = "/tmp/cuproof-check-XXXXXX";
     cr_assert_not_null(mkdtemp(empty));
     rc = check("%s --expect 'kernels > 0'", empty);
-    cr_expect_eq(rc, 3, "%s", output);
+    cr_expect_eq(rc, CP_EXIT_INPUT, "%s", output);
     HAS("holds no *.proc.jsonl file");
     remove_dir(empty);
 
@@ -1168,7 +1179,7 @@ static void rec_of_variant(const char *variant, const char *path)
 }
 
 /* cuproof.rec files: unscoped expectations streamed, scoped ones read
- * whole; a file cut short is a tool error unless --allow-dropped; one
+ * whole; a file cut short is untrusted (3) unless --allow-dropped; one
  * kind of trace at a time. */
 Test(cli, check_rec_files)
 {
@@ -1523,7 +1534,7 @@ Test(cli, compare_html_bad_path)
     snprintf(args, sizeof args, "compare %s/compare-h100/ci1.report.json "
                                 "%s/compare-h100/ci2.report.json --html /nonexistent-dir/x.html",
              CUPROOF_FIXTURES, CUPROOF_FIXTURES);
-    expect_usage_error(args, "cannot write /nonexistent-dir/x.html");
+    expect_tool_error(args, "cannot write /nonexistent-dir/x.html");
     cr_expect_null(strstr(output, "95% interval"), "%s", output);
     expect_usage_error("compare a.json b.json --html", "--html wants");
 }
@@ -1761,12 +1772,12 @@ Test(cli, later_passes_run_in_processes_of_their_own)
     /* Only the report stays of a pass: its pages are the first pass's. */
     snprintf(path, sizeof path, "%s/passes/pass-2/report.html", dir);
     cr_expect_neq(access(path, F_OK), 0, "%s", path);
-    /* The passes' directory cannot be made: said, exit 1. */
+    /* The passes' directory cannot be made: said, exit 6 (a tool error). */
     snprintf(path, sizeof path, "%s/passes", dir);
     snprintf(args, sizeof args, "rm -rf %s/passes && touch %s/passes", dir, dir);
     cr_assert_eq(system(args), 0);
     snprintf(args, sizeof args, "run --runs 2 --out %s vector-add", dir);
-    cr_expect_eq(cuproof(args), 1, "%s", output);
+    cr_expect_eq(cuproof(args), CP_EXIT_TOOL, "%s", output);
     snprintf(args, sizeof args, "rm -rf %s", dir);
     cr_assert_eq(system(args), 0);
 }
@@ -1856,7 +1867,7 @@ Test(cli, several_traces_one_cut_short)
     close(fd);
     free(text);
     int rc = check("%s %s --expect 'kernels > 1'", cut, H100_TRACE);
-    cr_expect_eq(rc, 3, "%s", output);
+    cr_expect_eq(rc, CP_EXIT_INPUT, "%s", output);
     char said[200];
     snprintf(said, sizeof said, "cuproof: %s: not valid JSON: it ends at line 1, column 4001 "
                                 "(byte 4000) inside a value: cut short?", cut);
@@ -1868,7 +1879,7 @@ Test(cli, several_traces_one_cut_short)
     close(fd);
     char args[600];
     snprintf(args, sizeof args, "timeline %s %s %s", page, cut, H100_TRACE);
-    cr_expect_eq(cuproof(args), 3, "%s", output);
+    cr_expect_eq(cuproof(args), CP_EXIT_INPUT, "%s", output);
     HAS(said);
     struct stat st;
     cr_expect(stat(page, &st) == 0 && st.st_size > 10000, "the good trace was drawn");

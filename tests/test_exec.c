@@ -8,6 +8,7 @@
  */
 #include "gen_ranks.h"
 
+#include <cuproof/exit.h>
 #include <cuproof/error.h>
 
 #include <criterion/criterion.h>
@@ -100,7 +101,9 @@ Test(exec_cli, usage_errors_exit_2)
     cr_expect_eq(exec("--frobnicate -- true"), 2);
     expect_output("unknown option");
     cr_expect_eq(exec("--timeout 0 -- true"), 2);
-    cr_expect_eq(exec("--expect-file /nonexistent/file -- true"), 2);
+    /* An expectation file is input (5), not the command line. */
+    cr_expect_eq(exec("--expect-file /nonexistent/file -- true"), CP_EXIT_INPUT);
+    expect_output("/nonexistent/file");
     cr_expect_eq(exec("--format xml -- true"), 2);
     expect_output("--format 'xml': expected jsonl or rec");
     cr_expect_eq(exec("--comm-pattern 'a*' -- true"), 2);
@@ -130,7 +133,7 @@ Test(exec_cli, the_format_reaches_the_processes)
     snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= CUPROOF_EXEC_FORMAT=rec '%s' exec --out '%s' "
              "-- sh -c 'echo $CUPROOF_EXEC_FORMAT > \"$CUPROOF_EXEC_DIR/../format.txt\"' "
              "> /dev/null 2>&1", CUPROOF_BIN, out_dir);
-    cr_expect_eq(WEXITSTATUS(system(cmd)), 3, "no trace: a tool error");
+    cr_expect_eq(WEXITSTATUS(system(cmd)), 3, "no trace: no verdict (3)");
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f);
     cr_assert_not_null(fgets(line, sizeof line, f));
@@ -184,7 +187,7 @@ Test(exec_cli, the_program_gets_the_injection_variables)
 {
     cr_expect_eq(exec("-- sh -c 'echo \"$CUDA_INJECTION64_PATH|$NVTX_INJECTION64_PATH|"
                       "$CUPROOF_EXEC_DIR|$CUPROOF_EXEC_RUN\" > \"$CUPROOF_EXEC_DIR/../env.txt\"'"),
-                 3, "no trace: a tool error, %s", output);
+                 3, "no trace: no verdict (3), %s", output);
     char path[128], line[4096] = "";
     snprintf(path, sizeof path, "%s/env.txt", out_dir);
     FILE *f = fopen(path, "r");
@@ -308,7 +311,7 @@ Test(exec_cli, a_failed_program_exits_4_and_the_worst_wins)
     /* A failed expectation and a failed program: the program's 4. */
     cr_expect_eq(exec("--expect 'kernels > 1000' " FAKE(TRACE, "exit 3")), 4, "%s", output);
     expect_output("failed  kernels > 1000");
-    /* No trace and a failed program: the tool error's 3. */
+    /* No trace and a failed program: no verdict, 3. */
     cr_expect_eq(exec("-- sh -c 'exit 3'"), 3, "%s", output);
 }
 

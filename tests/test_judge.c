@@ -94,8 +94,10 @@ Test(trust, the_order_and_the_warnings)
     cp_trace_free(&procs);
 }
 
-/* The worst wins: usage, then inconclusive, then the program, then a
- * failed expectation, then success; skipped only alone. */
+/* The worst wins: usage, then a tool error, then bad input, then
+ * inconclusive, then the program, then a failed expectation, then
+ * success; skipped only alone. A reader's failure is the input's unless
+ * memory ran out. */
 Test(exit, the_worst_wins_and_every_status_means_something)
 {
     cr_expect_eq(cp_exit_worse(CP_EXIT_FAILED, CP_EXIT_INCONCLUSIVE), CP_EXIT_INCONCLUSIVE);
@@ -105,10 +107,17 @@ Test(exit, the_worst_wins_and_every_status_means_something)
     cr_expect_eq(cp_exit_worse(CP_EXIT_SKIPPED, CP_EXIT_OK), CP_EXIT_OK);
     cr_expect_eq(cp_exit_worse(CP_EXIT_SKIPPED, CP_EXIT_SKIPPED), CP_EXIT_SKIPPED);
     cr_expect_eq(cp_exit_worse(CP_EXIT_USAGE, CP_EXIT_INCONCLUSIVE), CP_EXIT_USAGE);
-    int statuses[] = {0, 1, 2, 3, 4, 77};
-    for (size_t i = 0; i < 6; i++)
+    cr_expect_eq(cp_exit_worse(CP_EXIT_INPUT, CP_EXIT_INCONCLUSIVE), CP_EXIT_INPUT);
+    cr_expect_eq(cp_exit_worse(CP_EXIT_FAILED, CP_EXIT_INPUT), CP_EXIT_INPUT);
+    cr_expect_eq(cp_exit_worse(CP_EXIT_INPUT, CP_EXIT_TOOL), CP_EXIT_TOOL);
+    cr_expect_eq(cp_exit_worse(CP_EXIT_TOOL, CP_EXIT_USAGE), CP_EXIT_USAGE);
+    cr_expect_eq(cp_exit_of_read(CP_EIO), CP_EXIT_INPUT);
+    cr_expect_eq(cp_exit_of_read(CP_EPARSE), CP_EXIT_INPUT);
+    cr_expect_eq(cp_exit_of_read(CP_ENOMEM), CP_EXIT_TOOL);
+    int statuses[] = {0, 1, 2, 3, 4, 5, 6, 77};
+    for (size_t i = 0; i < 8; i++)
         cr_expect_not_null(cp_exit_meaning(statuses[i]), "status %d", statuses[i]);
-    cr_expect_null(cp_exit_meaning(5));
+    cr_expect_null(cp_exit_meaning(7));
 }
 
 /* --range scopes the unscoped expectations, says so in their text, and

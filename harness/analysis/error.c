@@ -81,7 +81,8 @@ const char *cp_exit_meaning(int status)
     }
 }
 
-/* The rank of a status under "the worst wins"; higher is worse. */
+/* The rank of a status under "the worst wins" (exit.h says why this
+ * order); higher is worse. */
 static int exit_rank(int s)
 {
     switch (s) {
@@ -95,9 +96,18 @@ static int exit_rank(int s)
         return 3;
     case CP_EXIT_INCONCLUSIVE:
         return 4;
-    default: /* usage, and anything outside the table */
+    case CP_EXIT_INPUT:
         return 5;
+    case CP_EXIT_TOOL:
+        return 6;
+    default: /* usage, and anything outside the table */
+        return 7;
     }
+}
+
+int cp_exit_of_read(int code)
+{
+    return code == CP_ENOMEM ? CP_EXIT_TOOL : CP_EXIT_INPUT;
 }
 
 int cp_exit_worse(int a, int b)

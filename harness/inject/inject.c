@@ -352,7 +352,7 @@ EXPORT int InitializeInjection(void)
     if (inj.w.out || inj.w.rec) {
         if (start_tracing() < 0) {
             /* Another tool holds CUPTI, or the driver refused: say so in the
-             * file, which the launcher turns into a tool error. */
+             * file, which the trust rule turns into no verdict (3). */
             char why[600];
             snprintf(why, sizeof why, CP_WHY_CUPTI_UNAVAILABLE ": %s", cp_last_error());
             cp_cupti_enable(inj.kinds, inj.nkinds, false);

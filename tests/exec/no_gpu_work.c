@@ -3,7 +3,7 @@
  * CUDA linked), so the CUDA driver never loads the injection and there is
  * no per-process file, no device record.
  *
- * Written for: `cuproof exec` exits 3, a tool error ("no device activity"):
+ * Written for: `cuproof exec` exits 3, no verdict, the trust rule ("no device activity"):
  * there is nothing to check an expectation against, which must not pass for
  * success, even though the program itself exits 0.
  */

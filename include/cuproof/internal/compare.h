@@ -14,6 +14,7 @@
 #ifndef CUPROOF_COMPARE_H
 #define CUPROOF_COMPARE_H
 
+#include "../error.h"
 #include "../export.h"
 
 #include "../result.h"
@@ -207,11 +208,16 @@ typedef struct cp_compare_side {
  * report.json, and *resolved (n strings, owned by the array's free too;
  * may be NULL) gets the paths read. A report.json's check whose "ok" is
  * true or false is passed or failed whatever its status, as compare has
- * always read it. Returns 0, CP_EINVAL for n == 0, cp_report_read's
- * errors (nothing loaded then) or CP_ENOMEM.
+ * always read it. With `bad` NULL every report must be read: returns 0,
+ * CP_EINVAL for n == 0, cp_report_read's errors (nothing loaded then) or
+ * CP_ENOMEM. With `bad`, a report that cannot be read is added to it (its
+ * message names the file, and the line and column of bad JSON) and left
+ * out, the others kept in order: so that a command given several names
+ * each bad one and still compares the rest. *loaded (may be NULL) gets
+ * how many were read; free with cp_compare_unload(..., *loaded).
  */
 CP_API int cp_compare_load(const char *const *paths, size_t n, cp_report **reports,
-                           char ***resolved);
+                           char ***resolved, size_t *loaded, cp_errors *bad);
 CP_API void cp_compare_unload(cp_report *reports, char **resolved, size_t n);
 
 /*
@@ -235,10 +241,14 @@ CP_API int cp_compare_build(const cp_compare_side *old_side, const cp_compare_si
                             const cp_compare_options *opt, cp_comparison *out);
 
 /* cp_compare_load of each side, then cp_compare_build: each report read
- * once. Returns their errors. */
+ * once. With `bad` (may be NULL: all or nothing), the reports that cannot
+ * be read are left out and added to it, and the rest compared; a side left
+ * with none returns the first one's error, every one named
+ * (cp_errors_finish). Returns their errors. */
 CP_API int cp_compare_files(const char *const *old_paths, size_t n_old,
                             const char *const *new_paths, size_t n_new,
-                            const cp_compare_options *opt, cp_comparison *out);
+                            const cp_compare_options *opt, cp_comparison *out,
+                            cp_errors *bad);
 
 CP_API void cp_comparison_free(cp_comparison *c);
 
