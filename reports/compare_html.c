@@ -46,12 +46,12 @@ static const char page_style[] =
     "svg .stripe{fill:#000;fill-opacity:.04}"
     "svg .variant circle.off{fill:#fff;stroke:currentColor;stroke-width:2}";
 
-/* A time in the unit that fits it (cp_format_ms); a dash when there is
+/* A time in the unit that fits it (cp_fmt_ms); a dash when there is
  * none. */
 static void put_time(html_buf *b, double ms)
 {
     char text[32];
-    html_text(b, cp_format_ms(ms, text, sizeof text));
+    html_text(b, cp_fmt_ms(ms, text, sizeof text));
 }
 
 /* A name from the reports as words, with the name itself as its tooltip
