@@ -92,6 +92,12 @@ char *cp_fmt_percent(double share, char *buf, size_t size)
     return buf;
 }
 
+/* The decimals cp_fmt_times shows x with: three significant digits. */
+static int times_decimals(double x)
+{
+    return x >= 1 ? decimals(x) : 2 - (int)floor(log10(x));
+}
+
 char *cp_fmt_times(double x, char *buf, size_t size)
 {
     if (!isfinite(x) || x < 0)
@@ -99,28 +105,39 @@ char *cp_fmt_times(double x, char *buf, size_t size)
     else if (x == 0)
         snprintf(buf, size, "0×");
     else
-        snprintf(buf, size, "%.*f×", x >= 1 ? decimals(x) : 2 - (int)floor(log10(x)), x);
+        snprintf(buf, size, "%.*f×", times_decimals(x), x);
     return buf;
+}
+
+void cp_fmt_ms_pair(double num_ms, double den_ms, int ratio_decimals, char *a, char *b,
+                    size_t tsize)
+{
+    double scale = pow(10, ratio_decimals), want = round(num_ms / den_ms * scale);
+    /* Enough digits in the times that their ratio, recomputed from what
+     * is shown, is the ratio shown: "0.84x (0.004 ms against 0.003 ms)"
+     * could not be checked. Three digits mostly do; up to seven are
+     * tried. */
+    for (int sig = 3; sig <= 7; sig++) {
+        double sa, sb;
+        fmt_ms(num_ms, sig, a, tsize, &sa);
+        fmt_ms(den_ms, sig, b, tsize, &sb);
+        if (!(sb > 0) || round(sa / sb * scale) == want)
+            break;
+    }
 }
 
 double cp_fmt_ratio_of(double num_ms, double den_ms, char *x, size_t xsize, char *a, char *b,
                        size_t tsize)
 {
-    char want[32], got[32];
-    cp_fmt_times(num_ms / den_ms, want, sizeof want);
-    /* Enough digits in the times that their ratio, recomputed from what
-     * is shown, is the ratio shown: "0.84x (0.004 ms against 0.003 ms)"
-     * could not be checked. Three digits mostly do; up to six are
-     * tried. */
-    double sa = num_ms, sb = den_ms;
-    for (int sig = 3; sig <= 6; sig++) {
-        fmt_ms(num_ms, sig, a, tsize, &sa);
-        fmt_ms(den_ms, sig, b, tsize, &sb);
-        if (strcmp(cp_fmt_times(sa / sb, got, sizeof got), want) == 0)
-            break;
+    double r = num_ms / den_ms;
+    cp_fmt_times(r, x, xsize);
+    if (isfinite(r) && r > 0)
+        cp_fmt_ms_pair(num_ms, den_ms, times_decimals(r), a, b, tsize);
+    else {
+        cp_fmt_ms(num_ms, a, tsize);
+        cp_fmt_ms(den_ms, b, tsize);
     }
-    snprintf(x, xsize, "%s", want);
-    return num_ms / den_ms;
+    return r;
 }
 
 /* Plural and singular of the count units that cuproof writes. */

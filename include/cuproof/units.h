@@ -43,6 +43,13 @@ CP_API char *cp_fmt_times(double x, char *buf, size_t size);
 CP_API double cp_fmt_ratio_of(double num_ms, double den_ms, char *x, size_t xsize, char *a,
                               char *b, size_t tsize);
 
+/* Two durations shown with enough digits (three, up to seven) that their
+ * ratio num / den, recomputed from what is shown and rounded to
+ * ratio_decimals, is the ratio itself so rounded: for a table whose
+ * ratio column has its own format (compare's "1.002"). */
+CP_API void cp_fmt_ms_pair(double num_ms, double den_ms, int ratio_decimals, char *a, char *b,
+                           size_t tsize);
+
 /* The unit of a count that agrees with it: "kernels" for 1 is "kernel";
  * units the table does not know are returned as given. */
 CP_API const char *cp_unit_agree(const char *unit, double count);
