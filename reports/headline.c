@@ -65,9 +65,10 @@ static void not_passed(line *l, const cp_case_result *c)
         return;
     }
     char name[100];
+    char measured[sizeof first->measured];
     add(l, "Failed: %zu of %zu %s, first \"%s\": expected %s, measured %s.", failed,
         c->nchecks, cp_unit_agree("checks", (double)c->nchecks), cut(first->name, name, 96),
-        first->expected, first->measured);
+        first->expected, cp_fmt_measured(first->measured, measured, sizeof measured));
 }
 
 static bool timed(const cp_variant_result *v)
@@ -144,8 +145,9 @@ static void telling_fact(line *l, const cp_case_result *c)
     for (size_t i = 0; i < c->nchecks; i++) {
         const cp_check_result *k = &c->checks[i];
         if (k->essential && k->status == CP_CHECK_PASSED && k->measured[0]) {
+            char measured[sizeof k->measured];
             add(l, " Its essential check, \"%s\", measured %s.", cut(k->name, name, 96),
-                k->measured);
+                cp_fmt_measured(k->measured, measured, sizeof measured));
             return;
         }
     }

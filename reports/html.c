@@ -490,7 +490,10 @@ static void checks_html(html_buf *b, const cp_case_result *c)
             html_raw(b, "</td><td>");
             html_human(b, k->expected);
             html_raw(b, "</td><td>");
-            html_human(b, k->status == CP_CHECK_SKIPPED ? k->skip_reason : k->measured);
+            char measured[sizeof k->measured];
+            html_human(b, k->status == CP_CHECK_SKIPPED
+                              ? k->skip_reason
+                              : cp_fmt_measured(k->measured, measured, sizeof measured));
             html_raw(b, "</td></tr>");
         }
     html_raw(b, "</table></details>");
@@ -652,7 +655,7 @@ static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m
     html_raw(b, "</table>");
 }
 
-static void case_html(html_buf *b, const cp_case_result *c)
+static void case_html(html_buf *b, const cp_case_result *c, bool replay)
 {
     html_fmt(b, "<section id=\"case-%s\" class=\"case\" data-status=\"%s\"><h2>", c->name,
              cp_status_name(c->status));
@@ -664,7 +667,9 @@ static void case_html(html_buf *b, const cp_case_result *c)
     html_text(b, c->source);
     html_raw(b, ")</small>");
     if (c->gpu_name[0]) {
-        html_fmt(b, " <small>on GPU %d, ", c->device);
+        /* A replay ran on no GPU: the GPU is the one it was recorded on,
+         * as on the terminal. */
+        html_fmt(b, " <small>%s GPU %d, ", replay ? "recorded on" : "on", c->device);
         html_text(b, c->gpu_name);
         html_raw(b, "</small>");
     }
@@ -1019,7 +1024,7 @@ char *cp_report_html(const cp_report *r)
     for (int g = 0; g < 3; g++)
         for (size_t i = 0; i < r->ncases; i++)
             if (cp_case_interest(r, i) == g)
-                case_html(&b, &r->cases[i]);
+                case_html(&b, &r->cases[i], r->replayed_from[0] != 0);
     html_raw(&b, timeline_script);
     html_raw(&b, "</body></html>\n");
     if (b.oom) {

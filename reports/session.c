@@ -284,8 +284,12 @@ static int progress_add_case(void *data, const cp_report *r, const cp_case_resul
     }
     for (size_t k = 0; k < c->nchecks; k++)
         if (c->checks[k].status == CP_CHECK_FAILED)
-            fprintf(out, "\n        check failed: %s: expected %s, measured %s", c->checks[k].name,
-                    c->checks[k].expected, c->checks[k].measured);
+        {
+            char measured[sizeof c->checks[k].measured];
+            fprintf(out, "\n        check failed: %s: expected %s, measured %s",
+                    c->checks[k].name, c->checks[k].expected,
+                    cp_fmt_measured(c->checks[k].measured, measured, sizeof measured));
+        }
     fprintf(out, "\n");
     fflush(out);
     return 0;

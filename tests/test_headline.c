@@ -178,7 +178,8 @@ Test(headline, without_a_baseline_the_telling_fact)
     snprintf(c.checks[0].name, sizeof c.checks[0].name, "sync: copies == 1");
     snprintf(c.checks[0].measured, sizeof c.checks[0].measured, "1 copies");
     cp_case_headline(&c, h, sizeof h);
-    cr_expect(strstr(h, "passed. Its essential check, \"sync: copies == 1\", measured 1 copies."),
+    /* An older cuproof's "1 copies", shown as the one table has it. */
+    cr_expect(strstr(h, "passed. Its essential check, \"sync: copies == 1\", measured 1 copy."),
               "%s", h);
     cr_expect_null(strstr(h, "slowest"), "%s", h);
     /* A claim decided is the fact: nothing else is added. */

@@ -76,7 +76,7 @@ void cp_metric_format(const cp_metric_def *d, double v, char *out, size_t len)
     /* A share as a fraction and a percentage: "0.8235 (82.3%)", never
      * "0 ratio". */
     if (strcmp(d->unit, "ratio") == 0) {
-        snprintf(out, len, "%.6g (%.3g%%)", v, 100 * v);
+        cp_fmt_fraction(v, out, len);
         return;
     }
     /* One kernel, two kernels: the unit agrees with the count, by the

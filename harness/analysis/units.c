@@ -209,6 +209,30 @@ char *cp_fmt_value(double v, const char *unit, char *buf, size_t size)
     return buf;
 }
 
+char *cp_fmt_fraction(double share, char *buf, size_t size)
+{
+    /* Six digits keep the value an expectation was judged on; the
+     * percentage is what a reader takes in. */
+    snprintf(buf, size, "%.6g (%.3g%%)", share, 100 * share);
+    return buf;
+}
+
+char *cp_fmt_measured(const char *text, char *buf, size_t size)
+{
+    char unit[32];
+    double v;
+    int end = 0;
+    if (sscanf(text, "%lf %31[a-z]%n", &v, unit, &end) == 2 && text[end] == '\0' &&
+        isfinite(v)) {
+        if (strcmp(unit, "ratio") == 0)
+            return cp_fmt_fraction(v, buf, size);
+        if (is_count_unit(unit) && v == floor(v))
+            return cp_fmt_count(v, unit, buf, size);
+    }
+    snprintf(buf, size, "%s", text);
+    return buf;
+}
+
 char *cp_fmt_figure_name(const char *name, const char *unit, char *buf, size_t size)
 {
     snprintf(buf, size, "%s", name ? name : "");

@@ -65,6 +65,16 @@ CP_API char *cp_fmt_count(double count, const char *unit, char *buf, size_t size
  * to three significant digits (whole numbers whole). Returns buf. */
 CP_API char *cp_fmt_value(double v, const char *unit, char *buf, size_t size);
 
+/* A share as a fraction and a percentage, as an expectation's measured
+ * value shows it: "0.823457 (82.3%)", "0 (0%)". Returns buf. */
+CP_API char *cp_fmt_fraction(double share, char *buf, size_t size);
+
+/* A check's measured text as shown: a bare "N UNIT" that an older
+ * cuproof wrote (a recording replayed keeps it) in today's form ("1
+ * copies" is "1 copy", "0.720729 ratio" is "0.720729 (72.1%)"); any other
+ * text as it is. Returns buf. */
+CP_API char *cp_fmt_measured(const char *text, char *buf, size_t size);
+
 /* A figure's name without the unit it repeats: "launch call ms" with unit
  * "ms" is "launch call", "global ns per generation" is "global per
  * generation". Returns buf. */
