@@ -488,7 +488,8 @@ static void checks_html(html_buf *b, const cp_case_result *c)
                                 ? " <small>(recomputed from the recorded trace)</small>"
                                 : " <small>(as recorded)</small>");
             html_raw(b, "</td><td>");
-            html_human(b, k->expected);
+            char expected[sizeof k->expected];
+            html_human(b, cp_fmt_measured(k->expected, expected, sizeof expected));
             html_raw(b, "</td><td>");
             char measured[sizeof k->measured];
             html_human(b, k->status == CP_CHECK_SKIPPED
@@ -1061,10 +1062,14 @@ char *cp_trace_files_html(const cp_trace_file *files, size_t n)
             }
             html_raw(&b, "<h3>");
             html_text(&b, tf->variants[v].name);
-            html_fmt(&b, "</h3><p>span %.3f ms, copy/kernel overlap ratio %.3f, peak concurrent "
-                    "kernels %u, %zu lanes</p>",
-                (double)m.span_ns / 1e6, m.copy_kernel_overlap_ratio, m.peak_concurrent_kernels,
-                m.nlanes);
+            /* Through the one table of units (cuproof/units.h). */
+            char span[32], share[24], lanes[32];
+            html_fmt(&b, "</h3><p>span %s, copies overlapped kernels for %s of copy time, up to "
+                         "%u kernel%s at once, %s</p>",
+                     cp_fmt_ms((double)m.span_ns / 1e6, span, sizeof span),
+                     cp_fmt_percent(m.copy_kernel_overlap_ratio, share, sizeof share),
+                     m.peak_concurrent_kernels, m.peak_concurrent_kernels == 1 ? "" : "s",
+                     cp_fmt_count((double)m.nlanes, "lanes", lanes, sizeof lanes));
             char id[200];
             snprintf(id, sizeof id, "tl-%s-%s", tf->case_name, tf->variants[v].name);
             timeline_html(&b, id, &tf->variants[v].trace, &m, NULL);

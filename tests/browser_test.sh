@@ -143,6 +143,7 @@ units_rule() { # name, then units_check.pl's arguments (the DOM last)
         fail=1
     fi
 }
+units_rule timelines "$out/dom.html"
 
 rm -rf "$out/replay" && mkdir -p "$out/replay/recording"
 tar -xzf "$recording" -C "$out/replay/recording"

@@ -91,6 +91,13 @@ Test(units, counts_agree_and_shares_are_percentages)
     cr_expect_str_eq(cp_fmt_measured("1 device-to-device copy", b, sizeof b),
                      "1 device-to-device copy");
     cr_expect_str_eq(cp_fmt_measured("3 kernels, 1 lane", b, sizeof b), "3 kernels, 1 lane");
+    cr_expect_str_eq(cp_fmt_measured("1 contexts, 1 lanes", b, sizeof b), "1 context, 1 lane");
+    cr_expect_str_eq(cp_fmt_measured("11 contexts, 21 lanes, 1/1 runs, 0.1 ms", b, sizeof b),
+                     "11 contexts, 21 lanes, 1/1 runs, 0.1 ms", "only a count of one");
+    cr_expect_str_eq(cp_fmt_measured("1 lanesque", b, sizeof b), "1 lanesque");
+    char small[8];
+    cr_expect_str_eq(cp_fmt_measured("1 contexts, 1 lanes", small, sizeof small), "1 conte",
+                     "cut to fit, terminated");
 }
 
 /* A figure's name without the unit it repeats. */

@@ -48,7 +48,8 @@ die "usage: units_check.pl [--recorded REPORT.json] FILE...\n" unless @ARGV;
 
 my $plural_units = join '|', qw(kernels copies memsets gaps devices ranks hosts launches
                                 collectives nodes pixels checks variants cases claims records
-                                values);
+                                values lanes
+                                contexts streams threads processes samples passes);
 my $bad = 0;
 for my $file (@ARGV) {
     open my $fh, '<', $file or die "units_check: $file: $!\n";
@@ -65,7 +66,7 @@ for my $file (@ARGV) {
         $text =~ s/[ \t]+/ /g; # "<b>1</b> copies" reads "1 copies"
     }
     my @found;
-    while ($text =~ /(?<![\d.\/])(1 (?:$plural_units))\b/g) {
+    while ($text =~ /(?<![\d.\/])(1 (?:$plural_units))(?![\w-])/g) {
         push @found, "plural: '$1'";
     }
     while ($text =~ /(\S+ ratio)\b/g) {

@@ -5,6 +5,7 @@
  */
 #include <cuproof/units.h>
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -147,7 +148,10 @@ static const char *const plural[][2] = {
     {"hosts", "host"},     {"launches", "launch"}, {"collectives", "collective"},
     {"nodes", "node"},     {"pixels", "pixel"},  {"checks", "check"},
     {"variants", "variant"}, {"runs", "run"},    {"values", "value"},
-    {"cases", "case"},     {"claims", "claim"},  {"records", "record"}};
+    {"cases", "case"},     {"claims", "claim"},  {"records", "record"},
+    {"lanes", "lane"},     {"contexts", "context"}, {"streams", "stream"},
+    {"threads", "thread"}, {"processes", "process"}, {"samples", "sample"},
+    {"passes", "pass"}};
 
 const char *cp_unit_agree(const char *unit, double count)
 {
@@ -229,7 +233,33 @@ char *cp_fmt_measured(const char *text, char *buf, size_t size)
         if (is_count_unit(unit) && v == floor(v))
             return cp_fmt_count(v, unit, buf, size);
     }
-    snprintf(buf, size, "%s", text);
+    /* Elsewhere in the text, a count of one agrees with its unit: "1
+     * contexts, 1 lanes" is "1 context, 1 lane". */
+    size_t o = 0;
+    for (const char *p = text; *p && o + 1 < size;) {
+        bool alone = (p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '.' ||
+                                     p[-1] == '/' || p[-1] == '-'));
+        if (alone && p[0] == '1' && p[1] == ' ') {
+            size_t n = 0;
+            while (isalpha((unsigned char)p[2 + n]))
+                n++;
+            char word[32];
+            if (n > 0 && n < sizeof word) {
+                memcpy(word, p + 2, n);
+                word[n] = '\0';
+                const char *one = cp_unit_agree(word, 1);
+                if (one != word && !isalnum((unsigned char)p[2 + n])) {
+                    int w = snprintf(buf + o, size - o, "1 %s", one);
+                    o += w > 0 ? (size_t)w : 0;
+                    o = o < size ? o : size - 1;
+                    p += 2 + n;
+                    continue;
+                }
+            }
+        }
+        buf[o++] = *p++;
+    }
+    buf[o < size ? o : size - 1] = '\0';
     return buf;
 }
 

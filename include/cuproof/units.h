@@ -69,10 +69,12 @@ CP_API char *cp_fmt_value(double v, const char *unit, char *buf, size_t size);
  * value shows it: "0.823457 (82.3%)", "0 (0%)". Returns buf. */
 CP_API char *cp_fmt_fraction(double share, char *buf, size_t size);
 
-/* A check's measured text as shown: a bare "N UNIT" that an older
- * cuproof wrote (a recording replayed keeps it) in today's form ("1
- * copies" is "1 copy", "0.720729 ratio" is "0.720729 (72.1%)"); any other
- * text as it is. Returns buf. */
+/* A check's expected or measured text as shown: a bare "N UNIT" that an
+ * older cuproof wrote (a recording replayed keeps it) in today's form ("1
+ * copies" is "1 copy", "0.720729 ratio" is "0.720729 (72.1%)"), and in
+ * any other text a count of one in agreement with its unit ("1
+ * contexts, 1 lanes" is "1 context, 1 lane"); nothing else changes.
+ * Returns buf. */
 CP_API char *cp_fmt_measured(const char *text, char *buf, size_t size);
 
 /* A figure's name without the unit it repeats: "launch call ms" with unit
