@@ -431,9 +431,12 @@ static void host_rule(cp_cmp_variant *v, double share, const cp_comparison *c)
     if (v->host_bound && changed && moved <= c->host_threshold) {
         if (isnan(share))
             snprintf(v->why, sizeof v->why, "untraced: host-bound or not cannot be told");
-        else
-            snprintf(v->why, sizeof v->why, "host-bound: the GPU was busy %.0f%% of the run",
-                     100 * share);
+        else {
+            /* "busy 0.4% of the run", never "busy 0%" (cuproof/units.h). */
+            char busy[24];
+            snprintf(v->why, sizeof v->why, "host-bound: the GPU was busy %s of the run",
+                     cp_fmt_percent(share, busy, sizeof busy));
+        }
         snprintf(v->verdict, sizeof v->verdict, "noisy");
         v->reports_needed = 2;
     }
