@@ -23,6 +23,7 @@
  */
 #include <cuproof/agreement.h>
 #include <cuproof/case.h>
+#include <cuproof/units.h>
 #include <cuproof/rtc.h>
 #include "../kernels/add.h"
 #include "references.h"
@@ -264,32 +265,39 @@ static int claims(cp_ctx *ctx)
                      "a variant did not run");
         return 0;
     }
-    char measured[128];
-    /* Times in microseconds, three digits: the ratio shown can be
-     * recomputed from them. */
-    snprintf(measured, sizeof measured, "%.2fx by %s (%.3g us against %.3g us)", gen / hand,
-             traced ? "CUPTI" : "events", gen * 1e3, hand * 1e3);
+    char measured[192], x[32], tg[32], th[32];
+    /* Times through the one table of units (µs below 1 ms, three digits)
+     * and the ratio of the times shown, so that a reader can recompute
+     * it (issue 29: "0.84x (0.004 ms against 0.003 ms)" could not be). */
+    cp_fmt_ratio_of(gen, hand, x, sizeof x, tg, th, sizeof tg);
+    snprintf(measured, sizeof measured, "generated / hand-written %s by %s (%s against %s)", x,
+             traced ? "CUPTI" : "events", tg, th);
     /* About 200x, within a factor of two; the same cost is 1x. */
     const cp_claim_window w = {.lo = 100, .hi = 400, .none = 1, .unit = "x"};
+    char eh[32], eg[32], lh[32], lg[32], comp[32], load[32], src[32];
     cp_claim_measure(ctx, text, source, "about 200x (100x to 400x)", &w, gen / hand, measured,
-                 "measured by %s after warm-up, the hand-written kernel took %.3f ms and the "
-                 "generated one %.3f ms on %d floats (%.0f and %.0f GB/s of the three arrays' "
+                 "measured by %s after warm-up, the hand-written kernel took %s and the "
+                 "generated one %s on %d floats (%.0f and %.0f GB/s of the three arrays' "
                  "traffic): the same work at nearly the same cost. Events around the launch "
-                 "give %.3f and %.3f ms at best, as they also hold the launch's latency on an "
+                 "give %s and %s at best, as they also hold the launch's latency on an "
                  "idle stream. The "
                  "source's 200x had three causes: time.time() around an asynchronous launch "
-                 "measures only the launch call (here %.4f ms hand-written, %.4f ms generated, "
+                 "measures only the launch call (here %s hand-written, %s generated, "
                  "without synchronising); PyCUDA builds an ElementwiseKernel on its first "
-                 "call, so that call also paid compilation and loading (here NVRTC took %.1f ms "
-                 "and loading %.2f ms, kept out of every timed run); and the source's own "
+                 "call, so that call also paid compilation and loading (here NVRTC took %s "
+                 "and loading %s, kept out of every timed run); and the source's own "
                  "kernel indexes by threadIdx.x alone, so it computed %llu of the %d sums and "
-                 "its speed says nothing about the work asked of it (here %.3f ms).",
-                 traced ? "CUPTI's kernel records" : "events", hand, gen, s->n,
-                 12.0 * s->n / hand / 1e6, 12.0 * s->n / gen / 1e6, s->event_ms[HAND],
-                 s->event_ms[GENERATED],
-                 s->launch_ms[HAND], s->launch_ms[GENERATED],
-                 s->program.compile_ms, s->generated.load_ms,
-                 (unsigned long long)s->source_right, s->n, s->event_ms[SOURCE_KERNEL]);
+                 "its speed says nothing about the work asked of it (here %s).",
+                 traced ? "CUPTI's kernel records" : "events", th, tg, s->n,
+                 12.0 * s->n / hand / 1e6, 12.0 * s->n / gen / 1e6,
+                 cp_fmt_ms(s->event_ms[HAND], eh, sizeof eh),
+                 cp_fmt_ms(s->event_ms[GENERATED], eg, sizeof eg),
+                 cp_fmt_ms(s->launch_ms[HAND], lh, sizeof lh),
+                 cp_fmt_ms(s->launch_ms[GENERATED], lg, sizeof lg),
+                 cp_fmt_ms(s->program.compile_ms, comp, sizeof comp),
+                 cp_fmt_ms(s->generated.load_ms, load, sizeof load),
+                 (unsigned long long)s->source_right, s->n,
+                 cp_fmt_ms(s->event_ms[SOURCE_KERNEL], src, sizeof src));
     return 0;
 }
 

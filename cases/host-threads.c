@@ -16,6 +16,7 @@
  * to keep to about 20 host threads is measured as total time against T.
  */
 #include <cuproof/case.h>
+#include <cuproof/units.h>
 #include <cuproof/driver.h>
 #include <cuproof/rtc.h>
 #include "../kernels/mult.h"
@@ -269,18 +270,24 @@ static int checks(cp_ctx *ctx)
             continue; /* not in this profile: the report lists it with the reason */
         int t = threads_of(&v), nc = 0, ns = 0;
         lanes_of(vr ? &vr->trace : NULL, &nc, &ns);
-        char name[128], want[96];
+        char name[128], want[96], n_ctx[32], n_lanes[32], n_want[32];
+        /* Counts in agreement with their unit (cuproof/units.h): "1
+         * context, 1 lane". */
+        cp_fmt_count(nc, "contexts", n_ctx, sizeof n_ctx);
+        cp_fmt_count(ns, "lanes", n_lanes, sizeof n_lanes);
         if (contexts_design(&v)) {
             snprintf(name, sizeof name, "%s: each thread's context is a lane of its own",
                      variant);
-            snprintf(want, sizeof want, "%d contexts, one kernel lane each", t);
-            cp_check_trace(ctx, variant, name, nc == t && ns == t, want,
-                           "%d contexts, %d lanes", nc, ns);
+            snprintf(want, sizeof want, "%s, one kernel lane each",
+                     cp_fmt_count(t, "contexts", n_want, sizeof n_want));
+            cp_check_trace(ctx, variant, name, nc == t && ns == t, want, "%s, %s", n_ctx,
+                           n_lanes);
         } else {
             snprintf(name, sizeof name, "%s: one context, a stream lane per thread", variant);
-            snprintf(want, sizeof want, "1 context, %d lanes", t);
-            cp_check_trace(ctx, variant, name, nc == 1 && ns == t, want, "%d contexts, %d lanes",
-                           nc, ns);
+            snprintf(want, sizeof want, "1 context, %s",
+                     cp_fmt_count(t, "lanes", n_want, sizeof n_want));
+            cp_check_trace(ctx, variant, name, nc == 1 && ns == t, want, "%s, %s", n_ctx,
+                           n_lanes);
         }
         /* Where each thread's work ran is the claim, and only the trace shows it. */
         cp_essential(ctx, name);

@@ -16,6 +16,7 @@
 #include <cuproof/expect.h>
 #include <cuproof/metrics.h>
 #include <cuproof/program.h>
+#include <cuproof/units.h>
 #include <cuproof/internal/report.h>
 #include <cuproof/internal/session.h>
 
@@ -220,9 +221,14 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
                 "cuproof exec: warning: %llu slices came too far out of order on their track to "
                 "be checked for nesting; Perfetto may draw some of them with another's end\n",
                 (unsigned long long)info->perfetto_unordered);
-    printf("cuproof exec: %zu process%s traced, %u kernels, %u copies, %u memsets; span %.3f ms\n",
-           info->nfiles, info->nfiles == 1 ? "" : "es", m->kernels, m->copies, m->memsets,
-           (double)m->span_ns / 1e6);
+    /* Counts, times and shares through the one table (cuproof/units.h):
+     * "1 kernel", "812 µs", "82%". */
+    char nk[32], nc[32], nm[32], t1[32], t2[32], t3[32], pc[24], pc2[24];
+    printf("cuproof exec: %zu process%s traced, %s, %s, %s; span %s\n", info->nfiles,
+           info->nfiles == 1 ? "" : "es", cp_fmt_count(m->kernels, "kernels", nk, sizeof nk),
+           cp_fmt_count(m->copies, "copies", nc, sizeof nc),
+           cp_fmt_count(m->memsets, "memsets", nm, sizeof nm),
+           cp_fmt_ms((double)m->span_ns / 1e6, t1, sizeof t1));
     /* A distributed program leads with its ranks: which rank waited,
      * communicated exposed or came last says more than the sums below. */
     if (v->ranks) {
@@ -234,30 +240,33 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
         free(ranks);
     }
     bool several = m->devices > 1;
-    printf("  copies overlapped kernels for %.1f%% of copy time; up to %u kernel%s at once%s "
-           "(mean %.2f); idle %.3f ms%s, largest gap %.3f ms\n",
-           m->copy_kernel_overlap_ratio * 100, m->peak_concurrent_kernels,
-           m->peak_concurrent_kernels == 1 ? "" : "s", several ? " on one GPU" : "",
-           m->mean_concurrent_kernels, (double)m->idle_ns / 1e6,
-           several ? " summed over GPUs" : "", (double)m->largest_gap_ns / 1e6);
+    printf("  copies overlapped kernels for %s of copy time; up to %u kernel%s at once%s "
+           "(mean %.2f); idle %s%s, largest gap %s\n",
+           cp_fmt_percent(m->copy_kernel_overlap_ratio, pc, sizeof pc),
+           m->peak_concurrent_kernels, m->peak_concurrent_kernels == 1 ? "" : "s",
+           several ? " on one GPU" : "", m->mean_concurrent_kernels,
+           cp_fmt_ms((double)m->idle_ns / 1e6, t1, sizeof t1), several ? " summed over GPUs" : "",
+           cp_fmt_ms((double)m->largest_gap_ns / 1e6, t2, sizeof t2));
     /* Overlap and concurrency happen on one device: with several, each
      * device's own figures (the line above is their summary). */
     for (uint32_t i = 0; m->devices > 1 && m->device_metrics && i < m->devices; i++) {
         const cp_device_metrics *d = &m->device_metrics[i];
-        printf("  GPU %u: copies overlapped kernels for %.1f%% of its copy time; up to %u "
-               "kernel%s at once (mean %.2f); idle %.3f ms, largest gap %.3f ms\n",
-               d->device, d->copy_kernel_overlap_ratio * 100, d->peak_concurrent_kernels,
-               d->peak_concurrent_kernels == 1 ? "" : "s",
-               d->mean_concurrent_kernels, (double)d->idle_ns / 1e6,
-               (double)d->largest_gap_ns / 1e6);
+        printf("  GPU %u: copies overlapped kernels for %s of its copy time; up to %u "
+               "kernel%s at once (mean %.2f); idle %s, largest gap %s\n",
+               d->device, cp_fmt_percent(d->copy_kernel_overlap_ratio, pc, sizeof pc),
+               d->peak_concurrent_kernels, d->peak_concurrent_kernels == 1 ? "" : "s",
+               d->mean_concurrent_kernels, cp_fmt_ms((double)d->idle_ns / 1e6, t1, sizeof t1),
+               cp_fmt_ms((double)d->largest_gap_ns / 1e6, t2, sizeof t2));
     }
     /* Communication (cuproof metrics prints the rule), only where a
      * kernel was: a program without NCCL has nothing to say here. */
     if (m->comm_busy_ns)
-        printf("  communication %.3f ms, %.1f%% of it under compute, %.3f ms exposed (%.1f%% of "
-               "the devices' time)\n",
-               (double)m->comm_busy_ns / 1e6, m->comm_compute_overlap_ratio * 100,
-               (double)m->exposed_comm_ns / 1e6, m->exposed_comm_share * 100);
+        printf("  communication %s, %s of it under compute, %s exposed (%s of the devices' "
+               "time)\n",
+               cp_fmt_ms((double)m->comm_busy_ns / 1e6, t1, sizeof t1),
+               cp_fmt_percent(m->comm_compute_overlap_ratio, pc, sizeof pc),
+               cp_fmt_ms((double)m->exposed_comm_ns / 1e6, t2, sizeof t2),
+               cp_fmt_percent(m->exposed_comm_share, pc2, sizeof pc2));
     for (size_t i = 0; i < m->nfindings; i++)
         printf("  finding %s: %s\n", m->findings[i].name, m->findings[i].message);
     for (size_t i = 0; i < v->trace.nprocesses; i++)
@@ -266,16 +275,22 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
                    v->trace.processes[i].pid, v->trace.processes[i].command);
     if (j->trust.trusted && j->trust.warning[0])
         printf("  warning: %s\n", j->trust.warning);
-    for (size_t i = 0; i < c->nchecks; i++)
+    for (size_t i = 0; i < c->nchecks; i++) {
+        char measured[sizeof c->checks[i].measured];
         printf("  %-7s %s (measured %s)%s%s\n", cp_check_status_name(c->checks[i].status),
-               c->checks[i].name, c->checks[i].measured, c->checks[i].skip_reason[0] ? ": " : "",
-               c->checks[i].skip_reason);
+               c->checks[i].name,
+               cp_fmt_measured(c->checks[i].measured, measured, sizeof measured),
+               c->checks[i].skip_reason[0] ? ": " : "", c->checks[i].skip_reason);
+    }
     if (v->timing.runs > 0)
-        printf("  %d timed runs: median %.3f ms (min %.3f, max %.3f)\n", v->timing.runs,
-               v->timing.median_ms, v->timing.min_ms, v->timing.max_ms);
+        printf("  %d timed runs: median %s (min %s, max %s)\n", v->timing.runs,
+               cp_fmt_ms(v->timing.median_ms, t1, sizeof t1),
+               cp_fmt_ms(v->timing.min_ms, t2, sizeof t2),
+               cp_fmt_ms(v->timing.max_ms, t3, sizeof t3));
     for (size_t i = 1; i < c->nvariants; i++)
-        printf("  range %s: %d samples, median %.3f ms\n", c->variants[i].name + 6,
-               c->variants[i].timing.runs, c->variants[i].timing.median_ms);
+        printf("  range %s: %d samples, median %s\n", c->variants[i].name + 6,
+               c->variants[i].timing.runs, cp_fmt_ms(c->variants[i].timing.median_ms, t1,
+                                                     sizeof t1));
 }
 
 static void print_verdict(const exec_args *a, const cp_program_run *run, const cp_judgement *j)

@@ -7,6 +7,7 @@
  */
 #include <cuproof/internal/file.h>
 #include <cuproof/internal/perfetto.h>
+#include <cuproof/units.h>
 #include "reports/json.h"
 #include "reports/rows.h"
 
@@ -288,8 +289,8 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
                 name_device_process(events, t, a, pid);
             tid = 1000 + (long long)a->stream; /* clear of the metadata's tid 0 */
             if (!find_row(&names, pid, tid)) {
-                char name[32];
-                snprintf(name, sizeof name, "stream %u", a->stream);
+                char name[48];
+                cp_stream_label(t, a->device, a->context, a->stream, name, sizeof name);
                 if (!name_row(&names, pid, tid, 0, 0, name))
                     goto out;
             }
@@ -298,7 +299,10 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
         if (row < 0 || (tid = row_tid(&names, pid, tid, (uint32_t)row)) < 0)
             goto out;
         placed[a - t->items] = tid;
-        const char *name = a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name;
+        /* The label the HTML timeline shows too (cuproof/units.h): an API
+         * call without its "_v3020"; the trace JSON keeps the raw name. */
+        char label[256];
+        const char *name = cp_activity_label_str(a, label, sizeof label);
         cJSON *e = event(events, "X", name, pid, tid, ts);
         if (!e)
             goto out;

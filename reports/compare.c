@@ -22,6 +22,7 @@
 #include <cuproof/error.h>
 #include <cuproof/expect.h>
 #include <cuproof/stats.h>
+#include <cuproof/units.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -426,9 +427,14 @@ static int timing_verdict(cp_cmp_variant *v, const side_timing *a, const side_ti
                  cp_compare_samples(sa, na, sb, nb, c->threshold, c->min_effect,
                                     seed_of(v->case_name, v->variant), &st) == 0;
     v->ci_low = v->ci_high = v->p = NAN;
+    v->old_shown_ms = v->old_median_ms;
+    v->new_shown_ms = v->new_median_ms;
     if (v->samples) {
         snprintf(v->verdict, sizeof v->verdict, "%s", cp_cmp_verdict_name(st.verdict));
         v->ratio = st.ratio;
+        /* st.ratio is of the pooled samples' medians (compare_stats.h). */
+        v->old_shown_ms = median_of(sa, na);
+        v->new_shown_ms = median_of(sb, nb);
         v->ci_low = st.ci_low;
         v->ci_high = st.ci_high;
         v->p = st.p;
@@ -469,9 +475,12 @@ static void host_rule(cp_cmp_variant *v, double share, const cp_comparison *c)
     if (v->host_bound && changed && moved <= c->host_threshold) {
         if (isnan(share))
             snprintf(v->why, sizeof v->why, "untraced: host-bound or not cannot be told");
-        else
-            snprintf(v->why, sizeof v->why, "host-bound: the GPU was busy %.0f%% of the run",
-                     100 * share);
+        else {
+            /* "busy 0.4% of the run", never "busy 0%" (cuproof/units.h). */
+            char busy[24];
+            snprintf(v->why, sizeof v->why, "host-bound: the GPU was busy %s of the run",
+                     cp_fmt_percent(share, busy, sizeof busy));
+        }
         snprintf(v->verdict, sizeof v->verdict, "noisy");
         v->reports_needed = 2;
     }
@@ -960,6 +969,23 @@ static int shared_spread(const cp_comparison *c, cp_runs_prior *prior)
     return rc;
 }
 
+/* The runs' geometric means, which a ratio by runs is of (run_stats.h),
+ * as the times shown beside it, where they give it back; else the
+ * medians stay shown. */
+static void shown_by_runs(cp_cmp_variant *v)
+{
+    double lo = 0, ln = 0;
+    for (size_t i = 0; i < v->n_old_runs; i++)
+        lo += log(v->old_runs[i].median_ms) / (double)v->n_old_runs;
+    for (size_t i = 0; i < v->n_new_runs; i++)
+        ln += log(v->new_runs[i].median_ms) / (double)v->n_new_runs;
+    double go = exp(lo), gn = exp(ln);
+    if (isfinite(go) && isfinite(gn) && go > 0 && fabs(gn / go / v->ratio - 1) < 1e-9) {
+        v->old_shown_ms = go;
+        v->new_shown_ms = gn;
+    }
+}
+
 /* The run-level test of variant v on figure f; false when a run lacks
  * the figure. */
 static int runs_test(const cp_cmp_variant *v, run_figure f, const cp_comparison *c,
@@ -1104,6 +1130,7 @@ static int run_verdicts(cp_comparison *c)
         v->by_runs = true;
         v->moderated = t.moderated;
         v->ratio = t.ratio;
+        shown_by_runs(v);
         v->ci_low = t.ci_low;
         v->ci_high = t.ci_high;
         v->p = t.p;

@@ -14,6 +14,7 @@
 
 #include <cuproof/internal/compare_stats.h>
 #include <cuproof/error.h>
+#include <cuproof/metrics.h>
 #include "headline.h"
 
 #include <math.h>
@@ -45,14 +46,6 @@ static const char page_style[] =
     "svg .grid{stroke:#ddd}svg .one{stroke:#888}svg .band{fill:#e8eef7}"
     "svg .stripe{fill:#000;fill-opacity:.04}"
     "svg .variant circle.off{fill:#fff;stroke:currentColor;stroke-width:2}";
-
-/* A time in the unit that fits it (cp_format_ms); a dash when there is
- * none. */
-static void put_time(html_buf *b, double ms)
-{
-    char text[32];
-    html_text(b, cp_format_ms(ms, text, sizeof text));
-}
 
 /* A name from the reports as words, with the name itself as its tooltip
  * when the two differ, so it can still be searched for. */
@@ -185,9 +178,12 @@ static void variant_item(html_buf *b, const cp_cmp_variant *v)
     html_raw(b, ", variant ");
     put_name(b, v->variant);
     html_raw(b, ": slower, ");
-    put_time(b, v->old_median_ms);
+    /* The times the ratio is of, with the digits that give it back. */
+    char t_old[32], t_new[32];
+    cp_cmp_shown_times(v, 3, t_new, t_old, sizeof t_old);
+    html_text(b, t_old);
     html_raw(b, " &rarr; ");
-    put_time(b, v->new_median_ms);
+    html_text(b, t_new);
     html_fmt(b, " (ratio %.3f", v->ratio);
     if (isfinite(v->ci_low) && isfinite(v->ci_high))
         html_fmt(b, ", 95%% interval %.3f to %.3f", v->ci_low, v->ci_high);
@@ -251,7 +247,14 @@ static int changes_list(html_buf *b, const cp_comparison *c, bool regressions)
         put_name(b, m->variant);
         html_raw(b, ": trace metric ");
         put_name(b, m->metric);
-        html_fmt(b, " %.4g &rarr; %.4g over %zu and %zu runs", m->was, m->now, m->n_old, m->n_new);
+        /* Through cp_metric_format, as the terminal: "12800 kernels". */
+        char was[64], now[64];
+        const cp_metric_def *d = cp_metric_find(m->metric);
+        html_raw(b, " ");
+        html_text(b, (cp_metric_format(d, m->was, was, sizeof was), was));
+        html_raw(b, " &rarr; ");
+        html_text(b, (cp_metric_format(d, m->now, now, sizeof now), now));
+        html_fmt(b, " over %zu and %zu runs", m->n_old, m->n_new);
         if (m->single_run)
             html_raw(b, " (single run: its spread between runs is unknown)");
         if (m->regression) {
@@ -502,10 +505,12 @@ static void variant_row(html_buf *b, const cp_cmp_variant *v)
     put_name(b, v->case_name);
     html_raw(b, "</td><td class=\"nowrap\">");
     put_name(b, v->variant);
+    char t_old[32], t_new[32];
+    cp_cmp_shown_times(v, 3, t_new, t_old, sizeof t_old);
     html_raw(b, "</td><td class=\"num\">");
-    put_time(b, v->old_median_ms);
+    html_text(b, t_old);
     html_raw(b, "</td><td class=\"num\">");
-    put_time(b, v->new_median_ms);
+    html_text(b, t_new);
     html_raw(b, "</td>");
     number_cell(b, "<td class=\"num\">%.3f</td>", v->ratio);
     if (isfinite(lo) && isfinite(hi))

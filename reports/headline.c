@@ -9,51 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Three significant digits: as many decimals as the magnitude leaves. */
-static int decimals(double v)
-{
-    int d = 2 - (int)floor(log10(v));
-    return d < 0 ? 0 : d > 3 ? 3 : d;
-}
-
-char *cp_format_ms(double ms, char *buf, size_t size)
-{
-    static const struct {
-        double per_ms;
-        const char *unit;
-    } units[] = {{1e6, "ns"}, {1e3, "µs"}, {1, "ms"}, {1e-3, "s"}};
-    if (!isfinite(ms) || ms < 0) {
-        snprintf(buf, size, "-");
-        return buf;
-    }
-    if (ms == 0) {
-        snprintf(buf, size, "0 ms");
-        return buf;
-    }
-    size_t u = 0;
-    /* The largest unit in which the value is at least 1, after rounding
-     * to three digits (999.96 µs reads 1.00 ms, not 1000 µs). */
-    while (u + 1 < sizeof units / sizeof units[0] && ms * units[u + 1].per_ms >= 0.9995)
-        u++;
-    double v = ms * units[u].per_ms;
-    snprintf(buf, size, "%.*f %s", decimals(fmax(v, 1)), v, units[u].unit);
-    return buf;
-}
-
-char *cp_format_percent(double ratio, char *buf, size_t size)
-{
-    double p = 100 * ratio;
-    if (!isfinite(p))
-        snprintf(buf, size, "-");
-    else if (p <= 0)
-        snprintf(buf, size, "0%%");
-    else if (p < 0.01)
-        snprintf(buf, size, "under 0.01%%");
-    else
-        snprintf(buf, size, "%.*f%%", p >= 10 ? 0 : p >= 1 ? 1 : 2, p);
-    return buf;
-}
-
 /* An appending writer that keeps the length it wanted, as snprintf. */
 typedef struct line {
     char *buf;
@@ -110,19 +65,15 @@ static void not_passed(line *l, const cp_case_result *c)
         return;
     }
     char name[100];
-    add(l, "Failed: %zu of %zu checks, first \"%s\": expected %s, measured %s.", failed,
-        c->nchecks, cut(first->name, name, 96), first->expected, first->measured);
+    char measured[sizeof first->measured];
+    add(l, "Failed: %zu of %zu %s, first \"%s\": expected %s, measured %s.", failed,
+        c->nchecks, cp_unit_agree("checks", (double)c->nchecks), cut(first->name, name, 96),
+        first->expected, cp_fmt_measured(first->measured, measured, sizeof measured));
 }
 
 static bool timed(const cp_variant_result *v)
 {
     return v->ran && v->timing.median_ms > 0;
-}
-
-/* The ratio as people say it: more digits where it is small. */
-static void times(line *l, double x)
-{
-    add(l, "%.*f×", x < 10 ? 2 : x < 100 ? 1 : 0, x);
 }
 
 /* The fastest variant other than the baseline, against the baseline, when
@@ -159,27 +110,27 @@ static bool speed(line *l, const cp_case_result *c)
         }
     char a[32], b[32];
     if (ntimed == 1) {
-        add(l, " %s took %s.", only->name, cp_format_ms(only->timing.median_ms, a, sizeof a));
+        add(l, " %s took %s.", only->name, cp_fmt_ms(only->timing.median_ms, a, sizeof a));
         return true;
     }
     if (!against_baseline(c, &base, &best_other))
         return false;
     double mb = base->timing.median_ms, mo = best_other->timing.median_ms;
+    char x[32];
     /* Within 3% a ratio says more than the medians know ("1.00x
-     * faster"): said as the same time. */
+     * faster"): said as the same time. The ratio is of the times shown,
+     * so that a reader can recompute it (cuproof/units.h). */
     if (fmax(mb, mo) / fmin(mb, mo) < 1.03) {
         add(l, " %s took about the same time as %s (%s against %s).", best_other->name,
-            base->name, cp_format_ms(mo, a, sizeof a), cp_format_ms(mb, b, sizeof b));
+            base->name, cp_fmt_ms(mo, a, sizeof a), cp_fmt_ms(mb, b, sizeof b));
     } else if (mo < mb) {
-        add(l, " %s ran ", best_other->name);
-        times(l, mb / mo);
-        add(l, " faster than %s (%s against %s).", base->name, cp_format_ms(mo, a, sizeof a),
-            cp_format_ms(mb, b, sizeof b));
+        cp_fmt_ratio_of(mb, mo, x, sizeof x, b, a, sizeof a);
+        add(l, " %s ran %s faster than %s (%s against %s).", best_other->name, x, base->name, a,
+            b);
     } else {
-        add(l, " No variant beat %s: the fastest other, %s, took ", base->name, best_other->name);
-        times(l, mo / mb);
-        add(l, " its time (%s against %s).", cp_format_ms(mo, a, sizeof a),
-            cp_format_ms(mb, b, sizeof b));
+        cp_fmt_ratio_of(mo, mb, x, sizeof x, a, b, sizeof a);
+        add(l, " No variant beat %s: the fastest other, %s, took %s its time (%s against %s).",
+            base->name, best_other->name, x, a, b);
     }
     return true;
 }
@@ -194,8 +145,9 @@ static void telling_fact(line *l, const cp_case_result *c)
     for (size_t i = 0; i < c->nchecks; i++) {
         const cp_check_result *k = &c->checks[i];
         if (k->essential && k->status == CP_CHECK_PASSED && k->measured[0]) {
+            char measured[sizeof k->measured];
             add(l, " Its essential check, \"%s\", measured %s.", cut(k->name, name, 96),
-                k->measured);
+                cp_fmt_measured(k->measured, measured, sizeof measured));
             return;
         }
     }
@@ -212,7 +164,7 @@ static void telling_fact(line *l, const cp_case_result *c)
     char t[32];
     if (slow)
         add(l, " The slowest of its %zu variants, %s, took %s.", ntimed, slow->name,
-            cp_format_ms(slow->timing.median_ms, t, sizeof t));
+            cp_fmt_ms(slow->timing.median_ms, t, sizeof t));
 }
 
 /* The traced variants' overlap and concurrency at their best. Returns
@@ -242,7 +194,7 @@ static bool trace(line *l, const cp_case_result *c)
     char pct[24];
     if (overlap && overlap->metrics.copy_kernel_overlap_ratio > 0)
         add(l, " Copies overlapped kernels for %s of copy time (%s)",
-            cp_format_percent(overlap->metrics.copy_kernel_overlap_ratio, pct, sizeof pct),
+            cp_fmt_percent(overlap->metrics.copy_kernel_overlap_ratio, pct, sizeof pct),
             overlap->name);
     else if (overlap)
         add(l, " No copy overlapped a kernel");
@@ -302,6 +254,29 @@ static void claims(line *l, const cp_case_result *c)
         cp_verdict_name(shown->verdict), shown->measured);
 }
 
+static double largest_ratio(const char *s);
+
+/* The claim the headline says in full: a refuted one first (it is the
+ * news), then one that fell short or exceeded its window, then a
+ * confirmed one; NULL when none was measured. */
+static const cp_claim_result *shown_claim(const cp_case_result *c)
+{
+    static const cp_verdict order[] = {CP_VERDICT_REFUTED, CP_VERDICT_FELL_SHORT,
+                                       CP_VERDICT_EXCEEDED, CP_VERDICT_CONFIRMED};
+    for (size_t r = 0; r < sizeof order / sizeof order[0]; r++)
+        for (size_t i = 0; i < c->nclaims; i++)
+            if (c->claims[i].verdict == order[r])
+                return &c->claims[i];
+    return NULL;
+}
+
+/* Whether the claim the headline says measured a ratio ("43.0×"). */
+static bool claim_ratio(const cp_case_result *c)
+{
+    const cp_claim_result *k = shown_claim(c);
+    return k && largest_ratio(k->measured) > 0;
+}
+
 size_t cp_case_headline(const cp_case_result *c, char *buf, size_t size)
 {
     line l = {buf, size, 0};
@@ -314,9 +289,15 @@ size_t cp_case_headline(const cp_case_result *c, char *buf, size_t size)
     size_t passed = 0;
     for (size_t i = 0; i < c->nchecks; i++)
         passed += c->checks[i].status == CP_CHECK_PASSED;
-    add(&l, "%s %zu checks passed%s.", passed == c->nchecks ? "All" : "Passed:", passed,
+    /* "Its 1 check passed", never "All 1 checks". */
+    add(&l, "%s %zu %s passed%s.",
+        passed == c->nchecks ? (passed == 1 ? "Its" : "All") : "Passed:", passed,
+        cp_unit_agree("checks", (double)passed),
         passed == c->nchecks ? "" : " (the others were skipped)");
-    bool said = speed(&l, c);
+    /* One speedup figure per headline (issue 29): when the claim it ends
+     * with measured a ratio, that is the figure, and the baseline's is
+     * not said beside it. */
+    bool said = claim_ratio(c) ? false : speed(&l, c);
     said = trace(&l, c) || said;
     for (size_t i = 0; !said && i < c->nclaims; i++)
         said = c->claims[i].verdict != CP_VERDICT_NOT_MEASURED;
@@ -402,9 +383,9 @@ static void declared_fact(line *l, const declared *d, bool again)
         add(l, "%s%s not traced", again ? ", " : "", d->variant->name);
     } else if (d->ratio) {
         add(l, "%s%s%s in %s (wanted over %s)", again ? ", " : "copies overlapped kernels for ",
-            cp_format_percent(m->copy_kernel_overlap_ratio, a, sizeof a),
+            cp_fmt_percent(m->copy_kernel_overlap_ratio, a, sizeof a),
             again ? "" : " of copy time", d->variant->name,
-            cp_format_percent(d->want, b, sizeof b));
+            cp_fmt_percent(d->want, b, sizeof b));
     } else {
         add(l, "%s%s %u kernel%s ran at once in %s (wanted more than %g)", again ? "; " : "",
             m->peak_concurrent_kernels > d->want ? "up to" : "at most",
@@ -589,12 +570,11 @@ size_t cp_key_findings(const cp_report *r, cp_key_finding *out, size_t max)
         const cp_variant_result *base, *other;
         against_baseline(fast, &base, &other);
         line l = slot(out, max, n, scratch);
-        char a[32], b[32];
-        add(&l, "the largest speedup against a baseline: %s ran ", other->name);
-        times(&l, base->timing.median_ms / other->timing.median_ms);
-        add(&l, " faster than %s (%s against %s).", base->name,
-            cp_format_ms(other->timing.median_ms, a, sizeof a),
-            cp_format_ms(base->timing.median_ms, b, sizeof b));
+        char a[32], b[32], x[32];
+        cp_fmt_ratio_of(base->timing.median_ms, other->timing.median_ms, x, sizeof x, b, a,
+                        sizeof a);
+        add(&l, "the largest speedup against a baseline: %s ran %s faster than %s (%s against "
+                "%s).", other->name, x, base->name, a, b);
         put_finding(out, max, &n, CP_KEY_SPEEDUP, (size_t)(fast - r->cases));
     }
     for (size_t i = 0; i < r->ncases; i++) {

@@ -1,7 +1,6 @@
 /*
  * What a case (or a traced program) showed, in words a person reads first:
- * its headline, and the number formats that the headline, the terminal
- * and the HTML pages share. Private to the reports layer: report.json,
+ * its headline. Private to the reports layer: report.json,
  * report.html, the compare page and the terminal's summary are its only
  * users, so it is no part of the library's interface.
  */
@@ -9,6 +8,7 @@
 #define CUPROOF_REPORTS_HEADLINE_H
 
 #include <cuproof/result.h>
+#include <cuproof/units.h>
 
 #include <stddef.h>
 
@@ -28,13 +28,8 @@
  */
 size_t cp_case_headline(const cp_case_result *c, char *buf, size_t size);
 
-/* A duration in the unit that fits, three significant digits: "812 µs",
- * "34.0 ms", "2.09 s" (ns below 1 µs). Returns buf. */
-char *cp_format_ms(double ms, char *buf, size_t size);
-
-/* A ratio in [0, 1] as a percentage with the precision that shows it:
- * "82%", "1.9%", "0.04%", "0%". Returns buf. */
-char *cp_format_percent(double ratio, char *buf, size_t size);
+/* Durations, shares and ratios are shown through cuproof/units.h, the
+ * one table every output shares. */
 
 /* What a key finding is about, in the order the report lists them. */
 typedef enum cp_key_kind {

@@ -107,19 +107,21 @@ static int lane_rows(const cp_trace *t, const cp_metrics *m, size_t **row, lane_
 }
 
 /* A lane's label: "rank 1 GPU 1 ctx 1 stream 7" for a rank's (its pid is
- * in the ranks' table), the pid for a program's other processes. */
+ * in the ranks' table), the pid for a program's other processes; the
+ * legacy default stream is "default stream" (cuproof/units.h). */
 static void lane_label(html_buf *b, const cp_trace *t, const cp_lane *l, bool first)
 {
     int32_t rank = lane_rank(t, l);
+    char stream[48];
+    cp_stream_label(t, l->device, l->context, l->stream, stream, sizeof stream);
     if (rank >= 0)
-        html_fmt(b, "%s\"rank %d GPU %u ctx %u stream %u\"", first ? "" : ",", (int)rank,
-                 l->device, l->context, l->stream);
+        html_fmt(b, "%s\"rank %d GPU %u ctx %u %s\"", first ? "" : ",", (int)rank, l->device,
+                 l->context, stream);
     else if (t->nprocesses > 1 && l->process < t->nprocesses)
-        html_fmt(b, "%s\"GPU %u pid %u ctx %u stream %u\"", first ? "" : ",", l->device,
-                 t->processes[l->process].pid, l->context, l->stream);
+        html_fmt(b, "%s\"GPU %u pid %u ctx %u %s\"", first ? "" : ",", l->device,
+                 t->processes[l->process].pid, l->context, stream);
     else
-        html_fmt(b, "%s\"GPU %u ctx %u stream %u\"", first ? "" : ",", l->device, l->context,
-                 l->stream);
+        html_fmt(b, "%s\"GPU %u ctx %u %s\"", first ? "" : ",", l->device, l->context, stream);
 }
 
 /*
@@ -187,29 +189,38 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
     html_raw(b, "\"items\":[");
     size_t shown = 0, nnames = 0, names_cap = 0;
     const char **names = NULL;
+    size_t *lens = NULL;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
         long lane = cp_summary_lane(m, a);
         if (lane < 0)
             continue;
         /* Names by their index in "names": a trace repeats a few names
-         * many times, and the page embeds every record it draws. */
-        const char *name = a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name;
+         * many times, and the page embeds every record it draws. The
+         * label is a prefix of the interned name (cuproof/units.h), so
+         * that the pointer still finds it. */
+        size_t len;
+        const char *name = cp_activity_label(a, &len);
         size_t at = 0;
-        while (at < nnames && names[at] != name && strcmp(names[at], name ? name : "") != 0)
+        while (at < nnames && (names[at] != name || lens[at] != len) &&
+               (lens[at] != len || strncmp(names[at], name, len) != 0))
             at++;
         if (at == nnames) {
             if (nnames == names_cap) {
                 size_t cap = names_cap ? 2 * names_cap : 64;
                 const char **p = realloc(names, cap * sizeof *p);
-                if (!p) {
+                size_t *q = p ? realloc(lens, cap * sizeof *q) : NULL;
+                if (p)
+                    names = p;
+                if (!q) {
                     b->oom = true;
                     break;
                 }
-                names = p;
+                lens = q;
                 names_cap = cap;
             }
-            names[nnames++] = name ? name : "";
+            lens[nnames] = len;
+            names[nnames++] = name;
         }
         uint64_t length = a->end > a->start ? a->end - a->start : 0;
         html_fmt(b, "%s[%zu,%.3f,%.3f,%d,%zu,%llu]", shown ? "," : "", row[lane],
@@ -220,9 +231,10 @@ static void timeline_html(html_buf *b, const char *id, const cp_trace *t, const 
     html_raw(b, "],\"names\":[");
     for (size_t k = 0; k < nnames; k++) {
         html_raw(b, k ? "," : "");
-        html_json_string(b, names[k]);
+        html_json_string_n(b, names[k], lens[k]);
     }
     free(names);
+    free(lens);
     free(row);
     html_fmt(b, "],\"total\":%llu}</script>", (unsigned long long)total);
 }
@@ -371,7 +383,7 @@ static void metric_th(html_buf *b, const char *name)
 static void time_cell(html_buf *b, double ms)
 {
     char t[32];
-    html_cell(b, cp_format_ms(ms, t, sizeof t));
+    html_cell(b, cp_fmt_ms(ms, t, sizeof t));
 }
 
 /* The variants' medians as bars with their fastest and slowest run as a
@@ -412,14 +424,14 @@ static void times_chart(html_buf *b, const cp_case_result *c)
         html_fmt(b, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"14\" "
                     "fill=\"#2a6fdb\" opacity=\".7\"><title>",
                  left, y, fmax(1, X(t->median_ms) - left));
-        html_text(b, cp_format_ms(t->median_ms, text, sizeof text));
+        html_text(b, cp_fmt_ms(t->median_ms, text, sizeof text));
         html_fmt(b, " median over %d runs</title></rect>", t->runs);
         if (t->max_ms > t->min_ms)
             html_fmt(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#222\"/>",
                      X(t->min_ms), X(t->max_ms), y + 7, y + 7);
         html_fmt(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">", X(fmax(t->max_ms,
                  t->median_ms)) + 6, y + 12);
-        html_text(b, cp_format_ms(t->median_ms, text, sizeof text));
+        html_text(b, cp_fmt_ms(t->median_ms, text, sizeof text));
         html_raw(b, "</text>");
 #undef X
     }
@@ -476,9 +488,13 @@ static void checks_html(html_buf *b, const cp_case_result *c)
                                 ? " <small>(recomputed from the recorded trace)</small>"
                                 : " <small>(as recorded)</small>");
             html_raw(b, "</td><td>");
-            html_human(b, k->expected);
+            char expected[sizeof k->expected];
+            html_human(b, cp_fmt_measured(k->expected, expected, sizeof expected));
             html_raw(b, "</td><td>");
-            html_human(b, k->status == CP_CHECK_SKIPPED ? k->skip_reason : k->measured);
+            char measured[sizeof k->measured];
+            html_human(b, k->status == CP_CHECK_SKIPPED
+                              ? k->skip_reason
+                              : cp_fmt_measured(k->measured, measured, sizeof measured));
             html_raw(b, "</td></tr>");
         }
     html_raw(b, "</table></details>");
@@ -546,9 +562,9 @@ static void variants_html(html_buf *b, const cp_case_result *c)
         } else {
             time_cell(b, v->timing.median_ms);
             html_raw(b, "<td>");
-            html_text(b, cp_format_ms(v->timing.min_ms, t, sizeof t));
+            html_text(b, cp_fmt_ms(v->timing.min_ms, t, sizeof t));
             html_raw(b, " to ");
-            html_text(b, cp_format_ms(v->timing.max_ms, t, sizeof t));
+            html_text(b, cp_fmt_ms(v->timing.max_ms, t, sizeof t));
             html_fmt(b, "</td><td>%d", v->timing.runs);
         }
         if (v->stopped_by[0])
@@ -565,13 +581,13 @@ static void variants_html(html_buf *b, const cp_case_result *c)
             continue;
         }
         time_cell(b, (double)m->span_ns / 1e6);
-        html_cell(b, m->copies && m->kernels ? cp_format_percent(m->copy_kernel_overlap_ratio, t,
+        html_cell(b, m->copies && m->kernels ? cp_fmt_percent(m->copy_kernel_overlap_ratio, t,
                                                                  sizeof t)
                                              : "no copies and kernels");
         html_fmt(b, "<td>%u</td><td>%.1f</td>", m->peak_concurrent_kernels,
                  m->mean_concurrent_kernels);
         time_cell(b, (double)m->idle_ns / 1e6);
-        html_cell(b, cp_format_percent(m->efficiency, t, sizeof t));
+        html_cell(b, cp_fmt_percent(m->efficiency, t, sizeof t));
         html_cell(b, m->bound ? m->bound : "");
         html_fmt(b, "<td>%zu</td><td>", m->nlanes);
         /* Graph-launched work is said beside the findings: how many
@@ -579,7 +595,7 @@ static void variants_html(html_buf *b, const cp_case_result *c)
         if (m->ngraphs) {
             html_fmt(b, "<b>CUDA graphs</b>: %u launch%s of %zu graph%s, busy ", m->graph_launches,
                      m->graph_launches == 1 ? "" : "es", m->ngraphs, m->ngraphs == 1 ? "" : "s");
-            html_text(b, cp_format_ms((double)m->graph_busy_ns / 1e6, t, sizeof t));
+            html_text(b, cp_fmt_ms((double)m->graph_busy_ns / 1e6, t, sizeof t));
             html_raw(b, "<br>");
         }
         for (size_t f = 0; f < m->nfindings; f++) {
@@ -640,7 +656,7 @@ static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m
     html_raw(b, "</table>");
 }
 
-static void case_html(html_buf *b, const cp_case_result *c)
+static void case_html(html_buf *b, const cp_case_result *c, bool replay)
 {
     html_fmt(b, "<section id=\"case-%s\" class=\"case\" data-status=\"%s\"><h2>", c->name,
              cp_status_name(c->status));
@@ -652,7 +668,9 @@ static void case_html(html_buf *b, const cp_case_result *c)
     html_text(b, c->source);
     html_raw(b, ")</small>");
     if (c->gpu_name[0]) {
-        html_fmt(b, " <small>on GPU %d, ", c->device);
+        /* A replay ran on no GPU: the GPU is the one it was recorded on,
+         * as on the terminal. */
+        html_fmt(b, " <small>%s GPU %d, ", replay ? "recorded on" : "on", c->device);
         html_text(b, c->gpu_name);
         html_raw(b, "</small>");
     }
@@ -741,9 +759,13 @@ static void case_html(html_buf *b, const cp_case_result *c)
                  c->nfigures, c->nfigures == 1 ? "" : "s");
         for (size_t i = 0; i < c->nfigures; i++) {
             html_raw(b, "<li>");
-            html_human(b, c->figures[i].name);
-            html_fmt(b, ": %.4g ", c->figures[i].value);
-            html_text(b, c->figures[i].unit);
+            /* The terminal's rule (cuproof/units.h): "launch call: 8.60 µs". */
+            char name[160], value[64];
+            html_human(b, cp_fmt_figure_name(c->figures[i].name, c->figures[i].unit, name,
+                                             sizeof name));
+            html_fmt(b, ": ");
+            html_text(b, cp_fmt_value(c->figures[i].value, c->figures[i].unit, value,
+                                      sizeof value));
             html_raw(b, "</li>");
         }
         html_raw(b, "</ul></details>");
@@ -797,7 +819,7 @@ static void signed_ms_cell(html_buf *b, int64_t ns)
     html_raw(b, "<td>");
     if (ns < 0)
         html_raw(b, "-");
-    html_text(b, cp_format_ms((double)(ns < 0 ? -(uint64_t)ns : (uint64_t)ns) / 1e6, t, sizeof t));
+    html_text(b, cp_fmt_ms((double)(ns < 0 ? -(uint64_t)ns : (uint64_t)ns) / 1e6, t, sizeof t));
     html_raw(b, "</td>");
 }
 
@@ -806,8 +828,8 @@ static void share_cell(html_buf *b, uint64_t ns, double share)
 {
     char t[32], p[32];
     html_raw(b, "<td>");
-    html_text(b, cp_format_ms((double)ns / 1e6, t, sizeof t));
-    html_fmt(b, " (%s)</td>", cp_format_percent(share, p, sizeof p));
+    html_text(b, cp_fmt_ms((double)ns / 1e6, t, sizeof t));
+    html_fmt(b, " (%s)</td>", cp_fmt_percent(share, p, sizeof p));
 }
 
 static void rank_row_html(html_buf *b, const cp_ranks *r, const cp_rank_row *w)
@@ -825,7 +847,7 @@ static void rank_row_html(html_buf *b, const cp_ranks *r, const cp_rank_row *w)
     html_raw(b, "</td>");
     time_cell(b, (double)w->busy_ns / 1e6);
     share_cell(b, w->idle_ns, w->idle_share);
-    html_cell(b, cp_format_percent(w->comm_compute_overlap_ratio, t, sizeof t));
+    html_cell(b, cp_fmt_percent(w->comm_compute_overlap_ratio, t, sizeof t));
     share_cell(b, w->exposed_comm_ns, w->exposed_comm_share);
     html_fmt(b, "<td>%u</td><td>%u</td>", w->collectives, w->arrived_last);
     time_cell(b, (double)w->mean_lag_ns / 1e6);
@@ -888,11 +910,11 @@ static void ranks_html(html_buf *b, const cp_case_result *c, const cp_variant_re
                     "collectives, lag mean ",
                  (int)r->straggler_rank, s ? s->arrived_last : 0,
                  s ? s->collectives : r->collectives);
-        html_text(b, cp_format_ms((double)r->straggler_mean_lag_ns / 1e6, t, sizeof t));
+        html_text(b, cp_fmt_ms((double)r->straggler_mean_lag_ns / 1e6, t, sizeof t));
         html_raw(b, ", median ");
-        html_text(b, cp_format_ms((double)r->straggler_median_lag_ns / 1e6, t, sizeof t));
+        html_text(b, cp_fmt_ms((double)r->straggler_median_lag_ns / 1e6, t, sizeof t));
         html_raw(b, ", most ");
-        html_text(b, cp_format_ms((double)r->straggler_max_lag_ns / 1e6, t, sizeof t));
+        html_text(b, cp_fmt_ms((double)r->straggler_max_lag_ns / 1e6, t, sizeof t));
         html_raw(b, ".</p>");
     }
     hosts_html(b, r);
@@ -1003,7 +1025,7 @@ char *cp_report_html(const cp_report *r)
     for (int g = 0; g < 3; g++)
         for (size_t i = 0; i < r->ncases; i++)
             if (cp_case_interest(r, i) == g)
-                case_html(&b, &r->cases[i]);
+                case_html(&b, &r->cases[i], r->replayed_from[0] != 0);
     html_raw(&b, timeline_script);
     html_raw(&b, "</body></html>\n");
     if (b.oom) {
@@ -1040,10 +1062,14 @@ char *cp_trace_files_html(const cp_trace_file *files, size_t n)
             }
             html_raw(&b, "<h3>");
             html_text(&b, tf->variants[v].name);
-            html_fmt(&b, "</h3><p>span %.3f ms, copy/kernel overlap ratio %.3f, peak concurrent "
-                    "kernels %u, %zu lanes</p>",
-                (double)m.span_ns / 1e6, m.copy_kernel_overlap_ratio, m.peak_concurrent_kernels,
-                m.nlanes);
+            /* Through the one table of units (cuproof/units.h). */
+            char span[32], share[24], lanes[32];
+            html_fmt(&b, "</h3><p>span %s, copies overlapped kernels for %s of copy time, up to "
+                         "%u kernel%s at once, %s</p>",
+                     cp_fmt_ms((double)m.span_ns / 1e6, span, sizeof span),
+                     cp_fmt_percent(m.copy_kernel_overlap_ratio, share, sizeof share),
+                     m.peak_concurrent_kernels, m.peak_concurrent_kernels == 1 ? "" : "s",
+                     cp_fmt_count((double)m.nlanes, "lanes", lanes, sizeof lanes));
             char id[200];
             snprintf(id, sizeof id, "tl-%s-%s", tf->case_name, tf->variants[v].name);
             timeline_html(&b, id, &tf->variants[v].trace, &m, NULL);

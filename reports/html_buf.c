@@ -73,15 +73,20 @@ void html_cell(html_buf *b, const char *s)
  * backslashes escaped, and '<' as \u003c so no "</script>" can end it. */
 void html_json_string(html_buf *b, const char *s)
 {
+    html_json_string_n(b, s, s ? strlen(s) : 0);
+}
+
+void html_json_string_n(html_buf *b, const char *s, size_t n)
+{
     html_raw(b, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    for (size_t i = 0; s && i < n && s[i]; i++) {
+        unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\')
             html_fmt(b, "\\%c", c);
         else if (c < 0x20 || c == '<' || c == '>' || c == '&')
             html_fmt(b, "\\u%04x", c);
         else
-            html_put(b, s, 1);
+            html_put(b, s + i, 1);
     }
     html_raw(b, "\"");
 }

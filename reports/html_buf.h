@@ -35,5 +35,7 @@ void html_cell(html_buf *b, const char *s);
  * quotes and backslashes escaped, control characters and < > & as \u00XX,
  * so no "</script>" can end the block. */
 void html_json_string(html_buf *b, const char *s);
+/* The first n bytes of s (a name shown without its suffix), as above. */
+void html_json_string_n(html_buf *b, const char *s, size_t n);
 
 #endif

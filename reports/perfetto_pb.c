@@ -24,6 +24,7 @@
  * absolute times in Perfetto.
  */
 #include <cuproof/internal/perfetto.h>
+#include <cuproof/units.h>
 #include "reports/perfetto_pb.h"
 
 #include "reports/pb.h"
@@ -192,7 +193,13 @@ struct cp_pb_writer {
     held **held;
     size_t nheld, held_cap;
     cp_rows *rows;
+    const cp_trace *streams; /* names the streams' tracks; may be NULL */
 };
+
+void cp_pb_name_streams(cp_pb_writer *w, const cp_trace *t)
+{
+    w->streams = t;
+}
 
 uint64_t cp_pb_flow_id(uint32_t process, uint32_t correlation)
 {
@@ -486,8 +493,12 @@ static uint64_t track_of(cp_pb_writer *w, const track_key *k)
         break;
     default:
         parent_key = (track_key){TRACK_CONTEXT, k->process, k->device, k->context, 0, 0};
-        snprintf(name, sizeof name, "GPU %" PRIu32 " ctx %" PRIu32 " stream %" PRIu32, k->device,
-                 k->context, k->stream);
+    {
+        char stream[48];
+        snprintf(name, sizeof name, "GPU %" PRIu32 " ctx %" PRIu32 " %s", k->device, k->context,
+                 cp_stream_label(w->streams, k->device, k->context, k->stream, stream,
+                                 sizeof stream));
+    }
         break;
     }
     if (k->row) {
@@ -536,8 +547,11 @@ static int write_slice(cp_pb_writer *w, const track_key *base, uint64_t base_uui
 
     /* Copies are named by their direction, as in the Chrome export. */
     pending p = {.n = 0};
-    const char *name = a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name;
-    if (!name || !*name)
+    /* The label the HTML timeline shows too (cuproof/units.h): an API
+     * call without its "_v3020"; the trace JSON keeps the raw name. */
+    char label[256];
+    const char *name = cp_activity_label_str(a, label, sizeof label);
+    if (!*name)
         name = cp_act_kind_name(a->kind);
     uint64_t name_iid = intern(w, NS_NAME, name, &p), category_iid = 0;
     annotation notes[6];
@@ -731,6 +745,8 @@ int cp_perfetto_pb_write(const char *dir, const char *case_name, const char *var
     }
     cp_pb_writer *w = cp_pb_open(f, path, origin);
     int rc = w ? 0 : CP_ENOMEM;
+    if (w)
+        cp_pb_name_streams(w, t);
     if (w && t->nprocesses == 0)
         rc = cp_pb_add_process(w, 0, 0, title);
     /* A job's processes are named by rank too, as the user launched them. */

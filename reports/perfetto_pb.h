@@ -71,6 +71,11 @@ cp_pb_writer *cp_pb_open(FILE *f, const char *path, uint64_t origin_ns);
  */
 int cp_pb_add_process(cp_pb_writer *w, uint32_t index, uint32_t pid, const char *name);
 
+/* The trace whose streams the tracks are named after ("default stream"
+ * for its legacy default stream, cuproof/units.h); it must outlive the
+ * writer's records. Without one, streams are "stream N". */
+void cp_pb_name_streams(cp_pb_writer *w, const cp_trace *t);
+
 /*
  * Adds one activity: its tracks described on first sight, its slice
  * written once it is its track's turn. A track's slices wait, up to 32 of

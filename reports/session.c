@@ -274,13 +274,22 @@ static int progress_add_case(void *data, const cp_report *r, const cp_case_resul
         fprintf(out, "(%s)", c->skip_reason);
     else if (c->error[0])
         fprintf(out, "(%s)", c->error);
-    else if (c->nfigures)
-        fprintf(out, "%s %.4g %s", c->figures[c->nfigures - 1].name,
-                c->figures[c->nfigures - 1].value, c->figures[c->nfigures - 1].unit);
+    else if (c->nfigures) {
+        /* Through the one table of units (cuproof/units.h): "launch call
+         * 8.60 µs", not "launch call ms 0.0086 ms". */
+        const cp_figure *f = &c->figures[c->nfigures - 1];
+        char name[160], value[64];
+        fprintf(out, "%s %s", cp_fmt_figure_name(f->name, f->unit, name, sizeof name),
+                cp_fmt_value(f->value, f->unit, value, sizeof value));
+    }
     for (size_t k = 0; k < c->nchecks; k++)
         if (c->checks[k].status == CP_CHECK_FAILED)
-            fprintf(out, "\n        check failed: %s: expected %s, measured %s", c->checks[k].name,
-                    c->checks[k].expected, c->checks[k].measured);
+        {
+            char measured[sizeof c->checks[k].measured];
+            fprintf(out, "\n        check failed: %s: expected %s, measured %s",
+                    c->checks[k].name, c->checks[k].expected,
+                    cp_fmt_measured(c->checks[k].measured, measured, sizeof measured));
+        }
     fprintf(out, "\n");
     fflush(out);
     return 0;

@@ -9,6 +9,7 @@
  * and compared with the records they came from. Checked on the trace
  * recorded on the H100 and on hand-made traces for the edge cases.
  */
+#include <cuproof/units.h>
 #include <cuproof/internal/tracefile.h>
 #include <cuproof/internal/perfetto.h>
 #include "reports/pb.h"
@@ -578,13 +579,19 @@ static int by_fields(const void *x, const void *y)
 
 /* What each record of `t` should become: its times (an end before the
  * start taken as no duration), its process's root, its track and name. */
-static slice *expected(const cp_trace *t, const char *title, char (*tracks)[64])
+static slice *expected(const cp_trace *t, const char *title, char (*tracks)[128])
 {
     slice *out = malloc((t->n ? t->n : 1) * sizeof *out);
     cr_assert_not_null(out);
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
-        if (cp_activity_is_device_work(a))
+        /* A stream's track is named as every output names it (units.h):
+         * the legacy default stream is "default stream". */
+        bool legacy = t->has_legacy_stream && a->device == t->legacy_device &&
+                      a->context == t->legacy_context && a->stream == t->legacy_stream;
+        if (cp_activity_is_device_work(a) && legacy)
+            snprintf(tracks[i], 64, "GPU %u ctx %u default stream", a->device, a->context);
+        else if (cp_activity_is_device_work(a))
             snprintf(tracks[i], 64, "GPU %u ctx %u stream %u", a->device, a->context, a->stream);
         else if (a->thread)
             snprintf(tracks[i], 64, "thread %u%s", a->thread,
@@ -592,8 +599,10 @@ static slice *expected(const cp_trace *t, const char *title, char (*tracks)[64])
         else
             snprintf(tracks[i], 64, "%s", a->kind == CP_ACT_RANGE ? "NVTX" : "CUDA API");
         const char *root = t->nprocesses ? t->processes[a->process].command : title;
-        out[i] = (slice){a->start, a->end > a->start ? a->end : a->start, root, tracks[i],
-                         a->kind == CP_ACT_MEMCPY ? cp_copy_dir_name(a->copy_dir) : a->name, NULL};
+        /* Named as shown: an API call without CUPTI's "_v3020". */
+        const char *name = cp_activity_label_str(a, tracks[i] + 64, 64);
+        out[i] = (slice){a->start, a->end > a->start ? a->end : a->start, root, tracks[i], name,
+                         NULL};
     }
     return out;
 }
@@ -603,7 +612,7 @@ static void expect_same_slices(decoded *d, const cp_trace *t, const char *title)
 {
     size_t n;
     slice *got = rebuild(d, &n);
-    char(*names)[64] = malloc((t->n ? t->n : 1) * sizeof *names);
+    char(*names)[128] = malloc((t->n ? t->n : 1) * sizeof *names);
     cr_assert_not_null(names);
     slice *want = expected(t, title, names);
     cr_expect_eq(d->problems, 0, "%s", d->first_problem);
@@ -675,7 +684,10 @@ static void write_and_decode(const cp_trace_variant *v, decoded *d)
 static bool is_lane(const track *t)
 {
     unsigned dev, ctx, stream;
-    return sscanf(t->name, "GPU %u ctx %u stream %u", &dev, &ctx, &stream) == 3;
+    int end = 0;
+    /* The legacy default stream's lane is "GPU 0 ctx 1 default stream". */
+    return sscanf(t->name, "GPU %u ctx %u stream %u", &dev, &ctx, &stream) == 3 ||
+           (sscanf(t->name, "GPU %u ctx %u default stream%n", &dev, &ctx, &end) == 2 && end > 0);
 }
 
 static const char *title_of(const cp_trace_variant *v, char *buf, size_t len)
@@ -874,6 +886,7 @@ static uint64_t stream_then_decode(const cp_trace *t, const char *title, decoded
     cr_assert_not_null(f);
     cp_pb_writer *w = cp_pb_open(f, out, 0);
     cr_assert_not_null(w);
+    cp_pb_name_streams(w, t);
     if (t->nprocesses == 0)
         cr_assert_eq(cp_pb_add_process(w, 0, 0, title), 0);
     for (size_t k = 0; k < t->nprocesses; k++)

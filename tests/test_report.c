@@ -280,7 +280,7 @@ Test(report, html_leads_with_its_findings)
     }
     cr_expect_eq(items, 2, "broken's failure and streams' 10x");
     cr_expect_eq(linked, items, "each finding links to its case");
-    cr_expect_not_null(strstr(key, "<a href=\"#case-broken\">broken</a>: Failed: 1 of 1 checks"));
+    cr_expect_not_null(strstr(key, "<a href=\"#case-broken\">broken</a>: Failed: 1 of 1 check"));
     cr_expect_not_null(strstr(key, "<a href=\"#case-streams\">streams</a>: the largest speedup "
                                    "against a baseline: many ran 10.0× faster than sync"));
     /* Sections and index rows by interest. */

@@ -10,6 +10,7 @@
  * a record.
  */
 #include <cuproof/metrics.h>
+#include <cuproof/units.h>
 
 #include <stdio.h>
 
@@ -75,19 +76,12 @@ void cp_metric_format(const cp_metric_def *d, double v, char *out, size_t len)
     /* A share as a fraction and a percentage: "0.8235 (82.3%)", never
      * "0 ratio". */
     if (strcmp(d->unit, "ratio") == 0) {
-        snprintf(out, len, "%.6g (%.3g%%)", v, 100 * v);
+        cp_fmt_fraction(v, out, len);
         return;
     }
-    /* One kernel, two kernels: the unit agrees with the count. */
-    static const char *const plural[][2] = {{"kernels", "kernel"},   {"copies", "copy"},
-                                            {"memsets", "memset"},   {"gaps", "gap"},
-                                            {"devices", "device"},   {"ranks", "rank"},
-                                            {"hosts", "host"},       {"launches", "launch"},
-                                            {"collectives", "collective"}};
-    const char *unit = d->unit;
-    for (size_t i = 0; v == 1 && i < sizeof plural / sizeof plural[0]; i++)
-        if (strcmp(unit, plural[i][0]) == 0)
-            unit = plural[i][1];
+    /* One kernel, two kernels: the unit agrees with the count, by the
+     * one table of units (cuproof/units.h). */
+    const char *unit = cp_unit_agree(d->unit, v);
     /* Counts and times are whole numbers: written whole (3198480
      * kernels, not 3.19848e+06), means to 6 digits. */
     if (d->type == CP_METRIC_DOUBLE)

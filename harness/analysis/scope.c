@@ -510,7 +510,7 @@ static bool combine_ranks(const cp_expectation *e, const rank_answer *r, size_t 
 
 /* 'rank spread': the largest minus the smallest of the metric over the
  * ranks, compared; a rank with nothing measured fails it, named. The
- * measured text: "spread 0.725 ratio (largest rank 0: 1, smallest rank
+ * measured text: "spread 0.725 (72.5%) (largest rank 0: 1, smallest rank
  * 1: 0.275); ranks 0..1: 1, 0.275". */
 static bool combine_spread(const cp_expectation *e, const rank_answer *r, size_t n,
                            char *measured, size_t len)

@@ -73,6 +73,11 @@ typedef struct cp_cmp_variant {
      * "medians", cp_compare_verdict), when a report kept no samples. */
     bool samples;
     double old_median_ms, new_median_ms; /* one run's median, else the median of the runs' */
+    /* The times the ratio is of, which the text and the page show beside
+     * it so that it can be recomputed (issue 29): the pooled samples'
+     * medians (method samples), the runs' geometric means (method runs),
+     * else the medians above. JSON keeps the medians above. */
+    double old_shown_ms, new_shown_ms;
     double ratio, ci_low, ci_high, p;    /* NAN where there is none */
     size_t old_samples, new_samples;     /* timed values each side (JSON old_runs, new_runs) */
     cp_cmp_run *old_runs, *new_runs;     /* owned */
@@ -342,5 +347,12 @@ CP_API const char *cp_compare_verdict(double old_ms, double old_sd, double new_m
 #ifdef __cplusplus
 }
 #endif
+
+/* A variant's new and old times as the text and the page show them
+ * beside its ratio: old_shown_ms and new_shown_ms (the medians where a
+ * comparison left them unset), with digits enough that new / old,
+ * rounded to ratio_decimals, is the ratio shown (cuproof/units.h). */
+void cp_cmp_shown_times(const cp_cmp_variant *v, int ratio_decimals, char *t_new, char *t_old,
+                        size_t size);
 
 #endif
