@@ -10,6 +10,9 @@
 #             (setarch -R) and with glibc's malloc on transparent huge pages
 #             (GLIBC_TUNABLES=glibc.malloc.hugetlb=1); the spread of their
 #             medians between invocations, per variant (noise.txt)
+#   LAYOUT=N  issue 28: run --runs 3 over the faster cases, N times with the
+#             layout fixed and N with CUPROOF_ASLR=1, interleaved; reports
+#             in build/lay (packed into $OUT at the end; compare them on CPU)
 #   REPLAY=1  ci/record.sh: samples/recordings/h100-ci.tar.gz re-recorded
 set -uo pipefail
 # shellcheck source=ci/device-lib.sh
@@ -96,6 +99,26 @@ for n in names:
     print(f"{n:40s} " + " ".join(row))
 PY
     cat "$out/noise.txt"
+fi
+
+if [ "${LAYOUT:-0}" -gt 0 ]; then
+    lay=build/lay
+    rm -rf "$lay" && mkdir -p "$lay"
+    cases="broadcast custom-elementwise indexing rtc-unroll zero-copy-interop conway-global conway-streams elementwise-vs-handwritten mandelbrot grid-model"
+    start=$(date +%s)
+    for i in $(seq 1 "$LAYOUT"); do
+        for cfg in fixed random; do
+            [ $(( $(date +%s) - start )) -gt "${LAYOUT_BUDGET:-300}" ] && break 2
+            if [ $cfg = random ]; then
+                CUPROOF_ASLR=1 $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1
+            else
+                $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1
+            fi
+            echo "layout $cfg-$i: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+            rm -f "$lay/$cfg-$i"/*.trace.json "$lay/$cfg-$i"/*.perfetto* "$lay/$cfg-$i"/*.html
+        done
+    done
+    tar -czf "$out/layout.tar.gz" "$lay"
 fi
 
 if [ "${REPLAY:-0}" = 1 ]; then
