@@ -12,7 +12,9 @@
 #             medians between invocations, per variant (noise.txt)
 #   LAYOUT=N  issue 28: run --runs 3 over the faster cases, N times with the
 #             layout fixed and N with CUPROOF_ASLR=1, interleaved; reports
-#             in build/lay (packed into $OUT at the end; compare them on CPU)
+#             in build/lay (packed into $OUT at the end; compare them on CPU);
+#             LAYOUT_CFGS picks among fixed, random and any other name, which
+#             runs with LAYOUT_ARGS added (e.g. "--repeat 200")
 #   REPLAY=1  ci/record.sh: samples/recordings/h100-ci.tar.gz re-recorded
 set -uo pipefail
 # shellcheck source=ci/device-lib.sh
@@ -107,13 +109,14 @@ if [ "${LAYOUT:-0}" -gt 0 ]; then
     cases="broadcast custom-elementwise indexing rtc-unroll zero-copy-interop conway-global conway-streams elementwise-vs-handwritten mandelbrot grid-model"
     start=$(date +%s)
     for i in $(seq 1 "$LAYOUT"); do
-        for cfg in fixed random; do
+        for cfg in ${LAYOUT_CFGS:-fixed random}; do
             [ $(( $(date +%s) - start )) -gt "${LAYOUT_BUDGET:-300}" ] && break 2
-            if [ $cfg = random ]; then
-                CUPROOF_ASLR=1 $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1
-            else
-                $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1
-            fi
+            # shellcheck disable=SC2086
+            case $cfg in
+                random) CUPROOF_ASLR=1 $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
+                fixed) $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
+                *) $bin run --profile ci --runs 3 ${LAYOUT_ARGS:-} --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
+            esac
             echo "layout $cfg-$i: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
             rm -f "$lay/$cfg-$i"/*.trace.json "$lay/$cfg-$i"/*.perfetto* "$lay/$cfg-$i"/*.html
         done
