@@ -4,11 +4,12 @@
  *
  * With address-space randomisation each process places its heap, stack
  * and mappings at new addresses, and a host-bound variant's time moves
- * with them: on the H100, five invocations of the same cases spread by
- * 12% to 18% (broadcast, custom-elementwise, rtc-unroll: pageable copies
- * and small launches), and by 3% to 5% with randomisation off
- * (samples/h100-five-runs). LLVM's benchmarking guide gives the same
- * advice (`setarch $(uname -m) -R`). A fixed layout is one layout: a
+ * with them: on the H100, invocations of the same cases spread by 12% to
+ * 18% (broadcast, custom-elementwise, rtc-unroll: pageable copies and
+ * small launches) and by 3% to 5% with randomisation off, and compare
+ * called 33% of the variants noisy against 40% over 132 pairs of runs
+ * each, interleaved (samples/h100-layout). LLVM's benchmarking guide
+ * gives the same advice (`setarch $(uname -m) -R`). A fixed layout is one layout: a
  * build whose layout happens to be slow stays slow, which is why the
  * report records it and compare says when two sides differ in it.
  */
