@@ -20,7 +20,8 @@
 typedef struct srec {
     uint64_t start, end;
     /* lane id (24 bits), kind (2 bits), copy direction (3 bits), a
-     * communication kernel (1 bit, cp_activity_class); 2 bits spare */
+     * communication kernel (1 bit, cp_activity_class), an asynchronous
+     * copy from pageable memory (1 bit); 1 bit spare */
     uint32_t lane_kind;
     uint32_t graph;     /* graph id + 1 in discovery order; 0: not graph-launched */
 } srec;
@@ -30,6 +31,7 @@ static uint32_t packed_lane(uint32_t lane_kind) { return lane_kind & LANE_MASK; 
 static uint8_t packed_kind(uint32_t lane_kind) { return (uint8_t)(lane_kind >> LANE_BITS & 3); }
 static uint8_t packed_dir(uint32_t lane_kind) { return (uint8_t)(lane_kind >> (LANE_BITS + 2) & 7); }
 static bool packed_comm(uint32_t lane_kind) { return lane_kind >> (LANE_BITS + 5) & 1; }
+static bool packed_pageable_async(uint32_t lane_kind) { return lane_kind >> (LANE_BITS + 6) & 1; }
 
 /* Per lane, besides what cp_lane keeps: the extent of its work of
  * non-zero length, for default_stream_serialization's "other streams'
@@ -111,6 +113,7 @@ void cp_stream_free(cp_stream *s)
     free(s->graph_index);
     cp__launch_set_free(&s->launches);
     cp__kernel_table_free(&s->kernels);
+    cp__copy_counts_free(&s->counted);
     free(s->chunk);
     free(s->scratch);
     free(s->run_len);
@@ -307,9 +310,11 @@ int cp_stream_add(cp_stream *s, const cp_activity *a)
 {
     if (s->error)
         return s->error;
-    if (!cp_activity_is_device_work(a))
-        return 0;
     int rc = 0;
+    if (!cp_activity_is_device_work(a)) {
+        rc = cp__count_host(&s->counted, a);
+        goto out;
+    }
     long lane = lane_of(s, a);
     long graph = lane >= 0 && a->graph_id ? graph_of(s, a) : 0;
     if (lane < 0 || graph < 0) {
@@ -317,8 +322,9 @@ int cp_stream_add(cp_stream *s, const cp_activity *a)
         goto out;
     }
     uint64_t end = a->end < a->start ? a->start : a->end; /* a reversed record is empty */
-    cp__count_activity(&s->m, &s->lanes[lane], graph ? &s->graphs[graph - 1] : NULL, a, end,
-                       &s->counted);
+    if ((rc = cp__count_activity(&s->m, &s->lanes[lane], graph ? &s->graphs[graph - 1] : NULL, a,
+                                 end, &s->counted)) < 0)
+        goto out;
     int cls = cp__kernel_table_add(&s->kernels, a, end, &s->opts.timeline);
     if (cls < 0) {
         rc = cls;
@@ -353,7 +359,8 @@ int cp_stream_add(cp_stream *s, const cp_activity *a)
                                    (uint32_t)lane | (uint32_t)(a->kind & 3) << LANE_BITS |
                                        (uint32_t)(a->copy_dir & 7) << (LANE_BITS + 2) |
                                        (uint32_t)(cls == CP_CLASS_COMMUNICATION)
-                                           << (LANE_BITS + 5),
+                                           << (LANE_BITS + 5) |
+                                       (uint32_t)cp__is_pageable_async(a) << (LANE_BITS + 6),
                                    (uint32_t)graph};
     if (s->nchunk == s->opts.chunk_records)
         rc = spill(s);
@@ -547,7 +554,7 @@ static void apply_end(sweep_state *st, legacy_rule *lr, const pending *e)
     }
     cp__sweep_apply(st, e->t, packed_lane(e->lane_kind), e->graph, false,
                     packed_kind(e->lane_kind), packed_dir(e->lane_kind),
-                    packed_comm(e->lane_kind));
+                    packed_comm(e->lane_kind), packed_pageable_async(e->lane_kind));
 }
 
 static int sweep(cp_stream *s, source *src, size_t nsrc, sweep_state *st, legacy_rule *lr)
@@ -625,7 +632,8 @@ static int sweep(cp_stream *s, source *src, size_t nsrc, sweep_state *st, legacy
             p.other = 1;
         }
         cp__sweep_apply(st, r.start, lane, r.graph, true, packed_kind(r.lane_kind),
-                        packed_dir(r.lane_kind), packed_comm(r.lane_kind));
+                        packed_dir(r.lane_kind), packed_comm(r.lane_kind),
+                        packed_pageable_async(r.lane_kind));
         if ((rc = heap_push(&ends, p)) < 0)
             break;
     }
@@ -760,7 +768,7 @@ int cp_stream_finish(cp_stream *s, cp_metrics *m)
     m->ngraphs = ng;
     lanes = NULL;
     graphs = NULL;
-    cp__sweep_finish(&st, s->first, s->last, s->opts.timeline.max_concurrent_kernels, s->counted,
+    cp__sweep_finish(&st, s->first, s->last, s->opts.timeline.max_concurrent_kernels, &s->counted,
                      lr.count);
     cp__kernel_table_finish(&s->kernels, m);
 out:

@@ -12,6 +12,8 @@
 
 #include <cuproof/error.h>
 
+#include <cuproof/units.h>
+
 #include "sweep.h"
 
 #include <stdarg.h>
@@ -22,6 +24,98 @@
 static bool is_pageable_copy(const cp_activity *a)
 {
     return a->kind == CP_ACT_MEMCPY && (a->src == CP_MEM_PAGEABLE || a->dst == CP_MEM_PAGEABLE);
+}
+
+bool cp__is_pageable_async(const cp_activity *a)
+{
+    return is_pageable_copy(a) && a->async;
+}
+
+/* ---- Calls matched with their copies ---- */
+
+static size_t slot_of(const copy_counts *c, uint32_t p1, uint32_t corr)
+{
+    return (size_t)((p1 * 2654435761u) ^ (corr * 2246822519u)) & (c->cap - 1);
+}
+
+/* Rebuilds the table at `cap` slots with the entries still waiting
+ * (matched ones are dropped: nothing can match them again). */
+static int slots_rehash(copy_counts *c, size_t cap)
+{
+    struct call_slot *old = c->slots;
+    size_t n = c->cap;
+    c->slots = calloc(cap, sizeof *c->slots);
+    if (!c->slots) {
+        c->slots = old;
+        return CP_ENOMEM;
+    }
+    c->cap = cap;
+    c->used = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!old[i].process1 || old[i].state == 3)
+            continue;
+        size_t j = slot_of(c, old[i].process1, old[i].correlation);
+        while (c->slots[j].process1)
+            j = (j + 1) & (cap - 1);
+        c->slots[j] = old[i];
+        c->used++;
+    }
+    free(old);
+    return 0;
+}
+
+/* One half of a (copy, call) pair: `state` 1 a call of `call_ns`, 2 a
+ * copy. Matched with the other half when it is there (the host time of
+ * the call counted once), else kept until it comes. */
+static int match_half(copy_counts *c, uint32_t process, uint32_t corr, uint8_t state,
+                      uint64_t call_ns)
+{
+    if (c->used + 1 > c->cap / 2) {
+        size_t waiting = 0;
+        for (size_t i = 0; i < c->cap; i++)
+            waiting += c->slots[i].process1 && c->slots[i].state != 3;
+        size_t cap = c->cap ? c->cap : 64;
+        while (waiting + 1 > cap / 4)
+            cap *= 2;
+        int rc = slots_rehash(c, cap);
+        if (rc < 0)
+            return rc;
+    }
+    uint32_t p1 = process + 1;
+    size_t j = slot_of(c, p1, corr);
+    for (; c->slots[j].process1; j = (j + 1) & (c->cap - 1)) {
+        struct call_slot *s = &c->slots[j];
+        if (s->process1 != p1 || s->correlation != corr)
+            continue;
+        if (s->state == 3 || s->state == state)
+            return 0; /* matched already, or a second record of the same half */
+        c->calls_matched++;
+        c->calls_ns += state == 1 ? call_ns : s->call_ns;
+        s->state = 3;
+        return 0;
+    }
+    c->slots[j] = (struct call_slot){p1, corr, state, call_ns};
+    c->used++;
+    return 0;
+}
+
+int cp__count_host(copy_counts *c, const cp_activity *a)
+{
+    if (a->kind != CP_ACT_RUNTIME || !a->name)
+        return 0;
+    if (strstr(a->name, "StreamWaitEvent"))
+        c->wait_event_calls++;
+    /* cudaMemcpy*, cuMemcpy*: the calls that may issue a copy. */
+    if (!strstr(a->name, "Memcpy"))
+        return 0;
+    return match_half(c, a->process, a->correlation, 1, a->end > a->start ? a->end - a->start : 0);
+}
+
+void cp__copy_counts_free(copy_counts *c)
+{
+    free(c->slots);
+    c->slots = NULL;
+    c->cap = c->used = 0;
 }
 
 /* Lanes' order: by device, process, context and stream. */
@@ -87,20 +181,51 @@ static void add_finding(cp_metrics *m, const char *name, uint32_t count, const c
     va_end(ap);
 }
 
-static void derive_findings(cp_metrics *m, copy_counts copies, long legacy_serialised)
+/* cuda_memcpy_async, from what was measured: how many, the host's time
+ * inside their calls, how much of their copy time kernels overlapped;
+ * the advice follows from those (issue 29: a program whose pageable
+ * copies overlapped kernels for 84% of their time was told they "cannot
+ * overlap"). */
+static void pageable_finding(cp_metrics *m, const copy_counts *copies)
 {
-    uint32_t async_pageable = copies.async_pageable, sync_copies = copies.sync;
+    uint32_t n = copies->async_pageable;
+    char in_calls[256] = "", copy[32], share[32];
+    cp_fmt_ms((double)m->pageable_async_ns / 1e6, copy, sizeof copy);
+    double overlap = m->pageable_async_ns
+                         ? (double)m->pageable_async_overlap_ns / (double)m->pageable_async_ns
+                         : 0.0;
+    cp_fmt_percent(overlap, share, sizeof share);
+    if (copies->calls_matched) {
+        char host[32], whose[48] = "their";
+        cp_fmt_ms((double)copies->calls_ns / 1e6, host, sizeof host);
+        if (copies->calls_matched != n)
+            snprintf(whose, sizeof whose, "the %u traced", copies->calls_matched);
+        snprintf(in_calls, sizeof in_calls,
+                 "the host thread spent %s inside %s calls, which return only once the driver "
+                 "has staged the data, so it could not queue work meanwhile; ",
+                 host, whose);
+    }
+    add_finding(m, "cuda_memcpy_async", n,
+                "%u asynchronous %s from pageable host memory: %skernels overlapped %s of their "
+                "%s on the device. Pinned host memory (cudaMallocHost, pin_memory()) lets the "
+                "calls return at once",
+                n, cp_unit_agree("copies", n), in_calls, share, copy);
+}
+
+static void derive_findings(cp_metrics *m, const copy_counts *copies, long legacy_serialised)
+{
+    uint32_t async_pageable = copies->async_pageable, sync_copies = copies->sync;
     uint32_t lanes_with_work = 0, lanes_with_kernels = 0;
     for (size_t i = 0; i < m->nlanes; i++) {
         lanes_with_work += m->lanes[i].kernels + m->lanes[i].copies + m->lanes[i].memsets > 0;
-        lanes_with_kernels += m->lanes[i].kernels > 0;
+        /* A graph's kernels run in the order of its edges, which the
+         * trace does not hold: only kernels launched one by one count. */
+        lanes_with_kernels += m->lanes[i].kernels > m->lanes[i].graph_kernels;
     }
+    m->pageable_async_calls = copies->calls_matched;
+    m->pageable_async_call_ns = copies->calls_ns;
     if (async_pageable)
-        add_finding(m, "cuda_memcpy_async", async_pageable,
-                    "%u asynchronous copies used pageable host memory: the driver stages "
-                    "them through its own pinned buffer, so they cannot overlap with "
-                    "kernels; allocate the host side with cudaMallocHost",
-                    async_pageable);
+        pageable_finding(m, copies);
 
     if (lanes_with_work > 1 && sync_copies)
         add_finding(m, "cuda_memcpy_sync", sync_copies,
@@ -123,10 +248,16 @@ static void derive_findings(cp_metrics *m, copy_counts copies, long legacy_seria
                     "they wait for it; use cudaStreamPerThread or non-blocking streams",
                     legacy_serialised);
 
-    if (lanes_with_kernels > 1 && m->peak_concurrent_kernels == 1)
+    /* Kernels on several streams that never ran at once may have been
+     * ordered by the program itself: by event waits (cudaStreamWaitEvent)
+     * or a graph's edges. Only where neither is in the trace is it
+     * something else that serialised them. */
+    if (lanes_with_kernels > 1 && m->peak_concurrent_kernels == 1 && copies->wait_event_calls == 0)
         add_finding(m, "serialized_streams", lanes_with_kernels,
-                    "kernels were issued on %u streams but never ran concurrently "
-                    "(peak 1): something serialised the streams",
+                    "kernels were launched on %u streams, outside any graph and with no event "
+                    "wait between streams, but never ran concurrently (peak 1): something "
+                    "serialised the streams (the legacy default stream, CUDA_LAUNCH_BLOCKING, "
+                    "a synchronisation between launches, or kernels that each fill the GPU)",
                     lanes_with_kernels);
 }
 
@@ -195,6 +326,11 @@ static void device_segment(sweep_device *dv, cp_device_metrics *o, uint64_t t, u
         o->copy_kernel_overlap_ns += seg;
     if (dv->h2d > 0 && dv->d2h > 0)
         o->h2d_d2h_overlap_ns += seg;
+    if (dv->pageable_async > 0) {
+        dv->pageable_async_ns += seg;
+        if (dv->kernels > 0)
+            dv->pageable_async_overlap_ns += seg;
+    }
     /* Compute kernels are the kernels that are not communication. */
     if (dv->comm > 0) {
         o->comm_busy_ns += seg;
@@ -213,7 +349,7 @@ static void device_segment(sweep_device *dv, cp_device_metrics *o, uint64_t t, u
 }
 
 void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
-                     uint8_t kind, uint8_t dir, bool comm)
+                     uint8_t kind, uint8_t dir, bool comm, bool pageable_async)
 {
     cp_metrics *m = st->m;
     /* Between consecutive event times the counts are constant, so each
@@ -241,6 +377,8 @@ void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph,
             dv->comm += d;
     } else if (kind == CP_ACT_MEMCPY) {
         dv->copies += d;
+        if (pageable_async)
+            dv->pageable_async += d;
         if (dir == CP_COPY_HTOD) {
             dv->h2d += d;
             dv->h2d_sum += signed_t;
@@ -293,7 +431,7 @@ static void device_ideal(cp_device_metrics *o, uint32_t limit)
 }
 
 void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t max_concurrent,
-                      copy_counts copies, long legacy_serialised)
+                      const copy_counts *copies, long legacy_serialised)
 {
     cp_metrics *m = st->m;
     m->span_ns = last - first;
@@ -325,6 +463,8 @@ void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t m
         m->copy_busy_ns += o->copy_busy_ns;
         m->copy_kernel_overlap_ns += o->copy_kernel_overlap_ns;
         m->h2d_d2h_overlap_ns += o->h2d_d2h_overlap_ns;
+        m->pageable_async_ns += dv->pageable_async_ns;
+        m->pageable_async_overlap_ns += dv->pageable_async_overlap_ns;
         m->idle_ns += o->idle_ns;
         m->gaps_over_threshold += o->gaps_over_threshold;
         weighted += dv->weighted_kernels;
@@ -400,13 +540,14 @@ int cp__graph_cmp(const void *a, const void *b)
     return (x->graph_id > y->graph_id) - (x->graph_id < y->graph_id);
 }
 
-void cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity *a,
-                           uint64_t end, copy_counts *counted)
+int cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity *a,
+                       uint64_t end, copy_counts *counted)
 {
     /* A later piece of a clipped record adds its time, not a record. */
     uint32_t one = a->piece ? 0 : 1;
     if (a->kind == CP_ACT_KERNEL) {
         l->kernels += one;
+        l->graph_kernels += a->graph_id ? one : 0;
         m->kernels += one;
         m->kernel_sum_ns += end - a->start;
         if (g)
@@ -424,6 +565,11 @@ void cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activit
             m->pageable_copies += one;
             m->pageable_copy_sum_ns += end - a->start;
             counted->async_pageable += a->async && one;
+            if (a->async && one) {
+                int rc = match_half(counted, a->process, a->correlation, 2, 0);
+                if (rc < 0)
+                    return rc;
+            }
         }
         counted->sync += !a->async && one;
     } else {
@@ -432,4 +578,5 @@ void cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activit
         if (g)
             g->memsets += one;
     }
+    return 0;
 }

@@ -29,6 +29,11 @@ typedef struct sweep_device {
     /* Summed interval times as the sum of ends minus the sum of starts
      * (modulo 2^64, exact once every interval has ended). */
     uint64_t kernel_sum, h2d_sum, d2h_sum;
+    /* Asynchronous copies from pageable memory in flight, the time one
+     * was, and the part of it a kernel was too (cuda_memcpy_async's
+     * evidence). */
+    long pageable_async;
+    uint64_t pageable_async_ns, pageable_async_overlap_ns;
 } sweep_device;
 
 /* The counts in flight, and the per-lane, per-device and per-graph state
@@ -64,25 +69,49 @@ void cp__sweep_state_free(sweep_state *st);
  * come before its start: counts dip below zero for an instant in which no
  * time passes. */
 void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
-                     uint8_t kind, uint8_t dir, bool comm);
+                     uint8_t kind, uint8_t dir, bool comm, bool pageable_async);
 
 /* After the last event: each device's metrics, the program's as their
  * summary (sums of device time, the largest peak and gap, the largest
  * device's ideal time: DESIGN.md, "Devices"), span, ratios and the findings
  * (legacy_serialised: the count for default_stream_serialization, from
  * whichever analysis counted it). */
+/* What the findings count beside the sweep, whatever the order in which
+ * the records come: copies by kind, the host calls that waited on
+ * events, and each asynchronous pageable copy matched with the API call
+ * that issued it (the same process and correlation id) for the time the
+ * host spent inside that call. The match keeps the copies and calls
+ * whose other half has not come yet (open addressing on (process + 1,
+ * correlation)), so its memory grows with those, not with the records. */
 typedef struct copy_counts {
     uint32_t async_pageable, sync;
+    uint32_t wait_event_calls; /* cudaStreamWaitEvent, cuStreamWaitEvent */
+    uint32_t calls_matched;    /* async pageable copies whose call is in the trace */
+    uint64_t calls_ns;         /* the host time inside those calls */
+    struct call_slot {
+        uint32_t process1, correlation; /* process + 1; 0: empty */
+        uint8_t state;                  /* 1 a call waiting, 2 a copy waiting, 3 matched */
+        uint64_t call_ns;
+    } *slots;
+    size_t cap, used; /* used: slots not empty (matched ones included) */
 } copy_counts;
 
+/* A host record (an API call): counted for the findings when it waits on
+ * an event or may issue a copy. Returns 0 or CP_ENOMEM. */
+int cp__count_host(copy_counts *c, const cp_activity *a);
+void cp__copy_counts_free(copy_counts *c);
+
+/* The fields of a device activity the sweep needs besides its kind. */
+bool cp__is_pageable_async(const cp_activity *a);
+
 void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t max_concurrent,
-                      copy_counts copies, long legacy_serialised);
+                      const copy_counts *copies, long legacy_serialised);
 
 /* Counts device activity `a` (its end already no earlier than its start)
  * into its lane, its graph (NULL when not graph-launched) and the totals;
- * copies also into the counts the findings need. */
-void cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity *a, uint64_t end,
-                        copy_counts *counted);
+ * copies also into the counts the findings need. Returns 0 or CP_ENOMEM. */
+int cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity *a, uint64_t end,
+                       copy_counts *counted);
 
 /* The distinct launches of graphs seen so far, keyed by the process, the
  * graph and the correlation id of the cudaGraphLaunch that ran the work:

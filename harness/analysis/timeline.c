@@ -25,6 +25,7 @@ typedef struct sweep_event {
     uint8_t kind; /* cp_act_kind */
     uint8_t dir;  /* cp_copy_dir */
     uint8_t comm; /* a communication kernel (cp_activity_class) */
+    uint8_t pageable_async; /* an asynchronous copy from pageable memory */
 } sweep_event;
 
 static int event_cmp(const void *a, const void *b)
@@ -142,6 +143,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     launch_set launches = {0};
     kernel_table kernels = {0};
     sweep_state st = {.m = m};
+    copy_counts counted = {0};
     if (!ev || !lanes) {
         rc = CP_ENOMEM;
         goto out;
@@ -191,17 +193,21 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     }
 
     size_t ne = 0;
-    copy_counts counted = {0};
     uint64_t first = UINT64_MAX, last = 0;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
-        if (!cp_activity_is_device_work(a))
+        if (!cp_activity_is_device_work(a)) {
+            if ((rc = cp__count_host(&counted, a)) < 0)
+                goto out;
             continue;
+        }
         uint64_t end = a->end < a->start ? a->start : a->end; /* a reversed record is empty */
         /* Every device activity's lane and graph were collected above. */
         uint32_t lane = (uint32_t)cp__lane_lower_bound(lanes, nl, a);
         uint32_t graph = a->graph_id ? (uint32_t)graph_find(graphs, ng, a->process, a->graph_id) + 1 : 0;
-        cp__count_activity(m, &lanes[lane], graph ? &graphs[graph - 1] : NULL, a, end, &counted);
+        if ((rc = cp__count_activity(m, &lanes[lane], graph ? &graphs[graph - 1] : NULL, a, end,
+                                     &counted)) < 0)
+            goto out;
         int cls = cp__kernel_table_add(&kernels, a, end, opts);
         if (cls < 0) {
             rc = cls;
@@ -219,17 +225,17 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
             first = a->start;
         if (end > last)
             last = end;
-        uint8_t comm = cls == CP_CLASS_COMMUNICATION;
+        uint8_t comm = cls == CP_CLASS_COMMUNICATION, pa = cp__is_pageable_async(a);
         ev[ne++] = (sweep_event){a->start, lane, graph, 1, (uint8_t)a->kind, (uint8_t)a->copy_dir,
-                                 comm};
+                                 comm, pa};
         ev[ne++] = (sweep_event){end, lane, graph, 0, (uint8_t)a->kind, (uint8_t)a->copy_dir,
-                                 comm};
+                                 comm, pa};
     }
     qsort(ev, ne, sizeof *ev, event_cmp);
     st.prev = first;
     for (size_t i = 0; i < ne; i++)
         cp__sweep_apply(&st, ev[i].t, ev[i].lane, ev[i].graph, ev[i].is_start, ev[i].kind,
-                        ev[i].dir, ev[i].comm);
+                        ev[i].dir, ev[i].comm, ev[i].pageable_async);
 
     m->lanes = lanes;
     m->nlanes = nl;
@@ -243,9 +249,10 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         cp_metrics_free(m);
         goto out;
     }
-    cp__sweep_finish(&st, first, last, opts ? opts->max_concurrent_kernels : 0, counted, legacy);
+    cp__sweep_finish(&st, first, last, opts ? opts->max_concurrent_kernels : 0, &counted, legacy);
     cp__kernel_table_finish(&kernels, m);
 out:
+    cp__copy_counts_free(&counted);
     cp__kernel_table_free(&kernels);
     free(ev);
     free(lanes);

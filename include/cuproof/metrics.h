@@ -76,11 +76,11 @@ extern "C" {
  * expert rule it mirrors: XX(name, label, meaning).
  */
 #define CP_FINDING_MAP(XX)                                                                    \
-    XX(cuda_memcpy_async, "Asynchronous copy from pageable memory", "an asynchronous copy from pageable memory, which cannot overlap")   \
+    XX(cuda_memcpy_async, "Asynchronous copy from pageable memory", "asynchronous copies from pageable memory: the host waits inside each call until the driver has staged the data, so it cannot queue work ahead meanwhile (the copies may still overlap kernels queued before them)")   \
     XX(cuda_memcpy_sync, "Synchronous copies beside streams", "synchronous copies in a trace that also uses streams")              \
     XX(gpu_gaps, "GPU idle gaps", "idle gaps longer than gap_threshold_ns inside the span")                    \
     XX(default_stream_serialization, "Default-stream serialisation", "work on the legacy default stream serialised other streams") \
-    XX(serialized_streams, "Serialised streams", "work on several streams, never more than one kernel at once") \
+    XX(serialized_streams, "Serialised streams", "kernels on several streams, never more than one at once, with no order of their own in the trace (no graph edges, no event waits) to explain it") \
     XX(straggler, "Straggler", "one rank arrived last at most collectives (at least 3, half of those it ran, 1.5 times chance) by a median lag of at least 0.4 ms: the others waited for it")
 
 /* The metrics and findings measured across the ranks of the whole program
@@ -166,6 +166,7 @@ typedef struct cp_lane {
     uint32_t device, process, context, stream;
     uint64_t busy_ns; /* union of this lane's device intervals */
     uint32_t kernels, copies, memsets;
+    uint32_t graph_kernels; /* of its kernels, those a CUDA graph launched */
 } cp_lane;
 
 /* One CUDA graph of the trace: its launches and the device time its work
@@ -182,7 +183,7 @@ typedef struct cp_graph {
 typedef struct cp_finding {
     const char *name; /* named after the Nsight Systems expert rule it mirrors */
     uint32_t count;
-    char message[256];
+    char message[512]; /* what was measured, and the advice that follows from it */
 } cp_finding;
 
 /* What the analysis needs to know beyond the trace. */
@@ -276,6 +277,14 @@ typedef struct cp_metrics {
     uint32_t kernels, copies, memsets;
     uint32_t pageable_copies;
     uint64_t pageable_copy_sum_ns;
+    /* cuda_memcpy_async's evidence: the time an asynchronous copy from
+     * pageable memory was in flight, summed over devices, and the part of
+     * it a kernel of the same device was too; of those copies, the number
+     * whose API call is in the trace and the host time inside those calls
+     * (the driver returns only once it has staged the data). */
+    uint64_t pageable_async_ns, pageable_async_overlap_ns;
+    uint32_t pageable_async_calls;
+    uint64_t pageable_async_call_ns;
     /* The ideal time: a lower bound on the span from the trace, the largest
      * of the summed host-to-device copy time, the summed device-to-host
      * copy time and the summed kernel time over the concurrency the device
