@@ -12,6 +12,7 @@
 #include <cuproof/metrics.h>
 
 #include "stream_equal.h"
+#include "../harness/analysis/sweep.h" /* the call match, internal */
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -143,4 +144,46 @@ Test(findings, independent_kernels_one_at_a_time_are_serialised_streams)
     cr_expect_not_null(strstr(f->message, "launched on 2 streams"), "%s", f->message);
     cr_expect_not_null(strstr(f->message, "no event wait"), "%s", f->message);
     cp_metrics_free(&m);
+}
+
+/* The match of copies with their calls keeps only the halves still
+ * waiting: 100000 copies with their calls, in either order, leave a
+ * table of a few slots, and only the pageable asynchronous copies' calls
+ * count (the streaming analysis's memory must not grow with the copies). */
+Test(findings, the_call_match_keeps_only_the_halves_waiting)
+{
+    copy_counts c = {0};
+    cp_metrics m;
+    memset(&m, 0, sizeof m);
+    cp_lane lane = {0};
+    uint32_t pageable_async = 0;
+    for (uint32_t i = 1; i <= 100000; i++) {
+        cp_activity call = {.kind = CP_ACT_RUNTIME, .start = 0, .end = 10, .correlation = i,
+                            .name = "cudaMemcpyAsync_v3020"};
+        cp_activity copy = {.kind = CP_ACT_MEMCPY, .start = 0, .end = 5, .correlation = i,
+                            .copy_dir = CP_COPY_HTOD, .dst = CP_MEM_DEVICE,
+                            .src = i % 4 == 1 ? CP_MEM_PAGEABLE : CP_MEM_PINNED,
+                            .async = i % 2 == 1};
+        pageable_async += i % 4 == 1;
+        if (i % 3 == 0) { /* the copy's record first, now and then */
+            cr_assert_eq(cp__count_activity(&m, &lane, NULL, &copy, copy.end, &c), 0);
+            cr_assert_eq(cp__count_host(&c, &call), 0);
+        } else {
+            cr_assert_eq(cp__count_host(&c, &call), 0);
+            cr_assert_eq(cp__count_activity(&m, &lane, NULL, &copy, copy.end, &c), 0);
+        }
+    }
+    cr_expect_eq(c.async_pageable, pageable_async);
+    cr_expect_eq(c.calls_matched, pageable_async);
+    cr_expect_eq(c.calls_ns, 10ull * pageable_async);
+    cr_expect_leq(c.cap, 256, "the table grew to %zu slots", c.cap);
+    /* A call whose copy never comes stays, and only it. */
+    cp_activity lone = {.kind = CP_ACT_RUNTIME, .end = 7, .correlation = 200001,
+                        .name = "cudaMemcpy_v3020"};
+    cr_assert_eq(cp__count_host(&c, &lone), 0);
+    size_t waiting = 0;
+    for (size_t i = 0; i < c.cap; i++)
+        waiting += c.slots[i].process1 && c.slots[i].state != 3;
+    cr_expect_eq(waiting, 1);
+    cp__copy_counts_free(&c);
 }

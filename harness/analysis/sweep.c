@@ -65,10 +65,11 @@ static int slots_rehash(copy_counts *c, size_t cap)
 }
 
 /* One half of a (copy, call) pair: `state` 1 a call of `call_ns`, 2 a
- * copy. Matched with the other half when it is there (the host time of
- * the call counted once), else kept until it comes. */
+ * copy (`pageable_async` when it is one of those). Matched with the other
+ * half when it is there (the host time of a pageable asynchronous copy's
+ * call counted once), else kept until it comes. */
 static int match_half(copy_counts *c, uint32_t process, uint32_t corr, uint8_t state,
-                      uint64_t call_ns)
+                      bool pageable_async, uint64_t call_ns)
 {
     if (c->used + 1 > c->cap / 2) {
         size_t waiting = 0;
@@ -89,12 +90,14 @@ static int match_half(copy_counts *c, uint32_t process, uint32_t corr, uint8_t s
             continue;
         if (s->state == 3 || s->state == state)
             return 0; /* matched already, or a second record of the same half */
-        c->calls_matched++;
-        c->calls_ns += state == 1 ? call_ns : s->call_ns;
+        if (state == 2 ? pageable_async : s->pageable_async) {
+            c->calls_matched++;
+            c->calls_ns += state == 1 ? call_ns : s->call_ns;
+        }
         s->state = 3;
         return 0;
     }
-    c->slots[j] = (struct call_slot){p1, corr, state, call_ns};
+    c->slots[j] = (struct call_slot){p1, corr, state, pageable_async, call_ns};
     c->used++;
     return 0;
 }
@@ -108,7 +111,8 @@ int cp__count_host(copy_counts *c, const cp_activity *a)
     /* cudaMemcpy*, cuMemcpy*: the calls that may issue a copy. */
     if (!strstr(a->name, "Memcpy"))
         return 0;
-    return match_half(c, a->process, a->correlation, 1, a->end > a->start ? a->end - a->start : 0);
+    return match_half(c, a->process, a->correlation, 1, false,
+                      a->end > a->start ? a->end - a->start : 0);
 }
 
 void cp__copy_counts_free(copy_counts *c)
@@ -564,12 +568,14 @@ int cp__count_activity(cp_metrics *m, cp_lane *l, cp_graph *g, const cp_activity
         if (is_pageable_copy(a)) {
             m->pageable_copies += one;
             m->pageable_copy_sum_ns += end - a->start;
-            counted->async_pageable += a->async && one;
-            if (a->async && one) {
-                int rc = match_half(counted, a->process, a->correlation, 2, 0);
-                if (rc < 0)
-                    return rc;
-            }
+        }
+        bool pa = cp__is_pageable_async(a);
+        counted->async_pageable += pa && one;
+        /* Every copy meets its call, so that no call waits for ever. */
+        if (one) {
+            int rc = match_half(counted, a->process, a->correlation, 2, pa, 0);
+            if (rc < 0)
+                return rc;
         }
         counted->sync += !a->async && one;
     } else {

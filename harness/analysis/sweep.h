@@ -80,9 +80,10 @@ void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph,
  * the records come: copies by kind, the host calls that waited on
  * events, and each asynchronous pageable copy matched with the API call
  * that issued it (the same process and correlation id) for the time the
- * host spent inside that call. The match keeps the copies and calls
- * whose other half has not come yet (open addressing on (process + 1,
- * correlation)), so its memory grows with those, not with the records. */
+ * host spent inside that call. Every copy is matched with its call, so
+ * that neither stays: the match keeps only the copies and calls whose
+ * other half has not come yet (open addressing on (process + 1,
+ * correlation)), and its memory grows with those, not with the records. */
 typedef struct copy_counts {
     uint32_t async_pageable, sync;
     uint32_t wait_event_calls; /* cudaStreamWaitEvent, cuStreamWaitEvent */
@@ -91,6 +92,7 @@ typedef struct copy_counts {
     struct call_slot {
         uint32_t process1, correlation; /* process + 1; 0: empty */
         uint8_t state;                  /* 1 a call waiting, 2 a copy waiting, 3 matched */
+        bool pageable_async;            /* a waiting copy: from pageable memory, asynchronous */
         uint64_t call_ns;
     } *slots;
     size_t cap, used; /* used: slots not empty (matched ones included) */

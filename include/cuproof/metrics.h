@@ -347,8 +347,9 @@ CP_API int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, 
  * sweep step as the whole-trace analysis (the test suite holds the two
  * equal on every hand-built trace and on the recorded fixtures). Memory:
  * two chunks (the sort's and its scratch), a read buffer per run, and
- * tables that grow with the lanes, the graphs and the graph launches, not
- * with the records; disk: 24 bytes per device activity.
+ * tables that grow with the lanes, the graphs, the graph launches and
+ * the pageable copies whose API call has not come yet (or calls whose
+ * copy has not), not with the records; disk: 24 bytes per device activity.
  */
 typedef struct cp_stream_opts {
     cp_timeline_opts timeline;
@@ -361,8 +362,9 @@ typedef struct cp_stream cp_stream;
 /* Returns 0 or CP_ENOMEM; `opts` may be NULL (defaults). */
 CP_API int cp_stream_new(cp_stream **out, const cp_stream_opts *opts);
 
-/* Feeds one activity (host records are ignored, as the whole-trace
- * analysis ignores them). Returns 0, CP_ENOMEM, or CP_EIO when a run
+/* Feeds one activity (host records count only for the findings, as in
+ * the whole-trace analysis: event waits, and the calls that issued
+ * pageable copies). Returns 0, CP_ENOMEM, or CP_EIO when a run
  * cannot be written (naming the temporary directory), CP_EINVAL past
  * 2^24 lanes. */
 CP_API int cp_stream_add(cp_stream *s, const cp_activity *a);
