@@ -1,5 +1,5 @@
 /*
- * Every claim of the committed recording (samples/recordings/h100-ci,
+ * Every claim of the committed recording (samples/recordings/h100-ci.tar.gz,
  * what the default replay shows) walked against what it says (issue 29):
  * a claim judged by a window has the verdict the window gives its value,
  * shows that value in its measured text, and its explanation uses no
