@@ -500,6 +500,27 @@ static void checks_html(html_buf *b, const cp_case_result *c)
     html_raw(b, "</table></details>");
 }
 
+/* A claim's explanation: its first sentence, the rest folded under
+ * "more" (they run to 1500 characters: the table's cells were walls of
+ * text). A sentence ends at ". " before a capital, not in "0.94 s". */
+static void reason_html(html_buf *b, const char *reason)
+{
+    const char *end = NULL;
+    for (const char *p = reason; *p && !end; p++)
+        if (p[0] == '.' && p[1] == ' ' && p[2] >= 'A' && p[2] <= 'Z')
+            end = p + 1;
+    if (!end) {
+        html_human(b, reason);
+        return;
+    }
+    char first[sizeof ((cp_claim_result *)0)->reason];
+    snprintf(first, sizeof first, "%.*s", (int)(end - reason), reason);
+    html_human(b, first);
+    html_raw(b, " <details class=\"more\"><summary>more</summary>");
+    html_human(b, end + 1);
+    html_raw(b, "</details>");
+}
+
 static void claims_html(html_buf *b, const cp_case_result *c)
 {
     html_raw(b, "<h3>The source's claims</h3><table><tr><th>Claim</th><th>Claimed</th>"
@@ -527,7 +548,7 @@ static void claims_html(html_buf *b, const cp_case_result *c)
             html_raw(b, "</small>");
         }
         html_raw(b, "</td><td>");
-        html_human(b, k->reason);
+        reason_html(b, k->reason);
         html_raw(b, "</td></tr>");
     }
     html_raw(b, "</table>");
