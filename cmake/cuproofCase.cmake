@@ -185,15 +185,11 @@ endfunction()
 # when it has no '/'). COMMAND ends at the next keyword of this function, so
 # a program argument cannot be one of these words, nor empty.
 #
-# cuproof exec exits 0 when every expectation is met and the program
-# succeeded, 1 when an expectation failed, 2 for a usage error, 3 when no
-# verdict can be made (nothing traced, no device activity, dropped records),
-# 4 when the program failed, 5 for an expectation file that cannot be read
-# or holds errors, 6 for a tool error (an output directory it cannot
-# write); the worst wins as the one table says (cuproof help, EXIT
-# STATUS: 2, then 6, 5, 3, 4, 1), and 77 without a GPU
-# (SKIP_RETURN_CODE: the test is skipped). With EXIT_CODE 0 the test runs
-# that command as it is; with another EXIT_CODE it runs it under
+# cuproof exec's status is one of the one table's (`cuproof help`, EXIT
+# STATUS, from include/cuproof/exit.h): 0 when every expectation is met
+# and the program succeeded, 77 without a GPU (SKIP_RETURN_CODE: the test
+# is skipped), and the others for what went wrong, the worst winning.
+# With EXIT_CODE 0 the test runs that command as it is; with another EXIT_CODE it runs it under
 # cuproofExecTest.cmake (installed beside this file), which passes exactly
 # when the status is EXIT_CODE and still skips on 77. Either way ctest's
 # TIMEOUT is TIMEOUT + 30 s: cuproof exec kills the program itself after
