@@ -218,7 +218,7 @@ static int checks(cp_ctx *ctx)
                  variant);
         cp_check_trace(ctx, variant, name, ordered,
                        "copy-in end <= kernel start, kernel end <= copy-out start",
-                       "gaps %.1f us and %.1f us",
+                       "gaps %.1f µs and %.1f µs",
                        ordered ? (double)(k->start - in->end) / 1e3 : -1.0,
                        ordered ? (double)(o->start - k->end) / 1e3 : -1.0);
         cp_essential(ctx, name); /* the order is the claim, and only the trace shows it */
@@ -259,7 +259,7 @@ static int claims(cp_ctx *ctx)
      * cudaMallocAsync returned: positive means the call did not wait. */
     double ahead_us = ((double)copy_in->end - (double)async_out->end) / 1e3;
     char measured[128];
-    snprintf(measured, sizeof measured, "cudaMalloc %.1f us; cudaMallocAsync %.1f us, %.1f us "
+    snprintf(measured, sizeof measured, "cudaMalloc %.1f µs; cudaMallocAsync %.1f µs, %.1f µs "
              "before the copy ahead ended", malloc_us, async_us, ahead_us);
     cp_figure_add(ctx, "cudaMalloc call us", malloc_us, "us");
     cp_figure_add(ctx, "cudaMallocAsync call us", async_us, "us");
@@ -274,9 +274,9 @@ static int claims(cp_ctx *ctx)
     cp_claim_add(ctx, text, source, "always synchronous", measured,
                  refuted ? CP_VERDICT_REFUTED : CP_VERDICT_NOT_MEASURED,
                  "cudaMalloc, which the source's gpuarray.empty calls, is synchronous: the "
-                 "call took %.1f us and the memory was ready when it returned. But not all "
+                 "call took %.1f µs and the memory was ready when it returned. But not all "
                  "allocation is: cudaMallocAsync (CUDA 11.2 and later) is ordered in its "
-                 "stream, and %s %.1f us %s the copy queued ahead of it in the same stream "
+                 "stream, and %s %.1f µs %s the copy queued ahead of it in the same stream "
                  "had finished.%s",
                  malloc_us, refuted ? "here it returned" : "in this run it returned",
                  ahead_us > 0 ? ahead_us : -ahead_us, ahead_us > 0 ? "before" : "after",

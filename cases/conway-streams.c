@@ -377,7 +377,7 @@ static int claims(cp_ctx *ctx)
         }
         if (i >= NSIZES)
             continue;
-        used += (size_t)snprintf(measured + used, sizeof measured - used, "%sN=%d: %.0f us",
+        used += (size_t)snprintf(measured + used, sizeof measured - used, "%sN=%d: %.0f µs",
                                  i ? ", " : "", boards_of[i], per_gen[i]);
         if (per_gen[i] <= 2.0 * per_gen[0])
             held_to = boards_of[i];
@@ -389,11 +389,11 @@ static int claims(cp_ctx *ctx)
                  holds ? CP_VERDICT_CONFIRMED : CP_VERDICT_REFUTED,
                  "measured as time per generation of all N boards issued as the source does "
                  "(medians over %d generations): it stays within 2x of one board's up to N = "
-                 "%d. Per board and generation that is %.1f us at N = 1, %.1f at N = 16 and "
+                 "%d. Per board and generation that is %.1f µs at N = 1, %.1f at N = 16 and "
                  "%.1f at N = 64: the host's three calls per board and generation set the "
                  "pace, and a kernel ran during %.0f%% of the span at N = 64. What nvidia-smi "
                  "showed as a flat load was the GPU waiting for the host. Queued behind a "
-                 "gate and released at once, the same work runs at the GPU's pace: %.1f us "
+                 "gate and released at once, the same work runs at the GPU's pace: %.1f µs "
                  "per generation at N = 1, %.1f at N = 16 and %.1f at N = 64 (a kernel busy "
                  "%.0f%% of the span at N = 64, %.0f%% at N = 1): %s (%d SMs; a board is 16 "
                  "blocks). Queued figures are 0 when those variants were not traced.",
