@@ -3,6 +3,9 @@
  * figures, then the straggler and any host whose clock could not be
  * aligned. The command prints it; the words are here, in the library. */
 #include <cuproof/internal/report.h>
+#include <cuproof/units.h>
+
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,23 +63,27 @@ static void row_text(FILE *f, const cp_ranks *r, const cp_rank_row *w, const cha
 static void after_table(FILE *f, const cp_ranks *r, const char *indent)
 {
     const cp_rank_row *s = r->straggler ? cp_ranks_row(r, r->straggler_rank) : NULL;
+    char mean[32], median[32], most[32], offset[32], residual[32];
     if (r->straggler)
         fprintf(f, "%sstraggler: rank %d%s%s%s arrived last at %u of %u collectives; lag mean "
-                   "%.3f ms, median %.3f ms, most %.3f ms\n",
+                   "%s, median %s, most %s\n",
                 indent, (int)r->straggler_rank, s ? " (" : "", s ? host_name(r, s->host) : "",
                 s ? ")" : "", s ? s->arrived_last : 0, s ? s->collectives : r->collectives,
-                (double)r->straggler_mean_lag_ns / 1e6,
-                (double)r->straggler_median_lag_ns / 1e6, (double)r->straggler_max_lag_ns / 1e6);
+                cp_fmt_ms((double)r->straggler_mean_lag_ns / 1e6, mean, sizeof mean),
+                cp_fmt_ms((double)r->straggler_median_lag_ns / 1e6, median, sizeof median),
+                cp_fmt_ms((double)r->straggler_max_lag_ns / 1e6, most, sizeof most));
     for (size_t h = 1; h < r->nhosts; h++)
         if (!r->hosts[h].aligned)
             fprintf(f, "%shost %s: clock not aligned (it shares no collective with %s); its "
                        "ranks' times are on its own clock\n",
                     indent, r->hosts[h].name, r->hosts[0].name);
         else
-            fprintf(f, "%shost %s: clock put on %s's by %+.3f ms (residual %.1f us over %u "
+            fprintf(f, "%shost %s: clock put on %s's by %s%s (residual %s over %u "
                        "collectives)\n",
                     indent, r->hosts[h].name, r->hosts[0].name,
-                    (double)r->hosts[h].offset_ns / 1e6, (double)r->hosts[h].residual_ns / 1e3,
+                    r->hosts[h].offset_ns < 0 ? "-" : "+",
+                    cp_fmt_ms(fabs((double)r->hosts[h].offset_ns) / 1e6, offset, sizeof offset),
+                    cp_fmt_ms((double)r->hosts[h].residual_ns / 1e6, residual, sizeof residual),
                     r->hosts[h].shared);
 }
 

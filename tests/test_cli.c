@@ -1641,7 +1641,7 @@ Test(cli, check_leads_with_the_ranks_table)
     HAS("ranks: 2 on 1 host, 82 collectives matched\n");
     HAS("\n   1  vm    1          184.304   96.5%         56.2%          0.3%         80/82  "
         "straggler\n");
-    HAS("straggler: rank 1 (vm) arrived last at 80 of 82 collectives; lag mean 4.145 ms");
+    HAS("straggler: rank 1 (vm) arrived last at 80 of 82 collectives; lag mean 4.15 ms");
     const char *table = strstr(output, "ranks: 2"), *verdict = strstr(output, "passed  kernels");
     cr_expect(table && verdict && table < verdict, "the table leads: %s", output);
     rc = check("%s/exec/ranks --expect 'kernels >= 1'", CUPROOF_FIXTURES);

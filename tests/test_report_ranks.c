@@ -374,9 +374,9 @@ Test(ranks_report, terminal_table_leads_with_the_ranks)
         "     0  node-a  0            8.000   20.0%         50.0%         15.0%          6/40\n"
         "     1  node-b  1000         6.000   50.0%         25.0%         25.0%         34/40"
         "  straggler\n"
-        "  straggler: rank 1 (node-b) arrived last at 34 of 40 collectives; lag mean 4.100 ms, "
-        "median 0.690 ms, most 20.500 ms\n"
-                     "  host node-b: clock put on node-a's by -2.500 ms (residual 20.0 us over 40 "
+        "  straggler: rank 1 (node-b) arrived last at 34 of 40 collectives; lag mean 4.10 ms, "
+        "median 690 µs, most 20.5 ms\n"
+                     "  host node-b: clock put on node-a's by -2.50 ms (residual 20.0 µs over 40 "
                      "collectives)\n");
     free(text);
 
