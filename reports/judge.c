@@ -11,6 +11,7 @@
 #include <cuproof/exit.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/stats.h>
+#include <cuproof/units.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,8 +115,10 @@ static int add_program_checks(const cp_program_run *o, const cp_trace *t, uint64
         return CP_ENOMEM;
     snprintf(k->name, sizeof k->name, "the program succeeded");
     snprintf(k->expected, sizeof k->expected, "exit status 0");
+    char took[32];
     if (o->timed_out)
-        snprintf(k->measured, sizeof k->measured, "killed after the timeout (%.0f ms)", o->wall_ms);
+        snprintf(k->measured, sizeof k->measured, "killed after the timeout (%s)",
+                 cp_fmt_ms(o->wall_ms, took, sizeof took));
     else if (o->signal)
         snprintf(k->measured, sizeof k->measured, "ended by signal %d (%s)", o->signal,
                  strsignal(o->signal));
@@ -143,11 +146,13 @@ static int add_program_checks(const cp_program_run *o, const cp_trace *t, uint64
             snprintf(k->measured, sizeof k->measured, "truncated");
             snprintf(k->skip_reason, sizeof k->skip_reason,
                      "process %u (%s) left without its exit handler (_exit, a signal or a kill): "
-                     "its trace holds its work up to its last flush, %.3f ms after its first "
+                     "its trace holds its work up to its last flush, %s after its first "
                      "record; anything later is missing",
                      p->pid, p->command,
-                     p->last_ns > first && first != UINT64_MAX ? (double)(p->last_ns - first) / 1e6
-                                                               : 0.0);
+                     cp_fmt_ms(p->last_ns > first && first != UINT64_MAX
+                                   ? (double)(p->last_ns - first) / 1e6
+                                   : 0.0,
+                               took, sizeof took));
         }
     }
     return 0;
