@@ -35,3 +35,8 @@ cuproof_nsys() {
     command -v nsys || ls /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys \
         /usr/local/cuda/bin/nsys 2>/dev/null | head -1
 }
+
+# Milliseconds since a `date +%s%N` stamp, and the median of the numbers
+# on standard input, one a line (the benchmarks' timing).
+bench_ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+bench_median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }

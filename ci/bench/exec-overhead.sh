@@ -36,8 +36,8 @@ for p in ${BENCH_PROGRAMS:-streams_overlap pageable_twin nvtx_ranges graph_launc
     esac
 done
 
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+ms() { bench_ms "$@"; }
+median() { bench_median; }
 
 printf '%-44s %9s %9s %7s %9s %7s %9s %7s\n' program plain_ms exec_ms exec_% inner_ms inner_% nsys_ms nsys_% |
     tee "$out/exec-overhead.txt"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# What tracing costs a launch-bound program (issue 30): the CuPy loop
+# ci/bench/long_exec.py and the PyTorch loop ci/bench/torch_small_ops.py
+# (STEPS steps each, default 3000) run plain, under `cuproof exec` in each
+# file form (--format jsonl, the default, and rec) and under `nsys profile
+# --trace=cuda,nvtx`, in turn (plain, jsonl, rec, nsys, plain, ...) so that
+# drift hits every mode alike, RUNS rounds (default 5). Two figures a run:
+# the whole wall time, and the loop's own time as the program prints it
+# ("N steps in X s"). Medians, with the least and most, in OUT_DIR
+# (launch-bound.txt and .json). The goal: the loop within 5% of plain,
+# the whole exec wall time at most 1.2x plain.
+#
+#   ci/bench/launch-bound.sh [OUT_DIR]
+# PROGRAMS narrows the list (cupy torch); MODES the modes (plain jsonl rec
+# nsys); a GPU machine with a built build/default is needed; nsys as
+# ci/common.sh finds it, else anywhere, else left out.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+source ci/common.sh
+out=${1:-$root/bench-out}
+mkdir -p "$out"
+runs=${RUNS:-5}
+steps=${STEPS:-3000}
+cuproof=build/default/cuproof
+nsys=$(cuproof_nsys)
+[ -n "$nsys" ] || nsys=$(find / -name nsys -type f 2>/dev/null | head -1)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+declare -A cmd=([cupy]="python3 ci/bench/long_exec.py --steps $steps"
+                [torch]="python3 ci/bench/torch_small_ops.py --steps $steps")
+modes=${MODES:-plain jsonl rec nsys}
+[ -n "$nsys" ] || modes=${modes//nsys/}
+
+# One run of program $1 in mode $2: "wall_ms loop_ms exit" on stdout.
+one() {
+    local prog=${cmd[$1]} t rc
+    t=$(date +%s%N)
+    case $2 in
+    plain) $prog > "$work/log" 2>&1 ;;
+    jsonl | rec) $cuproof exec --format "$2" --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
+    nsys) "$nsys" profile --trace=cuda,nvtx -o "$work/n" --force-overwrite true $prog > "$work/log" 2>&1 ;;
+    esac
+    rc=$?
+    local wall loop
+    wall=$(bench_ms "$t")
+    loop=$(sed -n 's/.* steps in \([0-9.]*\) s.*/\1/p' "$work/log" | head -1)
+    echo "$wall $(awk -v s="${loop:-0}" 'BEGIN {printf "%.0f", s * 1000}') $rc"
+}
+
+summary() { # file of numbers: "median [least, most]"
+    echo "$(bench_median < "$1") [$(sort -n "$1" | head -1), $(sort -n "$1" | tail -1)]"
+}
+
+{
+    echo "launch-bound programs, $steps steps, $runs rounds; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); nsys: ${nsys:-none}"
+    printf '%-6s %-6s %-28s %-28s %s\n' program mode "wall ms: median [range]" "loop ms: median [range]" "exits"
+} | tee "$out/launch-bound.txt"
+echo "[" > "$out/launch-bound.json"
+first=1
+for p in ${PROGRAMS:-cupy torch}; do
+    python3 -c "import $p" 2>/dev/null || { echo "$p: python3 cannot import $p: left out" | tee -a "$out/launch-bound.txt"; continue; }
+    for m in $modes; do : > "$work/$m.wall"; : > "$work/$m.loop"; : > "$work/$m.rc"; done
+    for i in $(seq "$runs"); do
+        for m in $modes; do
+            read -r wall loop rc < <(one "$p" "$m")
+            echo "$wall" >> "$work/$m.wall"; echo "$loop" >> "$work/$m.loop"; echo "$rc" >> "$work/$m.rc"
+        done
+    done
+    for m in $modes; do
+        printf '%-6s %-6s %-28s %-28s %s\n' "$p" "$m" "$(summary "$work/$m.wall")" \
+            "$(summary "$work/$m.loop")" "$(paste -sd, "$work/$m.rc")" | tee -a "$out/launch-bound.txt"
+        [ $first -eq 1 ] || echo "," >> "$out/launch-bound.json"
+        first=0
+        printf '{"program":"%s","mode":"%s","steps":%d,"wall_ms":[%s],"loop_ms":[%s],"exits":[%s]}' \
+            "$p" "$m" "$steps" "$(paste -sd, "$work/$m.wall")" "$(paste -sd, "$work/$m.loop")" \
+            "$(paste -sd, "$work/$m.rc")" >> "$out/launch-bound.json"
+    done
+done
+echo "]" >> "$out/launch-bound.json"
