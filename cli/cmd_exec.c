@@ -240,13 +240,23 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
         free(ranks);
     }
     bool several = m->devices > 1;
-    printf("  copies overlapped kernels for %s of copy time; up to %u kernel%s at once%s "
-           "(mean %.2f); idle %s%s, largest gap %s\n",
-           cp_fmt_percent(m->copy_kernel_overlap_ratio, pc, sizeof pc),
-           m->peak_concurrent_kernels, m->peak_concurrent_kernels == 1 ? "" : "s",
-           several ? " on one GPU" : "", m->mean_concurrent_kernels,
-           cp_fmt_ms((double)m->idle_ns / 1e6, t1, sizeof t1), several ? " summed over GPUs" : "",
-           cp_fmt_ms((double)m->largest_gap_ns / 1e6, t2, sizeof t2));
+    /* Nothing is said of what the trace does not hold: no "0% of copy
+     * time" without a copy, no concurrency without a kernel. */
+    char overlap[96];
+    if (m->copies)
+        snprintf(overlap, sizeof overlap, "copies overlapped kernels for %s of copy time",
+                 cp_fmt_percent(m->copy_kernel_overlap_ratio, pc, sizeof pc));
+    else
+        snprintf(overlap, sizeof overlap, "no copies");
+    if (m->kernels + m->copies + m->memsets == 0)
+        printf("  no device work in the trace\n");
+    else
+        printf("  %s; up to %u kernel%s at once%s (mean %.2f); idle %s%s, largest gap %s\n",
+               overlap, m->peak_concurrent_kernels, m->peak_concurrent_kernels == 1 ? "" : "s",
+               several ? " on one GPU" : "", m->mean_concurrent_kernels,
+               cp_fmt_ms((double)m->idle_ns / 1e6, t1, sizeof t1),
+               several ? " summed over GPUs" : "",
+               cp_fmt_ms((double)m->largest_gap_ns / 1e6, t2, sizeof t2));
     /* Overlap and concurrency happen on one device: with several, each
      * device's own figures (the line above is their summary). */
     for (uint32_t i = 0; m->devices > 1 && m->device_metrics && i < m->devices; i++) {

@@ -207,6 +207,11 @@ Test(exec_cli, the_program_gets_the_injection_variables)
     cr_expect(strstr(output, "no process of the program initialised CUDA") ||
                   strstr(output, "no usable CUDA device on this machine"),
               "%s", output);
+    /* And nothing said of what the trace does not hold (issue 29: "copies
+     * overlapped kernels for 0% of copy time; up to 0 kernels at once"). */
+    expect_output("no device work in the trace");
+    cr_expect_null(strstr(output, "of copy time"), "%s", output);
+    cr_expect_null(strstr(output, "up to 0 kernels"), "%s", output);
 }
 
 Test(exec_cli, a_recorded_trace_meets_its_expectations)
