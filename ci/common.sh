@@ -11,6 +11,9 @@
 #                          $OUT/results.tar.gz; without OUT it does nothing.
 #   cuproof_nsys           prints the path of Nsight Systems' nsys, or
 #                          nothing when this machine has none.
+#   bench_nsys             the same, else any nsys on the machine (the
+#                          device machines keep it off PATH): the benchmarks'.
+#   bench_ms T, bench_median  the benchmarks' timing (below).
 cuproof_build() {
     if [ "$1" = main ]; then
         bash ci/install-deps.sh
@@ -34,6 +37,13 @@ cuproof_pack() {
 cuproof_nsys() {
     command -v nsys || ls /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys \
         /usr/local/cuda/bin/nsys 2>/dev/null | head -1
+}
+
+bench_nsys() {
+    local n
+    n=$(cuproof_nsys)
+    [ -n "$n" ] || n=$(find / -name nsys -type f 2>/dev/null | head -1)
+    echo "$n"
 }
 
 # Milliseconds since a `date +%s%N` stamp, and the median of the numbers

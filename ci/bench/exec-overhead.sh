@@ -22,8 +22,7 @@ mkdir -p "$out"
 runs=${RUNS:-5}
 bin=build/default
 cuproof=$bin/cuproof
-nsys=$(cuproof_nsys)
-[ -n "$nsys" ] || nsys=$(find / -name nsys -type f 2>/dev/null | head -1)
+nsys=$(bench_nsys)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -36,8 +35,6 @@ for p in ${BENCH_PROGRAMS:-streams_overlap pageable_twin nvtx_ranges graph_launc
     esac
 done
 
-ms() { bench_ms "$@"; }
-median() { bench_median; }
 
 printf '%-44s %9s %9s %7s %9s %7s %9s %7s\n' program plain_ms exec_ms exec_% inner_ms inner_% nsys_ms nsys_% |
     tee "$out/exec-overhead.txt"
@@ -46,23 +43,23 @@ first=1
 for prog in "${programs[@]}"; do
     : > "$work/plain"; : > "$work/exec"; : > "$work/nsys"; : > "$work/inner"
     for i in $(seq "$runs"); do
-        t=$(date +%s%N); $prog > /dev/null 2>&1; ms "$t" >> "$work/plain"
-        t=$(date +%s%N); $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1; ms "$t" >> "$work/exec"
+        t=$(date +%s%N); $prog > /dev/null 2>&1; bench_ms "$t" >> "$work/plain"
+        t=$(date +%s%N); $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1; bench_ms "$t" >> "$work/exec"
         sed -n 's/^cuproof exec: the program ran \([0-9.]*\) ms.*/\1/p' "$work/log" >> "$work/inner"
         if [ -n "$nsys" ] && { [ "${BENCH_NSYS_PYTHON:-1}" = 1 ] || [ "${prog#python3}" = "$prog" ]; }; then
             t=$(date +%s%N)
             "$nsys" profile --trace=cuda,nvtx -o "$work/n" --force-overwrite true $prog > /dev/null 2>&1
-            ms "$t" >> "$work/nsys"
+            bench_ms "$t" >> "$work/nsys"
         fi
     done
-    p=$(median < "$work/plain"); e=$(median < "$work/exec")
-    n=$([ -s "$work/nsys" ] && median < "$work/nsys" || echo 0)
+    p=$(bench_median < "$work/plain"); e=$(bench_median < "$work/exec")
+    n=$([ -s "$work/nsys" ] && bench_median < "$work/nsys" || echo 0)
     ep=$(awk -v a="$p" -v b="$e" 'BEGIN {printf "%.1f", (b - a) / a * 100}')
     np=$(awk -v a="$p" -v b="$n" 'BEGIN {printf "%.1f", (b > 0 ? (b - a) / a * 100 : 0)}')
     # The program's own wall time under exec, as the launcher measured it:
     # the rest of exec's time is the launcher's (CUDA's start to learn the
     # GPU, reading and analysing the trace, writing the reports).
-    w=$(median < "$work/inner")
+    w=$(bench_median < "$work/inner")
     wp=$(awk -v a="$p" -v b="$w" 'BEGIN {printf "%.1f", (b - a) / a * 100}')
     printf '%-44s %9s %9s %7s %9s %7s %9s %7s\n' "$prog" "$p" "$e" "$ep" "$w" "$wp" "$n" "$np" |
         tee -a "$out/exec-overhead.txt"

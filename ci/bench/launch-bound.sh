@@ -23,8 +23,7 @@ mkdir -p "$out"
 runs=${RUNS:-5}
 steps=${STEPS:-3000}
 cuproof=build/default/cuproof
-nsys=$(cuproof_nsys)
-[ -n "$nsys" ] || nsys=$(find / -name nsys -type f 2>/dev/null | head -1)
+nsys=$(bench_nsys)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
