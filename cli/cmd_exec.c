@@ -243,11 +243,8 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
     /* Nothing is said of what the trace does not hold: no "0% of copy
      * time" without a copy, no concurrency without a kernel. */
     char overlap[96];
-    if (m->copies)
-        snprintf(overlap, sizeof overlap, "copies overlapped kernels for %s of copy time",
-                 cp_fmt_percent(m->copy_kernel_overlap_ratio, pc, sizeof pc));
-    else
-        snprintf(overlap, sizeof overlap, "no copies");
+    cp_fmt_copy_overlap(m->copies > 0, m->copy_kernel_overlap_ratio, false, overlap,
+                        sizeof overlap);
     if (m->kernels + m->copies + m->memsets == 0)
         printf("  no device work in the trace\n");
     else
@@ -261,9 +258,10 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
      * device's own figures (the line above is their summary). */
     for (uint32_t i = 0; m->devices > 1 && m->device_metrics && i < m->devices; i++) {
         const cp_device_metrics *d = &m->device_metrics[i];
-        printf("  GPU %u: copies overlapped kernels for %s of its copy time; up to %u "
-               "kernel%s at once (mean %.2f); idle %s, largest gap %s\n",
-               d->device, cp_fmt_percent(d->copy_kernel_overlap_ratio, pc, sizeof pc),
+        printf("  GPU %u: %s; up to %u kernel%s at once (mean %.2f); idle %s, largest gap %s\n",
+               d->device,
+               cp_fmt_copy_overlap(d->copy_busy_ns > 0, d->copy_kernel_overlap_ratio, true,
+                                   overlap, sizeof overlap),
                d->peak_concurrent_kernels, d->peak_concurrent_kernels == 1 ? "" : "s",
                d->mean_concurrent_kernels, cp_fmt_ms((double)d->idle_ns / 1e6, t1, sizeof t1),
                cp_fmt_ms((double)d->largest_gap_ns / 1e6, t2, sizeof t2));

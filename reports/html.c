@@ -1084,13 +1084,11 @@ char *cp_trace_files_html(const cp_trace_file *files, size_t n)
             html_raw(&b, "<h3>");
             html_text(&b, tf->variants[v].name);
             /* Through the one table of units (cuproof/units.h). */
-            char span[32], share[24], lanes[32], overlap[80] = "no copies";
-            /* No share of a copy time there is none of. */
-            if (m.copies)
-                snprintf(overlap, sizeof overlap, "copies overlapped kernels for %s of copy time",
-                         cp_fmt_percent(m.copy_kernel_overlap_ratio, share, sizeof share));
+            char span[32], lanes[32], overlap[96];
             html_fmt(&b, "</h3><p>span %s, %s, up to %u kernel%s at once, %s</p>",
-                     cp_fmt_ms((double)m.span_ns / 1e6, span, sizeof span), overlap,
+                     cp_fmt_ms((double)m.span_ns / 1e6, span, sizeof span),
+                     cp_fmt_copy_overlap(m.copies > 0, m.copy_kernel_overlap_ratio, false,
+                                         overlap, sizeof overlap),
                      m.peak_concurrent_kernels, m.peak_concurrent_kernels == 1 ? "" : "s",
                      cp_fmt_count((double)m.nlanes, "lanes", lanes, sizeof lanes));
             char id[200];

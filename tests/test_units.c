@@ -152,3 +152,14 @@ Test(units, the_legacy_default_stream_is_named)
     cr_expect_str_eq(cp_stream_label(NULL, 0, 1, 7, b, sizeof b), "stream 7");
     cp_trace_free(&t);
 }
+
+/* A copy's overlap is said only where there was a copy. */
+Test(units, copy_overlap_only_where_there_were_copies)
+{
+    char b[96];
+    cr_expect_str_eq(cp_fmt_copy_overlap(true, 0.8234, false, b, sizeof b),
+                     "copies overlapped kernels for 82% of copy time");
+    cr_expect_str_eq(cp_fmt_copy_overlap(true, 0, true, b, sizeof b),
+                     "copies overlapped kernels for 0% of its copy time");
+    cr_expect_str_eq(cp_fmt_copy_overlap(false, 0, false, b, sizeof b), "no copies");
+}

@@ -226,8 +226,6 @@ static void derive_findings(cp_metrics *m, const copy_counts *copies, long legac
          * trace does not hold: only kernels launched one by one count. */
         lanes_with_kernels += m->lanes[i].kernels > m->lanes[i].graph_kernels;
     }
-    m->pageable_async_calls = copies->calls_matched;
-    m->pageable_async_call_ns = copies->calls_ns;
     if (async_pageable)
         pageable_finding(m, copies);
 
@@ -439,6 +437,8 @@ void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t m
 {
     cp_metrics *m = st->m;
     m->span_ns = last - first;
+    m->pageable_async_calls = copies->calls_matched;
+    m->pageable_async_call_ns = copies->calls_ns;
     for (size_t j = 0; j < st->nlanes; j++)
         st->dev_out[st->lane_device[j]].device = st->lanes[j].device;
     /* Each device's own figures, then the program's as their summary. */

@@ -213,6 +213,17 @@ char *cp_fmt_value(double v, const char *unit, char *buf, size_t size)
     return buf;
 }
 
+char *cp_fmt_copy_overlap(bool copies, double ratio, bool its, char *buf, size_t size)
+{
+    char pc[24];
+    if (copies)
+        snprintf(buf, size, "copies overlapped kernels for %s of %scopy time",
+                 cp_fmt_percent(ratio, pc, sizeof pc), its ? "its " : "");
+    else
+        snprintf(buf, size, "no copies");
+    return buf;
+}
+
 char *cp_fmt_fraction(double share, char *buf, size_t size)
 {
     /* Six digits keep the value an expectation was judged on; the

@@ -65,6 +65,12 @@ CP_API char *cp_fmt_count(double count, const char *unit, char *buf, size_t size
  * to three significant digits (whole numbers whole). Returns buf. */
 CP_API char *cp_fmt_value(double v, const char *unit, char *buf, size_t size);
 
+/* How much copy time kernels overlapped, said only where there was a
+ * copy: "copies overlapped kernels for 82% of copy time" (`its` true:
+ * "of its copy time", a device's), or "no copies" (no "0% of copy time"
+ * of a trace without one). Returns buf. */
+CP_API char *cp_fmt_copy_overlap(bool copies, double ratio, bool its, char *buf, size_t size);
+
 /* A share as a fraction and a percentage, as an expectation's measured
  * value shows it: "0.823457 (82.3%)", "0 (0%)". Returns buf. */
 CP_API char *cp_fmt_fraction(double share, char *buf, size_t size);
