@@ -185,22 +185,26 @@ out:
     return rc;
 }
 
-/* The address-space layout of each side's timing processes
- * (internal/layout.h): a host-bound time moves with it, so sides that
- * ran with different layouts are said to, where every report knows. */
+/* The address-space layout of a side's timing processes
+ * (internal/layout.h): "fixed", "random", "mixed" when its reports
+ * differ, NULL when one does not say (an older report). */
+static const char *side_layout(const cp_compare_side *side)
+{
+    const char *l = NULL;
+    for (size_t i = 0; i < side->n; i++) {
+        const char *x = side->reports[i].env.address_layout;
+        if (!*x)
+            return NULL;
+        l = !l || strcmp(l, x) == 0 ? x : "mixed";
+    }
+    return l;
+}
+
+/* A host-bound time moves with the layout, so sides that ran with
+ * different layouts are said to, where every report knows. */
 static void layout_warning(cp_comparison *c, const cp_compare_side *o, const cp_compare_side *n)
 {
-    const char *lo = NULL, *ln = NULL;
-    for (size_t s = 0; s < 2; s++) {
-        const cp_compare_side *side = s ? n : o;
-        const char **l = s ? &ln : &lo;
-        for (size_t i = 0; i < side->n; i++) {
-            const char *x = side->reports[i].env.address_layout;
-            if (!*x)
-                return; /* an older report: unknown */
-            *l = !*l || strcmp(*l, x) == 0 ? x : "mixed";
-        }
-    }
+    const char *lo = side_layout(o), *ln = side_layout(n);
     if (lo && ln && strcmp(lo, ln) != 0)
         snprintf(c->layout_warning, sizeof c->layout_warning,
                  "the sides ran with different address-space layouts (old %s, new %s): "
