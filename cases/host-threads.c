@@ -335,10 +335,12 @@ static int claims(cp_ctx *ctx)
                      cp_ctx_variant_skip(ctx, NCOUNTS - 1));
         return 0;
     }
-    char measured[128];
-    snprintf(measured, sizeof measured, "a context each: %s %d threads; one context: %s %d",
-             lc < counts[NCOUNTS - 1] ? "scaling stops at" : "still scaling at", lc,
-             ls < counts[NCOUNTS - 1] ? "scaling stops at" : "still scaling at", ls);
+    char measured[128], at_c[32], at_s[32];
+    snprintf(measured, sizeof measured, "a context each: %s %s; one context: %s %s",
+             lc < counts[NCOUNTS - 1] ? "scaling stops at" : "still scaling at",
+             cp_fmt_count(lc, "threads", at_c, sizeof at_c),
+             ls < counts[NCOUNTS - 1] ? "scaling stops at" : "still scaling at",
+             cp_fmt_count(ls, "threads", at_s, sizeof at_s));
     /* The advice holds when more threads stop paying by about 20 (24:
      * of the counts tried, 16 holds it and 32, still scaling, refutes it). */
     const cp_claim_window w = {.lo = 1, .hi = 24, .none = 32, .unit = "threads"};

@@ -15,7 +15,12 @@
 #             in build/lay (packed into $OUT at the end; compare them on CPU);
 #             LAYOUT_CFGS picks among fixed, random and any other name, which
 #             runs with LAYOUT_ARGS added (e.g. "--repeat 200")
+#   CASES="A B"  those cases alone in the ci profile, timed (cases.log)
 #   REPLAY=1  ci/record.sh: samples/recordings/h100-ci.tar.gz re-recorded
+#   FULL=1    the full-profile sample (samples/h100-full): run --profile
+#             full --max-time 2, report.json/html and two Perfetto traces
+#   BENCH=1   issue 30: ci/bench/launch-bound.sh (RUNS, STEPS, PROGRAMS,
+#             MODES as it reads them) into $OUT/bench
 set -uo pipefail
 # shellcheck source=ci/device-lib.sh
 source ci/device-lib.sh
@@ -124,9 +129,36 @@ if [ "${LAYOUT:-0}" -gt 0 ]; then
     tar -czf "$out/layout.tar.gz" "$lay"
 fi
 
+if [ -n "${CASES:-}" ]; then
+    start=$(date +%s)
+    # shellcheck disable=SC2086
+    $bin run --profile ci --out build/cases $CASES > "$out/cases.log" 2>&1
+    echo "cases $CASES: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+    cp build/cases/report.json "$out/cases.report.json"
+    tail -25 "$out/cases.log"
+fi
+
 if [ "${REPLAY:-0}" = 1 ]; then
     bash ci/record.sh > "$out/record.log" 2>&1
     echo "record: exit $?" | tee -a "$out/summary.txt"
     cp samples/recordings/h100-ci.tar.gz "$out/"
+fi
+
+if [ "${FULL:-0}" = 1 ]; then
+    start=$(date +%s)
+    $bin run --profile full --max-time 2 --out build/full > "$out/run-full.log" 2>&1
+    echo "full: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+    mkdir -p "$out/full"
+    cp build/full/report.json build/full/report.html "$out/full/"
+    cp build/full/multi-kernel.sync.perfetto.json build/full/multi-kernel.streams-pinned.perfetto.json "$out/full/" 2>/dev/null
+    cp "$out/nvidia-smi.txt" "$out/full/"
+    tail -30 "$out/run-full.log"
+fi
+
+if [ "${BENCH:-0}" = 1 ]; then
+    start=$(date +%s)
+    bash ci/bench/launch-bound.sh "$out/bench" > "$out/bench.log" 2>&1
+    echo "bench: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+    cat "$out/bench/launch-bound.txt"
 fi
 device_pack

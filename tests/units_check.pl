@@ -13,12 +13,14 @@
 # checks' recorded "measured" and "reason" texts, the claims' own words
 # ("text", "claimed": a source quoted), and every quotation
 # ("..."), are left out of the digits rule (a source's own "0.0002 s", a
-# recording's "0.004 ms"); every other rule still applies to them. Two
-# settings are exact values, not rounded measurements, and are left out
-# too: a check's tolerance "t = 0.1 ms" and the time budget "or 1 s have
-# passed".
+# recording's "0.004 ms"); every other rule still applies to them. With
+# --quoted REPORT.json only the claims' own words are left out: for a page
+# that this cuproof wrote, where everything else is its own. Two settings
+# are exact values, not rounded measurements, and are left out too: a
+# check's tolerance "t = 0.1 ms" and the time budget ("or 2 s have
+# passed", "or 1 s pass").
 #
-#   tests/units_check.pl [--recorded REPORT.json] FILE...
+#   tests/units_check.pl [--recorded REPORT.json] [--quoted REPORT.json] FILE...
 use strict;
 use warnings;
 use utf8;
@@ -27,12 +29,13 @@ use open qw(:std :encoding(UTF-8));
 my @recorded;
 while (@ARGV && $ARGV[0] =~ /^--/) {
     my $opt = shift @ARGV;
-    if ($opt eq '--recorded') {
+    if ($opt eq '--recorded' || $opt eq '--quoted') {
         my $json = shift @ARGV;
+        my $fields = $opt eq '--recorded' ? 'measured|reason|text|claimed' : 'text|claimed';
         open my $fh, '<', $json or die "units_check: $json: $!\n";
         local $/;
         my $s = <$fh>;
-        while ($s =~ /"(?:measured|reason|text|claimed)":\s*"((?:[^"\\]|\\.)*)"/g) {
+        while ($s =~ /"(?:$fields)":\s*"((?:[^"\\]|\\.)*)"/g) {
             my $v = $1;
             $v =~ s/\\u([0-9a-fA-F]{4})/chr(hex $1)/ge;
             $v =~ s/\\(.)/$1/g;
@@ -44,7 +47,7 @@ while (@ARGV && $ARGV[0] =~ /^--/) {
         die "units_check: unknown option $opt\n";
     }
 }
-die "usage: units_check.pl [--recorded REPORT.json] FILE...\n" unless @ARGV;
+die "usage: units_check.pl [--recorded REPORT.json] [--quoted REPORT.json] FILE...\n" unless @ARGV;
 
 my $plural_units = join '|', qw(kernels copies memsets gaps devices ranks hosts launches
                                 collectives nodes pixels checks variants cases claims records
@@ -82,7 +85,7 @@ for my $file (@ARGV) {
         $own =~ s/\Q$r\E/ /g;
     }
     $own =~ s/"[^"\n]*"/ /g;
-    $own =~ s/t = 0\.1 ms|or 1 s have passed/ /g;
+    $own =~ s/t = 0\.1 ms|or \d+ s (?:have passed|pass)\b/ /g;
     while ($own =~ /(?<![\w.])(\d+(?:\.\d+)?) ?(ns|us|µs|ms|s)(?![\w])/g) {
         my ($num, $unit) = ($1, $2);
         next if $num == 0;

@@ -61,6 +61,22 @@ check "control: a recorded text is left out of the digits rule" \
     units --recorded "$work/recorded.json" <(sed -n 4p "$work/bad.txt")
 check "control: but not the same times written anew" \
     bash -c "! perl '$here/units_check.pl' --recorded '$work/recorded.json' <(echo 'took 0.004 ms against 0.003 ms') > /dev/null"
+# --quoted leaves out a source's own words alone, not what cuproof measured.
+printf '{"claims": [{"text": "about 200x faster (0.0002 s against 0.058 s)", "measured": "0.84x by CUPTI (0.004 ms against 0.003 ms)"}]}\n' \
+    > "$work/quoted.json"
+check "control: --quoted leaves a source's words out of the digits rule" \
+    units --quoted "$work/quoted.json" <(echo 'claim: about 200x faster (0.0002 s against 0.058 s)')
+check "control: but not what was measured" \
+    bash -c "! perl '$here/units_check.pl' --quoted '$work/quoted.json' <(sed -n 4p '$work/bad.txt') > /dev/null"
+check "control: a time budget is a setting, a time beside it is not" \
+    bash -c "perl '$here/units_check.pl' <(echo 'noise under 1% or 2 s have passed') > /dev/null &&
+             ! perl '$here/units_check.pl' <(echo 'or 2 s have passed; took 3 s') > /dev/null"
+
+# ---- the samples that this cuproof wrote on the GPU (samples/h100-full) ----
+# (its report.html was written before the window rules agreed with their
+# counts, "from 1 thread to 24 threads"; it is checked once re-recorded)
+check "sample: the full profile's terminal" \
+    units --quoted "$samples/h100-full/report.json" "$samples/h100-full/run-full.log"
 
 # ---- the replay of the committed recording ----
 tar -xzf "$recording" -C "$work/rec"

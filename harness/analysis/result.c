@@ -4,6 +4,7 @@
 
 #include <cuproof/error.h>
 #include <cuproof/stats.h>
+#include <cuproof/units.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -327,11 +328,12 @@ cp_verdict cp_claim_judge(const cp_claim_window *w, double value)
     return CP_VERDICT_REFUTED;
 }
 
-/* "3x", "749 ms": a value of window w in its unit. */
+/* "3x", "749 ms", "1 thread": a value of window w in its unit, which
+ * agrees with it (the units table). */
 static void with_unit(const cp_claim_window *w, double v, char *out, size_t len)
 {
     bool tight = !strcmp(w->unit, "x") || !strcmp(w->unit, "%") || !w->unit[0];
-    snprintf(out, len, "%.4g%s%s", v, tight ? "" : " ", w->unit);
+    snprintf(out, len, "%.4g%s%s", v, tight ? "" : " ", cp_unit_agree(w->unit, v));
 }
 
 void cp_claim_rule(const cp_claim_window *w, char *out, size_t len)
