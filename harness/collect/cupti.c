@@ -1,4 +1,8 @@
+/* CUPTI plumbing shared by the tracer and the injection library: see
+ * collect/cupti.h. */
 #include "collect/cupti.h"
+
+#include "analysis/api_calls.h"
 
 #include <cuproof/check.h>
 #include <cuproof/error.h>
@@ -145,6 +149,40 @@ int cp_cupti_enable(const int *kinds, size_t n, bool enable)
             CP_CUPTI(cuptiActivityEnable((CUpti_ActivityKind)kinds[i]));
         else
             CP_CUPTI(cuptiActivityDisable((CUpti_ActivityKind)kinds[i]));
+    }
+out:
+    return rc;
+}
+
+int cp_cupti_filter_api(bool apply, cp_api_seen_fn each, void *ctx, uint32_t *filtered)
+{
+    int rc = 0;
+    *filtered = 0;
+    static const struct {
+        CUpti_CallbackDomain domain;
+        uint32_t size;
+    } domains[] = {{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
+                   {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
+    for (size_t d = 0; d < sizeof domains / sizeof domains[0]; d++) {
+        bool runtime = domains[d].domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+        /* Id 0 is CUPTI's "invalid" in both domains. */
+        for (uint32_t cbid = 1; cbid < domains[d].size; cbid++) {
+            const char *name = NULL;
+            /* An id CUPTI cannot name stays recorded: nothing is lost for
+             * want of a name. */
+            if (cuptiGetCallbackName(domains[d].domain, cbid, &name) != CUPTI_SUCCESS || !name)
+                continue;
+            bool kept = cp_api_kept(name);
+            if (each)
+                each(ctx, runtime, cbid, name, kept);
+            if (kept)
+                continue;
+            (*filtered)++;
+            if (apply && runtime)
+                CP_CUPTI(cuptiActivityEnableRuntimeApi(cbid, 0));
+            else if (apply)
+                CP_CUPTI(cuptiActivityEnableDriverApi(cbid, 0));
+        }
     }
 out:
     return rc;

@@ -39,6 +39,23 @@ int cp_cupti_register(cp_record_fn on_record, cp_dropped_fn on_dropped, void *ar
  * first failure. Returns 0 or CP_ECUPTI. */
 int cp_cupti_enable(const int *kinds, size_t n, bool enable);
 
+/* Called by cp_cupti_filter_api for each callback id it names. */
+typedef void (*cp_api_seen_fn)(void *ctx, bool runtime, uint32_t cbid, const char *name,
+                               bool kept);
+
+/*
+ * The API filter of `cuproof exec` (issue 30): walks every runtime and
+ * driver callback id, names it (cuptiGetCallbackName) and, with `apply`,
+ * turns off the activity records of each call that cp_api_kept
+ * (analysis/api_calls.h) does not keep. Call it after enabling
+ * CUPTI_ACTIVITY_KIND_RUNTIME and _DRIVER: enabling a kind afterwards
+ * records every call of it again. An id CUPTI cannot name stays
+ * recorded. `each` (may be NULL) sees every id named, kept or not;
+ * *filtered gets how many are (with `apply`) or would be turned off.
+ * Returns 0 or CP_ECUPTI.
+ */
+int cp_cupti_filter_api(bool apply, cp_api_seen_fn each, void *ctx, uint32_t *filtered);
+
 /* Delivers every buffer (forced: also those with incomplete records) and
  * returns 0 or CP_ECUPTI; plus CUPTI's global dropped count since the last
  * call in *dropped when it is not NULL. */
