@@ -37,6 +37,7 @@ typedef struct exec_args {
     bool trace_only;
     int need_gpus; /* --need-gpus: skipped (77) with fewer visible; 0: any */
     bool rec; /* --format rec: the processes write cuproof.rec files */
+    bool api_all; /* --api all: the processes record every API call */
     uint64_t keep_records; /* --keep-records: held at most, else streamed; 0: the default */
     cp_expect_list expect;
     char **program; /* NULL-terminated, from argv */
@@ -118,6 +119,11 @@ static int parse_args(int argc, char **argv, exec_args *a)
                 return cp_usage_error("--format '%s': expected jsonl or rec", val ? val : "");
             a->rec = strcmp(val, "rec") == 0;
             i++;
+        } else if (strcmp(opt, "--api") == 0) {
+            if (!val || (strcmp(val, "all") != 0 && strcmp(val, "filtered") != 0))
+                return cp_usage_error("--api '%s': expected filtered or all", val ? val : "");
+            a->api_all = strcmp(val, "all") == 0;
+            i++;
         } else if (strcmp(opt, "--keep-records") == 0) {
             int keep;
             if (!cp_parse_int(val, 1, INT_MAX, &keep))
@@ -159,7 +165,8 @@ static int parse_args(int argc, char **argv, exec_args *a)
 }
 
 /* The defaults that the environment sets (so that a whole test suite,
- * ctest -L exec, can run in the rec form or through the streaming path).
+ * ctest -L exec, can run in the rec form, with every API call recorded or
+ * through the streaming path).
  * Returns -1 when they are good, else the exit status. */
 static int env_defaults(exec_args *a)
 {
@@ -167,6 +174,10 @@ static int env_defaults(exec_args *a)
     if (format && *format && strcmp(format, "rec") != 0 && strcmp(format, "jsonl") != 0)
         return cp_usage_error("CUPROOF_EXEC_FORMAT='%s': expected jsonl or rec", format);
     a->rec = format && strcmp(format, "rec") == 0;
+    const char *api = getenv("CUPROOF_EXEC_API");
+    if (api && *api && strcmp(api, "all") != 0 && strcmp(api, "filtered") != 0)
+        return cp_usage_error("CUPROOF_EXEC_API='%s': expected filtered or all", api);
+    a->api_all = api && strcmp(api, "all") == 0;
     const char *keep = getenv("CUPROOF_EXEC_KEEP_RECORDS");
     int keep_n = 0;
     if (keep && *keep && !cp_parse_int(keep, 1, INT_MAX, &keep_n))
@@ -375,6 +386,7 @@ int cp_cmd_exec(int argc, char **argv)
         .proc_dir = proc_dir,
         .timeout_s = a.timeout_s,
         .rec = a.rec,
+        .api_all = a.api_all,
         /* Several GPUs: the program sees every visible one, not the one
          * GPU of ctest's first resource group. */
         .ctest_gpu = a.need_gpus <= 1 &&

@@ -110,35 +110,55 @@ Test(exec_cli, usage_errors_exit_2)
     expect_output("--comm-pattern 'a*': expected a kernel name's prefix");
 }
 
-/* The format reaches the program's processes (the library reads it), from
- * --format or, by default, from CUPROOF_EXEC_FORMAT; a bad value there is
- * a usage error too. */
-Test(exec_cli, the_format_reaches_the_processes)
+/* What the program's processes see in `var`: each option of `runs` (with
+ * the value it must give), the value `env` set in the launcher's
+ * environment gives by default, and a bad value there (`bad`) is a usage
+ * error (2). The injection library reads the variable. */
+static void option_reaches_the_processes(const char *var, const char *runs[][2], size_t n,
+                                         const char *env, const char *bad)
 {
-    char cmd[1024], path[160], line[64] = "";
-    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= CUPROOF_EXEC_FORMAT=xml '%s' exec --out '%s' "
-             "-- true > /dev/null 2>&1", CUPROOF_BIN, out_dir);
-    cr_expect_eq(WEXITSTATUS(system(cmd)), 2);
-    const char *runs[][2] = {{"--format rec", "rec"}, {"", "jsonl"}};
-    for (int i = 0; i < 2; i++) {
-        exec("%s -- sh -c 'echo $CUPROOF_EXEC_FORMAT > \"$CUPROOF_EXEC_DIR/../format.txt\"'",
-             runs[i][0]);
-        snprintf(path, sizeof path, "%s/format.txt", out_dir);
+    char cmd[1024], path[160], line[64] = "", program[256];
+    snprintf(program, sizeof program,
+             "-- sh -c 'echo $%s > \"$CUPROOF_EXEC_DIR/../seen.txt\"'", var);
+    snprintf(path, sizeof path, "%s/seen.txt", out_dir);
+    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= %s=%s '%s' exec --out '%s' -- true > "
+             "/dev/null 2>&1", var, bad, CUPROOF_BIN, out_dir);
+    cr_expect_eq(WEXITSTATUS(system(cmd)), 2, "%s=%s", var, bad);
+    for (size_t i = 0; i < n; i++) {
+        exec("%s %s", runs[i][0], program);
         FILE *f = fopen(path, "r");
         cr_assert_not_null(f);
         cr_assert_not_null(fgets(line, sizeof line, f));
         fclose(f);
         cr_expect(strncmp(line, runs[i][1], strlen(runs[i][1])) == 0, "%s: %s", runs[i][0], line);
     }
-    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= CUPROOF_EXEC_FORMAT=rec '%s' exec --out '%s' "
-             "-- sh -c 'echo $CUPROOF_EXEC_FORMAT > \"$CUPROOF_EXEC_DIR/../format.txt\"' "
-             "> /dev/null 2>&1", CUPROOF_BIN, out_dir);
+    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= %s=%s '%s' exec --out '%s' %s > /dev/null "
+             "2>&1", var, env, CUPROOF_BIN, out_dir, program);
     cr_expect_eq(WEXITSTATUS(system(cmd)), 3, "no trace: no verdict (3)");
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f);
     cr_assert_not_null(fgets(line, sizeof line, f));
     fclose(f);
-    cr_expect(strncmp(line, "rec", 3) == 0, "from the environment: %s", line);
+    cr_expect(strncmp(line, env, strlen(env)) == 0, "from the environment: %s", line);
+}
+
+/* The format reaches the program's processes (the library reads it), from
+ * --format or, by default, from CUPROOF_EXEC_FORMAT. */
+Test(exec_cli, the_format_reaches_the_processes)
+{
+    const char *runs[][2] = {{"--format rec", "rec"}, {"", "jsonl"}};
+    option_reaches_the_processes("CUPROOF_EXEC_FORMAT", runs, 2, "rec", "xml");
+}
+
+/* The API filter (issue 30) is on unless --api all or CUPROOF_EXEC_API=all
+ * turns it off; the library reads CUPROOF_EXEC_API. */
+Test(exec_cli, the_api_filter_reaches_the_processes)
+{
+    const char *runs[][2] = {{"--api all", "all"}, {"--api filtered", "filtered"},
+                             {"", "filtered"}};
+    option_reaches_the_processes("CUPROOF_EXEC_API", runs, 3, "all", "some");
+    cr_expect_eq(exec("--api some -- true"), 2);
+    expect_output("--api 'some': expected filtered or all");
 }
 
 /* A process that wrote the rec form: the same verdicts as its JSON lines

@@ -177,11 +177,11 @@ int cp_cupti_filter_api(bool apply, cp_api_seen_fn each, void *ctx, uint32_t *fi
                 each(ctx, runtime, cbid, name, kept);
             if (kept)
                 continue;
-            (*filtered)++;
             if (apply && runtime)
                 CP_CUPTI(cuptiActivityEnableRuntimeApi(cbid, 0));
             else if (apply)
                 CP_CUPTI(cuptiActivityEnableDriverApi(cbid, 0));
+            (*filtered)++;
         }
     }
 out:

@@ -52,7 +52,8 @@ typedef void (*cp_api_seen_fn)(void *ctx, bool runtime, uint32_t cbid, const cha
  * records every call of it again. An id CUPTI cannot name stays
  * recorded. `each` (may be NULL) sees every id named, kept or not;
  * *filtered gets how many are (with `apply`) or would be turned off.
- * Returns 0 or CP_ECUPTI.
+ * Returns 0, or CP_ECUPTI at the first id CUPTI refused to turn off
+ * (*filtered counts those turned off before it; the rest stay recorded).
  */
 int cp_cupti_filter_api(bool apply, cp_api_seen_fn each, void *ctx, uint32_t *filtered);
 

@@ -15,7 +15,10 @@
  *    flushed (their contexts' records would be lost with them);
  *  - at normal exit, an "end" line with the dropped count closes the
  *    file: a file without it belongs to a process that died or left by
- *    _exit, which the launcher reports as truncated.
+ *    _exit, which the launcher reports as truncated;
+ *  - only the API calls an analysis reads are recorded (cp_api_kept),
+ *    unless CUPROOF_EXEC_API=all (exec --api all): a recorded call costs
+ *    the program time on the thread that made it (issue 30).
  *
  * When CUPTI cannot be had (another tool subscribed first) the file gets
  * an "end" line whose `why` says so and nothing is traced.
@@ -75,6 +78,8 @@ static struct {
     CUpti_SubscriberHandle subscriber;
     const int *kinds; /* what is enabled: kinds, or timing_kinds */
     size_t nkinds;
+    bool api_all;          /* CUPROOF_EXEC_API=all: every API call recorded */
+    uint32_t api_filtered; /* API calls (callback ids) not recorded */
 } inj = {.init_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop = PTHREAD_COND_INITIALIZER};
@@ -310,6 +315,13 @@ static int start_tracing(void)
             __FILE__, __LINE__, "cuptiEnableCallback(driver)"));
     CP_TRY(cp_cupti_register(on_record, on_dropped, NULL));
     CP_TRY(cp_cupti_enable(inj.kinds, inj.nkinds, true));
+    /* After the kinds: enabling RUNTIME or DRIVER again would record
+     * every call of it again. A filter that fails part way loses
+     * nothing (the calls it did not reach stay recorded), so the process
+     * is traced all the same, and says so. */
+    if (!inj.api_all && cp_cupti_filter_api(true, NULL, NULL, &inj.api_filtered) < 0)
+        fprintf(stderr, "cuproof inject: %s; API calls past it are all recorded\n",
+                cp_last_error());
 out:
     return rc;
 }
@@ -343,6 +355,8 @@ EXPORT int InitializeInjection(void)
     bool timing = mode && strcmp(mode, "timing") == 0;
     inj.kinds = timing ? timing_kinds : kinds;
     inj.nkinds = timing ? sizeof timing_kinds / sizeof timing_kinds[0] : NKINDS;
+    const char *api = getenv("CUPROOF_EXEC_API");
+    inj.api_all = api && strcmp(api, "all") == 0;
     const char *ms = getenv("CUPROOF_EXEC_FLUSH_MS");
     inj.flush_ms = ms && *ms ? (unsigned)strtoul(ms, NULL, 10) : 500;
     if (inj.flush_ms < 10)
