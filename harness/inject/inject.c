@@ -58,6 +58,8 @@ static const int kinds[] = {
     CUPTI_ACTIVITY_KIND_CONTEXT,
     CUPTI_ACTIVITY_KIND_DEVICE,
     CUPTI_ACTIVITY_KIND_MARKER,
+    /* CUPTI's own cost, summed into the file's tracing cost (issue 30). */
+    CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -78,8 +80,6 @@ static struct {
     CUpti_SubscriberHandle subscriber;
     const int *kinds; /* what is enabled: kinds, or timing_kinds */
     size_t nkinds;
-    bool api_all;          /* CUPROOF_EXEC_API=all: every API call recorded */
-    uint32_t api_filtered; /* API calls (callback ids) not recorded */
 } inj = {.init_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop = PTHREAD_COND_INITIALIZER};
@@ -101,11 +101,13 @@ static void on_record(const void *r, void *arg)
     cp_proc_writer_record(&inj.w, r);
 }
 
-/* After each buffer: CUPTI's dropped count, and the lines so far handed
- * to the kernel, so that a process that dies keeps them. */
+/* After each buffer: one more buffer in the cost, CUPTI's dropped count,
+ * and the lines so far handed to the kernel, so that a process that dies
+ * keeps them. */
 static void on_dropped(uint64_t dropped, void *arg)
 {
     (void)arg;
+    inj.w.cost.buffers++;
     inj.w.dropped += dropped;
     if (inj.w.out)
         fflush(inj.w.out);
@@ -319,9 +321,15 @@ static int start_tracing(void)
      * every call of it again. A filter that fails part way loses
      * nothing (the calls it did not reach stay recorded), so the process
      * is traced all the same, and says so. */
-    if (!inj.api_all && cp_cupti_filter_api(true, NULL, NULL, &inj.api_filtered) < 0)
+    uint32_t filtered = 0;
+    if (!inj.w.cost.api_all && cp_cupti_filter_api(true, NULL, NULL, &filtered) < 0)
         fprintf(stderr, "cuproof inject: %s; API calls past it are all recorded\n",
                 cp_last_error());
+    /* From here on every flush and end mark says what tracing cost. */
+    cp_cupti_lock();
+    inj.w.cost.api_filtered = filtered;
+    inj.w.cost.recorded = true;
+    cp_cupti_unlock();
 out:
     return rc;
 }
@@ -356,7 +364,7 @@ EXPORT int InitializeInjection(void)
     inj.kinds = timing ? timing_kinds : kinds;
     inj.nkinds = timing ? sizeof timing_kinds / sizeof timing_kinds[0] : NKINDS;
     const char *api = getenv("CUPROOF_EXEC_API");
-    inj.api_all = api && strcmp(api, "all") == 0;
+    inj.w.cost.api_all = api && strcmp(api, "all") == 0;
     const char *ms = getenv("CUPROOF_EXEC_FLUSH_MS");
     inj.flush_ms = ms && *ms ? (unsigned)strtoul(ms, NULL, 10) : 500;
     if (inj.flush_ms < 10)
