@@ -64,24 +64,20 @@ static bool filtered_without_event_waits(const cp_activity *a)
     return filtered(a) && strcmp(base_of(a, base, sizeof base), "cudaStreamWaitEvent") != 0;
 }
 
-/* `in` with only the records `keep` keeps, and everything else of it. */
+/* `in` with only the records `keep` keeps, and everything else of it:
+ * the whole trace as its scope "" copies it, processes and counts with
+ * it, then the records left out. */
 static void copy_kept(const cp_trace *in, keep_fn keep, cp_trace *out, size_t *dropped)
 {
-    cp_trace_init(out);
-    for (size_t i = 0; i < in->nprocesses; i++)
-        cr_assert_geq(cp_trace_add_process(out, &in->processes[i]), 0);
-    out->dropped_records = in->dropped_records;
-    out->renamed_kernels = in->renamed_kernels;
-    out->has_legacy_stream = in->has_legacy_stream;
-    out->legacy_device = in->legacy_device;
-    out->legacy_context = in->legacy_context;
-    out->legacy_stream = in->legacy_stream;
-    for (size_t i = 0; i < in->n; i++) {
-        if (keep(&in->items[i]))
-            cr_assert_eq(cp_trace_add(out, &in->items[i]), 0);
-        else
-            (*dropped)++;
-    }
+    char why[160];
+    cr_assert_eq(cp_trace_scope(in, "", NULL, out, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(out->n, in->n, "the whole trace's copy left records out");
+    size_t n = 0;
+    for (size_t i = 0; i < out->n; i++)
+        if (keep(&out->items[i]))
+            out->items[n++] = out->items[i];
+    *dropped += out->n - n;
+    out->n = n;
 }
 
 /* ---- What a trace gives, as text ---- */

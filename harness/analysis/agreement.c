@@ -1,3 +1,5 @@
+/* Events against the trace (cuproof/agreement.h, docs/DESIGN.md): a run's
+ * own CUDA event times paired with its kernel records in launch order. */
 #include <cuproof/agreement.h>
 
 #include <cuproof/error.h>
