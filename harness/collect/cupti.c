@@ -344,14 +344,19 @@ int cp_cupti_filter_api(bool apply, cp_api_seen_fn each, void *ctx, uint32_t *fi
                 each(ctx, runtime, cbid, name, kept);
             if (kept)
                 continue;
-            if (apply && runtime)
-                CP_CUPTI(cuptiActivityEnableRuntimeApi(cbid, 0));
-            else if (apply)
-                CP_CUPTI(cuptiActivityEnableDriverApi(cbid, 0));
-            (*filtered)++;
+            CUptiResult err = !apply  ? CUPTI_SUCCESS
+                              : runtime ? cuptiActivityEnableRuntimeApi(cbid, 0)
+                                        : cuptiActivityEnableDriverApi(cbid, 0);
+            /* An id CUPTI refuses to turn off stays recorded, which loses
+             * nothing: the walk goes on, and the first refusal is said. */
+            if (err == CUPTI_SUCCESS)
+                (*filtered)++;
+            else if (rc == 0)
+                rc = cp_check_cupti(err, __FILE__, __LINE__,
+                                    runtime ? "cuptiActivityEnableRuntimeApi(cbid, 0)"
+                                            : "cuptiActivityEnableDriverApi(cbid, 0)");
         }
     }
-out:
     return rc;
 }
 

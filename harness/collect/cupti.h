@@ -55,8 +55,8 @@ typedef void (*cp_api_seen_fn)(void *ctx, bool runtime, uint32_t cbid, const cha
  * records every call of it again. An id CUPTI cannot name stays
  * recorded. `each` (may be NULL) sees every id named, kept or not;
  * *filtered gets how many are (with `apply`) or would be turned off.
- * Returns 0, or CP_ECUPTI at the first id CUPTI refused to turn off
- * (*filtered counts those turned off before it; the rest stay recorded).
+ * Returns 0, or CP_ECUPTI naming the first id CUPTI refused to turn off
+ * (each refused id stays recorded, and the walk goes on past it).
  */
 int cp_cupti_filter_api(bool apply, cp_api_seen_fn each, void *ctx, uint32_t *filtered);
 

@@ -318,13 +318,12 @@ static int start_tracing(void)
     CP_TRY(cp_cupti_register(on_record, on_dropped, NULL));
     CP_TRY(cp_cupti_enable(inj.kinds, inj.nkinds, true));
     /* After the kinds: enabling RUNTIME or DRIVER again would record
-     * every call of it again. A filter that fails part way loses
-     * nothing (the calls it did not reach stay recorded), so the process
-     * is traced all the same, and says so. */
+     * every call of it again. A call CUPTI would not turn off stays
+     * recorded, which loses nothing, so the process is traced all the
+     * same, and says so. */
     uint32_t filtered = 0;
     if (!inj.w.cost.api_all && cp_cupti_filter_api(true, NULL, NULL, &filtered) < 0)
-        fprintf(stderr, "cuproof inject: %s; API calls past it are all recorded\n",
-                cp_last_error());
+        fprintf(stderr, "cuproof inject: %s; such calls stay recorded\n", cp_last_error());
     /* From here on every flush and end mark says what tracing cost. */
     cp_cupti_lock();
     inj.w.cost.api_filtered = filtered;
