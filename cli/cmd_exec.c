@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct exec_args {
     const char *out_dir;
@@ -37,6 +38,7 @@ typedef struct exec_args {
     bool trace_only;
     int need_gpus; /* --need-gpus: skipped (77) with fewer visible; 0: any */
     bool rec; /* --format rec: the processes write cuproof.rec files */
+    bool api_all; /* --api all: the processes record every API call */
     uint64_t keep_records; /* --keep-records: held at most, else streamed; 0: the default */
     cp_expect_list expect;
     char **program; /* NULL-terminated, from argv */
@@ -118,6 +120,11 @@ static int parse_args(int argc, char **argv, exec_args *a)
                 return cp_usage_error("--format '%s': expected jsonl or rec", val ? val : "");
             a->rec = strcmp(val, "rec") == 0;
             i++;
+        } else if (strcmp(opt, "--api") == 0) {
+            if (!val || (strcmp(val, "all") != 0 && strcmp(val, "filtered") != 0))
+                return cp_usage_error("--api '%s': expected filtered or all", val ? val : "");
+            a->api_all = strcmp(val, "all") == 0;
+            i++;
         } else if (strcmp(opt, "--keep-records") == 0) {
             int keep;
             if (!cp_parse_int(val, 1, INT_MAX, &keep))
@@ -159,7 +166,8 @@ static int parse_args(int argc, char **argv, exec_args *a)
 }
 
 /* The defaults that the environment sets (so that a whole test suite,
- * ctest -L exec, can run in the rec form or through the streaming path).
+ * ctest -L exec, can run in the rec form, with every API call recorded or
+ * through the streaming path).
  * Returns -1 when they are good, else the exit status. */
 static int env_defaults(exec_args *a)
 {
@@ -167,6 +175,10 @@ static int env_defaults(exec_args *a)
     if (format && *format && strcmp(format, "rec") != 0 && strcmp(format, "jsonl") != 0)
         return cp_usage_error("CUPROOF_EXEC_FORMAT='%s': expected jsonl or rec", format);
     a->rec = format && strcmp(format, "rec") == 0;
+    const char *api = getenv("CUPROOF_EXEC_API");
+    if (api && *api && strcmp(api, "all") != 0 && strcmp(api, "filtered") != 0)
+        return cp_usage_error("CUPROOF_EXEC_API='%s': expected filtered or all", api);
+    a->api_all = api && strcmp(api, "all") == 0;
     const char *keep = getenv("CUPROOF_EXEC_KEEP_RECORDS");
     int keep_n = 0;
     if (keep && *keep && !cp_parse_int(keep, 1, INT_MAX, &keep_n))
@@ -301,6 +313,52 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
                                                      sizeof t1));
 }
 
+/* The launcher's clock, in ms. */
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* What tracing cost the program, one line (report.json's tracing_cost):
+ * its processes' own counts where they recorded them, "not recorded"
+ * where none did (files of an earlier writer: unknown, not zero), and
+ * the launcher's post-processing. */
+static void print_tracing_cost(const cp_report *r)
+{
+    const cp_trace *t = &r->cases[0].variants[0].trace;
+    cp_tracing_cost sum;
+    size_t recorded = cp_trace_tracing_cost(t, &sum);
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < t->nprocesses; i++)
+        dropped += t->processes[i].dropped;
+    char n1[48], n2[48], n3[48], n4[48], ms[32], post[32], part[96] = "";
+    cp_fmt_ms(r->postprocess_ms, post, sizeof post);
+    if (!recorded) {
+        printf("  tracing: cost not recorded (trace files from an earlier cuproof), %llu "
+               "dropped; post-processing %s\n",
+               (unsigned long long)dropped, post);
+        return;
+    }
+    if (recorded < t->nprocesses)
+        snprintf(part, sizeof part, " (%zu of %zu processes recorded it)", recorded,
+                 t->nprocesses);
+    char filter[80];
+    if (sum.api_all)
+        snprintf(filter, sizeof filter, "none filtered (--api all)");
+    else
+        snprintf(filter, sizeof filter, "%s filtered",
+                 cp_fmt_count((double)sum.api_filtered, "call kinds", n3, sizeof n3));
+    printf("  tracing%s: %s (%llu dropped), %s recorded, %s, CUPTI overhead %s, %s; "
+           "post-processing %s\n",
+           part, cp_fmt_count((double)sum.records, "records", n1, sizeof n1),
+           (unsigned long long)dropped,
+           cp_fmt_count((double)sum.api_records, "API calls", n2, sizeof n2), filter,
+           cp_fmt_ms((double)cp_tracing_overhead_ns(&sum) / 1e6, ms, sizeof ms),
+           cp_fmt_count((double)sum.buffers, "buffers", n4, sizeof n4), post);
+}
+
 static void print_verdict(const exec_args *a, const cp_program_run *run, const cp_judgement *j)
 {
     printf("cuproof exec: the program ran %.1f ms (traced)\n", run->wall_ms);
@@ -375,6 +433,7 @@ int cp_cmd_exec(int argc, char **argv)
         .proc_dir = proc_dir,
         .timeout_s = a.timeout_s,
         .rec = a.rec,
+        .api_all = a.api_all,
         /* Several GPUs: the program sees every visible one, not the one
          * GPU of ctest's first resource group. */
         .ctest_gpu = a.need_gpus <= 1 &&
@@ -410,19 +469,28 @@ int cp_cmd_exec(int argc, char **argv)
         goto out;
     }
     cp_judgement j;
-    if (cp_make_dirs(a.out_dir) < 0 || cp_exec_run(&eo, &run) < 0 ||
-        (a.repeat && !cp_program_run_failed(&run) && timed_runs(&a, eo, &tm, &run) < 0) ||
-        cp_session_add_sink(s, cp_sink_traces(a.out_dir)) < 0 ||
+    double exited = 0;
+    bool ran = cp_make_dirs(a.out_dir) == 0 && cp_exec_run(&eo, &run) == 0 &&
+               !(a.repeat && !cp_program_run_failed(&run) && timed_runs(&a, eo, &tm, &run) < 0);
+    /* Post-processing runs from the program's last exit (the traced run's,
+     * or the last timed run's) until the report is handed to be written. */
+    if (ran)
+        exited = now_ms();
+    if (!ran || cp_session_add_sink(s, cp_sink_traces(a.out_dir)) < 0 ||
         cp_session_add_sink(s, cp_sink_report(a.out_dir)) < 0 ||
         cp_program_judge(proc_dir, &jo, &run, &tm, &c, &j) < 0) {
         fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
         goto out;
     }
     print_summary(&c, &j, a.keep_records);
-    if (cp_session_add_case(s, &c) < 0 || cp_session_close(s) < 0) {
+    bool added = cp_session_add_case(s, &c) == 0;
+    r->has_tracing_cost = true;
+    r->postprocess_ms = now_ms() - exited;
+    if (!added || cp_session_close(s) < 0) {
         fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
         goto out;
     }
+    print_tracing_cost(r);
     print_verdict(&a, &run, &j);
     status = j.exit;
 out:

@@ -141,6 +141,11 @@ static const cp_help_opt exec_opts[] = {
      "how each process writes its trace in proc/: JSON lines (HOST.PID.proc.jsonl, the "
      "default) or cuproof.rec (HOST.PID.proc.cprec: a fifth of the size, for long programs); "
      "CUPROOF_EXEC_FORMAT sets the default"},
+    {"--api filtered|all",
+     "which CUDA API calls the processes record: by default only those an analysis reads "
+     "(launches, copies, memsets, synchronisation, event records and waits, allocation and "
+     "free), since each recorded call costs the program time on its own thread; all records "
+     "every call (for a timeline that shows every query); CUPROOF_EXEC_API sets the default"},
     {"--keep-records N",
      "records held in memory at most (default 200000); past N they are streamed: analysed in "
      "bounded memory, written to OUT/PROGRAM.cprec and a Perfetto protobuf, drawn as a "
@@ -172,8 +177,8 @@ static const cp_help_opt environment[] = {
     {"CUPROOF_CUPTI_BUFFER_KB, CUPROOF_CUPTI_MAX_BUFFERS",
      "the size of each CUPTI activity buffer in KiB, and the most buffers CUPTI is given; past "
      "them records are dropped, which fails the case"},
-    {"CUPROOF_EXEC_FORMAT, CUPROOF_EXEC_KEEP_RECORDS",
-     "the defaults of exec's --format and --keep-records"},
+    {"CUPROOF_EXEC_FORMAT, CUPROOF_EXEC_API, CUPROOF_EXEC_KEEP_RECORDS",
+     "the defaults of exec's --format, --api and --keep-records"},
     {"CUPROOF_INJECT_LIB", "the injection library exec loads into the program (default: "
                            "libcuproof_inject.so beside libcuproof)"},
     {"CTEST_RESOURCE_GROUP_0_GPUS", "set by ctest's resource allocation (see gpus "

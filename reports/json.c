@@ -460,6 +460,52 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
     }
 }
 
+/* One tracing cost's figures (a process's, or a program's sum). */
+static void cost_json(builder *b, cJSON *o, const cp_tracing_cost *c, uint64_t dropped)
+{
+    add_bool(b, o, "recorded", c->recorded);
+    add_num(b, o, "dropped", (double)dropped);
+    if (!c->recorded)
+        return; /* unknown, not zero: the fields are left out */
+    add_str(b, o, "api", c->api_all ? "all" : "filtered");
+    add_num(b, o, "records", (double)c->records);
+    add_num(b, o, "api_records", (double)c->api_records);
+    add_num(b, o, "api_filtered", (double)c->api_filtered);
+    add_num(b, o, "buffers", (double)c->buffers);
+    add_num(b, o, "overhead_records", (double)c->overhead_records);
+    add_num(b, o, "cupti_overhead_ms", (double)cp_tracing_overhead_ns(c) / 1e6);
+    cJSON *kinds = add_obj(b, o, "cupti_overhead_ms_by_kind");
+    for (int k = 0; k < CP_OVERHEAD_KIND_COUNT; k++)
+        if (c->overhead_ns[k])
+            add_num(b, kinds, cp_overhead_kind_name((cp_overhead_kind)k),
+                    (double)c->overhead_ns[k] / 1e6);
+}
+
+/* 1.11: what tracing a program cost (cuproof exec): the sum over its
+ * processes that recorded it, each process's own, and the launcher's
+ * post-processing. */
+static void tracing_cost_json(builder *b, cJSON *o, const cp_report *r)
+{
+    static const cp_trace none;
+    const cp_trace *t = r->ncases && r->cases[0].nvariants ? &r->cases[0].variants[0].trace : &none;
+    cp_tracing_cost sum;
+    size_t recorded = cp_trace_tracing_cost(t, &sum);
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < t->nprocesses; i++)
+        dropped += t->processes[i].dropped;
+    add_num(b, o, "postprocess_ms", r->postprocess_ms);
+    add_num(b, o, "processes", (double)t->nprocesses);
+    add_num(b, o, "processes_recorded", (double)recorded);
+    cost_json(b, o, &sum, dropped);
+    cJSON *each = add_arr(b, o, "per_process");
+    for (size_t i = 0; i < t->nprocesses && b->ok; i++) {
+        cJSON *p = push_obj(b, each);
+        add_num(b, p, "pid", t->processes[i].pid);
+        add_str(b, p, "host", t->processes[i].host);
+        cost_json(b, p, &t->processes[i].cost, t->processes[i].dropped);
+    }
+}
+
 cJSON *cp_report_to_json(const cp_report *r)
 {
     builder b = {.ok = true};
@@ -476,8 +522,8 @@ cJSON *cp_report_to_json(const cp_report *r)
      * and _share, in the trace and per device), the work classes' rules
      * and each trace's kernel_breakdown; 1.7: a distributed program's
      * ranks per variant (readers of 1.0 ignore them); 1.10: the
-     * environment's address_layout. */
-    add_str(&b, root, "schema_version", "1.10");
+     * environment's address_layout; 1.11: tracing_cost (cuproof exec). */
+    add_str(&b, root, "schema_version", "1.11");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);
@@ -513,6 +559,8 @@ cJSON *cp_report_to_json(const cp_report *r)
     cJSON *tracing = add_obj(&b, root, "tracing");
     add_bool(&b, tracing, "available", r->traced);
     add_str(&b, tracing, "reason", r->untraced_reason);
+    if (r->has_tracing_cost)
+        tracing_cost_json(&b, add_obj(&b, root, "tracing_cost"), r);
     cJSON *cases = add_arr(&b, root, "cases");
     for (size_t i = 0; i < r->ncases && b.ok; i++) {
         cJSON *c = push_obj(&b, cases);

@@ -121,6 +121,7 @@ typedef struct proc_state {
     char why[160]; /* the end line's reason */
     uint64_t last_ns; /* the latest time the file holds */
     uint64_t dropped, zero_timestamps;
+    cp_tracing_cost cost; /* the last flush's or end's; not recorded before issue 30 */
     open_range *open;
     size_t nopen, open_cap;
     bool profiling;
@@ -529,6 +530,47 @@ out:
     return rc;
 }
 
+/* An optional field: 1 when present, 0 when absent (a writer before it). */
+static bool has_field(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k) != NULL;
+}
+
+/* The tracing cost of a flush or end line (issue 30), which writers
+ * before it left out: with "buffers" the fields come together, and the
+ * cost so far replaces the one before; without it nothing is recorded.
+ * An overhead kind this reader does not know counts as "other". */
+static int parse_cost(proc_state *st, const cJSON *o, uint64_t records)
+{
+    int rc = 0, api = 0;
+    static const char *const api_names[] = {"filtered", "all"};
+    if (!has_field(o, "buffers"))
+        return 0;
+    cp_tracing_cost c = {.recorded = true, .records = records};
+    CP_TRY(get_enum(st, o, "api", api_names, 2, &api));
+    CP_TRY(get_u64(st, o, "api_records", &c.api_records));
+    CP_TRY(get_u64(st, o, "api_filtered", &c.api_filtered));
+    CP_TRY(get_u64(st, o, "buffers", &c.buffers));
+    CP_TRY(get_u64(st, o, "overhead_records", &c.overhead_records));
+    const cJSON *overhead = field(st, o, "overhead_ns", &rc);
+    if (!overhead)
+        goto out;
+    if (!cJSON_IsObject(overhead)) {
+        rc = fail(st, "field 'overhead_ns' must be an object");
+        goto out;
+    }
+    for (const cJSON *k = overhead->child; k; k = k->next) {
+        uint64_t ns = 0;
+        CP_TRY(get_u64(st, overhead, k->string, &ns));
+        int kind = cp_overhead_kind_from_name(k->string);
+        c.overhead_ns[kind < 0 ? CP_OVERHEAD_OTHER : kind] += ns;
+    }
+    c.api_all = api == 1;
+    st->cost = c;
+out:
+    return rc;
+}
+
 /* flush and end: the counts so far (only ever growing), and the time. */
 static int parse_counts(proc_state *st, const cJSON *o, bool is_end)
 {
@@ -539,6 +581,7 @@ static int parse_counts(proc_state *st, const cJSON *o, bool is_end)
     CP_TRY(get_u64(st, o, "records", &records));
     CP_TRY(get_u64(st, o, "dropped", &dropped));
     CP_TRY(get_u64(st, o, "zero_timestamps", &zero));
+    CP_TRY(parse_cost(st, o, records));
     if (is_end)
         CP_TRY(get_str(st, o, "why", &why));
     if (dropped > st->dropped)
@@ -558,12 +601,6 @@ out:
 static void copy_field(char *dst, size_t cap, const char *s)
 {
     snprintf(dst, cap, "%s", s);
-}
-
-/* An optional field: 1 when present, 0 when absent (a writer before it). */
-static bool has_field(const cJSON *o, const char *k)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, k) != NULL;
 }
 
 /* The header's rank fields (docs/DESIGN.md "Ranks"), optional so that
@@ -827,6 +864,7 @@ static int finish(proc_state *st)
     p->last_ns = st->last_ns;
     p->dropped = st->dropped;
     p->zero_timestamps = st->zero_timestamps;
+    p->cost = st->cost;
     st->t->dropped_records += st->dropped;
     return 0;
 }

@@ -11,7 +11,9 @@
 #include <cuproof/exit.h>
 #include <cuproof/error.h>
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -110,35 +112,55 @@ Test(exec_cli, usage_errors_exit_2)
     expect_output("--comm-pattern 'a*': expected a kernel name's prefix");
 }
 
-/* The format reaches the program's processes (the library reads it), from
- * --format or, by default, from CUPROOF_EXEC_FORMAT; a bad value there is
- * a usage error too. */
-Test(exec_cli, the_format_reaches_the_processes)
+/* What the program's processes see in `var`: each option of `runs` (with
+ * the value it must give), the value `env` set in the launcher's
+ * environment gives by default, and a bad value there (`bad`) is a usage
+ * error (2). The injection library reads the variable. */
+static void option_reaches_the_processes(const char *var, const char *runs[][2], size_t n,
+                                         const char *env, const char *bad)
 {
-    char cmd[1024], path[160], line[64] = "";
-    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= CUPROOF_EXEC_FORMAT=xml '%s' exec --out '%s' "
-             "-- true > /dev/null 2>&1", CUPROOF_BIN, out_dir);
-    cr_expect_eq(WEXITSTATUS(system(cmd)), 2);
-    const char *runs[][2] = {{"--format rec", "rec"}, {"", "jsonl"}};
-    for (int i = 0; i < 2; i++) {
-        exec("%s -- sh -c 'echo $CUPROOF_EXEC_FORMAT > \"$CUPROOF_EXEC_DIR/../format.txt\"'",
-             runs[i][0]);
-        snprintf(path, sizeof path, "%s/format.txt", out_dir);
+    char cmd[1024], path[160], line[64] = "", program[256];
+    snprintf(program, sizeof program,
+             "-- sh -c 'echo $%s > \"$CUPROOF_EXEC_DIR/../seen.txt\"'", var);
+    snprintf(path, sizeof path, "%s/seen.txt", out_dir);
+    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= %s=%s '%s' exec --out '%s' -- true > "
+             "/dev/null 2>&1", var, bad, CUPROOF_BIN, out_dir);
+    cr_expect_eq(WEXITSTATUS(system(cmd)), 2, "%s=%s", var, bad);
+    for (size_t i = 0; i < n; i++) {
+        exec("%s %s", runs[i][0], program);
         FILE *f = fopen(path, "r");
         cr_assert_not_null(f);
         cr_assert_not_null(fgets(line, sizeof line, f));
         fclose(f);
         cr_expect(strncmp(line, runs[i][1], strlen(runs[i][1])) == 0, "%s: %s", runs[i][0], line);
     }
-    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= CUPROOF_EXEC_FORMAT=rec '%s' exec --out '%s' "
-             "-- sh -c 'echo $CUPROOF_EXEC_FORMAT > \"$CUPROOF_EXEC_DIR/../format.txt\"' "
-             "> /dev/null 2>&1", CUPROOF_BIN, out_dir);
+    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= %s=%s '%s' exec --out '%s' %s > /dev/null "
+             "2>&1", var, env, CUPROOF_BIN, out_dir, program);
     cr_expect_eq(WEXITSTATUS(system(cmd)), 3, "no trace: no verdict (3)");
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f);
     cr_assert_not_null(fgets(line, sizeof line, f));
     fclose(f);
-    cr_expect(strncmp(line, "rec", 3) == 0, "from the environment: %s", line);
+    cr_expect(strncmp(line, env, strlen(env)) == 0, "from the environment: %s", line);
+}
+
+/* The format reaches the program's processes (the library reads it), from
+ * --format or, by default, from CUPROOF_EXEC_FORMAT. */
+Test(exec_cli, the_format_reaches_the_processes)
+{
+    const char *runs[][2] = {{"--format rec", "rec"}, {"", "jsonl"}};
+    option_reaches_the_processes("CUPROOF_EXEC_FORMAT", runs, 2, "rec", "xml");
+}
+
+/* The API filter (issue 30) is on unless --api all or CUPROOF_EXEC_API=all
+ * turns it off; the library reads CUPROOF_EXEC_API. */
+Test(exec_cli, the_api_filter_reaches_the_processes)
+{
+    const char *runs[][2] = {{"--api all", "all"}, {"--api filtered", "filtered"},
+                             {"", "filtered"}};
+    option_reaches_the_processes("CUPROOF_EXEC_API", runs, 3, "all", "some");
+    cr_expect_eq(exec("--api some -- true"), 2);
+    expect_output("--api 'some': expected filtered or all");
 }
 
 /* A process that wrote the rec form: the same verdicts as its JSON lines
@@ -234,6 +256,104 @@ Test(exec_cli, a_recorded_trace_meets_its_expectations)
     /* Its one run was traced: no timing, rather than a median of 0 ms. */
     cr_expect_not_null(strstr(page, ">not timed</td>"));
     cr_expect_null(strstr(page, "<h3>Checks</h3>"));
+}
+
+/* Writes `from` (a fixture) into DIR/NAME with each occurrence of `a`
+ * replaced by `b`. */
+static void write_edited(const char *from, const char *dir, const char *name, const char *a,
+                         const char *b)
+{
+    char path[256], line[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *in = fopen(from, "r"), *out = fopen(path, "w");
+    cr_assert(in && out, "%s", path);
+    while (fgets(line, sizeof line, in)) {
+        char *at = strstr(line, a);
+        if (at) {
+            *at = '\0';
+            fprintf(out, "%s%s%s", line, b, at + strlen(a));
+        } else {
+            fputs(line, out);
+        }
+    }
+    fclose(in);
+    fclose(out);
+}
+
+/* The number at `path` (dot-separated keys) of report.json, or NAN. */
+static double report_number(const cJSON *root, const char *path)
+{
+    char keys[128];
+    snprintf(keys, sizeof keys, "%s", path);
+    const cJSON *o = root;
+    for (char *k = strtok(keys, "."); k && o; k = strtok(NULL, "."))
+        o = cJSON_IsArray(o) ? cJSON_GetArrayItem(o, atoi(k))
+                             : cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(o) ? o->valuedouble : NAN;
+}
+
+/* What tracing cost (issue 30) goes into report.json's tracing_cost and
+ * one line of the summary: the processes' counts where their files carry
+ * them, "not recorded" (never 0) where a file of an earlier writer does
+ * not, and the launcher's post-processing time. */
+Test(exec_cli, the_tracing_cost_is_in_the_report_and_the_summary)
+{
+    char src[128];
+    snprintf(src, sizeof src, "%s/src", out_dir);
+    cr_assert_eq(mkdir(src, 0755), 0);
+    write_edited(TRACE, src, "a.1.proc.jsonl", "\"why\":\"exit\"",
+                 "\"api\":\"filtered\",\"api_records\":7,\"api_filtered\":1006,\"buffers\":3,"
+                 "\"overhead_records\":2,\"overhead_ns\":{\"buffer_flush\":1500000},"
+                 "\"why\":\"exit\"");
+    write_edited(TRACE, src, "b.2.proc.jsonl", "\"pid\":1331,", "\"pid\":1332,");
+    cr_expect_eq(exec("-- sh -c 'cp \"%s\"/*.proc.jsonl \"$CUPROOF_EXEC_DIR/\"'", src), 0, "%s",
+                 output);
+    expect_output("  tracing (1 of 2 processes recorded it): 353 records (0 dropped), 7 API calls "
+                  "recorded, 1006 call kinds filtered, CUPTI overhead 1.50 ms, 3 buffers; "
+                  "post-processing ");
+    char *text = strdup(out_file("report.json"));
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root);
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "schema_version")->valuestring, "1.11");
+    const cJSON *cost = cJSON_GetObjectItem(root, "tracing_cost");
+    cr_assert_not_null(cost, "no tracing_cost in report.json");
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(cost, "recorded")));
+    cr_expect_str_eq(cJSON_GetObjectItem(cost, "api")->valuestring, "filtered");
+    static const struct {
+        const char *path;
+        double want;
+    } fields[] = {{"tracing_cost.processes", 2},         {"tracing_cost.processes_recorded", 1},
+                  {"tracing_cost.records", 353},         {"tracing_cost.dropped", 0},
+                  {"tracing_cost.api_records", 7},       {"tracing_cost.api_filtered", 1006},
+                  {"tracing_cost.buffers", 3},           {"tracing_cost.overhead_records", 2},
+                  {"tracing_cost.cupti_overhead_ms", 1.5},
+                  {"tracing_cost.cupti_overhead_ms_by_kind.buffer_flush", 1.5},
+                  {"tracing_cost.per_process.0.pid", 1331},
+                  {"tracing_cost.per_process.0.buffers", 3},
+                  {"tracing_cost.per_process.1.pid", 1332}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        cr_expect_eq(report_number(root, fields[i].path), fields[i].want, "%s: %g",
+                     fields[i].path, report_number(root, fields[i].path));
+    cr_expect_gt(report_number(root, "tracing_cost.postprocess_ms"), 0);
+    /* The old file's process: not recorded, and no figure stands for it. */
+    const cJSON *old = cJSON_GetArrayItem(cJSON_GetObjectItem(cost, "per_process"), 1);
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(old, "recorded")));
+    cr_expect_null(cJSON_GetObjectItem(old, "records"));
+    cJSON_Delete(root);
+    free(text);
+
+    /* Only files of an earlier writer: nothing recorded, said so. */
+    cr_expect_eq(exec(FAKE(TRACE, "exit 0")), 0, "%s", output);
+    expect_output("  tracing: cost not recorded (trace files from an earlier cuproof), 0 dropped; "
+                  "post-processing ");
+    root = cJSON_Parse(out_file("report.json"));
+    cr_assert_not_null(root);
+    cost = cJSON_GetObjectItem(root, "tracing_cost");
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(cost, "recorded")));
+    cr_expect_null(cJSON_GetObjectItem(cost, "records"), "unknown, not 0");
+    cr_expect_null(cJSON_GetObjectItem(cost, "cupti_overhead_ms"));
+    cr_expect_gt(report_number(root, "tracing_cost.postprocess_ms"), 0);
+    cJSON_Delete(root);
 }
 
 /* Past --keep-records (or CUPROOF_EXEC_KEEP_RECORDS) the records are

@@ -91,6 +91,17 @@ static void marker(uint64_t t, uint32_t id, CUpti_ActivityFlag flag, const char 
     cp_proc_writer_record(&w, &m);
 }
 
+static void overhead(CUpti_ActivityOverheadKind kind, uint64_t start, uint64_t end)
+{
+    CUpti_ActivityOverhead3 o;
+    memset(&o, 0, sizeof o);
+    o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+    o.overheadKind = kind;
+    o.start = ORIGIN + start;
+    o.end = ORIGIN + end;
+    cp_proc_writer_record(&w, &o);
+}
+
 /* Every kind the file keeps, then the end line. */
 static void write_program(void)
 {
@@ -154,8 +165,13 @@ static void write_program(void)
     d.numMultiprocessors = 132;
     cp_proc_writer_record(&w, &d);
 
-    CUpti_Activity other = {.kind = CUPTI_ACTIVITY_KIND_OVERHEAD};
+    CUpti_Activity other = {.kind = CUPTI_ACTIVITY_KIND_FUNCTION};
     cp_proc_writer_record(&w, &other); /* a kind the file does not keep */
+    /* CUPTI's overhead: summed into the cost, never written. */
+    overhead(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH, 1000, 1300);
+    overhead(CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION, 2000, 2050);
+    overhead(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH, 3000, 3100);
+    overhead((CUpti_ActivityOverheadKind)(99 << 16), 4000, 4007); /* a kind after CUDA 13.0 */
 
     marker(ORIGIN + 700, 2, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, "checkpoint");
     cp_proc_writer_profiler(&w, ORIGIN + 1, true);
@@ -292,6 +308,109 @@ Test(proc_writer, the_rec_form_reads_back_as_the_json_lines_do)
     cp_trace_free(&rec);
 }
 
+static void expect_cost_eq(const cp_tracing_cost *got, const cp_tracing_cost *want,
+                           const char *form)
+{
+    cr_expect_eq(got->recorded, want->recorded, "%s", form);
+    cr_expect_eq(got->api_all, want->api_all, "%s", form);
+    cr_expect_eq(got->records, want->records, "%s: records", form);
+    cr_expect_eq(got->api_records, want->api_records, "%s: API records", form);
+    cr_expect_eq(got->api_filtered, want->api_filtered, "%s", form);
+    cr_expect_eq(got->buffers, want->buffers, "%s", form);
+    cr_expect_eq(got->overhead_records, want->overhead_records, "%s", form);
+    for (int k = 0; k < CP_OVERHEAD_KIND_COUNT; k++)
+        cr_expect_eq(got->overhead_ns[k], want->overhead_ns[k], "%s: overhead %s", form,
+                     cp_overhead_kind_name((cp_overhead_kind)k));
+}
+
+/* What tracing cost (issue 30) reads back from both forms as the writer
+ * counted it: the records it wrote, the API calls among them, CUPTI's
+ * overhead by kind (one of a later CUDA's kinds as "other"), and what the
+ * library set (the filter, the buffers). */
+Test(proc_writer, the_tracing_cost_reads_back_from_both_forms)
+{
+    w.cost = (cp_tracing_cost){.recorded = true, .api_filtered = 1006, .buffers = 37};
+    write_program();
+    fclose(w.out);
+    cp_tracing_cost lines_cost = w.cost;
+    cr_expect_eq(lines_cost.api_records, 2);
+    cr_expect_eq(lines_cost.overhead_records, 4);
+    cr_expect_eq(lines_cost.overhead_ns[CP_OVERHEAD_BUFFER_FLUSH], 400);
+    cr_expect_eq(lines_cost.overhead_ns[CP_OVERHEAD_INSTRUMENTATION], 50);
+    cr_expect_eq(lines_cost.overhead_ns[CP_OVERHEAD_OTHER], 7);
+    cr_expect_eq(lines_cost.records, 14, "the overhead records are not written");
+    cp_trace lines, rec;
+    cp_trace_init(&lines);
+    cp_trace_init(&rec);
+    cr_assert_eq(cp_proc_parse("written", text, size, &lines), 0, "%s", cp_last_error());
+    expect_cost_eq(&lines.processes[0].cost, &lines_cost, "JSON lines");
+
+    char path[] = "/tmp/cuproof-proc-cost-XXXXXX", file[128];
+    cr_assert_not_null(mkdtemp(path));
+    snprintf(file, sizeof file, "%s/gpu-1.4242.proc.cprec", path);
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(cp_rec_writer_open(&w.rec, file), 0);
+    w.origin = ORIGIN;
+    w.cost = (cp_tracing_cost){.recorded = true, .api_all = true, .buffers = 5};
+    cp_proc_writer_header(&w, "gpu-1", 4242, 4200, "python3 train.py");
+    write_program();
+    cr_assert_eq(cp_proc_read(file, &rec), 0, "%s", cp_last_error());
+    expect_cost_eq(&rec.processes[0].cost, &w.cost, "rec");
+    cr_expect(rec.processes[0].cost.api_all);
+    cr_expect_eq(rec.processes[0].cost.records, 10, "markers paired, no sync/stream/device");
+
+    /* Two processes' costs: summed, the filter the largest, api_all only
+     * when every one recorded every call. */
+    cr_assert_geq(cp_trace_add_process(&rec, &lines.processes[0]), 0);
+    cp_tracing_cost sum;
+    cr_expect_eq(cp_trace_tracing_cost(&rec, &sum), 2);
+    cr_expect(sum.recorded);
+    cr_expect_not(sum.api_all);
+    cr_expect_eq(sum.buffers, 42);
+    cr_expect_eq(sum.api_filtered, 1006);
+    cr_expect_eq(sum.records, 24);
+    cr_expect_eq(cp_tracing_overhead_ns(&sum), 2 * 457);
+    remove(file);
+    rmdir(path);
+    cp_trace_free(&lines);
+    cp_trace_free(&rec);
+}
+
+/* A trace from a writer before the cost (the recorded fixtures, both
+ * forms) has no cost recorded: unknown, not zero. A process that dies
+ * keeps the cost of its last flush. */
+Test(proc_writer, a_trace_from_before_the_cost_has_none_recorded)
+{
+    fclose(w.out);
+    static const char *const old[] = {CUPROOF_FIXTURES "/exec-h100/streams-graph-nvtx.proc.jsonl",
+                                      CUPROOF_FIXTURES "/exec-h100-threads/nvtx-ranges.proc.cprec"};
+    for (size_t i = 0; i < 2; i++) {
+        cp_trace t;
+        cp_trace_init(&t);
+        cr_assert_eq(cp_proc_read(old[i], &t), 0, "%s", cp_last_error());
+        cr_expect_not(t.processes[0].cost.recorded, "%s", old[i]);
+        cp_tracing_cost sum;
+        cr_expect_eq(cp_trace_tracing_cost(&t, &sum), 0);
+        cr_expect_not(sum.recorded);
+        cp_trace_free(&t);
+    }
+    free(text);
+    open_writer();
+    w.cost = (cp_tracing_cost){.recorded = true, .buffers = 3};
+    kernel(ORIGIN + 100, ORIGIN + 400, 8, 0, "mult_ker");
+    cp_proc_writer_mark(&w, ORIGIN + 500, NULL);
+    w.cost.buffers = 4; /* after the last flush: lost with the process */
+    fclose(w.out);
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(cp_proc_parse("cut", text, size, &t), 0, "%s", cp_last_error());
+    cr_expect_not(t.processes[0].ended);
+    cr_expect(t.processes[0].cost.recorded);
+    cr_expect_eq(t.processes[0].cost.buffers, 3);
+    cr_expect_eq(t.processes[0].cost.records, 1);
+    cp_trace_free(&t);
+}
+
 /* A rec file whose process died (no end mark) reads as a truncated
  * process, its last time the latest its records hold. */
 Test(proc_writer, a_rec_file_without_its_end_is_a_truncated_process)
@@ -345,7 +464,7 @@ Test(proc_writer, no_file_writes_nothing)
     cp_proc_writer_record(&none, &(CUpti_Activity){.kind = CUPTI_ACTIVITY_KIND_MEMCPY});
     cp_proc_writer_mark(&none, 5, "exit");
     cp_proc_writer_profiler(&none, 5, true);
-    cr_expect_eq(none.records, 0);
+    cr_expect_eq(none.cost.records, 0);
 }
 
 /* The injection library itself, loaded as the driver loads it: it writes

@@ -1,11 +1,14 @@
-/* The tracer's record conversion, fed hand-built CUPTI records, and its
- * behaviour when no window is open. Needs no GPU. */
+/* The tracer's record conversion, fed hand-built CUPTI records, its
+ * behaviour when no window is open, and the queue that hands completed
+ * buffers to the collect layer's worker. Needs no GPU. */
 #include <cuproof/error.h>
 #include "collect/cupti.h"
 #include "runner/window.h"
 
 #include <criterion/criterion.h>
 #include <cupti.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 Test(tracer, converts_concurrent_kernel)
@@ -165,4 +168,86 @@ Test(tracer, window_rules_without_cupti)
     cr_expect_geq(cp_tracer_timestamp(), t0);
     cp_tracer_shutdown();
     cp_trace_free(&t);
+}
+
+/* ---- The completed buffers' queue (issue 30) ---- */
+
+/* Records wait at a gate until the test opens it, as a slow writer
+ * would make them wait. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t opened;
+    bool open;
+    uint32_t seen[64];
+    size_t nseen, buffers;
+} gate = {.lock = PTHREAD_MUTEX_INITIALIZER, .opened = PTHREAD_COND_INITIALIZER};
+
+static void held_record(const void *record, void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&gate.lock);
+    while (!gate.open)
+        pthread_cond_wait(&gate.opened, &gate.lock);
+    if (gate.nseen < 64)
+        gate.seen[gate.nseen++] = ((const CUpti_ActivityAPI *)record)->correlationId;
+    pthread_mutex_unlock(&gate.lock);
+}
+
+static void counted_buffer(uint64_t dropped, void *arg)
+{
+    (void)arg;
+    (void)dropped;
+    gate.buffers++;
+}
+
+/* A buffer of `n` runtime-call records numbered from `first`, laid out as
+ * CUPTI lays them out (cuptiActivityGetNextRecord reads it without a GPU). */
+static uint8_t *api_buffer(uint32_t first, size_t n, size_t *valid)
+{
+    uint8_t *b = aligned_alloc(8, cp_cupti_buffer_size());
+    cr_assert_not_null(b);
+    memset(b, 0, cp_cupti_buffer_size());
+    for (size_t i = 0; i < n; i++) {
+        CUpti_ActivityAPI *a = (CUpti_ActivityAPI *)(b + i * sizeof *a);
+        a->kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+        a->correlationId = first + (uint32_t)i;
+        a->start = 10 * (first + i);
+        a->end = a->start + 5;
+    }
+    *valid = n * sizeof(CUpti_ActivityAPI);
+    return b;
+}
+
+/* Completing a buffer only queues it: while its records are held (a slow
+ * writer) the completing thread goes on, and so do the buffer pool's
+ * users (buffer_requested, on the program's threads, takes that lock
+ * alone). Once let through, every record arrives, buffer after buffer in
+ * the order they were completed and each in CUPTI's order, and waiting
+ * for them returns only then. A buffer handed on in its callback instead
+ * would block this test until its timeout. */
+Test(cupti_queue, completed_buffers_wait_for_the_worker_in_order, .timeout = 20)
+{
+    cr_assert_eq(cp_cupti_register(held_record, counted_buffer, NULL), 0, "%s",
+                 cp_last_error());
+    for (uint32_t k = 0; k < 3; k++) {
+        size_t valid = 0;
+        uint8_t *b = api_buffer(1 + 4 * k, 4, &valid);
+        cp_cupti_deliver(b, valid);
+    }
+    size_t given = 0, limit = 0;
+    cp_cupti_buffer_counts(&given, &limit); /* the pool's lock is free */
+    cp_cupti_reserve(2);
+    pthread_mutex_lock(&gate.lock);
+    cr_expect_eq(gate.nseen, 0, "records went through a closed gate");
+    gate.open = true;
+    pthread_cond_broadcast(&gate.opened);
+    pthread_mutex_unlock(&gate.lock);
+    cp_cupti_wait_delivered();
+    pthread_mutex_lock(&gate.lock);
+    cr_expect_eq(gate.nseen, 12);
+    for (size_t i = 0; i < gate.nseen; i++)
+        cr_expect_eq(gate.seen[i], i + 1, "record %zu came out of order", i);
+    cr_expect_eq(gate.buffers, 3, "each buffer's dropped count once");
+    pthread_mutex_unlock(&gate.lock);
+    cp_cupti_release();
 }

@@ -52,7 +52,7 @@ die "usage: units_check.pl [--recorded REPORT.json] [--quoted REPORT.json] FILE.
 my $plural_units = join '|', qw(kernels copies memsets gaps devices ranks hosts launches
                                 collectives nodes pixels checks variants cases claims records
                                 values lanes
-                                contexts streams threads processes samples passes);
+                                contexts streams threads processes samples passes buffers);
 my $bad = 0;
 for my $file (@ARGV) {
     open my $fh, '<', $file or die "units_check: $file: $!\n";

@@ -2,9 +2,12 @@
 # What tracing costs a launch-bound program (issue 30): the CuPy loop
 # ci/bench/long_exec.py and the PyTorch loop ci/bench/torch_small_ops.py
 # (STEPS steps each, default 3000) run plain, under `cuproof exec` in each
-# file form (--format jsonl, the default, and rec) and under `nsys profile
-# --trace=cuda,nvtx`, in turn (plain, jsonl, rec, nsys, plain, ...) so that
-# drift hits every mode alike, RUNS rounds (default 5). Two figures a run:
+# file form (--format jsonl, the default, and rec), under exec with every
+# API call recorded (`all`: --api all, as exec was before its filter) and
+# under `nsys profile --trace=cuda,nvtx`, in turn (plain, jsonl, rec, all,
+# nsys, plain, ...) so that drift hits every mode alike, RUNS rounds
+# (default 5). Exec's own line of what tracing cost (its "tracing:" line)
+# goes to OUT_DIR/tracing-cost.txt for each exec run. Two figures a run:
 # the whole wall time, and the loop's own time as the program prints it
 # ("N steps in X s"). Medians, with the least and most, in OUT_DIR
 # (launch-bound.txt and .json). The goal: the loop within 5% of plain,
@@ -12,7 +15,7 @@
 #
 #   ci/bench/launch-bound.sh [OUT_DIR]
 # PROGRAMS narrows the list (cupy torch); MODES the modes (plain jsonl rec
-# nsys); a GPU machine with a built build/default is needed; nsys as
+# all nsys); a GPU machine with a built build/default is needed; nsys as
 # ci/common.sh finds it, else anywhere, else left out.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,7 +32,7 @@ trap 'rm -rf "$work"' EXIT
 
 declare -A cmd=([cupy]="python3 ci/bench/long_exec.py --steps $steps"
                 [torch]="python3 ci/bench/torch_small_ops.py --steps $steps")
-modes=${MODES:-plain jsonl rec nsys}
+modes=${MODES:-plain jsonl rec all nsys}
 [ -n "$nsys" ] || modes=${modes//nsys/}
 
 # One run of program $1 in mode $2: "wall_ms loop_ms exit" on stdout.
@@ -39,11 +42,13 @@ one() {
     case $2 in
     plain) $prog > "$work/log" 2>&1 ;;
     jsonl | rec) $cuproof exec --format "$2" --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
+    all) $cuproof exec --api all --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
     nsys) "$nsys" profile --trace=cuda,nvtx -o "$work/n" --force-overwrite true $prog > "$work/log" 2>&1 ;;
     esac
     rc=$?
     local wall loop
     wall=$(bench_ms "$t")
+    sed -n "s/^  tracing/$1 $2: tracing/p" "$work/log" >> "$out/tracing-cost.txt"
     loop=$(sed -n 's/.* steps in \([0-9.]*\) s.*/\1/p' "$work/log" | head -1)
     echo "$wall $(awk -v s="${loop:-0}" 'BEGIN {printf "%.0f", s * 1000}') $rc"
 }
@@ -56,6 +61,7 @@ summary() { # file of numbers: "median [least, most]"
     echo "launch-bound programs, $steps steps, $runs rounds; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); nsys: ${nsys:-none}"
     printf '%-6s %-6s %-28s %-28s %s\n' program mode "wall ms: median [range]" "loop ms: median [range]" "exits"
 } | tee "$out/launch-bound.txt"
+: > "$out/tracing-cost.txt"
 echo "[" > "$out/launch-bound.json"
 first=1
 for p in ${PROGRAMS:-cupy torch}; do

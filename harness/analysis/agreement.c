@@ -1,7 +1,11 @@
+/* Events against the trace (cuproof/agreement.h, docs/DESIGN.md): a run's
+ * own CUDA event times paired with its kernel records in launch order. */
 #include <cuproof/agreement.h>
 
 #include <cuproof/error.h>
 #include <cuproof/stats.h>
+
+#include "api_calls.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +16,7 @@ static uint64_t record_call_start(const cp_trace *t, const cp_activity *k)
     const cp_activity *record = NULL;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
-        if (a->kind == CP_ACT_RUNTIME && a->name && strncmp(a->name, "cudaEventRecord", 15) == 0 &&
+        if (a->kind == CP_ACT_RUNTIME && cp_api_is(a->name, CP_API_EVENT_RECORD) &&
             a->correlation < k->correlation && (!record || a->correlation > record->correlation))
             record = a;
     }

@@ -231,7 +231,29 @@ int cp_rec_put_process_end(cp_rec_writer *w, uint32_t index, const cp_process *p
     n += put_varint(b + n, p->dropped);
     n += put_varint(b + n, p->zero_timestamps);
     n += put_string(b + n, why);
-    return emit(w, CP_REC_PROCESS_END, b, n);
+    int rc = emit(w, CP_REC_PROCESS_END, b, n);
+    if (rc == 0 && p->cost.recorded)
+        rc = cp_rec_put_process_cost(w, index, p);
+    return rc;
+}
+
+int cp_rec_put_process_cost(cp_rec_writer *w, uint32_t index, const cp_process *p)
+{
+    const cp_tracing_cost *c = &p->cost;
+    uint8_t *b = scratch(w, (8 + CP_OVERHEAD_KIND_COUNT) * 10);
+    if (!b)
+        return writer_fail(w, CP_ENOMEM, "writing");
+    size_t n = put_varint(b, index);
+    n += put_varint(b + n, c->api_all ? 1 : 0);
+    n += put_varint(b + n, c->records);
+    n += put_varint(b + n, c->api_records);
+    n += put_varint(b + n, c->api_filtered);
+    n += put_varint(b + n, c->buffers);
+    n += put_varint(b + n, c->overhead_records);
+    n += put_varint(b + n, CP_OVERHEAD_KIND_COUNT);
+    for (int k = 0; k < CP_OVERHEAD_KIND_COUNT; k++)
+        n += put_varint(b + n, c->overhead_ns[k]);
+    return emit(w, CP_REC_PROCESS_COST, b, n);
 }
 
 int cp_rec_put(cp_rec_writer *w, const cp_activity *a)
@@ -725,6 +747,26 @@ int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
                 return reader_bad(r, at, "process end record does not decode or names no process");
             return 1;
         }
+        case CP_REC_PROCESS_COST: {
+            memset(&it->process, 0, sizeof it->process);
+            cp_tracing_cost *cost = &it->process.cost;
+            it->process_index = get_u32(&c);
+            uint64_t flags = get_varint(&c);
+            cost->recorded = true;
+            cost->api_all = flags & 1;
+            cost->records = get_varint(&c);
+            cost->api_records = get_varint(&c);
+            cost->api_filtered = get_varint(&c);
+            cost->buffers = get_varint(&c);
+            cost->overhead_records = get_varint(&c);
+            uint64_t kinds = get_varint(&c);
+            for (uint64_t k = 0; k < kinds && !c.bad; k++)
+                cost->overhead_ns[k < CP_OVERHEAD_KIND_COUNT ? k : CP_OVERHEAD_OTHER] +=
+                    get_varint(&c);
+            if (c.bad || c.p != c.end || it->process_index >= r->nprocesses)
+                return reader_bad(r, at, "process cost record does not decode or names no process");
+            return 1;
+        }
         case CP_REC_END: {
             cp_rec_end *e = &it->end;
             memset(e, 0, sizeof *e);
@@ -794,6 +836,8 @@ int cp_rec_apply_meta(cp_trace *t, const cp_rec_item *it, uint32_t base)
         p->dropped = it->process.dropped;
         p->zero_timestamps = it->process.zero_timestamps;
         memcpy(p->why, it->process.why, sizeof p->why);
+    } else if (it->type == CP_REC_PROCESS_COST) {
+        t->processes[base + it->process_index].cost = it->process.cost;
     } else if (it->type == CP_REC_END) {
         t->dropped_records += it->end.dropped_records;
         t->renamed_kernels += it->end.renamed_kernels;

@@ -14,6 +14,7 @@
 
 #include <cuproof/units.h>
 
+#include "api_calls.h"
 #include "sweep.h"
 
 #include <stdarg.h>
@@ -106,10 +107,10 @@ int cp__count_host(copy_counts *c, const cp_activity *a)
 {
     if (a->kind != CP_ACT_RUNTIME || !a->name)
         return 0;
-    if (strstr(a->name, "StreamWaitEvent"))
+    if (cp_api_is(a->name, CP_API_STREAM_WAIT_EVENT))
         c->wait_event_calls++;
     /* cudaMemcpy*, cuMemcpy*: the calls that may issue a copy. */
-    if (!strstr(a->name, "Memcpy"))
+    if (!cp_api_is(a->name, CP_API_COPY_CALL))
         return 0;
     return match_half(c, a->process, a->correlation, 1, false,
                       a->end > a->start ? a->end - a->start : 0);

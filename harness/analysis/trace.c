@@ -56,6 +56,40 @@ int32_t cp_process_rank(const cp_process *p)
     return p->rank_var[0] && p->rank >= 0 ? p->rank : -1;
 }
 
+size_t cp_trace_tracing_cost(const cp_trace *t, cp_tracing_cost *sum)
+{
+    size_t n = 0;
+    memset(sum, 0, sizeof *sum);
+    sum->api_all = true;
+    for (size_t i = 0; i < t->nprocesses; i++) {
+        const cp_tracing_cost *c = &t->processes[i].cost;
+        if (!c->recorded)
+            continue;
+        n++;
+        sum->api_all = sum->api_all && c->api_all;
+        sum->records += c->records;
+        sum->api_records += c->api_records;
+        /* The same calls in every process: the largest, not a sum. */
+        if (c->api_filtered > sum->api_filtered)
+            sum->api_filtered = c->api_filtered;
+        sum->buffers += c->buffers;
+        sum->overhead_records += c->overhead_records;
+        for (int k = 0; k < CP_OVERHEAD_KIND_COUNT; k++)
+            sum->overhead_ns[k] += c->overhead_ns[k];
+    }
+    sum->recorded = n > 0;
+    sum->api_all = sum->api_all && n > 0;
+    return n;
+}
+
+uint64_t cp_tracing_overhead_ns(const cp_tracing_cost *c)
+{
+    uint64_t ns = 0;
+    for (int k = 0; k < CP_OVERHEAD_KIND_COUNT; k++)
+        ns += c->overhead_ns[k];
+    return ns;
+}
+
 /* A rank's host and pid go in its name: ranks on several hosts have the
  * same pids and ranks of one job the same command, and the viewer lists
  * them by name. */

@@ -16,6 +16,11 @@ static const char *const dir_names[CP_COPY_DIR_COUNT] = {"unknown", "HtoD", "Dto
 static const char *const mem_names[CP_MEM_KIND_COUNT] = {"unknown", "pageable", "pinned",
                                                          "device", "array", "managed"};
 
+static const char *const overhead_names[CP_OVERHEAD_KIND_COUNT] = {
+    "other",           "driver_compiler",       "buffer_flush",        "instrumentation",
+    "resource",        "module_loading",        "lazy_function_loading", "command_buffer_full",
+    "buffer_request",  "uvm_init"};
+
 static const char *name_of(const char *const *names, int count, int v)
 {
     return v >= 0 && v < count ? names[v] : "unknown";
@@ -35,3 +40,11 @@ const char *cp_mem_kind_name(cp_mem_kind m) { return name_of(mem_names, CP_MEM_K
 int cp_act_kind_from_name(const char *s) { return index_of(act_names, CP_ACT_KIND_COUNT, s); }
 int cp_copy_dir_from_name(const char *s) { return index_of(dir_names, CP_COPY_DIR_COUNT, s); }
 int cp_mem_kind_from_name(const char *s) { return index_of(mem_names, CP_MEM_KIND_COUNT, s); }
+const char *cp_overhead_kind_name(cp_overhead_kind k)
+{
+    return name_of(overhead_names, CP_OVERHEAD_KIND_COUNT, (int)k);
+}
+int cp_overhead_kind_from_name(const char *s)
+{
+    return index_of(overhead_names, CP_OVERHEAD_KIND_COUNT, s);
+}

@@ -151,7 +151,8 @@ static const char *const plural[][2] = {
     {"cases", "case"},     {"claims", "claim"},  {"records", "record"},
     {"lanes", "lane"},     {"contexts", "context"}, {"streams", "stream"},
     {"threads", "thread"}, {"processes", "process"}, {"samples", "sample"},
-    {"passes", "pass"}};
+    {"passes", "pass"},    {"buffers", "buffer"}, {"API calls", "API call"},
+    {"call kinds", "call kind"}};
 
 const char *cp_unit_agree(const char *unit, double count)
 {

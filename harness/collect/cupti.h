@@ -17,8 +17,11 @@
 #include <stdint.h>
 
 /* Called for every record of every completed buffer, in CUPTI's order
- * within a buffer, with the collect lock held (calls never overlap):
- * `record` is a CUpti_Activity. */
+ * within a buffer and buffer after buffer in the order CUPTI completed
+ * them, on the collect layer's worker thread with the collect lock held
+ * (calls never overlap): `record` is a CUpti_Activity. CUPTI's callbacks
+ * only queue a completed buffer, so that no program thread waits while
+ * records are written (cupti.c says how). */
 typedef void (*cp_record_fn)(const void *record, void *arg);
 
 /* Called after each completed buffer with the records CUPTI reports as
@@ -39,8 +42,27 @@ int cp_cupti_register(cp_record_fn on_record, cp_dropped_fn on_dropped, void *ar
  * first failure. Returns 0 or CP_ECUPTI. */
 int cp_cupti_enable(const int *kinds, size_t n, bool enable);
 
-/* Delivers every buffer (forced: also those with incomplete records) and
- * returns 0 or CP_ECUPTI; plus CUPTI's global dropped count since the last
+/* Called by cp_cupti_filter_api for each callback id it names. */
+typedef void (*cp_api_seen_fn)(void *ctx, bool runtime, uint32_t cbid, const char *name,
+                               bool kept);
+
+/*
+ * The API filter of `cuproof exec` (issue 30): walks every runtime and
+ * driver callback id, names it (cuptiGetCallbackName) and, with `apply`,
+ * turns off the activity records of each call that cp_api_kept
+ * (analysis/api_calls.h) does not keep. Call it after enabling
+ * CUPTI_ACTIVITY_KIND_RUNTIME and _DRIVER: enabling a kind afterwards
+ * records every call of it again. An id CUPTI cannot name stays
+ * recorded. `each` (may be NULL) sees every id named, kept or not;
+ * *filtered gets how many are (with `apply`) or would be turned off.
+ * Returns 0, or CP_ECUPTI naming the first id CUPTI refused to turn off
+ * (each refused id stays recorded, and the walk goes on past it).
+ */
+int cp_cupti_filter_api(bool apply, cp_api_seen_fn each, void *ctx, uint32_t *filtered);
+
+/* Delivers every buffer (forced: also those with incomplete records),
+ * waits until their records have been handed on, and returns 0 or
+ * CP_ECUPTI; plus CUPTI's global dropped count since the last
  * call in *dropped when it is not NULL. */
 int cp_cupti_flush(bool forced, uint64_t *dropped);
 
@@ -55,7 +77,14 @@ size_t cp_cupti_buffer_size(void);
 /* Buffers handed to CUPTI so far, and the limit (0: none). */
 void cp_cupti_buffer_counts(size_t *given, size_t *limit);
 
-/* Frees the pool's buffers (after a final flush). */
+/* Tests: hands `buffer` (aligned_alloc'd: the pool takes it) with
+ * `valid` bytes of records to the completion path as CUPTI would, and
+ * waits until every buffer so delivered has been handed on. */
+void cp_cupti_deliver(uint8_t *buffer, size_t valid);
+void cp_cupti_wait_delivered(void);
+
+/* Stops the worker once it has handed on what is queued, and frees the
+ * pool's buffers (after a final flush). */
 void cp_cupti_release(void);
 
 /* The lock the record callbacks run under, for state they share with

@@ -131,6 +131,64 @@ static void write_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
     fprintf(f, ",\"tid\":%u}\n", marker_thread(m));
 }
 
+/* CUPTI's kind of overhead as the trace names it. */
+static cp_overhead_kind overhead_kind_of(CUpti_ActivityOverheadKind k)
+{
+    switch (k) {
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER:
+        return CP_OVERHEAD_COMPILER;
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH:
+        return CP_OVERHEAD_BUFFER_FLUSH;
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION:
+        return CP_OVERHEAD_INSTRUMENTATION;
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE:
+        return CP_OVERHEAD_RESOURCE;
+    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING:
+        return CP_OVERHEAD_MODULE_LOADING;
+    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING:
+        return CP_OVERHEAD_LAZY_LOADING;
+    case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL:
+        return CP_OVERHEAD_COMMAND_BUFFER_FULL;
+    case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST:
+        return CP_OVERHEAD_BUFFER_REQUEST;
+    case CUPTI_ACTIVITY_OVERHEAD_UVM_ACTIVITY_INIT:
+        return CP_OVERHEAD_UVM_INIT;
+    default:
+        return CP_OVERHEAD_OTHER;
+    }
+}
+
+/* An overhead record: its time added to its kind's, never written. Its
+ * overheadData (command-buffer details) is left alone: cupti_activity.h
+ * says the client frees it, but NVIDIA's own samples never do, and a
+ * free that CUPTI does not expect would crash the traced program, where
+ * leaving it costs 12 bytes a record. */
+static void add_overhead(cp_proc_writer *w, const CUpti_ActivityOverhead3 *o)
+{
+    w->cost.overhead_records++;
+    if (o->end > o->start)
+        w->cost.overhead_ns[overhead_kind_of(o->overheadKind)] += o->end - o->start;
+}
+
+/* The cost's fields of a flush or end line (after its counts). */
+static void write_cost(cp_proc_writer *w)
+{
+    const cp_tracing_cost *c = &w->cost;
+    fprintf(w->out, ",\"api\":\"%s\",\"api_records\":%llu,\"api_filtered\":%llu,\"buffers\":%llu,"
+                    "\"overhead_records\":%llu,\"overhead_ns\":{",
+            c->api_all ? "all" : "filtered", (unsigned long long)c->api_records,
+            (unsigned long long)c->api_filtered, (unsigned long long)c->buffers,
+            (unsigned long long)c->overhead_records);
+    const char *sep = "";
+    for (int k = 0; k < CP_OVERHEAD_KIND_COUNT; k++)
+        if (c->overhead_ns[k]) {
+            fprintf(w->out, "%s\"%s\":%llu", sep, cp_overhead_kind_name((cp_overhead_kind)k),
+                    (unsigned long long)c->overhead_ns[k]);
+            sep = ",";
+        }
+    fputc('}', w->out);
+}
+
 /* ---- The rec form ---- */
 
 /* An API call's name from its callback id. */
@@ -197,7 +255,7 @@ static void rec_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
 
 static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
 {
-    w->records++;
+    w->cost.records++;
     switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_MEMCPY:
@@ -216,6 +274,7 @@ static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
         const CUpti_ActivityAPI *api = (const CUpti_ActivityAPI *)record;
+        w->cost.api_records++;
         cp_activity a = {.kind = CP_ACT_RUNTIME, .start = api->start, .end = api->end,
                          .correlation = api->correlationId, .thread = api->threadId,
                          .name = api_name(api, record->kind == CUPTI_ACTIVITY_KIND_RUNTIME)};
@@ -226,7 +285,7 @@ static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
         rec_marker(w, (const CUpti_ActivityMarker2 *)record);
         break;
     default:
-        w->records--; /* kinds the rec form does not keep */
+        w->cost.records--; /* kinds the rec form does not keep */
         break;
     }
 }
@@ -234,6 +293,10 @@ static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
 void cp_proc_writer_record(cp_proc_writer *w, const void *r)
 {
     const CUpti_Activity *record = r;
+    if (record->kind == CUPTI_ACTIVITY_KIND_OVERHEAD) {
+        add_overhead(w, r);
+        return;
+    }
     if (w->rec) {
         rec_record(w, record);
         return;
@@ -241,7 +304,7 @@ void cp_proc_writer_record(cp_proc_writer *w, const void *r)
     FILE *f = w->out;
     if (!f)
         return;
-    w->records++;
+    w->cost.records++;
     switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_MEMCPY:
@@ -253,6 +316,7 @@ void cp_proc_writer_record(cp_proc_writer *w, const void *r)
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER:
+        w->cost.api_records++;
         write_api(w, r, record->kind == CUPTI_ACTIVITY_KIND_RUNTIME);
         break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
@@ -292,7 +356,7 @@ void cp_proc_writer_record(cp_proc_writer *w, const void *r)
         write_marker(w, r);
         break;
     default:
-        w->records--; /* kinds this file does not keep */
+        w->cost.records--; /* kinds this file does not keep */
         break;
     }
 }
@@ -300,6 +364,10 @@ void cp_proc_writer_record(cp_proc_writer *w, const void *r)
 void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why)
 {
     if (w->rec && !why) {
+        if (w->cost.recorded) {
+            cp_process p = {.cost = w->cost};
+            cp_rec_put_process_cost(w->rec, 0, &p);
+        }
         cp_rec_flush(w->rec);
         return;
     }
@@ -312,7 +380,7 @@ void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why)
         w->open = NULL;
         w->open_cap = 0;
         cp_process p = {.ended = true, .last_ns = shifted(w, t), .dropped = w->dropped,
-                        .zero_timestamps = w->zero_timestamps};
+                        .zero_timestamps = w->zero_timestamps, .cost = w->cost};
         snprintf(p.why, sizeof p.why, "%s", why);
         cp_rec_put_process_end(w->rec, 0, &p);
         cp_rec_end end = {.dropped_records = w->dropped};
@@ -324,8 +392,10 @@ void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why)
         return;
     fprintf(w->out, "{\"k\":\"%s\",\"t\":%lld,\"records\":%llu,\"dropped\":%llu,"
                     "\"zero_timestamps\":%llu",
-            why ? "end" : "flush", rel(w, t), (unsigned long long)w->records,
+            why ? "end" : "flush", rel(w, t), (unsigned long long)w->cost.records,
             (unsigned long long)w->dropped, (unsigned long long)w->zero_timestamps);
+    if (w->cost.recorded)
+        write_cost(w);
     if (why) {
         fputs(",\"why\":", w->out);
         cp_json_put_string(w->out, why);

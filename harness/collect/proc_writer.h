@@ -34,7 +34,12 @@ typedef struct cp_proc_writer {
     FILE *out;        /* NULL: nothing is written as JSON lines */
     cp_rec_writer *rec; /* NULL: nothing is written as rec */
     uint64_t origin;  /* CUPTI's clock at the header; times are relative to it */
-    uint64_t records; /* records written */
+    /* What tracing cost (issue 30), written with every flush and end
+     * mark when `recorded`: the writer counts the records it writes, the
+     * API calls among them and CUPTI's overhead records (summed, never
+     * written); the caller sets recorded, api_all and api_filtered and
+     * counts the buffers. */
+    cp_tracing_cost cost;
     uint64_t dropped; /* CUPTI's dropped count, kept by the caller */
     uint64_t zero_timestamps; /* records left out for zero timestamps */
     cp_proc_open_range *open; /* rec: markers and the profiler range open */
@@ -57,12 +62,15 @@ void cp_proc_writer_header(cp_proc_writer *w, const char *host, long pid, long p
 /* One CUPTI record (a CUpti_Activity) as its line: kernels, copies and
  * memsets with their graph ids, runtime and driver calls, synchronisation,
  * streams, contexts, devices and NVTX markers; device work whose
- * timestamps CUPTI left at zero is counted, not written; other kinds are
+ * timestamps CUPTI left at zero is counted, not written; CUPTI's overhead
+ * records are summed into the cost, not written; other kinds are
  * neither. */
 void cp_proc_writer_record(cp_proc_writer *w, const void *record);
 
 /* A "flush" line at CUPTI time t, or the "end" line when `why` is given
- * ("exit", or why nothing was traced); the file is flushed to the kernel. */
+ * ("exit", or why nothing was traced), with the cost so far when it is
+ * recorded (in the rec form a cost record, and the process's end); the
+ * file is flushed to the kernel. */
 void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why);
 
 /* cuProfilerStart (start) or cuProfilerStop at CUPTI time t. */

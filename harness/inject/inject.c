@@ -15,7 +15,10 @@
  *    flushed (their contexts' records would be lost with them);
  *  - at normal exit, an "end" line with the dropped count closes the
  *    file: a file without it belongs to a process that died or left by
- *    _exit, which the launcher reports as truncated.
+ *    _exit, which the launcher reports as truncated;
+ *  - only the API calls an analysis reads are recorded (cp_api_kept),
+ *    unless CUPROOF_EXEC_API=all (exec --api all): a recorded call costs
+ *    the program time on the thread that made it (issue 30).
  *
  * When CUPTI cannot be had (another tool subscribed first) the file gets
  * an "end" line whose `why` says so and nothing is traced.
@@ -55,6 +58,8 @@ static const int kinds[] = {
     CUPTI_ACTIVITY_KIND_CONTEXT,
     CUPTI_ACTIVITY_KIND_DEVICE,
     CUPTI_ACTIVITY_KIND_MARKER,
+    /* CUPTI's own cost, summed into the file's tracing cost (issue 30). */
+    CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -96,11 +101,13 @@ static void on_record(const void *r, void *arg)
     cp_proc_writer_record(&inj.w, r);
 }
 
-/* After each buffer: CUPTI's dropped count, and the lines so far handed
- * to the kernel, so that a process that dies keeps them. */
+/* After each buffer: one more buffer in the cost, CUPTI's dropped count,
+ * and the lines so far handed to the kernel, so that a process that dies
+ * keeps them. */
 static void on_dropped(uint64_t dropped, void *arg)
 {
     (void)arg;
+    inj.w.cost.buffers++;
     inj.w.dropped += dropped;
     if (inj.w.out)
         fflush(inj.w.out);
@@ -310,6 +317,18 @@ static int start_tracing(void)
             __FILE__, __LINE__, "cuptiEnableCallback(driver)"));
     CP_TRY(cp_cupti_register(on_record, on_dropped, NULL));
     CP_TRY(cp_cupti_enable(inj.kinds, inj.nkinds, true));
+    /* After the kinds: enabling RUNTIME or DRIVER again would record
+     * every call of it again. A call CUPTI would not turn off stays
+     * recorded, which loses nothing, so the process is traced all the
+     * same, and says so. */
+    uint32_t filtered = 0;
+    if (!inj.w.cost.api_all && cp_cupti_filter_api(true, NULL, NULL, &filtered) < 0)
+        fprintf(stderr, "cuproof inject: %s; such calls stay recorded\n", cp_last_error());
+    /* From here on every flush and end mark says what tracing cost. */
+    cp_cupti_lock();
+    inj.w.cost.api_filtered = filtered;
+    inj.w.cost.recorded = true;
+    cp_cupti_unlock();
 out:
     return rc;
 }
@@ -343,6 +362,8 @@ EXPORT int InitializeInjection(void)
     bool timing = mode && strcmp(mode, "timing") == 0;
     inj.kinds = timing ? timing_kinds : kinds;
     inj.nkinds = timing ? sizeof timing_kinds / sizeof timing_kinds[0] : NKINDS;
+    const char *api = getenv("CUPROOF_EXEC_API");
+    inj.w.cost.api_all = api && strcmp(api, "all") == 0;
     const char *ms = getenv("CUPROOF_EXEC_FLUSH_MS");
     inj.flush_ms = ms && *ms ? (unsigned)strtoul(ms, NULL, 10) : 500;
     if (inj.flush_ms < 10)

@@ -32,6 +32,10 @@ typedef struct cp_exec_opts {
     double timeout_s;     /* the program is killed after it; 0: none */
     bool rec;             /* the processes write cuproof.rec, else JSON lines */
     bool timing_only;     /* record the NVTX ranges alone (a timed run) */
+    /* Record every API call (exec --api all). By default the processes
+     * record only the calls an analysis reads (issue 30: each recorded
+     * call costs the program time on its own thread). */
+    bool api_all;
     /* The GPU ctest's resource allocation gave the caller
      * (CTEST_RESOURCE_GROUP_0_GPUS), by its index among the visible ones:
      * the program sees that GPU alone. -1: no allocation, the program sees

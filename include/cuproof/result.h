@@ -238,6 +238,14 @@ typedef struct cp_report {
      * recording's. */
     char replayed_from[512];
     char recorded_date[32];
+    /* cuproof exec (issue 30): report.json's tracing_cost, from the
+     * processes' own costs (cp_process.cost, in the first case's variant's
+     * trace) and the launcher's post-processing: the time from the
+     * program's last exit until the report was handed to be written (the
+     * analysis, the checks and the trace files; writing the report
+     * itself is not in it). False and 0 elsewhere. */
+    bool has_tracing_cost;
+    double postprocess_ms;
 } cp_report;
 
 CP_API const char *cp_status_name(cp_status s);

@@ -77,6 +77,40 @@ typedef struct cp_activity {
     const char *name;        /* kernel, API or range name; interned in the trace */
 } cp_activity;
 
+/* The kinds of CUPTI's own overhead (CUPTI_ACTIVITY_KIND_OVERHEAD
+ * records), as the trace files and report.json name them. */
+typedef enum {
+    CP_OVERHEAD_OTHER = 0, /* unknown to CUPTI, or to this cuproof */
+    CP_OVERHEAD_COMPILER,  /* the driver compiling code */
+    CP_OVERHEAD_BUFFER_FLUSH,
+    CP_OVERHEAD_INSTRUMENTATION, /* kernels instrumented for their timestamps */
+    CP_OVERHEAD_RESOURCE,        /* CUPTI's resources made and destroyed */
+    CP_OVERHEAD_MODULE_LOADING,  /* modules the runtime loaded */
+    CP_OVERHEAD_LAZY_LOADING,    /* functions loaded lazily */
+    CP_OVERHEAD_COMMAND_BUFFER_FULL,
+    CP_OVERHEAD_BUFFER_REQUEST, /* activity buffers requested */
+    CP_OVERHEAD_UVM_INIT,
+    CP_OVERHEAD_KIND_COUNT
+} cp_overhead_kind;
+
+/*
+ * What tracing a process cost it, as the injection library counted
+ * (issue 30; docs/formats.md "tracing_cost"). `recorded` is false for a
+ * trace whose writer did not count (files from before it): its figures
+ * are then unknown, not zero.
+ */
+typedef struct cp_tracing_cost {
+    bool recorded;
+    bool api_all;          /* every API call recorded (exec --api all) */
+    uint64_t records;      /* records written to the trace */
+    uint64_t api_records;  /* of them, API calls */
+    uint64_t api_filtered; /* API calls (CUPTI callback ids) whose records were turned off */
+    uint64_t buffers;      /* activity buffers CUPTI completed */
+    uint64_t overhead_records; /* CUPTI's overhead records (summed, not written) */
+    /* CUPTI's overhead records' summed durations, by kind (ns). */
+    uint64_t overhead_ns[CP_OVERHEAD_KIND_COUNT];
+} cp_tracing_cost;
+
 /* One traced process of a program run under `cuproof exec`: its records
  * carry its index in cp_trace.processes. */
 /* The start of an end record's reason when the process could not have
@@ -112,6 +146,7 @@ typedef struct cp_process {
      * launcher's host.pid.start_ns), so that a file of another run in the
      * same directory is told apart; "" when it was not run by exec. */
     char run[128];
+    cp_tracing_cost cost; /* what tracing it cost */
 } cp_process;
 
 /* The rank of `p`, or -1 when none was recorded. */
@@ -193,6 +228,17 @@ CP_API const char *cp_mem_kind_name(cp_mem_kind m);
 CP_API int cp_act_kind_from_name(const char *s);
 CP_API int cp_copy_dir_from_name(const char *s);
 CP_API int cp_mem_kind_from_name(const char *s);
+CP_API const char *cp_overhead_kind_name(cp_overhead_kind k);
+CP_API int cp_overhead_kind_from_name(const char *s);
+
+/* The tracing costs of t's processes summed into *sum over those that
+ * recorded one (sum->recorded when any did; api_all when every one of
+ * them recorded every call; api_filtered the largest of theirs, since
+ * each process filters the same calls). Returns how many did. */
+CP_API size_t cp_trace_tracing_cost(const cp_trace *t, cp_tracing_cost *sum);
+
+/* CUPTI's overhead of `c` in all kinds, ns. */
+CP_API uint64_t cp_tracing_overhead_ns(const cp_tracing_cost *c);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@
  * Layout (little-endian throughout; "varint" is unsigned LEB128, "zigzag"
  * a signed value folded into a varint as protobuf does):
  *
- *   header   8 bytes "CUPREC\x01\x02" (magic, major version 1, minor 2;
+ *   header   8 bytes "CUPREC\x01\x03" (magic, major version 1, minor 3;
  *            a reader of major 1 reads every minor)
  *   records  each: type (1 byte), payload length (varint), payload
  *
@@ -40,6 +40,14 @@
  *   5 end        activities written, dropped_records, renamed_kernels
  *                (varints), legacy stream flag (1 byte) and its device,
  *                context and stream (varints)
+ *   6 process cost  minor 3: what tracing a process cost (cp_tracing_cost):
+ *                index, flags (1 api_all), records, api_records,
+ *                api_filtered, buffers, overhead records, the number of overhead kinds
+ *                that follow and each one's ns (varints, in
+ *                cp_overhead_kind's order; kinds past this reader's are
+ *                added to "other"). The last one of a process holds; a
+ *                process without one (a writer before minor 3) has no
+ *                cost recorded, which is not a cost of zero
  *
  * A record type the reader does not know is skipped by its length (a
  * later minor version may add some); a known record whose payload does
@@ -71,7 +79,7 @@
 extern "C" {
 #endif
 
-#define CP_REC_MAGIC "CUPREC\x01\x02"
+#define CP_REC_MAGIC "CUPREC\x01\x03"
 #define CP_REC_MAGIC_LEN 8
 
 typedef enum {
@@ -80,6 +88,7 @@ typedef enum {
     CP_REC_ACTIVITY = 3,
     CP_REC_PROCESS_END = 4,
     CP_REC_END = 5,
+    CP_REC_PROCESS_COST = 6,
 } cp_rec_type;
 
 /* What the end record carries: the trace-wide fields of cp_trace. */
@@ -100,9 +109,12 @@ CP_API int cp_rec_writer_open(cp_rec_writer **out, const char *path);
 
 /* Appends one process (its index is the order of the calls, 0 first) and
  * how it ended, when known (a process end record may also come later,
- * through cp_rec_put_process_end). */
+ * through cp_rec_put_process_end, which also writes the process's cost
+ * record when p->cost is recorded). cp_rec_put_process_cost writes the
+ * cost alone (a writer's flush). */
 CP_API int cp_rec_put_process(cp_rec_writer *w, const cp_process *p);
 CP_API int cp_rec_put_process_end(cp_rec_writer *w, uint32_t index, const cp_process *p);
+CP_API int cp_rec_put_process_cost(cp_rec_writer *w, uint32_t index, const cp_process *p);
 
 /* Appends one activity; its name is written once as a string record the
  * first time it is seen (by content, so names need not be interned).
@@ -130,10 +142,11 @@ typedef struct cp_rec_reader cp_rec_reader;
 
 /* One decoded record: `type` and the members of its type are set (an
  * activity's `activity`; a process's `process_index` and `process`; an
- * end's `end`), the others are left as they were. `activity.name` and the
+ * end's `end`; a process cost's `process_index` and `process.cost`), the
+ * others are left as they were. `activity.name` and the
  * process's strings stay valid until the reader is closed. */
 typedef struct cp_rec_item {
-    cp_rec_type type; /* CP_REC_ACTIVITY, CP_REC_PROCESS, CP_REC_PROCESS_END or CP_REC_END */
+    cp_rec_type type; /* CP_REC_ACTIVITY, _PROCESS, _PROCESS_END, _PROCESS_COST or _END */
     cp_activity activity;
     uint32_t process_index;
     cp_process process; /* PROCESS: who; PROCESS_END: how it ended */
@@ -153,7 +166,8 @@ CP_API int cp_rec_reader_open(cp_rec_reader **out, const char *path);
  * in messages; the reader closes it, also on failure. */
 CP_API int cp_rec_reader_fopen(cp_rec_reader **out, FILE *f, const char *name);
 
-/* Reads the next activity, process, process end or end record into *it
+/* Reads the next activity, process, process end, process cost or end
+ * record into *it
  * (string records are taken in passing). Returns 1 with an item, 0 at the
  * end of the file, or CP_EPARSE / CP_EIO / CP_ENOMEM naming the path and
  * the byte offset of the bad record. */
@@ -174,7 +188,8 @@ CP_API void cp_rec_reader_close(cp_rec_reader *r);
  * appended; a process end applies to process base + its index (base: the
  * processes `t` held before this file's); an end record adds its dropped
  * and renamed counts and sets the legacy stream it names. Activities and
- * strings are the caller's. Returns 0 or CP_ENOMEM. */
+ * strings are the caller's; a process cost replaces that process's.
+ * Returns 0 or CP_ENOMEM. */
 CP_API int cp_rec_apply_meta(cp_trace *t, const cp_rec_item *it, uint32_t base);
 
 /* Reads `path` in one pass: each activity to `each` (valid during the
