@@ -311,6 +311,8 @@ Test(exec_cli, the_tracing_cost_is_in_the_report_and_the_summary)
     expect_output("  tracing (1 of 2 processes recorded it): 353 records (0 dropped), 7 API calls "
                   "recorded, 1006 call kinds filtered, CUPTI overhead 1.50 ms, 3 buffers; "
                   "post-processing ");
+    /* The whole post-processing, and the part report.json holds. */
+    expect_output(" before writing the report)\n");
     char *text = strdup(out_file("report.json"));
     cJSON *root = cJSON_Parse(text);
     cr_assert_not_null(root);
