@@ -189,6 +189,15 @@ static int describe_run(const run_args *a, cp_report *r, int *devices, int *ndev
         if (cp_env_use_device(&r->env, devices[0]) < 0)
             return cp_tool_error();
     }
+    /* CUPROOF_CPU_AFFINITY=gpu: the timing process on its GPU's CPUs
+     * (cuproof/device.h); any other value is a mistake, said as one. */
+    const char *aff = getenv("CUPROOF_CPU_AFFINITY");
+    if (aff && *aff && strcmp(aff, "gpu") != 0 && strcmp(aff, "all") != 0)
+        return cp_usage_error("CUPROOF_CPU_AFFINITY=%s: takes gpu or all", aff);
+    if (aff && strcmp(aff, "gpu") == 0) {
+        cp_env_cpu_affinity(&r->env, true);
+        printf("cuproof: CPU affinity %s, CPUs %s\n", r->env.cpu_affinity, r->env.cpus);
+    }
     if (!r->env.has_device)
         printf("cuproof: %s; GPU cases will be skipped\n", r->env.no_device_reason);
     else

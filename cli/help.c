@@ -172,6 +172,11 @@ static const cp_help_opt environment[] = {
                        "variant's time does not move with each process's layout; the report's "
                        "environment says which (address_layout), and compare warns when two "
                        "sides differ"},
+    {"CUPROOF_CPU_AFFINITY=gpu", "run binds itself to the CPUs local to its GPU (NVML's CPU "
+                                 "affinity, the GPU's NUMA node) before timing, so that no "
+                                 "launch runs on a far socket; all (the default) leaves the "
+                                 "scheduler's choice; the report's environment says which "
+                                 "(cpu_affinity, cpus), and compare warns when two sides differ"},
     {"CUPROOF_SHARED_GPU=1", "other processes share the GPU: the report notes that its free "
                              "memory does not measure the case"},
     {"CUPROOF_CUPTI_BUFFER_KB, CUPROOF_CUPTI_MAX_BUFFERS",

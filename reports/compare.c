@@ -25,6 +25,7 @@
 #include <cuproof/units.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,14 +186,15 @@ out:
     return rc;
 }
 
-/* The address-space layout of a side's timing processes
- * (internal/layout.h): "fixed", "random", "mixed" when its reports
- * differ, NULL when one does not say (an older report). */
-static const char *side_layout(const cp_compare_side *side)
+/* A timing setting of a side's reports (the environment's field at
+ * `off`: the address-space layout, internal/layout.h, or the CPU
+ * affinity): its value, "mixed" when its reports differ, NULL when one
+ * does not say (an older report). */
+static const char *side_setting(const cp_compare_side *side, size_t off)
 {
     const char *l = NULL;
     for (size_t i = 0; i < side->n; i++) {
-        const char *x = side->reports[i].env.address_layout;
+        const char *x = (const char *)&side->reports[i].env + off;
         if (!*x)
             return NULL;
         l = !l || strcmp(l, x) == 0 ? x : "mixed";
@@ -200,16 +202,30 @@ static const char *side_layout(const cp_compare_side *side)
     return l;
 }
 
-/* A host-bound time moves with the layout, so sides that ran with
- * different layouts are said to, where every report knows. */
+/* A host-bound time moves with the layout and with the CPUs the process
+ * ran on, so sides that ran with different settings are said to, where
+ * every report knows. */
 static void layout_warning(cp_comparison *c, const cp_compare_side *o, const cp_compare_side *n)
 {
-    const char *lo = side_layout(o), *ln = side_layout(n);
-    if (lo && ln && strcmp(lo, ln) != 0)
-        snprintf(c->layout_warning, sizeof c->layout_warning,
-                 "the sides ran with different address-space layouts (old %s, new %s): "
-                 "host-bound times move with the layout (CUPROOF_ASLR)",
-                 lo, ln);
+    static const struct {
+        size_t off;
+        const char *what, *why;
+    } settings[] = {
+        {offsetof(cp_env, address_layout), "address-space layouts",
+         "host-bound times move with the layout (CUPROOF_ASLR)"},
+        {offsetof(cp_env, cpu_affinity), "CPU affinities",
+         "host-bound times move with the CPUs a process runs on (CUPROOF_CPU_AFFINITY)"},
+    };
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        const char *lo = side_setting(o, settings[i].off), *ln = side_setting(n, settings[i].off);
+        if (!lo || !ln || strcmp(lo, ln) == 0 || at >= sizeof c->layout_warning)
+            continue;
+        int w = snprintf(c->layout_warning + at, sizeof c->layout_warning - at,
+                         "%sthe sides ran with different %s (old %s, new %s): %s", at ? "; " : "",
+                         settings[i].what, lo, ln, settings[i].why);
+        at += w > 0 ? (size_t)w : 0;
+    }
 }
 
 /* Each report of a side against the side's first: the runs of one side

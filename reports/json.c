@@ -79,6 +79,8 @@ static void env_json(builder *b, cJSON *o, const cp_env *e)
     add_str(b, o, "gpu_uuid", e->gpu_uuid);
     add_str(b, o, "cpu_model", e->cpu_model);
     add_str(b, o, "address_layout", e->address_layout);
+    add_str(b, o, "cpu_affinity", e->cpu_affinity);
+    add_str(b, o, "cpus", e->cpus);
     char cc[16];
     snprintf(cc, sizeof cc, "%d.%d", e->cc_major, e->cc_minor);
     add_str(b, o, "compute_capability", e->has_device ? cc : "");
@@ -522,8 +524,9 @@ cJSON *cp_report_to_json(const cp_report *r)
      * and _share, in the trace and per device), the work classes' rules
      * and each trace's kernel_breakdown; 1.7: a distributed program's
      * ranks per variant (readers of 1.0 ignore them); 1.10: the
-     * environment's address_layout; 1.11: tracing_cost (cuproof exec). */
-    add_str(&b, root, "schema_version", "1.11");
+     * environment's address_layout; 1.11: tracing_cost (cuproof exec);
+     * 1.12: the environment's cpu_affinity and cpus. */
+    add_str(&b, root, "schema_version", "1.12");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

@@ -96,6 +96,8 @@ static void read_env(const cJSON *o, cp_env *e)
     str(o, "gpu_uuid", e->gpu_uuid, sizeof e->gpu_uuid);
     str(o, "cpu_model", e->cpu_model, sizeof e->cpu_model);
     str(o, "address_layout", e->address_layout, sizeof e->address_layout);
+    str(o, "cpu_affinity", e->cpu_affinity, sizeof e->cpu_affinity);
+    str(o, "cpus", e->cpus, sizeof e->cpus);
     char cc[16];
     str(o, "compute_capability", cc, sizeof cc);
     if (sscanf(cc, "%d.%d", &e->cc_major, &e->cc_minor) != 2)

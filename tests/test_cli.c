@@ -5,6 +5,7 @@
 #include <cuproof/case.h>
 #include <cuproof/exit.h>
 #include <cuproof/internal/rec.h>
+#include <cuproof/internal/report.h>
 
 #include <criterion/criterion.h>
 #include <regex.h>
@@ -1885,4 +1886,29 @@ Test(cli, several_traces_one_cut_short)
     cr_expect(stat(page, &st) == 0 && st.st_size > 10000, "the good trace was drawn");
     remove(cut);
     remove(page);
+}
+
+/* CUPROOF_CPU_AFFINITY: a value it does not take is a usage error naming
+ * it; gpu without a GPU runs unpinned and the report says why, never
+ * "gpu-local". */
+Test(cli, cpu_affinity_setting)
+{
+    char dir[] = "/tmp/cuproof-affinity-XXXXXX", args[256], path[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args, "run vector-add --out '%s'", dir);
+    setenv("CUPROOF_CPU_AFFINITY", "numa", 1);
+    expect_usage_error(args, "CUPROOF_CPU_AFFINITY=numa: takes gpu or all");
+    setenv("CUPROOF_CPU_AFFINITY", "gpu", 1);
+    cr_expect_eq(cuproof(args), 0, "%s", output);
+    unsetenv("CUPROOF_CPU_AFFINITY");
+    cr_expect_not_null(strstr(output, "CPU affinity all, CPUs "), "%s", output);
+    cr_expect_not_null(strstr(output, "(not pinned: no GPU to pin to)"), "%s", output);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    cp_report r;
+    cr_assert_eq(cp_report_read(path, &r), 0, "%s", cp_last_error());
+    cr_expect_str_eq(r.env.cpu_affinity, "all");
+    cr_expect_not_null(strstr(r.env.cpus, "not pinned: no GPU to pin to"), "%s", r.env.cpus);
+    cp_report_free(&r);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    cr_expect_eq(system(args), 0);
 }

@@ -108,6 +108,7 @@ static const row rows[] = {
     {B "run --out good.expect/out", CP_EXIT_TOOL, "good.expect/out", NULL},
     {B "run no-such-case", CP_EXIT_USAGE, "no-such-case", NULL},
     {B "run --repeat many", CP_EXIT_USAGE, "many", NULL},
+    {"CUPROOF_CPU_AFFINITY=numa " B "run", CP_EXIT_USAGE, "CUPROOF_CPU_AFFINITY=numa", NULL},
     {B "test broadcast --out /proc/cuproof-x", CP_EXIT_TOOL, "/proc/cuproof-x", NULL},
     {B "test broadcast", CP_EXIT_SKIPPED, "skipped", NULL},
     /* list, metrics, help: their output is stdout. */

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include <cuproof/device.h>
 #include <cuproof/check.h>
 
@@ -7,6 +8,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -72,6 +74,7 @@ int cp_env_discover(cp_env *env)
         snprintf(env->host, sizeof env->host, "unknown");
     read_cpu_model(env->cpu_model, sizeof env->cpu_model);
     snprintf(env->address_layout, sizeof env->address_layout, "%s", cp_layout_now());
+    cp_env_cpu_affinity(env, false);
     const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
     snprintf(env->max_connections, sizeof env->max_connections, "%s",
              conn && *conn ? conn : "default (8)");
@@ -208,6 +211,7 @@ static struct {
     int (*get_by_pci)(const char *, nvml_device *);
     int (*clock)(nvml_device, int, unsigned *);
     int (*reasons)(nvml_device, unsigned long long *);
+    int (*set_affinity)(nvml_device);
 } nvml = {.once = PTHREAD_ONCE_INIT};
 
 static void nvml_load(void)
@@ -227,6 +231,7 @@ static void nvml_load(void)
     if (!nvml.reasons)
         nvml.reasons = (int (*)(nvml_device, unsigned long long *))dlsym(
             lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    nvml.set_affinity = (int (*)(nvml_device))dlsym(lib, "nvmlDeviceSetCpuAffinity");
     nvml.ready = nvml.get_by_pci && nvml.clock;
     if (!nvml.ready)
         snprintf(nvml.reason, sizeof nvml.reason, "NVML lacks the clock queries");
@@ -251,4 +256,55 @@ void cp_gpu_clocks(int device, cp_clocks *out)
         if (nvml.reasons)
             nvml.reasons(d, &out->throttle_reasons);
     }
+}
+
+/* The CPUs of `set` as ranges ("0-15,32-47"). */
+static void cpu_list(const cpu_set_t *set, char *out, size_t len)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (int c = 0; c < CPU_SETSIZE && at < len; c++) {
+        if (!CPU_ISSET(c, set))
+            continue;
+        int last = c;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+            last++;
+        int w = last > c ? snprintf(out + at, len - at, "%s%d-%d", at ? "," : "", c, last)
+                         : snprintf(out + at, len - at, "%s%d", at ? "," : "", c);
+        at += w > 0 ? (size_t)w : 0;
+        c = last;
+    }
+}
+
+void cp_env_cpu_affinity(cp_env *env, bool pin)
+{
+    char why[96] = "";
+    bool pinned = false;
+    if (pin) {
+        pthread_once(&nvml.once, nvml_load);
+        char bus[32];
+        nvml_device d = NULL;
+        if (!env->has_device)
+            snprintf(why, sizeof why, "no GPU to pin to");
+        else if (!nvml.ready || !nvml.set_affinity)
+            snprintf(why, sizeof why, "%s", nvml.ready ? "NVML lacks nvmlDeviceSetCpuAffinity"
+                                                       : nvml.reason);
+        else if (cudaDeviceGetPCIBusId(bus, sizeof bus, env->device) != cudaSuccess) {
+            cudaGetLastError();
+            snprintf(why, sizeof why, "no PCI bus id for GPU %d", env->device);
+        } else if (nvml.get_by_pci(bus, &d) != 0 || nvml.set_affinity(d) != 0)
+            snprintf(why, sizeof why, "NVML refused to set the CPU affinity of GPU %s", bus);
+        else
+            pinned = true;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    char list[128] = "unknown";
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        cpu_list(&set, list, sizeof list);
+    snprintf(env->cpu_affinity, sizeof env->cpu_affinity, "%s", pinned ? "gpu-local" : "all");
+    if (why[0])
+        snprintf(env->cpus, sizeof env->cpus, "%s (not pinned: %s)", list, why);
+    else
+        snprintf(env->cpus, sizeof env->cpus, "%s", list);
 }

@@ -65,6 +65,18 @@ CP_API char *cp_ctest_spec_json(int count, int slots);
  * driver's library). Never fails: out->known says whether they are. */
 CP_API void cp_gpu_clocks(int device, cp_clocks *out);
 
+/*
+ * The CPUs this process may run on, into env->cpu_affinity and env->cpus
+ * (cp_env_discover records "all" and the list). With `pin` (`run` under
+ * CUPROOF_CPU_AFFINITY=gpu) it first binds the process to the CPUs local
+ * to env's GPU (NVML's nvmlDeviceSetCpuAffinity, the GPU's NUMA node), so
+ * that its launches and synchronisation never run on a far socket: then
+ * "gpu-local". Threads and processes started later inherit it; the
+ * launcher of `exec` never calls it, so a traced program keeps its own.
+ * A refusal (no GPU, no NVML) leaves "all" with the reason in env->cpus.
+ */
+CP_API void cp_env_cpu_affinity(cp_env *env, bool pin);
+
 /* After a case failed with a CUDA error: whether this process's context
  * still works. A sticky error, such as an illegal address, leaves every
  * later call failing until the process ends, so no further GPU case can

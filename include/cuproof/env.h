@@ -43,6 +43,13 @@ typedef struct cp_env {
      * off, as `run` sets it), "random" (CUPROOF_ASLR=1, or the kernel
      * refused), "" unknown (reports before schema 1.10). */
     char address_layout[8];
+    /* The CPUs the timing process may run on: "all" (as the system
+     * schedules it), "gpu-local" (CUPROOF_CPU_AFFINITY=gpu: the CPUs NVML
+     * names as the GPU's, cp_env_pin_gpu_cpus), "" unknown (reports
+     * before schema 1.12); `cpus` lists them ("0-15,32-47"), and for
+     * "all" after a refused pinning says why. */
+    char cpu_affinity[16];
+    char cpus[160];
 } cp_env;
 
 /* A GPU's clocks at one moment, as NVML reports them (what compare needs

@@ -196,7 +196,7 @@ typedef struct cp_comparison {
     /* The sides' timing processes ran with different address-space
      * layouts (fixed or random, internal/layout.h); "" when not, or
      * unknown. */
-    char layout_warning[192];
+    char layout_warning[400];
 } cp_comparison;
 
 /* One side: its reports (read by cp_compare_load, or built in memory) and
