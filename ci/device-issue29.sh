@@ -13,8 +13,9 @@
 #   LAYOUT=N  issue 28: run --runs 3 over the faster cases, N times with the
 #             layout fixed and N with CUPROOF_ASLR=1, interleaved; reports
 #             in build/lay (packed into $OUT at the end; compare them on CPU);
-#             LAYOUT_CFGS picks among fixed, random and any other name, which
-#             runs with LAYOUT_ARGS added (e.g. "--repeat 200")
+#             LAYOUT_CFGS picks among fixed, random, pinned
+#             (CUPROOF_CPU_AFFINITY=gpu) and any other name, which runs
+#             with LAYOUT_ARGS added (e.g. "--repeat 200")
 #   CASES="A B"  those cases alone in the ci profile, timed (cases.log)
 #   REPLAY=1  ci/record.sh: samples/recordings/h100-ci.tar.gz re-recorded
 #   FULL=1    the full-profile sample (samples/h100-full): run --profile
@@ -120,6 +121,7 @@ if [ "${LAYOUT:-0}" -gt 0 ]; then
             case $cfg in
                 random) CUPROOF_ASLR=1 $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
                 fixed) $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
+                pinned) CUPROOF_CPU_AFFINITY=gpu $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
                 *) $bin run --profile ci --runs 3 ${LAYOUT_ARGS:-} --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
             esac
             echo "layout $cfg-$i: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"

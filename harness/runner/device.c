@@ -1,3 +1,8 @@
+/*
+ * The machine a run describes (cuproof/device.h): the GPU and its
+ * properties, the host, the settings that move timings (layout, CPU
+ * affinity), NVML's clocks, and the device list and ctest resource spec.
+ */
 #define _GNU_SOURCE
 #include <cuproof/device.h>
 #include <cuproof/check.h>
