@@ -15,8 +15,10 @@
 #
 #   ci/bench/launch-bound.sh [OUT_DIR]
 # PROGRAMS narrows the list (cupy torch); MODES the modes (plain jsonl rec
-# all nsys); a GPU machine with a built build/default is needed; nsys as
-# ci/common.sh finds it, else anywhere, else left out.
+# all nsys); NSYS_ROUNDS (default 1) how many of the rounds include nsys,
+# which takes 40 s to 2 min a run (for comparison, not the goal); a GPU
+# machine with a built build/default is needed; nsys as ci/common.sh
+# finds it, else anywhere, else left out.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -69,6 +71,7 @@ for p in ${PROGRAMS:-cupy torch}; do
     for m in $modes; do : > "$work/$m.wall"; : > "$work/$m.loop"; : > "$work/$m.rc"; done
     for i in $(seq "$runs"); do
         for m in $modes; do
+            [ "$m" = nsys ] && [ "$i" -gt "${NSYS_ROUNDS:-1}" ] && continue
             read -r wall loop rc < <(one "$p" "$m")
             echo "$wall" >> "$work/$m.wall"; echo "$loop" >> "$work/$m.loop"; echo "$rc" >> "$work/$m.rc"
         done
