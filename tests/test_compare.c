@@ -341,10 +341,11 @@ Test(compare, a_slowdown_at_lower_clocks_is_drift)
     cp_report_free(&o);
 }
 
-/* Sides whose timing processes ran with different address-space layouts
- * are warned about (a host-bound time moves with the layout); equal
- * layouts, and a report that does not say (before schema 1.10), are not. */
-Test(compare, sides_of_different_address_layouts_are_warned_about)
+/* Sides whose timing processes ran with different settings that move a
+ * host-bound time, the address-space layout or the CPU affinity, are
+ * warned about, each setting that differs named; equal settings, and a
+ * report that does not say (before schema 1.10 or 1.12), are not. */
+Test(compare, sides_of_different_timing_settings_are_warned_about)
 {
     cp_report o, n;
     passes_report(&o, 2, 1.0, 1980, 0.95);
@@ -355,64 +356,32 @@ Test(compare, sides_of_different_address_layouts_are_warned_about)
                               .min_effect = CP_CMP_MIN_EFFECT,
                               .host_threshold = CP_CMP_HOST_THRESHOLD};
     const struct {
-        const char *old_layout, *new_layout;
-        bool warned;
-    } rows[] = {{"fixed", "random", true}, {"random", "fixed", true}, {"fixed", "fixed", false},
-                {"", "random", false}, {"fixed", "", false}};
-    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-        snprintf(o.env.address_layout, sizeof o.env.address_layout, "%s", rows[r].old_layout);
-        snprintf(n.env.address_layout, sizeof n.env.address_layout, "%s", rows[r].new_layout);
-        cp_comparison c;
-        cr_assert_eq(cp_compare_build(&so, &sn, &opt, &c), 0, "%s", cp_last_error());
-        if (rows[r].warned) {
-            char want[64];
-            snprintf(want, sizeof want, "old %s, new %s", rows[r].old_layout, rows[r].new_layout);
-            cr_expect_not_null(strstr(c.layout_warning, want), "%s", c.layout_warning);
-        } else {
-            cr_expect_eq(c.layout_warning[0], '\0', "%s -> %s: %s", rows[r].old_layout,
-                         rows[r].new_layout, c.layout_warning);
-        }
-        cr_expect_eq(c.regressions, 0);
-        cp_comparison_free(&c);
-    }
-    cp_report_free(&n);
-    cp_report_free(&o);
-}
-
-/* The same for the CPUs the timing process ran on (CUPROOF_CPU_AFFINITY):
- * one warning names each setting that differs, both when both do. */
-Test(compare, sides_of_different_cpu_affinities_are_warned_about)
-{
-    cp_report o, n;
-    passes_report(&o, 2, 1.0, 1980, 0.95);
-    passes_report(&n, 2, 1.0, 1980, 0.95);
-    const char *po[] = {"old.json"}, *pn[] = {"new.json"};
-    cp_compare_side so = {&o, po, 1}, sn = {&n, pn, 1};
-    cp_compare_options opt = {.threshold = 0.10,
-                              .min_effect = CP_CMP_MIN_EFFECT,
-                              .host_threshold = CP_CMP_HOST_THRESHOLD};
-    const struct {
-        const char *old_aff, *new_aff, *old_layout, *new_layout;
+        const char *old_layout, *new_layout, *old_aff, *new_aff;
         const char *want[2];
     } rows[] = {
-        {"all", "gpu-local", "fixed", "fixed", {"CPU affinities (old all, new gpu-local)", NULL}},
-        {"gpu-local", "gpu-local", "fixed", "fixed", {NULL, NULL}},
-        {"", "gpu-local", "fixed", "fixed", {NULL, NULL}},
-        {"gpu-local", "all", "fixed", "random",
+        {"fixed", "random", "all", "all", {"address-space layouts (old fixed, new random)", NULL}},
+        {"random", "fixed", "all", "all", {"address-space layouts (old random, new fixed)", NULL}},
+        {"fixed", "fixed", "all", "all", {NULL, NULL}},
+        {"", "random", "all", "all", {NULL, NULL}},
+        {"fixed", "", "all", "all", {NULL, NULL}},
+        {"fixed", "fixed", "all", "gpu-local", {"CPU affinities (old all, new gpu-local)", NULL}},
+        {"fixed", "fixed", "gpu-local", "gpu-local", {NULL, NULL}},
+        {"fixed", "fixed", "", "gpu-local", {NULL, NULL}},
+        {"fixed", "random", "gpu-local", "all",
          {"address-space layouts (old fixed, new random)",
           "CPU affinities (old gpu-local, new all)"}},
     };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-        snprintf(o.env.cpu_affinity, sizeof o.env.cpu_affinity, "%s", rows[r].old_aff);
-        snprintf(n.env.cpu_affinity, sizeof n.env.cpu_affinity, "%s", rows[r].new_aff);
         snprintf(o.env.address_layout, sizeof o.env.address_layout, "%s", rows[r].old_layout);
         snprintf(n.env.address_layout, sizeof n.env.address_layout, "%s", rows[r].new_layout);
+        snprintf(o.env.cpu_affinity, sizeof o.env.cpu_affinity, "%s", rows[r].old_aff);
+        snprintf(n.env.cpu_affinity, sizeof n.env.cpu_affinity, "%s", rows[r].new_aff);
         cp_comparison c;
         cr_assert_eq(cp_compare_build(&so, &sn, &opt, &c), 0, "%s", cp_last_error());
         if (!rows[r].want[0])
             cr_expect_eq(c.layout_warning[0], '\0', "row %zu: %s", r, c.layout_warning);
-        for (size_t k = 0; k < 2 && rows[r].want[k]; k++)
-            cr_expect_not_null(strstr(c.layout_warning, rows[r].want[k]), "row %zu: %s", r,
+        for (size_t w = 0; w < 2 && rows[r].want[w]; w++)
+            cr_expect_not_null(strstr(c.layout_warning, rows[r].want[w]), "row %zu: %s", r,
                                c.layout_warning);
         cr_expect_eq(c.regressions, 0);
         cp_comparison_free(&c);
