@@ -2,6 +2,9 @@
 # Issue 29 (and issue 28's noise) on one GPU, each step chosen by a
 # variable (logs, traces and reports in $OUT/results.tar.gz):
 #   GPU=1     ctest -L gpu once (the code changed since the last GPU run)
+#   FORMS=1   issue 30: the exec GPU tests again with every process writing
+#             cuproof.rec (CUPROOF_EXEC_FORMAT=rec) and with every API call
+#             recorded (CUPROOF_EXEC_API=all), beside GPU=1's default
 #   RECORD=1  the findings' programs under cuproof exec, each trace kept:
 #             torch_pageable.py (pageable, --pinned), graph_chain (graph,
 #             events, independent, independent under CUDA_LAUNCH_BLOCKING=1)
@@ -40,6 +43,17 @@ if [ "${GPU:-0}" = 1 ]; then
     CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -L gpu --output-on-failure > "$out/ctest-gpu.log" 2>&1
     echo "ctest -L gpu: rc $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
     grep -E "tests passed|Failed|\(Skipped\)|Not Run" "$out/ctest-gpu.log" | head -12
+fi
+
+if [ "${FORMS:-0}" = 1 ]; then
+    for form in CUPROOF_EXEC_FORMAT=rec CUPROOF_EXEC_API=all; do
+        start=$(date +%s)
+        log="$out/ctest-exec-${form#CUPROOF_EXEC_}.log"
+        env "$form" CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -L gpu -R '^exec\.' \
+            --output-on-failure > "$log" 2>&1
+        echo "ctest -L gpu -R exec ($form): rc $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+        grep -E "tests passed|Failed|\(Skipped\)" "$log" | head -8
+    done
 fi
 
 record() { # NAME ENV... -- PROGRAM ARGS...
