@@ -483,7 +483,8 @@ static void cost_json(builder *b, cJSON *o, const cp_tracing_cost *c, uint64_t d
 
 /* 1.11: what tracing a program cost (cuproof exec): the sum over its
  * processes that recorded it, each process's own, and the launcher's
- * post-processing. */
+ * post-processing; 1.12: how much of its reading the launcher did while
+ * the program ran. */
 static void tracing_cost_json(builder *b, cJSON *o, const cp_report *r)
 {
     static const cp_trace none;
@@ -494,6 +495,10 @@ static void tracing_cost_json(builder *b, cJSON *o, const cp_report *r)
     for (size_t i = 0; i < t->nprocesses; i++)
         dropped += t->processes[i].dropped;
     add_num(b, o, "postprocess_ms", r->postprocess_ms);
+    add_num(b, o, "records_read_during_run", (double)r->records_read_during_run);
+    add_num(b, o, "records_read_after_exit", (double)r->records_read_after_exit);
+    if (r->read_after_exit_why[0])
+        add_str(b, o, "read_after_exit_why", r->read_after_exit_why);
     add_num(b, o, "processes", (double)t->nprocesses);
     add_num(b, o, "processes_recorded", (double)recorded);
     cost_json(b, o, &sum, dropped);
@@ -522,8 +527,9 @@ cJSON *cp_report_to_json(const cp_report *r)
      * and _share, in the trace and per device), the work classes' rules
      * and each trace's kernel_breakdown; 1.7: a distributed program's
      * ranks per variant (readers of 1.0 ignore them); 1.10: the
-     * environment's address_layout; 1.11: tracing_cost (cuproof exec). */
-    add_str(&b, root, "schema_version", "1.11");
+     * environment's address_layout; 1.11: tracing_cost (cuproof exec);
+     * 1.12: the records exec read while the program ran, in tracing_cost. */
+    add_str(&b, root, "schema_version", "1.12");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

@@ -232,7 +232,12 @@ static int analyse_once(const char *dir, const cp_expect_list *list, const cp_pr
                         .next = on_record,
                         .next_ctx = &r};
     cp_trace_init(&r.kept);
-    CP_TRY(cp_proc_stream_dir(dir, &v->trace, &info->nfiles, cp_placer_record, &placer));
+    if (opts->follow)
+        CP_TRY(cp_follower_stream(opts->follow, &v->trace, &info->nfiles, cp_placer_record,
+                                  &placer, &info->records_during_run, info->follow_why,
+                                  sizeof info->follow_why));
+    else
+        CP_TRY(cp_proc_stream_dir(dir, &v->trace, &info->nfiles, cp_placer_record, &placer));
     if (!r.streaming) {
         rc = judge_kept(&r, list, v, checks);
         goto out;

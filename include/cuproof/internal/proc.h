@@ -52,6 +52,7 @@
 
 #include "../export.h"
 
+#include "../program.h"
 #include "../trace.h"
 
 #include <stdbool.h>
@@ -154,6 +155,21 @@ CP_API int cp_proc_parser_new(cp_proc_parser **out, const char *path, cp_trace *
 CP_API int cp_proc_parser_push(cp_proc_parser *p, const void *data, size_t n);
 CP_API int cp_proc_parser_end(cp_proc_parser *p);
 CP_API void cp_proc_parser_free(cp_proc_parser *p);
+
+/*
+ * The judge's reading of a directory that `f` followed while the program
+ * ran (cp_follower, cuproof/program.h): what cp_proc_stream_dir does with
+ * `f`'s directory, the same records in the same order with the same
+ * values, the processes, counts and errors alike, but reading only what
+ * the files grew by since the follower's last poll (the first call reads
+ * every file to its end; a later one, such as the second reading when the
+ * hosts' clocks are aligned, reads nothing). A file the follower could
+ * not serve is read here by cp_proc_stream. *during gets the records read
+ * while the program ran, `why` (of why_size bytes) the first reason a
+ * file's records were read after it ("" when none was).
+ */
+CP_API int cp_follower_stream(cp_follower *f, cp_trace *t, size_t *nfiles, cp_proc_emit emit,
+                              void *ctx, uint64_t *during, char *why, size_t why_size);
 
 #ifdef __cplusplus
 }
