@@ -56,8 +56,8 @@ typedef struct followed {
     ino_t ino;
     uint64_t offset; /* bytes handed to the parser */
     cp_proc_parser *parser;
-    bool ended;   /* the parser read the file's end */
-    cp_trace own; /* the parser's: the processes, counts, ranges until the end */
+    bool ended;    /* the parser read the file's end */
+    cp_trace own;  /* the parser's: the processes, counts, ranges until the end */
     cp_trace held; /* the records as the reader hands them on */
     cp_rec_writer *spill;
     char *spill_path;
@@ -75,7 +75,7 @@ struct cp_follower {
     bool finished; /* the program ended: the files were read to their ends */
     bool busy;     /* the last poll left bytes to read */
     double listed_at;
-    size_t next; /* the file the next poll starts with */
+    size_t next;  /* the file the next poll starts with */
     char **order; /* the files at the end, in name order */
     size_t norder;
     char why[512]; /* the first reason records were left to after the program */
@@ -184,7 +184,8 @@ static void start_spilling(cp_follower *fl)
     fl->spilling = true;
     char why[160];
     snprintf(why, sizeof why,
-             "past %llu records (the records held): its rec records were read after the program",
+             "past the %llu records held (--keep-records): a rec file's records are read after "
+             "the program",
              (unsigned long long)fl->keep);
     for (size_t i = 0; i < fl->n; i++) {
         followed *f = fl->files[i];
@@ -241,7 +242,7 @@ static followed *add(cp_follower *fl, const char *name)
     cp_trace_init(&f->held);
     fl->files[fl->n++] = f;
     if (fl->spilling && is_rec(name))
-        leave(fl, f, "appeared past the records held: read after the program");
+        leave(fl, f, "a rec file that appeared past the records held: read after the program");
     else if (cp_proc_parser_new(&f->parser, f->path, &f->own, take, f) < 0)
         leave(fl, f, cp_last_error());
     else if (fl->spilling && spill(fl, f) < 0)
@@ -439,8 +440,8 @@ static int replay(const followed *f, cp_trace *t, cp_proc_emit emit, void *ctx)
     return 0;
 }
 
-int cp_follower_stream(cp_follower *fl, cp_trace *t, size_t *nfiles, cp_proc_emit emit,
-                       void *ctx, uint64_t *during, char *why, size_t why_size)
+int cp_follower_stream(cp_follower *fl, cp_trace *t, size_t *nfiles, cp_proc_emit emit, void *ctx,
+                       uint64_t *during, char *why, size_t why_size)
 {
     *nfiles = 0;
     *during = 0;

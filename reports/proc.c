@@ -30,7 +30,7 @@
  * line, without its newline.
  */
 typedef struct line_reader {
-    const char *chunk;   /* the bytes handed over, not yet taken */
+    const char *chunk; /* the bytes handed over, not yet taken */
     size_t pos, end;
     bool more;           /* more bytes may follow these */
     char *line;          /* the current line, NUL-terminated */
@@ -888,7 +888,7 @@ struct cp_proc_parser {
     void *emit_ctx;
     size_t n0, np0; /* what t held before: restored after an error */
     uint64_t dropped0;
-    int error;      /* the first error; the parser reads nothing after it */
+    int error; /* the first error; the parser reads nothing after it */
     /* JSON lines */
     proc_state st;
     line_reader lines;

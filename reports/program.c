@@ -233,8 +233,8 @@ static int analyse_once(const char *dir, const cp_expect_list *list, const cp_pr
                         .next_ctx = &r};
     cp_trace_init(&r.kept);
     if (opts->follow)
-        CP_TRY(cp_follower_stream(opts->follow, &v->trace, &info->nfiles, cp_placer_record,
-                                  &placer, &info->records_during_run, info->follow_why,
+        CP_TRY(cp_follower_stream(opts->follow, &v->trace, &info->nfiles, cp_placer_record, &placer,
+                                  &info->records_during_run, info->follow_why,
                                   sizeof info->follow_why));
     else
         CP_TRY(cp_proc_stream_dir(dir, &v->trace, &info->nfiles, cp_placer_record, &placer));

@@ -44,8 +44,8 @@ static void put_record(FILE *f, const cp_activity *a, uint64_t o, uint64_t *mark
     case CP_ACT_KERNEL:
         fputs("{\"k\":\"kernel\",", f);
         device_fields(f, a, o);
-        fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", a->grid[0], a->grid[1],
-                a->grid[2], a->block[0], a->block[1], a->block[2]);
+        fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", a->grid[0], a->grid[1], a->grid[2],
+                a->block[0], a->block[1], a->block[2]);
         graph_fields(f, a);
         fputs(",\"name\":", f);
         cp_json_put_string(f, a->name);
@@ -53,7 +53,8 @@ static void put_record(FILE *f, const cp_activity *a, uint64_t o, uint64_t *mark
     case CP_ACT_MEMCPY:
         fputs("{\"k\":\"memcpy\",", f);
         device_fields(f, a, o);
-        fprintf(f, ",\"bytes\":%" PRIu64 ",\"dir\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\",\"async\":%s",
+        fprintf(f,
+                ",\"bytes\":%" PRIu64 ",\"dir\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\",\"async\":%s",
                 a->bytes, cp_copy_dir_name(a->copy_dir), cp_mem_kind_name(a->src),
                 cp_mem_kind_name(a->dst), a->async ? "true" : "false");
         graph_fields(f, a);
@@ -65,8 +66,9 @@ static void put_record(FILE *f, const cp_activity *a, uint64_t o, uint64_t *mark
         graph_fields(f, a);
         break;
     case CP_ACT_RUNTIME:
-        fprintf(f, "{\"k\":\"runtime\",\"s\":%" PRId64 ",\"e\":%" PRId64 ",\"cor\":%u,\"tid\":%u,"
-                   "\"name\":",
+        fprintf(f,
+                "{\"k\":\"runtime\",\"s\":%" PRId64 ",\"e\":%" PRId64 ",\"cor\":%u,\"tid\":%u,"
+                "\"name\":",
                 (int64_t)(a->start - o), (int64_t)(a->end - o), a->correlation, a->thread);
         cp_json_put_string(f, a->name);
         break;
@@ -74,13 +76,15 @@ static void put_record(FILE *f, const cp_activity *a, uint64_t o, uint64_t *mark
     default: {
         /* A range is a marker's start and its end, paired by id. */
         uint64_t id = ++*marker;
-        fprintf(f, "{\"k\":\"marker\",\"t\":%" PRId64 ",\"id\":%" PRIu64 ",\"phase\":\"start\","
-                   "\"name\":",
+        fprintf(f,
+                "{\"k\":\"marker\",\"t\":%" PRId64 ",\"id\":%" PRIu64 ",\"phase\":\"start\","
+                "\"name\":",
                 (int64_t)(a->start - o), id);
         cp_json_put_string(f, a->name);
         fprintf(f, ",\"domain\":\"\",\"tid\":%u}\n", a->thread);
-        fprintf(f, "{\"k\":\"marker\",\"t\":%" PRId64 ",\"id\":%" PRIu64 ",\"phase\":\"end\","
-                   "\"name\":\"\",\"domain\":\"\",\"tid\":%u",
+        fprintf(f,
+                "{\"k\":\"marker\",\"t\":%" PRId64 ",\"id\":%" PRIu64 ",\"phase\":\"end\","
+                "\"name\":\"\",\"domain\":\"\",\"tid\":%u",
                 (int64_t)(a->end - o), id, a->thread);
         break;
     }
@@ -96,8 +100,9 @@ static void put_counts(FILE *f, const cp_process *p, uint64_t records)
     const cp_tracing_cost *c = &p->cost;
     if (!c->recorded)
         return;
-    fprintf(f, ",\"api\":\"%s\",\"api_records\":%" PRIu64 ",\"api_filtered\":%" PRIu64
-               ",\"buffers\":%" PRIu64 ",\"overhead_records\":%" PRIu64 ",\"overhead_ns\":{",
+    fprintf(f,
+            ",\"api\":\"%s\",\"api_records\":%" PRIu64 ",\"api_filtered\":%" PRIu64
+            ",\"buffers\":%" PRIu64 ",\"overhead_records\":%" PRIu64 ",\"overhead_ns\":{",
             c->api_all ? "all" : "filtered", c->api_records, c->api_filtered, c->buffers,
             c->overhead_records);
     bool first = true;
@@ -122,8 +127,9 @@ int proc_lines_write(const char *path, const cp_trace *t, uint32_t process)
     cp_json_put_string(f, p->host);
     fprintf(f, ",\"pid\":%u,\"ppid\":%u,\"command\":", p->pid, p->ppid);
     cp_json_put_string(f, p->command);
-    fprintf(f, ",\"origin_ns\":\"%" PRIu64 "\",\"rank\":%d,\"local_rank\":%d,\"world_size\":%d,"
-               "\"rank_var\":",
+    fprintf(f,
+            ",\"origin_ns\":\"%" PRIu64 "\",\"rank\":%d,\"local_rank\":%d,\"world_size\":%d,"
+            "\"rank_var\":",
             o, p->rank_var[0] ? p->rank : -1, p->local_rank, p->world_size);
     cp_json_put_string(f, p->rank_var);
     fputs(",\"rank_why\":", f);

@@ -94,9 +94,9 @@ static void put_scopes(FILE *f, const cp_trace *t, const cp_metrics *m)
         for (size_t i = 0; i < list.n; i++) {
             bool ok = false;
             char measured[1024] = "";
-            cr_assert_eq(cp_expect_eval_trace(&list.items[i], t, &tt_h100, &ok, measured,
-                                              sizeof measured),
-                         0, "%s: %s", list.items[i].text, cp_last_error());
+            cr_assert_eq(
+                cp_expect_eval_trace(&list.items[i], t, &tt_h100, &ok, measured, sizeof measured),
+                0, "%s: %s", list.items[i].text, cp_last_error());
             fprintf(f, "%s: %s (%s)\n", list.items[i].text, ok ? "holds" : "fails", measured);
         }
         cp_expect_list_free(&list);

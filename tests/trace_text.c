@@ -93,12 +93,12 @@ int tt_scope_lines(const char *scope, char *text, size_t size)
 {
     size_t nf = 0;
     const cp_finding_def *findings = cp_finding_defs(&nf);
-    int used = snprintf(text, size, "%skernels >= 1\n%scopy_kernel_overlap_ratio > 0.5\n", scope,
-                        scope);
+    int used =
+        snprintf(text, size, "%skernels >= 1\n%scopy_kernel_overlap_ratio > 0.5\n", scope, scope);
     bool spread = strncmp(scope, "rank spread", 11) == 0;
     for (size_t k = 0; k < nf && !spread; k++)
-        used += snprintf(text + used, size - (size_t)used, "%sfinding %s\n", scope,
-                         findings[k].name);
+        used +=
+            snprintf(text + used, size - (size_t)used, "%sfinding %s\n", scope, findings[k].name);
     return used;
 }
 
@@ -123,8 +123,8 @@ void tt_load(const char *path, cp_trace *t)
         char why[160];
         cr_assert_eq(cp_trace_file_read(path, &tf), 0, "%s", cp_last_error());
         cr_assert_geq(tf.nvariants, 1, "%s", path);
-        cr_assert_eq(cp_trace_scope(&tf.variants[0].trace, "", NULL, t, why, sizeof why), 0,
-                     "%s", why);
+        cr_assert_eq(cp_trace_scope(&tf.variants[0].trace, "", NULL, t, why, sizeof why), 0, "%s",
+                     why);
         cp_trace_file_free(&tf);
         return;
     }

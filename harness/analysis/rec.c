@@ -490,8 +490,8 @@ static int check_header(cp_rec_reader *r)
     if (r->len - r->pos < CP_REC_MAGIC_LEN || memcmp(r->buf + r->pos, CP_REC_MAGIC, 6) != 0)
         return cp_failf(CP_EPARSE, "%s: not a cuproof.rec file (no CUPREC header)", r->path);
     if (r->buf[r->pos + 6] != 1)
-        return cp_failf(CP_EPARSE, "%s: cuproof.rec major version %u; this reader reads 1",
-                        r->path, r->buf[r->pos + 6]);
+        return cp_failf(CP_EPARSE, "%s: cuproof.rec major version %u; this reader reads 1", r->path,
+                        r->buf[r->pos + 6]);
     r->pos += CP_REC_MAGIC_LEN;
     r->header = true;
     return 0;
