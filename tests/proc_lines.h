@@ -3,8 +3,9 @@
  * file in either form (docs/DESIGN.md "The per-process file"): the
  * recorded traces that are no per-process files (merged trace files, rec
  * files of several processes) become the files `cuproof exec` reads, for
- * the tests of the follower (tests/test_follow.c). No criterion here,
- * so that a bench may write through it too.
+ * the tests of the follower (tests/test_follow.c), and the bench's
+ * synthetic program writes its trace through the same code
+ * (ci/bench/proc_gen.c). No criterion here: the bench links it too.
  */
 #ifndef CUPROOF_TESTS_PROC_LINES_H
 #define CUPROOF_TESTS_PROC_LINES_H
