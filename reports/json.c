@@ -616,8 +616,11 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
     FILE *f = fopen(path, "w");
     if (!f)
         return cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
-    static char buffer[1 << 16];
-    setvbuf(f, buffer, _IOFBF, sizeof buffer);
+    /* A large buffer of its own (none shared: the writer may run beside
+     * another, jobs.h); stdio's own when none can be had. */
+    char *buffer = malloc(1 << 16);
+    if (buffer)
+        setvbuf(f, buffer, _IOFBF, 1 << 16);
     fprintf(f, "{\"schema\":\"%s\",\"case\":", CP_TRACE_SCHEMA);
     cp_json_put_string(f, c->name);
     fputs(",\"device\":", f);
@@ -702,6 +705,7 @@ out:;
     if (fclose(f) != 0 || failed)
         if (rc == 0)
             rc = cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
+    free(buffer);
     return rc;
 }
 
