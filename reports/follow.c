@@ -252,15 +252,20 @@ static followed *add(cp_follower *fl, const char *name)
 
 /* Reads up to `max` more bytes of `f` into its parser; *more says whether
  * the file holds more already. A file replaced or cut shorter than what
- * was read, or one that does not parse, is left to after the program. */
-static void read_some(cp_follower *fl, followed *f, size_t max, bool *more)
+ * was read, or one that does not parse, is left to after the program; so
+ * is one that cannot be opened at the end (`last`), whose error is then
+ * today's reader's to give (while the program runs it may be a moment's). */
+static void read_some(cp_follower *fl, followed *f, size_t max, bool last, bool *more)
 {
     *more = false;
     if (f->how == AFTER || f->ended)
         return;
     int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return; /* gone: whether it counts is the last listing's to say */
+    if (fd < 0) {
+        if (last)
+            leave(fl, f, strerror(errno));
+        return;
+    }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         leave(fl, f, strerror(errno));
@@ -321,7 +326,7 @@ bool cp_follower_poll(void *follower)
     for (size_t k = 0; k < fl->n; k++) {
         size_t i = (fl->next + k) % fl->n;
         bool more = false;
-        read_some(fl, fl->files[i], CHUNK, &more);
+        read_some(fl, fl->files[i], CHUNK, false, &more);
         fl->busy = fl->busy || more;
         bound(fl);
         if (now_ms() - t0 >= POLL_BUDGET_MS) {
@@ -353,7 +358,7 @@ static int finish(cp_follower *fl)
             return cp_failf(CP_ENOMEM, "out of memory reading %s", fl->dir);
         bool more = true;
         while (more && f->how != AFTER) {
-            read_some(fl, f, SIZE_MAX, &more);
+            read_some(fl, f, SIZE_MAX, true, &more);
             bound(fl);
         }
         if (f->how == AFTER)
@@ -450,6 +455,10 @@ int cp_follower_stream(cp_follower *fl, cp_trace *t, size_t *nfiles, cp_proc_emi
     int rc = fl->finished ? 0 : finish(fl);
     if (rc < 0)
         return rc;
+    /* Said even when a file read after the program fails: it says why
+     * that file was read then. */
+    if (why_size)
+        snprintf(why, why_size, "%s", fl->why);
     size_t n0 = t->n, np0 = t->nprocesses;
     uint64_t dropped0 = t->dropped_records;
     for (size_t i = 0; rc == 0 && i < fl->norder; i++) {
@@ -469,8 +478,6 @@ int cp_follower_stream(cp_follower *fl, cp_trace *t, size_t *nfiles, cp_proc_emi
         return rc;
     }
     *nfiles = fl->norder;
-    if (why_size)
-        snprintf(why, why_size, "%s", fl->why);
     return 0;
 }
 

@@ -13,7 +13,9 @@
  * processes, and every file written (report.json, report.html, the merged
  * trace, the Perfetto file, the streamed rec file), with the records held
  * and past them (streamed: JSON lines spilled, rec read after). A control
- * shows the comparison can fail: a chunk dropped on the way.
+ * shows the comparison can fail: a chunk dropped on the way. A file the
+ * follower cannot serve (replaced, cut shorter, not parsing) is read by
+ * today's reader after the program, and said.
  */
 #define _GNU_SOURCE
 #include "proc_lines.h"
@@ -365,42 +367,68 @@ static char *judged(const char *dir, cp_follower *follow, const cp_expect_list *
     return text;
 }
 
-/*
- * One comparison: `src`'s files written into a fresh directory while a
- * follower follows it, judged through the follower, then by today's reader
- * on the same directory holding the whole files (the control's dropped
- * chunk put back first). Returns whether the two agree, the first
- * difference in `diff`; *during and `why` as the follower's judgement said.
- */
-static bool agree(const char *src, const cp_expect_list *list, uint64_t keep, unsigned seed,
-                  bool drop, uint64_t *records, uint64_t *during, char *why, size_t why_size,
-                  char *diff, size_t diff_size)
+/* A fresh run's directories: the followed one, the reports' and the
+ * follower's spill. */
+typedef struct run_dirs {
+    char live[260], out[260], spill[260];
+} run_dirs;
+
+static void new_run(run_dirs *d)
 {
     static int runs;
-    char dir[200], live[260], out[260], spill[260];
+    char dir[200];
     snprintf(dir, sizeof dir, "%s/run%d", base, runs++);
-    snprintf(live, sizeof live, "%s/proc", dir);
-    snprintf(out, sizeof out, "%s/out", dir);
-    snprintf(spill, sizeof spill, "%s/spill", dir);
+    snprintf(d->live, sizeof d->live, "%s/proc", dir);
+    snprintf(d->out, sizeof d->out, "%s/out", dir);
+    snprintf(d->spill, sizeof d->spill, "%s/spill", dir);
     cr_assert_eq(mkdir(dir, 0755), 0);
-    cr_assert_eq(mkdir(live, 0755), 0);
-    cr_assert_eq(mkdir(spill, 0755), 0);
-    cp_follower *f = NULL;
-    cr_assert_eq(cp_follower_new(&f, live, keep, spill), 0);
-    write_live(src, live, f, seed, drop);
-    char *followed = judged(live, f, list, keep, out, records, during, why, why_size);
+    cr_assert_eq(mkdir(d->live, 0755), 0);
+    cr_assert_eq(mkdir(d->spill, 0755), 0);
+}
+
+/*
+ * The judgement through follower `f` (freed here) on d->live, then today's
+ * reader's on the same directory, after `restore` (when set) has its files
+ * copied over the followed ones. Returns whether the two agree, the first
+ * difference in `diff`; *records, *during and `why` as the follower's
+ * judgement said.
+ */
+static bool compare(const run_dirs *d, cp_follower *f, const cp_expect_list *list, uint64_t keep,
+                    const char *restore, uint64_t *records, uint64_t *during, char *why,
+                    size_t why_size, char *diff, size_t diff_size)
+{
+    char *followed = judged(d->live, f, list, keep, d->out, records, during, why, why_size);
     cp_follower_free(f);
-    sh("rm -rf '%s'%s", out, "");
-    sh("cp '%s'/* '%s'/", src, live);
+    sh("rm -rf '%s'%s", d->out, "");
+    if (restore)
+        sh("cp '%s'/* '%s'/", restore, d->live);
     uint64_t all = 0, none = 0;
     char no_why[16];
-    char *after = judged(live, NULL, list, keep, out, &all, &none, no_why, sizeof no_why);
+    char *after = judged(d->live, NULL, list, keep, d->out, &all, &none, no_why, sizeof no_why);
     bool same = strcmp(followed, after) == 0;
     if (!same)
         tt_first_difference(followed, after, diff, diff_size);
     free(followed);
     free(after);
     return same;
+}
+
+/*
+ * One comparison: `src`'s files written into a fresh directory while a
+ * follower follows it, judged through the follower, then by today's reader
+ * on the same directory holding the whole files (the control's dropped
+ * chunk put back first).
+ */
+static bool agree(const char *src, const cp_expect_list *list, uint64_t keep, unsigned seed,
+                  bool drop, uint64_t *records, uint64_t *during, char *why, size_t why_size,
+                  char *diff, size_t diff_size)
+{
+    run_dirs d;
+    new_run(&d);
+    cp_follower *f = NULL;
+    cr_assert_eq(cp_follower_new(&f, d.live, keep, d.spill), 0);
+    write_live(src, d.live, f, seed, drop);
+    return compare(&d, f, list, keep, src, records, during, why, why_size, diff, diff_size);
 }
 
 Test(follow, every_recorded_trace_read_while_written_gives_the_same)
@@ -464,5 +492,89 @@ Test(follow, a_dropped_chunk_is_seen)
         agree(jdir, &list, 0, 7, true, &read, &during, why, sizeof why, diff, sizeof diff),
         "a dropped chunk went unseen");
     cr_expect_neq(diff[0], '\0');
+    cp_expect_list_free(&list);
+}
+
+/* `path`'s bytes into `to` (created), and from byte `from` on after
+ * `insert` when it is set. */
+static void copy_file(const char *path, const char *to, const char *insert, size_t from)
+{
+    FILE *in = fopen(path, "rb"), *out = fopen(to, "wb");
+    cr_assert(in && out, "%s, %s", path, to);
+    char block[65536];
+    size_t got, at = 0;
+    while ((got = fread(block, 1, sizeof block, in)) > 0) {
+        for (size_t i = 0; i < got; i++, at++) {
+            if (insert && at == from)
+                fputs(insert, out);
+            fputc(block[i], out);
+        }
+    }
+    fclose(in);
+    cr_assert_eq(fclose(out), 0);
+}
+
+/* The byte after line `n` of `path` (counting from 1). */
+static size_t after_line(const char *path, int n)
+{
+    FILE *in = fopen(path, "rb");
+    cr_assert_not_null(in);
+    size_t at = 0;
+    int c;
+    while (n > 0 && (c = fgetc(in)) != EOF) {
+        at++;
+        n -= c == '\n';
+    }
+    fclose(in);
+    return at;
+}
+
+/*
+ * A file the follower cannot serve is read after the program by today's
+ * reader, in its place: one replaced while the program ran (another file
+ * renamed over it), one cut shorter than what was read of it, one with a
+ * line that does not parse (today's error then, naming the file and the
+ * line). The judgement is today's each time, and the report says why.
+ */
+Test(follow, a_file_it_cannot_follow_is_read_after_the_program)
+{
+    const char *a = CUPROOF_FIXTURES "/exec-h100/streams-graph-nvtx.proc.jsonl";
+    const char *b = CUPROOF_FIXTURES "/exec-h100/exit-early.proc.jsonl";
+    cp_expect_list list;
+    expectations_of(a, &list);
+    static const char *const why_words[] = {"replaced while the program ran",
+                                            "shorter than what was read", "not valid JSON"};
+    for (int k = 0; k < 3; k++) {
+        run_dirs d;
+        new_run(&d);
+        cp_follower *f = NULL;
+        cr_assert_eq(cp_follower_new(&f, d.live, 0, d.spill), 0);
+        char file[400], other[400];
+        snprintf(file, sizeof file, "%s/vm.1331.proc.jsonl", d.live);
+        snprintf(other, sizeof other, "%s/next.tmp", d.live);
+        if (k == 2) /* a bad line after the 40th */
+            copy_file(a, file, "{\"k\":\"kernel\",broken}\n", after_line(a, 40));
+        else
+            copy_file(a, file, NULL, 0);
+        while (cp_follower_poll(f))
+            ;
+        cp_follower_poll(f);
+        if (k == 0) { /* both files exist at once: another inode */
+            copy_file(b, other, NULL, 0);
+            cr_assert_eq(rename(other, file), 0);
+        } else if (k == 1) {
+            struct stat st;
+            cr_assert_eq(stat(file, &st), 0);
+            cr_assert_eq(truncate(file, st.st_size / 2), 0);
+        }
+        uint64_t records = 0, during = 0;
+        char why[512] = "", diff[512] = "";
+        cr_expect(
+            compare(&d, f, &list, 0, NULL, &records, &during, why, sizeof why, diff, sizeof diff),
+            "%s: %s", why_words[k], diff);
+        cr_expect_not_null(strstr(why, why_words[k]), "%s: %s", why_words[k], why);
+        cr_expect_not_null(strstr(why, "vm.1331.proc.jsonl"), "%s: %s", why_words[k], why);
+        cr_expect_eq(during, 0, "%s: %llu", why_words[k], (unsigned long long)during);
+    }
     cp_expect_list_free(&list);
 }

@@ -166,7 +166,8 @@ CP_API void cp_proc_parser_free(cp_proc_parser *p);
  * hosts' clocks are aligned, reads nothing). A file the follower could
  * not serve is read here by cp_proc_stream. *during gets the records read
  * while the program ran, `why` (of why_size bytes) the first reason a
- * file's records were read after it ("" when none was).
+ * file's records were read after it ("" when none was; set also when the
+ * reading then fails).
  */
 CP_API int cp_follower_stream(cp_follower *f, cp_trace *t, size_t *nfiles, cp_proc_emit emit,
                               void *ctx, uint64_t *during, char *why, size_t why_size);
