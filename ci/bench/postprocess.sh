@@ -92,7 +92,7 @@ summary() { # file of numbers: "median [least, most]"
 modes="after unfollowed"
 [ -n "${BEFORE:-}" ] && modes="$modes before"
 {
-    echo "cuproof exec's post-processing: $records synthetic records written in $pieces pieces, ${pause} s apart; $runs rounds; $(date -u +%Y-%m-%d) on $(hostname) ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
+    echo "cuproof exec's post-processing: $records synthetic records written in $pieces pieces, ${pause} s apart; $runs rounds; $(date -u +%Y-%m-%d) on $(hostname) ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); cuproof $(git rev-parse --short HEAD 2>/dev/null)${BEFORE:+, before: $BEFORE}"
     printf '%-5s %-7s %-10s %-22s %-22s %-22s %-8s %-7s %s\n' form keep mode "wall ms" "program ms" \
         "post-processing ms" "rss MB" "during" exits
 } | tee "$out/postprocess.txt"
