@@ -393,56 +393,62 @@ static cp_process as_begun(const cp_process *p)
     return q;
 }
 
+/* A file's records as the judge gets them: their process indices moved
+ * past the processes the files before it gave. */
+typedef struct placed {
+    cp_proc_emit emit;
+    void *ctx;
+    uint32_t base;
+} placed;
+
+static int place(void *ctx, const cp_activity *a)
+{
+    const placed *p = ctx;
+    cp_activity b = *a;
+    b.process += p->base;
+    return p->emit(p->ctx, &b);
+}
+
 /* One followed file's records into `emit`, its processes into `t`, as
- * cp_proc_stream hands a file on. */
+ * cp_proc_stream hands a file on. How each process ended and the file's
+ * counts go on after the records through the rec reader's one rule
+ * (cp_rec_apply_meta), as a process end and an end record would. */
 static int replay(const followed *f, cp_trace *t, cp_proc_emit emit, void *ctx)
 {
-    uint32_t base = (uint32_t)t->nprocesses;
+    placed to = {emit, ctx, (uint32_t)t->nprocesses};
     for (size_t i = 0; i < f->own.nprocesses; i++) {
         cp_process p = as_begun(&f->own.processes[i]);
         if (cp_trace_add_process(t, &p) < 0)
             return cp_failf(CP_ENOMEM, "out of memory reading %s", f->path);
     }
     int rc = 0;
-    for (size_t i = 0; rc == 0 && f->how == HELD && i < f->held.n; i++) {
-        cp_activity a = f->held.items[i];
-        a.process += base;
-        rc = emit(ctx, &a);
+    for (size_t i = 0; rc == 0 && f->how == HELD && i < f->held.n; i++)
+        rc = place(&to, &f->held.items[i]);
+    if (rc == 0 && f->how == SPILLED)
+        rc = cp_rec_stream(f->spill_path, NULL, place, &to, NULL, NULL, 0);
+    cp_rec_item *it = rc == 0 ? calloc(1, sizeof *it) : NULL;
+    if (rc == 0 && !it)
+        rc = cp_failf(CP_ENOMEM, "out of memory reading %s", f->path);
+    for (size_t i = 0; rc == 0 && i < f->own.nprocesses; i++) {
+        it->process = f->own.processes[i];
+        it->process_index = (uint32_t)i;
+        it->type = CP_REC_PROCESS_END;
+        cp_rec_apply_meta(t, it, to.base);
+        it->type = CP_REC_PROCESS_COST;
+        cp_rec_apply_meta(t, it, to.base);
     }
-    if (rc == 0 && f->how == SPILLED) {
-        cp_rec_reader *r = NULL;
-        cp_rec_item it;
-        rc = cp_rec_reader_open(&r, f->spill_path);
-        while (rc == 0 && (rc = cp_rec_next(r, &it)) > 0) {
-            rc = 0;
-            if (it.type == CP_REC_ACTIVITY) {
-                it.activity.process += base;
-                rc = emit(ctx, &it.activity);
-            }
-        }
-        cp_rec_reader_close(r);
+    if (rc == 0) {
+        it->type = CP_REC_END;
+        it->end = (cp_rec_end){.dropped_records = f->own.dropped_records,
+                               .renamed_kernels = f->own.renamed_kernels,
+                               .has_legacy_stream = f->own.has_legacy_stream,
+                               .legacy_device = f->own.legacy_device,
+                               .legacy_context = f->own.legacy_context,
+                               .legacy_stream = f->own.legacy_stream};
+        cp_rec_apply_meta(t, it, to.base);
     }
-    if (rc < 0)
-        return rc;
-    for (size_t i = 0; i < f->own.nprocesses; i++) {
-        const cp_process *end = &f->own.processes[i];
-        cp_process *p = &t->processes[base + i];
-        p->ended = end->ended;
-        memcpy(p->why, end->why, sizeof p->why);
-        p->last_ns = end->last_ns;
-        p->dropped = end->dropped;
-        p->zero_timestamps = end->zero_timestamps;
-        p->cost = end->cost;
-    }
-    t->dropped_records += f->own.dropped_records;
-    t->renamed_kernels += f->own.renamed_kernels;
-    if (f->own.has_legacy_stream) {
-        t->has_legacy_stream = true;
-        t->legacy_device = f->own.legacy_device;
-        t->legacy_context = f->own.legacy_context;
-        t->legacy_stream = f->own.legacy_stream;
-    }
-    return 0;
+    free(it);
+    return rc;
 }
 
 int cp_follower_stream(cp_follower *fl, cp_trace *t, size_t *nfiles, cp_proc_emit emit, void *ctx,

@@ -135,6 +135,21 @@ static void expectations_of(const char *path, cp_expect_list *list)
 
 /* ---- Files written as processes write them ---- */
 
+/* The bytes of `path` (any byte: rec files hold NULs), *size of them. */
+static char *read_all(const char *path, size_t *size)
+{
+    char *bytes = NULL;
+    FILE *in = fopen(path, "rb"), *mem = open_memstream(&bytes, size);
+    cr_assert(in && mem, "%s", path);
+    char block[65536];
+    size_t got;
+    while ((got = fread(block, 1, sizeof block, in)) > 0)
+        fwrite(block, 1, got, mem);
+    fclose(mem);
+    fclose(in);
+    return bytes;
+}
+
 typedef struct source {
     char name[256];
     char *bytes;
@@ -193,16 +208,7 @@ static void write_live(const char *src, const char *live, cp_follower *f, unsign
         char path[600];
         snprintf(path, sizeof path, "%s/%s", src, names[i]);
         snprintf(s[i].name, sizeof s[i].name, "%s", names[i]);
-        FILE *in = fopen(path, "rb");
-        cr_assert_not_null(in);
-        s[i].bytes = NULL;
-        FILE *mem = open_memstream(&s[i].bytes, &s[i].size);
-        char block[65536];
-        size_t got;
-        while ((got = fread(block, 1, sizeof block, in)) > 0)
-            fwrite(block, 1, got, mem);
-        fclose(mem);
-        fclose(in);
+        s[i].bytes = read_all(path, &s[i].size);
         total += s[i].size;
         largest = s[i].size > s[largest].size ? i : largest;
     }
@@ -285,15 +291,8 @@ static void put_files(FILE *f, const char *dir)
         snprintf(path, sizeof path, "%s/%s", dir, list[i]->d_name);
         struct stat st;
         if (list[i]->d_name[0] != '.' && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-            char *bytes = NULL;
             size_t size = 0;
-            FILE *in = fopen(path, "rb"), *mem = open_memstream(&bytes, &size);
-            char block[65536];
-            size_t got;
-            while ((got = fread(block, 1, sizeof block, in)) > 0)
-                fwrite(block, 1, got, mem);
-            fclose(mem);
-            fclose(in);
+            char *bytes = read_all(path, &size);
             fprintf(f, "file %s: %zu bytes, %016llx\n", list[i]->d_name, size,
                     (unsigned long long)fnv1a(bytes, size));
             free(bytes);
