@@ -89,10 +89,12 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static void say_why(cp_follower *fl, const char *fmt, const char *a, const char *b)
+/* The first reason records were left to after the program ("FILE: why",
+ * or the reason alone when it is no file's). */
+static void say_why(cp_follower *fl, const char *file, const char *why)
 {
     if (!fl->why[0])
-        snprintf(fl->why, sizeof fl->why, fmt, a, b);
+        snprintf(fl->why, sizeof fl->why, "%s%s%s", file ? file : "", file ? ": " : "", why);
 }
 
 /* A file's records are left to the reader after the program: what was
@@ -100,7 +102,7 @@ static void say_why(cp_follower *fl, const char *fmt, const char *a, const char 
 static void leave(cp_follower *fl, followed *f, const char *why)
 {
     if (f->how != AFTER)
-        say_why(fl, "%s: %s", f->name, why);
+        say_why(fl, f->name, why);
     f->how = AFTER;
     cp_proc_parser_free(f->parser);
     f->parser = NULL;
@@ -177,21 +179,36 @@ static bool is_rec(const char *name)
     return n > 11 && strcmp(name + n - 11, ".proc.cprec") == 0;
 }
 
+/* Why a file past the records to hold is read after the program: a rec
+ * file always, a JSON-lines file when there is nowhere to spill. */
+static const char *why_after(const cp_follower *fl, const char *name, char *why, size_t size)
+{
+    if (is_rec(name))
+        snprintf(why, size,
+                 "past the %llu records held (--keep-records): a rec file is read "
+                 "after the program",
+                 (unsigned long long)fl->keep);
+    else if (!fl->spill_root)
+        snprintf(why, size,
+                 "past the %llu records held (--keep-records), with no directory to "
+                 "keep the rest in: read after the program",
+                 (unsigned long long)fl->keep);
+    else
+        return NULL;
+    return why;
+}
+
 /* Past the records to hold: a JSON-lines file's go to a spill, a rec
  * file's are left to the reader after the program. */
 static void start_spilling(cp_follower *fl)
 {
     fl->spilling = true;
-    char why[160];
-    snprintf(why, sizeof why,
-             "past the %llu records held (--keep-records): a rec file's records are read after "
-             "the program",
-             (unsigned long long)fl->keep);
     for (size_t i = 0; i < fl->n; i++) {
         followed *f = fl->files[i];
+        char why[200];
         if (f->how != HELD)
             continue;
-        if (!fl->spill_root || is_rec(f->name))
+        if (why_after(fl, f->name, why, sizeof why))
             leave(fl, f, why);
         else if (spill(fl, f) < 0)
             leave(fl, f, cp_last_error());
@@ -241,8 +258,9 @@ static followed *add(cp_follower *fl, const char *name)
     cp_trace_init(&f->own);
     cp_trace_init(&f->held);
     fl->files[fl->n++] = f;
-    if (fl->spilling && is_rec(name))
-        leave(fl, f, "a rec file that appeared past the records held: read after the program");
+    char why[200];
+    if (fl->spilling && why_after(fl, name, why, sizeof why))
+        leave(fl, f, why);
     else if (cp_proc_parser_new(&f->parser, f->path, &f->own, take, f) < 0)
         leave(fl, f, cp_last_error());
     else if (fl->spilling && spill(fl, f) < 0)
@@ -306,7 +324,7 @@ static void list_new(cp_follower *fl)
         return; /* not there yet, or not listable now: the end's listing decides */
     for (size_t i = 0; i < n; i++)
         if (!find(fl, names[i]) && !add(fl, names[i]))
-            say_why(fl, "%s%s", "out of memory following the files", "");
+            say_why(fl, NULL, "out of memory following the files: read after the program");
     cp_proc_names_free(names, n);
 }
 
