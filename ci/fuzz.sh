@@ -7,8 +7,10 @@
 # analysis, scopes and Chrome export behind it, seeded with the files of
 # tests/fixtures/exec and exec-h100; and the streaming trace reader
 # (cuproof.rec/1) with both analyses behind it, which must agree, seeded
-# with small rec files made from the recorded traces. Fails on any crash,
-# leak, disagreement or sanitizer report.
+# with small rec files made from the recorded traces. Both file readers
+# also read the same bytes pushed in pieces, as cuproof exec follows a file
+# still being written, which must read alike. Fails on any crash, leak,
+# disagreement or sanitizer report.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -197,6 +197,7 @@ static int timed_runs(const exec_args *a, cp_exec_opts eo, cp_program_timing *t,
     snprintf(dir, sizeof dir, "%.4000s/timing", a->out_dir);
     eo.proc_dir = dir;
     eo.timing_only = true;
+    eo.on_wait = NULL; /* the traced run's follower follows its own directory */
     for (int k = 0; k < a->repeat; k++) {
         cp_program_run run;
         if (cp_exec_run(&eo, &run) < 0)
@@ -340,10 +341,18 @@ static void print_tracing_cost(const cp_report *r, double total_ms)
     snprintf(post, sizeof post, "%s (", whole);
     cp_fmt_ms(r->postprocess_ms, post + strlen(post), sizeof post - strlen(post));
     snprintf(post + strlen(post), sizeof post - strlen(post), " before writing the report)");
+    /* How much of the reading overlapped the program (the follower). */
+    char live[700] = "", pc[24];
+    uint64_t all = r->records_read_during_run + r->records_read_after_exit;
+    if (all)
+        snprintf(live, sizeof live, ", %s of the records read while the program ran%s%.560s%s",
+                 cp_fmt_percent((double)r->records_read_during_run / (double)all, pc, sizeof pc),
+                 r->read_after_exit_why[0] ? " (after it: " : "", r->read_after_exit_why,
+                 r->read_after_exit_why[0] ? ")" : "");
     if (!recorded) {
         printf("  tracing: cost not recorded (trace files from an earlier cuproof), %llu "
-               "dropped; post-processing %s\n",
-               (unsigned long long)dropped, post);
+               "dropped; post-processing %s%s\n",
+               (unsigned long long)dropped, post, live);
         return;
     }
     if (recorded < t->nprocesses)
@@ -356,12 +365,12 @@ static void print_tracing_cost(const cp_report *r, double total_ms)
         snprintf(filter, sizeof filter, "%s filtered",
                  cp_fmt_count((double)sum.api_filtered, "call kinds", n3, sizeof n3));
     printf("  tracing%s: %s (%llu dropped), %s recorded, %s, CUPTI overhead %s, %s; "
-           "post-processing %s\n",
+           "post-processing %s%s\n",
            part, cp_fmt_count((double)sum.records, "records", n1, sizeof n1),
            (unsigned long long)dropped,
            cp_fmt_count((double)sum.api_records, "API calls", n2, sizeof n2), filter,
            cp_fmt_ms((double)cp_tracing_overhead_ns(&sum) / 1e6, ms, sizeof ms),
-           cp_fmt_count((double)sum.buffers, "buffers", n4, sizeof n4), post);
+           cp_fmt_count((double)sum.buffers, "buffers", n4, sizeof n4), post, live);
 }
 
 static void print_verdict(const exec_args *a, const cp_program_run *run, const cp_judgement *j)
@@ -390,6 +399,7 @@ int cp_cmd_exec(int argc, char **argv)
     cp_case_result c;
     memset(&c, 0, sizeof c);
     cp_session *s = NULL;
+    cp_follower *follow = NULL;
     char proc_dir[PATH_MAX + 16], why[512];
     int status = env_defaults(&a);
     if (status < 0)
@@ -473,6 +483,18 @@ int cp_cmd_exec(int argc, char **argv)
         status = cp_program_run_failed(&run) ? CP_EXIT_PROGRAM : CP_EXIT_OK;
         goto out;
     }
+    /* The traces are read while the program runs (issue 30), so that
+     * after it only the rest is left to read; CUPROOF_EXEC_FOLLOW=0 reads
+     * them all after it, as before (for comparisons). */
+    const char *follow_env = getenv("CUPROOF_EXEC_FOLLOW");
+    char not_followed[128] = "";
+    if (follow_env && strcmp(follow_env, "0") == 0)
+        snprintf(not_followed, sizeof not_followed, "not followed (CUPROOF_EXEC_FOLLOW=0)");
+    else if (cp_follower_new(&follow, proc_dir, a.keep_records, a.out_dir) < 0)
+        snprintf(not_followed, sizeof not_followed, "not followed: %.100s", cp_last_error());
+    eo.on_wait = follow ? cp_follower_poll : NULL;
+    eo.on_wait_ctx = follow;
+    jo.program.follow = follow;
     cp_judgement j;
     double exited = 0;
     bool ran = cp_make_dirs(a.out_dir) == 0 && cp_exec_run(&eo, &run) == 0 &&
@@ -490,6 +512,11 @@ int cp_cmd_exec(int argc, char **argv)
     print_summary(&c, &j, a.keep_records);
     bool added = cp_session_add_case(s, &c) == 0;
     r->has_tracing_cost = true;
+    r->records_read_during_run = j.info.records_during_run;
+    r->records_read_after_exit =
+        j.info.records > j.info.records_during_run ? j.info.records - j.info.records_during_run : 0;
+    snprintf(r->read_after_exit_why, sizeof r->read_after_exit_why, "%s",
+             not_followed[0] ? not_followed : j.info.follow_why);
     r->postprocess_ms = now_ms() - exited;
     if (!added || cp_session_close(s) < 0) {
         fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
@@ -501,6 +528,7 @@ int cp_cmd_exec(int argc, char **argv)
 out:
     cp_case_result_free(&c);
     cp_session_free(s);
+    cp_follower_free(follow);
     cp_expect_list_free(&a.expect);
     cp_program_timing_free(&tm);
     return status;

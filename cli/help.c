@@ -184,6 +184,9 @@ static const cp_help_opt environment[] = {
      "them records are dropped, which fails the case"},
     {"CUPROOF_EXEC_FORMAT, CUPROOF_EXEC_API, CUPROOF_EXEC_KEEP_RECORDS",
      "the defaults of exec's --format, --api and --keep-records"},
+    {"CUPROOF_EXEC_FOLLOW=0", "exec reads the traces after the program instead of while it runs "
+                              "(for comparisons; report.json's tracing_cost counts the records "
+                              "read during and after the run)"},
     {"CUPROOF_INJECT_LIB", "the injection library exec loads into the program (default: "
                            "libcuproof_inject.so beside libcuproof)"},
     {"CTEST_RESOURCE_GROUP_0_GPUS", "set by ctest's resource allocation (see gpus "

@@ -485,7 +485,8 @@ static void cost_json(builder *b, cJSON *o, const cp_tracing_cost *c, uint64_t d
 
 /* 1.11: what tracing a program cost (cuproof exec): the sum over its
  * processes that recorded it, each process's own, and the launcher's
- * post-processing. */
+ * post-processing; 1.12: how much of its reading the launcher did while
+ * the program ran. */
 static void tracing_cost_json(builder *b, cJSON *o, const cp_report *r)
 {
     static const cp_trace none;
@@ -496,6 +497,10 @@ static void tracing_cost_json(builder *b, cJSON *o, const cp_report *r)
     for (size_t i = 0; i < t->nprocesses; i++)
         dropped += t->processes[i].dropped;
     add_num(b, o, "postprocess_ms", r->postprocess_ms);
+    add_num(b, o, "records_read_during_run", (double)r->records_read_during_run);
+    add_num(b, o, "records_read_after_exit", (double)r->records_read_after_exit);
+    if (r->read_after_exit_why[0])
+        add_str(b, o, "read_after_exit_why", r->read_after_exit_why);
     add_num(b, o, "processes", (double)t->nprocesses);
     add_num(b, o, "processes_recorded", (double)recorded);
     cost_json(b, o, &sum, dropped);
@@ -525,7 +530,8 @@ cJSON *cp_report_to_json(const cp_report *r)
      * and each trace's kernel_breakdown; 1.7: a distributed program's
      * ranks per variant (readers of 1.0 ignore them); 1.10: the
      * environment's address_layout; 1.11: tracing_cost (cuproof exec);
-     * 1.12: the environment's cpu_affinity and cpus. */
+     * 1.12: the environment's cpu_affinity and cpus, and the records exec
+     * read while the program ran, in tracing_cost. */
     add_str(&b, root, "schema_version", "1.12");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
@@ -613,8 +619,11 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
     FILE *f = fopen(path, "w");
     if (!f)
         return cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
-    static char buffer[1 << 16];
-    setvbuf(f, buffer, _IOFBF, sizeof buffer);
+    /* A large buffer of its own (none shared: the writer may run beside
+     * another, jobs.h); stdio's own when none can be had. */
+    char *buffer = malloc(1 << 16);
+    if (buffer)
+        setvbuf(f, buffer, _IOFBF, 1 << 16);
     fprintf(f, "{\"schema\":\"%s\",\"case\":", CP_TRACE_SCHEMA);
     cp_json_put_string(f, c->name);
     fputs(",\"device\":", f);
@@ -699,6 +708,7 @@ out:;
     if (fclose(f) != 0 || failed)
         if (rc == 0)
             rc = cp_failf(CP_EIO, "cannot write %s: %s", path, strerror(errno));
+    free(buffer);
     return rc;
 }
 

@@ -22,17 +22,20 @@
 /* ---- Lines ---- */
 
 /*
- * The lines of a file or of a buffer in memory, one at a time, each
+ * The lines of a file's bytes as they are handed over, one at a time, each
  * copied into a buffer that grows to CP_PROC_MAX_LINE and no further, so
- * that memory stays bounded whatever the file holds.
+ * that memory stays bounded whatever the file holds. A line whose newline
+ * has not come yet waits in the buffer for the next bytes, until the
+ * input is said to be complete (`more` false): then it is the file's last
+ * line, without its newline.
  */
 typedef struct line_reader {
-    FILE *f;             /* NULL when reading from memory */
-    const char *chunk;   /* what is read but not yet taken */
+    const char *chunk; /* the bytes handed over, not yet taken */
     size_t pos, end;
-    char *block;         /* the chunk's storage when reading a file */
+    bool more;           /* more bytes may follow these */
     char *line;          /* the current line, NUL-terminated */
     size_t len, cap;
+    bool started;        /* the current line has begun (it may still be empty) */
     bool newline;        /* whether the current line ended with '\n' */
 } line_reader;
 
@@ -63,25 +66,24 @@ static int line_append(line_reader *r, const char *p, size_t n)
 }
 
 /* Takes the next line. Returns 1 with a line, 0 at the end of the input,
- * 2 for a line longer than CP_PROC_MAX_LINE, CP_EIO or CP_ENOMEM (the
- * caller words the message). */
+ * 3 when the bytes so far end inside a line that more bytes may finish
+ * (it waits in the buffer), 2 for a line longer than CP_PROC_MAX_LINE, or
+ * CP_ENOMEM (the caller words the message). */
 static int line_next(line_reader *r)
 {
-    r->len = 0;
-    r->newline = false;
-    if (r->line)
-        r->line[0] = '\0';
-    bool any = false;
+    if (!r->started) {
+        r->len = 0;
+        r->newline = false;
+        if (r->line)
+            r->line[0] = '\0';
+    }
     for (;;) {
         if (r->pos == r->end) {
-            if (!r->f)
-                return any ? 1 : 0;
-            size_t got = fread(r->block, 1, BLOCK_SIZE, r->f);
-            if (got == 0)
-                return ferror(r->f) ? CP_EIO : (any ? 1 : 0);
-            r->chunk = r->block;
-            r->pos = 0;
-            r->end = got;
+            if (r->more)
+                return 3;
+            bool any = r->started;
+            r->started = false;
+            return any ? 1 : 0;
         }
         const char *start = r->chunk + r->pos;
         const char *nl = memchr(start, '\n', r->end - r->pos);
@@ -91,11 +93,12 @@ static int line_next(line_reader *r)
             return rc;
         if (rc > 0)
             return 2;
-        any = true;
+        r->started = true;
         r->pos += take;
         if (nl) {
             r->pos++;
             r->newline = true;
+            r->started = false;
             return 1;
         }
     }
@@ -869,57 +872,118 @@ static int finish(proc_state *st)
     return 0;
 }
 
-/* Reads every line of `r` into `t` as one process; on error `t` goes back
- * to what it held. */
-static int read_lines(const char *name, line_reader *r, cp_trace *t, cp_proc_emit emit,
-                      void *ctx)
+/* ---- One file, as its bytes arrive ---- */
+
+/*
+ * The reading of one per-process file, in either form, from its bytes as
+ * they are handed over (cp_proc_parser_push): a whole file read at once
+ * and a file followed while its process writes it go through the same
+ * code, so that they read alike however the bytes were cut.
+ */
+struct cp_proc_parser {
+    char *name; /* the file, for messages */
+    bool rec;
+    cp_trace *t;
+    cp_proc_emit emit;
+    void *emit_ctx;
+    size_t n0, np0; /* what t held before: restored after an error */
+    uint64_t dropped0;
+    int error; /* the first error; the parser reads nothing after it */
+    /* JSON lines */
+    proc_state st;
+    line_reader lines;
+    bool cut; /* the cut last line of a truncated file was met */
+    /* rec */
+    cp_rec_reader *rr;
+    uint32_t base; /* the file's first process in t */
+    uint64_t last; /* the latest end among its activities */
+};
+
+/* An error ends the reading: `t` goes back to what it held. */
+static int parser_fail(cp_proc_parser *p, int rc)
 {
-    size_t n0 = t->n, np0 = t->nprocesses;
-    uint64_t dropped0 = t->dropped_records;
-    proc_state st = {.name = name, .t = t, .emit = emit, .emit_ctx = ctx};
-    int rc = 0;
-    for (;;) {
-        int got = line_next(r);
-        st.line++;
-        if (got == 0)
-            break;
-        if (got == 2) {
-            rc = cp_failf(CP_EPARSE, "%s:%zu: the line is longer than %zu bytes", name, st.line,
-                          CP_PROC_MAX_LINE);
-            goto out;
-        }
-        if (got == CP_EIO) {
-            rc = cp_failf(CP_EIO, "cannot read %s: %s", name, strerror(errno));
-            goto out;
-        }
-        if (got < 0) {
-            rc = cp_failf(CP_ENOMEM, "%s:%zu: out of memory", name, st.line);
-            goto out;
-        }
-        got = parse_line(&st, r);
-        if (got < 0) {
-            rc = got;
-            goto out;
-        }
-        if (got == 1) /* the cut last line of a truncated file */
-            break;
-    }
-    rc = finish(&st);
-out:
-    if (rc < 0) {
-        t->n = n0;
-        t->nprocesses = np0;
-        t->dropped_records = dropped0;
-    }
-    free(st.open);
+    if (rc >= 0)
+        return 0;
+    p->t->n = p->n0;
+    p->t->nprocesses = p->np0;
+    p->t->dropped_records = p->dropped0;
+    p->error = rc;
     return rc;
 }
 
-int cp_proc_parse(const char *name, const char *data, size_t size, cp_trace *t)
+/* Parses the lines that are whole. Returns 0 when the bytes so far are
+ * taken (a line without its newline waits), 1 at the end of the input or
+ * after the cut last line of a truncated file, or an error. */
+static int take_lines(cp_proc_parser *p)
 {
-    line_reader r = {.chunk = data, .end = size};
-    int rc = read_lines(name, &r, t, NULL, NULL);
-    free(r.line);
+    proc_state *st = &p->st;
+    for (;;) {
+        int got = line_next(&p->lines);
+        if (got == 3)
+            return 0;
+        st->line++;
+        if (got == 0)
+            return 1;
+        if (got == 2)
+            return cp_failf(CP_EPARSE, "%s:%zu: the line is longer than %zu bytes", p->name,
+                            st->line, CP_PROC_MAX_LINE);
+        if (got < 0)
+            return cp_failf(CP_ENOMEM, "%s:%zu: out of memory", p->name, st->line);
+        got = parse_line(st, &p->lines);
+        if (got < 0)
+            return got;
+        if (got == 1) { /* the cut last line of a truncated file */
+            p->cut = true;
+            return 1;
+        }
+    }
+}
+
+/* A rec file's records that are whole: its processes, process ends and
+ * counts into t, its activities to emit (or into t), ranges into t until
+ * the file ends, as a JSON-lines file's. */
+static int take_records(cp_proc_parser *p)
+{
+    cp_rec_item it;
+    int rc;
+    while ((rc = cp_rec_next(p->rr, &it)) > 0) {
+        rc = 0;
+        if (it.type != CP_REC_ACTIVITY) {
+            rc = cp_rec_apply_meta(p->t, &it, p->base);
+        } else {
+            cp_activity a = it.activity;
+            a.process += p->base;
+            p->last = a.end > p->last ? a.end : p->last;
+            /* Ranges stay until the file ends: their depths are the
+             * reader's to set, as for a JSON-lines file, since markers and
+             * the profiler's window reach the writer out of time order. */
+            bool keep = !p->emit || a.kind == CP_ACT_RANGE;
+            rc = keep ? cp_trace_add(p->t, &a) : p->emit(p->emit_ctx, &a);
+            if (rc == CP_ENOMEM && keep)
+                rc = cp_failf(CP_ENOMEM, "out of memory reading %s", p->name);
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return rc;
+}
+
+/* A rec file's end: its ranges with their depths, and a truncated
+ * process's last time the latest its file holds. */
+static int finish_records(cp_proc_parser *p)
+{
+    cp_trace *t = p->t;
+    if (t->nprocesses == p->base)
+        return cp_failf(CP_EPARSE, "%s: no process record: not a process's trace", p->name);
+    proc_state st = {.name = p->name, .t = t, .first_item = p->n0};
+    int rc = set_depths(&st);
+    for (size_t i = p->n0; rc == 0 && p->emit && i < t->n; i++)
+        rc = p->emit(p->emit_ctx, &t->items[i]);
+    if (rc == 0 && p->emit)
+        t->n = p->n0;
+    for (size_t i = p->base; rc == 0 && i < t->nprocesses; i++)
+        if (!t->processes[i].ended && t->processes[i].last_ns < p->last)
+            t->processes[i].last_ns = p->last;
     return rc;
 }
 
@@ -929,80 +993,130 @@ static bool has_suffix(const char *name, const char *suffix)
     return n > k && strcmp(name + n - k, suffix) == 0;
 }
 
-/* A process's file in the rec form (HOST.PID.proc.cprec, which the
- * injection library writes under CUPROOF_EXEC_FORMAT=rec): its process
- * becomes one more of t's, its activities carry that index. A file cut
- * short is a truncated process, its last time the latest it holds. */
-static int read_rec_file(const char *path, cp_trace *t, cp_proc_emit emit, void *ctx)
+/* A parser of the form `rec` says (JSON lines otherwise). */
+static int parser_new(cp_proc_parser **out, const char *name, bool rec, cp_trace *t,
+                      cp_proc_emit emit, void *ctx)
 {
-    size_t n0 = t->n, np0 = t->nprocesses;
-    uint64_t dropped0 = t->dropped_records, last = 0;
-    uint32_t base = (uint32_t)t->nprocesses;
-    cp_rec_reader *r;
-    int rc = cp_rec_reader_open(&r, path);
-    if (rc < 0)
-        return rc;
-    cp_rec_item it;
-    while ((rc = cp_rec_next(r, &it)) > 0) {
-        rc = 0;
-        if (it.type != CP_REC_ACTIVITY) {
-            rc = cp_rec_apply_meta(t, &it, base);
-        } else {
-            cp_activity a = it.activity;
-            a.process += base;
-            last = a.end > last ? a.end : last;
-            /* Ranges stay until the file ends: their depths are the
-             * reader's to set, as for a JSON-lines file, since markers and
-             * the profiler's window reach the writer out of time order. */
-            bool keep = !emit || a.kind == CP_ACT_RANGE;
-            rc = keep ? cp_trace_add(t, &a) : emit(ctx, &a);
-            if (rc == CP_ENOMEM && keep)
-                rc = cp_failf(CP_ENOMEM, "out of memory reading %s", path);
-        }
-        if (rc < 0)
-            break;
+    *out = NULL;
+    cp_proc_parser *p = calloc(1, sizeof *p);
+    if (!p || !(p->name = strdup(name))) {
+        free(p);
+        return cp_failf(CP_ENOMEM, "out of memory reading %s", name);
     }
-    if (rc == 0 && t->nprocesses == base)
-        rc = cp_failf(CP_EPARSE, "%s: no process record: not a process's trace", path);
-    if (rc == 0) {
-        proc_state st = {.name = path, .t = t, .first_item = n0};
-        rc = set_depths(&st);
-    }
-    for (size_t i = n0; rc == 0 && emit && i < t->n; i++)
-        rc = emit(ctx, &t->items[i]);
-    if (rc == 0 && emit)
-        t->n = n0;
-    for (size_t i = base; rc == 0 && i < t->nprocesses; i++)
-        if (!t->processes[i].ended && t->processes[i].last_ns < last)
-            t->processes[i].last_ns = last;
-    cp_rec_reader_close(r);
+    p->rec = rec;
+    p->t = t;
+    p->emit = emit;
+    p->emit_ctx = ctx;
+    p->n0 = t->n;
+    p->np0 = t->nprocesses;
+    p->dropped0 = t->dropped_records;
+    p->base = (uint32_t)t->nprocesses;
+    p->st = (proc_state){.name = p->name, .t = t, .emit = emit, .emit_ctx = ctx};
+    int rc = rec ? cp_rec_reader_pushed(&p->rr, name) : 0;
     if (rc < 0) {
-        t->n = n0;
-        t->nprocesses = np0;
-        t->dropped_records = dropped0;
+        cp_proc_parser_free(p);
+        return rc;
     }
+    *out = p;
+    return 0;
+}
+
+int cp_proc_parser_new(cp_proc_parser **out, const char *path, cp_trace *t, cp_proc_emit emit,
+                       void *ctx)
+{
+    return parser_new(out, path, has_suffix(path, ".proc.cprec"), t, emit, ctx);
+}
+
+int cp_proc_parser_push(cp_proc_parser *p, const void *data, size_t n)
+{
+    if (p->error)
+        return p->error;
+    int rc = 0;
+    if (p->rec) {
+        rc = cp_rec_reader_push(p->rr, data, n);
+        if (rc == 0)
+            rc = take_records(p);
+    } else if (!p->cut) {
+        p->lines.chunk = data;
+        p->lines.pos = 0;
+        p->lines.end = n;
+        p->lines.more = true;
+        rc = take_lines(p);
+        p->lines.chunk = NULL;
+        p->lines.pos = p->lines.end = 0;
+    }
+    return parser_fail(p, rc < 0 ? rc : 0);
+}
+
+int cp_proc_parser_end(cp_proc_parser *p)
+{
+    if (p->error)
+        return p->error;
+    int rc = 0;
+    if (p->rec) {
+        cp_rec_reader_push_end(p->rr);
+        rc = take_records(p);
+        if (rc == 0)
+            rc = finish_records(p);
+    } else {
+        p->lines.more = false;
+        rc = p->cut ? 0 : take_lines(p);
+        if (rc >= 0)
+            rc = finish(&p->st);
+    }
+    return parser_fail(p, rc);
+}
+
+void cp_proc_parser_free(cp_proc_parser *p)
+{
+    if (!p)
+        return;
+    free(p->st.open);
+    free(p->lines.line);
+    cp_rec_reader_close(p->rr);
+    free(p->name);
+    free(p);
+}
+
+int cp_proc_parse(const char *name, const char *data, size_t size, cp_trace *t)
+{
+    cp_proc_parser *p;
+    int rc = parser_new(&p, name, false, t, NULL, NULL);
+    if (rc == 0)
+        rc = cp_proc_parser_push(p, data, size);
+    if (rc == 0)
+        rc = cp_proc_parser_end(p);
+    cp_proc_parser_free(p);
     return rc;
 }
 
+/* A whole file, pushed block by block: a process's file in either form
+ * (HOST.PID.proc.cprec is the rec form, which the injection library writes
+ * under CUPROOF_EXEC_FORMAT=rec): its process becomes one more of t's,
+ * its activities carry that index; a file cut short is a truncated
+ * process. */
 static int read_file(const char *path, cp_trace *t, cp_proc_emit emit, void *ctx)
 {
-    if (has_suffix(path, ".proc.cprec"))
-        return read_rec_file(path, t, emit, ctx);
-    int rc = 0;
-    line_reader r = {0};
     FILE *f = fopen(path, "rb");
     if (!f)
         return cp_failf(CP_EIO, "cannot read %s: %s", path, strerror(errno));
-    r.f = f;
-    r.block = malloc(BLOCK_SIZE);
-    if (!r.block) {
-        rc = cp_failf(CP_ENOMEM, "out of memory reading %s", path);
-        goto out;
+    cp_proc_parser *p = NULL;
+    char *block = malloc(BLOCK_SIZE);
+    int rc = block ? cp_proc_parser_new(&p, path, t, emit, ctx)
+                   : cp_failf(CP_ENOMEM, "out of memory reading %s", path);
+    while (rc == 0) {
+        size_t got = fread(block, 1, BLOCK_SIZE, f);
+        if (got == 0) {
+            if (ferror(f))
+                rc = parser_fail(p, cp_failf(CP_EIO, "cannot read %s: %s", path, strerror(errno)));
+            break;
+        }
+        rc = cp_proc_parser_push(p, block, got);
     }
-    rc = read_lines(path, &r, t, emit, ctx);
-out:
-    free(r.block);
-    free(r.line);
+    if (rc == 0)
+        rc = cp_proc_parser_end(p);
+    cp_proc_parser_free(p);
+    free(block);
     fclose(f);
     return rc;
 }
@@ -1022,14 +1136,20 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int read_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit emit, void *ctx)
+void cp_proc_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+int cp_proc_list_dir(const char *dir, char ***out, size_t *nout)
 {
     int rc = 0;
-    size_t n0 = t->n, np0 = t->nprocesses;
-    uint64_t dropped0 = t->dropped_records;
-    char **names = NULL, *path = NULL;
+    char **names = NULL;
     size_t n = 0, cap = 0;
-    *nfiles = 0;
+    *out = NULL;
+    *nout = 0;
     DIR *d = opendir(dir);
     if (!d)
         return cp_failf(CP_EIO, "cannot list %s: %s", dir, strerror(errno));
@@ -1048,43 +1168,56 @@ static int read_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit e
             char **p = realloc(names, cap * sizeof *p);
             if (!p) {
                 rc = cp_failf(CP_ENOMEM, "out of memory listing %s", dir);
-                goto out;
+                break;
             }
             names = p;
         }
         if (!(names[n] = strdup(e->d_name))) {
             rc = cp_failf(CP_ENOMEM, "out of memory listing %s", dir);
-            goto out;
+            break;
         }
         n++;
     }
-    if (rc < 0)
-        goto out;
+    closedir(d);
+    if (rc < 0) {
+        cp_proc_names_free(names, n);
+        return rc;
+    }
     if (n) /* qsort takes no NULL array, even an empty one */
         qsort(names, n, sizeof *names, name_cmp);
+    *out = names;
+    *nout = n;
+    return 0;
+}
+
+static int read_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit emit, void *ctx)
+{
+    size_t n0 = t->n, np0 = t->nprocesses;
+    uint64_t dropped0 = t->dropped_records;
+    char **names = NULL, *path = NULL;
+    size_t n = 0;
+    *nfiles = 0;
+    int rc = cp_proc_list_dir(dir, &names, &n);
     size_t dlen = strlen(dir);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         free(path);
         path = malloc(dlen + strlen(names[i]) + 2);
         if (!path) {
             rc = cp_failf(CP_ENOMEM, "out of memory listing %s", dir);
-            goto out;
+            break;
         }
         snprintf(path, dlen + strlen(names[i]) + 2, "%s/%s", dir, names[i]);
-        CP_TRY(read_file(path, t, emit, ctx));
+        rc = read_file(path, t, emit, ctx);
     }
-    *nfiles = n;
-out:
+    if (rc == 0)
+        *nfiles = n;
     if (rc < 0) {
         t->n = n0;
         t->nprocesses = np0;
         t->dropped_records = dropped0;
     }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    cp_proc_names_free(names, n);
     free(path);
-    closedir(d);
     return rc;
 }
 

@@ -11,6 +11,7 @@
 #include <cuproof/ranks.h>
 #include <cuproof/summary.h>
 
+#include "jobs.h"
 #include "perfetto_pb.h"
 
 #include <errno.h>
@@ -106,26 +107,27 @@ static int close_rec(reading *r)
     return rc;
 }
 
-/* The second reading, of the rec file the first wrote: the Perfetto file,
- * the timeline's summary, and what each scope hands on. */
-static int second_pass(reading *r, cp_variant_result *v)
+/* A streamed program's Perfetto file, from the rec file the first
+ * reading wrote, on a reader of its own. */
+typedef struct perfetto_pass {
+    const char *rec_path, *path;
+    uint64_t origin;
+    uint64_t unordered; /* slices too far out of order to be checked */
+} perfetto_pass;
+
+static int write_perfetto(void *ctx)
 {
+    perfetto_pass *p = ctx;
     int rc = 0;
     cp_rec_reader *in = NULL;
     FILE *f = NULL;
     cp_pb_writer *pb = NULL;
-    cp_summary *sum = calloc(1, sizeof *sum);
-    if (!sum)
-        return cp_failf(CP_ENOMEM, "out of memory for a timeline summary");
-    const cp_metrics *m = cp_expect_judge_metrics(r->judge);
-    CP_TRY(cp_summary_init(sum, m, &r->span, CP_SUMMARY_BINS));
-    CP_TRY(cp_rec_reader_open(&in, r->info->rec_path));
-    if (!(f = fopen(r->info->perfetto_path, "wb"))) {
-        rc = cp_failf(CP_EIO, "cannot write %s: %s", r->info->perfetto_path, strerror(errno));
+    CP_TRY(cp_rec_reader_open(&in, p->rec_path));
+    if (!(f = fopen(p->path, "wb"))) {
+        rc = cp_failf(CP_EIO, "cannot write %s: %s", p->path, strerror(errno));
         goto out;
     }
-    uint64_t origin = r->info->first_ns == UINT64_MAX ? 0 : r->info->first_ns;
-    if (!(pb = cp_pb_open(f, r->info->perfetto_path, origin))) {
+    if (!(pb = cp_pb_open(f, p->path, p->origin))) {
         rc = CP_ENOMEM;
         goto out;
     }
@@ -137,29 +139,71 @@ static int second_pass(reading *r, cp_variant_result *v)
             rc = cp_pb_add_process(pb, it.process_index, it.process.pid,
                                    cp_process_label(&it.process, label, sizeof label));
         } else if (it.type == CP_REC_ACTIVITY) {
-            cp_summary_add(sum, m, &it.activity);
             rc = cp_pb_add_activity(pb, &it.activity);
-            /* Every scope's part, when the judge has scopes to feed. */
-            if (rc == 0 && cp_expect_judge_second_pass(r->judge))
-                rc = cp_expect_judge_record(r->judge, &it.activity);
         }
         if (rc < 0)
             goto out;
     }
-    if (rc < 0)
-        goto out;
-    char why[256];
-    if (cp_rec_truncated(in, why, sizeof why))
-        rc = cp_failf(CP_EIO, "%s, written by this run, reads back short: %s", r->info->rec_path,
-                      why);
 out:
     if (pb) {
-        int closed = cp_pb_close(pb, &r->info->perfetto_unordered);
+        int closed = cp_pb_close(pb, &p->unordered);
         rc = rc < 0 ? rc : closed;
     }
     if (f && fclose(f) != 0 && rc == 0)
-        rc = cp_failf(CP_EIO, "cannot write %s: %s", r->info->perfetto_path, strerror(errno));
+        rc = cp_failf(CP_EIO, "cannot write %s: %s", p->path, strerror(errno));
     cp_rec_reader_close(in);
+    return rc;
+}
+
+/* The timeline's summary and what each scope hands on, from the same rec
+ * file. */
+typedef struct summary_pass {
+    reading *r;
+    cp_summary *sum;
+} summary_pass;
+
+static int summarise(void *ctx)
+{
+    summary_pass *p = ctx;
+    reading *r = p->r;
+    const cp_metrics *m = cp_expect_judge_metrics(r->judge);
+    cp_rec_reader *in = NULL;
+    int rc = cp_rec_reader_open(&in, r->info->rec_path);
+    cp_rec_item it;
+    while (rc == 0 && (rc = cp_rec_next(in, &it)) == 1) {
+        rc = 0;
+        if (it.type != CP_REC_ACTIVITY)
+            continue;
+        cp_summary_add(p->sum, m, &it.activity);
+        /* Every scope's part, when the judge has scopes to feed. */
+        if (cp_expect_judge_second_pass(r->judge))
+            rc = cp_expect_judge_record(r->judge, &it.activity);
+    }
+    char why[256];
+    if (rc == 0 && cp_rec_truncated(in, why, sizeof why))
+        rc = cp_failf(CP_EIO, "%s, written by this run, reads back short: %s", r->info->rec_path,
+                      why);
+    cp_rec_reader_close(in);
+    return rc;
+}
+
+/* The second reading, of the rec file the first wrote: the Perfetto file
+ * beside the timeline's summary and what each scope hands on (jobs.h:
+ * each reads the file on its own and writes only its own). */
+static int second_pass(reading *r, cp_variant_result *v)
+{
+    int rc = 0;
+    cp_summary *sum = calloc(1, sizeof *sum);
+    if (!sum)
+        return cp_failf(CP_ENOMEM, "out of memory for a timeline summary");
+    CP_TRY(cp_summary_init(sum, cp_expect_judge_metrics(r->judge), &r->span, CP_SUMMARY_BINS));
+    summary_pass sp = {r, sum};
+    perfetto_pass pp = {r->info->rec_path, r->info->perfetto_path,
+                        r->info->first_ns == UINT64_MAX ? 0 : r->info->first_ns, 0};
+    cp_job jobs[2] = {{.run = summarise, .ctx = &sp}, {.run = write_perfetto, .ctx = &pp}};
+    rc = cp_jobs_run(jobs, 2);
+    r->info->perfetto_unordered = pp.unordered;
+out:
     if (rc < 0) {
         cp_summary_free(sum);
         free(sum);
@@ -232,7 +276,12 @@ static int analyse_once(const char *dir, const cp_expect_list *list, const cp_pr
                         .next = on_record,
                         .next_ctx = &r};
     cp_trace_init(&r.kept);
-    CP_TRY(cp_proc_stream_dir(dir, &v->trace, &info->nfiles, cp_placer_record, &placer));
+    if (opts->follow)
+        CP_TRY(cp_follower_stream(opts->follow, &v->trace, &info->nfiles, cp_placer_record, &placer,
+                                  &info->records_during_run, info->follow_why,
+                                  sizeof info->follow_why));
+    else
+        CP_TRY(cp_proc_stream_dir(dir, &v->trace, &info->nfiles, cp_placer_record, &placer));
     if (!r.streaming) {
         rc = judge_kept(&r, list, v, checks);
         goto out;

@@ -8,6 +8,7 @@
 #include <cuproof/internal/report.h>
 #include <cuproof/version.h>
 
+#include "jobs.h"
 #include "progress_sink.h"
 
 #include <limits.h>
@@ -129,18 +130,30 @@ void cp_session_free(cp_session *s)
 
 /* ---- built-in sinks ---- */
 
+/* One of the report's two files. */
+typedef struct report_file {
+    const cp_report *r;
+    char path[4096];
+    int (*write)(const cp_report *r, const char *path);
+} report_file;
+
+static int write_report_file(void *ctx)
+{
+    report_file *f = ctx;
+    return f->write(f->r, f->path);
+}
+
 /* report.json (json.c) and report.html (html.c), each written by its
- * own format; the sink is where the two meet. */
+ * own format, side by side (jobs.h: they only read the report); the sink
+ * is where the two meet. */
 int cp_report_write(const cp_report *r, const char *dir)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/report.json", dir);
-    int rc = cp_report_json_write(r, path);
-    if (rc == 0) {
-        snprintf(path, sizeof path, "%s/report.html", dir);
-        rc = cp_report_html_write(r, path);
-    }
-    return rc;
+    report_file files[2] = {{r, "", cp_report_json_write}, {r, "", cp_report_html_write}};
+    snprintf(files[0].path, sizeof files[0].path, "%s/report.json", dir);
+    snprintf(files[1].path, sizeof files[1].path, "%s/report.html", dir);
+    cp_job jobs[2] = {{.run = write_report_file, .ctx = &files[0]},
+                      {.run = write_report_file, .ctx = &files[1]}};
+    return cp_jobs_run(jobs, 2);
 }
 
 static int report_close(void *data, const cp_report *r)
@@ -168,28 +181,52 @@ cp_sink cp_sink_report(const char *dir)
     return dir_sink("report", dir, NULL, report_close);
 }
 
+/* A case's trace files: the merged trace file, and the Perfetto file of
+ * each variant whose records were kept. */
+typedef struct case_traces {
+    const char *dir, *device;
+    const cp_case_result *c;
+} case_traces;
+
+static int write_trace_file(void *ctx)
+{
+    const case_traces *t = ctx;
+    char path[PATH_MAX + 128];
+    snprintf(path, sizeof path, "%s/%s.trace.json", t->dir, t->c->name);
+    return cp_trace_file_write(t->c, t->device, path);
+}
+
+static int write_perfetto_files(void *ctx)
+{
+    const case_traces *t = ctx;
+    const cp_case_result *c = t->c;
+    int first = 0;
+    for (size_t v = 0; v < c->nvariants; v++) {
+        if (!c->variants[v].traced || c->variants[v].summary)
+            continue;
+        int rc =
+            cp_perfetto_write_auto(t->dir, c->name, c->variants[v].name, &c->variants[v].trace);
+        if (rc < 0 && first == 0)
+            first = rc;
+    }
+    return first;
+}
+
 /* A variant whose records were streamed (v->summary) has its files
  * written already, by whoever streamed them: only kept records are
- * written here. */
+ * written here, the trace file beside the Perfetto files (jobs.h: both
+ * only read the case; each names the file it could not write). */
 static int traces_add_case(void *data, const cp_report *r, const cp_case_result *c)
 {
-    const char *dir = data;
     bool kept = false;
     for (size_t v = 0; v < c->nvariants; v++)
         kept = kept || (c->variants[v].traced && !c->variants[v].summary);
     if (!kept)
         return 0;
-    char path[PATH_MAX + 128];
-    snprintf(path, sizeof path, "%s/%s.trace.json", dir, c->name);
-    int first = cp_trace_file_write(c, c->gpu_name[0] ? c->gpu_name : r->env.gpu_name, path);
-    for (size_t v = 0; v < c->nvariants; v++) {
-        if (!c->variants[v].traced || c->variants[v].summary)
-            continue;
-        int rc = cp_perfetto_write_auto(dir, c->name, c->variants[v].name, &c->variants[v].trace);
-        if (rc < 0 && first == 0)
-            first = rc;
-    }
-    return first;
+    case_traces t = {data, c->gpu_name[0] ? c->gpu_name : r->env.gpu_name, c};
+    cp_job jobs[2] = {{.run = write_trace_file, .ctx = &t},
+                      {.run = write_perfetto_files, .ctx = &t}};
+    return cp_jobs_run(jobs, 2);
 }
 
 cp_sink cp_sink_traces(const char *dir)

@@ -312,7 +312,7 @@ Test(exec_cli, the_tracing_cost_is_in_the_report_and_the_summary)
                   "recorded, 1006 call kinds filtered, CUPTI overhead 1.50 ms, 3 buffers; "
                   "post-processing ");
     /* The whole post-processing, and the part report.json holds. */
-    expect_output(" before writing the report)\n");
+    expect_output(" before writing the report), ");
     char *text = strdup(out_file("report.json"));
     cJSON *root = cJSON_Parse(text);
     cr_assert_not_null(root);
@@ -356,6 +356,75 @@ Test(exec_cli, the_tracing_cost_is_in_the_report_and_the_summary)
     cr_expect_null(cJSON_GetObjectItem(cost, "cupti_overhead_ms"));
     cr_expect_gt(report_number(root, "tracing_cost.postprocess_ms"), 0);
     cJSON_Delete(root);
+}
+
+/* A fake program that writes `trace` as its process's file FILE over
+ * about a second (ten pieces, 0.1 s apart: a piece ends inside a line or
+ * a record), as a traced process's flushes come, and exits. */
+#define SLOW(trace, file)                                                                          \
+    "-- sh -c 'f=\"$CUPROOF_EXEC_DIR/" file "\"; n=$(wc -c < \"" trace "\"); s=$((n / 10 + 1)); "  \
+    "i=0; while [ $i -lt $n ]; do tail -c +$((i + 1)) \"" trace "\" | head -c $s >> \"$f\"; "      \
+    "i=$((i + s)); sleep 0.1; done'"
+/* One that writes all of it as it exits. */
+#define AT_EXIT(trace, file) "-- sh -c 'sleep 0.3; cp \"" trace "\" \"$CUPROOF_EXEC_DIR/" file "\"'"
+
+#define REC_TRACE CUPROOF_FIXTURES "/exec-h100-threads/nvtx-ranges.proc.cprec"
+/* A rec file is open while the process its name gives runs: a pid no
+ * process has, so that the launcher does not wait for it after the
+ * program. */
+
+/* Whether report.json says most of the records were read while the
+ * program ran; *during and *after get its figures. */
+static bool most_read_during_run(double *during, double *after)
+{
+    char *text = strdup(out_file("report.json"));
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root);
+    *during = report_number(root, "tracing_cost.records_read_during_run");
+    *after = report_number(root, "tracing_cost.records_read_after_exit");
+    cJSON_Delete(root);
+    free(text);
+    return *during > *after;
+}
+
+/* Issue 30: the launcher reads the traces while the program writes them,
+ * so that after it only the rest is left to read. A program that writes
+ * its records over a second has most of them read while it ran, said in
+ * report.json and on the tracing line; one that writes them all as it
+ * exits has almost none, so the check can fail. Both forms, and past the
+ * records to hold: JSON lines still read while it ran (spilled), rec read
+ * after it, with the reason in the report. */
+Test(exec_cli, the_records_are_read_while_the_program_runs)
+{
+    static const struct {
+        const char *format, *slow, *at_exit;
+    } forms[] = {{"", SLOW(TRACE, "fake.1.proc.jsonl"), AT_EXIT(TRACE, "fake.1.proc.jsonl")},
+                 {"--format rec ", SLOW(REC_TRACE, "fake.2147483647.proc.cprec"),
+                  AT_EXIT(REC_TRACE, "fake.2147483647.proc.cprec")}};
+    for (size_t i = 0; i < 2; i++) {
+        double during = 0, after = 0;
+        cr_expect_eq(exec("%s--expect 'kernels >= 1' %s", forms[i].format, forms[i].slow), 0, "%s",
+                     output);
+        cr_expect(most_read_during_run(&during, &after), "%s: %g during, %g after", forms[i].format,
+                  during, after);
+        cr_expect_gt(during + after, 100, "%s", forms[i].format);
+        expect_output(" of the records read while the program ran");
+        cr_expect_eq(exec("%s--expect 'kernels >= 1' %s", forms[i].format, forms[i].at_exit), 0,
+                     "%s", output);
+        cr_expect_not(most_read_during_run(&during, &after), "%s: %g during, %g after",
+                      forms[i].format, during, after);
+    }
+    /* Past the records to hold. */
+    double during = 0, after = 0;
+    cr_expect_eq(exec("--keep-records 50 %s", SLOW(TRACE, "fake.1.proc.jsonl")), 0, "%s", output);
+    cr_expect(most_read_during_run(&during, &after), "%g during, %g after", during, after);
+    cr_expect_eq(
+        exec("--format rec --keep-records 50 %s", SLOW(REC_TRACE, "fake.2147483647.proc.cprec")), 0,
+        "%s", output);
+    cr_expect_eq(most_read_during_run(&during, &after), false);
+    cr_expect_eq(during, 0);
+    expect_output("past the 50 records held");
+    cr_expect_not_null(strstr(out_file("report.json"), "\"read_after_exit_why\":"));
 }
 
 /* Past --keep-records (or CUPROOF_EXEC_KEEP_RECORDS) the records are

@@ -3,6 +3,7 @@
 #include <cuproof/internal/file.h>
 #include <cuproof/internal/tracefile.h>
 #include <cuproof/internal/report.h>
+#include <cuproof/internal/session.h>
 #include <cuproof/error.h>
 #include "helpers.h"
 #include "reports/json.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static cp_report rep;
@@ -330,6 +332,43 @@ Test(report, write_to_missing_directory_names_the_file)
 {
     cr_expect_eq(cp_report_write(&rep, "/nonexistent-cuproof-dir"), CP_EIO);
     cr_expect_not_null(strstr(cp_last_error(), "/nonexistent-cuproof-dir/report.json"));
+}
+
+/* The files are written side by side (reports/jobs.h, issue 30): one that
+ * cannot be written (a directory stands in its place) is named in the
+ * error, and the others are written all the same; the trace sink's merged
+ * trace and Perfetto file alike. */
+Test(report, files_written_side_by_side_each_name_their_failure)
+{
+    static const char *const blocked[] = {"report.json", "report.html"};
+    for (int i = 0; i < 2; i++) {
+        char dir[] = "/tmp/cuproof-report-XXXXXX", path[256], other[256], cmd[300];
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(path, sizeof path, "%s/%s", dir, blocked[i]);
+        snprintf(other, sizeof other, "%s/%s", dir, blocked[1 - i]);
+        cr_assert_eq(mkdir(path, 0755), 0);
+        cr_expect_eq(cp_report_write(&rep, dir), CP_EIO);
+        cr_expect_not_null(strstr(cp_last_error(), path), "%s", cp_last_error());
+        cr_expect_eq(access(other, R_OK), 0, "%s was not written beside the failure", other);
+        /* The trace sink: DEMO.trace.json blocked, the Perfetto file written. */
+        snprintf(path, sizeof path, "%s/demo.trace.json", dir);
+        if (i == 0)
+            cr_assert_eq(mkdir(path, 0755), 0);
+        cp_sink sink = cp_sink_traces(dir);
+        cr_assert_not_null(sink.name);
+        int rc = sink.add_case(sink.data, &rep, &cases[0]);
+        sink.release(sink.data);
+        snprintf(other, sizeof other, "%s/demo.streams.perfetto.json", dir);
+        if (i == 0) {
+            cr_expect_eq(rc, CP_EIO);
+            cr_expect_not_null(strstr(cp_last_error(), path), "%s", cp_last_error());
+        } else {
+            cr_expect_eq(rc, 0, "%s", cp_last_error());
+        }
+        cr_expect_eq(access(other, R_OK), 0, "%s was not written", other);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        cr_expect_eq(system(cmd), 0);
+    }
 }
 
 Test(report, trace_file_round_trip)

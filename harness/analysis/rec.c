@@ -377,12 +377,13 @@ int cp_rec_write_trace(const char *path, const cp_trace *t)
 /* ---- Reader ---- */
 
 struct cp_rec_reader {
-    FILE *f;
+    FILE *f; /* NULL: the bytes are pushed (cp_rec_reader_push) */
     char *path;
     uint8_t *buf;
     size_t pos, len, cap;
     uint64_t base; /* the file offset of buf[0] */
-    bool eof;
+    bool eof;      /* no byte will come after buf's (pushed: cp_rec_reader_push_end) */
+    bool header;   /* the header was checked */
     char **strings; /* strings[id - 1] */
     size_t nstrings, strings_cap;
     uint32_t nprocesses;
@@ -430,7 +431,7 @@ static int reader_bad(const cp_rec_reader *r, uint64_t at, const char *what)
  * file). Returns 0 or CP_EIO / CP_ENOMEM. */
 static int fill(cp_rec_reader *r, size_t want)
 {
-    if (r->len - r->pos >= want || r->eof)
+    if (r->len - r->pos >= want || r->eof || !r->f)
         return 0;
     memmove(r->buf, r->buf + r->pos, r->len - r->pos);
     r->base += r->pos;
@@ -464,7 +465,8 @@ int cp_rec_reader_open(cp_rec_reader **out, const char *path)
     return cp_rec_reader_fopen(out, f, path);
 }
 
-int cp_rec_reader_fopen(cp_rec_reader **out, FILE *f, const char *name)
+/* A reader of no stream yet: `f` may be NULL (pushed bytes). */
+static int reader_new(cp_rec_reader **out, FILE *f, const char *name)
 {
     *out = NULL;
     cp_rec_reader *r = calloc(1, sizeof *r);
@@ -472,27 +474,75 @@ int cp_rec_reader_fopen(cp_rec_reader **out, FILE *f, const char *name)
         if (r)
             free(r->path);
         free(r);
-        fclose(f);
+        if (f)
+            fclose(f);
         return cp_failf(CP_ENOMEM, "out of memory opening %s", name);
     }
     r->cap = 1 << 20;
     r->f = f;
-    const char *path = name;
-    int rc = fill(r, CP_REC_MAGIC_LEN);
-    if (rc == 0) {
-        if (r->len < CP_REC_MAGIC_LEN || memcmp(r->buf, CP_REC_MAGIC, 6) != 0)
-            rc = cp_failf(CP_EPARSE, "%s: not a cuproof.rec file (no CUPREC header)", path);
-        else if (r->buf[6] != 1)
-            rc = cp_failf(CP_EPARSE, "%s: cuproof.rec major version %u; this reader reads 1",
-                          path, r->buf[6]);
-        r->pos = CP_REC_MAGIC_LEN;
-    }
+    *out = r;
+    return 0;
+}
+
+/* The 8-byte header, once it is whole (or the input ended before it). */
+static int check_header(cp_rec_reader *r)
+{
+    if (r->len - r->pos < CP_REC_MAGIC_LEN || memcmp(r->buf + r->pos, CP_REC_MAGIC, 6) != 0)
+        return cp_failf(CP_EPARSE, "%s: not a cuproof.rec file (no CUPREC header)", r->path);
+    if (r->buf[r->pos + 6] != 1)
+        return cp_failf(CP_EPARSE, "%s: cuproof.rec major version %u; this reader reads 1", r->path,
+                        r->buf[r->pos + 6]);
+    r->pos += CP_REC_MAGIC_LEN;
+    r->header = true;
+    return 0;
+}
+
+int cp_rec_reader_fopen(cp_rec_reader **out, FILE *f, const char *name)
+{
+    cp_rec_reader *r;
+    int rc = reader_new(&r, f, name);
+    if (rc == 0)
+        rc = fill(r, CP_REC_MAGIC_LEN);
+    if (rc == 0)
+        rc = check_header(r);
     if (rc < 0) {
         cp_rec_reader_close(r);
         return rc;
     }
     *out = r;
     return 0;
+}
+
+int cp_rec_reader_pushed(cp_rec_reader **out, const char *name)
+{
+    return reader_new(out, NULL, name);
+}
+
+int cp_rec_reader_push(cp_rec_reader *r, const void *data, size_t n)
+{
+    /* What was taken goes first, so that the buffer holds what waits. */
+    memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+    r->base += r->pos;
+    r->len -= r->pos;
+    r->pos = 0;
+    if (r->len + n > r->cap) {
+        size_t cap = r->cap;
+        while (cap < r->len + n)
+            cap *= 2;
+        uint8_t *p = realloc(r->buf, cap);
+        if (!p)
+            return cp_failf(CP_ENOMEM, "out of memory reading %s", r->path);
+        r->buf = p;
+        r->cap = cap;
+    }
+    memcpy(r->buf + r->len, data, n);
+    r->len += n;
+    return 0;
+}
+
+void cp_rec_reader_push_end(cp_rec_reader *r)
+{
+    r->eof = true;
 }
 
 void cp_rec_reader_close(cp_rec_reader *r)
@@ -664,6 +714,16 @@ static int read_activity(cp_rec_reader *r, cursor *c, uint64_t at, cp_activity *
 
 int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
 {
+    /* Pushed bytes: what is not whole yet waits for the next push (fill
+     * reads a stream until it has what it wants or the stream ends, so
+     * there a short read is always the end). */
+    if (!r->header) {
+        if (r->len - r->pos < CP_REC_MAGIC_LEN && !r->eof)
+            return 0;
+        int rc = check_header(r);
+        if (rc < 0)
+            return rc;
+    }
     for (;;) {
         int rc = fill(r, 11);
         if (rc < 0)
@@ -676,6 +736,8 @@ int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
         cursor c = {r->buf + r->pos + 1, r->buf + r->len, false};
         uint8_t type = r->buf[r->pos];
         uint64_t len = get_varint(&c);
+        if (c.bad && !r->eof && r->len - r->pos < 11)
+            return 0;
         /* A process killed while writing leaves its last record cut short:
          * the file is truncated there, which is no error by itself. */
         if (c.bad && r->eof && r->len - r->pos < 11) {
@@ -691,6 +753,8 @@ int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
         size_t head = (size_t)(c.p - (r->buf + r->pos));
         if ((rc = fill(r, head + (size_t)len)) < 0)
             return rc;
+        if (r->len - r->pos < head + len && !r->eof)
+            return 0;
         if (r->len - r->pos < head + len) {
             r->partial = true;
             r->partial_at = at;

@@ -4,7 +4,8 @@
  * to it, its timeout, and the wait for traced descendants that outlive
  * it. It reads no trace: it only knows the injection library's file
  * names (cp_proc_is_trace_file), to clear old traces and to see which
- * are still being written.
+ * are still being written; whoever reads the traces while it waits does
+ * so through its hook (cp_exec_opts.on_wait).
  */
 #define _GNU_SOURCE
 #include <cuproof/exec.h>
@@ -32,6 +33,8 @@ extern char **environ;
 /* After the program itself exits, how long its traced descendants may
  * take to close their traces. */
 #define DESCENDANT_GRACE_MS 10000
+/* How often the caller's hook runs while the launcher waits. */
+#define HOOK_EVERY_MS 50.0
 
 static pid_t child = -1;
 
@@ -164,11 +167,25 @@ static bool still_writing(const char *path)
     return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
+/* The caller's hook (cp_exec_opts.on_wait), when it is due: every
+ * HOOK_EVERY_MS, or at once while it had more to do. Returns whether it
+ * has more to do, so that the wait does not sleep. */
+static bool hook(const cp_exec_opts *a, bool *busy, double *last)
+{
+    if (!a->on_wait || (!*busy && now_ms() - *last < HOOK_EVERY_MS))
+        return false;
+    *busy = a->on_wait(a->on_wait_ctx);
+    *last = now_ms();
+    return *busy;
+}
+
 /* Waits for the program's traced descendants that outlived it, for up to
  * `limit_ms`. */
-static void wait_for_descendants(const char *dir, double limit_ms)
+static void wait_for_descendants(const cp_exec_opts *a, double limit_ms)
 {
-    double until = now_ms() + limit_ms;
+    const char *dir = a->proc_dir;
+    double until = now_ms() + limit_ms, last = 0;
+    bool busy = false;
     for (;;) {
         bool open = false;
         DIR *d = opendir(dir);
@@ -182,7 +199,8 @@ static void wait_for_descendants(const char *dir, double limit_ms)
             closedir(d);
         if (!open || now_ms() > until)
             return;
-        sleep_ms(50);
+        if (!hook(a, &busy, &last))
+            sleep_ms(50);
     }
 }
 
@@ -290,7 +308,8 @@ static int run_program(const cp_exec_opts *a, const char *lib, cp_program_run *o
         return cp_failf(CP_EIO, "cannot start %s: %s", a->argv[0], strerror(err));
     }
     int st = 0;
-    double killed_at = 0;
+    double killed_at = 0, hooked = 0;
+    bool busy = false;
     for (;;) {
         pid_t w = waitpid(child, &st, WNOHANG);
         if (w == child)
@@ -305,7 +324,8 @@ static int run_program(const cp_exec_opts *a, const char *lib, cp_program_run *o
         } else if (o->timed_out && elapsed > killed_at + 5000) {
             kill(-child, SIGKILL);
         }
-        sleep_ms(5);
+        if (!hook(a, &busy, &hooked))
+            sleep_ms(5);
     }
     o->wall_ms = now_ms() - t0;
     if (terminal)
@@ -349,6 +369,6 @@ int cp_exec_run(const cp_exec_opts *o, cp_program_run *run)
         unsetenv("CUDA_VISIBLE_DEVICES");
     free(saved);
     if (rc == 0)
-        wait_for_descendants(o->proc_dir, DESCENDANT_GRACE_MS);
+        wait_for_descendants(o, DESCENDANT_GRACE_MS);
     return rc;
 }

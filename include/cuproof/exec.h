@@ -41,6 +41,14 @@ typedef struct cp_exec_opts {
      * the program sees that GPU alone. -1: no allocation, the program sees
      * what the caller sees. */
     int ctest_gpu;
+    /* The caller's work beside the wait (cuproof exec reads the traces as
+     * they grow: cp_follower_poll, program.h): called about every 50 ms
+     * while the program runs and while its traced descendants finish, and
+     * again at once while it returns true (it has more to do). It should
+     * return within some 10 ms, since the program's exit, its timeout and
+     * the signals are seen between calls. NULL: none. */
+    bool (*on_wait)(void *ctx);
+    void *on_wait_ctx;
 } cp_exec_opts;
 
 /*

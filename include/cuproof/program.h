@@ -37,6 +37,28 @@ extern "C" {
  * (CP_PERFETTO_PROTO_RECORDS), about 40 MB of records in memory. */
 #define CP_PROGRAM_KEEP_RECORDS 200000
 
+/*
+ * A program's per-process files read while the program runs (issue 30):
+ * the launcher's wait polls it (cp_exec_opts.on_wait, exec.h), each poll
+ * reading what the files in `proc_dir` grew by, for at most about 10 ms;
+ * the judge then reads only the rest (cp_program_opts.follow), with the
+ * same results as reading every file after the program. Records held in
+ * memory stay within `keep_records` (0: CP_PROGRAM_KEEP_RECORDS), the
+ * records the analysis would hold: past them a JSON-lines file's records
+ * go on to a rec file in a directory the follower makes in `spill_dir`
+ * (NULL: none, and they are read after the program) and removes when it
+ * is freed, and a rec file's are read after the program.
+ * cp_follower_new returns 0 or CP_ENOMEM; cp_follower_poll (its argument
+ * a cp_follower, for the hook) returns whether it has more to read at
+ * once, and never fails: a file it cannot follow is read after the
+ * program, and the judge says so (cp_program_info.follow_why).
+ */
+typedef struct cp_follower cp_follower;
+CP_API int cp_follower_new(cp_follower **out, const char *proc_dir, uint64_t keep_records,
+                           const char *spill_dir);
+CP_API bool cp_follower_poll(void *follower);
+CP_API void cp_follower_free(cp_follower *f);
+
 typedef struct cp_program_opts {
     cp_timeline_opts timeline;
     /* Records held at most; past them the records are streamed. 0 means
@@ -45,6 +67,9 @@ typedef struct cp_program_opts {
     /* Where streamed records go: out_dir/name.cprec and
      * out_dir/name.variant.perfetto-trace (variant NULL: "program"). */
     const char *out_dir, *name, *variant;
+    /* The files as a follower read them while the program ran (above),
+     * whose directory is the one analysed; NULL: read after it. */
+    cp_follower *follow;
 } cp_program_opts;
 
 /* One expectation's verdict: whether it holds, and the measured value or
@@ -68,6 +93,12 @@ typedef struct cp_program_info {
      * on their track to be checked for nesting (Perfetto may draw them
      * with another's end); 0 when kept or when every one was checked. */
     uint64_t perfetto_unordered;
+    /* Of `records`, those read while the program ran (by the follower,
+     * cp_program_opts.follow); the rest were read after it. follow_why:
+     * the first reason a file's records were read after the program ("":
+     * none was, or no follower). */
+    uint64_t records_during_run;
+    char follow_why[512];
 } cp_program_info;
 
 /*

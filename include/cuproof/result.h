@@ -246,6 +246,11 @@ typedef struct cp_report {
      * itself is not in it). False and 0 elsewhere. */
     bool has_tracing_cost;
     double postprocess_ms;
+    /* 1.12: of the records the launcher read, those read while the program
+     * ran (cp_follower, program.h) and those read after it, and the first
+     * reason a file's records were read after it ("" when none was). */
+    uint64_t records_read_during_run, records_read_after_exit;
+    char read_after_exit_why[512];
 } cp_report;
 
 CP_API const char *cp_status_name(cp_status s);

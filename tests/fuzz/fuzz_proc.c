@@ -3,7 +3,10 @@
  * The reader must accept them or reject them with an error that names the
  * file and leaves the trace as it was, never crash or leak; what it accepts
  * must keep the promises of cuproof/internal/proc.h and go through the analysis,
- * the scopes of a traced program and the Chrome export.
+ * the scopes of a traced program and the Chrome export. The same bytes
+ * pushed in pieces (a file still being written, as cuproof exec's
+ * follower reads it) must read alike: the same records and processes, or
+ * the same error.
  */
 #include <cuproof/internal/perfetto.h>
 #include "reports/perfetto_pb.h"
@@ -112,6 +115,49 @@ static void write_protobuf(const cp_trace *t)
     fclose(f);
 }
 
+/* The bytes pushed to a parser in pieces of 1 to 64 bytes (their sizes
+ * taken from the data) read as `whole` did: its code `rc`, its error, its
+ * records and processes. */
+static void pieces_agree(const uint8_t *data, size_t size, int rc, const char *error,
+                         const cp_trace *whole, size_t n0)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    cp_proc_parser *p = NULL;
+    int got = cp_proc_parser_new(&p, "fuzz.proc.jsonl", &t, NULL, NULL);
+    for (size_t at = 0; got == 0 && at < size;) {
+        size_t piece = 1 + data[at] % 64;
+        piece = piece < size - at ? piece : size - at;
+        got = cp_proc_parser_push(p, data + at, piece);
+        at += piece;
+    }
+    if (got == 0)
+        got = cp_proc_parser_end(p);
+    cp_proc_parser_free(p);
+    if (got != CP_ENOMEM && rc != CP_ENOMEM) {
+        if (got != rc || (rc < 0 && strcmp(cp_last_error(), error) != 0))
+            abort();
+        if (rc == 0 && (t.n != whole->n - n0 || t.nprocesses != 1 ||
+                        t.dropped_records != whole->dropped_records))
+            abort();
+        for (size_t i = 0; rc == 0 && i < t.n; i++) {
+            const cp_activity *a = &t.items[i], *b = &whole->items[n0 + i];
+            if (a->kind != b->kind || a->start != b->start || a->end != b->end ||
+                a->depth != b->depth || a->correlation != b->correlation ||
+                strcmp(a->name ? a->name : "", b->name ? b->name : "") != 0)
+                abort();
+        }
+        if (rc == 0) {
+            const cp_process *x = &t.processes[0], *y = &whole->processes[1];
+            if (x->pid != y->pid || x->ended != y->ended || x->last_ns != y->last_ns ||
+                x->dropped != y->dropped || strcmp(x->why, y->why) != 0 ||
+                x->cost.records != y->cost.records)
+                abort();
+        }
+    }
+    cp_trace_free(&t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     cp_trace t;
@@ -122,6 +168,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     size_t n0 = t.n;
     int rc = cp_proc_parse("fuzz.proc.jsonl", (const char *)data, size, &t);
+    char error[512];
+    snprintf(error, sizeof error, "%s", rc < 0 ? cp_last_error() : "");
+    pieces_agree(data, size, rc, error, &t, n0);
     if (rc < 0) {
         if (t.n != n0 || t.nprocesses != 1 || t.dropped_records != 0)
             abort();

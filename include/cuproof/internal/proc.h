@@ -52,6 +52,7 @@
 
 #include "../export.h"
 
+#include "../program.h"
 #include "../trace.h"
 
 #include <stdbool.h>
@@ -124,6 +125,52 @@ typedef cp_activity_fn cp_proc_emit;
 CP_API int cp_proc_stream(const char *path, cp_trace *t, cp_proc_emit emit, void *ctx);
 CP_API int cp_proc_stream_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit emit,
                               void *ctx);
+
+/* The per-process trace files of `dir` (cp_proc_is_trace_file), in the
+ * byte order of their names, into a new array *names of *n copies (free
+ * with cp_proc_names_free). Returns 0, CP_EIO naming the directory, or
+ * CP_ENOMEM. */
+CP_API int cp_proc_list_dir(const char *dir, char ***names, size_t *n);
+CP_API void cp_proc_names_free(char **names, size_t n);
+
+/*
+ * One file's reading from its bytes as they arrive: what cp_proc_stream
+ * does with a file (cp_proc_read's with `emit` NULL), through the same
+ * code, for a file that its process is still writing (`cuproof exec`
+ * reads the files while the program runs, cuproof/program.h). The form
+ * comes from the name, as cp_proc_stream's does (".proc.cprec" is rec).
+ * cp_proc_parser_push reads what is whole among the bytes handed over so
+ * far: complete lines, complete rec records; a line without its newline,
+ * a record (or a rec header) cut short waits for the next push, so a file
+ * still being written is never read as cut short. cp_proc_parser_end says
+ * the file is complete: what is left is read as a file's end (a cut last
+ * line or record is the process's truncation), then ranges get their
+ * depths and the process its totals. Each returns 0 or cp_proc_stream's
+ * errors, naming the file (`path`), its line or byte; after an error `t`
+ * is as it was before cp_proc_parser_new and the parser reads no more.
+ */
+typedef struct cp_proc_parser cp_proc_parser;
+CP_API int cp_proc_parser_new(cp_proc_parser **out, const char *path, cp_trace *t,
+                              cp_proc_emit emit, void *ctx);
+CP_API int cp_proc_parser_push(cp_proc_parser *p, const void *data, size_t n);
+CP_API int cp_proc_parser_end(cp_proc_parser *p);
+CP_API void cp_proc_parser_free(cp_proc_parser *p);
+
+/*
+ * The judge's reading of a directory that `f` followed while the program
+ * ran (cp_follower, cuproof/program.h): what cp_proc_stream_dir does with
+ * `f`'s directory, the same records in the same order with the same
+ * values, the processes, counts and errors alike, but reading only what
+ * the files grew by since the follower's last poll (the first call reads
+ * every file to its end; a later one, such as the second reading when the
+ * hosts' clocks are aligned, reads nothing). A file the follower could
+ * not serve is read here by cp_proc_stream. *during gets the records read
+ * while the program ran, `why` (of why_size bytes) the first reason a
+ * file's records were read after it ("" when none was; set also when the
+ * reading then fails).
+ */
+CP_API int cp_follower_stream(cp_follower *f, cp_trace *t, size_t *nfiles, cp_proc_emit emit,
+                              void *ctx, uint64_t *during, char *why, size_t why_size);
 
 #ifdef __cplusplus
 }

@@ -166,11 +166,26 @@ CP_API int cp_rec_reader_open(cp_rec_reader **out, const char *path);
  * in messages; the reader closes it, also on failure. */
 CP_API int cp_rec_reader_fopen(cp_rec_reader **out, FILE *f, const char *name);
 
+/*
+ * A reader of bytes handed to it as they arrive (a file that a process is
+ * still writing, followed by `cuproof exec` while the program runs):
+ * cp_rec_next reads what is whole among the bytes pushed so far and
+ * returns 0 where a record (or the header) is not whole yet, leaving it
+ * for the next push; after cp_rec_reader_push_end the input is complete
+ * and the reader reads its end as a file's (a record cut short there is
+ * the file's truncation). `name` stands for the file in messages, byte
+ * offsets counting every byte pushed. cp_rec_reader_pushed returns 0 or
+ * CP_ENOMEM, cp_rec_reader_push 0 or CP_ENOMEM.
+ */
+CP_API int cp_rec_reader_pushed(cp_rec_reader **out, const char *name);
+CP_API int cp_rec_reader_push(cp_rec_reader *r, const void *data, size_t n);
+CP_API void cp_rec_reader_push_end(cp_rec_reader *r);
+
 /* Reads the next activity, process, process end, process cost or end
  * record into *it
  * (string records are taken in passing). Returns 1 with an item, 0 at the
- * end of the file, or CP_EPARSE / CP_EIO / CP_ENOMEM naming the path and
- * the byte offset of the bad record. */
+ * end of the file (of what was pushed: see above), or CP_EPARSE / CP_EIO /
+ * CP_ENOMEM naming the path and the byte offset of the bad record. */
 CP_API int cp_rec_next(cp_rec_reader *r, cp_rec_item *it);
 
 /* After cp_rec_next returned 0: whether the file ended without its end
