@@ -14,6 +14,9 @@
 #   bench_nsys             the same, else any nsys on the machine (the
 #                          device machines keep it off PATH): the benchmarks'.
 #   bench_ms T, bench_median  the benchmarks' timing (below).
+#   bench_start [OUT_DIR]  a benchmark's start: root (the repository),
+#                          the working directory there, and out (OUT_DIR,
+#                          else $root/bench-out), created.
 cuproof_build() {
     if [ "$1" = main ]; then
         bash ci/install-deps.sh
@@ -50,3 +53,10 @@ bench_nsys() {
 # on standard input, one a line (the benchmarks' timing).
 bench_ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 bench_median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+bench_start() {
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    cd "$root" || exit 1
+    out=${1:-$root/bench-out}
+    mkdir -p "$out"
+}

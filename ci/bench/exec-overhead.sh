@@ -14,11 +14,8 @@
 # The goal (issue 17): exec within 3% of plain on the CuPy seed program,
 # and no more than a third of nsys's overhead.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-source ci/common.sh
-out=${1:-$root/bench-out}
-mkdir -p "$out"
+source "$(dirname "$0")/../common.sh"
+bench_start "${1:-}"
 runs=${RUNS:-5}
 bin=build/default
 cuproof=$bin/cuproof

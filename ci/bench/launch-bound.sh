@@ -20,11 +20,8 @@
 # machine with a built build/default is needed; nsys as ci/common.sh
 # finds it, else anywhere, else left out.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-source ci/common.sh
-out=${1:-$root/bench-out}
-mkdir -p "$out"
+source "$(dirname "$0")/../common.sh"
+bench_start "${1:-}"
 runs=${RUNS:-5}
 steps=${STEPS:-3000}
 cuproof=build/default/cuproof

@@ -22,11 +22,8 @@
 # CUPROOF (default build/default/cuproof), RECORDS (500000), RUNS (3),
 # PIECES (40), PAUSE (0.1), FORMS (jsonl rec), KEEPS (default held), BEFORE.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-source ci/common.sh
-out=${1:-$root/bench-out}
-mkdir -p "$out"
+source "$(dirname "$0")/../common.sh"
+bench_start "${1:-}"
 records=${RECORDS:-500000}
 runs=${RUNS:-3}
 pieces=${PIECES:-40}
