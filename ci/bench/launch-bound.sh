@@ -34,7 +34,9 @@ declare -A cmd=([cupy]="python3 ci/bench/long_exec.py --steps $steps"
 modes=${MODES:-plain jsonl rec all nsys}
 [ -n "$nsys" ] || modes=${modes//nsys/}
 
-# One run of program $1 in mode $2: "wall_ms loop_ms exit" on stdout.
+# One run of program $1 in mode $2: "wall_ms loop_ms exit post_ms" on
+# stdout, post_ms exec's whole post-processing from its tracing line (-
+# for plain and nsys).
 one() {
     local prog=${cmd[$1]} t rc
     t=$(date +%s%N)
@@ -49,7 +51,9 @@ one() {
     wall=$(bench_ms "$t")
     sed -n "s/^  tracing/$1 $2: tracing/p" "$work/log" >> "$out/tracing-cost.txt"
     loop=$(sed -n 's/.* steps in \([0-9.]*\) s.*/\1/p' "$work/log" | head -1)
-    echo "$wall $(awk -v s="${loop:-0}" 'BEGIN {printf "%.0f", s * 1000}') $rc"
+    # "post-processing 1.14 s (...)", "... 850 ms", "... 373 µs": in ms.
+    post=$(perl -CS -ne 'if (/post-processing ([\d.]+) (s|ms|µs)/) { printf "%.0f", $1 * ($2 eq "s" ? 1000 : $2 eq "ms" ? 1 : 0.001); exit }' "$work/log")
+    echo "$wall $(awk -v s="${loop:-0}" 'BEGIN {printf "%.0f", s * 1000}') $rc ${post:--}"
 }
 
 summary() { # file of numbers: "median [least, most]"
@@ -58,24 +62,27 @@ summary() { # file of numbers: "median [least, most]"
 
 {
     echo "launch-bound programs, $steps steps, $runs rounds; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); nsys: ${nsys:-none}"
-    printf '%-6s %-6s %-28s %-28s %s\n' program mode "wall ms: median [range]" "loop ms: median [range]" "exits"
+    printf '%-6s %-6s %-28s %-28s %-24s %s\n' program mode "wall ms: median [range]" "loop ms: median [range]" "post-processing ms" "exits"
 } | tee "$out/launch-bound.txt"
 : > "$out/tracing-cost.txt"
 echo "[" > "$out/launch-bound.json"
 first=1
 for p in ${PROGRAMS:-cupy torch}; do
     python3 -c "import $p" 2>/dev/null || { echo "$p: python3 cannot import $p: left out" | tee -a "$out/launch-bound.txt"; continue; }
-    for m in $modes; do : > "$work/$m.wall"; : > "$work/$m.loop"; : > "$work/$m.rc"; done
+    for m in $modes; do : > "$work/$m.wall"; : > "$work/$m.loop"; : > "$work/$m.rc"; : > "$work/$m.post"; done
     for i in $(seq "$runs"); do
         for m in $modes; do
             [ "$m" = nsys ] && [ "$i" -gt "${NSYS_ROUNDS:-1}" ] && continue
-            read -r wall loop rc < <(one "$p" "$m")
+            read -r wall loop rc post < <(one "$p" "$m")
             echo "$wall" >> "$work/$m.wall"; echo "$loop" >> "$work/$m.loop"; echo "$rc" >> "$work/$m.rc"
+            [ "$post" = - ] || echo "$post" >> "$work/$m.post"
         done
     done
     for m in $modes; do
-        printf '%-6s %-6s %-28s %-28s %s\n' "$p" "$m" "$(summary "$work/$m.wall")" \
-            "$(summary "$work/$m.loop")" "$(paste -sd, "$work/$m.rc")" | tee -a "$out/launch-bound.txt"
+        post=-
+        [ -s "$work/$m.post" ] && post=$(summary "$work/$m.post")
+        printf '%-6s %-6s %-28s %-28s %-24s %s\n' "$p" "$m" "$(summary "$work/$m.wall")" \
+            "$(summary "$work/$m.loop")" "$post" "$(paste -sd, "$work/$m.rc")" | tee -a "$out/launch-bound.txt"
         [ $first -eq 1 ] || echo "," >> "$out/launch-bound.json"
         first=0
         printf '{"program":"%s","mode":"%s","steps":%d,"wall_ms":[%s],"loop_ms":[%s],"exits":[%s]}' \
