@@ -73,7 +73,7 @@ typedef struct named_row {
     int pid;
     long long tid, beside;
     uint32_t row;
-    char name[112];
+    char name[CP_STREAM_LABEL_MAX + 16]; /* a stream's label whole, or a row's beside it */
 } named_row;
 
 typedef struct row_table {
@@ -121,8 +121,9 @@ static long long row_tid(row_table *r, int pid, long long tid, uint32_t row)
         if (r->rows[i].pid == pid && r->rows[i].beside == tid && r->rows[i].row == row)
             return r->rows[i].tid;
     const named_row *base = find_row(r, pid, tid);
-    char name[112];
-    snprintf(name, sizeof name, "%.96s (%u)", base ? base->name : "row", row + 1);
+    char name[sizeof base->name];
+    snprintf(name, sizeof name, "%.*s (%u)", CP_STREAM_LABEL_MAX, base ? base->name : "row",
+             row + 1);
     long long extra = r->next_extra++;
     return name_row(r, pid, extra, tid, row, name) ? extra : -1;
 }
@@ -289,8 +290,9 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
                 name_device_process(events, t, a, pid);
             tid = 1000 + (long long)a->stream; /* clear of the metadata's tid 0 */
             if (!find_row(&names, pid, tid)) {
-                char name[48];
-                cp_stream_label(t, a->device, a->context, a->stream, name, sizeof name);
+                char name[CP_STREAM_LABEL_MAX];
+                cp_stream_label(t, a->process, a->device, a->context, a->stream, name,
+                                sizeof name);
                 if (!name_row(&names, pid, tid, 0, 0, name))
                     goto out;
             }

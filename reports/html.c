@@ -108,20 +108,26 @@ static int lane_rows(const cp_trace *t, const cp_metrics *m, size_t **row, lane_
 
 /* A lane's label: "rank 1 GPU 1 ctx 1 stream 7" for a rank's (its pid is
  * in the ranks' table), the pid for a program's other processes; the
- * legacy default stream is "default stream" (cuproof/units.h). */
+ * legacy default stream is "default stream" and a named stream
+ * "NAME (stream 7)" (cuproof/units.h). Written as a JSON string that the
+ * page's script reads, escaped: a program's stream name may hold quotes
+ * or "</script>". */
 static void lane_label(html_buf *b, const cp_trace *t, const cp_lane *l, bool first)
 {
     int32_t rank = lane_rank(t, l);
-    char stream[48];
-    cp_stream_label(t, l->device, l->context, l->stream, stream, sizeof stream);
+    char stream[CP_STREAM_LABEL_MAX], label[CP_STREAM_LABEL_MAX + 96];
+    cp_stream_label(t, l->process, l->device, l->context, l->stream, stream, sizeof stream);
     if (rank >= 0)
-        html_fmt(b, "%s\"rank %d GPU %u ctx %u %s\"", first ? "" : ",", (int)rank, l->device,
+        snprintf(label, sizeof label, "rank %d GPU %u ctx %u %s", (int)rank, l->device,
                  l->context, stream);
     else if (t->nprocesses > 1 && l->process < t->nprocesses)
-        html_fmt(b, "%s\"GPU %u pid %u ctx %u %s\"", first ? "" : ",", l->device,
+        snprintf(label, sizeof label, "GPU %u pid %u ctx %u %s", l->device,
                  t->processes[l->process].pid, l->context, stream);
     else
-        html_fmt(b, "%s\"GPU %u ctx %u %s\"", first ? "" : ",", l->device, l->context, stream);
+        snprintf(label, sizeof label, "GPU %u ctx %u %s", l->device, l->context, stream);
+    if (!first)
+        html_raw(b, ",");
+    html_json_string(b, label);
 }
 
 /*

@@ -470,7 +470,7 @@ static uint64_t track_of(cp_pb_writer *w, const track_key *k)
     track_slot *slot = track_find(w, k);
     if (slot && slot->uuid)
         return slot->uuid;
-    char name[96];
+    char name[CP_STREAM_LABEL_MAX + 64]; /* room for a named stream's label */
     track_key parent_key = {TRACK_ROOT, k->process, 0, 0, 0, 0};
     switch (k->kind) {
     case TRACK_ROOT:
@@ -494,10 +494,10 @@ static uint64_t track_of(cp_pb_writer *w, const track_key *k)
     default:
         parent_key = (track_key){TRACK_CONTEXT, k->process, k->device, k->context, 0, 0};
     {
-        char stream[48];
+        char stream[CP_STREAM_LABEL_MAX];
         snprintf(name, sizeof name, "GPU %" PRIu32 " ctx %" PRIu32 " %s", k->device, k->context,
-                 cp_stream_label(w->streams, k->device, k->context, k->stream, stream,
-                                 sizeof stream));
+                 cp_stream_label(w->streams, k->process, k->device, k->context, k->stream,
+                                 stream, sizeof stream));
     }
         break;
     }

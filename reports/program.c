@@ -229,6 +229,8 @@ static int judge_kept(reading *r, const cp_expect_list *list, cp_variant_result 
     r->kept.legacy_device = v->trace.legacy_device;
     r->kept.legacy_context = v->trace.legacy_context;
     r->kept.legacy_stream = v->trace.legacy_stream;
+    if (cp_trace_copy_stream_names(&r->kept, &v->trace) < 0)
+        return CP_ENOMEM;
     cp_trace_free(&v->trace);
     v->trace = r->kept;
     cp_trace_init(&r->kept);

@@ -141,15 +141,78 @@ Test(units, the_legacy_default_stream_is_named)
     cp_trace t;
     cp_trace_init(&t);
     char b[48];
-    cr_expect_str_eq(cp_stream_label(&t, 0, 1, 7, b, sizeof b), "stream 7");
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 1, 7, b, sizeof b), "stream 7");
     t.has_legacy_stream = true;
     t.legacy_device = 0;
     t.legacy_context = 1;
     t.legacy_stream = 7;
-    cr_expect_str_eq(cp_stream_label(&t, 0, 1, 7, b, sizeof b), "default stream");
-    cr_expect_str_eq(cp_stream_label(&t, 0, 2, 7, b, sizeof b), "stream 7", "another context");
-    cr_expect_str_eq(cp_stream_label(&t, 0, 1, 944, b, sizeof b), "stream 944");
-    cr_expect_str_eq(cp_stream_label(NULL, 0, 1, 7, b, sizeof b), "stream 7");
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 1, 7, b, sizeof b), "default stream");
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 2, 7, b, sizeof b), "stream 7", "another context");
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 1, 944, b, sizeof b), "stream 944");
+    cr_expect_str_eq(cp_stream_label(NULL, 0, 0, 1, 7, b, sizeof b), "stream 7");
+    cp_trace_free(&t);
+}
+
+/* A stream the program named shows its name, with its number beside it:
+ * two streams of one name stay apart, and the legacy stream keeps saying
+ * what it is. */
+Test(units, a_named_stream_shows_its_name_and_number)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    char b[CP_STREAM_LABEL_MAX];
+    t.has_legacy_stream = true;
+    t.legacy_context = 1;
+    t.legacy_stream = 7;
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 13, "copy-in"}), 0);
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 14, "copy-in"}), 0);
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 1, 13, b, sizeof b), "copy-in (stream 13)");
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 1, 14, b, sizeof b), "copy-in (stream 14)");
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 1, 15, b, sizeof b), "stream 15", "unnamed");
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 1, 7, b, sizeof b), "default stream");
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 7, "main"}), 0);
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 1, 7, b, sizeof b), "main (default stream)");
+    /* A later name is the stream's name; an empty one names nothing. */
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 13, "upload"}), 0);
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 16, ""}), 0);
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 1, 13, b, sizeof b), "upload (stream 13)");
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 1, 16, b, sizeof b), "stream 16");
+    cr_expect_eq(t.nstream_names, 3);
+    cp_trace_free(&t);
+}
+
+/* A name belongs to its stream of its context, device and process: the
+ * same stream number elsewhere is not named by it. */
+Test(units, a_stream_name_labels_only_its_own_stream)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    char b[CP_STREAM_LABEL_MAX];
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 2, 13, "other ctx"}), 0);
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 1, 1, 13, "other GPU"}), 0);
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){1, 0, 1, 13, "other pid"}), 0);
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 1, 13, b, sizeof b), "stream 13");
+    cr_expect_str_eq(cp_stream_label(&t, 0, 0, 2, 13, b, sizeof b), "other ctx (stream 13)");
+    cr_expect_str_eq(cp_stream_label(&t, 1, 0, 1, 13, b, sizeof b), "other pid (stream 13)");
+    cr_expect_null(cp_trace_stream_name(&t, 0, 0, 1, 13));
+    cr_expect_null(cp_trace_stream_name(NULL, 0, 0, 1, 13));
+    cp_trace_free(&t);
+}
+
+/* A long name is cut, on a whole character, and the number kept. */
+Test(units, a_long_stream_name_is_cut_not_its_number)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    char b[25];
+    /* "ééé…": two-byte characters, so a cut at a byte count lands mid one. */
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 944,
+                                                            "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                                                            "\xc3\xa9\xc3\xa9"}),
+                 0);
+    cp_stream_label(&t, 0, 0, 1, 944, b, sizeof b);
+    /* 24 bytes: 13 for " (stream 944)", 11 for the name, cut back to 10. */
+    cr_expect_str_eq(b, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 (stream 944)");
     cp_trace_free(&t);
 }
 

@@ -50,7 +50,8 @@ static uint64_t end_of(const cp_activity *a)
 }
 
 /* What a trace holds beside its records, so that the scoped copy means the
- * same: processes, counts and the legacy default stream. */
+ * same: processes, counts, the legacy default stream and the streams'
+ * names. */
 static int copy_context(const cp_trace *in, cp_trace *out)
 {
     out->dropped_records = in->dropped_records;
@@ -62,7 +63,7 @@ static int copy_context(const cp_trace *in, cp_trace *out)
     for (size_t i = 0; i < in->nprocesses; i++)
         if (cp_trace_add_process(out, &in->processes[i]) < 0)
             return CP_ENOMEM;
-    return 0;
+    return cp_trace_copy_stream_names(out, in);
 }
 
 typedef struct interval {

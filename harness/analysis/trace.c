@@ -1,7 +1,7 @@
 /*
  * The trace container (cuproof/trace.h): a growable array of activities
  * whose names are interned in the trace, the processes of a traced
- * program, and the two questions about one activity that every reader of
+ * program, the names the program gave its streams, and the two questions about one activity that every reader of
  * a trace asks. It knows nothing of metrics: the trace model stands apart
  * from the analyses that read it (timeline.c, stream.c, scope.c), as the
  * tracer, the recorded formats and the tests build traces without them.
@@ -25,6 +25,7 @@ void cp_trace_clear(cp_trace *t)
     t->dropped_records = 0;
     t->renamed_kernels = 0;
     t->nprocesses = 0;
+    t->nstream_names = 0;
 }
 
 void cp_trace_free(cp_trace *t)
@@ -34,6 +35,7 @@ void cp_trace_free(cp_trace *t)
     free(t->names);
     free(t->items);
     free(t->processes);
+    free(t->stream_names);
     cp_trace_init(t);
 }
 
@@ -49,6 +51,62 @@ long cp_trace_add_process(cp_trace *t, const cp_process *p)
     }
     t->processes[t->nprocesses] = *p;
     return (long)t->nprocesses++;
+}
+
+static cp_stream_name *find_stream_name(const cp_trace *t, uint32_t process, uint32_t device,
+                                        uint32_t context, uint32_t stream)
+{
+    if (!t)
+        return NULL;
+    for (size_t i = 0; i < t->nstream_names; i++) {
+        cp_stream_name *n = &t->stream_names[i];
+        if (n->process == process && n->device == device && n->context == context &&
+            n->stream == stream)
+            return n;
+    }
+    return NULL;
+}
+
+int cp_trace_name_stream(cp_trace *t, const cp_stream_name *n)
+{
+    if (!n->name || !n->name[0])
+        return 0;
+    const char *name = cp_trace_intern(t, n->name);
+    if (!name)
+        return cp_failf(CP_ENOMEM, "out of memory naming a stream");
+    cp_stream_name *old = find_stream_name(t, n->process, n->device, n->context, n->stream);
+    if (old) {
+        old->name = name;
+        return 0;
+    }
+    if (t->nstream_names == t->stream_names_cap) {
+        size_t cap = t->stream_names_cap ? t->stream_names_cap * 2 : 8;
+        cp_stream_name *q = realloc(t->stream_names, cap * sizeof *q);
+        if (!q)
+            return cp_failf(CP_ENOMEM, "out of memory naming a stream");
+        t->stream_names = q;
+        t->stream_names_cap = cap;
+    }
+    t->stream_names[t->nstream_names] = *n;
+    t->stream_names[t->nstream_names++].name = name;
+    return 0;
+}
+
+const char *cp_trace_stream_name(const cp_trace *t, uint32_t process, uint32_t device,
+                                 uint32_t context, uint32_t stream)
+{
+    const cp_stream_name *n = find_stream_name(t, process, device, context, stream);
+    return n ? n->name : NULL;
+}
+
+int cp_trace_copy_stream_names(cp_trace *to, const cp_trace *from)
+{
+    for (size_t i = 0; i < from->nstream_names; i++) {
+        int rc = cp_trace_name_stream(to, &from->stream_names[i]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
 }
 
 int32_t cp_process_rank(const cp_process *p)

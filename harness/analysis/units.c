@@ -326,13 +326,28 @@ const char *cp_activity_label_str(const cp_activity *a, char *buf, size_t size)
     return buf;
 }
 
-char *cp_stream_label(const cp_trace *t, uint32_t device, uint32_t context, uint32_t stream,
-                      char *buf, size_t size)
+char *cp_stream_label(const cp_trace *t, uint32_t process, uint32_t device, uint32_t context,
+                      uint32_t stream, char *buf, size_t size)
 {
+    char number[32];
     if (t && t->has_legacy_stream && t->legacy_device == device &&
         t->legacy_context == context && t->legacy_stream == stream)
-        snprintf(buf, size, "default stream");
+        snprintf(number, sizeof number, "default stream");
     else
-        snprintf(buf, size, "stream %u", stream);
+        snprintf(number, sizeof number, "stream %u", stream);
+    const char *name = cp_trace_stream_name(t, process, device, context, stream);
+    if (!name) {
+        snprintf(buf, size, "%s", number);
+        return buf;
+    }
+    /* The name gives way to the number: "NAME (" + number + ")". */
+    size_t keep = strlen(number) + 3;
+    size_t room = size > keep ? size - 1 - keep : 0;
+    /* A cut name ends on a whole UTF-8 character, so that the JSON and
+     * HTML writers get valid text. */
+    if (strlen(name) > room)
+        while (room > 0 && ((unsigned char)name[room] & 0xC0) == 0x80)
+            room--;
+    snprintf(buf, size, "%.*s (%s)", (int)room, name, number);
     return buf;
 }

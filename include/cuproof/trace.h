@@ -157,6 +157,19 @@ CP_API int32_t cp_process_rank(const cp_process *p);
  * fit `len`; returns buf. */
 CP_API const char *cp_process_label(const cp_process *p, char *buf, size_t len);
 
+/*
+ * A name a program gave a stream (nvtxNameCudaStream, which CUPTI delivers
+ * as a NAME record): the stream of context `context` on device `device`
+ * in process `process` (its index in cp_trace.processes, 0 in one
+ * process), numbered as CUPTI numbers the streams of kernel and copy
+ * records. Processes are part of the key because two traced processes
+ * number their contexts and streams alike.
+ */
+typedef struct cp_stream_name {
+    uint32_t process, device, context, stream;
+    const char *name; /* interned in the trace */
+} cp_stream_name;
+
 struct cp_trace;
 /* The distinct ranks of the trace's processes, ascending, into a new
  * array *out (the caller frees it; NULL when none). Returns how many, or
@@ -179,6 +192,10 @@ typedef struct cp_trace {
     /* The processes of a traced program (none for a case's window). */
     cp_process *processes;
     size_t nprocesses, processes_cap;
+    /* The names the program gave its streams, one per stream (the last it
+     * gave); few, so looked up by a linear search. */
+    cp_stream_name *stream_names;
+    size_t nstream_names, stream_names_cap;
 } cp_trace;
 
 /* A consumer of activities that come one at a time (a stream, a scope):
@@ -196,6 +213,22 @@ CP_API int cp_trace_add(cp_trace *t, const cp_activity *a);
 /* Appends a copy of `p` to the trace's processes and returns its index
  * (what the process's records carry), or CP_ENOMEM. */
 CP_API long cp_trace_add_process(cp_trace *t, const cp_process *p);
+
+/* Names a stream: copies `n` (interning its name) into t's table, or
+ * replaces the name of a stream already named there, since a program that
+ * renames a stream means its last name. An empty name is ignored (NVTX
+ * lets a program pass one; it names nothing). Returns 0 or CP_ENOMEM. */
+CP_API int cp_trace_name_stream(cp_trace *t, const cp_stream_name *n);
+
+/* The name the program gave a stream, or NULL when it gave none (or `t`
+ * is NULL). */
+CP_API const char *cp_trace_stream_name(const cp_trace *t, uint32_t process, uint32_t device,
+                                        uint32_t context, uint32_t stream);
+
+/* Adds every stream name of `from` to `to` (names of `to` for the same
+ * streams are replaced), for the copies of a trace's context that the
+ * scoped and re-read traces make. Returns 0 or CP_ENOMEM. */
+CP_API int cp_trace_copy_stream_names(cp_trace *to, const cp_trace *from);
 
 /* A kernel's name as the harness knew it when it launched the kernel, by
  * the launch's correlation id. */

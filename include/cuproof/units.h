@@ -106,9 +106,17 @@ CP_API const char *cp_activity_label_str(const cp_activity *a, char *buf, size_t
 
 /* A stream as a person reads it: "default stream" for the legacy default
  * stream of the trace's context (the tracer learns its lane, trace.h),
- * else "stream N". Stream names given by a program (nvtxNameCudaStream)
- * are not collected yet. Returns buf. */
-CP_API char *cp_stream_label(const cp_trace *t, uint32_t device, uint32_t context,
-                             uint32_t stream, char *buf, size_t size);
+ * else "stream N"; a stream the program named (nvtxNameCudaStream) is
+ * "NAME (stream N)" or "NAME (default stream)". The number stays beside
+ * the name because programs give several streams one name (a name per
+ * role, or per loop that makes the streams) and a lane must still be told
+ * from its neighbour and matched to the stream of a kernel record. The
+ * name is cut, never the number, when buf is short. `process` is the
+ * stream's process in the trace (0 in one process). Returns buf. */
+CP_API char *cp_stream_label(const cp_trace *t, uint32_t process, uint32_t device,
+                             uint32_t context, uint32_t stream, char *buf, size_t size);
+
+/* Room for a stream's label with a name of a useful length. */
+#define CP_STREAM_LABEL_MAX 160
 
 #endif
