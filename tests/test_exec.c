@@ -359,12 +359,15 @@ Test(exec_cli, the_tracing_cost_is_in_the_report_and_the_summary)
 }
 
 /* A fake program that writes `trace` as its process's file FILE over
- * about a second (ten pieces, 0.1 s apart: a piece ends inside a line or
- * a record), as a traced process's flushes come, and exits. */
+ * about two and a half seconds (ten pieces, 0.25 s apart: a piece ends
+ * inside a line or a record), as a traced process's flushes come, and
+ * exits. The pauses are long beside the launcher's 50 ms polls, so that
+ * "most read while it ran" holds on a loaded machine too (at 0.1 s it
+ * failed once under ctest -j2 on two cores). */
 #define SLOW(trace, file)                                                                          \
     "-- sh -c 'f=\"$CUPROOF_EXEC_DIR/" file "\"; n=$(wc -c < \"" trace "\"); s=$((n / 10 + 1)); "  \
     "i=0; while [ $i -lt $n ]; do tail -c +$((i + 1)) \"" trace "\" | head -c $s >> \"$f\"; "      \
-    "i=$((i + s)); sleep 0.1; done'"
+    "i=$((i + s)); sleep 0.25; done'"
 /* One that writes all of it as it exits. */
 #define AT_EXIT(trace, file) "-- sh -c 'sleep 0.3; cp \"" trace "\" \"$CUPROOF_EXEC_DIR/" file "\"'"
 
