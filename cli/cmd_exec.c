@@ -10,6 +10,7 @@
 #include <cuproof/internal/file.h>
 #include "cli.h"
 
+#include <cuproof/case.h>
 #include <cuproof/device.h>
 #include <cuproof/error.h>
 #include <cuproof/exec.h>
@@ -24,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct exec_args {
     const char *out_dir;
@@ -68,6 +68,16 @@ static int add_expectation(exec_args *a, const char *text, const char *source, b
         return cp_usage_error("%s", msg);
     }
     return -1;
+}
+
+/* --api's values, the option's and CUPROOF_EXEC_API's alike: filtered or
+ * all (*all set); false for anything else, *all untouched. */
+static bool api_value(const char *v, bool *all)
+{
+    if (!v || (strcmp(v, "all") != 0 && strcmp(v, "filtered") != 0))
+        return false;
+    *all = strcmp(v, "all") == 0;
+    return true;
 }
 
 /* Parses the options before "--" and the program after it. Returns -1
@@ -121,9 +131,8 @@ static int parse_args(int argc, char **argv, exec_args *a)
             a->rec = strcmp(val, "rec") == 0;
             i++;
         } else if (strcmp(opt, "--api") == 0) {
-            if (!val || (strcmp(val, "all") != 0 && strcmp(val, "filtered") != 0))
+            if (!api_value(val, &a->api_all))
                 return cp_usage_error("--api '%s': expected filtered or all", val ? val : "");
-            a->api_all = strcmp(val, "all") == 0;
             i++;
         } else if (strcmp(opt, "--keep-records") == 0) {
             int keep;
@@ -176,9 +185,8 @@ static int env_defaults(exec_args *a)
         return cp_usage_error("CUPROOF_EXEC_FORMAT='%s': expected jsonl or rec", format);
     a->rec = format && strcmp(format, "rec") == 0;
     const char *api = getenv("CUPROOF_EXEC_API");
-    if (api && *api && strcmp(api, "all") != 0 && strcmp(api, "filtered") != 0)
+    if (api && *api && !api_value(api, &a->api_all))
         return cp_usage_error("CUPROOF_EXEC_API='%s': expected filtered or all", api);
-    a->api_all = api && strcmp(api, "all") == 0;
     const char *keep = getenv("CUPROOF_EXEC_KEEP_RECORDS");
     int keep_n = 0;
     if (keep && *keep && !cp_parse_int(keep, 1, INT_MAX, &keep_n))
@@ -314,14 +322,6 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
                                                      sizeof t1));
 }
 
-/* The launcher's clock, in ms. */
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* What tracing cost the program, one line (report.json's tracing_cost):
  * its processes' own counts where they recorded them, "not recorded"
  * where none did (files of an earlier writer: unknown, not zero), and
@@ -334,13 +334,12 @@ static void print_tracing_cost(const cp_report *r, double total_ms)
     uint64_t dropped = 0;
     for (size_t i = 0; i < t->nprocesses; i++)
         dropped += t->processes[i].dropped;
-    char n1[48], n2[48], n3[48], n4[48], ms[32], post[96], whole[32], part[96] = "";
+    char n1[48], n2[48], n3[48], n4[48], ms[32], post[96], whole[32], before[32], part[96] = "";
     /* report.json holds the time until the report was handed to be
      * written; the terminal adds the writing of report.json/html. */
-    cp_fmt_ms(total_ms, whole, sizeof whole);
-    snprintf(post, sizeof post, "%s (", whole);
-    cp_fmt_ms(r->postprocess_ms, post + strlen(post), sizeof post - strlen(post));
-    snprintf(post + strlen(post), sizeof post - strlen(post), " before writing the report)");
+    snprintf(post, sizeof post, "%s (%s before writing the report)",
+             cp_fmt_ms(total_ms, whole, sizeof whole),
+             cp_fmt_ms(r->postprocess_ms, before, sizeof before));
     /* How much of the reading overlapped the program (the follower). */
     char live[700] = "", pc[24];
     uint64_t all = r->records_read_during_run + r->records_read_after_exit;
@@ -502,7 +501,7 @@ int cp_cmd_exec(int argc, char **argv)
     /* Post-processing runs from the program's last exit (the traced run's,
      * or the last timed run's) until the report is handed to be written. */
     if (ran)
-        exited = now_ms();
+        exited = cp_now_ms();
     if (!ran || cp_session_add_sink(s, cp_sink_traces(a.out_dir)) < 0 ||
         cp_session_add_sink(s, cp_sink_report(a.out_dir)) < 0 ||
         cp_program_judge(proc_dir, &jo, &run, &tm, &c, &j) < 0) {
@@ -517,12 +516,12 @@ int cp_cmd_exec(int argc, char **argv)
         j.info.records > j.info.records_during_run ? j.info.records - j.info.records_during_run : 0;
     snprintf(r->read_after_exit_why, sizeof r->read_after_exit_why, "%s",
              not_followed[0] ? not_followed : j.info.follow_why);
-    r->postprocess_ms = now_ms() - exited;
+    r->postprocess_ms = cp_now_ms() - exited;
     if (!added || cp_session_close(s) < 0) {
         fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
         goto out;
     }
-    print_tracing_cost(r, now_ms() - exited);
+    print_tracing_cost(r, cp_now_ms() - exited);
     print_verdict(&a, &run, &j);
     status = j.exit;
 out:

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <cuproof/exec.h>
 
+#include <cuproof/case.h>
 #include <cuproof/error.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/version.h>
@@ -119,13 +120,6 @@ static void clear_traces(const char *dir)
         closedir(d);
 }
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 static void sleep_ms(long ms)
 {
     struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
@@ -172,10 +166,10 @@ static bool still_writing(const char *path)
  * has more to do, so that the wait does not sleep. */
 static bool hook(const cp_exec_opts *a, bool *busy, double *last)
 {
-    if (!a->on_wait || (!*busy && now_ms() - *last < HOOK_EVERY_MS))
+    if (!a->on_wait || (!*busy && cp_now_ms() - *last < HOOK_EVERY_MS))
         return false;
     *busy = a->on_wait(a->on_wait_ctx);
-    *last = now_ms();
+    *last = cp_now_ms();
     return *busy;
 }
 
@@ -184,7 +178,7 @@ static bool hook(const cp_exec_opts *a, bool *busy, double *last)
 static void wait_for_descendants(const cp_exec_opts *a, double limit_ms)
 {
     const char *dir = a->proc_dir;
-    double until = now_ms() + limit_ms, last = 0;
+    double until = cp_now_ms() + limit_ms, last = 0;
     bool busy = false;
     for (;;) {
         bool open = false;
@@ -197,7 +191,7 @@ static void wait_for_descendants(const cp_exec_opts *a, double limit_ms)
         }
         if (d)
             closedir(d);
-        if (!open || now_ms() > until)
+        if (!open || cp_now_ms() > until)
             return;
         if (!hook(a, &busy, &last))
             sleep_ms(50);
@@ -283,7 +277,7 @@ static int run_program(const cp_exec_opts *a, const char *lib, cp_program_run *o
     posix_spawnattr_init(&attr);
     posix_spawnattr_setpgroup(&attr, 0);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    double t0 = now_ms();
+    double t0 = cp_now_ms();
     int err = posix_spawnp(&child, a->argv[0], NULL, &attr, a->argv, environ);
     posix_spawnattr_destroy(&attr);
     /* On a terminal, the program's group takes the foreground, as a shell
@@ -316,7 +310,7 @@ static int run_program(const cp_exec_opts *a, const char *lib, cp_program_run *o
             break;
         if (w < 0 && errno != EINTR)
             break;
-        double elapsed = now_ms() - t0;
+        double elapsed = cp_now_ms() - t0;
         if (a->timeout_s > 0 && elapsed > a->timeout_s * 1e3 && !o->timed_out) {
             o->timed_out = true;
             killed_at = elapsed;
@@ -327,7 +321,7 @@ static int run_program(const cp_exec_opts *a, const char *lib, cp_program_run *o
         if (!hook(a, &busy, &hooked))
             sleep_ms(5);
     }
-    o->wall_ms = now_ms() - t0;
+    o->wall_ms = cp_now_ms() - t0;
     if (terminal)
         tcsetpgrp(STDIN_FILENO, getpgrp());
     /* After a timeout, what the program left running goes with it. */
