@@ -4,7 +4,10 @@
 #   GPU=1     ctest -L gpu once (the code changed since the last GPU run)
 #   FORMS=1   issue 30: the exec GPU tests again with every process writing
 #             cuproof.rec (CUPROOF_EXEC_FORMAT=rec) and with every API call
-#             recorded (CUPROOF_EXEC_API=all), beside GPU=1's default
+#             recorded (CUPROOF_EXEC_API=all), beside GPU=1's default;
+#             FORMS_LIST replaces those two settings with its own
+#   KEEP=1    issue 30: the PyTorch loop traced once, its proc/ kept
+#             ($OUT/torch-proc.tar.gz), to profile post-processing on a CPU
 #   RECORD=1  the findings' programs under cuproof exec, each trace kept:
 #             torch_pageable.py (pageable, --pinned), graph_chain (graph,
 #             events, independent, independent under CUDA_LAUNCH_BLOCKING=1)
@@ -46,7 +49,7 @@ if [ "${GPU:-0}" = 1 ]; then
 fi
 
 if [ "${FORMS:-0}" = 1 ]; then
-    for form in CUPROOF_EXEC_FORMAT=rec CUPROOF_EXEC_API=all; do
+    for form in ${FORMS_LIST:-CUPROOF_EXEC_FORMAT=rec CUPROOF_EXEC_API=all}; do
         start=$(date +%s)
         log="$out/ctest-exec-${form#CUPROOF_EXEC_}.log"
         env "$form" CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -L gpu -R '^exec\.' \
@@ -176,5 +179,12 @@ if [ "${BENCH:-0}" = 1 ]; then
     bash ci/bench/launch-bound.sh "$out/bench" > "$out/bench.log" 2>&1
     echo "bench: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
     cat "$out/bench/launch-bound.txt"
+fi
+
+if [ "${KEEP:-0}" = 1 ]; then
+    rm -rf build/keep
+    "$bin" exec --out build/keep -- python3 ci/bench/torch_small_ops.py --steps 3000 > "$out/keep.log" 2>&1
+    echo "kept torch trace: exit $?" | tee -a "$out/summary.txt"
+    tar -czf "$out/torch-proc.tar.gz" -C build/keep proc
 fi
 device_pack

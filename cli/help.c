@@ -187,6 +187,11 @@ static const cp_help_opt environment[] = {
     {"CUPROOF_EXEC_FOLLOW=0", "exec reads the traces after the program instead of while it runs "
                               "(for comparisons; report.json's tracing_cost counts the records "
                               "read during and after the run)"},
+    {"CUPROOF_EXEC_KINDS", "a comma-separated list of the CUPTI record kinds exec traces "
+                           "(kernel, memcpy, memset, runtime, driver, sync, stream, context, "
+                           "device, marker, overhead; default all): a diagnostic of what each "
+                           "costs (ci/bench/launch-bound.sh), whose verdicts read only what was "
+                           "traced; a name not in the list traces nothing and gives no verdict"},
     {"CUPROOF_INJECT_LIB", "the injection library exec loads into the program (default: "
                            "libcuproof_inject.so beside libcuproof)"},
     {"CTEST_RESOURCE_GROUP_0_GPUS", "set by ctest's resource allocation (see gpus "

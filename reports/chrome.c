@@ -4,11 +4,15 @@
  * with the CUDA API calls and the harness's NVTX phases, "X" slices, and a
  * flow from each API call to the device work it launched (by CUPTI
  * correlation id). Times are microseconds from the trace's first record.
+ * The text is written as it goes into one growing buffer, not built as a
+ * cJSON tree: a traced program's trace has hundreds of thousands of
+ * records, and a tree of them cost seconds of exec's post-processing
+ * (issue 30).
  */
 #include <cuproof/internal/file.h>
 #include <cuproof/internal/perfetto.h>
 #include <cuproof/units.h>
-#include "reports/json.h"
+#include "reports/html_buf.h"
 #include "reports/rows.h"
 
 #include <cuproof/error.h>
@@ -41,7 +45,13 @@ static int pid_of(track *tracks, size_t *n, size_t cap, const cp_activity *a)
     return tracks[(*n)++].pid;
 }
 
-static void metadata(cJSON *events, const char *what, int pid, long long tid, const char *name);
+/* The trace's text: its events, comma-separated as they are added. */
+typedef struct writer {
+    html_buf b;
+    bool first;
+} writer;
+
+static void metadata(writer *w, const char *what, int pid, long long tid, const char *name);
 
 /* A host thread of a traced process: its rows hold that thread's API
  * calls, which nest there as they ran, and its NVTX ranges, as Nsight
@@ -77,7 +87,7 @@ typedef struct named_row {
 } named_row;
 
 typedef struct row_table {
-    cJSON *events;
+    writer *w;
     named_row *rows;
     size_t n, cap;
     long long next_extra;
@@ -106,7 +116,7 @@ static bool name_row(row_table *r, int pid, long long tid, long long beside, uin
     named_row *n = &r->rows[r->n++];
     *n = (named_row){pid, tid, beside, row, ""};
     snprintf(n->name, sizeof n->name, "%s", name);
-    metadata(r->events, "thread_name", pid, tid, name);
+    metadata(r->w, "thread_name", pid, tid, name);
     return true;
 }
 
@@ -138,28 +148,64 @@ static int by_process_and_correlation(const void *x, const void *y)
     return cp_activity_ptr_cmp_correlation(x, y);
 }
 
-static cJSON *event(cJSON *events, const char *ph, const char *name, int pid, long long tid,
-                    double ts)
+/* Appends v in decimal. */
+static void put_int(html_buf *b, long long v)
 {
-    cJSON *e = cJSON_CreateObject();
-    if (!e || !cJSON_AddItemToArray(events, e)) {
-        cJSON_Delete(e);
-        return NULL;
-    }
-    cJSON_AddStringToObject(e, "ph", ph);
-    cJSON_AddStringToObject(e, "name", name ? name : "");
-    cJSON_AddNumberToObject(e, "pid", pid);
-    cJSON_AddNumberToObject(e, "tid", (double)tid);
-    cJSON_AddNumberToObject(e, "ts", ts);
-    return e;
+    char tmp[24], *p = tmp + sizeof tmp;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--p = '-';
+    html_put(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
-static void metadata(cJSON *events, const char *what, int pid, long long tid, const char *name)
+/* Appends ns nanoseconds as microseconds, exactly: "12", "12.5", "12.345". */
+static void put_us(html_buf *b, long long ns)
 {
-    cJSON *e = event(events, "M", what, pid, tid, 0);
-    cJSON *args = e ? cJSON_AddObjectToObject(e, "args") : NULL;
-    if (args)
-        cJSON_AddStringToObject(args, "name", name);
+    if (ns < 0) {
+        html_put(b, "-", 1);
+        ns = -ns;
+    }
+    put_int(b, ns / 1000);
+    int frac = (int)(ns % 1000);
+    if (!frac)
+        return;
+    char d[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
+                 (char)('0' + frac % 10)};
+    size_t n = 4;
+    while (d[n - 1] == '0')
+        n--;
+    html_put(b, d, n);
+}
+
+/* Starts an event: {"ph":..,"name":..,"pid":..,"tid":..,"ts":.. with ts
+ * given in nanoseconds from the trace's origin; the caller adds its other
+ * fields and the closing brace. */
+static void event(writer *w, const char *ph, const char *name, int pid, long long tid,
+                  long long ts_ns)
+{
+    html_buf *b = &w->b;
+    html_raw(b, w->first ? "{\"ph\":\"" : ",\n{\"ph\":\"");
+    w->first = false;
+    html_raw(b, ph);
+    html_raw(b, "\",\"name\":");
+    html_json_string(b, name ? name : "");
+    html_raw(b, ",\"pid\":");
+    put_int(b, pid);
+    html_raw(b, ",\"tid\":");
+    put_int(b, tid);
+    html_raw(b, ",\"ts\":");
+    put_us(b, ts_ns);
+}
+
+static void metadata(writer *w, const char *what, int pid, long long tid, const char *name)
+{
+    event(w, "M", what, pid, tid, 0);
+    html_raw(&w->b, ",\"args\":{\"name\":");
+    html_json_string(&w->b, name);
+    html_raw(&w->b, "}}");
 }
 
 /* Whose a row is in a trace of several processes: "rank 1 (HOST, PID)"
@@ -178,7 +224,7 @@ static const char *whose(const cp_trace *t, uint32_t process, char *buf, size_t 
 /* A device's process (pid) of a traced program: named by its rank first,
  * "rank 1 (HOST, PID): GPU 1, context 1", and stacked by rank (Perfetto's
  * sort index: the ranks' in order, then the processes without a rank). */
-static void name_device_process(cJSON *events, const cp_trace *t, const cp_activity *a, int pid)
+static void name_device_process(writer *w, const cp_trace *t, const cp_activity *a, int pid)
 {
     char name[160], who[96];
     bool several = a->process < t->nprocesses && t->nprocesses > 1;
@@ -191,19 +237,19 @@ static void name_device_process(cJSON *events, const cp_trace *t, const cp_activ
                  t->processes[a->process].pid);
     else
         snprintf(name, sizeof name, "GPU %u, context %u", a->device, a->context);
-    metadata(events, "process_name", pid, 0, name);
+    metadata(w, "process_name", pid, 0, name);
     if (!several)
         return;
-    cJSON *e = event(events, "M", "process_sort_index", pid, 0, 0);
-    cJSON *args = e ? cJSON_AddObjectToObject(e, "args") : NULL;
-    if (args)
-        cJSON_AddNumberToObject(args, "sort_index", rank >= 0 ? rank : (1 << 30) + pid);
+    event(w, "M", "process_sort_index", pid, 0, 0);
+    html_raw(&w->b, ",\"args\":{\"sort_index\":");
+    put_int(&w->b, rank >= 0 ? rank : (1 << 30) + pid);
+    html_raw(&w->b, "}}");
 }
 
 char *cp_chrome_trace(const cp_trace *t, const char *title)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON *events = root ? cJSON_AddArrayToObject(root, "traceEvents") : NULL;
+    writer w = {.first = true};
+    writer *events = &w;
     track tracks[256];
     size_t ntracks = 0;
     const cp_activity **calls = NULL; /* runtime calls by correlation id */
@@ -212,12 +258,12 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     size_t ncalls = 0;
     host_thread *threads = NULL;
     size_t nthreads = 0, threads_cap = 0;
-    row_table names = {.events = events, .next_extra = EXTRA_TID_BASE};
+    row_table names = {.w = events, .next_extra = EXTRA_TID_BASE};
     cp_rows *rows = cp_rows_new();
     char *text = NULL;
-    if (!events || !rows)
+    if (!rows)
         goto out;
-    cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
+    html_raw(&w.b, "{\"traceEvents\":[\n");
     uint64_t origin = UINT64_MAX;
     for (size_t i = 0; i < t->n; i++)
         if (t->items[i].start < origin)
@@ -276,7 +322,7 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     qsort(order, t->n, sizeof *order, cp_rows_order_ptr);
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = order[i];
-        double ts = (double)(a->start - origin) / 1e3, dur = (double)(a->end - a->start) / 1e3;
+        long long ts = (long long)(a->start - origin), dur = (long long)(a->end - a->start);
         int pid = HOST_PID;
         long long tid = host_tid(a, threads, nthreads);
         if (cp_activity_is_device_work(a)) {
@@ -305,22 +351,25 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
          * call without its "_v3020"; the trace JSON keeps the raw name. */
         char label[256];
         const char *name = cp_activity_label_str(a, label, sizeof label);
-        cJSON *e = event(events, "X", name, pid, tid, ts);
-        if (!e)
-            goto out;
-        cJSON_AddNumberToObject(e, "dur", dur);
-        cJSON_AddStringToObject(e, "cat", cp_act_kind_name(a->kind));
-        cJSON *args = cJSON_AddObjectToObject(e, "args");
-        if (args) {
-            cJSON_AddNumberToObject(args, "stream", a->stream);
-            cJSON_AddNumberToObject(args, "correlation", a->correlation);
-            if (a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET) {
-                cJSON_AddNumberToObject(args, "bytes", (double)a->bytes);
-                if (a->end > a->start)
-                    cJSON_AddNumberToObject(args, "GB/s",
-                                            (double)a->bytes / (double)(a->end - a->start));
-            }
+        event(events, "X", name, pid, tid, ts);
+        html_buf *b = &w.b;
+        html_raw(b, ",\"dur\":");
+        put_us(b, dur);
+        html_raw(b, ",\"cat\":\"");
+        html_raw(b, cp_act_kind_name(a->kind));
+        html_raw(b, "\",\"args\":{\"stream\":");
+        put_int(b, a->stream);
+        html_raw(b, ",\"correlation\":");
+        put_int(b, a->correlation);
+        if (a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET) {
+            html_raw(b, ",\"bytes\":");
+            put_int(b, (long long)a->bytes);
+            if (a->end > a->start)
+                html_fmt(b, ",\"GB/s\":%.6g", (double)a->bytes / (double)(a->end - a->start));
         }
+        html_raw(b, "}}");
+        if (b->oom)
+            goto out;
     }
     /* Flows: the API call that launched each piece of device work, from
      * the row of the call to the row of the work. */
@@ -344,18 +393,23 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
             continue;
         const cp_activity *api = *found;
         int pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, d);
-        cJSON *s = event(events, "s", "launch", HOST_PID, placed[api - t->items],
-                         (double)(api->start - origin) / 1e3);
-        cJSON *f = event(events, "f", "launch", pid, placed[i], (double)(d->start - origin) / 1e3);
-        if (!s || !f)
+        event(events, "s", "launch", HOST_PID, placed[api - t->items],
+              (long long)(api->start - origin));
+        html_raw(&w.b, ",\"id\":");
+        put_int(&w.b, d->correlation);
+        html_raw(&w.b, ",\"cat\":\"flow\"}");
+        event(events, "f", "launch", pid, placed[i], (long long)(d->start - origin));
+        html_raw(&w.b, ",\"id\":");
+        put_int(&w.b, d->correlation);
+        html_raw(&w.b, ",\"cat\":\"flow\",\"bp\":\"e\"}");
+        if (w.b.oom)
             goto out;
-        cJSON_AddNumberToObject(s, "id", d->correlation);
-        cJSON_AddStringToObject(s, "cat", "flow");
-        cJSON_AddNumberToObject(f, "id", d->correlation);
-        cJSON_AddStringToObject(f, "cat", "flow");
-        cJSON_AddStringToObject(f, "bp", "e");
     }
-    text = cJSON_PrintUnformatted(root);
+    html_raw(&w.b, "\n],\"displayTimeUnit\":\"ms\"}\n");
+    if (!w.b.oom) {
+        text = w.b.s;
+        w.b.s = NULL;
+    }
 out:
     free(calls);
     free(order);
@@ -363,7 +417,7 @@ out:
     free(threads);
     free(names.rows);
     cp_rows_free(rows);
-    cJSON_Delete(root);
+    free(w.b.s);
     if (!text)
         cp_failf(CP_ENOMEM, "out of memory building a Chrome trace");
     return text;

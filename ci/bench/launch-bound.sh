@@ -15,7 +15,9 @@
 #
 #   ci/bench/launch-bound.sh [OUT_DIR]
 # PROGRAMS narrows the list (cupy torch); MODES the modes (plain jsonl rec
-# all nsys); NSYS_ROUNDS (default 1) how many of the rounds include nsys,
+# all nsys, and the diagnostics of what each part costs: kernel and marker,
+# those CUPTI kinds alone, CUPROOF_EXEC_KINDS; noapi, every kind but the
+# API calls; nofollow, CUPROOF_EXEC_FOLLOW=0); NSYS_ROUNDS (default 1) how many of the rounds include nsys,
 # which takes 40 s to 2 min a run (for comparison, not the goal); a GPU
 # machine with a built build/default is needed; nsys as ci/common.sh
 # finds it, else anywhere, else left out.
@@ -44,6 +46,12 @@ one() {
     plain) $prog > "$work/log" 2>&1 ;;
     jsonl | rec) $cuproof exec --format "$2" --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
     all) $cuproof exec --api all --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
+    # Diagnostics: what each part of tracing costs (exec, JSON lines).
+    kernel) CUPROOF_EXEC_KINDS=kernel $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
+    marker) CUPROOF_EXEC_KINDS=marker $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
+    noapi) CUPROOF_EXEC_KINDS=kernel,memcpy,memset,sync,stream,context,device,marker,overhead \
+        $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
+    nofollow) CUPROOF_EXEC_FOLLOW=0 $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
     nsys) "$nsys" profile --trace=cuda,nvtx -o "$work/n" --force-overwrite true $prog > "$work/log" 2>&1 ;;
     esac
     rc=$?

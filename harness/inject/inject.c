@@ -62,6 +62,11 @@ static const int kinds[] = {
     CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
+/* The kinds' names for CUPROOF_EXEC_KINDS, in the order of `kinds`. */
+static const char *const kind_names[NKINDS] = {
+    "kernel", "memcpy", "memset", "runtime", "driver", "sync",
+    "stream", "context", "device", "marker", "overhead",
+};
 
 /* CUPROOF_EXEC_MODE=timing (cuproof exec --repeat): the program's NVTX
  * ranges alone, so that the timed runs carry no cost of activity tracing. */
@@ -78,8 +83,9 @@ static struct {
     pthread_cond_t stop;
     bool stopping;
     CUpti_SubscriberHandle subscriber;
-    const int *kinds; /* what is enabled: kinds, or timing_kinds */
+    const int *kinds; /* what is enabled: kinds, timing_kinds or chosen */
     size_t nkinds;
+    int chosen[NKINDS]; /* kinds narrowed by CUPROOF_EXEC_KINDS */
 } inj = {.init_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop = PTHREAD_COND_INITIALIZER};
@@ -174,8 +180,10 @@ static void at_exit(void)
         inj.writer_running = false;
     }
     /* Kinds off first, then a forced flush: nothing new is recorded while
-     * the last buffers are written (NVIDIA's injection sample does the same). */
-    cp_cupti_enable(inj.kinds, inj.nkinds, false);
+     * the last buffers are written (NVIDIA's injection sample does the same).
+     * One at a time, so that one CUPTI refuses cannot keep the rest on. */
+    for (size_t i = 0; i < inj.nkinds; i++)
+        cp_cupti_enable(&inj.kinds[i], 1, false);
     flush_now(true, "exit");
     inj.tracing = false;
     cp_cupti_lock();
@@ -320,7 +328,9 @@ static int start_tracing(void)
     /* After the kinds: enabling RUNTIME or DRIVER again would record
      * every call of it again. A call CUPTI would not turn off stays
      * recorded, which loses nothing, so the process is traced all the
-     * same, and says so. */
+     * same, and says so. (Turning the kept calls on alone instead, with
+     * the two kinds off, cost the launch-bound loops no less: figures in
+     * docs/performance.md.) */
     uint32_t filtered = 0;
     if (!inj.w.cost.api_all && cp_cupti_filter_api(true, NULL, NULL, &filtered) < 0)
         fprintf(stderr, "cuproof inject: %s; such calls stay recorded\n", cp_last_error());
@@ -343,6 +353,39 @@ static void after_fork_in_child(void)
     inj.w.rec = NULL;
 }
 
+/* CUPROOF_EXEC_KINDS (a diagnostic, for ci/bench: what each kind costs):
+ * a comma-separated list of kind_names, which narrows `kinds` to those;
+ * unset or empty, all of them. A name not in the list leaves `why` saying
+ * so (the process is then not traced). */
+static void choose_kinds(const char *list, char *why, size_t size)
+{
+    if (!list || !*list)
+        return;
+    size_t n = 0;
+    bool want[NKINDS] = {false};
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        size_t k = 0;
+        while (k < NKINDS && !(strlen(kind_names[k]) == len && strncmp(p, kind_names[k], len) == 0))
+            k++;
+        if (k == NKINDS) {
+            snprintf(why, size, "CUPROOF_EXEC_KINDS names '%.*s', not a kind (kernel, memcpy, "
+                     "memset, runtime, driver, sync, stream, context, device, marker, overhead)",
+                     (int)(len < 40 ? len : 40), p);
+            return;
+        }
+        want[k] = true;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    for (size_t k = 0; k < NKINDS; k++)
+        if (want[k])
+            inj.chosen[n++] = kinds[k];
+    inj.kinds = inj.chosen;
+    inj.nkinds = n;
+}
+
 EXPORT int InitializeInjection(void)
 {
     pthread_mutex_lock(&inj.init_lock);
@@ -362,6 +405,9 @@ EXPORT int InitializeInjection(void)
     bool timing = mode && strcmp(mode, "timing") == 0;
     inj.kinds = timing ? timing_kinds : kinds;
     inj.nkinds = timing ? sizeof timing_kinds / sizeof timing_kinds[0] : NKINDS;
+    char bad_kinds[160] = "";
+    if (!timing)
+        choose_kinds(getenv("CUPROOF_EXEC_KINDS"), bad_kinds, sizeof bad_kinds);
     const char *api = getenv("CUPROOF_EXEC_API");
     inj.w.cost.api_all = api && strcmp(api, "all") == 0;
     const char *ms = getenv("CUPROOF_EXEC_FLUSH_MS");
@@ -370,7 +416,14 @@ EXPORT int InitializeInjection(void)
         inj.flush_ms = 10;
     inj.w.origin = now();
     open_file(dir);
-    if (inj.w.out || inj.w.rec) {
+    if ((inj.w.out || inj.w.rec) && bad_kinds[0]) {
+        /* A kind the benchmark misnamed: no trace, and the file says why
+         * (no verdict), rather than a trace of other kinds than asked. */
+        write_mark(bad_kinds, 0);
+        if (inj.w.out)
+            fclose(inj.w.out);
+        inj.w.out = NULL;
+    } else if (inj.w.out || inj.w.rec) {
         if (start_tracing() < 0) {
             /* Another tool holds CUPTI, or the driver refused: say so in the
              * file, which the trust rule turns into no verdict (3). */
