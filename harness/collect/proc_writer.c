@@ -355,6 +355,20 @@ void cp_proc_writer_record(cp_proc_writer *w, const void *r)
     case CUPTI_ACTIVITY_KIND_MARKER:
         write_marker(w, r);
         break;
+    case CUPTI_ACTIVITY_KIND_NAME: {
+        /* A stream the program named (nvtxNameCudaStream); names of other
+         * objects are not kept. */
+        cp_stream_name n;
+        if (!cp_cupti_stream_name(record, &n)) {
+            w->cost.records--;
+            break;
+        }
+        fprintf(f, "{\"k\":\"stream_name\",\"dev\":%u,\"ctx\":%u,\"str\":%u,\"name\":",
+                n.device, n.context, n.stream);
+        cp_json_put_string(f, n.name);
+        fputs("}\n", f);
+        break;
+    }
     default:
         w->cost.records--; /* kinds this file does not keep */
         break;
