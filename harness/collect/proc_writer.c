@@ -284,6 +284,18 @@ static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
     case CUPTI_ACTIVITY_KIND_MARKER:
         rec_marker(w, (const CUpti_ActivityMarker2 *)record);
         break;
+    case CUPTI_ACTIVITY_KIND_NAME: {
+        /* A stream the program named, for its lane's label (minor 4);
+         * the file's one process is index 0. Names of other objects are
+         * not kept. */
+        cp_stream_name n;
+        if (!cp_cupti_stream_name(record, &n)) {
+            w->cost.records--;
+            break;
+        }
+        cp_rec_put_stream_name(w->rec, &n);
+        break;
+    }
     default:
         w->cost.records--; /* kinds the rec form does not keep */
         break;
