@@ -5,6 +5,7 @@
 #include <cuproof/internal/report.h>
 #include <cuproof/internal/session.h>
 #include <cuproof/error.h>
+#include <cuproof/units.h>
 #include "helpers.h"
 #include "reports/json.h"
 
@@ -647,6 +648,89 @@ Test(report, trace_file_processes_are_optional_and_checked)
     cr_expect_eq(t->items[0].graph_id, 2);
     cr_expect_eq(t->items[0].graph_node, 3);
     cp_trace_file_free(&f);
+}
+
+/* The names a program gave its streams go into the trace file and come
+ * back into the trace's table, each for its own process, device, context
+ * and stream (a name with quotes and markup survives), so that a trace
+ * read back (export, check, replay, timeline) labels its lanes as the run
+ * did; a trace written before them (every recorded fixture) names no
+ * stream and is written as it was; names must be well formed. */
+Test(report, trace_file_keeps_stream_names)
+{
+    char path[] = "/tmp/cuproof-names-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cp_trace *pt = &cases[0].variants[0].trace;
+    cp_process procs[2] = {{.pid = 4242, .ended = true}, {.pid = 4250, .ended = true}};
+    cr_assert_eq(cp_trace_add_process(pt, &procs[0]), 0);
+    cr_assert_eq(cp_trace_add_process(pt, &procs[1]), 1);
+    pt->items[0].process = 1; /* the kernel on stream 1 of process 1 */
+    cr_assert_eq(cp_trace_name_stream(pt, &(cp_stream_name){1, 0, 1, 1, "copy \"in\" <&>"}), 0);
+    cr_assert_eq(cp_trace_name_stream(pt, &(cp_stream_name){0, 0, 1, 2, "second"}), 0);
+    cr_assert_eq(cp_trace_file_write(&cases[0], "Test GPU", path), 0);
+    char *text = cp_read_file(path);
+    cr_assert_not_null(text);
+    cr_expect_not_null(strstr(text, "\"stream_names\":[{\"process\":1,\"device\":0,\"context\":1,"
+                                    "\"stream\":1,\"name\":\"copy \\\"in\\\" <&>\"}"),
+                       "%s", text);
+    free(text);
+    cp_trace_file f;
+    cr_assert_eq(cp_trace_file_read(path, &f), 0, "%s", cp_last_error());
+    remove(path);
+    const cp_trace *t = &f.variants[0].trace;
+    cr_expect_eq(t->nstream_names, 2);
+    cr_expect_str_eq(cp_trace_stream_name(t, 1, 0, 1, 1), "copy \"in\" <&>");
+    cr_expect_str_eq(cp_trace_stream_name(t, 0, 0, 1, 2), "second");
+    cr_expect_null(cp_trace_stream_name(t, 0, 0, 1, 1), "process 0's stream 1 is not named");
+    char label[CP_STREAM_LABEL_MAX];
+    const cp_activity *k = &t->items[0];
+    cr_expect_str_eq(cp_stream_label(t, k->process, k->device, k->context, k->stream, label,
+                                     sizeof label),
+                     "copy \"in\" <&> (stream 1)");
+    cp_trace_file_free(&f);
+
+    /* Written before them: none, and a trace without names writes none. */
+    cr_assert_eq(cp_trace_file_read(CUPROOF_FIXTURES "/multi-kernel-h100.trace.json", &f), 0, "%s",
+                 cp_last_error());
+    for (size_t i = 0; i < f.nvariants; i++)
+        cr_expect_eq(f.variants[i].trace.nstream_names, 0);
+    cp_trace_file_free(&f);
+    pt->nstream_names = 0;
+    fd = mkstemp(strcpy(path, "/tmp/cuproof-names-XXXXXX"));
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(cp_trace_file_write(&cases[0], "Test GPU", path), 0);
+    text = cp_read_file(path);
+    remove(path);
+    cr_assert_not_null(text);
+    cr_expect_null(strstr(text, "stream_names"), "%s", text);
+    free(text);
+
+    /* Malformed names. */
+    const char *head = "{\"schema\":\"cuproof.trace/1\",\"case\":\"x\",\"variants\":[{\"name\":"
+                       "\"v\",\"processes\":[{\"pid\":7}],";
+    char bad[1024];
+    snprintf(bad, sizeof bad, "%s\"stream_names\":{},\"activities\":[]}]}", head);
+    expect_parse_error(bad, "'stream_names' must be an array");
+    const char *entries[] = {"{\"device\":0,\"context\":1,\"name\":\"a\"}",
+                             "{\"device\":0,\"context\":1,\"stream\":2}",
+                             "{\"device\":0,\"context\":1,\"stream\":2,\"name\":3}",
+                             "{\"device\":0,\"context\":1,\"stream\":-2,\"name\":\"a\"}",
+                             "{\"device\":0,\"context\":4294967296,\"stream\":2,\"name\":\"a\"}",
+                             "{\"process\":\"0\",\"device\":0,\"context\":1,\"stream\":2,"
+                             "\"name\":\"a\"}"};
+    for (size_t i = 0; i < sizeof entries / sizeof *entries; i++) {
+        snprintf(bad, sizeof bad, "%s\"stream_names\":[%s],\"activities\":[]}]}", head,
+                 entries[i]);
+        expect_parse_error(bad, "stream name 0 needs device, context and stream numbers");
+    }
+    snprintf(bad, sizeof bad,
+             "%s\"stream_names\":[{\"process\":1,\"device\":0,\"context\":1,\"stream\":2,"
+             "\"name\":\"a\"}],\"activities\":[]}]}",
+             head);
+    expect_parse_error(bad, "stream name 0: process 1 is not among the variant's 1 processes");
 }
 
 /* Past 50000 records a timeline embeds their summary, a column per
