@@ -225,6 +225,50 @@ Test(report, html_escapes_and_shows_everything)
     free(html);
 }
 
+/* report.html's timeline labels a named stream's lane "NAME (stream N)",
+ * the name escaped inside the page's JSON (quotes, '<', '&', '>': no
+ * "</script>" can end it), and every other lane by its number: a stream
+ * of the same number in another process, and one of another device's
+ * whose name in the table belongs to a device it did not run on, keep
+ * "stream N". */
+Test(report, html_lane_labels_name_streams_and_only_theirs)
+{
+    cp_variant_result *v = &cases[0].variants[0];
+    cp_process procs[2] = {{.pid = 4242, .ended = true}, {.pid = 4250, .ended = true}};
+    cr_assert_eq(cp_trace_add_process(&v->trace, &procs[0]), 0);
+    cr_assert_eq(cp_trace_add_process(&v->trace, &procs[1]), 1);
+    /* Process 0's kernels run on streams 1 and 2 of device 0 (build());
+     * process 1 gets a kernel on stream 1 of device 0 and one on device 1. */
+    cp_activity k = {.kind = CP_ACT_KERNEL, .start = 20, .end = 40, .context = 1, .stream = 1,
+                     .process = 1, .name = "k"};
+    cr_assert_eq(cp_trace_add(&v->trace, &k), 0);
+    k.device = 1;
+    cr_assert_eq(cp_trace_add(&v->trace, &k), 0);
+    cr_assert_eq(cp_trace_name_stream(&v->trace, &(cp_stream_name){0, 0, 1, 1,
+                                                                   "copy \"in\" </script><&>"}),
+                 0);
+    cr_assert_eq(cp_trace_name_stream(&v->trace, &(cp_stream_name){1, 0, 1, 2, "not mine"}), 0);
+    cr_assert_eq(cp_trace_name_stream(&v->trace, &(cp_stream_name){0, 1, 1, 1, "no work"}), 0);
+    cp_metrics_free(&v->metrics);
+    cr_assert_eq(cp_timeline_analyse(&v->trace, NULL, &v->metrics), 0);
+    char *html = cp_report_html(&rep);
+    cr_assert_not_null(html);
+    cr_expect_not_null(strstr(html, "\"GPU 0 pid 4242 ctx 1 copy \\\"in\\\" \\u003c/script\\u003e"
+                                    "\\u003c\\u0026\\u003e (stream 1)\""),
+                       "the named lane, escaped");
+    cr_expect_null(strstr(html, "copy \"in\""), "the name never unescaped");
+    cr_expect_null(strstr(html, "</script><&>"));
+    cr_expect_not_null(strstr(html, "\"GPU 0 pid 4242 ctx 1 stream 2\""),
+                       "process 0's stream 2: 4250's name is not its");
+    cr_expect_not_null(strstr(html, "\"GPU 0 pid 4250 ctx 1 stream 1\""),
+                       "4250's stream 1 keeps its number");
+    cr_expect_not_null(strstr(html, "\"GPU 1 pid 4250 ctx 1 stream 1\""),
+                       "and so does its stream 1 on device 1");
+    cr_expect_null(strstr(html, "not mine"));
+    cr_expect_null(strstr(html, "no work"));
+    free(html);
+}
+
 /* A traced variant with a kernel on each of `streams` streams. */
 static void traced_variant(cp_case_result *c, const char *name, double ms, uint32_t streams)
 {
