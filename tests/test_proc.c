@@ -130,8 +130,6 @@ Test(proc, a_good_file)
     cp_trace_free(&t);
 }
 
-/* The fixture's parent: the profiler window holds step, step holds load,
- * and the instant checkpoint lies inside the profiler window only. */
 /* A stream_name record names its stream in the file's process, whatever
  * its place among the records; a file without one (every file before
  * them) reads as before, with no names; a name record must be whole. */
@@ -159,6 +157,8 @@ Test(proc, stream_names)
                  CP_EPARSE, "not valid JSON");
 }
 
+/* The fixture's parent: the profiler window holds step, step holds load,
+ * and the instant checkpoint lies inside the profiler window only. */
 Test(proc, markers_pair_and_nest)
 {
     cp_trace t;
