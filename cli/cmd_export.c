@@ -91,6 +91,9 @@ static int program_to_rec(const char *in, bool dir, const char *out_dir)
     bool input_failed = rc < 0 && !x.write_failed;
     if (rc == 0)
         rc = put_processes(&x);
+    /* The streams' names, known only once every file is read. */
+    for (size_t i = 0; rc == 0 && i < meta.nstream_names; i++)
+        rc = cp_rec_put_stream_name(x.w, &meta.stream_names[i]);
     for (size_t i = 0; rc == 0 && i < meta.nprocesses; i++)
         rc = cp_rec_put_process_end(x.w, (uint32_t)i, &meta.processes[i]);
     if (rc == 0) {

@@ -455,6 +455,15 @@ static int replay(const followed *f, cp_trace *t, cp_proc_emit emit, void *ctx)
         it->type = CP_REC_PROCESS_COST;
         cp_rec_apply_meta(t, it, to.base);
     }
+    /* The names the file gave its streams, which the parser kept in the
+     * file's own trace (its processes from 0) as the reader puts them in
+     * t: under the processes' indices in t. */
+    for (size_t i = 0; rc == 0 && i < f->own.nstream_names; i++) {
+        it->type = CP_REC_STREAM_NAME;
+        it->stream_name = f->own.stream_names[i];
+        it->process_index = it->stream_name.process;
+        rc = cp_rec_apply_meta(t, it, to.base);
+    }
     if (rc == 0) {
         it->type = CP_REC_END;
         it->end = (cp_rec_end){.dropped_records = f->own.dropped_records,
@@ -483,7 +492,7 @@ int cp_follower_stream(cp_follower *fl, cp_trace *t, size_t *nfiles, cp_proc_emi
      * that file was read then. */
     if (why_size)
         snprintf(why, why_size, "%s", fl->why);
-    size_t n0 = t->n, np0 = t->nprocesses;
+    size_t n0 = t->n, np0 = t->nprocesses, nsn0 = t->nstream_names;
     uint64_t dropped0 = t->dropped_records;
     for (size_t i = 0; rc == 0 && i < fl->norder; i++) {
         const followed *f = find(fl, fl->order[i]);
@@ -497,6 +506,7 @@ int cp_follower_stream(cp_follower *fl, cp_trace *t, size_t *nfiles, cp_proc_emi
     if (rc < 0) {
         t->n = n0;
         t->nprocesses = np0;
+        t->nstream_names = nsn0;
         t->dropped_records = dropped0;
         *during = 0;
         return rc;

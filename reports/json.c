@@ -608,6 +608,22 @@ static void put_processes(FILE *f, const cp_trace *t)
     fputc(']', f);
 }
 
+/* The names the program gave its streams (cp_trace.stream_names), each
+ * by the process, device, context and stream its records carry, so that
+ * a trace read back labels its lanes as the run that wrote it did. */
+static void put_stream_names(FILE *f, const cp_trace *t)
+{
+    fputs(",\"stream_names\":[", f);
+    for (size_t i = 0; i < t->nstream_names; i++) {
+        const cp_stream_name *n = &t->stream_names[i];
+        fprintf(f, "%s{\"process\":%u,\"device\":%u,\"context\":%u,\"stream\":%u,\"name\":",
+                i ? "," : "", n->process, n->device, n->context, n->stream);
+        cp_json_put_string(f, n->name);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
 /*
  * Trace files are streamed, not built as a cJSON tree: a run can hold a
  * million records, and a tree of them costs seconds and gigabytes. Only
@@ -646,6 +662,10 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
                     v->trace.legacy_device, v->trace.legacy_context, v->trace.legacy_stream);
         if (v->trace.nprocesses)
             put_processes(f, &v->trace);
+        /* Written only when a stream is named, so that a trace without
+         * names stays as it was. */
+        if (v->trace.nstream_names)
+            put_stream_names(f, &v->trace);
         builder b = {.ok = true};
         cJSON *holder = cJSON_CreateObject();
         if (holder)
@@ -870,6 +890,48 @@ static int parse_processes(const cJSON *v, size_t variant, cp_trace *t)
     return 0;
 }
 
+/* A variant's optional stream names (a traced program's, or a case's
+ * whose streams the case named): each needs the device, context and
+ * stream its records carry and a string name; its process, when given,
+ * must be one of the variant's (0 when it has none), as a record's. A
+ * trace written before them names no stream. */
+static int parse_stream_names(const cJSON *v, size_t variant, cp_trace *t)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(v, "stream_names");
+    if (!arr)
+        return 0;
+    if (!cJSON_IsArray(arr))
+        return cp_failf(CP_EPARSE, "trace file: variant %zu: 'stream_names' must be an array",
+                        variant);
+    size_t i = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, arr)
+    {
+        uint64_t process = 0, device = 0, context = 0, stream = 0;
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "process");
+        bool ok = get_u64(j, "device", &device) && device <= UINT32_MAX &&
+                  get_u64(j, "context", &context) && context <= UINT32_MAX &&
+                  get_u64(j, "stream", &stream) && stream <= UINT32_MAX &&
+                  (!p || (get_u64(j, "process", &process) && process <= UINT32_MAX)) &&
+                  cJSON_IsString(name);
+        if (!ok)
+            return cp_failf(CP_EPARSE, "trace file: variant %zu: stream name %zu needs device, "
+                            "context and stream numbers, a string name and, where present, a "
+                            "process number", variant, i);
+        if (process && process >= t->nprocesses)
+            return cp_failf(CP_EPARSE, "trace file: variant %zu: stream name %zu: process %llu "
+                            "is not among the variant's %zu processes", variant, i,
+                            (unsigned long long)process, t->nprocesses);
+        cp_stream_name n = {(uint32_t)process, (uint32_t)device, (uint32_t)context,
+                            (uint32_t)stream, name->valuestring};
+        if (cp_trace_name_stream(t, &n) < 0)
+            return cp_failf(CP_ENOMEM, "out of memory reading the trace file's stream names");
+        i++;
+    }
+    return 0;
+}
+
 /* A variant's optional series: each needs a name and an array of numbers. */
 static int parse_series(const cJSON *v, size_t variant, cp_trace_file *out)
 {
@@ -1032,6 +1094,7 @@ int cp_trace_file_parse(const char *text, cp_trace_file *out)
         }
         /* Before the activities, which refer to them by index. */
         CP_TRY(parse_processes(v, i, &tv->trace));
+        CP_TRY(parse_stream_names(v, i, &tv->trace));
         size_t k = 0;
         const cJSON *a;
         cJSON_ArrayForEach(a, acts)

@@ -453,6 +453,21 @@ out:
     return rc;
 }
 
+/* A stream the program named: a label for its lane, in this process. */
+static int parse_stream_name(proc_state *st, const cJSON *o)
+{
+    int rc = 0;
+    cp_stream_name n = {.process = st->process};
+    CP_TRY(get_u32(st, o, "dev", &n.device));
+    CP_TRY(get_u32(st, o, "ctx", &n.context));
+    CP_TRY(get_u32(st, o, "str", &n.stream));
+    CP_TRY(get_str(st, o, "name", &n.name));
+    if (cp_trace_name_stream(st->t, &n) < 0)
+        return no_memory(st);
+out:
+    return rc;
+}
+
 /* Opens a range at `start` that a later record closes (its end is the
  * start until then). */
 static int open_range_at(proc_state *st, uint64_t start, const char *name, uint32_t thread,
@@ -699,7 +714,7 @@ static const struct {
     {"runtime", parse_api},     {"driver", parse_api},        {"sync", parse_sync},
     {"stream", parse_stream},   {"context", parse_context},   {"device", parse_device},
     {"marker", parse_marker},   {"profiler", parse_profiler}, {"flush", parse_flush},
-    {"end", parse_end},
+    {"end", parse_end},         {"stream_name", parse_stream_name},
 };
 
 static int parse_record(proc_state *st, const cJSON *o)
@@ -886,7 +901,10 @@ struct cp_proc_parser {
     cp_trace *t;
     cp_proc_emit emit;
     void *emit_ctx;
-    size_t n0, np0; /* what t held before: restored after an error */
+    /* What t held before: restored after an error. Stream names go back
+     * by count too: a file's are of its own processes, new in t, so they
+     * were appended, never put in place of another's. */
+    size_t n0, np0, nsn0;
     uint64_t dropped0;
     int error; /* the first error; the parser reads nothing after it */
     /* JSON lines */
@@ -906,6 +924,7 @@ static int parser_fail(cp_proc_parser *p, int rc)
         return 0;
     p->t->n = p->n0;
     p->t->nprocesses = p->np0;
+    p->t->nstream_names = p->nsn0;
     p->t->dropped_records = p->dropped0;
     p->error = rc;
     return rc;
@@ -1009,6 +1028,7 @@ static int parser_new(cp_proc_parser **out, const char *name, bool rec, cp_trace
     p->emit_ctx = ctx;
     p->n0 = t->n;
     p->np0 = t->nprocesses;
+    p->nsn0 = t->nstream_names;
     p->dropped0 = t->dropped_records;
     p->base = (uint32_t)t->nprocesses;
     p->st = (proc_state){.name = p->name, .t = t, .emit = emit, .emit_ctx = ctx};
@@ -1192,7 +1212,7 @@ int cp_proc_list_dir(const char *dir, char ***out, size_t *nout)
 
 static int read_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit emit, void *ctx)
 {
-    size_t n0 = t->n, np0 = t->nprocesses;
+    size_t n0 = t->n, np0 = t->nprocesses, nsn0 = t->nstream_names;
     uint64_t dropped0 = t->dropped_records;
     char **names = NULL, *path = NULL;
     size_t n = 0;
@@ -1214,6 +1234,7 @@ static int read_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit e
     if (rc < 0) {
         t->n = n0;
         t->nprocesses = np0;
+        t->nstream_names = nsn0;
         t->dropped_records = dropped0;
     }
     cp_proc_names_free(names, n);

@@ -81,12 +81,16 @@ static int on_record(void *ctx, const cp_activity *a)
     return r->kept.n > r->keep ? start_streaming(r) : 0;
 }
 
-/* The rec file's last records: how each process ended, and the counts. */
+/* The rec file's last records: the names the program gave its streams
+ * (the reader knows them all only now), how each process ended, and the
+ * counts. */
 static int close_rec(reading *r)
 {
     int rc = 0;
     while (rc == 0 && r->rec_processes < r->meta->nprocesses)
         rc = cp_rec_put_process(r->rec, &r->meta->processes[r->rec_processes++]);
+    for (size_t i = 0; rc == 0 && i < r->meta->nstream_names; i++)
+        rc = cp_rec_put_stream_name(r->rec, &r->meta->stream_names[i]);
     for (size_t i = 0; rc == 0 && i < r->meta->nprocesses; i++)
         rc = cp_rec_put_process_end(r->rec, (uint32_t)i, &r->meta->processes[i]);
     cp_rec_end end = {
@@ -111,6 +115,10 @@ static int close_rec(reading *r)
  * reading wrote, on a reader of its own. */
 typedef struct perfetto_pass {
     const char *rec_path, *path;
+    /* The reader's trace, which names the streams' lanes as the held
+     * path's Perfetto file names them (the legacy stream, the names the
+     * program gave): read only, beside the summary's pass. */
+    const cp_trace *names;
     uint64_t origin;
     uint64_t unordered; /* slices too far out of order to be checked */
 } perfetto_pass;
@@ -131,6 +139,7 @@ static int write_perfetto(void *ctx)
         rc = CP_ENOMEM;
         goto out;
     }
+    cp_pb_name_streams(pb, p->names);
     cp_rec_item it;
     while ((rc = cp_rec_next(in, &it)) == 1) {
         rc = 0;
@@ -198,7 +207,7 @@ static int second_pass(reading *r, cp_variant_result *v)
         return cp_failf(CP_ENOMEM, "out of memory for a timeline summary");
     CP_TRY(cp_summary_init(sum, cp_expect_judge_metrics(r->judge), &r->span, CP_SUMMARY_BINS));
     summary_pass sp = {r, sum};
-    perfetto_pass pp = {r->info->rec_path, r->info->perfetto_path,
+    perfetto_pass pp = {r->info->rec_path, r->info->perfetto_path, r->meta,
                         r->info->first_ns == UINT64_MAX ? 0 : r->info->first_ns, 0};
     cp_job jobs[2] = {{.run = summarise, .ctx = &sp}, {.run = write_perfetto, .ctx = &pp}};
     rc = cp_jobs_run(jobs, 2);

@@ -137,6 +137,18 @@ int proc_lines_write(const char *path, const cp_trace *t, uint32_t process)
     fputs(",\"run\":", f);
     cp_json_put_string(f, p->run);
     fputs("}\n", f);
+    /* The names the process gave its streams, as the library writes them
+     * when CUPTI delivers them (before the work, in these files). */
+    for (size_t i = 0; i < t->nstream_names; i++) {
+        const cp_stream_name *n = &t->stream_names[i];
+        if (n->process != process)
+            continue;
+        fprintf(f, "{\"k\":\"stream_name\",\"dev\":%u,\"ctx\":%u,\"str\":%u,\"name\":", n->device,
+                n->context, n->stream);
+        cp_json_put_string(f, n->name);
+        fputs("}\n", f);
+        records++;
+    }
     for (size_t i = 0; i < t->n; i++)
         if (t->items[i].process == process) {
             put_record(f, &t->items[i], o, &marker);
@@ -163,6 +175,12 @@ int proc_rec_write(const char *path, const cp_trace *t, uint32_t process)
     int rc = cp_rec_writer_open(&w, path);
     if (rc == 0)
         rc = cp_rec_put_process(w, p);
+    for (size_t i = 0; rc == 0 && i < t->nstream_names; i++)
+        if (t->stream_names[i].process == process) {
+            cp_stream_name n = t->stream_names[i];
+            n.process = 0;
+            rc = cp_rec_put_stream_name(w, &n);
+        }
     for (size_t i = 0; rc == 0 && i < t->n; i++)
         if (t->items[i].process == process) {
             cp_activity a = t->items[i];

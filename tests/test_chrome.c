@@ -7,6 +7,7 @@
 #include <cuproof/internal/tracefile.h>
 #include <cuproof/internal/perfetto.h>
 #include <cuproof/error.h>
+#include <cuproof/internal/proc.h>
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -68,6 +69,93 @@ static const cp_trace *variant(const char *name)
             return &f.variants[i].trace;
     cr_assert_fail("no variant %s", name);
     return NULL;
+}
+
+/* The label of the row (thread_name) of Chrome process `pid`, thread
+ * `tid`, or NULL. */
+static const char *row_name(const cJSON *events, int pid, int tid)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        const cJSON *args = cJSON_GetObjectItem(e, "args");
+        if (strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "thread_name") == 0 &&
+            cJSON_GetObjectItem(e, "pid")->valueint == pid &&
+            cJSON_GetObjectItem(e, "tid")->valueint == tid)
+            return cJSON_GetObjectItem(args, "name")->valuestring;
+    }
+    return NULL;
+}
+
+/* The name of Chrome process `pid` (process_name), or NULL. */
+static const char *process_name(const cJSON *events, int pid)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        if (strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "process_name") == 0 &&
+            cJSON_GetObjectItem(e, "pid")->valueint == pid)
+            return cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "name")->valuestring;
+    }
+    return NULL;
+}
+
+/*
+ * A stream the program named is the row "NAME (stream N)" of its GPU and
+ * context, the name as it was (JSON's escaping undone by the parser:
+ * quotes and markup intact); every other stream 13 of the program (the
+ * recorded program's three processes each ran work on one) keeps "stream
+ * 13": 4250's on the same device and context, and 4251's on device 1,
+ * although 4251 named a stream 13 of device 0, where it ran nothing.
+ */
+Test(chrome, a_named_stream_is_its_row_and_no_other)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    size_t nfiles = 0;
+    cr_assert_eq(cp_proc_read_dir(CUPROOF_FIXTURES "/exec/program", &t, &nfiles), 0, "%s",
+                 cp_last_error());
+    cr_assert_eq(t.nprocesses, 3);
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 13, "copy \"in\" <&>"}), 0);
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){2, 0, 1, 13, "not on GPU 1"}), 0);
+    char *text = cp_chrome_trace(&t, "program");
+    cr_assert_not_null(text);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root, "the export is JSON");
+    const cJSON *events = cJSON_GetObjectItem(root, "traceEvents");
+    int named = 0, numbered = 0, lanes = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X") != 0 ||
+            cJSON_GetObjectItem(e, "pid")->valueint == 0)
+            continue;
+        const cJSON *args = cJSON_GetObjectItem(e, "args");
+        const cJSON *stream = cJSON_GetObjectItem(args, "stream");
+        if (!stream || stream->valueint != 13)
+            continue;
+        int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+        const char *row = row_name(events, pid, cJSON_GetObjectItem(e, "tid")->valueint);
+        const char *proc = process_name(events, pid);
+        cr_assert_not_null(row);
+        cr_assert_not_null(proc);
+        lanes++;
+        if (strstr(proc, "pid 4242")) {
+            cr_expect_str_eq(proc, "GPU 0, context 1, pid 4242");
+            cr_expect_str_eq(row, "copy \"in\" <&> (stream 13)");
+            named++;
+        } else {
+            cr_expect_str_eq(row, "stream 13", "%s", proc);
+            numbered++;
+        }
+    }
+    cr_expect_eq(lanes, named + numbered);
+    cr_expect_geq(named, 1, "4242's work on its stream 13");
+    cr_expect_geq(numbered, 3, "4250's one kernel and 4251's work on device 1");
+    cr_expect_null(strstr(text, "not on GPU 1"));
+    cJSON_Delete(root);
+    free(text);
+    cp_trace_free(&t);
 }
 
 Test(chrome, streams_become_threads_and_launches_flows)

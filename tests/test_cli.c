@@ -1164,6 +1164,110 @@ Test(cli, check_a_recorded_h100_trace)
     HAS("8 passed, 0 failed");
 }
 
+static char *read_text(const char *path);
+
+/* The thread_name labels of a Chrome trace (a perfetto.json file) that
+ * equal `label`. */
+static int chrome_rows_named(const char *path, const char *label)
+{
+    char *text = read_text(path);
+    cr_assert_not_null(text, "%s", path);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(root, "%s", path);
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const cJSON *name = cJSON_GetObjectItem(e, "name");
+        const cJSON *args = cJSON_GetObjectItem(e, "args");
+        const cJSON *row = args ? cJSON_GetObjectItem(args, "name") : NULL;
+        n += cJSON_IsString(name) && strcmp(name->valuestring, "thread_name") == 0 &&
+             cJSON_IsString(row) && strcmp(row->valuestring, label) == 0;
+    }
+    cJSON_Delete(root);
+    return n;
+}
+
+/*
+ * A trace file's stream names reach what is made from it: export's
+ * Chrome trace and its rec file, timeline's page. Two processes each ran
+ * a kernel on stream 13 of device 0, context 1; only 4242 named it (with
+ * quotes and markup), and a name of 4250's stream 13 on device 1, where
+ * it ran nothing, labels nothing. So does a program's per-process file
+ * exported as rec (program.cprec).
+ */
+Test(cli, stream_names_reach_export_and_timeline)
+{
+    char dir[] = "/tmp/cuproof-names-cli-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char trace[300], args[1024], path[600];
+    snprintf(trace, sizeof trace, "%s/demo.trace.json", dir);
+    FILE *f = fopen(trace, "w");
+    cr_assert_not_null(f);
+    fputs("{\"schema\":\"cuproof.trace/1\",\"case\":\"demo\",\"variants\":[{\"name\":\"v\","
+          "\"processes\":[{\"pid\":4242},{\"pid\":4250}],"
+          "\"stream_names\":[{\"process\":0,\"device\":0,\"context\":1,\"stream\":13,"
+          "\"name\":\"copy \\\"in\\\" <&>\"},{\"process\":1,\"device\":1,\"context\":1,"
+          "\"stream\":13,\"name\":\"elsewhere\"}],\"origin_ns\":\"0\",\"activities\":["
+          "{\"kind\":\"kernel\",\"start\":0,\"end\":10,\"device\":0,\"context\":1,"
+          "\"stream\":13,\"correlation\":1,\"name\":\"k\"},"
+          "{\"kind\":\"kernel\",\"start\":5,\"end\":15,\"device\":0,\"context\":1,"
+          "\"stream\":13,\"correlation\":1,\"name\":\"k\",\"process\":1}]}]}",
+          f);
+    cr_assert_eq(fclose(f), 0);
+
+    snprintf(args, sizeof args, "export '%s' '%s/json' --format json", trace, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/json/demo.v.perfetto.json", dir);
+    cr_expect_eq(chrome_rows_named(path, "copy \"in\" <&> (stream 13)"), 1);
+    cr_expect_eq(chrome_rows_named(path, "stream 13"), 1, "4250's stream 13 keeps its number");
+    cr_expect_eq(chrome_rows_named(path, "elsewhere (stream 13)"), 0);
+
+    snprintf(args, sizeof args, "export '%s' '%s/rec' --format rec", trace, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/rec/demo.v.cprec", dir);
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(cp_rec_read_trace(path, &t, NULL), 0, "%s", cp_last_error());
+    cr_expect_str_eq(cp_trace_stream_name(&t, 0, 0, 1, 13), "copy \"in\" <&>");
+    cr_expect_null(cp_trace_stream_name(&t, 1, 0, 1, 13));
+    cp_trace_free(&t);
+
+    snprintf(path, sizeof path, "%s/page.html", dir);
+    snprintf(args, sizeof args, "timeline '%s' '%s'", path, trace);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    char *page = read_text(path);
+    cr_assert_not_null(page);
+    cr_expect_not_null(strstr(page, "\"GPU 0 pid 4242 ctx 1 copy \\\"in\\\" \\u003c\\u0026\\u003e "
+                                    "(stream 13)\""),
+                       "the named lane, escaped");
+    cr_expect_not_null(strstr(page, "\"GPU 0 pid 4250 ctx 1 stream 13\""), "the unnamed lane");
+    cr_expect_null(strstr(page, "<&>"), "no name unescaped");
+    cr_expect_null(strstr(page, "elsewhere"), "a name of a stream without work labels no lane");
+    free(page);
+
+    /* A program's per-process file into program.cprec. */
+    char pdir[] = "/tmp/cuproof-names-proc-XXXXXX";
+    proc_dir(pdir, "{\"schema\":\"cuproof.proc/1\",\"host\":\"h\",\"pid\":1,\"ppid\":0,"
+                   "\"command\":\"p\",\"origin_ns\":\"1000\"}\n"
+                   "{\"k\":\"kernel\",\"s\":1,\"e\":2,\"dev\":0,\"ctx\":1,\"str\":7,\"cor\":1,"
+                   "\"grid\":[1,1,1],\"block\":[1,1,1],\"graph\":0,\"node\":0,\"name\":\"k\"}\n"
+                   "{\"k\":\"stream_name\",\"dev\":0,\"ctx\":1,\"str\":7,\"name\":\"late\"}\n"
+                   "{\"k\":\"end\",\"t\":3,\"records\":2,\"dropped\":0,\"zero_timestamps\":0,"
+                   "\"why\":\"exit\"}\n");
+    snprintf(args, sizeof args, "export '%s' '%s/prog' --format rec", pdir, dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/prog/program.cprec", dir);
+    cp_trace_init(&t);
+    cr_assert_eq(cp_rec_read_trace(path, &t, NULL), 0, "%s", cp_last_error());
+    cr_expect_str_eq(cp_trace_stream_name(&t, 0, 0, 1, 7), "late",
+                     "a name that came after the stream's work");
+    cp_trace_free(&t);
+    remove_dir(pdir);
+    remove_dir(dir);
+}
+
 /* A variant of the H100 trace as a cuproof.rec file at `path`. */
 static void rec_of_variant(const char *variant, const char *path)
 {

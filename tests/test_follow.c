@@ -339,6 +339,11 @@ static char *judged(const char *dir, cp_follower *follow, const cp_expect_list *
     }
     fprintf(f, "dropped %llu renamed %llu held %zu\n", (unsigned long long)v->trace.dropped_records,
             (unsigned long long)v->trace.renamed_kernels, v->trace.n);
+    for (size_t i = 0; i < v->trace.nstream_names; i++) {
+        const cp_stream_name *n = &v->trace.stream_names[i];
+        fprintf(f, "stream name %u %u %u %u %s\n", n->process, n->device, n->context, n->stream,
+                n->name);
+    }
     for (size_t i = 0; i < c.nchecks; i++)
         fprintf(f, "check %s: %s (%s)%s\n", c.checks[i].name,
                 cp_check_status_name(c.checks[i].status), c.checks[i].measured,
@@ -491,6 +496,75 @@ Test(follow, a_dropped_chunk_is_seen)
         agree(jdir, &list, 0, 7, true, &read, &during, why, sizeof why, diff, sizeof diff),
         "a dropped chunk went unseen");
     cr_expect_neq(diff[0], '\0');
+    cp_expect_list_free(&list);
+}
+
+/* The three processes of exec/program (each with work on stream 13 of
+ * context 1: pids 4242 and 4250 on device 0, 4251 on device 1), with
+ * names as NAME records would give them: 4242 names its stream 13, 4251
+ * names a stream 13 of device 0, where it has no work. Written in both
+ * forms into jdir and rdir. */
+static void write_named_program(const char *jdir, const char *rdir)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    size_t nfiles = 0;
+    cr_assert_eq(cp_proc_read_dir(CUPROOF_FIXTURES "/exec/program", &t, &nfiles), 0, "%s",
+                 cp_last_error());
+    cr_assert_eq(t.nprocesses, 3);
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 13, "copy \"in\" <&>"}), 0);
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){2, 0, 1, 13, "not on GPU 1"}), 0);
+    for (uint32_t p = 0; p < 3; p++) {
+        char file[700];
+        snprintf(file, sizeof file, "%s/gpu-1.%u.proc.jsonl", jdir, t.processes[p].pid);
+        cr_assert_eq(proc_lines_write(file, &t, p), 0, "%s", cp_last_error());
+        snprintf(file, sizeof file, "%s/gpu-1.%u.proc.cprec", rdir, t.processes[p].pid);
+        cr_assert_eq(proc_rec_write(file, &t, p), 0, "%s", cp_last_error());
+    }
+    cp_trace_free(&t);
+}
+
+/*
+ * The names a program gave its streams reach the judgement through the
+ * follower as through today's reader, in both forms, held and streamed:
+ * the same table (each name under its process's index among all the
+ * files), the same lane labels in report.html and the Perfetto file. And
+ * not by accident: the followed judgement holds 4242's name for its own
+ * stream, and 4251's name for a stream of device 0 only.
+ */
+Test(follow, stream_names_reach_the_judgement)
+{
+    char jdir[200], rdir[200];
+    snprintf(jdir, sizeof jdir, "%s/j", base);
+    snprintf(rdir, sizeof rdir, "%s/r", base);
+    cr_assert_eq(mkdir(jdir, 0755), 0);
+    cr_assert_eq(mkdir(rdir, 0755), 0);
+    write_named_program(jdir, rdir);
+    cp_expect_list list = {0};
+    cr_assert_eq(cp_expect_parse("kernels >= 1", 1, &list), 0);
+    for (int form = 0; form < 2; form++)
+        for (uint64_t keep = 0; keep < 5; keep += 4) {
+            uint64_t read = 0, during = 0;
+            char why[512] = "", diff[512] = "";
+            cr_expect(agree(form ? rdir : jdir, &list, keep, (unsigned)(form * 2 + keep), false,
+                            &read, &during, why, sizeof why, diff, sizeof diff),
+                      "%s, keep %llu: %s", form ? "rec" : "JSON lines", (unsigned long long)keep,
+                      diff);
+        }
+    /* One followed judgement, looked at. */
+    run_dirs d;
+    new_run(&d);
+    cp_follower *f = NULL;
+    cr_assert_eq(cp_follower_new(&f, d.live, 0, d.spill), 0);
+    write_live(jdir, d.live, f, 11, false);
+    uint64_t records = 0, during = 0;
+    char why[512];
+    char *text = judged(d.live, f, &list, 0, d.out, &records, &during, why, sizeof why);
+    cp_follower_free(f);
+    cr_expect_not_null(strstr(text, "stream name 0 0 1 13 copy \"in\" <&>\n"), "%s", text);
+    cr_expect_not_null(strstr(text, "stream name 2 0 1 13 not on GPU 1\n"), "%s", text);
+    cr_expect_null(strstr(text, "stream name 1 "), "4250 named nothing: %s", text);
+    free(text);
     cp_expect_list_free(&list);
 }
 

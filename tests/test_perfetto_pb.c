@@ -10,6 +10,7 @@
  * recorded on the H100 and on hand-made traces for the edge cases.
  */
 #include <cuproof/units.h>
+#include <cuproof/internal/proc.h>
 #include <cuproof/internal/tracefile.h>
 #include <cuproof/internal/perfetto.h>
 #include "reports/pb.h"
@@ -1309,6 +1310,65 @@ Test(perfetto_pb, processes_get_their_pid_and_command)
     cr_expect_neq(flow_at(&d, 300, true), flow_at(&d, 301, true));
     cr_expect_eq(flow_at(&d, 100, false), flow_at(&d, 300, true));
     cr_expect_eq(flow_at(&d, 101, false), flow_at(&d, 301, true));
+    decoded_free(&d);
+    cp_trace_free(&t);
+    remove_tmp();
+}
+
+/* The stream 13 lanes of `d`: how many, and that each is named as its
+ * process's should be (4242's by its name, the others by their number). */
+static void expect_stream_13_lanes(const decoded *d, const char *how)
+{
+    size_t named = 0, numbered = 0;
+    for (size_t i = 0; i < d->ntracks; i++) {
+        const track *tr = &d->tracks[i];
+        if (!strstr(tr->name, "(stream 13)") && !strstr(tr->name, " stream 13"))
+            continue;
+        const char *root = root_of(d, tr->uuid);
+        if (strcmp(root, "python3 train.py") == 0) {
+            cr_expect_str_eq(tr->name, "GPU 0 ctx 1 copy \"in\" <&> (stream 13)", "%s", how);
+            named++;
+        } else if (strcmp(root, "python3 train.py --worker 1") == 0) {
+            cr_expect_str_eq(tr->name, "GPU 0 ctx 1 stream 13", "%s: 4250's", how);
+            numbered++;
+        } else {
+            cr_expect_str_eq(root, "python3 train.py --worker 2", "%s", how);
+            cr_expect_str_eq(tr->name, "GPU 1 ctx 1 stream 13", "%s: 4251's", how);
+            numbered++;
+        }
+        cr_expect_null(strstr(tr->name, "not on GPU 1"), "%s", how);
+    }
+    cr_expect_eq(named, 1, "%s", how);
+    cr_expect_eq(numbered, 2, "%s", how);
+}
+
+/*
+ * A stream the program named is the track "GPU G ctx C NAME (stream N)"
+ * under its process, written whole and streamed (the writer the streamed
+ * program uses, naming its streams from the reader's trace); the other
+ * processes' stream 13 keep their number: 4250's on the same device and
+ * context, 4251's on device 1 although 4251 named a stream 13 of device
+ * 0, where it ran nothing.
+ */
+Test(perfetto_pb, a_named_stream_is_its_track_and_no_other)
+{
+    make_tmp();
+    cp_trace t;
+    cp_trace_init(&t);
+    size_t nfiles = 0;
+    cr_assert_eq(cp_proc_read_dir(CUPROOF_FIXTURES "/exec/program", &t, &nfiles), 0, "%s",
+                 cp_last_error());
+    cr_assert_eq(t.nprocesses, 3);
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 13, "copy \"in\" <&>"}), 0);
+    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){2, 0, 1, 13, "not on GPU 1"}), 0);
+    decoded d;
+    write_then_decode(&t, "exec", "program", &d);
+    cr_expect_eq(d.problems, 0, "%s", d.first_problem);
+    expect_stream_13_lanes(&d, "whole");
+    decoded_free(&d);
+    stream_then_decode(&t, "program", &d);
+    cr_expect_eq(d.problems, 0, "%s", d.first_problem);
+    expect_stream_13_lanes(&d, "streamed");
     decoded_free(&d);
     cp_trace_free(&t);
     remove_tmp();

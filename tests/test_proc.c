@@ -70,6 +70,7 @@ static void expect_error(const char *text, int code, const char *needle)
                        needle);
     cr_expect_eq(t.n, n, "the records are rolled back");
     cr_expect_eq(t.nprocesses, 1, "the process is rolled back");
+    cr_expect_eq(t.nstream_names, 0, "the stream names are rolled back");
     cr_expect_eq(t.dropped_records, 5);
     cp_trace_free(&t);
 }
@@ -127,6 +128,33 @@ Test(proc, a_good_file)
     cr_expect_eq(r->start, O0 + 2500);
     cr_expect_not_null(find(&t, CP_ACT_RUNTIME, "cudaMemcpyAsync", 0));
     cp_trace_free(&t);
+}
+
+/* A stream_name record names its stream in the file's process, whatever
+ * its place among the records; a file without one (every file before
+ * them) reads as before, with no names; a name record must be whole. */
+Test(proc, stream_names)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(parse(HEADER KERNEL(1, 2, 7)
+                       "{\"k\":\"stream_name\",\"dev\":0,\"ctx\":1,\"str\":7,"
+                       "\"name\":\"copy-in <\\\"a\\\">\"}\n" END,
+                       &t),
+                 0, "%s", cp_last_error());
+    cr_expect_eq(t.nstream_names, 1);
+    cr_expect_str_eq(cp_trace_stream_name(&t, 0, 0, 1, 7), "copy-in <\"a\">");
+    cr_expect_null(cp_trace_stream_name(&t, 0, 0, 2, 7), "another context");
+    cp_trace_free(&t);
+    cp_trace_init(&t);
+    cr_assert_eq(cp_proc_read(PARENT, &t), 0, "%s", cp_last_error());
+    cr_expect_eq(t.nstream_names, 0);
+    cp_trace_free(&t);
+    expect_error(HEADER "{\"k\":\"stream_name\",\"dev\":0,\"ctx\":1,\"str\":7}\n" END,
+                 CP_EPARSE, "name");
+    expect_error(HEADER "{\"k\":\"stream_name\",\"dev\":0,\"ctx\":1,\"str\":7,\"name\":\"s\"}\n"
+                        "{oops}\n",
+                 CP_EPARSE, "not valid JSON");
 }
 
 /* The fixture's parent: the profiler window holds step, step holds load,

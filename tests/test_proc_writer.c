@@ -6,6 +6,7 @@
  */
 #include <cuproof/error.h>
 #include <cuproof/metrics.h>
+#include <cuproof/units.h>
 #include <cuproof/internal/proc.h>
 #include "collect/proc_writer.h"
 
@@ -302,6 +303,77 @@ Test(proc_writer, the_rec_form_reads_back_as_the_json_lines_do)
     cr_expect_eq(q->last_ns, p->last_ns);
     cr_expect_eq(q->zero_timestamps, p->zero_timestamps);
     cr_expect_str_eq(q->why, p->why);
+    remove(file);
+    rmdir(path);
+    cp_trace_free(&lines);
+    cp_trace_free(&rec);
+}
+
+/* A CUPTI NAME record as nvtxNameCudaStream makes it. */
+static void name_record(CUpti_ActivityObjectKind kind, uint32_t device, uint32_t context,
+                        uint32_t stream, const char *name)
+{
+    CUpti_ActivityName n;
+    memset(&n, 0, sizeof n);
+    n.kind = CUPTI_ACTIVITY_KIND_NAME;
+    n.objectKind = kind;
+    n.objectId.dcs.deviceId = device;
+    n.objectId.dcs.contextId = context;
+    n.objectId.dcs.streamId = stream;
+    n.name = name;
+    cp_proc_writer_record(&w, &n);
+}
+
+/* The names the program gave streams, as CUPTI's NAME records, read back
+ * from both forms into the trace's table for the file's process, by the
+ * ids its kernels carry (its kernel's stream 8 of context 1 named, the
+ * copy's stream 7 not); a NAME of another object is not kept, nor
+ * counted as a record written. */
+Test(proc_writer, a_stream_name_reads_back_from_both_forms)
+{
+    name_record(CUPTI_ACTIVITY_OBJECT_STREAM, 0, 1, 8, "compute <\"k\">");
+    name_record(CUPTI_ACTIVITY_OBJECT_CONTEXT, 0, 1, 0, "a context");
+    kernel(ORIGIN + 100, ORIGIN + 400, 8, 0, "mult_ker");
+    copy(ORIGIN + 20, ORIGIN + 120, 7);
+    cp_proc_writer_mark(&w, ORIGIN + 1000, "exit");
+    fclose(w.out);
+    cr_expect_eq(w.cost.records, 3, "the stream's name, the kernel and the copy");
+    cp_trace lines, rec;
+    cp_trace_init(&lines);
+    cp_trace_init(&rec);
+    cr_assert_eq(cp_proc_parse("written", text, size, &lines), 0, "%s\n%s", cp_last_error(), text);
+
+    char path[] = "/tmp/cuproof-proc-names-XXXXXX", file[128];
+    cr_assert_not_null(mkdtemp(path));
+    snprintf(file, sizeof file, "%s/gpu-1.4242.proc.cprec", path);
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(cp_rec_writer_open(&w.rec, file), 0);
+    w.origin = ORIGIN;
+    cp_proc_writer_header(&w, "gpu-1", 4242, 4200, "python3 train.py");
+    name_record(CUPTI_ACTIVITY_OBJECT_STREAM, 0, 1, 8, "compute <\"k\">");
+    name_record(CUPTI_ACTIVITY_OBJECT_CONTEXT, 0, 1, 0, "a context");
+    kernel(ORIGIN + 100, ORIGIN + 400, 8, 0, "mult_ker");
+    copy(ORIGIN + 20, ORIGIN + 120, 7);
+    cp_proc_writer_mark(&w, ORIGIN + 1000, "exit");
+    cr_assert_eq(cp_proc_read(file, &rec), 0, "%s", cp_last_error());
+
+    const cp_trace *both[2] = {&lines, &rec};
+    for (int k = 0; k < 2; k++) {
+        const cp_trace *t = both[k];
+        const char *form = k ? "rec" : "JSON lines";
+        cr_expect_eq(t->nstream_names, 1, "%s", form);
+        const cp_activity *kern = NULL;
+        for (size_t i = 0; i < t->n; i++)
+            if (t->items[i].kind == CP_ACT_KERNEL)
+                kern = &t->items[i];
+        cr_assert_not_null(kern, "%s", form);
+        char label[CP_STREAM_LABEL_MAX];
+        cr_expect_str_eq(cp_stream_label(t, kern->process, kern->device, kern->context,
+                                         kern->stream, label, sizeof label),
+                         "compute <\"k\"> (stream 8)", "%s", form);
+        cr_expect_str_eq(cp_stream_label(t, 0, 0, 1, 7, label, sizeof label), "stream 7", "%s",
+                         form);
+    }
     remove(file);
     rmdir(path);
     cp_trace_free(&lines);

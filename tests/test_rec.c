@@ -63,6 +63,21 @@ static void expect_same_activity(const cp_activity *a, const cp_activity *b, siz
         cr_expect(a->name == b->name, "activity %zu: one name is missing", i);
 }
 
+/* The stream names of two traces: the same streams, the same names, in
+ * the same order. */
+static void expect_same_names(const cp_trace *a, const cp_trace *b)
+{
+    cr_assert_eq(a->nstream_names, b->nstream_names);
+    for (size_t i = 0; i < a->nstream_names; i++) {
+        const cp_stream_name *x = &a->stream_names[i], *y = &b->stream_names[i];
+        cr_expect(x->process == y->process && x->device == y->device &&
+                      x->context == y->context && x->stream == y->stream,
+                  "stream name %zu: %u/%u/%u/%u against %u/%u/%u/%u", i, x->process, x->device,
+                  x->context, x->stream, y->process, y->device, y->context, y->stream);
+        cr_expect_str_eq(x->name, y->name, "stream name %zu", i);
+    }
+}
+
 static void expect_same_trace(const cp_trace *a, const cp_trace *b)
 {
     cr_assert_eq(a->n, b->n);
@@ -85,6 +100,7 @@ static void expect_same_trace(const cp_trace *a, const cp_trace *b)
         cr_expect_str_eq(p->command, q->command);
         cr_expect_str_eq(p->why, q->why);
     }
+    expect_same_names(a, b);
 }
 
 /* One trace through both paths: written as a rec file, read back whole
@@ -118,6 +134,7 @@ static void both_paths(const cp_trace *t, const char *label)
         cr_expect_eq(meta.n, 0, "the activities are analysed, not kept");
         cr_expect_eq(meta.dropped_records, t->dropped_records);
         cr_expect_eq(meta.nprocesses, t->nprocesses);
+        expect_same_names(t, &meta);
         char how[160];
         snprintf(how, sizeof how, "%s, chunks of %zu", label, chunks[c]);
         expect_same_metrics(&want, &got, how);
@@ -219,6 +236,12 @@ static void rich_trace(cp_trace *t)
     t->legacy_device = 3;
     t->legacy_context = 1;
     t->legacy_stream = 7;
+    /* Names (minor 4): the kernel's stream, with characters JSON and HTML
+     * escape and the largest ids; the legacy stream; a stream of process
+     * 0 with the kernel's stream number, which its name must not reach. */
+    cp_trace_name_stream(t, &(cp_stream_name){1, 3, UINT32_MAX, 77, "copy \"in\" <&>"});
+    cp_trace_name_stream(t, &(cp_stream_name){0, 3, 1, 7, "main"});
+    cp_trace_name_stream(t, &(cp_stream_name){0, 3, 1, 77, "other process"});
 }
 
 Test(rec, a_round_trip_keeps_every_field)
@@ -360,6 +383,150 @@ Test(rec, malformed_records_are_refused_naming_the_byte)
     spit(path, "CUPREC\x02\x00", 8);
     cr_expect_eq(cp_rec_reader_open(&(cp_rec_reader *){NULL}, path), CP_EPARSE);
     cr_expect(strstr(cp_last_error(), "major version 2"), "%s", cp_last_error());
+}
+
+/* A stream name record (minor 4) that does not decode, names a process or
+ * a string the file has not defined, is refused as other bad records
+ * are, naming the byte; one cut short at the end of the file is the
+ * file's truncation (a_file_cut_anywhere_is_read_as_truncated cuts the
+ * rich trace's names at every byte too). */
+Test(rec, a_bad_stream_name_record_is_refused_naming_the_byte)
+{
+    /* Process 2 in a file that defined none (after the string "x"). */
+    const uint8_t proc[] = {1, 2, 1, 'x', 7, 5, 2, 0, 1, 13, 1};
+    expect_refused(proc, sizeof proc, "stream name record does not decode or names no process",
+                   "byte 12");
+    /* Its name is string 5, never defined; string 0 is no name at all. */
+    const uint8_t name[] = {1, 2, 1, 'x', 7, 5, 0, 0, 1, 13, 5};
+    expect_refused(name, sizeof name, "names a string not yet defined", "byte 12");
+    const uint8_t none[] = {7, 5, 0, 0, 1, 13, 0};
+    expect_refused(none, sizeof none, "names a string not yet defined", "byte 8");
+    /* A byte too many, and fields running past the payload's end. */
+    const uint8_t extra[] = {1, 2, 1, 'x', 7, 6, 0, 0, 1, 13, 1, 0};
+    expect_refused(extra, sizeof extra, "stream name record does not decode", "byte 12");
+    const uint8_t shrt[] = {1, 2, 1, 'x', 7, 3, 0, 0, 1};
+    expect_refused(shrt, sizeof shrt, "stream name record does not decode", "byte 12");
+    /* A stream id past 32 bits. */
+    const uint8_t wide[] = {1, 2, 1, 'x', 7, 9, 0, 0, 1, 0x80, 0x80, 0x80, 0x80, 0x10, 1};
+    expect_refused(wide, sizeof wide, "stream name record does not decode", "byte 12");
+    /* Cut inside its payload at the end of the file: truncated, read as
+     * far as it goes, no name. */
+    char path[600];
+    snprintf(path, sizeof path, "%s/cut-name.cprec", dir);
+    const uint8_t cut[] = {1, 2, 1, 'x', 7, 5, 0, 0, 1};
+    write_records(path, cut, sizeof cut);
+    cp_trace t;
+    cp_trace_init(&t);
+    bool truncated = false;
+    cr_assert_eq(cp_rec_read_trace(path, &t, &truncated), 0, "%s", cp_last_error());
+    cr_expect(truncated);
+    cr_expect_eq(t.nstream_names, 0);
+    cp_trace_free(&t);
+}
+
+/* Names written with a trace read back into its table, each for its own
+ * process, device, context and stream: a case's trace (no process record)
+ * names process 0; a later name renames; a name of a process the file has
+ * not described is refused by the writer, which goes on. */
+Test(rec, stream_names_read_back_for_their_own_streams)
+{
+    cp_trace t;
+    rich_trace(&t);
+    char path[600];
+    snprintf(path, sizeof path, "%s/names.cprec", dir);
+    cr_assert_eq(cp_rec_write_trace(path, &t), 0, "%s", cp_last_error());
+    size_t n;
+    char *bytes = slurp(path, &n);
+    cr_expect_eq(bytes[7], 4, "minor version 4");
+    free(bytes);
+    cp_trace back;
+    cp_trace_init(&back);
+    cr_assert_eq(cp_rec_read_trace(path, &back, NULL), 0, "%s", cp_last_error());
+    cr_expect_str_eq(cp_trace_stream_name(&back, 1, 3, UINT32_MAX, 77), "copy \"in\" <&>");
+    cr_expect_str_eq(cp_trace_stream_name(&back, 0, 3, 1, 77), "other process");
+    cr_expect_null(cp_trace_stream_name(&back, 1, 3, 1, 77), "another context");
+    cr_expect_null(cp_trace_stream_name(&back, 0, 3, UINT32_MAX, 77), "another process");
+    /* The reader hands a name on as an item of its own, the process by
+     * its index in the file. */
+    cp_rec_reader *r;
+    cr_assert_eq(cp_rec_reader_open(&r, path), 0);
+    cp_rec_item it;
+    size_t names = 0;
+    while (cp_rec_next(r, &it) > 0)
+        if (it.type == CP_REC_STREAM_NAME) {
+            if (names++ == 0) {
+                cr_expect_eq(it.process_index, 1);
+                cr_expect_eq(it.stream_name.stream, 77);
+                cr_expect_str_eq(it.stream_name.name, "copy \"in\" <&>");
+            }
+        }
+    cr_expect_eq(names, 3);
+    cp_rec_reader_close(r);
+    cp_trace_free(&back);
+    cp_trace_free(&t);
+
+    /* A case's trace: no process, its streams process 0's; renamed. */
+    cp_trace_init(&t);
+    cp_activity k = {.kind = CP_ACT_KERNEL, .start = 1, .end = 2, .context = 1, .stream = 13,
+                     .name = "k"};
+    cr_assert_eq(cp_trace_add(&t, &k), 0);
+    cp_rec_writer *w;
+    cr_assert_eq(cp_rec_writer_open(&w, path), 0);
+    cr_expect_eq(cp_rec_put_stream_name(w, &(cp_stream_name){0, 0, 1, 13, "first"}), 0);
+    cr_expect_eq(cp_rec_put_stream_name(w, &(cp_stream_name){1, 0, 1, 13, "nobody's"}), CP_EINVAL);
+    cr_expect(strstr(cp_last_error(), "process 1"), "%s", cp_last_error());
+    cr_expect_eq(cp_rec_put_stream_name(w, &(cp_stream_name){0, 0, 1, 14, ""}), 0);
+    cr_expect_eq(cp_rec_put(w, &k), 0);
+    cr_expect_eq(cp_rec_put_stream_name(w, &(cp_stream_name){0, 0, 1, 13, "copy-in"}), 0);
+    cr_assert_eq(cp_rec_writer_close(w, NULL), 0, "the refused name spoilt nothing: %s",
+                 cp_last_error());
+    cp_trace_init(&back);
+    bool truncated = true;
+    cr_assert_eq(cp_rec_read_trace(path, &back, &truncated), 0, "%s", cp_last_error());
+    cr_expect_not(truncated);
+    cr_expect_eq(back.nprocesses, 0);
+    cr_expect_eq(back.n, 1);
+    cr_expect_eq(back.nstream_names, 1, "the empty name names nothing");
+    cr_expect_str_eq(cp_trace_stream_name(&back, 0, 0, 1, 13), "copy-in", "the last name holds");
+    cp_trace_free(&back);
+    cp_trace_free(&t);
+}
+
+/* A file of a writer before minor 4 has no name record: it reads as
+ * before, every stream by its number (a minor-3 file written here, the
+ * recorded minor-2 and minor-1 files). */
+Test(rec, a_file_before_stream_names_reads_as_before)
+{
+    cp_trace t;
+    rich_trace(&t);
+    t.nstream_names = 0;
+    char path[600];
+    snprintf(path, sizeof path, "%s/minor3.cprec", dir);
+    cr_assert_eq(cp_rec_write_trace(path, &t), 0, "%s", cp_last_error());
+    size_t n;
+    char *bytes = slurp(path, &n);
+    bytes[7] = 3;
+    spit(path, bytes, n);
+    free(bytes);
+    cp_trace back;
+    cp_trace_init(&back);
+    bool truncated = true;
+    cr_assert_eq(cp_rec_read_trace(path, &back, &truncated), 0, "%s", cp_last_error());
+    cr_expect_not(truncated);
+    expect_same_trace(&t, &back);
+    cr_expect_eq(back.nstream_names, 0);
+    cp_trace_free(&back);
+    cp_trace_free(&t);
+    const char *old[] = {CUPROOF_FIXTURES "/exec-h100x2-ddp/overlap.cprec",
+                         CUPROOF_FIXTURES "/exec-h100-threads/nvtx-ranges.proc.cprec"};
+    for (size_t i = 0; i < 2; i++) {
+        cp_trace_init(&back);
+        cr_assert_eq(cp_rec_read_trace(old[i], &back, NULL), 0, "%s: %s", old[i],
+                     cp_last_error());
+        cr_expect_gt(back.n, 0, "%s", old[i]);
+        cr_expect_eq(back.nstream_names, 0, "%s", old[i]);
+        cp_trace_free(&back);
+    }
 }
 
 /* A record type of a later minor version is skipped by its length; an end

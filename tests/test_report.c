@@ -5,6 +5,7 @@
 #include <cuproof/internal/report.h>
 #include <cuproof/internal/session.h>
 #include <cuproof/error.h>
+#include <cuproof/units.h>
 #include "helpers.h"
 #include "reports/json.h"
 
@@ -221,6 +222,50 @@ Test(report, html_escapes_and_shows_everything)
                        strstr(html, "Measured by the run itself"));
     cr_expect_not_null(strstr(html, "confirmed"));
     cr_expect_null(strstr(html, "http"), "the page fetches nothing");
+    free(html);
+}
+
+/* report.html's timeline labels a named stream's lane "NAME (stream N)",
+ * the name escaped inside the page's JSON (quotes, '<', '&', '>': no
+ * "</script>" can end it), and every other lane by its number: a stream
+ * of the same number in another process, and one of another device's
+ * whose name in the table belongs to a device it did not run on, keep
+ * "stream N". */
+Test(report, html_lane_labels_name_streams_and_only_theirs)
+{
+    cp_variant_result *v = &cases[0].variants[0];
+    cp_process procs[2] = {{.pid = 4242, .ended = true}, {.pid = 4250, .ended = true}};
+    cr_assert_eq(cp_trace_add_process(&v->trace, &procs[0]), 0);
+    cr_assert_eq(cp_trace_add_process(&v->trace, &procs[1]), 1);
+    /* Process 0's kernels run on streams 1 and 2 of device 0 (build());
+     * process 1 gets a kernel on stream 1 of device 0 and one on device 1. */
+    cp_activity k = {.kind = CP_ACT_KERNEL, .start = 20, .end = 40, .context = 1, .stream = 1,
+                     .process = 1, .name = "k"};
+    cr_assert_eq(cp_trace_add(&v->trace, &k), 0);
+    k.device = 1;
+    cr_assert_eq(cp_trace_add(&v->trace, &k), 0);
+    cr_assert_eq(cp_trace_name_stream(&v->trace, &(cp_stream_name){0, 0, 1, 1,
+                                                                   "copy \"in\" </script><&>"}),
+                 0);
+    cr_assert_eq(cp_trace_name_stream(&v->trace, &(cp_stream_name){1, 0, 1, 2, "not mine"}), 0);
+    cr_assert_eq(cp_trace_name_stream(&v->trace, &(cp_stream_name){0, 1, 1, 1, "no work"}), 0);
+    cp_metrics_free(&v->metrics);
+    cr_assert_eq(cp_timeline_analyse(&v->trace, NULL, &v->metrics), 0);
+    char *html = cp_report_html(&rep);
+    cr_assert_not_null(html);
+    cr_expect_not_null(strstr(html, "\"GPU 0 pid 4242 ctx 1 copy \\\"in\\\" \\u003c/script\\u003e"
+                                    "\\u003c\\u0026\\u003e (stream 1)\""),
+                       "the named lane, escaped");
+    cr_expect_null(strstr(html, "copy \"in\""), "the name never unescaped");
+    cr_expect_null(strstr(html, "</script><&>"));
+    cr_expect_not_null(strstr(html, "\"GPU 0 pid 4242 ctx 1 stream 2\""),
+                       "process 0's stream 2: 4250's name is not its");
+    cr_expect_not_null(strstr(html, "\"GPU 0 pid 4250 ctx 1 stream 1\""),
+                       "4250's stream 1 keeps its number");
+    cr_expect_not_null(strstr(html, "\"GPU 1 pid 4250 ctx 1 stream 1\""),
+                       "and so does its stream 1 on device 1");
+    cr_expect_null(strstr(html, "not mine"));
+    cr_expect_null(strstr(html, "no work"));
     free(html);
 }
 
@@ -647,6 +692,89 @@ Test(report, trace_file_processes_are_optional_and_checked)
     cr_expect_eq(t->items[0].graph_id, 2);
     cr_expect_eq(t->items[0].graph_node, 3);
     cp_trace_file_free(&f);
+}
+
+/* The names a program gave its streams go into the trace file and come
+ * back into the trace's table, each for its own process, device, context
+ * and stream (a name with quotes and markup survives), so that a trace
+ * read back (export, check, replay, timeline) labels its lanes as the run
+ * did; a trace written before them (every recorded fixture) names no
+ * stream and is written as it was; names must be well formed. */
+Test(report, trace_file_keeps_stream_names)
+{
+    char path[] = "/tmp/cuproof-names-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cp_trace *pt = &cases[0].variants[0].trace;
+    cp_process procs[2] = {{.pid = 4242, .ended = true}, {.pid = 4250, .ended = true}};
+    cr_assert_eq(cp_trace_add_process(pt, &procs[0]), 0);
+    cr_assert_eq(cp_trace_add_process(pt, &procs[1]), 1);
+    pt->items[0].process = 1; /* the kernel on stream 1 of process 1 */
+    cr_assert_eq(cp_trace_name_stream(pt, &(cp_stream_name){1, 0, 1, 1, "copy \"in\" <&>"}), 0);
+    cr_assert_eq(cp_trace_name_stream(pt, &(cp_stream_name){0, 0, 1, 2, "second"}), 0);
+    cr_assert_eq(cp_trace_file_write(&cases[0], "Test GPU", path), 0);
+    char *text = cp_read_file(path);
+    cr_assert_not_null(text);
+    cr_expect_not_null(strstr(text, "\"stream_names\":[{\"process\":1,\"device\":0,\"context\":1,"
+                                    "\"stream\":1,\"name\":\"copy \\\"in\\\" <&>\"}"),
+                       "%s", text);
+    free(text);
+    cp_trace_file f;
+    cr_assert_eq(cp_trace_file_read(path, &f), 0, "%s", cp_last_error());
+    remove(path);
+    const cp_trace *t = &f.variants[0].trace;
+    cr_expect_eq(t->nstream_names, 2);
+    cr_expect_str_eq(cp_trace_stream_name(t, 1, 0, 1, 1), "copy \"in\" <&>");
+    cr_expect_str_eq(cp_trace_stream_name(t, 0, 0, 1, 2), "second");
+    cr_expect_null(cp_trace_stream_name(t, 0, 0, 1, 1), "process 0's stream 1 is not named");
+    char label[CP_STREAM_LABEL_MAX];
+    const cp_activity *k = &t->items[0];
+    cr_expect_str_eq(cp_stream_label(t, k->process, k->device, k->context, k->stream, label,
+                                     sizeof label),
+                     "copy \"in\" <&> (stream 1)");
+    cp_trace_file_free(&f);
+
+    /* Written before them: none, and a trace without names writes none. */
+    cr_assert_eq(cp_trace_file_read(CUPROOF_FIXTURES "/multi-kernel-h100.trace.json", &f), 0, "%s",
+                 cp_last_error());
+    for (size_t i = 0; i < f.nvariants; i++)
+        cr_expect_eq(f.variants[i].trace.nstream_names, 0);
+    cp_trace_file_free(&f);
+    pt->nstream_names = 0;
+    fd = mkstemp(strcpy(path, "/tmp/cuproof-names-XXXXXX"));
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(cp_trace_file_write(&cases[0], "Test GPU", path), 0);
+    text = cp_read_file(path);
+    remove(path);
+    cr_assert_not_null(text);
+    cr_expect_null(strstr(text, "stream_names"), "%s", text);
+    free(text);
+
+    /* Malformed names. */
+    const char *head = "{\"schema\":\"cuproof.trace/1\",\"case\":\"x\",\"variants\":[{\"name\":"
+                       "\"v\",\"processes\":[{\"pid\":7}],";
+    char bad[1024];
+    snprintf(bad, sizeof bad, "%s\"stream_names\":{},\"activities\":[]}]}", head);
+    expect_parse_error(bad, "'stream_names' must be an array");
+    const char *entries[] = {"{\"device\":0,\"context\":1,\"name\":\"a\"}",
+                             "{\"device\":0,\"context\":1,\"stream\":2}",
+                             "{\"device\":0,\"context\":1,\"stream\":2,\"name\":3}",
+                             "{\"device\":0,\"context\":1,\"stream\":-2,\"name\":\"a\"}",
+                             "{\"device\":0,\"context\":4294967296,\"stream\":2,\"name\":\"a\"}",
+                             "{\"process\":\"0\",\"device\":0,\"context\":1,\"stream\":2,"
+                             "\"name\":\"a\"}"};
+    for (size_t i = 0; i < sizeof entries / sizeof *entries; i++) {
+        snprintf(bad, sizeof bad, "%s\"stream_names\":[%s],\"activities\":[]}]}", head,
+                 entries[i]);
+        expect_parse_error(bad, "stream name 0 needs device, context and stream numbers");
+    }
+    snprintf(bad, sizeof bad,
+             "%s\"stream_names\":[{\"process\":1,\"device\":0,\"context\":1,\"stream\":2,"
+             "\"name\":\"a\"}],\"activities\":[]}]}",
+             head);
+    expect_parse_error(bad, "stream name 0: process 1 is not among the variant's 1 processes");
 }
 
 /* Past 50000 records a timeline embeds their summary, a column per

@@ -147,6 +147,33 @@ Test(tracer, ignores_other_kinds)
     cr_expect_eq(cp_cupti_convert(&driver, &a), 0);
 }
 
+/* A stream's NAME record (nvtxNameCudaStream under CUPTI) names that
+ * stream, by the device, context and stream ids of its objectId; names of
+ * other objects, and empty ones, are not stream names. */
+Test(tracer, converts_a_stream_name)
+{
+    CUpti_ActivityName r = {.kind = CUPTI_ACTIVITY_KIND_NAME,
+                            .objectKind = CUPTI_ACTIVITY_OBJECT_STREAM,
+                            .objectId.dcs = {.deviceId = 1, .contextId = 2, .streamId = 13},
+                            .name = "copy-in"};
+    cp_stream_name n;
+    cr_assert_eq(cp_cupti_stream_name(&r, &n), 1);
+    cr_expect_eq(n.process, 0);
+    cr_expect_eq(n.device, 1);
+    cr_expect_eq(n.context, 2);
+    cr_expect_eq(n.stream, 13);
+    cr_expect_str_eq(n.name, "copy-in");
+    cp_activity a;
+    cr_expect_eq(cp_cupti_convert(&r, &a), 0, "not an activity");
+    r.name = "";
+    cr_expect_eq(cp_cupti_stream_name(&r, &n), 0);
+    r.name = "ctx";
+    r.objectKind = CUPTI_ACTIVITY_OBJECT_CONTEXT;
+    cr_expect_eq(cp_cupti_stream_name(&r, &n), 0);
+    CUpti_Activity other = {.kind = CUPTI_ACTIVITY_KIND_CONTEXT};
+    cr_expect_eq(cp_cupti_stream_name(&other, &n), 0);
+}
+
 Test(tracer, window_rules_without_cupti)
 {
     setenv("CUPROOF_NO_TRACE", "1", 1);
@@ -160,6 +187,8 @@ Test(tracer, window_rules_without_cupti)
     /* A range with no window open goes nowhere, and timestamps still move. */
     cp_tracer_add_range("phase", 1, 2, 0);
     cr_expect_eq(t.n, 0);
+    /* A stream named without CUPTI is left unnamed, quietly. */
+    cr_expect_eq(cp_tracer_name_stream(NULL, NULL, "copy-in"), 0);
     /* So does a launch name, and its pop matches no push. */
     cr_expect_eq(cp_tracer_push_launch_name("mult_ker"), 0);
     cr_expect_eq(cp_tracer_pop_launch_name(), 0);

@@ -256,6 +256,28 @@ int cp_rec_put_process_cost(cp_rec_writer *w, uint32_t index, const cp_process *
     return emit(w, CP_REC_PROCESS_COST, b, n);
 }
 
+int cp_rec_put_stream_name(cp_rec_writer *w, const cp_stream_name *n)
+{
+    if (!n->name || !n->name[0])
+        return 0;
+    /* The reader refuses a name of a process it has not met (as an
+     * activity's): refused here, without spoiling the file. */
+    if (n->process > 0 && n->process >= w->nprocesses)
+        return cp_failf(CP_EINVAL, "writing %s: a stream name of process %u, of %u written",
+                        w->path, n->process, w->nprocesses);
+    uint32_t name;
+    int rc = name_id(w, n->name, &name);
+    if (rc < 0)
+        return rc;
+    uint8_t b[5 * 10];
+    size_t len = put_varint(b, n->process);
+    len += put_varint(b + len, n->device);
+    len += put_varint(b + len, n->context);
+    len += put_varint(b + len, n->stream);
+    len += put_varint(b + len, name);
+    return emit(w, CP_REC_STREAM_NAME, b, len);
+}
+
 int cp_rec_put(cp_rec_writer *w, const cp_activity *a)
 {
     uint32_t name;
@@ -362,6 +384,8 @@ int cp_rec_write_trace(const char *path, const cp_trace *t)
         rc = cp_rec_put_process(w, &t->processes[i]);
     for (size_t i = 0; rc == 0 && i < t->nprocesses; i++)
         rc = cp_rec_put_process_end(w, (uint32_t)i, &t->processes[i]);
+    for (size_t i = 0; rc == 0 && i < t->nstream_names; i++)
+        rc = cp_rec_put_stream_name(w, &t->stream_names[i]);
     for (size_t i = 0; rc == 0 && i < t->n; i++)
         rc = cp_rec_put(w, &t->items[i]);
     cp_rec_end end = {.dropped_records = t->dropped_records,
@@ -831,6 +855,23 @@ int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
                 return reader_bad(r, at, "process cost record does not decode or names no process");
             return 1;
         }
+        case CP_REC_STREAM_NAME: {
+            /* Minor 4: a stream the program named, in the file's
+             * numbering (its process an index into the file's). */
+            cp_stream_name *n = &it->stream_name;
+            n->process = get_u32(&c);
+            n->device = get_u32(&c);
+            n->context = get_u32(&c);
+            n->stream = get_u32(&c);
+            uint64_t name = get_varint(&c);
+            if (c.bad || c.p != c.end || (n->process > 0 && n->process >= r->nprocesses))
+                return reader_bad(r, at, "stream name record does not decode or names no process");
+            if (name == 0 || name > r->nstrings)
+                return reader_bad(r, at, "stream name record names a string not yet defined");
+            n->name = r->strings[name - 1];
+            it->process_index = n->process;
+            return 1;
+        }
         case CP_REC_END: {
             cp_rec_end *e = &it->end;
             memset(e, 0, sizeof *e);
@@ -902,6 +943,10 @@ int cp_rec_apply_meta(cp_trace *t, const cp_rec_item *it, uint32_t base)
         memcpy(p->why, it->process.why, sizeof p->why);
     } else if (it->type == CP_REC_PROCESS_COST) {
         t->processes[base + it->process_index].cost = it->process.cost;
+    } else if (it->type == CP_REC_STREAM_NAME) {
+        cp_stream_name n = it->stream_name;
+        n.process = base + it->process_index;
+        return cp_trace_name_stream(t, &n);
     } else if (it->type == CP_REC_END) {
         t->dropped_records += it->end.dropped_records;
         t->renamed_kernels += it->end.renamed_kernels;

@@ -426,6 +426,21 @@ static cp_mem_kind mem_kind_of(uint8_t kind)
     }
 }
 
+int cp_cupti_stream_name(const void *record, cp_stream_name *out)
+{
+    const CUpti_Activity *r = record;
+    if (r->kind != CUPTI_ACTIVITY_KIND_NAME)
+        return 0;
+    const CUpti_ActivityName *n = record;
+    if (n->objectKind != CUPTI_ACTIVITY_OBJECT_STREAM || !n->name || !n->name[0])
+        return 0;
+    *out = (cp_stream_name){.device = n->objectId.dcs.deviceId,
+                            .context = n->objectId.dcs.contextId,
+                            .stream = n->objectId.dcs.streamId,
+                            .name = n->name};
+    return 1;
+}
+
 int cp_cupti_convert(const void *record, cp_activity *out)
 {
     const CUpti_Activity *r = record;

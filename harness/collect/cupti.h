@@ -101,4 +101,16 @@ void cp_cupti_unlock(void);
  */
 int cp_cupti_convert(const void *record, cp_activity *out);
 
+/*
+ * Converts a NAME record (CUpti_ActivityName) that names a stream, as
+ * nvtxNameCudaStream does, into `out` (process 0; the name points into
+ * CUPTI's storage until the caller interns it). Returns 1 when converted,
+ * 0 for any other record, a NAME of another object kind, or one without a
+ * name. CUPTI numbers the stream as in its kernel and copy records (its
+ * objectId.dcs is the context-unique stream id that cuptiGetStreamIdEx
+ * gives, the id the kernel records' streamId carries), which is what lets
+ * the name label the lane of those records.
+ */
+int cp_cupti_stream_name(const void *record, cp_stream_name *out);
+
 #endif

@@ -284,6 +284,18 @@ static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
     case CUPTI_ACTIVITY_KIND_MARKER:
         rec_marker(w, (const CUpti_ActivityMarker2 *)record);
         break;
+    case CUPTI_ACTIVITY_KIND_NAME: {
+        /* A stream the program named, for its lane's label (minor 4);
+         * the file's one process is index 0. Names of other objects are
+         * not kept. */
+        cp_stream_name n;
+        if (!cp_cupti_stream_name(record, &n)) {
+            w->cost.records--;
+            break;
+        }
+        cp_rec_put_stream_name(w->rec, &n);
+        break;
+    }
     default:
         w->cost.records--; /* kinds the rec form does not keep */
         break;
@@ -355,6 +367,20 @@ void cp_proc_writer_record(cp_proc_writer *w, const void *r)
     case CUPTI_ACTIVITY_KIND_MARKER:
         write_marker(w, r);
         break;
+    case CUPTI_ACTIVITY_KIND_NAME: {
+        /* A stream the program named (nvtxNameCudaStream); names of other
+         * objects are not kept. */
+        cp_stream_name n;
+        if (!cp_cupti_stream_name(record, &n)) {
+            w->cost.records--;
+            break;
+        }
+        fprintf(f, "{\"k\":\"stream_name\",\"dev\":%u,\"ctx\":%u,\"str\":%u,\"name\":",
+                n.device, n.context, n.stream);
+        cp_json_put_string(f, n.name);
+        fputs("}\n", f);
+        break;
+    }
     default:
         w->cost.records--; /* kinds this file does not keep */
         break;

@@ -28,7 +28,8 @@ typedef struct cp_proc_open_range {
  * records as the trace keeps them, which means pairing each NVTX marker's
  * start with its end here (a range's depth is the ranges open when it
  * starts) and leaving out the stream, context, device and synchronisation
- * records, which no reader uses. The end mark closes a rec writer.
+ * records, which no reader uses; a stream's name (a NAME record) goes as
+ * rec's stream name record. The end mark closes a rec writer.
  */
 typedef struct cp_proc_writer {
     FILE *out;        /* NULL: nothing is written as JSON lines */

@@ -21,6 +21,10 @@ static const int kinds[] = {
     CUPTI_ACTIVITY_KIND_DRIVER,
     /* Links a launch to the name the harness pushed around it. */
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    /* Streams named through NVTX, where CUPTI is NVTX's injection (the
+     * user set NVTX_INJECTION64_PATH); the harness's own names come by
+     * cp_tracer_name_stream, which needs no injection. */
+    CUPTI_ACTIVITY_KIND_NAME,
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -43,6 +47,9 @@ static struct {
     size_t nnames, names_cap;
     cp_launch_name *links;
     size_t nlinks, links_cap;
+    /* The streams named so far (a trace used for its table only): kept
+     * across windows, since streams are named once, before the first. */
+    cp_trace named;
 } tr;
 
 /* Launch names this thread pushed and has not popped: CUPTI's external ids
@@ -87,6 +94,14 @@ static void on_record(const void *r, void *arg)
         const CUpti_ActivityExternalCorrelation *e = r;
         if (tr.current && e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 &&
             add_link(e->correlationId, e->externalId) < 0 && !tr.error)
+            tr.error = CP_ENOMEM;
+        return;
+    }
+    cp_stream_name n;
+    if (cp_cupti_stream_name(record, &n)) {
+        if ((cp_trace_name_stream(&tr.named, &n) < 0 ||
+             (tr.current && cp_trace_name_stream(tr.current, &n) < 0)) &&
+            !tr.error)
             tr.error = CP_ENOMEM;
         return;
     }
@@ -202,6 +217,11 @@ int cp_tracer_open(cp_trace *t)
     t->legacy_device = tr.legacy.device;
     t->legacy_context = tr.legacy.context;
     t->legacy_stream = tr.legacy.stream;
+    rc = cp_trace_copy_stream_names(t, &tr.named);
+    if (rc < 0) {
+        cp_cupti_unlock();
+        goto out;
+    }
     tr.current = t;
     tr.dropped = 0;
     tr.error = 0;
@@ -254,6 +274,26 @@ uint64_t cp_tracer_timestamp(void)
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+int cp_tracer_name_stream(void *context, void *stream, const char *name)
+{
+    int rc = 0;
+    if (!tr.available)
+        return 0;
+    cp_stream_name n = {.name = name};
+    CP_CUPTI(cuptiGetContextId((CUcontext)context, &n.context));
+    CP_CUPTI(cuptiGetDeviceId((CUcontext)context, &n.device));
+    /* perThreadStream 0: the harness is not built for per-thread default
+     * streams, so a null stream is the legacy one. */
+    CP_CUPTI(cuptiGetStreamIdEx((CUcontext)context, (CUstream)stream, 0, &n.stream));
+    cp_cupti_lock();
+    rc = cp_trace_name_stream(&tr.named, &n);
+    if (rc == 0 && tr.current)
+        rc = cp_trace_name_stream(tr.current, &n);
+    cp_cupti_unlock();
+out:
+    return rc;
 }
 
 void cp_tracer_add_range(const char *name, uint64_t start, uint64_t end, uint32_t depth)

@@ -55,6 +55,16 @@ int cp_tracer_end(void);
 /* CUPTI's clock (ns), or CLOCK_MONOTONIC when CUPTI is unavailable. */
 uint64_t cp_tracer_timestamp(void);
 
+/* Names `stream` (a CUstream) of `context` (its CUcontext) for every
+ * window from now on, as the program named it through NVTX: `cuproof run`
+ * does not make CUPTI NVTX's injection (its own ranges are stamped by the
+ * harness), so no NAME record would come, and a case names its streams in
+ * its setup, before a window opens. The ids are CUPTI's own
+ * (cuptiGetStreamIdEx, cuptiGetContextId, cuptiGetDeviceId), the ids its
+ * kernel and copy records carry. Returns 0, or a negative code when CUPTI
+ * cannot number the stream (the stream then keeps its number alone). */
+int cp_tracer_name_stream(void *context, void *stream, const char *name);
+
 /* Adds a host-side range to the open window; does nothing without one. */
 void cp_tracer_add_range(const char *name, uint64_t start, uint64_t end, uint32_t depth);
 

@@ -58,6 +58,9 @@ static const int kinds[] = {
     CUPTI_ACTIVITY_KIND_CONTEXT,
     CUPTI_ACTIVITY_KIND_DEVICE,
     CUPTI_ACTIVITY_KIND_MARKER,
+    /* Streams the program named through NVTX (this library makes CUPTI
+     * NVTX's injection, InitializeInjectionNvtx2 below). */
+    CUPTI_ACTIVITY_KIND_NAME,
     /* CUPTI's own cost, summed into the file's tracing cost (issue 30). */
     CUPTI_ACTIVITY_KIND_OVERHEAD,
 };

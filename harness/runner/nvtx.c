@@ -1,8 +1,11 @@
 #include <cuproof/nvtx.h>
 
+#include <cuproof/error.h>
 #include "collect/tracer.h"
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtCudaRt.h>
 #include <stdarg.h>
@@ -59,6 +62,27 @@ int cp_nvtx_depth(void)
     return stack.depth;
 }
 
+/* cuStreamGetCtx at its CUDA 12.0 signature, through the runtime (the
+ * harness does not link the driver library); NULL when the driver lacks
+ * it. */
+typedef CUresult (*stream_ctx_fn)(CUstream, CUcontext *);
+static stream_ctx_fn stream_ctx;
+static pthread_once_t stream_ctx_once = PTHREAD_ONCE_INIT;
+
+static void resolve_stream_ctx(void)
+{
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSuccess;
+    if (cudaGetDriverEntryPointByVersion("cuStreamGetCtx", &fn, 12000, cudaEnableDefault,
+                                         &status) == cudaSuccess &&
+        status == cudaDriverEntryPointSuccess)
+        stream_ctx = (stream_ctx_fn)fn;
+}
+
+/* The name goes to NVTX, for a tool that listens there (Nsight Systems),
+ * and to the tracer, since under `cuproof run` CUPTI does not listen to
+ * NVTX (cp_tracer_name_stream). A stream the tracer cannot number keeps
+ * its number alone in the outputs: a label, not worth failing a case. */
 void cp_nvtx_name_stream(void *stream, const char *fmt, ...)
 {
     char name[128];
@@ -67,4 +91,9 @@ void cp_nvtx_name_stream(void *stream, const char *fmt, ...)
     vsnprintf(name, sizeof name, fmt, ap);
     va_end(ap);
     nvtxNameCudaStreamA((cudaStream_t)stream, name);
+    pthread_once(&stream_ctx_once, resolve_stream_ctx);
+    CUcontext ctx = NULL;
+    if (stream_ctx && stream_ctx((CUstream)stream, &ctx) == CUDA_SUCCESS && ctx &&
+        cp_tracer_name_stream(ctx, stream, name) < 0)
+        cp_clear_last_error();
 }

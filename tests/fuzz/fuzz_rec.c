@@ -67,6 +67,11 @@ static void mix_item(digest *d, const cp_rec_item *it)
         mix(d, a->name ? a->name : "", strlen(a->name ? a->name : "") + 1);
     } else if (it->type == CP_REC_END) {
         mix(d, &it->end, sizeof it->end);
+    } else if (it->type == CP_REC_STREAM_NAME) {
+        const cp_stream_name *n = &it->stream_name;
+        uint64_t f[] = {n->process, n->device, n->context, n->stream};
+        mix(d, f, sizeof f);
+        mix(d, n->name, strlen(n->name) + 1);
     } else {
         mix(d, &it->process_index, sizeof it->process_index);
         mix(d, &it->process, sizeof it->process);

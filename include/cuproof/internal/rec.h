@@ -11,7 +11,7 @@
  * Layout (little-endian throughout; "varint" is unsigned LEB128, "zigzag"
  * a signed value folded into a varint as protobuf does):
  *
- *   header   8 bytes "CUPREC\x01\x03" (magic, major version 1, minor 3;
+ *   header   8 bytes "CUPREC\x01\x04" (magic, major version 1, minor 4;
  *            a reader of major 1 reads every minor)
  *   records  each: type (1 byte), payload length (varint), payload
  *
@@ -48,6 +48,17 @@
  *                added to "other"). The last one of a process holds; a
  *                process without one (a writer before minor 3) has no
  *                cost recorded, which is not a cost of zero
+ *   7 stream name  minor 4: a name the program gave a stream
+ *                (nvtxNameCudaStream; cp_stream_name): process index,
+ *                device, context, stream and name id (varints; the name
+ *                a string record defined before, as an activity's, so
+ *                that a reader before minor 4 skips the record and still
+ *                reads every string). The stream is numbered as the
+ *                activities' device, context and stream, and its process
+ *                as theirs (process 0 needs no process record: a case's
+ *                trace has none); a later record for the same stream
+ *                renames it. A file without one (a writer before minor 4)
+ *                names no stream
  *
  * A record type the reader does not know is skipped by its length (a
  * later minor version may add some); a known record whose payload does
@@ -79,7 +90,7 @@
 extern "C" {
 #endif
 
-#define CP_REC_MAGIC "CUPREC\x01\x03"
+#define CP_REC_MAGIC "CUPREC\x01\x04"
 #define CP_REC_MAGIC_LEN 8
 
 typedef enum {
@@ -89,6 +100,7 @@ typedef enum {
     CP_REC_PROCESS_END = 4,
     CP_REC_END = 5,
     CP_REC_PROCESS_COST = 6,
+    CP_REC_STREAM_NAME = 7,
 } cp_rec_type;
 
 /* What the end record carries: the trace-wide fields of cp_trace. */
@@ -116,6 +128,14 @@ CP_API int cp_rec_put_process(cp_rec_writer *w, const cp_process *p);
 CP_API int cp_rec_put_process_end(cp_rec_writer *w, uint32_t index, const cp_process *p);
 CP_API int cp_rec_put_process_cost(cp_rec_writer *w, uint32_t index, const cp_process *p);
 
+/* Appends a stream's name: n->process is the index of a process already
+ * written (cp_rec_put_process), or 0 in a file of none, the other ids the
+ * stream's as its activities carry them; the name is written once as a string record, as
+ * an activity's. An empty or NULL name names nothing and writes nothing
+ * (as cp_trace_name_stream). Returns 0, CP_EINVAL for a process not yet
+ * written (the reader would refuse the file), CP_EIO or CP_ENOMEM. */
+CP_API int cp_rec_put_stream_name(cp_rec_writer *w, const cp_stream_name *n);
+
 /* Appends one activity; its name is written once as a string record the
  * first time it is seen (by content, so names need not be interned).
  * Returns 0, CP_EIO or CP_ENOMEM. */
@@ -133,7 +153,8 @@ CP_API int cp_rec_writer_close(cp_rec_writer *w, const cp_rec_end *end);
 /* Frees a writer without an end record: the file reads as truncated. */
 CP_API void cp_rec_writer_abandon(cp_rec_writer *w);
 
-/* Writes a whole trace: processes, activities and the end record. */
+/* Writes a whole trace: processes, how each ended, the stream names,
+ * activities and the end record. */
 CP_API int cp_rec_write_trace(const char *path, const cp_trace *t);
 
 /* ---- Reading ---- */
@@ -142,15 +163,19 @@ typedef struct cp_rec_reader cp_rec_reader;
 
 /* One decoded record: `type` and the members of its type are set (an
  * activity's `activity`; a process's `process_index` and `process`; an
- * end's `end`; a process cost's `process_index` and `process.cost`), the
- * others are left as they were. `activity.name` and the
- * process's strings stay valid until the reader is closed. */
+ * end's `end`; a process cost's `process_index` and `process.cost`; a
+ * stream name's `process_index` and `stream_name`, whose process is the
+ * index in the file), the others are left as they were. `activity.name`,
+ * `stream_name.name` and the process's strings stay valid until the
+ * reader is closed. */
 typedef struct cp_rec_item {
-    cp_rec_type type; /* CP_REC_ACTIVITY, _PROCESS, _PROCESS_END, _PROCESS_COST or _END */
+    cp_rec_type type; /* CP_REC_ACTIVITY, _PROCESS, _PROCESS_END, _PROCESS_COST, _STREAM_NAME
+                         or _END */
     cp_activity activity;
     uint32_t process_index;
     cp_process process; /* PROCESS: who; PROCESS_END: how it ended */
     cp_rec_end end;
+    cp_stream_name stream_name;
 } cp_rec_item;
 
 /* Whether `path` begins with the magic of a cuproof.rec file (false when
@@ -181,8 +206,8 @@ CP_API int cp_rec_reader_pushed(cp_rec_reader **out, const char *name);
 CP_API int cp_rec_reader_push(cp_rec_reader *r, const void *data, size_t n);
 CP_API void cp_rec_reader_push_end(cp_rec_reader *r);
 
-/* Reads the next activity, process, process end, process cost or end
- * record into *it
+/* Reads the next activity, process, process end, process cost, stream
+ * name or end record into *it
  * (string records are taken in passing). Returns 1 with an item, 0 at the
  * end of the file (of what was pushed: see above), or CP_EPARSE / CP_EIO /
  * CP_ENOMEM naming the path and the byte offset of the bad record. */
@@ -203,7 +228,8 @@ CP_API void cp_rec_reader_close(cp_rec_reader *r);
  * appended; a process end applies to process base + its index (base: the
  * processes `t` held before this file's); an end record adds its dropped
  * and renamed counts and sets the legacy stream it names. Activities and
- * strings are the caller's; a process cost replaces that process's.
+ * strings are the caller's; a process cost replaces that process's; a
+ * stream name goes into t's table for process base + its index.
  * Returns 0 or CP_ENOMEM. */
 CP_API int cp_rec_apply_meta(cp_trace *t, const cp_rec_item *it, uint32_t base);
 

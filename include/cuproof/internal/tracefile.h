@@ -1,7 +1,8 @@
 /*
  * Trace files (schema "cuproof.trace/1"): every activity record of each
- * traced variant of a case, written by a run and read back by replay,
- * check, export, timeline and the tests.
+ * traced variant of a case, with a program's processes and the names the
+ * program gave its streams (`stream_names`), written by a run and read
+ * back by replay, check, export, timeline and the tests.
  *
  * Internal (include/cuproof/internal/): for cuproof's command line and
  * tests. Installed so that cuproof::main builds, but not part of the
