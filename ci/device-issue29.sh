@@ -172,6 +172,10 @@ if [ "${FULL:-0}" = 1 ]; then
     cp build/full/multi-kernel.sync.perfetto.json build/full/multi-kernel.streams-pinned.perfetto.json "$out/full/" 2>/dev/null
     cp "$out/nvidia-smi.txt" "$out/full/"
     tail -30 "$out/run-full.log"
+    # Streams by the names the cases gave them (issue 29), in each output.
+    for f in build/full/multi-kernel.streams-pinned.perfetto.json build/full/report.html; do
+        echo "$f: $(grep -o 'multi-kernel stream [0-9]* (stream [0-9]*)' "$f" | sort -u | wc -l) named lanes, e.g. $(grep -o 'multi-kernel stream [0-9]* (stream [0-9]*)' "$f" | head -1)"
+    done | tee -a "$out/summary.txt"
 fi
 
 if [ "${BENCH:-0}" = 1 ]; then
