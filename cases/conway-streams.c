@@ -24,6 +24,7 @@
  */
 #include <cuproof/case.h>
 #include <cuproof/nvtx.h>
+#include <cuproof/units.h>
 #include "../kernels/conway.h"
 #include <cuproof/gate.h>
 #include "references.h"
@@ -277,12 +278,14 @@ static int checks(cp_ctx *ctx)
         timeouts += s->gate_timeouts[i];
         late += s->late_queueing[i];
     }
-    char premise[256];
+    char premise[256], slowest[32], timeout[32];
+    cp_fmt_ms(s->slowest_queueing_ms, slowest, sizeof slowest);
+    cp_fmt_ms(GATE_TIMEOUT_NS / 1e6, timeout, sizeof timeout);
     snprintf(premise, sizeof premise,
-             "the host took up to %.0f ms to queue one run, longer than the gate's %.0f ms "
+             "the host took up to %s to queue one run, longer than the gate's %s "
              "timeout, in %d of %d timed-out runs: its launches blocked, so the work was "
              "not queued ahead",
-             s->slowest_queueing_ms, GATE_TIMEOUT_NS / 1e6, late, timeouts);
+             slowest, timeout, late, timeouts);
     cp_figure_add(ctx, "queued: the host's slowest queueing of one run", s->slowest_queueing_ms,
                   "ms");
     const char *gate_check = "queued: the gate opened before its timeout in every run";
@@ -291,8 +294,8 @@ static int checks(cp_ctx *ctx)
         cp_check_skip(ctx, gate_check, gate_expected, premise);
     else
         cp_check(ctx, gate_check, timeouts == 0, gate_expected,
-                 "%d timeouts, %d of them with the host still queueing (slowest %.0f ms)",
-                 timeouts, late, s->slowest_queueing_ms);
+                 "%d timeouts, %d of them with the host still queueing (slowest %s)",
+                 timeouts, late, slowest);
     /* The queued overlap rests on the gate: without it the case has shown
      * nothing about concurrency (CUDA_LAUNCH_BLOCKING=1 blocks every launch
      * and skips it), so it is inconclusive, not passed. */

@@ -73,10 +73,10 @@ check "control: a time budget is a setting, a time beside it is not" \
              ! perl '$here/units_check.pl' <(echo 'or 2 s have passed; took 3 s') > /dev/null"
 
 # ---- the samples that this cuproof wrote on the GPU (samples/h100-full) ----
-# (its report.html was written before the window rules agreed with their
-# counts, "from 1 thread to 24 threads"; it is checked once re-recorded)
 check "sample: the full profile's terminal" \
     units --quoted "$samples/h100-full/report.json" "$samples/h100-full/run-full.log"
+check "sample: the full profile's page" \
+    units --quoted "$samples/h100-full/report.json" "$samples/h100-full/report.html"
 
 # ---- the replay of the committed recording ----
 tar -xzf "$recording" -C "$work/rec"
