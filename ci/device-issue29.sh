@@ -6,6 +6,9 @@
 #             cuproof.rec (CUPROOF_EXEC_FORMAT=rec) and with every API call
 #             recorded (CUPROOF_EXEC_API=all), beside GPU=1's default;
 #             FORMS_LIST replaces those two settings with its own
+#   OVERHEAD=1  issue 30: ci/bench/exec-overhead.sh (RUNS, BENCH_PROGRAMS,
+#             BENCH_NSYS_PYTHON as it reads them) into $OUT/overhead: the
+#             programs whose kernels are long, plain / exec / nsys
 #   KEEP=1    issue 30: the PyTorch loop traced once, its proc/ kept
 #             ($OUT/torch-proc.tar.gz), to profile post-processing on a CPU
 #   RECORD=1  the findings' programs under cuproof exec, each trace kept:
@@ -183,6 +186,13 @@ if [ "${BENCH:-0}" = 1 ]; then
     bash ci/bench/launch-bound.sh "$out/bench" > "$out/bench.log" 2>&1
     echo "bench: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
     cat "$out/bench/launch-bound.txt"
+fi
+
+if [ "${OVERHEAD:-0}" = 1 ]; then
+    start=$(date +%s)
+    bash ci/bench/exec-overhead.sh "$out/overhead" > "$out/overhead.log" 2>&1
+    echo "exec-overhead: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+    cat "$out/overhead/exec-overhead.txt"
 fi
 
 if [ "${KEEP:-0}" = 1 ]; then
