@@ -9,6 +9,7 @@
 #   OVERHEAD=1  issue 30: ci/bench/exec-overhead.sh (RUNS, BENCH_PROGRAMS,
 #             BENCH_NSYS_PYTHON as it reads them) into $OUT/overhead: the
 #             programs whose kernels are long, plain / exec / nsys
+#   SEED=1    issue 30: ci/bench/seed-parts.sh into $OUT/seed (RUNS)
 #   KEEP=1    issue 30: the PyTorch loop traced once, its proc/ kept
 #             ($OUT/torch-proc.tar.gz), to profile post-processing on a CPU
 #   RECORD=1  the findings' programs under cuproof exec, each trace kept:
@@ -193,6 +194,11 @@ if [ "${OVERHEAD:-0}" = 1 ]; then
     bash ci/bench/exec-overhead.sh "$out/overhead" > "$out/overhead.log" 2>&1
     echo "exec-overhead: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
     cat "$out/overhead/exec-overhead.txt"
+fi
+
+if [ "${SEED:-0}" = 1 ]; then
+    bash ci/bench/seed-parts.sh "$out/seed" > "$out/seed.log" 2>&1
+    echo "seed-parts: exit $?" | tee -a "$out/summary.txt"
 fi
 
 if [ "${KEEP:-0}" = 1 ]; then
