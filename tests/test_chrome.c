@@ -8,6 +8,7 @@
 #include <cuproof/internal/perfetto.h>
 #include <cuproof/error.h>
 #include <cuproof/internal/proc.h>
+#include "named_program.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -111,13 +112,7 @@ static const char *process_name(const cJSON *events, int pid)
 Test(chrome, a_named_stream_is_its_row_and_no_other)
 {
     cp_trace t;
-    cp_trace_init(&t);
-    size_t nfiles = 0;
-    cr_assert_eq(cp_proc_read_dir(CUPROOF_FIXTURES "/exec/program", &t, &nfiles), 0, "%s",
-                 cp_last_error());
-    cr_assert_eq(t.nprocesses, 3);
-    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 13, "copy \"in\" <&>"}), 0);
-    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){2, 0, 1, 13, "not on GPU 1"}), 0);
+    named_program_read(&t);
     char *text = cp_chrome_trace(&t, "program");
     cr_assert_not_null(text);
     cJSON *root = cJSON_Parse(text);

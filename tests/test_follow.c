@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "proc_lines.h"
+#include "named_program.h"
 #include "trace_text.h"
 
 #include <cuproof/error.h>
@@ -477,15 +478,21 @@ Test(follow, every_recorded_trace_read_while_written_gives_the_same)
     globfree(&g);
 }
 
+/* BASE/j and BASE/r, for a trace's files in each form. */
+static void make_form_dirs(char *jdir, char *rdir, size_t size)
+{
+    snprintf(jdir, size, "%s/j", base);
+    snprintf(rdir, size, "%s/r", base);
+    cr_assert_eq(mkdir(jdir, 0755), 0);
+    cr_assert_eq(mkdir(rdir, 0755), 0);
+}
+
 /* The control: a chunk lost on the way makes the follower's judgement
  * differ from the whole files', and the comparison says where. */
 Test(follow, a_dropped_chunk_is_seen)
 {
     char jdir[200], rdir[200];
-    snprintf(jdir, sizeof jdir, "%s/j", base);
-    snprintf(rdir, sizeof rdir, "%s/r", base);
-    cr_assert_eq(mkdir(jdir, 0755), 0);
-    cr_assert_eq(mkdir(rdir, 0755), 0);
+    make_form_dirs(jdir, rdir, sizeof jdir);
     const char *path = CUPROOF_FIXTURES "/exec-h100/streams-graph-nvtx.proc.jsonl";
     write_forms(path, jdir, rdir);
     cp_expect_list list;
@@ -507,13 +514,7 @@ Test(follow, a_dropped_chunk_is_seen)
 static void write_named_program(const char *jdir, const char *rdir)
 {
     cp_trace t;
-    cp_trace_init(&t);
-    size_t nfiles = 0;
-    cr_assert_eq(cp_proc_read_dir(CUPROOF_FIXTURES "/exec/program", &t, &nfiles), 0, "%s",
-                 cp_last_error());
-    cr_assert_eq(t.nprocesses, 3);
-    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 13, "copy \"in\" <&>"}), 0);
-    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){2, 0, 1, 13, "not on GPU 1"}), 0);
+    named_program_read(&t);
     for (uint32_t p = 0; p < 3; p++) {
         char file[700];
         snprintf(file, sizeof file, "%s/gpu-1.%u.proc.jsonl", jdir, t.processes[p].pid);
@@ -535,10 +536,7 @@ static void write_named_program(const char *jdir, const char *rdir)
 Test(follow, stream_names_reach_the_judgement)
 {
     char jdir[200], rdir[200];
-    snprintf(jdir, sizeof jdir, "%s/j", base);
-    snprintf(rdir, sizeof rdir, "%s/r", base);
-    cr_assert_eq(mkdir(jdir, 0755), 0);
-    cr_assert_eq(mkdir(rdir, 0755), 0);
+    make_form_dirs(jdir, rdir, sizeof jdir);
     write_named_program(jdir, rdir);
     cp_expect_list list = {0};
     cr_assert_eq(cp_expect_parse("kernels >= 1", 1, &list), 0);

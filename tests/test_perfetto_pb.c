@@ -11,6 +11,7 @@
  */
 #include <cuproof/units.h>
 #include <cuproof/internal/proc.h>
+#include "named_program.h"
 #include <cuproof/internal/tracefile.h>
 #include <cuproof/internal/perfetto.h>
 #include "reports/pb.h"
@@ -1354,13 +1355,7 @@ Test(perfetto_pb, a_named_stream_is_its_track_and_no_other)
 {
     make_tmp();
     cp_trace t;
-    cp_trace_init(&t);
-    size_t nfiles = 0;
-    cr_assert_eq(cp_proc_read_dir(CUPROOF_FIXTURES "/exec/program", &t, &nfiles), 0, "%s",
-                 cp_last_error());
-    cr_assert_eq(t.nprocesses, 3);
-    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){0, 0, 1, 13, "copy \"in\" <&>"}), 0);
-    cr_assert_eq(cp_trace_name_stream(&t, &(cp_stream_name){2, 0, 1, 13, "not on GPU 1"}), 0);
+    named_program_read(&t);
     decoded d;
     write_then_decode(&t, "exec", "program", &d);
     cr_expect_eq(d.problems, 0, "%s", d.first_problem);
