@@ -19,6 +19,7 @@
  * that its error, if it has one, is today's error.
  */
 #define _GNU_SOURCE
+#include <cuproof/clock.h>
 #include <cuproof/program.h>
 
 #include <cuproof/error.h>
@@ -81,13 +82,6 @@ struct cp_follower {
     char why[512]; /* the first reason records were left to after the program */
     char *buf;
 };
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 /* The first reason records were left to after the program ("FILE: why",
  * or the reason alone when it is no file's). */
@@ -333,7 +327,7 @@ bool cp_follower_poll(void *follower)
     cp_follower *fl = follower;
     if (!fl || fl->finished)
         return false;
-    double t0 = now_ms();
+    double t0 = cp_now_ms();
     /* A poll that continues a busy one reads on; the others look for new
      * files first (a poll with nothing to read costs little). */
     if (!fl->busy || t0 - fl->listed_at >= LIST_EVERY_MS) {
@@ -347,7 +341,7 @@ bool cp_follower_poll(void *follower)
         read_some(fl, fl->files[i], CHUNK, false, &more);
         fl->busy = fl->busy || more;
         bound(fl);
-        if (now_ms() - t0 >= POLL_BUDGET_MS) {
+        if (cp_now_ms() - t0 >= POLL_BUDGET_MS) {
             fl->next = (i + 1) % fl->n;
             fl->busy = true;
             break;

@@ -368,8 +368,14 @@ Test(exec_cli, the_tracing_cost_is_in_the_report_and_the_summary)
     "-- sh -c 'f=\"$CUPROOF_EXEC_DIR/" file "\"; n=$(wc -c < \"" trace "\"); s=$((n / 10 + 1)); "  \
     "i=0; while [ $i -lt $n ]; do tail -c +$((i + 1)) \"" trace "\" | head -c $s >> \"$f\"; "      \
     "i=$((i + s)); sleep 0.25; done'"
-/* One that writes all of it as it exits. */
-#define AT_EXIT(trace, file) "-- sh -c 'sleep 0.3; cp \"" trace "\" \"$CUPROOF_EXEC_DIR/" file "\"'"
+/* One that writes all of it as it exits: copied under another name, then
+ * renamed by the program's last act (exec mv), so that the launcher cannot
+ * find the file before the program ends but by a window of microseconds
+ * (a plain cp before the shell's exit left it milliseconds, which a
+ * loaded machine's poll once fell into). */
+#define AT_EXIT(trace, file)                                                                       \
+    "-- sh -c 'sleep 0.3; cp \"" trace "\" \"$CUPROOF_EXEC_DIR/partial\"; "                            \
+    "exec mv \"$CUPROOF_EXEC_DIR/partial\" \"$CUPROOF_EXEC_DIR/" file "\"'"
 
 #define REC_TRACE CUPROOF_FIXTURES "/exec-h100-threads/nvtx-ranges.proc.cprec"
 /* A rec file is open while the process its name gives runs: a pid no

@@ -384,13 +384,6 @@ void cp_figure_add(cp_ctx *ctx, const char *name, double value, const char *unit
     f->value = value;
 }
 
-double cp_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 void cp_phase_begin(cp_ctx *ctx, const char *phase)
 {
     ctx->open_phases++;

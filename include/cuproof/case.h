@@ -29,6 +29,7 @@
 
 #include "agreement.h"
 #include "check.h"
+#include "clock.h"
 #include "data.h"
 #include "error.h"
 #include "result.h"
@@ -256,10 +257,6 @@ CP_API void cp_figure_add(cp_ctx *ctx, const char *name, double value, const cha
  * trace. Returns 0, CP_EINVAL or CP_ENOMEM. */
 CP_API int cp_series_set(cp_ctx *ctx, const cp_variant *v, const char *name, const char *unit,
                   const double *values, size_t n);
-
-/* The host's monotonic clock in ms, as the runner times runs: a case reads
- * it to show where a source stopped its own clock. */
-CP_API double cp_now_ms(void);
 
 /* NVTX phases inside a run (copy-in, compute, copy-out). A run that fails
  * inside a phase may leave it open: the runner closes it. */
