@@ -51,6 +51,15 @@ Test(trust, each_reason_has_its_verdict_and_words)
     cr_expect_not(t.trusted);
     cr_expect(strstr(t.why, "process 42 (python3 train.py) was not traced: cupti unavailable"),
               "%s", t.why);
+    /* Left untraced on purpose (CUPROOF_EXEC_KINDS naming no kind): no
+     * verdict either, with the injection's reason. */
+    snprintf(procs.processes[0].why, sizeof procs.processes[0].why,
+             CP_WHY_NOT_TRACED ": CUPROOF_EXEC_KINDS names 'kernal', not a kind");
+    t = judge((cp_trust_in){.what = "x", .traced_files = 1, .processes = &procs, .device_work = 5});
+    cr_expect_not(t.trusted);
+    cr_expect(strstr(t.why, "process 42 (python3 train.py) was not traced: CUPROOF_EXEC_KINDS names "
+                            "'kernal', not a kind"),
+              "%s", t.why);
     cp_trace_free(&procs);
 
     t = judge((cp_trust_in){.what = "the trace a.cprec", .traced_files = SIZE_MAX});

@@ -102,13 +102,16 @@ void cp_trust_judge(const cp_trust_in *in, cp_trust *out)
     }
     if (other_run(in, out) || same_rank(t, out))
         return;
-    for (size_t i = 0; t && i < t->nprocesses; i++)
-        if (strncmp(t->processes[i].why, CP_WHY_CUPTI_UNAVAILABLE,
-                    sizeof CP_WHY_CUPTI_UNAVAILABLE - 1) == 0) {
+    for (size_t i = 0; t && i < t->nprocesses; i++) {
+        const char *why = t->processes[i].why;
+        bool on_purpose = strncmp(why, CP_WHY_NOT_TRACED ": ", sizeof CP_WHY_NOT_TRACED + 1) == 0;
+        if (on_purpose ||
+            strncmp(why, CP_WHY_CUPTI_UNAVAILABLE, sizeof CP_WHY_CUPTI_UNAVAILABLE - 1) == 0) {
             distrust(out, "process %u (%.200s) was not traced: %.600s", t->processes[i].pid,
-                     t->processes[i].command, t->processes[i].why);
+                     t->processes[i].command, on_purpose ? why + sizeof CP_WHY_NOT_TRACED + 1 : why);
             return;
         }
+    }
     if (in->device_work == 0) {
         distrust(out, "no device activity at all: no kernel, copy or memset in %.600s%s", what,
                  in->cut_short ? " (it was cut short)"

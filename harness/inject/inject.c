@@ -372,7 +372,7 @@ static void choose_kinds(const char *list, char *why, size_t size)
         while (k < NKINDS && !(strlen(kind_names[k]) == len && strncmp(p, kind_names[k], len) == 0))
             k++;
         if (k == NKINDS) {
-            snprintf(why, size, "CUPROOF_EXEC_KINDS names '%.*s', not a kind (kernel, memcpy, "
+            snprintf(why, size, CP_WHY_NOT_TRACED ": CUPROOF_EXEC_KINDS names '%.*s', not a kind (kernel, memcpy, "
                      "memset, runtime, driver, sync, stream, context, device, marker, overhead)",
                      (int)(len < 40 ? len : 40), p);
             return;
@@ -408,7 +408,7 @@ EXPORT int InitializeInjection(void)
     bool timing = mode && strcmp(mode, "timing") == 0;
     inj.kinds = timing ? timing_kinds : kinds;
     inj.nkinds = timing ? sizeof timing_kinds / sizeof timing_kinds[0] : NKINDS;
-    char bad_kinds[160] = "";
+    char bad_kinds[200] = "";
     if (!timing)
         choose_kinds(getenv("CUPROOF_EXEC_KINDS"), bad_kinds, sizeof bad_kinds);
     const char *api = getenv("CUPROOF_EXEC_API");

@@ -117,6 +117,9 @@ typedef struct cp_tracing_cost {
  * CUPTI (another tool held it): the injection library writes it and the
  * trust rule (trust.h) reads it, so that the two cannot drift apart. */
 #define CP_WHY_CUPTI_UNAVAILABLE "cupti unavailable"
+/* The same for a process left untraced on purpose, for a reason the end
+ * record gives after it (CUPROOF_EXEC_KINDS naming no kind). */
+#define CP_WHY_NOT_TRACED "not traced"
 
 typedef struct cp_process {
     uint32_t pid, ppid;
