@@ -192,6 +192,11 @@ static const cp_help_opt environment[] = {
                            "device, marker, overhead; default all): a diagnostic of what each "
                            "costs (ci/bench/launch-bound.sh), whose verdicts read only what was "
                            "traced; a name not in the list traces nothing and gives no verdict"},
+    {"CUPROOF_EXEC_HOOKS", "driver: exec hooks the flush before a device reset in the driver "
+                           "(cuDevicePrimaryCtxReset) instead of the runtime (cudaDeviceReset); "
+                           "none: it hooks no call (no flush before a reset, no cuProfilerStart "
+                           "marks); diagnostics of what CUPTI's callbacks cost "
+                           "(ci/bench/launch-bound.sh)"},
     {"CUPROOF_INJECT_LIB", "the injection library exec loads into the program (default: "
                            "libcuproof_inject.so beside libcuproof)"},
     {"CTEST_RESOURCE_GROUP_0_GPUS", "set by ctest's resource allocation (see gpus "

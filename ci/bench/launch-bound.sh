@@ -18,7 +18,7 @@
 # all nsys, and the diagnostics of what each part costs: kernel and marker,
 # those CUPTI kinds alone, CUPROOF_EXEC_KINDS; noapi, every kind but the
 # API calls; nofollow, CUPROOF_EXEC_FOLLOW=0; k=KIND,KIND..., those kinds
-# alone); NSYS_ROUNDS (default 1) how many of the rounds include nsys,
+# alone; hooks=driver and hooks=none, CUPROOF_EXEC_HOOKS); NSYS_ROUNDS (default 1) how many of the rounds include nsys,
 # which takes 40 s to 2 min a run (for comparison, not the goal); a GPU
 # machine with a built build/default is needed; nsys as ci/common.sh
 # finds it, else anywhere, else left out.
@@ -54,6 +54,7 @@ one() {
         $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
     nofollow) CUPROOF_EXEC_FOLLOW=0 $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
     k=*) CUPROOF_EXEC_KINDS=${2#k=} $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
+    hooks=*) CUPROOF_EXEC_HOOKS=${2#hooks=} $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
     nsys) "$nsys" profile --trace=cuda,nvtx -o "$work/n" --force-overwrite true $prog > "$work/log" 2>&1 ;;
     esac
     rc=$?

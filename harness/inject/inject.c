@@ -89,6 +89,7 @@ static struct {
     const int *kinds; /* what is enabled: kinds, timing_kinds or chosen */
     size_t nkinds;
     int chosen[NKINDS]; /* kinds narrowed by CUPROOF_EXEC_KINDS */
+    enum { HOOKS_RUNTIME, HOOKS_DRIVER, HOOKS_NONE } hooks; /* CUPROOF_EXEC_HOOKS */
 } inj = {.init_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop = PTHREAD_COND_INITIALIZER};
@@ -207,8 +208,10 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain domain, CUpti_C
     (void)userdata;
     if (cb->callbackSite != CUPTI_API_ENTER)
         return;
-    bool reset = domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
-                 cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020;
+    bool reset = (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+                  cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020) ||
+                 (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+                  cbid == CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2);
     bool destroy = domain == CUPTI_CB_DOMAIN_DRIVER_API &&
                    cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2;
     if (reset || destroy) {
@@ -314,18 +317,31 @@ static int start_tracing(void)
         CP_TRY(cp_cupti_enable(inj.kinds, inj.nkinds, true));
         return 0;
     }
-    CP_TRY(cp_check_cupti(cuptiSubscribe(&inj.subscriber, on_api, NULL), __FILE__, __LINE__,
-                          "cuptiSubscribe"));
-    CP_TRY(cp_check_cupti(cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                              CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020),
-                          __FILE__, __LINE__, "cuptiEnableCallback(cudaDeviceReset)"));
-    const CUpti_CallbackId driver[] = {CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2,
-                                       CUPTI_DRIVER_TRACE_CBID_cuProfilerStart,
-                                       CUPTI_DRIVER_TRACE_CBID_cuProfilerStop};
-    for (size_t i = 0; i < sizeof driver / sizeof driver[0]; i++)
-        CP_TRY(cp_check_cupti(
-            cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver[i]),
-            __FILE__, __LINE__, "cuptiEnableCallback(driver)"));
+    /* CUPROOF_EXEC_HOOKS (a diagnostic, for ci/bench/launch-bound.sh):
+     * whether a callback in the runtime domain makes every runtime call
+     * pay CUPTI's dispatch. "driver" hooks the reset where cudaDeviceReset
+     * does it (cuDevicePrimaryCtxReset) instead of in the runtime; "none"
+     * subscribes to nothing (no flush before a reset, no profiler marks:
+     * for measuring only). Unset, the hooks below. */
+    bool runtime_hook = inj.hooks == HOOKS_RUNTIME;
+    if (inj.hooks != HOOKS_NONE) {
+        CP_TRY(cp_check_cupti(cuptiSubscribe(&inj.subscriber, on_api, NULL), __FILE__, __LINE__,
+                              "cuptiSubscribe"));
+        if (runtime_hook)
+            CP_TRY(cp_check_cupti(
+                cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020),
+                __FILE__, __LINE__, "cuptiEnableCallback(cudaDeviceReset)"));
+        const CUpti_CallbackId driver[] = {CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2,
+                                           CUPTI_DRIVER_TRACE_CBID_cuProfilerStart,
+                                           CUPTI_DRIVER_TRACE_CBID_cuProfilerStop,
+                                           CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2};
+        size_t ndriver = sizeof driver / sizeof driver[0] - (runtime_hook ? 1 : 0);
+        for (size_t i = 0; i < ndriver; i++)
+            CP_TRY(cp_check_cupti(
+                cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver[i]),
+                __FILE__, __LINE__, "cuptiEnableCallback(driver)"));
+    }
     CP_TRY(cp_cupti_register(on_record, on_dropped, NULL));
     CP_TRY(cp_cupti_enable(inj.kinds, inj.nkinds, true));
     /* After the kinds: enabling RUNTIME or DRIVER again would record
@@ -408,9 +424,17 @@ EXPORT int InitializeInjection(void)
     bool timing = mode && strcmp(mode, "timing") == 0;
     inj.kinds = timing ? timing_kinds : kinds;
     inj.nkinds = timing ? sizeof timing_kinds / sizeof timing_kinds[0] : NKINDS;
-    char bad_kinds[200] = "";
+    char not_traced[200] = "";
     if (!timing)
-        choose_kinds(getenv("CUPROOF_EXEC_KINDS"), bad_kinds, sizeof bad_kinds);
+        choose_kinds(getenv("CUPROOF_EXEC_KINDS"), not_traced, sizeof not_traced);
+    const char *hooks = getenv("CUPROOF_EXEC_HOOKS");
+    if (hooks && strcmp(hooks, "driver") == 0)
+        inj.hooks = HOOKS_DRIVER;
+    else if (hooks && strcmp(hooks, "none") == 0)
+        inj.hooks = HOOKS_NONE;
+    else if (hooks && *hooks && !not_traced[0])
+        snprintf(not_traced, sizeof not_traced,
+                 CP_WHY_NOT_TRACED ": CUPROOF_EXEC_HOOKS is '%.40s', not driver or none", hooks);
     const char *api = getenv("CUPROOF_EXEC_API");
     inj.w.cost.api_all = api && strcmp(api, "all") == 0;
     const char *ms = getenv("CUPROOF_EXEC_FLUSH_MS");
@@ -419,10 +443,10 @@ EXPORT int InitializeInjection(void)
         inj.flush_ms = 10;
     inj.w.origin = now();
     open_file(dir);
-    if ((inj.w.out || inj.w.rec) && bad_kinds[0]) {
-        /* A kind the benchmark misnamed: no trace, and the file says why
-         * (no verdict), rather than a trace of other kinds than asked. */
-        write_mark(bad_kinds, 0);
+    if ((inj.w.out || inj.w.rec) && not_traced[0]) {
+        /* A kind or hook the benchmark misnamed: no trace, and the file
+         * says why (no verdict), rather than a trace of other than asked. */
+        write_mark(not_traced, 0);
         if (inj.w.out)
             fclose(inj.w.out);
         inj.w.out = NULL;
