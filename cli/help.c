@@ -189,7 +189,7 @@ static const cp_help_opt environment[] = {
                               "read during and after the run)"},
     {"CUPROOF_EXEC_KINDS", "a comma-separated list of the CUPTI record kinds exec traces "
                            "(kernel, memcpy, memset, runtime, driver, sync, stream, context, "
-                           "device, marker, overhead; default all): a diagnostic of what each "
+                           "device, marker, name, overhead; default all): a diagnostic of what each "
                            "costs (ci/bench/launch-bound.sh), whose verdicts read only what was "
                            "traced; a name not in the list traces nothing and gives no verdict"},
     {"CUPROOF_EXEC_HOOKS", "driver: exec hooks the flush before a device reset in the driver "

@@ -539,6 +539,30 @@ Test(proc_writer, no_file_writes_nothing)
     cr_expect_eq(none.cost.records, 0);
 }
 
+/* Loads the injection library as the driver does and calls its entry
+ * point once, with CUPROOF_EXEC_DIR a new directory (the other settings
+ * are the caller's); `file` gets the one file it wrote there, *.EXT.
+ * Returns the library. */
+static void *inject_once(const char *ext, char *file, size_t len)
+{
+    char dir[] = "/tmp/cuproof-inject-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("CUPROOF_EXEC_DIR", dir, 1);
+    void *lib = dlopen(CUPROOF_INJECT, RTLD_NOW);
+    cr_assert_not_null(lib, "%s", dlerror());
+    int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
+    cr_assert_not_null(init);
+    cr_expect_eq(init(), 1);
+    char path[128];
+    snprintf(path, sizeof path, "%s/*.%s", dir, ext);
+    glob_t g;
+    cr_assert_eq(glob(path, 0, NULL, &g), 0, "no %s file in %s", ext, dir);
+    cr_expect_eq(g.gl_pathc, 1, "one file per process");
+    snprintf(file, len, "%s", g.gl_pathv[0]);
+    globfree(&g);
+    return lib;
+}
+
 /* The injection library itself, loaded as the driver loads it: it writes
  * its process's file into CUPROOF_EXEC_DIR and initialises once however
  * often it is called. Without a driver CUPTI refuses, and the file says
@@ -546,27 +570,17 @@ Test(proc_writer, no_file_writes_nothing)
  * starts and the end line comes at exit. */
 Test(inject, the_library_writes_its_file_and_says_why_it_cannot_trace)
 {
-    char dir[] = "/tmp/cuproof-inject-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    setenv("CUPROOF_EXEC_DIR", dir, 1);
     /* The launcher's rank and the exec run reach the header. */
     setenv("RANK", "3", 1);
     setenv("WORLD_SIZE", "4", 1);
     setenv("LOCAL_RANK", "one", 1);
     setenv("CUPROOF_EXEC_RUN", "gpu-1.77.123", 1);
-    void *lib = dlopen(CUPROOF_INJECT, RTLD_NOW);
-    cr_assert_not_null(lib, "%s", dlerror());
+    char file[256], line[2048];
+    void *lib = inject_once("proc.jsonl", file, sizeof file);
     int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
-    cr_assert_not_null(init);
-    cr_expect_eq(init(), 1);
     cr_expect_eq(init(), 1, "a second call does nothing more");
     cr_expect_null(dlsym(lib, "cp_proc_writer_record"), "only the entry points are exported");
-    char path[128], line[2048];
-    snprintf(path, sizeof path, "%s/*.proc.jsonl", dir);
-    glob_t g;
-    cr_assert_eq(glob(path, 0, NULL, &g), 0, "no file in %s", dir);
-    cr_expect_eq(g.gl_pathc, 1, "one file per process");
-    FILE *f = fopen(g.gl_pathv[0], "r");
+    FILE *f = fopen(file, "r");
     cr_assert_not_null(f);
     cr_assert_not_null(fgets(line, sizeof line, f));
     cr_expect_not_null(strstr(line, "\"schema\":\"cuproof.proc/1\""), "%s", line);
@@ -581,7 +595,6 @@ Test(inject, the_library_writes_its_file_and_says_why_it_cannot_trace)
     if (fgets(line, sizeof line, f) && strstr(line, "\"k\":\"end\""))
         cr_expect_not_null(strstr(line, "cupti unavailable"), "%s", line);
     fclose(f);
-    globfree(&g);
 }
 
 /* Under CUPROOF_EXEC_FORMAT=rec the library writes HOST.PID.proc.cprec,
@@ -589,25 +602,14 @@ Test(inject, the_library_writes_its_file_and_says_why_it_cannot_trace)
  * why nothing was traced. */
 Test(inject, the_rec_form_names_its_process_and_why)
 {
-    char dir[] = "/tmp/cuproof-inject-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    setenv("CUPROOF_EXEC_DIR", dir, 1);
     setenv("CUPROOF_EXEC_FORMAT", "rec", 1);
     setenv("SLURM_PROCID", "5", 1);
     setenv("CUPROOF_EXEC_RUN", "gpu-1.77.124", 1);
-    void *lib = dlopen(CUPROOF_INJECT, RTLD_NOW);
-    cr_assert_not_null(lib, "%s", dlerror());
-    int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
-    cr_assert_not_null(init);
-    cr_expect_eq(init(), 1);
-    char path[128];
-    snprintf(path, sizeof path, "%s/*.proc.cprec", dir);
-    glob_t g;
-    cr_assert_eq(glob(path, 0, NULL, &g), 0, "no rec file in %s", dir);
-    cr_expect_eq(g.gl_pathc, 1, "one file per process");
+    char file[256];
+    inject_once("proc.cprec", file, sizeof file);
     cp_trace t;
     cp_trace_init(&t);
-    cr_assert_eq(cp_proc_read(g.gl_pathv[0], &t), 0, "%s", cp_last_error());
+    cr_assert_eq(cp_proc_read(file, &t), 0, "%s", cp_last_error());
     cr_assert_eq(t.nprocesses, 1);
     cr_expect_eq(t.processes[0].pid, (uint32_t)getpid());
     cr_expect_eq(cp_process_rank(&t.processes[0]), 5);
@@ -617,5 +619,41 @@ Test(inject, the_rec_form_names_its_process_and_why)
         cr_expect_not_null(strstr(t.processes[0].why, "cupti unavailable"), "%s",
                            t.processes[0].why);
     cp_trace_free(&t);
-    globfree(&g);
+}
+
+/* The library's file when `variable` asks it to trace what it has no
+ * name for (the benchmark's CUPROOF_EXEC_KINDS or CUPROOF_EXEC_HOOKS): the
+ * process is not traced and its end record says why (`why`), which the
+ * trust rule turns into no verdict. */
+static void untraced_why(const char *variable, const char *value, char *why, size_t len)
+{
+    setenv(variable, value, 1);
+    char file[256];
+    inject_once("proc.jsonl", file, sizeof file);
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(cp_proc_read(file, &t), 0, "%s", cp_last_error());
+    cr_assert_eq(t.nprocesses, 1);
+    cr_expect(t.processes[0].ended, "the not-traced process closes its file");
+    snprintf(why, len, "%s", t.processes[0].why);
+    cp_trace_free(&t);
+}
+
+/* A name no kind has (it once read past the end of a list of names one
+ * shorter than the kinds, and crashed), with the whole list in the why,
+ * "name" among it. */
+Test(inject, a_misnamed_kind_traces_nothing_and_says_why)
+{
+    char why[512];
+    untraced_why("CUPROOF_EXEC_KINDS", "kernel,kernal", why, sizeof why);
+    cr_expect_str_eq(why, CP_WHY_NOT_TRACED ": CUPROOF_EXEC_KINDS names 'kernal', not a kind "
+                          "(kernel, memcpy, memset, runtime, driver, sync, stream, context, device, "
+                          "marker, name, overhead)");
+}
+
+Test(inject, a_misnamed_hook_traces_nothing_and_says_why)
+{
+    char why[512];
+    untraced_why("CUPROOF_EXEC_HOOKS", "runtime", why, sizeof why);
+    cr_expect_str_eq(why, CP_WHY_NOT_TRACED ": CUPROOF_EXEC_HOOKS is 'runtime', not driver or none");
 }

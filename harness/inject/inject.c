@@ -46,30 +46,30 @@
 #define EXPORT __attribute__((visibility("default")))
 
 
-static const int kinds[] = {
+/* What exec traces, each kind with its name for CUPROOF_EXEC_KINDS: one
+ * table, so that a name cannot drift from its kind. */
+static const struct {
+    int kind;
+    const char *name;
+} kinds[] = {
     /* Never CUPTI_ACTIVITY_KIND_KERNEL: it serialises kernels. */
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-    CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_RUNTIME,
-    CUPTI_ACTIVITY_KIND_DRIVER,
-    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    CUPTI_ACTIVITY_KIND_STREAM,
-    CUPTI_ACTIVITY_KIND_CONTEXT,
-    CUPTI_ACTIVITY_KIND_DEVICE,
-    CUPTI_ACTIVITY_KIND_MARKER,
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, "runtime"},
+    {CUPTI_ACTIVITY_KIND_DRIVER, "driver"},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
+    {CUPTI_ACTIVITY_KIND_STREAM, "stream"},
+    {CUPTI_ACTIVITY_KIND_CONTEXT, "context"},
+    {CUPTI_ACTIVITY_KIND_DEVICE, "device"},
+    {CUPTI_ACTIVITY_KIND_MARKER, "marker"},
     /* Streams the program named through NVTX (this library makes CUPTI
      * NVTX's injection, InitializeInjectionNvtx2 below). */
-    CUPTI_ACTIVITY_KIND_NAME,
+    {CUPTI_ACTIVITY_KIND_NAME, "name"},
     /* CUPTI's own cost, summed into the file's tracing cost (issue 30). */
-    CUPTI_ACTIVITY_KIND_OVERHEAD,
+    {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
-/* The kinds' names for CUPROOF_EXEC_KINDS, in the order of `kinds`. */
-static const char *const kind_names[NKINDS] = {
-    "kernel", "memcpy", "memset", "runtime", "driver", "sync",
-    "stream", "context", "device", "marker", "overhead",
-};
 
 /* CUPROOF_EXEC_MODE=timing (cuproof exec --repeat): the program's NVTX
  * ranges alone, so that the timed runs carry no cost of activity tracing. */
@@ -86,9 +86,9 @@ static struct {
     pthread_cond_t stop;
     bool stopping;
     CUpti_SubscriberHandle subscriber;
-    const int *kinds; /* what is enabled: kinds, timing_kinds or chosen */
+    const int *kinds; /* what is enabled: timing_kinds, or chosen */
     size_t nkinds;
-    int chosen[NKINDS]; /* kinds narrowed by CUPROOF_EXEC_KINDS */
+    int chosen[NKINDS]; /* `kinds`, or those CUPROOF_EXEC_KINDS names */
     enum { HOOKS_RUNTIME, HOOKS_DRIVER, HOOKS_NONE } hooks; /* CUPROOF_EXEC_HOOKS */
 } inj = {.init_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -372,25 +372,26 @@ static void after_fork_in_child(void)
     inj.w.rec = NULL;
 }
 
-/* CUPROOF_EXEC_KINDS (a diagnostic, for ci/bench: what each kind costs):
- * a comma-separated list of kind_names, which narrows `kinds` to those;
- * unset or empty, all of them. A name not in the list leaves `why` saying
- * so (the process is then not traced). */
+/* The kinds to trace into inj.chosen: all of `kinds`, or, when `list`
+ * (CUPROOF_EXEC_KINDS, a diagnostic for ci/bench: what each kind costs)
+ * is a comma-separated list of their names, those. A name not in the
+ * table leaves `why` saying so (the process is then not traced). */
 static void choose_kinds(const char *list, char *why, size_t size)
 {
-    if (!list || !*list)
-        return;
-    size_t n = 0;
-    bool want[NKINDS] = {false};
-    for (const char *p = list; *p;) {
+    bool want[NKINDS];
+    for (size_t k = 0; k < NKINDS; k++)
+        want[k] = !list || !*list;
+    for (const char *p = list; p && *p;) {
         size_t len = strcspn(p, ",");
         size_t k = 0;
-        while (k < NKINDS && !(strlen(kind_names[k]) == len && strncmp(p, kind_names[k], len) == 0))
+        while (k < NKINDS && !(strlen(kinds[k].name) == len && strncmp(p, kinds[k].name, len) == 0))
             k++;
         if (k == NKINDS) {
-            snprintf(why, size, CP_WHY_NOT_TRACED ": CUPROOF_EXEC_KINDS names '%.*s', not a kind (kernel, memcpy, "
-                     "memset, runtime, driver, sync, stream, context, device, marker, overhead)",
-                     (int)(len < 40 ? len : 40), p);
+            int at = snprintf(why, size, CP_WHY_NOT_TRACED ": CUPROOF_EXEC_KINDS names '%.*s', not a kind (",
+                              (int)(len < 40 ? len : 40), p);
+            for (size_t i = 0; i < NKINDS && at > 0 && (size_t)at < size; i++)
+                at += snprintf(why + at, size - (size_t)at, "%s%s", kinds[i].name,
+                               i + 1 < NKINDS ? ", " : ")");
             return;
         }
         want[k] = true;
@@ -398,11 +399,11 @@ static void choose_kinds(const char *list, char *why, size_t size)
         if (*p == ',')
             p++;
     }
+    inj.nkinds = 0;
     for (size_t k = 0; k < NKINDS; k++)
         if (want[k])
-            inj.chosen[n++] = kinds[k];
+            inj.chosen[inj.nkinds++] = kinds[k].kind;
     inj.kinds = inj.chosen;
-    inj.nkinds = n;
 }
 
 EXPORT int InitializeInjection(void)
@@ -422,9 +423,9 @@ EXPORT int InitializeInjection(void)
     }
     const char *mode = getenv("CUPROOF_EXEC_MODE");
     bool timing = mode && strcmp(mode, "timing") == 0;
-    inj.kinds = timing ? timing_kinds : kinds;
-    inj.nkinds = timing ? sizeof timing_kinds / sizeof timing_kinds[0] : NKINDS;
-    char not_traced[200] = "";
+    char not_traced[300] = "";
+    inj.kinds = timing_kinds;
+    inj.nkinds = sizeof timing_kinds / sizeof timing_kinds[0];
     if (!timing)
         choose_kinds(getenv("CUPROOF_EXEC_KINDS"), not_traced, sizeof not_traced);
     const char *hooks = getenv("CUPROOF_EXEC_HOOKS");
