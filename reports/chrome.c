@@ -249,7 +249,6 @@ static void name_device_process(writer *w, const cp_trace *t, const cp_activity 
 char *cp_chrome_trace(const cp_trace *t, const char *title)
 {
     writer w = {.first = true};
-    writer *events = &w;
     track tracks[256];
     size_t ntracks = 0;
     const cp_activity **calls = NULL; /* runtime calls by correlation id */
@@ -258,7 +257,7 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     size_t ncalls = 0;
     host_thread *threads = NULL;
     size_t nthreads = 0, threads_cap = 0;
-    row_table names = {.w = events, .next_extra = EXTRA_TID_BASE};
+    row_table names = {.w = &w, .next_extra = EXTRA_TID_BASE};
     cp_rows *rows = cp_rows_new();
     char *text = NULL;
     if (!rows)
@@ -268,7 +267,7 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
     for (size_t i = 0; i < t->n; i++)
         if (t->items[i].start < origin)
             origin = t->items[i].start;
-    metadata(events, "process_name", HOST_PID, 0, title ? title : "host");
+    metadata(&w, "process_name", HOST_PID, 0, title ? title : "host");
     if (!name_row(&names, HOST_PID, API_TID, 0, 0, "CUDA API"))
         goto out;
     for (size_t k = 1; k < t->nprocesses; k++) {
@@ -333,7 +332,7 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
                 continue; /* more contexts than tracks: left out */
             }
             if (ntracks > before)
-                name_device_process(events, t, a, pid);
+                name_device_process(&w, t, a, pid);
             tid = 1000 + (long long)a->stream; /* clear of the metadata's tid 0 */
             if (!find_row(&names, pid, tid)) {
                 char name[CP_STREAM_LABEL_MAX];
@@ -351,7 +350,7 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
          * call without its "_v3020"; the trace JSON keeps the raw name. */
         char label[256];
         const char *name = cp_activity_label_str(a, label, sizeof label);
-        event(events, "X", name, pid, tid, ts);
+        event(&w, "X", name, pid, tid, ts);
         html_buf *b = &w.b;
         html_raw(b, ",\"dur\":");
         put_us(b, dur);
@@ -393,12 +392,12 @@ char *cp_chrome_trace(const cp_trace *t, const char *title)
             continue;
         const cp_activity *api = *found;
         int pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, d);
-        event(events, "s", "launch", HOST_PID, placed[api - t->items],
+        event(&w, "s", "launch", HOST_PID, placed[api - t->items],
               (long long)(api->start - origin));
         html_raw(&w.b, ",\"id\":");
         put_int(&w.b, d->correlation);
         html_raw(&w.b, ",\"cat\":\"flow\"}");
-        event(events, "f", "launch", pid, placed[i], (long long)(d->start - origin));
+        event(&w, "f", "launch", pid, placed[i], (long long)(d->start - origin));
         html_raw(&w.b, ",\"id\":");
         put_int(&w.b, d->correlation);
         html_raw(&w.b, ",\"cat\":\"flow\",\"bp\":\"e\"}");
