@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 29 (and issue 28's noise) on one GPU, each step chosen by a
 # variable (logs, traces and reports in $OUT/results.tar.gz):
-#   GPU=1     ctest -L gpu once (the code changed since the last GPU run)
+#   GPU=1     ctest -L gpu once (the code changed since the last GPU run);
+#             GPU_REPEAT=N N times in a row, counting from GPU_FIRST
 #   FORMS=1   issue 30: the exec GPU tests again with every process writing
 #             cuproof.rec (CUPROOF_EXEC_FORMAT=rec) and with every API call
 #             recorded (CUPROOF_EXEC_API=all), beside GPU=1's default;
@@ -24,7 +25,9 @@
 #             layout fixed and N with CUPROOF_ASLR=1, interleaved; reports
 #             in build/lay (packed into $OUT at the end; compare them on CPU);
 #             LAYOUT_CFGS picks among fixed, random, pinned
-#             (CUPROOF_CPU_AFFINITY=gpu) and any other name, which runs
+#             (CUPROOF_CPU_AFFINITY=gpu), rK (--runs K instead of 3;
+#             ci/group-passes.py makes runs of several processes of them)
+#             and any other name, which runs
 #             with LAYOUT_ARGS added (e.g. "--repeat 200")
 #   CASES="A B"  those cases alone in the ci profile, timed (cases.log)
 #   REPLAY=1  ci/record.sh: samples/recordings/h100-ci.tar.gz re-recorded
@@ -46,10 +49,15 @@ echo "build: $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
 bin=./build/default/cuproof
 
 if [ "${GPU:-0}" = 1 ]; then
-    start=$(date +%s)
-    CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -L gpu --output-on-failure > "$out/ctest-gpu.log" 2>&1
-    echo "ctest -L gpu: rc $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
-    grep -E "tests passed|Failed|\(Skipped\)|Not Run" "$out/ctest-gpu.log" | head -12
+    # GPU_REPEAT=N: N consecutive runs (issue 28: five on a freshly
+    # started machine), ctest-gpu-K.log each; GPU_FIRST names the first K
+    # (a later call on the same machine goes on counting).
+    for k in $(seq "${GPU_FIRST:-1}" $(( ${GPU_FIRST:-1} + ${GPU_REPEAT:-1} - 1 ))); do
+        start=$(date +%s)
+        CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -L gpu --output-on-failure > "$out/ctest-gpu-$k.log" 2>&1
+        echo "ctest -L gpu ($k): rc $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+        grep -E "tests passed|Failed|\(Skipped\)|Not Run" "$out/ctest-gpu-$k.log" | head -12
+    done
 fi
 
 if [ "${FORMS:-0}" = 1 ]; then
@@ -143,6 +151,7 @@ if [ "${LAYOUT:-0}" -gt 0 ]; then
                 random) CUPROOF_ASLR=1 $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
                 fixed) $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
                 pinned) CUPROOF_CPU_AFFINITY=gpu $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
+                r[0-9]) $bin run --profile ci --runs "${cfg#r}" --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
                 *) $bin run --profile ci --runs 3 ${LAYOUT_ARGS:-} --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
             esac
             echo "layout $cfg-$i: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
@@ -150,6 +159,16 @@ if [ "${LAYOUT:-0}" -gt 0 ]; then
         done
     done
     tar -czf "$out/layout.tar.gz" "$lay"
+fi
+
+# CIP=1: the whole ci profile as run --runs 3 (CIP_ARGS replaces that),
+# timed, its report kept (cip.report.json)
+if [ "${CIP:-0}" = 1 ]; then
+    start=$(date +%s)
+    # shellcheck disable=SC2086
+    $bin run --profile ci ${CIP_ARGS:---runs 3} --out build/cip > "$out/cip.log" 2>&1
+    echo "ci ${CIP_ARGS:---runs 3}: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+    cp build/cip/report.json "$out/cip.report.json"
 fi
 
 if [ -n "${CASES:-}" ]; then
