@@ -224,8 +224,9 @@ static void forward_progress(void *session, const cp_run_progress *p)
 
 /* Runs case i of the selection into `c` (zeroed by the caller). Returns
  * -1, or the exit status when a device cannot be selected. */
-static int run_one(const run_args *a, const cp_report *r, size_t i, const int *devices,
-                   int ndevices, int *fatal, char *fatal_msg, size_t msg_len, cp_case_result *c)
+static int run_one(const run_args *a, const cp_run_opts *o, const cp_report *r, size_t i,
+                   const int *devices, int ndevices, int *fatal, char *fatal_msg, size_t msg_len,
+                   cp_case_result *c)
 {
     if (*fatal && !a->sel[i]->cpu_only) {
         /* A sticky CUDA error leaves this process's context unusable. */
@@ -241,7 +242,7 @@ static int run_one(const run_args *a, const cp_report *r, size_t i, const int *d
         return cp_tool_error();
     /* Only a sticky error (the context is lost) stops the GPU cases after
      * this one; the case's own report says what failed either way. */
-    if (cp_run_case(a->sel[i], &env, &a->o, c) < 0 && env.has_device && !cp_device_usable()) {
+    if (cp_run_case(a->sel[i], &env, o, c) < 0 && env.has_device && !cp_device_usable()) {
         *fatal = 1;
         snprintf(fatal_msg, msg_len, "%s", c->error);
     }
@@ -325,9 +326,38 @@ static int run_cases(const run_args *a, cp_session *s, const int *devices, int n
     }
     if (passes > 1)
         printf("cuproof: pass 1 of %d in this process (%d)\n", passes, (int)getpid());
+    /* Every case timed before any is traced (cp_run_opts.timed says why):
+     * first each case untraced, then each again, its timed runs lent,
+     * for its traced runs and checks. */
+    bool split = a->o.trace && cp_tracing_available();
+    cp_case_result *timed = split ? calloc(a->nsel ? a->nsel : 1, sizeof *timed) : NULL;
+    if (split && !timed) {
+        free(first);
+        fprintf(stderr, "cuproof: out of memory\n");
+        return CP_EXIT_TOOL;
+    }
+    cp_run_opts untraced = a->o;
+    untraced.trace = false;
+    size_t lost_at = a->nsel; /* the case whose timing lost the device */
+    for (size_t i = 0; split && i < a->nsel && rc < 0 && !fatal; i++) {
+        rc = run_one(a, &untraced, cp_session_report(s), i, devices, ndevices, &fatal, fatal_msg,
+                     sizeof fatal_msg, &timed[i]);
+        if (fatal)
+            lost_at = i;
+    }
     for (size_t i = 0; i < a->nsel && rc < 0; i++) {
-        rc = run_one(a, cp_session_report(s), i, devices, ndevices, &fatal, fatal_msg,
-                     sizeof fatal_msg, &first[i]);
+        cp_run_opts o = a->o;
+        o.timed = split ? &timed[i] : NULL;
+        if (i == lost_at) {
+            /* The device was lost while this case was timed: that is its
+             * result; every other case is not run (run_one says why),
+             * since none can be traced now. */
+            first[i] = timed[i];
+            memset(&timed[i], 0, sizeof timed[i]);
+        } else {
+            rc = run_one(a, &o, cp_session_report(s), i, devices, ndevices, &fatal, fatal_msg,
+                         sizeof fatal_msg, &first[i]);
+        }
         first[i].pid = (int)getpid();
         /* One pass: each case reaches the sinks as soon as it ran. */
         if (passes == 1 && rc < 0 && add_case(s, &first[i], status) < 0)
@@ -341,6 +371,9 @@ static int run_cases(const run_args *a, cp_session *s, const int *devices, int n
         else
             cp_case_result_free(&first[i]);
     }
+    for (size_t i = 0; timed && i < a->nsel; i++)
+        cp_case_result_free(&timed[i]);
+    free(timed);
     free(first);
     return rc;
 }

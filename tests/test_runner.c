@@ -729,3 +729,47 @@ Test(runner, the_progress_hook_hears_every_run)
     run_with("selftest-ok", &o);
     cr_expect_eq(h.n, 0, "no hook, no calls");
 }
+
+/* A case timed before (cp_run_opts.timed, as `run` times every case
+ * before it traces any) lends its timed runs: the second run of the case
+ * makes its warm-up (and traced run, on a GPU) alone, keeps the lent
+ * samples, clocks and what verifying found, and says no second "done". A
+ * variant the first run did not time is timed as always (the control). */
+Test(runner, a_case_timed_before_lends_its_timed_runs)
+{
+    cp_run_opts untraced = opts;
+    untraced.trace = false;
+    run_with("selftest-ok", &untraced);
+    cp_case_result timed = *res;
+    memset(res, 0, sizeof *res);
+    cr_assert_eq(timed.variants[0].nsamples, 3);
+    timed.variants[0].clocks_before = (cp_clocks){.known = true, .sm_mhz = 1234};
+    timed.variants[0].worst_mismatches = 7; /* as if its timed runs had differed */
+    timed.variants[1].nsamples = 0;         /* b: not timed there */
+    runs = 0;
+    static heard h;
+    memset(&h, 0, sizeof h);
+    cp_run_opts o = opts;
+    o.timed = &timed;
+    o.on_run = hear;
+    o.on_run_user = &h;
+    const cp_case_def *d = cp_registry_find("selftest-ok");
+    cr_assert_eq(cp_run_case(d, &env, &o, res), 0);
+    /* a: 1 warm-up; b: 1 warm-up + 3 timed. */
+    cr_expect_eq(runs, 5);
+    const cp_variant_result *a = &res->variants[0];
+    cr_assert_eq(a->nsamples, 3);
+    for (size_t i = 0; i < 3; i++)
+        cr_expect_float_eq(a->samples_ms[i], timed.variants[0].samples_ms[i], 0);
+    cr_expect_eq(a->timing.runs, 3);
+    cr_expect_eq(a->clocks_before.sm_mhz, 1234);
+    cr_expect_eq(a->worst_mismatches, 7);
+    cr_expect_eq(res->status, CP_STATUS_FAILED, "the lent runs' mismatches fail its output check");
+    cr_expect_eq(res->variants[1].nsamples, 3);
+    int done = 0;
+    for (int k = 0; k < h.n; k++)
+        done += strcmp(h.calls[k].phase, "done") == 0;
+    cr_expect_eq(done, 1, "only b, timed here, is said done here");
+    timed.variants[1].nsamples = 3;
+    cp_case_result_free(&timed);
+}

@@ -161,6 +161,17 @@ static void announce(const cp_ctx *ctx, const cp_variant *v, const char *phase, 
     o->on_run(o->on_run_user, &p);
 }
 
+/* The variant `name` of cp_run_opts.timed, when it has timed runs. */
+static const cp_variant_result *timed_before(const cp_run_opts *o, const char *name)
+{
+    for (size_t i = 0; o->timed && i < o->timed->nvariants; i++) {
+        const cp_variant_result *v = &o->timed->variants[i];
+        if (strcmp(v->name, name) == 0)
+            return v->ran && v->nsamples > 0 ? v : NULL;
+    }
+    return NULL;
+}
+
 static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
                        cp_variant_result *vr)
 {
@@ -176,6 +187,34 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
      * that checks read. */
     bool trace_warmup = o->trace && !ctx->def->cpu_only && cp_tracer_available();
     size_t first_free = 0;
+    long long timed_leak = 0;
+    const cp_variant_result *lent = timed_before(o, v->name);
+    size_t n = 0;
+    if (lent) {
+        /* Timed before any tracing (cp_run_opts.timed): its runs stand
+         * for this variant's; one traced warm-up before the traced run. */
+        if (!(samples = realloc(samples, lent->nsamples * sizeof *samples)))
+            return CP_ENOMEM;
+        memcpy(samples, lent->samples_ms, lent->nsamples * sizeof *samples);
+        n = lent->nsamples;
+        snprintf(vr->stopped_by, sizeof vr->stopped_by, "%s", lent->stopped_by);
+        vr->clocks_before = lent->clocks_before;
+        vr->clocks_after = lent->clocks_after;
+        vr->worst_mismatches = lent->worst_mismatches;
+        vr->verified_runs = lent->verified_runs;
+        vr->elements = lent->elements;
+        timed_leak = lent->memory_checked ? lent->leaked_bytes : 0;
+        if (o->warmup > 0) {
+            cp_trace scratch;
+            cp_trace_init(&scratch);
+            announce(ctx, v, "warm-up", 1, 1, variant_started, NULL);
+            rc = one_run(ctx, v, vr, NULL, trace_warmup ? &scratch : NULL);
+            cp_trace_free(&scratch);
+            CP_TRY(rc);
+        }
+        CP_TRY(free_memory(ctx, &first_free));
+        goto timed;
+    }
     for (int i = 0; i < o->warmup; i++) {
         cp_trace scratch;
         cp_trace_init(&scratch);
@@ -189,7 +228,6 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     /* Timed runs are untraced: tracing must not inflate what is reported. */
     if (!ctx->def->cpu_only)
         cp_gpu_clocks(ctx->env->device, &vr->clocks_before);
-    size_t n = 0;
     double started = cp_now_ms();
     do {
         announce(ctx, v, "timed", (int)n + 1, (int)cap, variant_started, NULL);
@@ -202,6 +240,7 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
         snprintf(vr->stopped_by, sizeof vr->stopped_by, o->repeat > 0 ? "fixed" : "max_samples");
     if (!ctx->def->cpu_only)
         cp_gpu_clocks(ctx->env->device, &vr->clocks_after);
+timed:
     CP_TRY(cp_timing_compute(samples, n, &vr->timing));
     vr->noise = median_noise(&vr->timing);
     vr->samples_ms = samples;
@@ -226,9 +265,11 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
         size_t last_free = 0;
         CP_TRY(free_memory(ctx, &last_free));
         vr->memory_checked = true;
-        vr->leaked_bytes = (long long)first_free - (long long)last_free;
+        vr->leaked_bytes = timed_leak + (long long)first_free - (long long)last_free;
     }
-    announce(ctx, v, "done", (int)n, (int)cap, variant_started, vr);
+    /* A variant timed before (cp_run_opts.timed) was said done then. */
+    if (!lent)
+        announce(ctx, v, "done", (int)n, (int)cap, variant_started, vr);
 out:
     free(samples);
     return rc;

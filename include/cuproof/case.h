@@ -17,6 +17,13 @@
  *   each run being prepare (untimed: poison outputs) -> run (timed) ->
  *   verify (untimed) -> checks and claims over all variants -> teardown.
  *
+ * `cuproof run` goes through that twice per case: once untraced for every
+ * selected case (the timed runs), then once each with its timed runs lent
+ * (a traced warm-up and the traced run per variant, then checks and
+ * claims), so that no timed run follows a traced one in the process
+ * (internal/runner.h, cp_run_opts.timed). Setup and teardown run each
+ * time; state kept across them must not be assumed.
+ *
  * Every callback returns 0 or a negative code from error.h; CP_ESKIP (from
  * cp_skip) means the case cannot run here and says why. Teardown runs
  * after any setup, failed or not, so it frees whatever the state holds

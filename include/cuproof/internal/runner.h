@@ -28,6 +28,18 @@ typedef struct cp_run_opts {
     double max_noise, min_time_s, max_time_s;
     int warmup; /* untimed runs before them, >= 0 */
     bool trace; /* one traced run per variant when the tracer is available */
+    /* The same case already timed in this process, untraced, before any
+     * case was traced (cp_run_case with trace false; NULL: none): each of
+     * its variants with timed runs lends them (samples, timing, clocks,
+     * what verifying and the leak check found) instead of being timed
+     * again, and gets one traced warm-up and its traced run. Why: a run
+     * that traces times its later untraced runs slower (on an H100 the
+     * median variant of ten cases by 5% to 9%, conway-streams' by up to
+     * 41%, against --no-trace; samples/h100-layout), whatever the order
+     * within a case, so `run` times every case before it traces any. The
+     * progress hook hears such a variant's traced warm-up and traced run,
+     * and no "done": that was said when it was timed. */
+    const cp_case_result *timed;
     /* Overrides of the case's parameters, "NAME=VALUE" each (cuproof run
      * --param): the case reads them with cp_param_int; one it does not
      * read fails the case, naming the parameters it takes. */
