@@ -193,8 +193,10 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     if (lent) {
         /* Timed before any tracing (cp_run_opts.timed): its runs stand
          * for this variant's; one traced warm-up before the traced run. */
-        if (!(samples = realloc(samples, lent->nsamples * sizeof *samples)))
-            return CP_ENOMEM;
+        double *room = realloc(samples, lent->nsamples * sizeof *samples);
+        if (!room)
+            CP_TRY(CP_ENOMEM);
+        samples = room;
         memcpy(samples, lent->samples_ms, lent->nsamples * sizeof *samples);
         n = lent->nsamples;
         snprintf(vr->stopped_by, sizeof vr->stopped_by, "%s", lent->stopped_by);
