@@ -591,6 +591,75 @@ static bool side_status(const cp_compare_side *s, const char *cname, cp_status *
     return found;
 }
 
+static double fmin_of(const double *v, size_t n)
+{
+    double m = v[0];
+    for (size_t i = 1; i < n; i++)
+        m = fmin(m, v[i]);
+    return m;
+}
+
+static double fmax_of(const double *v, size_t n)
+{
+    double m = v[0];
+    for (size_t i = 1; i < n; i++)
+        m = fmax(m, v[i]);
+    return m;
+}
+
+/* Each pass's value of a windowed claim over a side's reports (its one
+ * value where a report kept no passes), into v (room for `cap`); the
+ * count. */
+static size_t side_claim_values(const cp_compare_side *s, const char *cname, const char *text,
+                                double *v, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const cp_case_result *c = cp_report_case(&s->reports[i], cname);
+        for (size_t j = 0; c && j < c->nclaims; j++) {
+            const cp_claim_result *k = &c->claims[j];
+            if (strcmp(k->text, text) != 0 || !k->has_window)
+                continue;
+            if (k->npass_values == 0 && isfinite(k->value) && n < cap)
+                v[n++] = k->value;
+            for (size_t p = 0; p < k->npass_values && n < cap; p++)
+                v[n++] = k->pass_values[p];
+            break;
+        }
+    }
+    return n;
+}
+
+/*
+ * Whether a claim that held and is now refuted moved, or only straddles
+ * its bound: a claim measured near a window's bound flips between runs of
+ * one build (elementwise-vs-handwritten's "about 200x faster" on the H100,
+ * fell short in some runs and refuted in others, its value on either side
+ * of 1x). With two values or more a side, all > 0, the flip counts only
+ * when the values moved as a timing must to be slower (Welch's t on their
+ * logs, p < CP_RUN_ALPHA); otherwise `why` says what the values were.
+ * Fewer values: no spread is known, and the flip counts.
+ */
+static bool claim_moved(const cp_compare_side *o, const cp_compare_side *n, const char *cname,
+                        const char *text, char *why, size_t len)
+{
+    double a[2 * CP_CLAIM_MAX_PASSES], b[2 * CP_CLAIM_MAX_PASSES];
+    size_t na = side_claim_values(o, cname, text, a, sizeof a / sizeof *a);
+    size_t nb = side_claim_values(n, cname, text, b, sizeof b / sizeof *b);
+    cp_run_cmp t;
+    if (na < 2 || nb < 2 ||
+        cp_compare_runs(a, na, b, nb, NULL, NULL, 0, 0, &t) < 0) {
+        cp_clear_last_error();
+        return true;
+    }
+    if (t.p < CP_RUN_ALPHA)
+        return true;
+    snprintf(why, len, "within the spread between runs: %.4g to %.4g over %zu passes, then %.4g "
+                       "to %.4g over %zu (p %.2g)",
+             fmin_of(a, na), fmax_of(a, na), na, fmin_of(b, nb), fmax_of(b, nb), nb, t.p);
+    return false;
+}
+
 static bool side_claim(const cp_compare_side *s, const char *cname, const char *text,
                        cp_verdict *out)
 {
@@ -888,8 +957,12 @@ static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
          * counted. */
         bool held = va == CP_VERDICT_CONFIRMED || va == CP_VERDICT_EXCEEDED ||
                     va == CP_VERDICT_FELL_SHORT;
-        CP_TRY(change(&c->claims, &c->nclaims, &k->claims, name, ci, text, was, now,
-                      held && vb == CP_VERDICT_REFUTED));
+        char why[160] = "";
+        bool worse = held && vb == CP_VERDICT_REFUTED;
+        if (worse)
+            worse = claim_moved(o, n, name, text, why, sizeof why);
+        CP_TRY(change(&c->claims, &c->nclaims, &k->claims, name, ci, text, was, now, worse));
+        snprintf(c->claims[c->nclaims - 1].why, sizeof c->claims[0].why, "%s", why);
     }
     CP_TRY(compare_findings(c, k, o, n, ca, ci));
     const cp_case_result *ca_new = NULL;

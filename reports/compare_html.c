@@ -205,6 +205,10 @@ static void change_item(html_buf *b, const cp_cmp_change *c, const char *word, b
     html_text(b, c->was);
     html_raw(b, " &rarr; ");
     html_text(b, c->now);
+    if (c->why[0]) {
+        html_raw(b, ", not counted: ");
+        html_text(b, c->why);
+    }
     html_raw(b, "</li>");
 }
 

@@ -102,6 +102,8 @@ static void changes_json(doc *d, cJSON *array, const cp_cmp_change *list, size_t
         added(d, cJSON_AddStringToObject(o, "old", list[i].was));
         added(d, cJSON_AddStringToObject(o, "new", list[i].now));
         added(d, cJSON_AddBoolToObject(o, "regression", list[i].regression));
+        if (list[i].why[0])
+            added(d, cJSON_AddStringToObject(o, "why", list[i].why));
     }
 }
 

@@ -77,8 +77,9 @@ static void case_changes(const cp_comparison *c, size_t ci, FILE *out)
     for (size_t i = 0; i < c->nclaims; i++) {
         const cp_cmp_change *k = &c->claims[i];
         if (k->case_index == ci)
-            fprintf(out, "claim %s: %.60s: %s -> %s%s\n", k->case_name, k->name, k->was, k->now,
-                    regression_mark(k->regression));
+            fprintf(out, "claim %s: %.60s: %s -> %s%s%s%s\n", k->case_name, k->name, k->was,
+                    k->now, regression_mark(k->regression), k->why[0] ? ", not counted: " : "",
+                    k->why);
     }
     for (size_t i = 0; i < c->nfindings; i++) {
         const cp_cmp_finding *f = &c->findings[i];

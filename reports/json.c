@@ -449,6 +449,15 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
             add_str(b, w, "unit", k->window.unit);
             add_num(b, w, "value", k->value);
             add_str(b, w, "rule", rule);
+            /* 1.13: the value each pass measured (run --runs K), so that
+             * compare can tell a flip across a bound from a move. */
+            if (k->npass_values > 1) {
+                cJSON *pv = add_arr(b, w, "passes");
+                for (size_t p = 0; pv && p < k->npass_values; p++) {
+                    cJSON *x = cJSON_CreateNumber(k->pass_values[p]);
+                    b->ok = b->ok && x && cJSON_AddItemToArray(pv, x);
+                }
+            }
         }
     }
     cJSON *figures = add_arr(b, o, "figures");
@@ -531,8 +540,9 @@ cJSON *cp_report_to_json(const cp_report *r)
      * ranks per variant (readers of 1.0 ignore them); 1.10: the
      * environment's address_layout; 1.11: tracing_cost (cuproof exec);
      * 1.12: the environment's cpu_affinity and cpus, and the records exec
-     * read while the program ran, in tracing_cost. */
-    add_str(&b, root, "schema_version", "1.12");
+     * read while the program ran, in tracing_cost; 1.13: a windowed
+     * claim's value in each pass (window.passes). */
+    add_str(&b, root, "schema_version", "1.13");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

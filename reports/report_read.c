@@ -541,6 +541,17 @@ static int read_case(where *w, const cJSON *o, cp_case_result *c)
             k->window.none = num(win, "none", NAN);
             str(win, "unit", k->window.unit, sizeof k->window.unit);
             k->value = num(win, "value", NAN);
+            /* 1.13: each pass's value; absent for one pass. */
+            const cJSON *pv = item(win, "passes"), *e;
+            if (pv && !cJSON_IsArray(pv))
+                CP_TRY(bad(w, "a claim's window.passes is not an array"));
+            cJSON_ArrayForEach(e, pv)
+            {
+                if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble))
+                    CP_TRY(bad(w, "a claim's window.passes holds a value that is not a number"));
+                if (k->npass_values < CP_CLAIM_MAX_PASSES)
+                    k->pass_values[k->npass_values++] = e->valuedouble;
+            }
         }
     }
     cJSON_ArrayForEach(x, item(o, "figures"))

@@ -215,6 +215,66 @@ Test(compare, a_report_of_passes_is_several_runs)
     cp_report_free(&r[1]);
 }
 
+/* Claim `text` of case cname in r, judged by a window [1, 4.5] x, with
+ * the verdict v and the passes' values (one value: no passes). */
+static void claim_values(cp_report *r, const char *cname, cp_verdict v, const double *vals,
+                         size_t n)
+{
+    cp_case_result *c = (cp_case_result *)cp_report_case(r, cname);
+    cr_assert(c && c->nclaims > 0);
+    cp_claim_result *k = &c->claims[0];
+    k->verdict = v;
+    k->has_window = true;
+    k->window = (cp_claim_window){.lo = 3, .hi = 4.5, .none = 1};
+    snprintf(k->window.unit, sizeof k->window.unit, "x");
+    k->value = vals[0];
+    k->npass_values = n > 1 ? n : 0;
+    for (size_t i = 0; n > 1 && i < n; i++)
+        k->pass_values[i] = vals[i];
+}
+
+/* A claim that held and is now refuted is a regression when its value
+ * moved, and only said when the passes of both sides straddle its bound
+ * (elementwise-vs-handwritten's "about 200x faster" on the H100: 0.74 to
+ * 1.04 over three passes, then 0.93 to 0.96). Without passes no spread is
+ * known and the flip counts, as before (the control). */
+Test(compare, a_claim_flipping_within_its_spread_is_not_a_regression)
+{
+    static const struct {
+        double old[3], new_[3];
+        size_t n;
+        bool regression;
+    } cases[] = {
+        {{0.74, 1.04, 0.95}, {0.93, 0.96, 0.95}, 3, false},
+        {{4.00, 4.10, 4.05}, {0.98, 1.00, 1.02}, 3, true},
+        {{1.04, 0, 0}, {0.95, 0, 0}, 1, true},
+    };
+    for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+        cp_report r[2];
+        const char *paths[2] = {FULL, FULL};
+        for (int i = 0; i < 2; i++)
+            cr_assert_eq(cp_report_read(FULL, &r[i]), 0, "%s", cp_last_error());
+        claim_values(&r[0], "multi-kernel", CP_VERDICT_FELL_SHORT, cases[t].old, cases[t].n);
+        claim_values(&r[1], "multi-kernel", CP_VERDICT_REFUTED, cases[t].new_, cases[t].n);
+        cp_compare_side o = {r, paths, 1}, n = {r + 1, paths + 1, 1};
+        cp_comparison c;
+        cr_assert_eq(cp_compare_build(&o, &n, NULL, &c), 0, "%s", cp_last_error());
+        cr_assert_eq(c.nclaims, 1, "case %zu", t);
+        cr_expect_eq(c.claims[0].regression, cases[t].regression, "case %zu", t);
+        if (cases[t].regression)
+            cr_expect_str_empty(c.claims[0].why, "case %zu", t);
+        else
+            cr_expect_not_null(strstr(c.claims[0].why, "within the spread between runs: 0.74 to "
+                                                        "1.04 over 3 passes, then 0.93 to 0.96"),
+                               "%s", c.claims[0].why);
+        cr_expect_eq(c.regressions, cases[t].regression ? 1 : 0, "case %zu: %d", t,
+                     c.regressions);
+        cp_comparison_free(&c);
+        cp_report_free(&r[0]);
+        cp_report_free(&r[1]);
+    }
+}
+
 /* One side's reports of different GPUs: incomparable, said which. */
 Test(compare, one_sides_reports_must_be_comparable_too)
 {

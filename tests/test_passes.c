@@ -104,6 +104,18 @@ Test(passes, report_keeps_each_pass_and_reads_it_back)
     traced(&second, 0.70, "copy_kernel_overlap_ratio > 0.5");
     second.variants[0].metrics.nfindings = 0;
     cr_assert_eq(cp_case_result_add_pass(&c, &second, 2), 0);
+    /* A windowed claim with each pass's value (1.13: window.passes). */
+    cp_claim_result *k = cp_result_add_claim(&c);
+    cr_assert_not_null(k);
+    snprintf(k->text, sizeof k->text, "about 4x faster");
+    k->verdict = CP_VERDICT_CONFIRMED;
+    k->has_window = true;
+    k->window = (cp_claim_window){.lo = 3, .hi = 4.5, .none = 1};
+    snprintf(k->window.unit, sizeof k->window.unit, "x");
+    k->value = 3.9;
+    k->pass_values[0] = 3.9;
+    k->pass_values[1] = 4.2;
+    k->npass_values = 2;
     cp_report rep;
     memset(&rep, 0, sizeof rep);
     snprintf(rep.tool_version, sizeof rep.tool_version, "test");
@@ -133,6 +145,9 @@ Test(passes, report_keeps_each_pass_and_reads_it_back)
     cr_expect_str_eq(b->runs[0].metrics.findings[0].name, "cuda_memcpy_async");
     cr_expect_eq(b->runs[0].metrics.findings[0].count, 2);
     cr_expect_eq(b->runs[1].metrics.nfindings, 0);
+    const cp_claim_result *bk = &back.cases[0].claims[0];
+    cr_assert_eq(bk->npass_values, 2);
+    cr_expect_float_eq(bk->pass_values[1], 4.2, 1e-12);
     cp_report_free(&back);
 
     /* A pass without its median is a bad report, named. */

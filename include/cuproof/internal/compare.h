@@ -115,6 +115,9 @@ typedef struct cp_cmp_change {
     char name[256];        /* the check's name or the claim's text; "" for a case */
     char was[16], now[16]; /* old and new result */
     bool regression;
+    /* Why a worse result is not counted (a claim whose passes' values on
+     * both sides straddle its bound); "" otherwise. */
+    char why[160];
 } cp_cmp_change;
 
 /* A finding of the traced run's analysis that one side raised and the
