@@ -35,6 +35,10 @@ typedef struct run_args {
      * passes after the first each in a process of its own, run with the
      * arguments (argv) less --runs and --out. */
     int runs;
+    /* --processes P: each pass times its short cases (every variant under
+     * CP_PROCESS_SHORT_MS) in P processes, the pass's own and P - 1 more,
+     * untraced (cp_case_result_add_process). */
+    int processes;
     int argc;
     char **argv;
 } run_args;
@@ -59,6 +63,11 @@ static int parse_args(int argc, char **argv, bool test, run_args *a)
         } else if (strcmp(arg, "--runs") == 0 && !test) {
             if (!cp_parse_int(val, 1, 100, &a->runs))
                 return cp_usage_error("--runs '%s': expected an integer from 1 to 100",
+                                      val ? val : "");
+            i++;
+        } else if (strcmp(arg, "--processes") == 0 && !test) {
+            if (!cp_parse_int(val, 1, CP_MAX_PROCESSES, &a->processes))
+                return cp_usage_error("--processes '%s': expected an integer from 1 to 8",
                                       val ? val : "");
             i++;
         } else if (strcmp(arg, "--warmup") == 0) {
@@ -262,45 +271,158 @@ static int add_case(cp_session *s, cp_case_result *c, int *status)
     return 0;
 }
 
-/* Pass `pass` (2 and later) of every selected case in a process of its
- * own (cp_pass_in_process), into OUT/passes/pass-N, each case folded into
- * its first pass. Returns -1, or the exit status when the pass failed to
- * leave a report. */
-static int pass_in_process(const run_args *a, int pass, cp_case_result *first)
+/* run's options that take a value: what a pass's own command line keeps
+ * of run's, apart from the case names. */
+static bool takes_value(const char *opt)
 {
-    char **args = calloc((size_t)a->argc + 1, sizeof *args);
-    char dir[4096];
-    if (!args) {
-        fprintf(stderr, "cuproof: out of memory\n");
-        return CP_EXIT_TOOL;
-    }
+    static const char *const with_value[] = {
+        "--profile",     "--repeat",    "--runs",     "--warmup",   "--out",
+        "--devices",     "--min-samples", "--max-samples", "--max-noise", "--min-time",
+        "--max-time",    "--param",     "--processes"};
+    for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
+        if (strcmp(opt, with_value[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The command line of a pass in another process: run's own arguments less
+ * --runs, --out and --processes, and, when `cases` is given, less the
+ * case names too, then "--no-trace" and those `ncases` names. `args` has
+ * room for a->argc + ncases + 1. Returns the count. */
+static size_t pass_args(const run_args *a, const char *const *cases, size_t ncases, char **args)
+{
     size_t n = 0;
     for (int i = 0; i < a->argc; i++) {
-        if ((strcmp(a->argv[i], "--runs") == 0 || strcmp(a->argv[i], "--out") == 0) &&
-            i + 1 < a->argc) {
+        const char *arg = a->argv[i];
+        bool valued = arg[0] == '-' && takes_value(arg) && i + 1 < a->argc;
+        if (valued && (strcmp(arg, "--runs") == 0 || strcmp(arg, "--out") == 0 ||
+                       strcmp(arg, "--processes") == 0)) {
             i++;
             continue;
         }
-        args[n++] = a->argv[i];
+        if (cases && arg[0] != '-')
+            continue; /* a case name: the short ones are added below */
+        args[n++] = (char *)arg;
+        if (valued)
+            args[n++] = a->argv[++i];
     }
+    if (cases) {
+        args[n++] = "--no-trace";
+        for (size_t k = 0; k < ncases; k++)
+            args[n++] = (char *)cases[k];
+    }
+    return n;
+}
+
+/* Whether a case's pass is timed in more processes: it ran, and each
+ * variant it timed took under CP_PROCESS_SHORT_MS (a long variant's level
+ * moves less than its run takes to repeat, and would multiply the run's
+ * time). */
+static bool short_case(const cp_case_result *c)
+{
+    if (!c || c->status == CP_STATUS_SKIPPED)
+        return false;
+    size_t timed = 0;
+    for (size_t i = 0; i < c->nvariants; i++) {
+        const cp_variant_result *v = &c->variants[i];
+        if (!v->nsamples)
+            continue;
+        if (!(v->timing.median_ms < CP_PROCESS_SHORT_MS))
+            return false;
+        timed++;
+    }
+    return timed > 0;
+}
+
+/* --processes P: pass `pass`'s short cases (res[i] the pass's result of
+ * selected case i, NULL when it has none) timed in P - 1 more processes
+ * of their own, untraced, into OUT/passes/pass-N-process-M, each folded
+ * into the pass's result (cp_case_result_add_process). Returns -1, or the
+ * exit status when a process failed to leave a report. */
+static int more_processes(const run_args *a, int pass, cp_case_result **res)
+{
+    if (a->processes < 2)
+        return -1;
+    const char **names = calloc(a->nsel + 1, sizeof *names);
+    char **args = calloc((size_t)a->argc + a->nsel + 2, sizeof *args);
+    int status = -1;
+    if (!names || !args) {
+        fprintf(stderr, "cuproof: out of memory\n");
+        status = CP_EXIT_TOOL;
+        goto done;
+    }
+    size_t nshort = 0;
+    for (size_t i = 0; i < a->nsel; i++)
+        if (short_case(res[i]))
+            names[nshort++] = cp_case_name(a->sel[i]);
+    if (!nshort)
+        goto done;
+    size_t n = pass_args(a, names, nshort, args);
+    for (int m = 2; m <= a->processes && status < 0; m++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/passes/pass-%d-process-%d", a->out_dir, pass, m);
+        cp_report r;
+        pid_t pid = 0;
+        if (cp_make_dirs(dir) < 0 || cp_pass_in_process(args, n, dir, &r, &pid) < 0) {
+            fprintf(stderr, "cuproof: pass %d, process %d: %s\n", pass, m, cp_last_error());
+            status = CP_EXIT_TOOL;
+            break;
+        }
+        printf("cuproof: pass %d, process %d of %d: %zu short case%s in process %d (%s.log)\n",
+               pass, m, a->processes, nshort, nshort == 1 ? "" : "s", (int)pid, dir);
+        for (size_t i = 0; i < a->nsel && status < 0; i++) {
+            const cp_case_result *c = cp_report_case(&r, cp_case_name(a->sel[i]));
+            if (c && short_case(res[i]) && cp_case_result_add_process(res[i], c, m) < 0)
+                status = cp_tool_error();
+        }
+        cp_report_free(&r);
+    }
+done:
+    free(names);
+    free(args);
+    return status;
+}
+
+/* Pass `pass` (2 and later) of every selected case in a process of its
+ * own (cp_pass_in_process), into OUT/passes/pass-N, timed in more
+ * processes with --processes, each case folded into its first pass.
+ * Returns -1, or the exit status when the pass failed to leave a report. */
+static int pass_in_process(const run_args *a, int pass, cp_case_result *first)
+{
+    char **args = calloc((size_t)a->argc + 1, sizeof *args);
+    cp_case_result **res = calloc(a->nsel + 1, sizeof *res);
+    char dir[4096];
+    if (!args || !res) {
+        free(args);
+        free(res);
+        fprintf(stderr, "cuproof: out of memory\n");
+        return CP_EXIT_TOOL;
+    }
+    size_t n = pass_args(a, NULL, 0, args);
     snprintf(dir, sizeof dir, "%s/passes/pass-%d", a->out_dir, pass);
     cp_report r;
     pid_t pid = 0;
     int rc = cp_make_dirs(dir) < 0 ? -1 : cp_pass_in_process(args, n, dir, &r, &pid);
     free(args);
     if (rc < 0) {
+        free(res);
         fprintf(stderr, "cuproof: pass %d: %s\n", pass, cp_last_error());
         return CP_EXIT_TOOL;
     }
     printf("cuproof: pass %d of %d ran in process %d (%s.log)\n", pass, a->runs, (int)pid, dir);
-    for (size_t i = 0; i < a->nsel && rc == 0; i++) {
-        cp_case_result *c = (cp_case_result *)cp_report_case(&r, cp_case_name(a->sel[i]));
-        if (!c)
-            continue; /* not run there: its first pass says why */
-        c->pid = (int)pid;
-        rc = cp_case_result_add_pass(&first[i], c, pass);
+    for (size_t i = 0; i < a->nsel; i++) {
+        res[i] = (cp_case_result *)cp_report_case(&r, cp_case_name(a->sel[i]));
+        if (res[i])
+            res[i]->pid = (int)pid;
     }
+    int status = more_processes(a, pass, res);
+    for (size_t i = 0; i < a->nsel && rc == 0 && status < 0; i++)
+        if (res[i]) /* else not run there: its first pass says why */
+            rc = cp_case_result_add_pass(&first[i], res[i], pass);
+    free(res);
     cp_report_free(&r);
+    if (status >= 0)
+        return status;
     if (rc < 0)
         return cp_tool_error();
     return -1;
@@ -359,13 +481,21 @@ static int run_cases(const run_args *a, cp_session *s, const int *devices, int n
                          sizeof fatal_msg, &first[i]);
         }
         first[i].pid = (int)getpid();
-        /* One pass: each case reaches the sinks as soon as it ran. */
-        if (passes == 1 && rc < 0 && add_case(s, &first[i], status) < 0)
+        /* One pass of one process: each case reaches the sinks as soon
+         * as it ran. */
+        if (passes == 1 && a->processes < 2 && rc < 0 && add_case(s, &first[i], status) < 0)
             rc = CP_EXIT_TOOL;
+    }
+    if (rc < 0 && a->processes > 1) {
+        cp_case_result **res = calloc(a->nsel + 1, sizeof *res);
+        for (size_t i = 0; res && i < a->nsel; i++)
+            res[i] = &first[i];
+        rc = res ? more_processes(a, 1, res) : CP_EXIT_TOOL;
+        free(res);
     }
     for (int pass = 2; pass <= passes && rc < 0; pass++)
         rc = pass_in_process(a, pass, first);
-    for (size_t i = 0; passes > 1 && i < a->nsel; i++) {
+    for (size_t i = 0; (passes > 1 || a->processes > 1) && i < a->nsel; i++) {
         if (rc < 0)
             add_case(s, &first[i], status);
         else

@@ -39,6 +39,11 @@ static const cp_help_opt run_opts[] = {
                  "that compare rests on runs, not samples; prints each variant's spread "
                  "between passes and warns of a declared expectation or a claim's window within 3 "
                  "of its own"},
+    {"--processes P", "each pass times its short cases (every variant under 50 ms) in P "
+                      "processes, 1..8: its own and P - 1 more, untraced (OUT/passes/"
+                      "pass-N-process-M); a pass's value is the median of its processes' (report."
+                      "json processes_ms), since a short variant's time sits on a level each "
+                      "process draws"},
     {"--min-samples N, --max-samples N, --max-noise F, --min-time S, --max-time S",
      "the stopping rule: timed runs until the median's relative standard error is at most F "
      "(ci: 5..50 runs, 0.02, 1 s; full: 5..100, 0.01, 5 s); the report says what ended them"},

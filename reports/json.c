@@ -285,6 +285,19 @@ static void clocks_json(builder *b, cJSON *parent, const char *key, const cp_clo
     }
 }
 
+/* processes_ms (1.13): each process's median in a pass of several
+ * (cuproof run --processes). */
+static void processes_json(builder *b, cJSON *o, const double *ms, int n)
+{
+    if (n < 2)
+        return;
+    cJSON *arr = add_arr(b, o, "processes_ms");
+    for (int k = 0; arr && k < n; k++) {
+        cJSON *x = cJSON_CreateNumber(ms[k]);
+        b->ok = b->ok && x && cJSON_AddItemToArray(arr, x);
+    }
+}
+
 /* 1.8: the passes of `cuproof run --runs K` (cp_run_value), each its own
  * samples, median, clocks, traced device time and (1.9) the process
  * that ran it and its traced run's scalar metrics and findings, in
@@ -308,6 +321,7 @@ static void passes_json(builder *b, cJSON *timing, const cp_variant_result *v)
         add_num(b, o, "device_busy_ns", (double)r->device_busy_ns);
         if (r->pid)
             add_num(b, o, "pid", r->pid);
+        processes_json(b, o, r->process_ms, r->nprocesses);
         if (r->traced)
             scalar_metrics_json(b, add_obj(b, o, "metrics"), &r->metrics, false);
     }
@@ -400,6 +414,10 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
             add_str(b, t, "stopped_by", v->stopped_by);
             if (isfinite(v->noise))
                 add_num(b, t, "median_noise", v->noise);
+            /* A report of one pass: its processes here; of several, each
+             * pass's in timing.passes. */
+            if (!v->nruns)
+                processes_json(b, t, v->process_ms, v->nprocesses);
         }
         clocks_json(b, j, "clocks_before", &v->clocks_before);
         clocks_json(b, j, "clocks_after", &v->clocks_after);
@@ -541,7 +559,8 @@ cJSON *cp_report_to_json(const cp_report *r)
      * environment's address_layout; 1.11: tracing_cost (cuproof exec);
      * 1.12: the environment's cpu_affinity and cpus, and the records exec
      * read while the program ran, in tracing_cost; 1.13: a windowed
-     * claim's value in each pass (window.passes). */
+     * claim's value in each pass (window.passes), and each process's
+     * median in a pass of several (processes_ms, run --processes). */
     add_str(&b, root, "schema_version", "1.13");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");

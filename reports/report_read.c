@@ -358,6 +358,25 @@ static int read_ranks(const where *w, const cJSON *o, cp_ranks **out)
 
 #undef RANK_U
 
+/* processes_ms (1.13): each process's median in a pass of several;
+ * absent for a pass of one. */
+static int read_processes(const where *w, const cJSON *arr, double *ms, int *n)
+{
+    *n = 0;
+    if (!arr)
+        return 0;
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > CP_MAX_PROCESSES)
+        return bad(w, "processes_ms is not an array of at most 8 times");
+    const cJSON *x;
+    cJSON_ArrayForEach(x, arr)
+    {
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || !(x->valuedouble > 0))
+            return bad(w, "processes_ms holds a value that is not a time > 0");
+        ms[(*n)++] = x->valuedouble;
+    }
+    return 0;
+}
+
 /* timing.passes (1.8, metrics 1.9): each pass of `cuproof run --runs K`; absent in a
  * report of one pass or an older schema (nruns 0). */
 static int read_passes(const where *w, const cJSON *arr, cp_variant_result *v)
@@ -384,6 +403,9 @@ static int read_passes(const where *w, const cJSON *arr, cp_variant_result *v)
         read_clocks(item(p, "clocks_after"), &r->clocks_after);
         r->device_busy_ns = (uint64_t)num(p, "device_busy_ns", 0);
         r->pid = (int)num(p, "pid", 0);
+        rc = read_processes(w, item(p, "processes_ms"), r->process_ms, &r->nprocesses);
+        if (rc < 0)
+            return rc;
         /* 1.9: the pass's traced metrics; the bits of metrics the pass
          * lacks are not kept (compare reads the report's own for them). */
         const cJSON *m = item(p, "metrics");
@@ -413,6 +435,7 @@ static int read_variant(where *w, const cJSON *o, cp_variant_result *v)
     CP_TRY(numbers(w, item(t, "samples_ms"), &v->samples_ms, &v->nsamples));
     str(t, "stopped_by", v->stopped_by, sizeof v->stopped_by);
     v->noise = num(t, "median_noise", NAN);
+    CP_TRY(read_processes(w, item(t, "processes_ms"), v->process_ms, &v->nprocesses));
     read_clocks(item(o, "clocks_before"), &v->clocks_before);
     read_clocks(item(o, "clocks_after"), &v->clocks_after);
     CP_TRY(read_passes(w, item(t, "passes"), v));

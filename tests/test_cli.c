@@ -1887,6 +1887,28 @@ Test(cli, later_passes_run_in_processes_of_their_own)
     cr_assert_eq(system(args), 0);
 }
 
+/* `run --processes P` times a pass's short cases in P processes; a case
+ * that skipped is not short, so without a GPU no further process starts
+ * (the control: the passes themselves still do). Out of range: exit 2. */
+Test(cli, processes_start_only_for_cases_that_ran_short)
+{
+    char dir[] = "/tmp/cuproof-procs-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char args[512], path[600];
+    snprintf(args, sizeof args, "run --runs 2 --processes 3 --out %s vector-add", dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "pass 2 of 2 ran in process"), "%s", output);
+    cr_expect_null(strstr(output, "process 2 of 3"), "%s", output);
+    snprintf(path, sizeof path, "%s/passes/pass-1-process-2", dir);
+    cr_expect_neq(access(path, F_OK), 0, "%s", path);
+    cr_expect_eq(cuproof("run --processes 9 vector-add"), CP_EXIT_USAGE, "%s", output);
+    cr_expect_not_null(strstr(output, "--processes '9': expected an integer from 1 to 8"), "%s",
+                       output);
+    cr_expect_eq(cuproof("test vector-add --processes 2"), CP_EXIT_USAGE, "%s", output);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    cr_assert_eq(system(args), 0);
+}
+
 /* Five back-to-back `run --profile ci --runs 3` on the H100 (each pass
  * after the first in its own process; tests/fixtures/compare-h100-five):
  * the pair that once called broadcast matrix-row "slower" (1.227, p

@@ -95,6 +95,66 @@ Test(passes, later_passes_become_runs_and_keep_failures)
     cp_case_result_free(&first);
 }
 
+/* --processes P: a pass timed again in other processes (untraced) keeps
+ * each process's median, and the pass's value is their median: one
+ * process's level does not pull it, where the pooled samples' median
+ * would lean to the process that took the most samples. */
+Test(passes, a_pass_of_several_processes_is_the_median_of_theirs)
+{
+    cp_case_result a, b, c, second;
+    one_pass(&a, 1.0, 5, 1980, false);  /* median 1.2 */
+    one_pass(&b, 1.3, 5, 1980, false);  /* 1.5 */
+    one_pass(&c, 2.0, 40, 1980, false); /* 3.95, and most of the samples */
+    cr_assert_eq(cp_case_result_add_process(&a, &b, 2), 0, "%s", cp_last_error());
+    cr_assert_eq(cp_case_result_add_process(&a, &c, 3), 0, "%s", cp_last_error());
+    const cp_variant_result *v = &a.variants[0];
+    cr_assert_eq(v->nprocesses, 3);
+    cr_expect_float_eq(v->process_ms[0], 1.2, 1e-12);
+    cr_expect_float_eq(v->process_ms[1], 1.5, 1e-12);
+    cr_expect_float_eq(v->process_ms[2], 3.95, 1e-12);
+    cr_expect_eq(v->nsamples, 50);
+    cr_expect_float_eq(v->samples_ms[5], 1.3, 1e-12); /* process 2's after the first's */
+    /* The pooled samples' median (the control): the long process's. */
+    cr_expect_gt(v->timing.median_ms, 2.0);
+    /* As a run, the pass is worth the middle process: 1.5. */
+    one_pass(&second, 1.4, 5, 1980, false);
+    cr_assert_eq(cp_case_result_add_pass(&a, &second, 2), 0);
+    cr_assert_eq(v->nruns, 2);
+    cr_expect_float_eq(v->runs[0].median_ms, 1.5, 1e-12);
+    cr_expect_eq(v->runs[0].nprocesses, 3);
+    cr_expect_float_eq(v->runs[0].process_ms[2], 3.95, 1e-12);
+    /* A pass of one process keeps its own median and no processes. */
+    cr_expect_float_eq(v->runs[1].median_ms, 1.6, 1e-12);
+    cr_expect_eq(v->runs[1].nprocesses, 0);
+    cr_expect_eq(a.status, CP_STATUS_PASSED);
+    cp_case_result_free(&b);
+    cp_case_result_free(&c);
+    cp_case_result_free(&second);
+
+    /* A process that failed fails the pass, saying which, and keeps its
+     * failed check; a variant the pass did not time takes nothing. */
+    cp_case_result d;
+    one_pass(&d, 1.0, 5, 1980, true);
+    cr_assert_eq(cp_case_result_add_process(&a, &d, 2), 0);
+    cr_expect_eq(a.status, CP_STATUS_FAILED);
+    cr_expect_str_eq(a.error, "process 2: output differs");
+    cr_assert_eq(a.nchecks, 2);
+    cr_expect_str_eq(a.checks[1].name, "process 2: v output matches");
+    cp_case_result_free(&d);
+    cp_case_result_free(&a);
+
+    /* More than CP_MAX_PROCESSES in one pass: refused, said. */
+    cp_case_result e, f;
+    one_pass(&e, 1.0, 5, 1980, false);
+    one_pass(&f, 1.0, 5, 1980, false);
+    for (int m = 2; m <= CP_MAX_PROCESSES; m++)
+        cr_assert_eq(cp_case_result_add_process(&e, &f, m), 0);
+    cr_expect_eq(cp_case_result_add_process(&e, &f, CP_MAX_PROCESSES + 1), CP_EINVAL);
+    cr_expect_not_null(strstr(cp_last_error(), "more than 8 processes"), "%s", cp_last_error());
+    cp_case_result_free(&e);
+    cp_case_result_free(&f);
+}
+
 Test(passes, report_keeps_each_pass_and_reads_it_back)
 {
     cp_case_result c, second;
@@ -103,6 +163,11 @@ Test(passes, report_keeps_each_pass_and_reads_it_back)
     traced(&c, 0.75, "copy_kernel_overlap_ratio > 0.5");
     traced(&second, 0.70, "copy_kernel_overlap_ratio > 0.5");
     second.variants[0].metrics.nfindings = 0;
+    /* The second pass timed in two processes (1.2 and 1.7: value 1.45). */
+    cp_case_result other;
+    one_pass(&other, 1.0, 5, 1980, false);
+    cr_assert_eq(cp_case_result_add_process(&second, &other, 2), 0);
+    cp_case_result_free(&other);
     cr_assert_eq(cp_case_result_add_pass(&c, &second, 2), 0);
     /* A windowed claim with each pass's value (1.13: window.passes). */
     cp_claim_result *k = cp_result_add_claim(&c);
@@ -131,11 +196,16 @@ Test(passes, report_keeps_each_pass_and_reads_it_back)
     const cp_variant_result *b = &back.cases[0].variants[0];
     cr_assert_eq(b->nruns, 2);
     cr_expect_float_eq(b->runs[0].median_ms, 1.2, 1e-12);
-    cr_expect_float_eq(b->runs[1].median_ms, 1.7, 1e-12);
-    cr_expect_eq(b->runs[1].nsamples, 5);
+    cr_expect_float_eq(b->runs[1].median_ms, 1.45, 1e-12);
+    cr_expect_eq(b->runs[1].nsamples, 10);
     cr_expect_float_eq(b->runs[1].samples_ms[4], 1.9, 1e-12);
     cr_expect_eq(b->runs[1].clocks_before.sm_mhz, 1410);
-    cr_expect_eq(b->nsamples, 10);
+    /* 1.13: its processes' medians, read back; none for the first pass. */
+    cr_assert_eq(b->runs[1].nprocesses, 2);
+    cr_expect_float_eq(b->runs[1].process_ms[0], 1.7, 1e-12);
+    cr_expect_float_eq(b->runs[1].process_ms[1], 1.2, 1e-12);
+    cr_expect_eq(b->runs[0].nprocesses, 0);
+    cr_expect_eq(b->nsamples, 15);
     /* 1.9: each pass's traced metrics and findings, read back. */
     cr_expect(b->runs[0].traced && b->runs[1].traced);
     cr_expect_float_eq(b->runs[0].metrics.copy_kernel_overlap_ratio, 0.75, 1e-12);
@@ -166,6 +236,23 @@ Test(passes, report_keeps_each_pass_and_reads_it_back)
     cr_expect_eq(cp_report_read(path, &back), CP_EPARSE);
     cr_expect_not_null(strstr(cp_last_error(), "timing.passes has no median_ms"), "%s",
                        cp_last_error());
+    /* A process's median that is not a time > 0: named too. */
+    cr_assert_eq(cp_report_json_write(&rep, path), 0, "%s", cp_last_error());
+    f = fopen(path, "r");
+    cr_assert_not_null(f);
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    m = strstr(text, "\"processes_ms\":\t[");
+    cr_assert_not_null(m, "%s", text);
+    m += strlen("\"processes_ms\":\t[");
+    *m = '-';
+    f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    cr_expect_eq(cp_report_read(path, &back), CP_EPARSE);
+    cr_expect_not_null(strstr(cp_last_error(), "processes_ms holds a value that is not a time"),
+                       "%s", cp_last_error());
     unlink(path);
     rmdir(dir);
     cp_case_result_free(&second);

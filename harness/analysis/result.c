@@ -188,6 +188,13 @@ static int run_of(const cp_variant_result *v, int pid, cp_run_value *out)
     cp_timing t;
     if (cp_timing_compute(v->samples_ms, v->nsamples, &t) == 0)
         out->median_ms = t.median_ms;
+    /* A pass of several processes: the median of theirs, so that one
+     * process's level does not pull the pass (the pooled samples' median
+     * leans to whichever process took the most samples). */
+    if (v->nprocesses > 1 && cp_timing_compute(v->process_ms, (size_t)v->nprocesses, &t) == 0)
+        out->median_ms = t.median_ms;
+    memcpy(out->process_ms, v->process_ms, sizeof out->process_ms);
+    out->nprocesses = v->nprocesses;
     out->clocks_before = v->clocks_before;
     out->clocks_after = v->clocks_after;
     out->device_busy_ns = v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0;
@@ -234,6 +241,49 @@ static int pool_runs(cp_variant_result *v)
     v->samples_ms = all;
     v->nsamples = n;
     return n ? cp_timing_compute(all, n, &v->timing) : 0;
+}
+
+int cp_case_result_add_process(cp_case_result *into, const cp_case_result *proc, int number)
+{
+    for (size_t i = 0; i < proc->nvariants; i++) {
+        const cp_variant_result *pv = &proc->variants[i];
+        cp_variant_result *v = NULL;
+        for (size_t k = 0; k < into->nvariants && !v; k++)
+            if (strcmp(into->variants[k].name, pv->name) == 0)
+                v = &into->variants[k];
+        if (!v || !pv->nsamples || !v->nsamples)
+            continue;
+        if (v->nprocesses == 0)
+            v->process_ms[v->nprocesses++] = v->timing.median_ms;
+        if (v->nprocesses >= CP_MAX_PROCESSES)
+            return cp_failf(CP_EINVAL, "case %s, variant %s: more than %d processes in one pass",
+                            into->name, v->name, CP_MAX_PROCESSES);
+        double *all = realloc(v->samples_ms, (v->nsamples + pv->nsamples) * sizeof *all);
+        if (!all)
+            return cp_failf(CP_ENOMEM, "out of memory keeping a process's samples");
+        memcpy(all + v->nsamples, pv->samples_ms, pv->nsamples * sizeof *all);
+        v->samples_ms = all;
+        v->nsamples += pv->nsamples;
+        v->process_ms[v->nprocesses++] = pv->timing.median_ms;
+        int rc = cp_timing_compute(v->samples_ms, v->nsamples, &v->timing);
+        if (rc < 0)
+            return rc;
+    }
+    if (proc->status == CP_STATUS_FAILED && into->status != CP_STATUS_FAILED) {
+        into->status = CP_STATUS_FAILED;
+        snprintf(into->error, sizeof into->error, "process %d: %.1000s", number,
+                 proc->error[0] ? proc->error : "a check failed");
+    }
+    for (size_t i = 0; i < proc->nchecks; i++) {
+        if (proc->checks[i].status != CP_CHECK_FAILED)
+            continue;
+        cp_check_result *k = cp_result_add_check(into);
+        if (!k)
+            return cp_failf(CP_ENOMEM, "out of memory keeping a process's checks");
+        *k = proc->checks[i];
+        snprintf(k->name, sizeof k->name, "process %d: %.110s", number, proc->checks[i].name);
+    }
+    return 0;
 }
 
 int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *pass, int number)

@@ -126,6 +126,14 @@ typedef struct cp_series {
  * summed; 0 when untraced), and that traced run's metrics and findings:
  * the scalars alone (lanes, graphs, devices and kernels NULL), so that
  * each pass is one run of every trace metric too. */
+/* The most processes one pass of a case is timed in (cuproof run
+ * --processes). */
+#define CP_MAX_PROCESSES 8
+/* The cases timed in more processes are those whose every variant's
+ * median is under this: a short variant's level is what moves between
+ * processes, and a long case would multiply the run's time. */
+#define CP_PROCESS_SHORT_MS 50.0
+
 typedef struct cp_run_value {
     double median_ms;
     double *samples_ms; /* owned */
@@ -137,6 +145,10 @@ typedef struct cp_run_value {
     /* The process that ran the pass (0: not said, as in schema 1.8): each
      * pass of `cuproof run --runs K` after the first runs in its own. */
     int pid;
+    /* With --processes P (P > 1): each process's median, the pass's own
+     * first; median_ms is then their median, not the pooled samples'. */
+    double process_ms[CP_MAX_PROCESSES];
+    int nprocesses;
 } cp_run_value;
 
 typedef struct cp_variant_result {
@@ -161,6 +173,11 @@ typedef struct cp_variant_result {
      * schema): a comparison then has one run of it. */
     cp_run_value *runs;
     size_t nruns;
+    /* The pass's value with --processes P: each process's median (this
+     * one's first; cp_case_result_add_process adds the others), of which
+     * the median is the pass's value; 0 for a pass of one process. */
+    double process_ms[CP_MAX_PROCESSES];
+    int nprocesses;
     bool traced;
     char untraced_reason[512];
     char skip_reason[160]; /* why the variant did not run; "" when it ran */
@@ -314,6 +331,26 @@ CP_API cp_figure *cp_result_add_figure(cp_case_result *r);
  * was; its owner frees it. Returns 0 or CP_ENOMEM.
  */
 CP_API int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *pass, int number);
+
+/*
+ * `cuproof run --processes P`: the same pass of a case timed again in
+ * another process (`proc`, run untraced) folded into `into`, that pass's
+ * result, before the pass joins the others (cp_case_result_add_pass).
+ * Why: on an H100 a short variant's time sits on a level each process
+ * draws (its halves within one process agree within 1-2%, processes
+ * differ by 8-14%; samples/h100-layout), so a pass of one process is one
+ * draw of that level, and a pass's median over P processes is steadier.
+ * Each variant of proc with timed samples adds its median to into's
+ * process_ms (into's own median first) and its samples after into's;
+ * into's timing becomes theirs, and a later cp_case_result_add_pass
+ * takes the median of process_ms as the pass's value. A proc that failed
+ * makes `into` fail, its error prefixed "process N: ", and its failed
+ * checks are added likewise; its skipped and inconclusive checks are not
+ * (it ran untraced on purpose). Returns 0, CP_EINVAL when into already
+ * holds CP_MAX_PROCESSES processes, or CP_ENOMEM.
+ */
+CP_API int cp_case_result_add_process(cp_case_result *into, const cp_case_result *proc,
+                                      int number);
 
 /* The between-run spread of a variant's passes (cp_run_value): the
  * relative standard deviation of their medians (sample sd over mean) and
