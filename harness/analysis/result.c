@@ -243,14 +243,37 @@ static int pool_runs(cp_variant_result *v)
     return n ? cp_timing_compute(all, n, &v->timing) : 0;
 }
 
+/* into's variant of that name, or NULL. */
+static cp_variant_result *variant_named(cp_case_result *into, const char *name)
+{
+    for (size_t k = 0; k < into->nvariants; k++)
+        if (strcmp(into->variants[k].name, name) == 0)
+            return &into->variants[k];
+    return NULL;
+}
+
+/* Each failed check of `from` (another pass or process of the same case)
+ * added to `into`, named "WHAT N: its name", so that none is lost. */
+static int keep_failed_checks(cp_case_result *into, const cp_case_result *from, const char *what,
+                              int number)
+{
+    for (size_t i = 0; i < from->nchecks; i++) {
+        if (from->checks[i].status != CP_CHECK_FAILED)
+            continue;
+        cp_check_result *k = cp_result_add_check(into);
+        if (!k)
+            return cp_failf(CP_ENOMEM, "out of memory keeping a %s's checks", what);
+        *k = from->checks[i];
+        snprintf(k->name, sizeof k->name, "%s %d: %.110s", what, number, from->checks[i].name);
+    }
+    return 0;
+}
+
 int cp_case_result_add_process(cp_case_result *into, const cp_case_result *proc, int number)
 {
     for (size_t i = 0; i < proc->nvariants; i++) {
         const cp_variant_result *pv = &proc->variants[i];
-        cp_variant_result *v = NULL;
-        for (size_t k = 0; k < into->nvariants && !v; k++)
-            if (strcmp(into->variants[k].name, pv->name) == 0)
-                v = &into->variants[k];
+        cp_variant_result *v = variant_named(into, pv->name);
         if (!v || !pv->nsamples || !v->nsamples)
             continue;
         if (v->nprocesses == 0)
@@ -274,26 +297,14 @@ int cp_case_result_add_process(cp_case_result *into, const cp_case_result *proc,
         snprintf(into->error, sizeof into->error, "process %d: %.1000s", number,
                  proc->error[0] ? proc->error : "a check failed");
     }
-    for (size_t i = 0; i < proc->nchecks; i++) {
-        if (proc->checks[i].status != CP_CHECK_FAILED)
-            continue;
-        cp_check_result *k = cp_result_add_check(into);
-        if (!k)
-            return cp_failf(CP_ENOMEM, "out of memory keeping a process's checks");
-        *k = proc->checks[i];
-        snprintf(k->name, sizeof k->name, "process %d: %.110s", number, proc->checks[i].name);
-    }
-    return 0;
+    return keep_failed_checks(into, proc, "process", number);
 }
 
 int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *pass, int number)
 {
     for (size_t i = 0; i < pass->nvariants; i++) {
         const cp_variant_result *pv = &pass->variants[i];
-        cp_variant_result *v = NULL;
-        for (size_t k = 0; k < into->nvariants && !v; k++)
-            if (strcmp(into->variants[k].name, pv->name) == 0)
-                v = &into->variants[k];
+        cp_variant_result *v = variant_named(into, pv->name);
         if (!v || !pv->nsamples)
             continue;
         int rc = 0;
@@ -329,16 +340,7 @@ int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *pass, in
             break;
         }
     }
-    for (size_t i = 0; i < pass->nchecks; i++) {
-        if (pass->checks[i].status != CP_CHECK_FAILED)
-            continue;
-        cp_check_result *k = cp_result_add_check(into);
-        if (!k)
-            return cp_failf(CP_ENOMEM, "out of memory keeping a pass's checks");
-        *k = pass->checks[i];
-        snprintf(k->name, sizeof k->name, "pass %d: %.110s", number, pass->checks[i].name);
-    }
-    return 0;
+    return keep_failed_checks(into, pass, "pass", number);
 }
 
 bool cp_variant_run_spread(const cp_variant_result *v, double *rel_sd, double *max_over_min)
