@@ -26,7 +26,8 @@
 #             in build/lay (packed into $OUT at the end; compare them on CPU);
 #             LAYOUT_CFGS picks among fixed, random, pinned
 #             (CUPROOF_CPU_AFFINITY=gpu), rK (--runs K instead of 3;
-#             ci/group-passes.py makes runs of several processes of them)
+#             ci/group-passes.py makes runs of several processes of them),
+#             pP (--runs 3 --processes P)
 #             and any other name, which runs
 #             with LAYOUT_ARGS added (e.g. "--repeat 200")
 #   CASES="A B"  those cases alone in the ci profile, timed (cases.log)
@@ -152,6 +153,7 @@ if [ "${LAYOUT:-0}" -gt 0 ]; then
                 fixed) $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
                 pinned) CUPROOF_CPU_AFFINITY=gpu $bin run --profile ci --runs 3 --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
                 r[0-9]) $bin run --profile ci --runs "${cfg#r}" --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
+                p[0-9]) $bin run --profile ci --runs 3 --processes "${cfg#p}" --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
                 *) $bin run --profile ci --runs 3 ${LAYOUT_ARGS:-} --out "$lay/$cfg-$i" $cases > "$lay/$cfg-$i.log" 2>&1 ;;
             esac
             echo "layout $cfg-$i: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
