@@ -59,6 +59,16 @@ static cJSON *add_arr(builder *b, cJSON *o, const char *k)
     return n;
 }
 
+/* An array of n numbers under key k. */
+static void add_numbers(builder *b, cJSON *o, const char *k, const double *v, size_t n)
+{
+    cJSON *arr = add_arr(b, o, k);
+    for (size_t i = 0; arr && i < n; i++) {
+        cJSON *x = cJSON_CreateNumber(v[i]);
+        b->ok = b->ok && x && cJSON_AddItemToArray(arr, x);
+    }
+}
+
 static cJSON *push_obj(builder *b, cJSON *arr)
 {
     cJSON *n = cJSON_CreateObject();
@@ -289,13 +299,8 @@ static void clocks_json(builder *b, cJSON *parent, const char *key, const cp_clo
  * (cuproof run --processes). */
 static void processes_json(builder *b, cJSON *o, const double *ms, int n)
 {
-    if (n < 2)
-        return;
-    cJSON *arr = add_arr(b, o, "processes_ms");
-    for (int k = 0; arr && k < n; k++) {
-        cJSON *x = cJSON_CreateNumber(ms[k]);
-        b->ok = b->ok && x && cJSON_AddItemToArray(arr, x);
-    }
+    if (n >= 2)
+        add_numbers(b, o, "processes_ms", ms, (size_t)n);
 }
 
 /* 1.8: the passes of `cuproof run --runs K` (cp_run_value), each its own
@@ -311,11 +316,7 @@ static void passes_json(builder *b, cJSON *timing, const cp_variant_result *v)
         if (!o)
             return;
         add_num(b, o, "median_ms", r->median_ms);
-        cJSON *samples = add_arr(b, o, "samples_ms");
-        for (size_t k = 0; samples && k < r->nsamples; k++) {
-            cJSON *x = cJSON_CreateNumber(r->samples_ms[k]);
-            b->ok = b->ok && x && cJSON_AddItemToArray(samples, x);
-        }
+        add_numbers(b, o, "samples_ms", r->samples_ms, r->nsamples);
         clocks_json(b, o, "clocks_before", &r->clocks_before);
         clocks_json(b, o, "clocks_after", &r->clocks_after);
         add_num(b, o, "device_busy_ns", (double)r->device_busy_ns);
@@ -405,11 +406,7 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
         add_num(b, t, "stddev_ms", v->timing.stddev_ms);
         if (v->nsamples) {
             /* The timed runs themselves, on the runner's clock. */
-            cJSON *samples = add_arr(b, t, "samples_ms");
-            for (size_t k = 0; k < v->nsamples; k++) {
-                cJSON *x = cJSON_CreateNumber(v->samples_ms[k]);
-                b->ok = b->ok && x && cJSON_AddItemToArray(samples, x);
-            }
+            add_numbers(b, t, "samples_ms", v->samples_ms, v->nsamples);
             add_str(b, t, "clock", "CLOCK_MONOTONIC");
             add_str(b, t, "stopped_by", v->stopped_by);
             if (isfinite(v->noise))
@@ -469,13 +466,8 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
             add_str(b, w, "rule", rule);
             /* 1.13: the value each pass measured (run --runs K), so that
              * compare can tell a flip across a bound from a move. */
-            if (k->npass_values > 1) {
-                cJSON *pv = add_arr(b, w, "passes");
-                for (size_t p = 0; pv && p < k->npass_values; p++) {
-                    cJSON *x = cJSON_CreateNumber(k->pass_values[p]);
-                    b->ok = b->ok && x && cJSON_AddItemToArray(pv, x);
-                }
-            }
+            if (k->npass_values > 1)
+                add_numbers(b, w, "passes", k->pass_values, k->npass_values);
         }
     }
     cJSON *figures = add_arr(b, o, "figures");
