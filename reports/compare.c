@@ -591,22 +591,6 @@ static bool side_status(const cp_compare_side *s, const char *cname, cp_status *
     return found;
 }
 
-static double fmin_of(const double *v, size_t n)
-{
-    double m = v[0];
-    for (size_t i = 1; i < n; i++)
-        m = fmin(m, v[i]);
-    return m;
-}
-
-static double fmax_of(const double *v, size_t n)
-{
-    double m = v[0];
-    for (size_t i = 1; i < n; i++)
-        m = fmax(m, v[i]);
-    return m;
-}
-
 /* Each pass's value of a windowed claim over a side's reports (its one
  * value where a report kept no passes), into v (room for `cap`); the
  * count. */
@@ -654,9 +638,15 @@ static bool claim_moved(const cp_compare_side *o, const cp_compare_side *n, cons
     }
     if (t.p < CP_RUN_ALPHA)
         return true;
+    /* The values' range, through the timing summary (any value > 0). */
+    cp_timing ta, tb;
+    if (cp_timing_compute(a, na, &ta) < 0 || cp_timing_compute(b, nb, &tb) < 0) {
+        cp_clear_last_error();
+        return true;
+    }
     snprintf(why, len, "within the spread between runs: %.4g to %.4g over %zu passes, then %.4g "
                        "to %.4g over %zu (p %.2g)",
-             fmin_of(a, na), fmax_of(a, na), na, fmin_of(b, nb), fmax_of(b, nb), nb, t.p);
+             ta.min_ms, ta.max_ms, na, tb.min_ms, tb.max_ms, nb, t.p);
     return false;
 }
 
@@ -723,9 +713,11 @@ static bool worse(const char *was, const char *now, const char *good, const char
 }
 
 /* One changed check, case status or claim onto its list. */
+/* One change of a check, case status or claim; `why` ("" for none) says
+ * why a worse result is not counted. */
 static int change(cp_cmp_change **list, size_t *n, size_t *cap, const char *cname,
                   size_t case_index, const char *name, const char *was, const char *now,
-                  bool regression)
+                  bool regression, const char *why)
 {
     cp_cmp_change *e = push(list, n, cap, sizeof *e);
     if (!e)
@@ -736,6 +728,7 @@ static int change(cp_cmp_change **list, size_t *n, size_t *cap, const char *cnam
     snprintf(e->was, sizeof e->was, "%s", was);
     snprintf(e->now, sizeof e->now, "%s", now);
     e->regression = regression;
+    snprintf(e->why, sizeof e->why, "%s", why);
     return 0;
 }
 
@@ -936,14 +929,14 @@ static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
         bool regression = worse(was, now, "passed", "failed");
         check_regressed |= regression;
         CP_TRY(change(&c->checks, &c->nchecks, &k->checks, name, ci, kname, was, now,
-                      regression));
+                      regression, ""));
     }
     cp_status csa, csb;
     if (side_status(o, name, &csa) && side_status(n, name, &csb) && csa != csb) {
         const char *was = cp_status_name(csa), *now = cp_status_name(csb);
         /* Counted once per case: a check that got worse already counted. */
         bool regression = worse(was, now, "passed", "failed") && !check_regressed;
-        CP_TRY(change(&c->cases, &c->ncases, &k->cases, name, ci, "", was, now, regression));
+        CP_TRY(change(&c->cases, &c->ncases, &k->cases, name, ci, "", was, now, regression, ""));
     }
     for (size_t i = 0; i < ca->nclaims; i++) {
         cp_verdict va, vb;
@@ -961,8 +954,7 @@ static int compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
         bool worse = held && vb == CP_VERDICT_REFUTED;
         if (worse)
             worse = claim_moved(o, n, name, text, why, sizeof why);
-        CP_TRY(change(&c->claims, &c->nclaims, &k->claims, name, ci, text, was, now, worse));
-        snprintf(c->claims[c->nclaims - 1].why, sizeof c->claims[0].why, "%s", why);
+        CP_TRY(change(&c->claims, &c->nclaims, &k->claims, name, ci, text, was, now, worse, why));
     }
     CP_TRY(compare_findings(c, k, o, n, ca, ci));
     const cp_case_result *ca_new = NULL;
