@@ -345,15 +345,18 @@ static int more_processes(const run_args *a, int pass, cp_case_result **res)
         return -1;
     const char **names = calloc(a->nsel + 1, sizeof *names);
     char **args = calloc((size_t)a->argc + a->nsel + 2, sizeof *args);
+    bool *is_short = calloc(a->nsel + 1, sizeof *is_short);
     int status = -1;
-    if (!names || !args) {
+    if (!names || !args || !is_short) {
         fprintf(stderr, "cuproof: out of memory\n");
         status = CP_EXIT_TOOL;
         goto done;
     }
+    /* Judged once, on the pass's own process: a fold changes a case's
+     * timing, and every process must time and fold the same cases. */
     size_t nshort = 0;
     for (size_t i = 0; i < a->nsel; i++)
-        if (short_case(res[i]))
+        if ((is_short[i] = short_case(res[i])))
             names[nshort++] = cp_case_name(a->sel[i]);
     if (!nshort)
         goto done;
@@ -372,7 +375,7 @@ static int more_processes(const run_args *a, int pass, cp_case_result **res)
                pass, m, a->processes, nshort, nshort == 1 ? "" : "s", (int)pid, dir);
         for (size_t i = 0; i < a->nsel && status < 0; i++) {
             const cp_case_result *c = cp_report_case(&r, cp_case_name(a->sel[i]));
-            if (c && short_case(res[i]) && cp_case_result_add_process(res[i], c, m) < 0)
+            if (c && is_short[i] && cp_case_result_add_process(res[i], c, m) < 0)
                 status = cp_tool_error();
         }
         cp_report_free(&r);
@@ -380,6 +383,7 @@ static int more_processes(const run_args *a, int pass, cp_case_result **res)
 done:
     free(names);
     free(args);
+    free(is_short);
     return status;
 }
 
