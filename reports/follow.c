@@ -65,6 +65,7 @@ typedef struct followed {
     uint32_t spill_processes; /* processes described in the spill */
     uint64_t spilled;         /* records written to the spill */
     uint64_t during;          /* records read while the program ran */
+    uint64_t seen_running;    /* records read before the program was last seen running */
 } followed;
 
 struct cp_follower {
@@ -322,11 +323,26 @@ static void list_new(cp_follower *fl)
     cp_proc_names_free(names, n);
 }
 
+/* The records a file's reading has handed on so far. */
+static uint64_t records_read(const followed *f)
+{
+    return f->how == AFTER ? 0 : f->held.n + f->own.n + f->spilled;
+}
+
 bool cp_follower_poll(void *follower)
 {
     cp_follower *fl = follower;
     if (!fl || fl->finished)
         return false;
+    /* The launcher polls only after it saw the program (or a traced
+     * descendant) still running: what the earlier polls read was read
+     * while it ran. What this poll reads may have been written by its
+     * last act and read as it exited, so it counts only once a later
+     * poll's call confirms the program ran past it; the last poll's
+     * records count as read after the program, an undercount of a poll
+     * at most, never a claim the timing could not back. */
+    for (size_t i = 0; i < fl->n; i++)
+        fl->files[i]->seen_running = records_read(fl->files[i]);
     double t0 = cp_now_ms();
     /* A poll that continues a busy one reads on; the others look for new
      * files first (a poll with nothing to read costs little). */
@@ -359,7 +375,7 @@ static int finish(cp_follower *fl)
     fl->finished = true;
     for (size_t i = 0; i < fl->n; i++) {
         followed *f = fl->files[i];
-        f->during = f->how == AFTER ? 0 : f->held.n + f->own.n + f->spilled;
+        f->during = f->how == AFTER ? 0 : f->seen_running;
     }
     int rc = cp_proc_list_dir(fl->dir, &fl->order, &fl->norder);
     if (rc < 0)

@@ -195,7 +195,7 @@ static size_t first_cut(const source *s)
  * appearing only once half of the others' bytes are written. With `drop`,
  * one chunk of whole lines of the largest file is left out (the control).
  * After the last chunk the follower reads until it has read everything,
- * as it would while a program's last process exits.
+ * and is polled once more, as it would be while a program still runs.
  */
 static void write_live(const char *src, const char *live, cp_follower *f, unsigned seed, bool drop)
 {
@@ -265,6 +265,9 @@ static void write_live(const char *src, const char *live, cp_follower *f, unsign
     }
     while (cp_follower_poll(f))
         ;
+    /* The launcher's next poll, after it saw the program still running:
+     * what the last one read was read while it ran. */
+    cp_follower_poll(f);
     for (size_t i = 0; i < n; i++)
         free(s[i].bytes);
     free(s);
@@ -598,6 +601,42 @@ static size_t after_line(const char *path, int n)
     }
     fclose(in);
     return at;
+}
+
+/*
+ * Records count as read while the program ran only once a later poll
+ * shows it ran past them: a file that appears whole and is read by the
+ * last poll (a program's last act, read as it exits) counts as read after
+ * it; polled again (the program still ran), as read during it.
+ */
+Test(follow, what_the_last_poll_read_counts_as_after_the_program)
+{
+    const char *a = CUPROOF_FIXTURES "/exec-h100/streams-graph-nvtx.proc.jsonl";
+    cp_expect_list list;
+    expectations_of(a, &list);
+    for (int again = 0; again < 2; again++) {
+        run_dirs d;
+        new_run(&d);
+        cp_follower *f = NULL;
+        cr_assert_eq(cp_follower_new(&f, d.live, 0, d.spill), 0);
+        cp_follower_poll(f);
+        char file[400];
+        snprintf(file, sizeof file, "%s/vm.1331.proc.jsonl", d.live);
+        copy_file(a, file, NULL, 0);
+        while (cp_follower_poll(f))
+            ;
+        if (again)
+            cp_follower_poll(f);
+        uint64_t records = 0, during = 0;
+        char why[512] = "", diff[512] = "";
+        cr_expect(
+            compare(&d, f, &list, 0, NULL, &records, &during, why, sizeof why, diff, sizeof diff),
+            "%s", diff);
+        cr_expect_gt(records, 100);
+        cr_expect_eq(during, again ? records : 0, "polled %s: %llu of %llu", again ? "again" : "once",
+                     (unsigned long long)during, (unsigned long long)records);
+    }
+    cp_expect_list_free(&list);
 }
 
 /*

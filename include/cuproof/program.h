@@ -51,7 +51,11 @@ extern "C" {
  * cp_follower_new returns 0 or CP_ENOMEM; cp_follower_poll (its argument
  * a cp_follower, for the hook) returns whether it has more to read at
  * once, and never fails: a file it cannot follow is read after the
- * program, and the judge says so (cp_program_info.follow_why).
+ * program, and the judge says so (cp_program_info.follow_why). The hook
+ * is called only after the launcher saw the program running, so records
+ * count as read while it ran (cp_program_info.records_during_run) once a
+ * later poll follows the one that read them: the last poll's may have been
+ * the program's last act, read as it exited.
  */
 typedef struct cp_follower cp_follower;
 CP_API int cp_follower_new(cp_follower **out, const char *proc_dir, uint64_t keep_records,
