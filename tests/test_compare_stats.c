@@ -9,23 +9,10 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "seeded_rng.h"
+
 enum { TRIALS = 1000, N = 10 };
 
-static uint64_t rng_state;
-
-static double uniform01(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return ((double)(z >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
-}
-
-static double normal(void)
-{
-    return sqrt(-2 * log(uniform01())) * cos(2 * M_PI * uniform01());
-}
 
 /* n timings with median `median` and coefficient of variation `cv`. */
 static void lognormal(double *v, size_t n, double median, double cv)
