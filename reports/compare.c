@@ -1272,6 +1272,39 @@ static int count_regressions(const cp_comparison *c)
     return n;
 }
 
+/* The verdicts counted and what the noisy ones rest on (cp_comparison's
+ * verdict_counts to median_spread). */
+static int summarise(cp_comparison *c)
+{
+    double *spreads = malloc((c->nvariants ? c->nvariants : 1) * sizeof *spreads);
+    double *needed = malloc((c->nvariants ? c->nvariants : 1) * sizeof *needed);
+    if (!spreads || !needed) {
+        free(spreads);
+        free(needed);
+        return CP_ENOMEM;
+    }
+    for (size_t i = 0; i < c->nvariants; i++) {
+        const cp_cmp_variant *v = &c->variants[i];
+        for (size_t k = 0; k < CP_CMP_NVERDICTS; k++)
+            c->verdict_counts[k] += strcmp(v->verdict, cp_cmp_summary_verdict(k)) == 0;
+        if (v->by_runs)
+            spreads[c->runs_compared++] = v->spread_old > v->spread_new ? v->spread_old
+                                                                        : v->spread_new;
+        /* A capped count is "more than the most": above it in the order. */
+        if (strcmp(v->verdict, "noisy") == 0 && !v->reports_needed && v->runs_needed)
+            needed[c->noisy_with_runs++] = (double)v->runs_needed + (v->runs_capped ? 1 : 0);
+    }
+    c->median_spread = c->runs_compared ? median_of(spreads, c->runs_compared) : 0;
+    c->median_runs_needed =
+        c->noisy_with_runs ? (size_t)ceil(median_of(needed, c->noisy_with_runs)) : 0;
+    c->median_runs_capped = c->median_runs_needed >= CP_RUN_MAX_RUNS;
+    if (c->median_runs_capped)
+        c->median_runs_needed = CP_RUN_MAX_RUNS;
+    free(spreads);
+    free(needed);
+    return 0;
+}
+
 int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
                      const cp_compare_options *opt, cp_comparison *c)
 {
@@ -1310,6 +1343,7 @@ int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
     /* The timing verdicts again with the run as the unit, then every
      * regression counted once, from what the comparison holds. */
     CP_TRY(run_verdicts(c));
+    CP_TRY(summarise(c));
     c->regressions = count_regressions(c);
 out:
     if (rc == CP_ENOMEM)

@@ -138,11 +138,6 @@ static void comparability_html(html_buf *b, const cp_comparison *c)
  * and how many regressions there are. */
 static void summary_html(html_buf *b, const cp_comparison *c)
 {
-    static const char *const verdicts[] = {"same", "faster", "slower", "noisy"};
-    int counts[4] = {0};
-    for (size_t v = 0; v < c->nvariants; v++)
-        for (int i = 0; i < 4; i++)
-            counts[i] += strcmp(c->variants[v].verdict, verdicts[i]) == 0;
     html_fmt(b, "<p>Threshold %g%%: a variant slower by more than this is a regression. "
                 "Host threshold %g%%: the change a host-bound or untraced variant must exceed "
                 "to be called slower or faster. Changes under %g%% are no change.</p>",
@@ -153,13 +148,29 @@ static void summary_html(html_buf *b, const cp_comparison *c)
     else
         html_fmt(b, "<p class=\"counts\">%zu variant%s: ", c->nvariants,
                  c->nvariants == 1 ? "" : "s");
-    for (int i = 0; c->nvariants && i < 4; i++)
-        html_fmt(b, "%s<span class=\"v-%s\">%d %s</span>", i ? ", " : "", verdicts[i], counts[i],
-                 verdicts[i]);
+    /* slower, faster, noisy and same always; drift and single run when
+     * some variant got them, so that the counts add up to the variants. */
+    for (size_t k = 0, said = 0; c->nvariants && k < CP_CMP_NVERDICTS; k++) {
+        const char *name = cp_cmp_summary_verdict(k);
+        if (!c->verdict_counts[k] && (k == CP_CMP_COUNT_DRIFT || k == CP_CMP_COUNT_SINGLE_RUN))
+            continue;
+        html_fmt(b, "%s<span class=\"v-%s\">%zu %s</span>", said++ ? ", " : "",
+                 k == CP_CMP_COUNT_SINGLE_RUN ? "single" : name, c->verdict_counts[k], name);
+    }
     int regressions = c->regressions > 0 ? c->regressions : 0;
     html_fmt(b, "%s<strong%s>%d regression%s</strong>.</p>", c->nvariants ? ". " : " ",
              regressions ? " class=\"regression\"" : "", regressions,
              regressions == 1 ? "" : "s");
+    if (c->verdict_counts[CP_CMP_COUNT_NOISY] && c->runs_compared) {
+        html_fmt(b, "<p>Noisy: the runs of the %zu variant%s compared by runs spread by a "
+                    "median %.1f%%; a %g%% change is decided only where runs spread little",
+                 c->runs_compared, c->runs_compared == 1 ? "" : "s", 100 * c->median_spread,
+                 100 * c->threshold);
+        if (c->noisy_with_runs)
+            html_fmt(b, "; the noisy would need a median of %zu runs a side%s",
+                     c->median_runs_needed, c->median_runs_capped ? " or more" : "");
+        html_raw(b, ".</p>");
+    }
 }
 
 /* ---- what changed ---- */

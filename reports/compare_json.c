@@ -141,6 +141,15 @@ static cJSON *comparison_json(const cp_comparison *c, doc *d)
     changes_json(d, added(d, cJSON_AddArrayToObject(root, "cases")), c->cases, c->ncases, NULL);
     added(d, cJSON_AddNumberToObject(root, "regressions", c->regressions));
     added(d, cJSON_AddBoolToObject(root, "timing_compared", c->nvariants > 0));
+    cJSON *counts = added(d, cJSON_AddObjectToObject(root, "verdict_counts"));
+    for (size_t k = 0; counts && k < CP_CMP_NVERDICTS; k++)
+        added(d, cJSON_AddNumberToObject(counts, cp_cmp_summary_verdict(k),
+                                         (double)c->verdict_counts[k]));
+    added(d, cJSON_AddNumberToObject(root, "runs_compared", (double)c->runs_compared));
+    added(d, cJSON_AddNumberToObject(root, "median_spread", c->median_spread));
+    added(d, cJSON_AddNumberToObject(root, "noisy_with_runs", (double)c->noisy_with_runs));
+    added(d, cJSON_AddNumberToObject(root, "median_runs_needed", (double)c->median_runs_needed));
+    added(d, cJSON_AddBoolToObject(root, "median_runs_capped", c->median_runs_capped));
     added(d, cJSON_AddStringToObject(root, "clock_warning", c->clock_warning));
     added(d, cJSON_AddStringToObject(root, "layout_warning", c->layout_warning));
     paths_json(d, root, "old_reports", c->old_reports, c->n_old_reports);

@@ -106,6 +106,31 @@ static void case_changes(const cp_comparison *c, size_t ci, FILE *out)
     }
 }
 
+/* The verdicts counted (those given, in cp_cmp_summary_verdict's order),
+ * and for noisy ones the spread they rest on and what would decide them. */
+static void summary_lines(const cp_comparison *c, FILE *out)
+{
+    if (!c->nvariants)
+        return;
+    fprintf(out, "verdicts:");
+    for (size_t k = 0, said = 0; k < CP_CMP_NVERDICTS; k++)
+        if (c->verdict_counts[k])
+            fprintf(out, "%s %zu %s", said++ ? "," : "", c->verdict_counts[k],
+                    cp_cmp_summary_verdict(k));
+    fprintf(out, " (%zu variant%s)\n", c->nvariants, c->nvariants == 1 ? "" : "s");
+    size_t noisy = c->verdict_counts[CP_CMP_COUNT_NOISY];
+    if (!noisy || !c->runs_compared)
+        return;
+    fprintf(out, "noisy: the runs of the %zu variant%s compared by runs spread by a median %.1f%%; "
+                 "a %.0f%% change is decided only where runs spread little (docs/compare.md)",
+            c->runs_compared, c->runs_compared == 1 ? "" : "s", 100 * c->median_spread,
+            100 * c->threshold);
+    if (c->noisy_with_runs)
+        fprintf(out, "; the noisy would need a median of %zu runs a side%s", c->median_runs_needed,
+                c->median_runs_capped ? " or more" : "");
+    fprintf(out, "\n");
+}
+
 int cp_compare_print_text(const cp_comparison *c, FILE *out)
 {
     for (size_t i = 0; i < c->nreasons; i++)
@@ -131,6 +156,7 @@ int cp_compare_print_text(const cp_comparison *c, FILE *out)
             }
         case_changes(c, ci, out);
     }
+    summary_lines(c, out);
     if (medians_only)
         fprintf(out, "note: verdicts marked 'medians only' compare medians against the runs' "
                      "standard deviations; reports with timing.samples_ms get a rank test "

@@ -70,20 +70,40 @@ static void in_memory(cp_comparison *c)
     c->regressions = 2;
 }
 
+/* The page cp_compare_write_html writes of c (the caller frees it). */
+static char *page_of(const cp_comparison *c)
+{
+    char path[] = "/tmp/cuproof-cmp-page-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(cp_compare_write_html(c, path), 0, "%s", cp_last_error());
+    char *page = cp_read_file(path);
+    remove(path);
+    cr_assert_not_null(page);
+    return page;
+}
+
+/* The table then the JSON of c, as printed (the caller frees it). */
+static char *printed(const cp_comparison *c)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    cr_expect_eq(cp_compare_print_text(c, f), 0);
+    cr_expect_eq(cp_compare_print_json(c, f), 0);
+    fclose(f);
+    return text;
+}
+
 /* The page is drawn from the structure alone: its paths name no file, so
  * a page that read the reports again could not be written. */
 Test(compare, html_is_drawn_from_the_comparison_alone)
 {
     cp_comparison c;
     in_memory(&c);
-    char path[] = "/tmp/cuproof-cmp-mem-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    cr_assert_eq(cp_compare_write_html(&c, path), 0, "%s", cp_last_error());
-    char *page = cp_read_file(path);
-    remove(path);
-    cr_assert_not_null(page);
+    char *page = page_of(&c);
     cr_expect_not_null(strstr(page, "/nowhere/old.json"));
     cr_expect_not_null(strstr(page, "Made-up GPU"));
     cr_expect_not_null(strstr(page, "data-variant=\"slowpoke\""));
@@ -92,13 +112,7 @@ Test(compare, html_is_drawn_from_the_comparison_alone)
     cr_expect_not_null(strstr(page, ">2 / 3<"), "the runs each side rests on");
     free(page);
     /* The table and the JSON print the same structure. */
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    cr_assert_not_null(f);
-    cr_expect_eq(cp_compare_print_text(&c, f), 0);
-    cr_expect_eq(cp_compare_print_json(&c, f), 0);
-    fclose(f);
+    char *text = printed(&c);
     cr_expect_not_null(strstr(text, "slower (regression)"), "%s", text);
     cr_expect_not_null(strstr(text, "2/3"), "%s", text);
     cr_expect_not_null(strstr(text, "check made-up: made-up: output: passed -> failed"), "%s",
@@ -401,6 +415,88 @@ Test(compare, a_slowdown_at_lower_clocks_is_drift)
     cp_report_free(&o);
 }
 
+/* Variant i of report r's case "k": each pass's samples, median and GPU
+ * time times factor[p], at `mhz`, and its traced run as busy as before. */
+static void move_passes(cp_report *r, size_t i, const double factor[3], unsigned mhz)
+{
+    cp_variant_result *v = &r->cases[0].variants[i];
+    for (size_t p = 0; p < v->nruns; p++) {
+        cp_run_value *run = &v->runs[p];
+        for (size_t k = 0; k < run->nsamples; k++)
+            v->samples_ms[10 * p + k] = run->samples_ms[k] *= factor[p];
+        run->median_ms *= factor[p];
+        run->device_busy_ns = (uint64_t)((double)run->device_busy_ns * factor[p]);
+        run->clocks_before.sm_mhz = run->clocks_after.sm_mhz = mhz;
+    }
+    cr_assert_eq(cp_timing_compute(v->samples_ms, v->nsamples, &v->timing), 0);
+    /* The traced run as passes_report makes it: device-bound still. */
+    double busy = (double)v->metrics.kernel_busy_ns / (double)v->metrics.span_ns;
+    v->metrics.span_ns = (uint64_t)(v->timing.median_ms * 1e6);
+    v->metrics.kernel_busy_ns = (uint64_t)(busy * v->timing.median_ms * 1e6);
+}
+
+/* The verdicts are counted once, in the comparison, and every output
+ * prints those counts, drift and single run too (the page once counted
+ * only same, faster, slower and noisy, so that its counts did not add up
+ * to the variants); the noisy ones' spread and the runs that would decide
+ * them come with them. Six variants: two at a lower clock (drift), one
+ * slower, two whose new passes spread by about 7% (noisy), one the same. */
+Test(compare, the_verdicts_are_counted_once_for_every_output)
+{
+    cp_report o, n;
+    passes_report(&o, 6, 1.0, 1980, 0.95);
+    passes_report(&n, 6, 1.0, 1980, 0.95);
+    const double lower[3] = {1980.0 / 1500, 1980.0 / 1500, 1980.0 / 1500},
+                 slower[3] = {1.5, 1.5, 1.5}, wide[3] = {1.0, 1.08, 0.94};
+    move_passes(&n, 0, lower, 1500);
+    move_passes(&n, 1, lower, 1500);
+    move_passes(&n, 2, slower, 1980);
+    move_passes(&n, 3, wide, 1980);
+    move_passes(&n, 4, wide, 1980);
+    const char *po[] = {"old.json"}, *pn[] = {"new.json"};
+    cp_compare_side so = {&o, po, 1}, sn = {&n, pn, 1};
+    cp_comparison c;
+    cr_assert_eq(cp_compare_build(&so, &sn, NULL, &c), 0, "%s", cp_last_error());
+    cr_assert_eq(c.nvariants, 6);
+    static const char *const want[] = {"drift", "drift", "slower", "noisy", "noisy", "same"};
+    for (size_t i = 0; i < 6; i++)
+        cr_expect_str_eq(c.variants[i].verdict, want[i], "v%zu: %s", i, c.variants[i].why);
+    cr_expect_eq(c.verdict_counts[CP_CMP_COUNT_DRIFT], 2);
+    cr_expect_eq(c.verdict_counts[CP_CMP_COUNT_SLOWER], 1);
+    cr_expect_eq(c.verdict_counts[CP_CMP_COUNT_NOISY], 2);
+    cr_expect_eq(c.verdict_counts[CP_CMP_COUNT_SAME], 1);
+    cr_expect_eq(c.verdict_counts[CP_CMP_COUNT_FASTER] + c.verdict_counts[CP_CMP_COUNT_SINGLE_RUN],
+                 0);
+    /* Four variants' passes spread by 0.4%, the two wide ones by about
+     * 7% (on the new side): the median is the tight ones'. */
+    cr_expect_eq(c.runs_compared, 6);
+    cr_expect_float_eq(c.median_spread, 0.004, 0.001, "%g", c.median_spread);
+    cr_expect_gt(c.variants[3].spread_new, 0.05, "%g", c.variants[3].spread_new);
+    cr_expect_eq(c.noisy_with_runs, 2);
+    cr_expect_eq(c.median_runs_needed, c.variants[3].runs_needed);
+    cr_expect_gt(c.median_runs_needed, 3);
+    cr_expect_not(c.median_runs_capped);
+    char *text = printed(&c);
+    cr_expect_not_null(strstr(text, "verdicts: 1 slower, 2 drift, 2 noisy, 1 same (6 variants)"),
+                       "%s", text);
+    char said[200];
+    snprintf(said, sizeof said, "the noisy would need a median of %zu runs a side\n",
+             c.median_runs_needed);
+    cr_expect_not_null(strstr(text, said), "%s", text);
+    cr_expect_not_null(strstr(text, "spread by a median 0.4%"), "%s", text);
+    cr_expect_not_null(strstr(text, "\"drift\":\t2"), "%s", text);
+    cr_expect_not_null(strstr(text, "\"noisy_with_runs\":\t2"), "%s", text);
+    free(text);
+    char *page = page_of(&c);
+    cr_expect_not_null(strstr(page, ">2 drift</span>"), "the page counts drift too");
+    cr_expect_not_null(strstr(page, ">2 noisy</span>"));
+    cr_expect_null(strstr(page, "single run</span>"), "a verdict no variant got is left out");
+    free(page);
+    cp_comparison_free(&c);
+    cp_report_free(&n);
+    cp_report_free(&o);
+}
+
 /* Sides whose timing processes ran with different settings that move a
  * host-bound time, the address-space layout or the CPU affinity, are
  * warned about, each setting that differs named; equal settings, and a
@@ -627,12 +723,7 @@ Test(compare, a_program_that_overlaps_less_regresses_while_its_expectation_passe
         if (t == 1) {
             cr_expect_float_eq(c.tight[0].mean, 0.34, 1e-9);
             cr_expect_float_eq(c.tight[0].spreads, 4.0 / 3.0, 1e-6, "%g", c.tight[0].spreads);
-            char *text = NULL;
-            size_t len = 0;
-            FILE *f = open_memstream(&text, &len);
-            cr_assert_not_null(f);
-            cp_compare_print_text(&c, f);
-            fclose(f);
+            char *text = printed(&c);
             cr_expect_not_null(strstr(text, "warning: streams_overlap: 'copy_kernel_overlap_ratio "
                                             "> 0.3' holds by 1.3 of its spread between runs"),
                                "%s", text);

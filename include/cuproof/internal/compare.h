@@ -172,6 +172,18 @@ typedef struct cp_cmp_reason {
 
 /* One comparison, whatever prints it. Every list is owned; free with
  * cp_comparison_free. */
+/* The verdicts a timed variant can get, as cp_comparison counts them
+ * (cp_cmp_summary_verdict names each). */
+enum {
+    CP_CMP_COUNT_SLOWER,
+    CP_CMP_COUNT_FASTER,
+    CP_CMP_COUNT_DRIFT,
+    CP_CMP_COUNT_NOISY,
+    CP_CMP_COUNT_SINGLE_RUN,
+    CP_CMP_COUNT_SAME,
+    CP_CMP_NVERDICTS
+};
+
 typedef struct cp_comparison {
     cp_cmp_report *old_reports, *new_reports;
     size_t n_old_reports, n_new_reports;
@@ -200,7 +212,31 @@ typedef struct cp_comparison {
      * layouts (fixed or random, internal/layout.h); "" when not, or
      * unknown. */
     char layout_warning[400];
+    /* The timed variants' verdicts counted, in cp_cmp_summary_verdict's
+     * order, and what the noisy ones rest on: of the variants compared by
+     * their runs (runs_compared), the median of each one's larger side's
+     * spread between runs; of the noisy ones that name the runs a side
+     * that would decide (noisy_with_runs), the median of those runs (0:
+     * none; median_runs_capped: that median is CP_RUN_MAX_RUNS or more).
+     * Computed once (cp_compare_build); every output prints them. */
+    size_t verdict_counts[CP_CMP_NVERDICTS];
+    size_t runs_compared, noisy_with_runs, median_runs_needed;
+    bool median_runs_capped;
+    double median_spread;
 } cp_comparison;
+
+/* The verdict that cp_comparison.verdict_counts[i] counts (i below
+ * CP_CMP_NVERDICTS: slower, faster, drift, noisy, single run, same), the
+ * order the outputs list them in; NULL past the end. Inline, so that the
+ * outputs need not call into compare.c, which calls them (layers_test). */
+static inline const char *cp_cmp_summary_verdict(size_t i)
+{
+    static const char *const order[CP_CMP_NVERDICTS] = {
+        [CP_CMP_COUNT_SLOWER] = "slower", [CP_CMP_COUNT_FASTER] = "faster",
+        [CP_CMP_COUNT_DRIFT] = "drift",   [CP_CMP_COUNT_NOISY] = "noisy",
+        [CP_CMP_COUNT_SINGLE_RUN] = "single run", [CP_CMP_COUNT_SAME] = "same"};
+    return i < CP_CMP_NVERDICTS ? order[i] : NULL;
+}
 
 /* One side: its reports (read by cp_compare_load, or built in memory) and
  * the paths they came from. */
