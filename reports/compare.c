@@ -712,7 +712,6 @@ static bool worse(const char *was, const char *now, const char *good, const char
            (strcmp(now, bad) == 0 || strcmp(now, "inconclusive") == 0);
 }
 
-/* One changed check, case status or claim onto its list. */
 /* One change of a check, case status or claim; `why` ("" for none) says
  * why a worse result is not counted. */
 static int change(cp_cmp_change **list, size_t *n, size_t *cap, const char *cname,
@@ -1300,6 +1299,18 @@ static int summarise(cp_comparison *c)
     c->median_runs_capped = c->median_runs_needed >= CP_RUN_MAX_RUNS;
     if (c->median_runs_capped)
         c->median_runs_needed = CP_RUN_MAX_RUNS;
+    if (c->verdict_counts[CP_CMP_COUNT_NOISY] && c->runs_compared) {
+        int at = snprintf(c->noisy_note, sizeof c->noisy_note,
+                          "the runs of the %zu variant%s compared by runs spread by a median "
+                          "%.1f%%; a %g%% change is decided only where runs spread little "
+                          "(docs/compare.md)",
+                          c->runs_compared, c->runs_compared == 1 ? "" : "s",
+                          100 * c->median_spread, 100 * c->threshold);
+        if (c->noisy_with_runs && at > 0 && (size_t)at < sizeof c->noisy_note)
+            snprintf(c->noisy_note + at, sizeof c->noisy_note - (size_t)at,
+                     "; the noisy would need a median of %zu runs a side%s",
+                     c->median_runs_needed, c->median_runs_capped ? " or more" : "");
+    }
     free(spreads);
     free(needed);
     return 0;

@@ -161,14 +161,9 @@ static void summary_html(html_buf *b, const cp_comparison *c)
     html_fmt(b, "%s<strong%s>%d regression%s</strong>.</p>", c->nvariants ? ". " : " ",
              regressions ? " class=\"regression\"" : "", regressions,
              regressions == 1 ? "" : "s");
-    if (c->verdict_counts[CP_CMP_COUNT_NOISY] && c->runs_compared) {
-        html_fmt(b, "<p>Noisy: the runs of the %zu variant%s compared by runs spread by a "
-                    "median %.1f%%; a %g%% change is decided only where runs spread little",
-                 c->runs_compared, c->runs_compared == 1 ? "" : "s", 100 * c->median_spread,
-                 100 * c->threshold);
-        if (c->noisy_with_runs)
-            html_fmt(b, "; the noisy would need a median of %zu runs a side%s",
-                     c->median_runs_needed, c->median_runs_capped ? " or more" : "");
+    if (c->noisy_note[0]) {
+        html_raw(b, "<p>Noisy: ");
+        html_text(b, c->noisy_note);
         html_raw(b, ".</p>");
     }
 }

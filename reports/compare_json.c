@@ -150,6 +150,7 @@ static cJSON *comparison_json(const cp_comparison *c, doc *d)
     added(d, cJSON_AddNumberToObject(root, "noisy_with_runs", (double)c->noisy_with_runs));
     added(d, cJSON_AddNumberToObject(root, "median_runs_needed", (double)c->median_runs_needed));
     added(d, cJSON_AddBoolToObject(root, "median_runs_capped", c->median_runs_capped));
+    added(d, cJSON_AddStringToObject(root, "noisy_note", c->noisy_note));
     added(d, cJSON_AddStringToObject(root, "clock_warning", c->clock_warning));
     added(d, cJSON_AddStringToObject(root, "layout_warning", c->layout_warning));
     paths_json(d, root, "old_reports", c->old_reports, c->n_old_reports);

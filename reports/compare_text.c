@@ -118,17 +118,8 @@ static void summary_lines(const cp_comparison *c, FILE *out)
             fprintf(out, "%s %zu %s", said++ ? "," : "", c->verdict_counts[k],
                     cp_cmp_summary_verdict(k));
     fprintf(out, " (%zu variant%s)\n", c->nvariants, c->nvariants == 1 ? "" : "s");
-    size_t noisy = c->verdict_counts[CP_CMP_COUNT_NOISY];
-    if (!noisy || !c->runs_compared)
-        return;
-    fprintf(out, "noisy: the runs of the %zu variant%s compared by runs spread by a median %.1f%%; "
-                 "a %.0f%% change is decided only where runs spread little (docs/compare.md)",
-            c->runs_compared, c->runs_compared == 1 ? "" : "s", 100 * c->median_spread,
-            100 * c->threshold);
-    if (c->noisy_with_runs)
-        fprintf(out, "; the noisy would need a median of %zu runs a side%s", c->median_runs_needed,
-                c->median_runs_capped ? " or more" : "");
-    fprintf(out, "\n");
+    if (c->noisy_note[0])
+        fprintf(out, "noisy: %s\n", c->noisy_note);
 }
 
 int cp_compare_print_text(const cp_comparison *c, FILE *out)

@@ -479,10 +479,11 @@ Test(compare, the_verdicts_are_counted_once_for_every_output)
     char *text = printed(&c);
     cr_expect_not_null(strstr(text, "verdicts: 1 slower, 2 drift, 2 noisy, 1 same (6 variants)"),
                        "%s", text);
-    char said[200];
-    snprintf(said, sizeof said, "the noisy would need a median of %zu runs a side\n",
+    char said[200], line[210];
+    snprintf(said, sizeof said, "the noisy would need a median of %zu runs a side",
              c.median_runs_needed);
-    cr_expect_not_null(strstr(text, said), "%s", text);
+    snprintf(line, sizeof line, "%s\n", said);
+    cr_expect_not_null(strstr(text, line), "%s", text);
     cr_expect_not_null(strstr(text, "spread by a median 0.4%"), "%s", text);
     cr_expect_not_null(strstr(text, "\"drift\":\t2"), "%s", text);
     cr_expect_not_null(strstr(text, "\"noisy_with_runs\":\t2"), "%s", text);
@@ -490,6 +491,8 @@ Test(compare, the_verdicts_are_counted_once_for_every_output)
     char *page = page_of(&c);
     cr_expect_not_null(strstr(page, ">2 drift</span>"), "the page counts drift too");
     cr_expect_not_null(strstr(page, ">2 noisy</span>"));
+    snprintf(line, sizeof line, "%s.</p>", said);
+    cr_expect_not_null(strstr(page, line), "the page gives the table's sentence");
     cr_expect_null(strstr(page, "single run</span>"), "a verdict no variant got is left out");
     free(page);
     cp_comparison_free(&c);

@@ -36,9 +36,8 @@
 #define MAX_VARIANTS 512
 #define MAX_N 16
 
-
 typedef struct counts {
-    long same, slower, faster, noisy, all;
+    long slower, faster, noisy, all;
 } counts;
 
 /* TRIALS comparisons of `nv` variants, n runs a side, variant v's runs
@@ -69,7 +68,6 @@ static int trials(const double *spread, size_t nv, int n, double factor, counts 
             if (cp_compare_runs_prior(a[v], (size_t)n, b[v], (size_t)n, ra, rb, 0.10,
                                       CP_CMP_MIN_EFFECT, &prior, &r) < 0)
                 return -1;
-            c->same += r.verdict == CP_CMP_SAME;
             c->slower += r.verdict == CP_CMP_SLOWER;
             c->faster += r.verdict == CP_CMP_FASTER;
             c->noisy += r.verdict == CP_CMP_NOISY;
@@ -146,13 +144,20 @@ int main(int argc, char **argv)
                 argv[1], line + 1);
         return 2;
     }
-    header();
-    for (int i = argc > 2 ? 2 : 1; i < argc; i++) {
-        int n = argc > 2 ? atoi(argv[i]) : 3;
-        if (n < 2 || n > MAX_N) {
+    /* The runs a side to try: those given after SPREADS, else 3. */
+    int ns[MAX_N], nns = 0;
+    for (int i = 2; i < argc && nns < MAX_N; i++) {
+        ns[nns++] = atoi(argv[i]);
+        if (ns[nns - 1] < 2 || ns[nns - 1] > MAX_N) {
             fprintf(stderr, "noisy_share: runs a side %s: 2 to %d\n", argv[i], MAX_N);
             return 2;
         }
+    }
+    if (!nns)
+        ns[nns++] = 3;
+    header();
+    for (int k = 0; k < nns; k++) {
+        int n = ns[k];
         char label[64];
         snprintf(label, sizeof label, "%zu variants, measured", nv);
         if (report(label, spread, nv, n) < 0)

@@ -217,12 +217,15 @@ typedef struct cp_comparison {
      * their runs (runs_compared), the median of each one's larger side's
      * spread between runs; of the noisy ones that name the runs a side
      * that would decide (noisy_with_runs), the median of those runs (0:
-     * none; median_runs_capped: that median is CP_RUN_MAX_RUNS or more).
-     * Computed once (cp_compare_build); every output prints them. */
+     * none; median_runs_capped: that median is CP_RUN_MAX_RUNS or more);
+     * noisy_note says so in words when some variant is noisy and some
+     * was compared by runs ("" otherwise). Computed once
+     * (cp_compare_build); every output prints them. */
     size_t verdict_counts[CP_CMP_NVERDICTS];
     size_t runs_compared, noisy_with_runs, median_runs_needed;
     bool median_runs_capped;
     double median_spread;
+    char noisy_note[320];
 } cp_comparison;
 
 /* The verdict that cp_comparison.verdict_counts[i] counts (i below
