@@ -1,6 +1,6 @@
 /*
  * The `cuproof` command line: the dispatch to one file per command
- * (cmd_*.c) through the table of commands in help.c, which also holds
+ * (cmd_*.c) through the table of commands in commands.c, which also holds
  * every command's help, and the helpers the commands share. It uses the library's
  * public headers only; nothing in the library includes it.
  */
@@ -50,39 +50,61 @@ bool cp_parse_int(const char *s, int lo, int hi, int *out)
     return true;
 }
 
-/* Creates `dir` and its parents; fails when a component is not a directory
- * or cannot be created, or when the directory is not writable. */
-int cp_make_dirs(const char *dir)
+/* Whether flag `arg` is one of the comma-separated flags of `flags`
+ * ("--min-samples N, --max-samples N"); *value says whether a word
+ * follows it there (it then takes a value). */
+static bool names_flag(const char *flags, const char *arg, bool *value)
 {
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return cp_failf(CP_EINVAL, "output directory path is too long");
-    for (char *p = path + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            struct stat st;
-            if (stat(path, &st) != 0) {
-                if (mkdir(path, 0777) != 0 && errno != EEXIST)
-                    return cp_failf(CP_EIO, "cannot create output directory %s: %s", path,
-                                    strerror(errno));
-            } else if (!S_ISDIR(st.st_mode)) {
-                return cp_failf(CP_EIO, "cannot create output directory %s: %s is not a directory",
-                                dir, path);
-            }
-            *p = c;
-            if (c == '\0')
-                break;
+    size_t len = strlen(arg);
+    for (const char *p = flags; p && *p;) {
+        if (strncmp(p, arg, len) == 0 && (p[len] == ' ' || p[len] == ',' || p[len] == '\0')) {
+            *value = p[len] == ' ';
+            return true;
         }
+        p = strstr(p, ", ");
+        p = p ? p + 2 : NULL;
     }
-    char probe[PATH_MAX + 32];
-    snprintf(probe, sizeof probe, "%s/.cuproof-write-test", dir);
-    FILE *f = fopen(probe, "w");
-    if (!f)
-        return cp_failf(CP_EIO, "output directory %s is not writable: %s", dir, strerror(errno));
-    fclose(f);
-    remove(probe);
-    return 0;
+    return false;
+}
+
+const cp_help_opt *cp_opt_row(const cp_help_opt *opts, const char *arg, bool *value)
+{
+    bool v = false;
+    for (size_t i = 0; opts && opts[i].flags; i++)
+        if (arg[0] == '-' && names_flag(opts[i].flags, arg, &v)) {
+            if (value)
+                *value = v;
+            return &opts[i];
+        }
+    return NULL;
+}
+
+int cp_opt_unparsed(const char *opt)
+{
+    fprintf(stderr, "cuproof: %s is in the option table but no parser takes it (a bug: "
+                    "tests/options_test.sh should have caught it)\n", opt);
+    return CP_EXIT_TOOL;
+}
+
+int cp_arg_next(const cp_help_opt *opts, int argc, char **argv, int *i, cp_arg *out)
+{
+    const char *arg = argv[*i];
+    memset(out, 0, sizeof *out);
+    if (arg[0] != '-' || !arg[1]) {
+        out->operand = arg;
+        return CP_ARG_OPERAND;
+    }
+    bool value = false;
+    out->row = cp_opt_row(opts, arg, &value);
+    if (!out->row) {
+        cp_usage_error("unknown option '%s'", arg);
+        return CP_ARG_BAD;
+    }
+    out->opt = arg;
+    out->valued = value;
+    if (value && *i + 1 < argc)
+        out->val = argv[++*i];
+    return CP_ARG_OPTION;
 }
 
 /* What a command printed is its output too: a stdout that could not take

@@ -14,6 +14,8 @@
  * (cuproof/exit.h). `test` exits 77 when its case was skipped and 1 when it
  * was inconclusive. */
 #include <cuproof/exit.h>
+/* cp_make_dirs, which every command that writes files uses. */
+#include <cuproof/internal/file.h>
 
 /* The whole command line: argv[1] names the command. */
 int cp_cli_main(int argc, char **argv);
@@ -32,13 +34,51 @@ int cp_cmd_check(int argc, char **argv);
 int cp_cmd_replay(int argc, char **argv);
 int cp_cmd_help(int argc, char **argv);
 
-/* One option in a command's help: its flags and what it does. */
+/* One option in a command's help and the one list its parser reads: its
+ * flags, what it does, and whether a later pass of `run --runs K` keeps
+ * it. `flags` is one flag or several, comma-separated ("--min-samples N,
+ * --max-samples N"); a flag followed by a word there takes a value (the
+ * next argument), so the help a user reads is what the parser does. The
+ * same struct carries examples and environment variables (kept unset). */
 typedef struct cp_help_opt {
     const char *flags;
     const char *text;
+    bool kept;
 } cp_help_opt;
 
-/* The table of commands (help.c): the dispatch walks it, and every form
+/* The row of the option table `opts` (ending with {NULL}) that names
+ * flag `arg`, or NULL; *value (may be NULL) says whether it takes a
+ * value. */
+const cp_help_opt *cp_opt_row(const cp_help_opt *opts, const char *arg, bool *value);
+
+/* One argument of a command's line, as cp_arg_next read it. */
+typedef struct cp_arg {
+    const cp_help_opt *row; /* the option's row; NULL for an operand */
+    const char *opt;        /* the option as given ("--repeat") */
+    bool valued;            /* the table says it takes a value */
+    const char *val;        /* its value; NULL when it takes none or none followed */
+    const char *operand;    /* an operand (not an option) */
+} cp_arg;
+
+enum { CP_ARG_BAD = -1, CP_ARG_OPERAND = 0, CP_ARG_OPTION = 1 };
+
+/* Reads argv[*i] against the option table `opts`: an option in the table
+ * (CP_ARG_OPTION; its value is the next argument, *i advanced past it,
+ * when the table says it takes one), an operand (CP_ARG_OPERAND: "-"
+ * alone, or anything not starting with '-'), or an option the table lacks
+ * (CP_ARG_BAD, after "unknown option 'X'" on stderr: the caller returns
+ * CP_EXIT_USAGE). Every command parses through it, so no parser can take
+ * an option its help does not show, nor take a value the help does not. */
+int cp_arg_next(const cp_help_opt *opts, int argc, char **argv, int *i, cp_arg *out);
+
+/* A parser's last branch, for an option of its table that no branch
+ * took: says so (a bug) and returns CP_EXIT_TOOL. */
+int cp_opt_unparsed(const char *opt);
+
+/* The option table of command `name` (commands.c), for its parser. */
+const cp_help_opt *cp_command_opts(const char *name);
+
+/* The table of commands (commands.c): the dispatch walks it, and every form
  * of the help (cuproof help, cuproof.1, docs/cli.md) is printed from it. */
 typedef struct cp_command {
     const char *name;
@@ -82,10 +122,5 @@ int cp_tool_error(void);
 /* Parses a decimal integer in [lo, hi]; false for anything else. */
 bool cp_parse_int(const char *s, int lo, int hi, int *out);
 
-/* Creates `dir` and its parents. Returns 0; CP_EIO when a component is not
- * a directory or cannot be created, or the directory is not writable;
- * CP_EINVAL for a path that is too long (cp_last_error says which). Every
- * command gives a failure here CP_EXIT_TOOL: an output it cannot write. */
-int cp_make_dirs(const char *dir);
 
 #endif

@@ -70,51 +70,55 @@ int cp_cmd_ab(int argc, char **argv)
             self[len] = '\0';
         o.self = self;
     }
+    const cp_help_opt *table = cp_command_opts("ab");
     for (int i = exec ? 1 : 2; i < argc && status < 0; i++) {
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--pairs") == 0) {
-            if (!cp_parse_int(val, 2, 1000, &o.max_pairs))
-                status = cp_usage_error("--pairs '%s': expected 2 to 1000", val ? val : "");
-            i++;
-        } else if (strcmp(argv[i], "--min-pairs") == 0) {
-            if (!cp_parse_int(val, 2, 1000, &o.min_pairs))
-                status = cp_usage_error("--min-pairs '%s': expected 2 to 1000", val ? val : "");
-            i++;
-        } else if (strcmp(argv[i], "--threshold") == 0) {
-            char *end = NULL;
-            o.threshold = val ? strtod(val, &end) : -1;
-            if (!val || !end || *end || !(o.threshold >= 0 && o.threshold < 100))
-                status = cp_usage_error("--threshold wants a fraction such as 0.05, got '%s'",
-                                        val ? val : "");
-            i++;
-        } else if (strcmp(argv[i], "--profile") == 0) {
-            if (!val || (strcmp(val, "ci") != 0 && strcmp(val, "full") != 0))
-                status = cp_usage_error("unknown profile '%s': use ci or full", val ? val : "");
-            o.profile = val;
-            i++;
-        } else if (strcmp(argv[i], "--out") == 0) {
-            if (!val || !*val)
-                status = cp_usage_error("%s", "--out needs a directory");
-            o.work_dir = val;
-            i++;
-        } else if (strcmp(argv[i], "--seed") == 0) {
-            int seed;
-            if (!cp_parse_int(val, 0, INT_MAX, &seed))
-                status = cp_usage_error("--seed '%s': expected a number", val ? val : "");
-            o.seed = (uint64_t)seed;
-            i++;
-        } else if (exec && strcmp(argv[i], "--") == 0) {
+        if (exec && strcmp(argv[i], "--") == 0) {
             char **pa = NULL, **pb = NULL;
             status = split_programs(argc, argv, i + 1, &pa, &pb);
             o.exec_a = pa;
             o.exec_b = pb;
             break;
-        } else if (argv[i][0] == '-') {
-            status = cp_usage_error("%s", usage);
-        } else if (exec) {
-            status = cp_usage_error("%s", usage);
+        }
+        cp_arg g;
+        int kind = cp_arg_next(table, argc, argv, &i, &g);
+        const char *opt = g.opt, *val = g.val;
+        if (kind == CP_ARG_BAD) {
+            status = CP_EXIT_USAGE;
+        } else if (kind == CP_ARG_OPERAND) {
+            if (exec)
+                status = cp_usage_error("%s", usage);
+            else
+                cases[ncases++] = (char *)g.operand;
+        } else if (strcmp(opt, "--pairs") == 0) {
+            if (!cp_parse_int(val, 2, 1000, &o.max_pairs))
+                status = cp_usage_error("--pairs '%s': expected 2 to 1000", val ? val : "");
+        } else if (strcmp(opt, "--min-pairs") == 0) {
+            if (!cp_parse_int(val, 2, 1000, &o.min_pairs))
+                status = cp_usage_error("--min-pairs '%s': expected 2 to 1000", val ? val : "");
+        } else if (strcmp(opt, "--threshold") == 0) {
+            char *end = NULL;
+            o.threshold = val ? strtod(val, &end) : -1;
+            if (!val || !end || *end || !(o.threshold >= 0 && o.threshold < 100))
+                status = cp_usage_error("--threshold wants a fraction such as 0.05, got '%s'",
+                                        val ? val : "");
+        } else if (strcmp(opt, "--profile") == 0) {
+            if (!val || (strcmp(val, "ci") != 0 && strcmp(val, "full") != 0))
+                status = cp_usage_error("unknown profile '%s': use ci or full", val ? val : "");
+            o.profile = val;
+        } else if (strcmp(opt, "--out") == 0) {
+            if (!val || !*val)
+                status = cp_usage_error("%s", "--out needs a directory");
+            o.work_dir = val;
+        } else if (strcmp(opt, "--seed") == 0) {
+            int seed;
+            if (!cp_parse_int(val, 0, INT_MAX, &seed))
+                status = cp_usage_error("--seed '%s': expected a number", val ? val : "");
+            o.seed = (uint64_t)seed;
+        } else if (strcmp(opt, "--exec") == 0) {
+            status = cp_usage_error("%s", "--exec comes first: cuproof ab --exec [OPTIONS] -- "
+                                          "PROGRAM_A... ::: PROGRAM_B...");
         } else {
-            cases[ncases++] = argv[i];
+            status = cp_opt_unparsed(opt);
         }
     }
     if (status < 0 && exec && !o.exec_a)

@@ -75,42 +75,17 @@ static int parse_args(int argc, char **argv, check_args *a)
 {
     int status = CP_EXIT_OK;
     int next_line = 1; /* --expect arguments are numbered as one text */
+    const cp_help_opt *table = cp_command_opts("check");
     for (int i = 0; i < argc && status == CP_EXIT_OK; i++) {
-        const char *arg = argv[i];
-        bool takes_value = strcmp(arg, "--expect") == 0 || strcmp(arg, "--expect-file") == 0 ||
-                           strcmp(arg, "--range") == 0 || strcmp(arg, "--comm-pattern") == 0;
-        if (takes_value && i + 1 >= argc)
-            return cp_usage_error("%s needs a value", arg);
-        if (strcmp(arg, "--expect") == 0) {
-            const char *text = argv[++i];
-            status = add_expectations(a, "--expect", text, next_line, CP_EXIT_USAGE);
-            for (const char *p = text; *p; p++)
-                next_line += *p == '\n';
-            next_line++;
-        } else if (strcmp(arg, "--expect-file") == 0) {
-            const char *path = argv[++i];
-            char *text = cp_read_file(path);
-            if (!text) {
-                fprintf(stderr, "cuproof: --expect-file: %s\n", cp_last_error());
-                return CP_EXIT_INPUT;
-            }
-            status = add_expectations(a, path, text, 1, CP_EXIT_INPUT);
-            free(text);
-        } else if (strcmp(arg, "--range") == 0) {
-            a->range = argv[++i];
-            if (!a->range[0])
-                return cp_usage_error("%s", "--range needs a range name");
-        } else if (strcmp(arg, "--comm-pattern") == 0) {
-            a->comm_pattern = argv[++i];
-            if (!cp_comm_pattern_valid(a->comm_pattern))
-                return cp_usage_error("--comm-pattern '%s': expected a kernel name's prefix "
-                                      "(letters, digits, '_'), as in 'nccl'",
-                                      a->comm_pattern);
-        } else if (strcmp(arg, "--allow-dropped") == 0) {
-            a->allow_dropped = true;
-        } else if (arg[0] == '-' && arg[1] == '-') {
-            return cp_usage_error("unknown option '%s'", arg);
-        } else {
+        cp_arg g;
+        int kind = cp_arg_next(table, argc, argv, &i, &g);
+        const char *opt = g.opt, *val = g.val;
+        if (kind == CP_ARG_BAD)
+            return CP_EXIT_USAGE;
+        if (kind == CP_ARG_OPTION && g.valued && !val)
+            return cp_usage_error("%s needs a value", opt);
+        if (kind == CP_ARG_OPERAND) {
+            const char *arg = g.operand;
             bool rec = ends_with(arg, ".cprec") || cp_rec_is_rec_file(arg);
             bool program = !rec && (is_dir(arg) || cp_proc_is_trace_file(arg));
             if (a->ntraces > 0 && (program != a->program || rec != a->rec))
@@ -120,6 +95,33 @@ static int parse_args(int argc, char **argv, check_args *a)
             a->program = program;
             a->rec = rec;
             a->traces[a->ntraces++] = arg;
+        } else if (strcmp(opt, "--expect") == 0) {
+            status = add_expectations(a, "--expect", val, next_line, CP_EXIT_USAGE);
+            for (const char *p = val; *p; p++)
+                next_line += *p == '\n';
+            next_line++;
+        } else if (strcmp(opt, "--expect-file") == 0) {
+            char *text = cp_read_file(val);
+            if (!text) {
+                fprintf(stderr, "cuproof: --expect-file: %s\n", cp_last_error());
+                return CP_EXIT_INPUT;
+            }
+            status = add_expectations(a, val, text, 1, CP_EXIT_INPUT);
+            free(text);
+        } else if (strcmp(opt, "--range") == 0) {
+            a->range = val;
+            if (!a->range[0])
+                return cp_usage_error("%s", "--range needs a range name");
+        } else if (strcmp(opt, "--comm-pattern") == 0) {
+            a->comm_pattern = val;
+            if (!cp_comm_pattern_valid(a->comm_pattern))
+                return cp_usage_error("--comm-pattern '%s': expected a kernel name's prefix "
+                                      "(letters, digits, '_'), as in 'nccl'",
+                                      a->comm_pattern);
+        } else if (strcmp(opt, "--allow-dropped") == 0) {
+            a->allow_dropped = true;
+        } else {
+            return cp_opt_unparsed(opt);
         }
     }
     if (status != CP_EXIT_OK)

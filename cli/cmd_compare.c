@@ -40,57 +40,59 @@ int cp_cmd_compare(int argc, char **argv)
         rc = CP_EXIT_TOOL;
         goto out;
     }
+    const cp_help_opt *table = cp_command_opts("compare");
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--old") == 0 || strcmp(argv[i], "--new") == 0) {
-            if (i + 1 == argc || argv[i + 1][0] == '-' || argv[i + 1][0] == '\0') {
-                rc = cp_usage_error("%s wants a report.json or a run directory", argv[i]);
+        cp_arg g;
+        int kind = cp_arg_next(table, argc, argv, &i, &g);
+        const char *flag = g.opt, *val = g.val;
+        char *end = NULL;
+        if (kind == CP_ARG_BAD) {
+            rc = CP_EXIT_USAGE;
+            goto out;
+        }
+        if (kind == CP_ARG_OPERAND) {
+            if (i >= 2 || n_pos != (size_t)i) {
+                rc = cp_usage_error("%s", usage);
                 goto out;
             }
-            if (argv[i][2] == 'o')
-                olds[n_old++] = argv[++i];
+            /* OLD and NEW come first, as they always have. */
+            positional[n_pos++] = g.operand;
+        } else if (strcmp(flag, "--old") == 0 || strcmp(flag, "--new") == 0) {
+            if (!val || val[0] == '-' || val[0] == '\0') {
+                rc = cp_usage_error("%s wants a report.json or a run directory", flag);
+                goto out;
+            }
+            if (flag[2] == 'o')
+                olds[n_old++] = val;
             else
-                news[n_new++] = argv[++i];
-        } else if (strcmp(argv[i], "--threshold") == 0 && i + 1 < argc) {
-            char *end = NULL;
-            opt.threshold = strtod(argv[++i], &end);
-            if (!end || *end || end == argv[i] || !(opt.threshold >= 0 && opt.threshold < 100)) {
-                rc = cp_usage_error("--threshold wants a fraction such as 0.1, got '%s'",
-                                    argv[i]);
+                news[n_new++] = val;
+        } else if (strcmp(flag, "--threshold") == 0 || strcmp(flag, "--host-threshold") == 0) {
+            bool host = flag[2] == 'h';
+            double x = val ? strtod(val, &end) : -1;
+            if (!val || !end || *end || end == val || !(x >= 0 && x < 100)) {
+                rc = cp_usage_error(host ? "--host-threshold wants a fraction such as 1.0, got '%s'"
+                                         : "--threshold wants a fraction such as 0.1, got '%s'",
+                                    val ? val : "");
                 goto out;
             }
-        } else if (strcmp(argv[i], "--host-threshold") == 0 && i + 1 < argc) {
-            char *end = NULL;
-            opt.host_threshold = strtod(argv[++i], &end);
-            if (!end || *end || end == argv[i] ||
-                !(opt.host_threshold >= 0 && opt.host_threshold < 100)) {
-                rc = cp_usage_error("--host-threshold wants a fraction such as 1.0, got '%s'",
-                                    argv[i]);
+            *(host ? &opt.host_threshold : &opt.threshold) = x;
+        } else if (strcmp(flag, "--format") == 0) {
+            if (!val || (strcmp(val, "json") != 0 && strcmp(val, "text") != 0)) {
+                rc = cp_usage_error("--format wants text or json, got '%s'", val ? val : "");
                 goto out;
             }
-        } else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
-            i++;
-            if (strcmp(argv[i], "json") == 0) {
-                opt.json = true;
-            } else if (strcmp(argv[i], "text") == 0) {
-                opt.json = false;
-            } else {
-                rc = cp_usage_error("--format wants text or json, got '%s'", argv[i]);
-                goto out;
-            }
-        } else if (strcmp(argv[i], "--force") == 0) {
+            opt.json = strcmp(val, "json") == 0;
+        } else if (strcmp(flag, "--force") == 0) {
             opt.force = true;
-        } else if (strcmp(argv[i], "--html") == 0) {
-            if (i + 1 == argc || argv[i + 1][0] == '-' || argv[i + 1][0] == '\0') {
+        } else if (strcmp(flag, "--html") == 0) {
+            if (!val || val[0] == '-' || val[0] == '\0') {
                 rc = cp_usage_error("%s", "--html wants the page's file name, such as "
                                           "compare.html");
                 goto out;
             }
-            html = argv[++i];
-        } else if (argv[i][0] != '-' && i < 2 && n_pos == (size_t)i) {
-            /* OLD and NEW come first, as they always have. */
-            positional[n_pos++] = argv[i];
+            html = val;
         } else {
-            rc = cp_usage_error("%s", usage);
+            rc = cp_opt_unparsed(flag);
             goto out;
         }
     }

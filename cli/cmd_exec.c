@@ -84,16 +84,22 @@ static bool api_value(const char *v, bool *all)
  * when they are good, else the exit status. */
 static int parse_args(int argc, char **argv, exec_args *a)
 {
+    const cp_help_opt *table = cp_command_opts("exec");
     int i = 0;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        cp_arg g;
+        int kind = cp_arg_next(table, argc, argv, &i, &g);
+        const char *opt = g.opt, *val = g.val;
         int rc = -1, secs = 0;
-        if (strcmp(opt, "--expect") == 0 && val) {
+        if (kind == CP_ARG_BAD)
+            return CP_EXIT_USAGE;
+        if (kind == CP_ARG_OPERAND || (g.valued && !val))
+            return cp_usage_error("exec: unknown option or missing value '%s'", argv[i]);
+        if (strcmp(opt, "--expect") == 0) {
             char source[64];
             snprintf(source, sizeof source, "--expect '%.40s'", val);
             rc = add_expectation(a, val, source, false);
-            i++;
-        } else if (strcmp(opt, "--expect-file") == 0 && val) {
+        } else if (strcmp(opt, "--expect-file") == 0) {
             char *text = cp_read_file(val);
             if (!text) {
                 fprintf(stderr, "cuproof: --expect-file: %s\n", cp_last_error());
@@ -101,46 +107,39 @@ static int parse_args(int argc, char **argv, exec_args *a)
             }
             rc = add_expectation(a, text, val, true);
             free(text);
-            i++;
-        } else if (strcmp(opt, "--range") == 0 && val && *val) {
+        } else if (strcmp(opt, "--range") == 0) {
+            if (!*val)
+                return cp_usage_error("%s", "--range needs a range name");
             a->range = val;
-            i++;
         } else if (strcmp(opt, "--comm-pattern") == 0) {
             if (!cp_comm_pattern_valid(val))
                 return cp_usage_error("--comm-pattern '%s': expected a kernel name's prefix "
-                                      "(letters, digits, '_'), as in 'nccl'", val ? val : "");
+                                      "(letters, digits, '_'), as in 'nccl'", val);
             a->comm_pattern = val;
-            i++;
-        } else if (strcmp(opt, "--out") == 0 && val && *val) {
+        } else if (strcmp(opt, "--out") == 0) {
+            if (!*val)
+                return cp_usage_error("%s", "--out needs a directory");
             a->out_dir = val;
-            i++;
         } else if (strcmp(opt, "--timeout") == 0) {
             if (!cp_parse_int(val, 1, 7 * 24 * 3600, &secs))
-                return cp_usage_error("--timeout '%s': expected seconds, 1 to 604800",
-                                      val ? val : "");
+                return cp_usage_error("--timeout '%s': expected seconds, 1 to 604800", val);
             a->timeout_s = secs;
-            i++;
         } else if (strcmp(opt, "--repeat") == 0) {
             if (!cp_parse_int(val, 1, 1000, &a->repeat))
-                return cp_usage_error("--repeat '%s': expected an integer from 1 to 1000",
-                                      val ? val : "");
-            i++;
+                return cp_usage_error("--repeat '%s': expected an integer from 1 to 1000", val);
         } else if (strcmp(opt, "--format") == 0) {
-            if (!val || (strcmp(val, "rec") != 0 && strcmp(val, "jsonl") != 0))
-                return cp_usage_error("--format '%s': expected jsonl or rec", val ? val : "");
+            if (strcmp(val, "rec") != 0 && strcmp(val, "jsonl") != 0)
+                return cp_usage_error("--format '%s': expected jsonl or rec", val);
             a->rec = strcmp(val, "rec") == 0;
-            i++;
         } else if (strcmp(opt, "--api") == 0) {
             if (!api_value(val, &a->api_all))
-                return cp_usage_error("--api '%s': expected filtered or all", val ? val : "");
-            i++;
+                return cp_usage_error("--api '%s': expected filtered or all", val);
         } else if (strcmp(opt, "--keep-records") == 0) {
             int keep;
             if (!cp_parse_int(val, 1, INT_MAX, &keep))
                 return cp_usage_error("--keep-records '%s': expected a count of records, 1 or "
-                                      "more", val ? val : "");
+                                      "more", val);
             a->keep_records = (uint64_t)keep;
-            i++;
         } else if (strcmp(opt, "--allow-dropped") == 0) {
             a->allow_dropped = true;
         } else if (strcmp(opt, "--keep-going") == 0) {
@@ -152,10 +151,9 @@ static int parse_args(int argc, char **argv, exec_args *a)
         } else if (strcmp(opt, "--need-gpus") == 0) {
             if (!cp_parse_int(val, 1, 1024, &a->need_gpus))
                 return cp_usage_error("--need-gpus '%s': expected a count of GPUs, 1 to 1024",
-                                      val ? val : "");
-            i++;
+                                      val);
         } else {
-            return cp_usage_error("exec: unknown option or missing value '%s'", opt);
+            return cp_opt_unparsed(opt);
         }
         if (rc >= 0)
             return rc;

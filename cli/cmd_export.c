@@ -130,11 +130,20 @@ int cp_cmd_export(int argc, char **argv)
     const char *paths[2];
     int npaths = 0;
     format fmt = FORMAT_AUTO;
+    const cp_help_opt *table = cp_command_opts("export");
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--format") == 0) {
-            if (i + 1 == argc)
+        cp_arg g;
+        int kind = cp_arg_next(table, argc, argv, &i, &g);
+        const char *opt = g.opt, *f = g.val;
+        if (kind == CP_ARG_BAD)
+            return CP_EXIT_USAGE;
+        if (kind == CP_ARG_OPERAND) {
+            if (npaths < 2)
+                paths[npaths] = g.operand;
+            npaths++;
+        } else if (strcmp(opt, "--format") == 0) {
+            if (!f)
                 return cp_usage_error("%s", "--format needs json, proto, rec or auto");
-            const char *f = argv[++i];
             if (strcmp(f, "json") == 0)
                 fmt = FORMAT_JSON;
             else if (strcmp(f, "proto") == 0)
@@ -146,12 +155,8 @@ int cp_cmd_export(int argc, char **argv)
             else
                 return cp_usage_error("unknown export format '%s': use json, proto, rec or auto",
                                       f);
-        } else if (strncmp(argv[i], "--", 2) == 0) {
-            return cp_usage_error("unknown export option '%s'", argv[i]);
-        } else if (npaths < 2) {
-            paths[npaths++] = argv[i];
         } else {
-            npaths++;
+            return cp_opt_unparsed(opt);
         }
     }
     if (npaths != 2)

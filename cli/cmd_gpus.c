@@ -18,18 +18,26 @@ int cp_cmd_gpus(int argc, char **argv)
 {
     const char *spec = NULL;
     int slots = 1;
+    const cp_help_opt *table = cp_command_opts("gpus");
     for (int i = 0; i < argc; i++) {
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--ctest-spec") == 0 && val && *val) {
+        cp_arg g;
+        int kind = cp_arg_next(table, argc, argv, &i, &g);
+        const char *opt = g.opt, *val = g.val;
+        if (kind == CP_ARG_BAD)
+            return CP_EXIT_USAGE;
+        if (kind == CP_ARG_OPERAND)
+            return cp_usage_error("gpus takes [--ctest-spec FILE] [--slots N], got '%s'",
+                                  g.operand);
+        if (strcmp(opt, "--ctest-spec") == 0) {
+            if (!val || !*val)
+                return cp_usage_error("%s", "--ctest-spec needs a file");
             spec = val;
-            i++;
-        } else if (strcmp(argv[i], "--slots") == 0) {
+        } else if (strcmp(opt, "--slots") == 0) {
             if (!cp_parse_int(val, 1, 64, &slots))
                 return cp_usage_error("--slots '%s': expected an integer from 1 to 64",
-                                   val ? val : "");
-            i++;
+                                      val ? val : "");
         } else {
-            return cp_usage_error("gpus takes [--ctest-spec FILE] [--slots N], got '%s'", argv[i]);
+            return cp_opt_unparsed(opt);
         }
     }
     cp_env env;

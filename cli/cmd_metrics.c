@@ -10,9 +10,20 @@
 
 int cp_cmd_metrics(int argc, char **argv)
 {
-    bool markdown = argc == 1 && strcmp(argv[0], "--markdown") == 0;
-    if (argc > 0 && !markdown)
-        return cp_usage_error("metrics takes [--markdown], got '%s'", argv[0]);
+    bool markdown = false;
+    const cp_help_opt *table = cp_command_opts("metrics");
+    for (int i = 0; i < argc; i++) {
+        cp_arg g;
+        int kind = cp_arg_next(table, argc, argv, &i, &g);
+        if (kind == CP_ARG_BAD)
+            return CP_EXIT_USAGE;
+        if (kind == CP_ARG_OPERAND)
+            return cp_usage_error("metrics takes [--markdown], got '%s'", g.operand);
+        if (strcmp(g.opt, "--markdown") == 0)
+            markdown = true;
+        else
+            return cp_opt_unparsed(g.opt);
+    }
     size_t n = 0, nf = 0;
     const cp_metric_def *m = cp_metric_defs(&n);
     const cp_finding_def *f = cp_finding_defs(&nf);

@@ -251,16 +251,23 @@ out:
 int cp_cmd_replay(int argc, char **argv)
 {
     const char *dir = NULL, *out_dir = "cuproof-out";
+    const cp_help_opt *table = cp_command_opts("replay");
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--out") == 0) {
-            if (i + 1 >= argc || !argv[i + 1][0])
-                return cp_usage_error("%s", "--out needs a directory");
-            out_dir = argv[++i];
-        } else if (argv[i][0] == '-' || dir) {
+        cp_arg g;
+        int kind = cp_arg_next(table, argc, argv, &i, &g);
+        if (kind == CP_ARG_BAD)
+            return CP_EXIT_USAGE;
+        if (kind == CP_ARG_OPERAND && !dir) {
+            dir = g.operand;
+        } else if (kind == CP_ARG_OPERAND) {
             return cp_usage_error("%s", "replay takes one recording directory: "
                                         "replay DIR [--out OUT]");
+        } else if (strcmp(g.opt, "--out") == 0) {
+            if (!g.val || !g.val[0])
+                return cp_usage_error("%s", "--out needs a directory");
+            out_dir = g.val;
         } else {
-            dir = argv[i];
+            return cp_opt_unparsed(g.opt);
         }
     }
     if (!dir)

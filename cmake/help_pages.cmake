@@ -1,6 +1,6 @@
 # Writes OUT, the man page cuproof.1, with the built cuproof's hidden
 # `cuproof help --man`: the page is printed from the same table as
-# `cuproof help` (cli/help.c), so the two cannot drift. OUT is replaced
+# `cuproof help` (cli/commands.c), so the two cannot drift. OUT is replaced
 # only when its text changed, so an unchanged page rebuilds nothing.
 #   cmake -DCUPROOF=path/to/cuproof -DOUT=man/cuproof.1 -P help_pages.cmake
 execute_process(COMMAND "${CUPROOF}" help --man

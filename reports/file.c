@@ -6,10 +6,12 @@
 #include <cuproof/error.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int cp_write_file(const char *path, const char *text)
 {
@@ -59,4 +61,37 @@ char *cp_read_file(const char *path)
     }
     buf[len] = '\0';
     return buf;
+}
+
+int cp_make_dirs(const char *dir)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return cp_failf(CP_EINVAL, "output directory path is too long");
+    for (char *p = path + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            struct stat st;
+            if (stat(path, &st) != 0) {
+                if (mkdir(path, 0777) != 0 && errno != EEXIST)
+                    return cp_failf(CP_EIO, "cannot create output directory %s: %s", path,
+                                    strerror(errno));
+            } else if (!S_ISDIR(st.st_mode)) {
+                return cp_failf(CP_EIO, "cannot create output directory %s: %s is not a directory",
+                                dir, path);
+            }
+            *p = c;
+            if (c == '\0')
+                break;
+        }
+    }
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/.cuproof-write-test", dir);
+    FILE *f = fopen(probe, "w");
+    if (!f)
+        return cp_failf(CP_EIO, "output directory %s is not writable: %s", dir, strerror(errno));
+    fclose(f);
+    remove(probe);
+    return 0;
 }

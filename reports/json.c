@@ -218,7 +218,7 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
     breakdown_json(b, o, m);
 }
 
-/* 1.7: a distributed program's ranks (cuproof/ranks.h): a row per rank
+/* 1.7: a distributed program's ranks (cuproof/internal/ranks.h): a row per rank
  * with its own figures, the hosts with the clock offset applied to each,
  * and the collectives' arrivals with the straggler (null when none). The
  * host is written by name, for people, and by index, for readers. */

@@ -621,7 +621,7 @@ static void copy_field(char *dst, size_t cap, const char *s)
     snprintf(dst, cap, "%s", s);
 }
 
-/* The header's rank fields (docs/DESIGN.md "Ranks"), optional so that
+/* The header's rank fields (docs/distributed.md, "What each process records"), optional so that
  * files of writers before them read as processes of no rank: rank,
  * local_rank and world_size integers from -1 (unknown) to 2^31-1, the
  * strings rank_var, rank_why and run. A rank without rank_var is taken as

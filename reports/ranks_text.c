@@ -1,4 +1,4 @@
-/* The terminal's table of a distributed program's ranks (cuproof/ranks.h)
+/* The terminal's table of a distributed program's ranks (cuproof/internal/ranks.h)
  * that `cuproof exec` leads its summary with: a line per rank with its own
  * figures, then the straggler and any host whose clock could not be
  * aligned. The command prints it; the words are here, in the library. */

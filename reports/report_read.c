@@ -646,11 +646,3 @@ void cp_report_free(cp_report *r)
     free(r->cases);
     memset(r, 0, sizeof *r);
 }
-
-const cp_case_result *cp_report_case(const cp_report *r, const char *name)
-{
-    for (size_t i = 0; i < r->ncases; i++)
-        if (strcmp(r->cases[i].name, name) == 0)
-            return &r->cases[i];
-    return NULL;
-}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # docs/cli.md is `cuproof help --markdown` as committed: generated from
-# the table that prints `cuproof help` and the man page (cli/help.c), it
+# the table that prints `cuproof help` and the man page (cli/commands.c), it
 # must be refreshed when that table changes. Fails with the difference
 # and the command that refreshes the page.
 # usage: help_docs_test.sh CUPROOF CLI.md

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Shows that tests/layers_test.sh can fail: on a copy of the sources with
 # a CUDA include planted in the analysis layer, on a build whose analysis
-# library calls the CUDA runtime, and on one whose reports library has
-# two writers calling each other, it must exit 1 naming each.
+# library calls the CUDA runtime, on one whose reports library has two
+# writers calling each other, one whose compare/ printer calls back the
+# comparison that calls it, and one whose reports/ calls into judge/, it
+# must exit 1 naming each.
 # usage: layers_negative_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 src=$1
@@ -12,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "layers_negative_test: $*" >&2; exit 1; }
 
 mkdir -p "$tmp/src" "$tmp/bin"
-cp -r "$src/harness" "$src/reports" "$src/include" "$tmp/src/"
+cp -r "$src/harness" "$src/reports" "$src/compare" "$src/judge" "$src/include" "$tmp/src/"
 cp "$bin"/libcuproof_*.a "$bin"/libcuproof_inject.so "$tmp/bin/"
 bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>/dev/null ||
     fail "the unchanged copy should pass"
@@ -42,4 +44,25 @@ cc -c "$tmp/chrome.c" -o "$tmp/chrome.c.o" || fail "cannot compile the planted w
 out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted circle passed"
 grep -q "reports/ call each other in a circle" <<<"$out" || fail "no message for the circle: $out"
 grep -q "chrome.c.o" <<<"$out" || fail "the message does not name the files: $out"
-echo "layers_negative_test: the three planted violations were caught"
+cp "$bin/libcuproof_reports.a" "$tmp/bin/"
+
+# A circle inside compare/: compare.c.o replaced by one whose comparison
+# calls the text printer, which calls compare.c for its shown times.
+printf 'int cp_compare_print_text(const void *c, void *out);\nvoid cp_cmp_shown_times(void) {}\nint cp_compare_files(void) { return cp_compare_print_text(0, 0); }\n' \
+    > "$tmp/compare.c"
+cc -c "$tmp/compare.c" -o "$tmp/compare.c.o" || fail "cannot compile the planted comparison"
+(cd "$tmp" && ar r "$tmp/bin/libcuproof_reports.a" compare.c.o 2>/dev/null)
+out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted circle in compare/ passed"
+grep -q "the files of compare/ call each other in a circle" <<<"$out" ||
+    fail "no message for the circle in compare/: $out"
+cp "$bin/libcuproof_reports.a" "$tmp/bin/"
+
+# An arrow from reports/ into judge/: file.c.o replaced by one that asks
+# the judge whether a run failed.
+printf 'int cp_program_run_failed(const void *r);\nint cp_write_file(const char *p, const char *t) { return cp_program_run_failed(p) + !t; }\n' \
+    > "$tmp/file.c"
+cc -c "$tmp/file.c" -o "$tmp/file.c.o" || fail "cannot compile the planted file IO"
+(cd "$tmp" && ar r "$tmp/bin/libcuproof_reports.a" file.c.o 2>/dev/null)
+out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted arrow into judge/ passed"
+grep -q "reports/file.c calls judge/judge.c" <<<"$out" || fail "no message for the arrow: $out"
+echo "layers_negative_test: the five planted violations were caught"

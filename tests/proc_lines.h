@@ -1,6 +1,6 @@
 /*
  * One process of a trace written as the injection library's per-process
- * file in either form (docs/DESIGN.md "The per-process file"): the
+ * file in either form (docs/formats.md "Per-process files"): the
  * recorded traces that are no per-process files (merged trace files, rec
  * files of several processes) become the files `cuproof exec` reads, for
  * the tests of the follower (tests/test_follow.c), and the bench's

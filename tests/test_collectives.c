@@ -1,13 +1,13 @@
 /*
- * Collectives matched across ranks (cuproof/collectives.h): hosts' clocks
+ * Collectives matched across ranks (cuproof/internal/collectives.h): hosts' clocks
  * recovered from a simulated job written with known offsets, a host with
  * no collective left unaligned, a straggler named by arrival with a
  * negative control, and the DDP programs recorded on two H100s.
  */
-#include <cuproof/collectives.h>
+#include <cuproof/internal/collectives.h>
 #include <cuproof/error.h>
 #include <cuproof/internal/rec.h>
-#include <cuproof/ranks.h>
+#include <cuproof/internal/ranks.h>
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

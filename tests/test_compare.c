@@ -1,5 +1,5 @@
 /*
- * cuproof compare's layers on their own (reports/compare*.c): a
+ * cuproof compare's layers on their own (compare/compare*.c): a
  * cp_comparison built in memory and printed by each output, which then
  * cannot have read any report; and the comparison of several reports a
  * side, each a run, or each of a report's passes a run.

@@ -1,5 +1,5 @@
 /*
- * The follower (cp_follower, reports/follow.c; issue 30): `cuproof exec`
+ * The follower (cp_follower, judge/follow.c; issue 30): `cuproof exec`
  * reads the per-process files while the program writes them, and the
  * judge then reads only the rest. Every trace exec recorded on a GPU
  * (tests/fixtures/exec-*) is written as the per-process files of both
@@ -25,7 +25,7 @@
 #include <cuproof/error.h>
 #include <cuproof/expect.h>
 #include <cuproof/program.h>
-#include <cuproof/ranks.h>
+#include <cuproof/internal/ranks.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/internal/report.h>
 #include <cuproof/internal/session.h>

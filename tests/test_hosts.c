@@ -10,7 +10,7 @@
  */
 #include <cuproof/error.h>
 #include <cuproof/program.h>
-#include <cuproof/ranks.h>
+#include <cuproof/internal/ranks.h>
 #include <cuproof/internal/proc.h>
 #include "collect/proc_writer.h"
 #include "collect/rank.h"

@@ -1,5 +1,5 @@
 /*
- * Ranks (docs/DESIGN.md "Ranks"): the launcher's variables read into a
+ * Ranks (docs/distributed.md): the launcher's variables read into a
  * process (collect/rank.c), carried through both file forms and both
  * readers, the scope rank(N) and the aggregate 'every rank' in the
  * whole-trace and the streaming evaluation (held equal), and the trust

@@ -20,7 +20,7 @@
 #include <cuproof/error.h>
 #include <cuproof/expect.h>
 #include <cuproof/metrics.h>
-#include <cuproof/ranks.h>
+#include <cuproof/internal/ranks.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/internal/rec.h>
 #include <cuproof/internal/report.h>

@@ -1,4 +1,4 @@
-/* A distributed program's ranks in the reports (cuproof/ranks.h): the
+/* A distributed program's ranks in the reports (cuproof/internal/ranks.h): the
  * "ranks" object of report.json written and read back, the HTML's ranks
  * table and timelines stacked by rank, the processes' names in Perfetto
  * and the terminal's table. The ranks are built by hand (two ranks, one

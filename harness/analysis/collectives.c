@@ -1,10 +1,10 @@
 /*
  * Collectives matched across ranks, hosts' clocks aligned on their ends,
- * and the straggler found by arrival (cuproof/collectives.h says the
+ * and the straggler found by arrival (cuproof/internal/collectives.h says the
  * rules). The kernels are kept as 32-byte entries and sorted twice: by
  * rank, stream and start to number them, then by collective to match.
  */
-#include <cuproof/collectives.h>
+#include <cuproof/internal/collectives.h>
 
 #include <cuproof/error.h>
 

@@ -4,7 +4,7 @@
 #include <cuproof/expect.h>
 
 #include <cuproof/error.h>
-#include <cuproof/ranks.h>
+#include <cuproof/internal/ranks.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 /* The ranks of a distributed program built while its records are read
- * (cuproof/ranks.h): a streaming analysis per rank for its own figures,
+ * (cuproof/internal/ranks.h): a streaming analysis per rank for its own figures,
  * and its communication kernels into the collectives for the hosts'
  * clocks and the straggler. */
-#include <cuproof/ranks.h>
+#include <cuproof/internal/ranks.h>
 
-#include <cuproof/collectives.h>
+#include <cuproof/internal/collectives.h>
 #include <cuproof/error.h>
 
 #include <stddef.h>
@@ -131,38 +131,6 @@ static int learn_processes(cp_ranks_builder *b, const cp_trace *meta)
     for (size_t i = known; i < need; i++)
         s[i] = -1;
     return host_table(meta, &b->host_of, &b->nprocesses, need);
-}
-
-uint32_t cp_trace_host_index(const cp_trace *meta, uint32_t process)
-{
-    if (process >= meta->nprocesses)
-        return 0;
-    const char *host = meta->processes[process].host;
-    uint32_t index = 0;
-    /* The hosts before this process's first appearance, counted once each. */
-    for (uint32_t i = 0; i < process; i++) {
-        bool first = true;
-        for (uint32_t j = 0; j < i && first; j++)
-            first = strcmp(meta->processes[j].host, meta->processes[i].host) != 0;
-        if (!first)
-            continue;
-        if (strcmp(meta->processes[i].host, host) == 0)
-            return index;
-        index++;
-    }
-    return index;
-}
-
-uint32_t cp_trace_hosts(const cp_trace *meta)
-{
-    uint32_t n = 0;
-    for (size_t i = 0; i < meta->nprocesses; i++) {
-        bool first = true;
-        for (size_t j = 0; j < i && first; j++)
-            first = strcmp(meta->processes[j].host, meta->processes[i].host) != 0;
-        n += first;
-    }
-    return n;
 }
 
 /* The state of rank `rank`, made on its first record (its analysis's

@@ -418,10 +418,8 @@ struct cp_rec_reader {
     uint64_t partial_at;
 };
 
-/* Declared in proc.h; defined here, in the analysis layer, so that the
- * launcher (runner layer) and the readers (reports) share the one naming
- * rule of the injection library's files: HOST.PID.proc.jsonl or
- * HOST.PID.proc.cprec. */
+/* HOST.PID.proc.jsonl or HOST.PID.proc.cprec: in the analysis layer, so
+ * that the launcher (runner) and the readers (reports) share it. */
 bool cp_proc_is_trace_file(const char *name)
 {
     static const char *const suffixes[] = {".proc.jsonl", ".proc.cprec"};

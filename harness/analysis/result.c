@@ -5,6 +5,7 @@
 #include <cuproof/error.h>
 #include <cuproof/stats.h>
 #include <cuproof/units.h>
+#include <cuproof/internal/ranks.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -88,6 +89,14 @@ const cp_variant_result *cp_case_variant(const cp_case_result *c, const char *na
     for (size_t i = 0; c && i < c->nvariants; i++)
         if (strcmp(c->variants[i].name, name) == 0)
             return &c->variants[i];
+    return NULL;
+}
+
+const cp_case_result *cp_report_case(const cp_report *r, const char *name)
+{
+    for (size_t i = 0; r && i < r->ncases; i++)
+        if (strcmp(r->cases[i].name, name) == 0)
+            return &r->cases[i];
     return NULL;
 }
 

@@ -270,3 +270,35 @@ int cp_activity_ptr_cmp_correlation(const void *a, const void *b)
     const cp_activity *x = *(const cp_activity *const *)a, *y = *(const cp_activity *const *)b;
     return (x->correlation > y->correlation) - (x->correlation < y->correlation);
 }
+
+uint32_t cp_trace_host_index(const cp_trace *meta, uint32_t process)
+{
+    if (process >= meta->nprocesses)
+        return 0;
+    const char *host = meta->processes[process].host;
+    uint32_t index = 0;
+    /* The hosts before this process's first appearance, counted once each. */
+    for (uint32_t i = 0; i < process; i++) {
+        bool first = true;
+        for (uint32_t j = 0; j < i && first; j++)
+            first = strcmp(meta->processes[j].host, meta->processes[i].host) != 0;
+        if (!first)
+            continue;
+        if (strcmp(meta->processes[i].host, host) == 0)
+            return index;
+        index++;
+    }
+    return index;
+}
+
+uint32_t cp_trace_hosts(const cp_trace *meta)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < meta->nprocesses; i++) {
+        bool first = true;
+        for (size_t j = 0; j < i && first; j++)
+            first = strcmp(meta->processes[j].host, meta->processes[i].host) != 0;
+        n += first;
+    }
+    return n;
+}

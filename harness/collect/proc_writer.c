@@ -1,4 +1,4 @@
-/* Records of the per-process file (cuproof.proc/1, docs/DESIGN.md), as
+/* Records of the per-process file (cuproof.proc/1, docs/formats.md), as
  * the injection library writes them: one JSON line per CUPTI record. */
 #include "collect/proc_writer.h"
 

@@ -1,6 +1,6 @@
 /*
- * The writer of the per-process file (cuproof.proc/1, docs/DESIGN.md's
- * "Traced programs"): what the injection library puts in it, kept apart
+ * The writer of the per-process file (cuproof.proc/1, docs/formats.md,
+ * "Per-process files"): what the injection library puts in it, kept apart
  * from the library's threads and callbacks so that the CPU tests can
  * write hand-built CUPTI records and read them back with the reader
  * (reports/proc.c). No CUDA runtime call; the caller serialises calls.

@@ -1,6 +1,6 @@
 /*
  * A traced process's rank, local rank, world size and exec run, read
- * from the launcher's environment (docs/DESIGN.md "Ranks"). Kept apart
+ * from the launcher's environment (docs/distributed.md). Kept apart
  * from the injection library, which calls it once per process, so that
  * the CPU tests can hand it any environment.
  */

@@ -5,7 +5,7 @@
  * InitializeInjectionNvtx2 at the program's first NVTX call). It sits on
  * the collect layer's CUPTI plumbing, issues no CUDA runtime call, and
  * streams every record to its process's own file in CUPROOF_EXEC_DIR as
- * CUPTI delivers buffers (the format is docs/DESIGN.md's cuproof.proc/1),
+ * CUPTI delivers buffers (the format is docs/formats.md's cuproof.proc/1),
  * so memory stays bounded however long the program runs:
  *
  *  - a writer thread flushes CUPTI every CUPROOF_EXEC_FLUSH_MS (500 ms by

@@ -12,7 +12,7 @@
 
 #include <cuproof/case.h>
 #include <cuproof/error.h>
-#include <cuproof/internal/proc.h>
+#include <cuproof/internal/rec.h>
 #include <cuproof/version.h>
 
 #include <dirent.h>

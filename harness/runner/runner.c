@@ -110,6 +110,26 @@ void cp_run_opts_stopping_rule(cp_run_opts *o, cp_profile profile)
     o->max_time_s = full ? 5 : 1;
 }
 
+int cp_run_opts_stopping_rule_given(cp_run_opts *o, cp_profile profile, const cp_run_opts *given)
+{
+    cp_run_opts_stopping_rule(o, profile);
+    if (given->min_samples)
+        o->min_samples = given->min_samples;
+    if (given->max_samples)
+        o->max_samples = given->max_samples;
+    if (given->max_noise > 0)
+        o->max_noise = given->max_noise;
+    if (given->min_time_s > 0)
+        o->min_time_s = given->min_time_s;
+    if (given->max_time_s > 0)
+        o->max_time_s = given->max_time_s;
+    if (o->max_samples < o->min_samples)
+        return cp_failf(CP_EINVAL, "--max-samples is below --min-samples");
+    if (o->max_time_s < o->min_time_s)
+        return cp_failf(CP_EINVAL, "--max-time is below --min-time");
+    return 0;
+}
+
 /* The relative standard error of the median of n samples: about 1.2533
  * standard errors of the mean for a normal distribution, over the median. */
 static double median_noise(const cp_timing *t)

@@ -4,7 +4,9 @@
  * (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH; children inherit them),
  * each process writing its trace into a directory, and waits for it and
  * for the traced descendants that outlive it. What the traces say is
- * judged apart, by cp_program_judge (program.h).
+ * judged apart, by cp_program_judge (program.h), which reads how the
+ * program ended (cp_program_run) from here. This header holds no CUDA: the
+ * judge may read it, and only the runner may call cp_exec_run.
  *
  * The program runs in a process group of its own, so that a timeout ends
  * its children too; SIGINT, SIGTERM and SIGHUP that reach the caller while
@@ -16,7 +18,6 @@
 #define CUPROOF_EXEC_H
 
 #include "export.h"
-#include "program.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,6 +25,20 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* How one run of the program ended: cp_exec_run fills it, and the judge
+ * (cp_program_judge, program.h) reads it. */
+typedef struct cp_program_run {
+    int status;     /* its exit status, when it exited */
+    int signal;     /* the signal that ended it, else 0 */
+    bool timed_out; /* killed after the timeout */
+    double wall_ms;
+    /* The run's id, which cp_exec_run gives every process in
+     * CUPROOF_EXEC_RUN (HOST.PID.START_NS of the launcher) and each writes
+     * in its file, so that a file of another run is told apart; "" when
+     * unknown (the trust rule then compares the files among themselves). */
+    char id[128];
+} cp_program_run;
 
 typedef struct cp_exec_opts {
     char *const *argv;    /* the program and its arguments, NULL-terminated */

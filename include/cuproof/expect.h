@@ -27,7 +27,7 @@
  * ':', cannot be mistaken for one. `finding` and `no` are keywords only as
  * the first word of a body. Columns count bytes from 1, a tab as one.
  *
- * Ranks (traced programs, docs/DESIGN.md "Ranks"): `rank(N)` keeps the
+ * Ranks (traced programs, docs/distributed.md): `rank(N)` keeps the
  * processes whose rank is N (a decimal integer below 2^31), alone or
  * before one more scope, `rank(1) range(step): ...`; `every rank:` before
  * a line evaluates it on each rank of the trace and holds when it holds

@@ -84,7 +84,7 @@ extern "C" {
     XX(straggler, "Straggler", "one rank arrived last at most collectives (at least 3, half of those it ran, 1.5 times chance) by a median lag of at least 0.4 ms: the others waited for it")
 
 /* The metrics and findings measured across the ranks of the whole program
- * (cuproof/ranks.h) rather than by the analysis of its records: a scope
+ * (cuproof/internal/ranks.h) rather than by the analysis of its records: a scope
  * has none of them, so an expectation on one takes no scope. */
 #define CP_PROGRAM_WIDE_MAP(XX)                                                               \
     XX(ranks) XX(hosts) XX(clock_residual_ns) XX(collectives) XX(collective_start_spread_ns)    \
@@ -304,7 +304,7 @@ typedef struct cp_metrics {
     double comm_compute_overlap_ratio;
     uint64_t exposed_comm_ns;
     double exposed_comm_share;
-    /* Across the ranks (cuproof/ranks.h; 0 without ranks). */
+    /* Across the ranks (cuproof/internal/ranks.h; 0 without ranks). */
     uint32_t ranks, hosts;
     uint64_t clock_residual_ns;
     uint32_t collectives;
@@ -421,7 +421,7 @@ CP_API const cp_metric_def *cp_device_metric_defs(size_t *n);
 CP_API double cp_device_metric_value(const cp_device_metrics *dm, const cp_metric_def *d);
 
 /* A field of any record that a cp_metric_def describes (cp_metrics,
- * cp_device_metrics, cuproof/ranks.h's cp_rank_row), read as a double or
+ * cp_device_metrics, cuproof/internal/ranks.h's cp_rank_row), read as a double or
  * set from one (as cp_metric_set) through its offset. */
 CP_API double cp_field_value(const void *record, const cp_metric_def *d);
 CP_API void cp_field_set(void *record, const cp_metric_def *d, double v);

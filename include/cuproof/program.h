@@ -19,6 +19,7 @@
 
 #include "export.h"
 
+#include "exec.h"
 #include "expect.h"
 #include "metrics.h"
 #include "result.h"
@@ -124,7 +125,7 @@ CP_API int cp_program_analyse(const char *dir, const cp_expect_list *list,
  * A program's trace judged straight from its files in bounded memory, as
  * `cuproof check` reads it: per-process files and directories of them
  * (rec false), or one cuproof.rec file (rec true). Every record is placed
- * first (cuproof/ranks.h: each host's devices and, when the hosts' clocks
+ * first (cuproof/internal/ranks.h: each host's devices and, when the hosts' clocks
  * disagree, a second reading on host 0's clock), then judged
  * (cp_expect_judge: read once, or twice when a scope needs it), with the
  * ranks' program-wide figures put in before the verdicts.
@@ -132,7 +133,7 @@ CP_API int cp_program_analyse(const char *dir, const cp_expect_list *list,
 typedef struct cp_program_stream {
     cp_expect_judge *judge; /* the verdicts and the whole trace's metrics */
     cp_trace meta;          /* processes and counts, no records */
-    cp_ranks *ranks;        /* NULL when no process has a rank */
+    struct cp_ranks *ranks; /* NULL when no process has a rank (internal/ranks.h) */
     size_t files;           /* per-process files read (rec false) */
     bool truncated;         /* a rec file cut short, and why */
     char why[600];
@@ -153,20 +154,7 @@ CP_API void cp_program_stream_free(cp_program_stream *s);
 
 /* ---- Judging a traced program (cuproof exec, and a library user's own) ---- */
 
-/* How one run of the program ended (cp_exec_run in exec.h fills it). */
-typedef struct cp_program_run {
-    int status;     /* its exit status, when it exited */
-    int signal;     /* the signal that ended it, else 0 */
-    bool timed_out; /* killed after the timeout */
-    double wall_ms;
-    /* The run's id, which cp_exec_run gives every process in
-     * CUPROOF_EXEC_RUN (HOST.PID.START_NS of the launcher) and each writes
-     * in its file, so that a file of another run is told apart; "" when
-     * unknown (the trust rule then compares the files among themselves). */
-    char id[128];
-} cp_program_run;
-
-/* Whether the run failed: a non-zero exit, a signal or the timeout. */
+/* Whether the run (cp_program_run, exec.h) failed: a non-zero exit, a signal or the timeout. */
 CP_API bool cp_program_run_failed(const cp_program_run *run);
 
 /* Samples of one name over the timed runs: the wall time ("wall_ms") or

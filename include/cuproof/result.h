@@ -11,7 +11,6 @@
 #include "env.h"
 #include "stats.h"
 #include "metrics.h"
-#include "ranks.h"
 #include "summary.h"
 
 #include <stdbool.h>
@@ -20,6 +19,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct cp_ranks; /* cuproof/internal/ranks.h */
 
 /* Device memory a variant may keep between its first and last runs before
  * it counts as a leak: far above the noise (module loading happens before
@@ -191,9 +192,10 @@ typedef struct cp_variant_result {
      * when the records are in `trace`. Owned. */
     cp_summary *summary;
     /* A traced program whose processes carry ranks: the ranks' table, the
-     * hosts' clocks and the straggler (cuproof/ranks.h); NULL otherwise.
-     * Owned. */
-    cp_ranks *ranks;
+     * hosts' clocks and the straggler (cuproof/internal/ranks.h, declared
+     * only, so that a case's author pulls in no distributed API); NULL
+     * otherwise. Owned. */
+    struct cp_ranks *ranks;
     /* Read from a report (cp_report_read): bit i set when the report held
      * no value of metric i of cp_metric_defs (a report of an older schema
      * than the metric); 0 for a live result. */
@@ -295,6 +297,8 @@ CP_API cp_check_result *cp_result_add_check(cp_case_result *r);
 CP_API cp_variant_result *cp_result_add_variant(cp_case_result *r);
 /* The variant of case `c` called `name`, or NULL (also for c NULL). */
 CP_API const cp_variant_result *cp_case_variant(const cp_case_result *c, const char *name);
+/* The case of report `r` called `name`, or NULL (also for r NULL). */
+CP_API const cp_case_result *cp_report_case(const cp_report *r, const char *name);
 CP_API cp_claim_result *cp_result_add_claim(cp_case_result *r);
 
 /* The verdict of `value` against window w (cp_verdict's rule): confirmed

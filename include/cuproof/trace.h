@@ -137,7 +137,7 @@ typedef struct cp_process {
      * out: the analysis never saw them, so a non-zero count says the
      * metrics may miss work. */
     uint64_t zero_timestamps;
-    /* Its place in a multi-process launch (docs/DESIGN.md "Ranks"), from
+    /* Its place in a multi-process launch (docs/distributed.md), from
      * the launcher's environment: rank, local rank (on its host) and world
      * size, each -1 when unknown. A rank counts only with rank_var set
      * (cp_process_rank), so that a process built by zero-initialising is
@@ -275,6 +275,15 @@ CP_API size_t cp_trace_tracing_cost(const cp_trace *t, cp_tracing_cost *sum);
 
 /* CUPTI's overhead of `c` in all kinds, ns. */
 CP_API uint64_t cp_tracing_overhead_ns(const cp_tracing_cost *c);
+
+/* The distinct hosts of meta's processes, numbered in the order their
+ * processes come (host 0 is the first process's). */
+CP_API uint32_t cp_trace_hosts(const cp_trace *meta);
+
+/* The number of the host of process `process` in that order; 0 for a
+ * process out of range. One call counts the hosts before it (the square
+ * of the processes): a loop over processes keeps a table instead. */
+CP_API uint32_t cp_trace_host_index(const cp_trace *meta, uint32_t process);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,7 @@
  *      differs from the launcher's (`run`) or, without one, from the
  *      first file's that names one (a file naming no run, from a writer
  *      before run ids, is compared with nothing); the directory mixes
- *      programs, so no figure is this run's alone (docs/DESIGN.md "Ranks");
+ *      programs, so no figure is this run's alone (docs/distributed.md);
  *   3. two processes of the run claim the same rank: a launcher's
  *      variables leaked, or files of two jobs were merged, so a rank's
  *      figures would mix two processes;

@@ -8,8 +8,8 @@
  *
  * Written for: `kernels >= 1`, met by the records of the last flush, and
  * `cuproof exec` exits 0 (the program itself exited 0). The launcher must
- * report the process as truncated (its file has no `end` line: DESIGN.md,
- * "The per-process file"), with the last time its file accounts for; the
+ * report the process as truncated (its file has no `end` line: docs/formats.md,
+ * "Per-process files"), with the last time its file accounts for; the
  * trace after that time is lost, which is why the program waits before
  * leaving. Without that wait the file could hold no device record at all,
  * and the launcher would then exit 3 (no device activity).

@@ -28,7 +28,8 @@
 extern "C" {
 #endif
 
-/* How cuproof compare decides (cp_compare_reports_opts). */
+/* How cuproof compare decides (cp_compare_files; what it decides is
+ * said above cp_compare_verdict). */
 typedef struct cp_compare_options {
     double threshold;  /* a change that matters, as a fraction (0.10) */
     double min_effect; /* smallest change called a change (CP_CMP_MIN_EFFECT, 0.02) */
@@ -275,7 +276,7 @@ CP_API void cp_compare_unload(cp_report *reports, char **resolved, size_t n);
  * verdicts count as no regression unless opt->force. Each report is one
  * run of each variant it holds, or as many as its variant's passes
  * (cp_variant_result.runs). Per case and variant timed on both sides (in
- * the order of the old side's cases): the verdict as cp_compare_reports_opts
+ * the order of the old side's cases): the verdict as the contract below
  * says, from every run's samples pooled (the run-level test,
  * cp_compare_runs, plugs in where both sides have two runs or more). Then
  * the checks, case statuses and claims that changed (a side's result is
@@ -307,16 +308,16 @@ CP_API void cp_comparison_free(cp_comparison *c);
  * variant is timed on both sides. Returns 0. */
 CP_API int cp_compare_print_text(const cp_comparison *c, FILE *out);
 
-/* The comparison as one JSON object (compare_json.c; keys as
- * cp_compare_reports_opts says). Returns 0 or CP_ENOMEM. */
+/* The comparison as one JSON object (compare_json.c; its keys are
+ * listed below). Returns 0 or CP_ENOMEM. */
 CP_API int cp_compare_print_json(const cp_comparison *c, FILE *out);
 
-/* The page (compare_html.c) into `html_path`, as cp_compare_reports_html
- * says. Returns 0, CP_ENOMEM, or CP_EIO naming the file. */
+/* The page (compare_html.c) into `html_path`, as said below. Returns 0, CP_ENOMEM, or CP_EIO naming the file. */
 CP_API int cp_compare_write_html(const cp_comparison *c, const char *html_path);
 
 /*
- * Compares two report.json files (cuproof compare). First comparability:
+ * What cuproof compare decides, over the cp_comparison that cp_compare_files
+ * builds and the table, the JSON and the page print. First comparability:
  * another GPU name, driver version or profile makes the reports
  * "incomparable" (said at the top, with the reasons); their timing
  * verdicts are then informational and count as no regression unless
@@ -351,12 +352,10 @@ CP_API int cp_compare_write_html(const cp_comparison *c, const char *html_path);
  * for a file that cannot be read or is not a report; CP_ENOMEM. The
  * table, the JSON and the page print one cp_comparison (cp_compare_files).
  */
-CP_API int cp_compare_reports_opts(const char *old_path, const char *new_path,
-                                   const cp_compare_options *opt, FILE *out, int *regressions);
 
 /*
- * The same comparison as one self-contained HTML page written to
- * `html_path` (cuproof compare --html): no script and nothing fetched.
+ * The page (cuproof compare --html, cp_compare_write_html): one
+ * self-contained HTML page: no script and nothing fetched.
  * It is drawn from the cp_comparison the table and the JSON print
  * (opt->json is ignored), so they cannot disagree, and shows each
  * report's file, GPU, driver, profile and date; whether they are
@@ -366,20 +365,7 @@ CP_API int cp_compare_reports_opts(const char *old_path, const char *new_path,
  * 95% interval on a log axis from 0.5 to 2 (ratios beyond it drawn at its
  * edge), coloured by verdict; and the table of variants, regressions
  * first, with the runs each rests on. Names from the reports are escaped.
- * *regressions is counted as by cp_compare_reports_opts; `opt` may be
- * NULL (its defaults). Returns 0; that function's errors; CP_ENOMEM;
- * CP_EIO when the page cannot be written (cp_last_error names the file).
- * Nothing is written on an error before that.
  */
-CP_API int cp_compare_reports_html(const char *old_path, const char *new_path,
-                                   const cp_compare_options *opt, const char *html_path,
-                                   int *regressions);
-
-/* cp_compare_reports_opts with `threshold`, the default minimum effect,
- * the table and no --force. */
-CP_API int cp_compare_reports(const char *old_path, const char *new_path, double threshold, FILE *out,
-                       int *regressions);
-
 /* The verdict on one variant: "same" when the relative change lies within
  * the noise (the larger relative standard deviation of the two, at least
  * 2%), else "faster" or "slower"; the change and the noise come back too. */

@@ -2,7 +2,7 @@
  * Statistics for comparing two sets of timed runs (cuproof compare): the
  * Mann-Whitney U rank test, a bootstrap confidence interval for the ratio
  * of medians, the Hodges-Lehmann shift, and the verdict built from them
- * (docs/DESIGN.md, "Comparing runs"). libc and libm only.
+ * (docs/compare.md, "How a verdict is computed"). libc and libm only.
  *
  * Internal (include/cuproof/internal/): for cuproof's command line and
  * tests. Installed so that cuproof::main builds, but not part of the

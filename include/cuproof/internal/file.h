@@ -1,5 +1,6 @@
 /*
- * Whole files read and written, each failure naming the path in
+ * Whole files read and written, and output directories made, each
+ * failure naming the path in
  * cp_last_error: the one place where reports, readers and the command
  * line touch the file system for a whole file.
  *
@@ -22,6 +23,13 @@ CP_API int cp_write_file(const char *path, const char *text);
 /* Reads a whole file into a malloc'd, NUL-terminated string; NULL with
  * cp_last_error set (CP_EIO, CP_ENOMEM) when it cannot. */
 CP_API char *cp_read_file(const char *path);
+
+/* Creates `dir` and its parents, and proves it writable. Returns 0;
+ * CP_EIO when a component is not a directory or cannot be created, or the
+ * directory is not writable; CP_EINVAL for a path that is too long
+ * (cp_last_error says which). Every command gives a failure here
+ * CP_EXIT_TOOL: an output it cannot write. */
+CP_API int cp_make_dirs(const char *dir);
 
 #ifdef __cplusplus
 }

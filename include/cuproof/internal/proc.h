@@ -1,6 +1,6 @@
 /*
  * Per-process trace files of a traced program (`cuproof exec`, schema
- * "cuproof.proc/1", docs/DESIGN.md "The per-process file"): read one, or a
+ * "cuproof.proc/1", docs/formats.md "Per-process files"): read one, or a
  * directory of them, into one trace whose records carry their process, so
  * that the analysis keeps the lanes of several processes apart.
  *
@@ -54,6 +54,7 @@
 
 #include "../program.h"
 #include "../trace.h"
+#include "rec.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -92,12 +93,6 @@ CP_API int cp_proc_read(const char *path, cp_trace *t);
  */
 CP_API int cp_proc_parse(const char *name, const char *data, size_t size, cp_trace *t);
 
-/* Whether a file name is a per-process trace's: it ends in ".proc.jsonl",
- * or ".proc.cprec" for the rec form (cuproof/internal/rec.h) that the injection
- * library writes under CUPROOF_EXEC_FORMAT=rec, which cp_proc_read and
- * the others read as well (after at least one character). */
-CP_API bool cp_proc_is_trace_file(const char *name);
-
 /*
  * Reads every file of `dir` whose name ends in ".proc.jsonl", in the byte
  * order of their names (so the processes of a trace come in the same order
@@ -126,7 +121,7 @@ CP_API int cp_proc_stream(const char *path, cp_trace *t, cp_proc_emit emit, void
 CP_API int cp_proc_stream_dir(const char *dir, cp_trace *t, size_t *nfiles, cp_proc_emit emit,
                               void *ctx);
 
-/* The per-process trace files of `dir` (cp_proc_is_trace_file), in the
+/* The per-process trace files of `dir` (cp_proc_is_trace_file, rec.h), in the
  * byte order of their names, into a new array *names of *n copies (free
  * with cp_proc_names_free). Returns 0, CP_EIO naming the directory, or
  * CP_ENOMEM. */

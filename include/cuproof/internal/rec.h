@@ -262,6 +262,14 @@ CP_API int cp_rec_read_trace(const char *path, cp_trace *t, bool *truncated);
 CP_API int cp_rec_analyse(const char *path, const cp_stream_opts *opts, cp_metrics *m,
                           cp_trace *meta, bool *truncated, char *why, size_t why_size);
 
+/* Whether a file name is a per-process trace's (rec.c: the launcher, in
+ * the runner layer, and the readers, in reports, share this one naming
+ * rule of the injection library's files): it ends in ".proc.jsonl",
+ * or ".proc.cprec" for the rec form (this header) that the injection
+ * library writes under CUPROOF_EXEC_FORMAT=rec, which cp_proc_read and
+ * the others read as well (after at least one character). */
+CP_API bool cp_proc_is_trace_file(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

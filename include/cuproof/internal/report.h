@@ -14,6 +14,7 @@
 #include "../export.h"
 
 #include "../result.h"
+#include "ranks.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,8 +56,6 @@ CP_API char *cp_report_html(const cp_report *r);
  */
 CP_API int cp_report_read(const char *path, cp_report *r);
 
-/* The case of `r` called `name`, or NULL. */
-CP_API const cp_case_result *cp_report_case(const cp_report *r, const char *name);
 
 /*
  * The terminal's table of a distributed program's ranks, which `cuproof

@@ -23,7 +23,7 @@
  * multiplicative (a drift is a factor) and the ratio is what is reported;
  * Welch because a new build may drift more than an old one.
  *
- * The drift that the tests (tests/test_run_stats.c) and docs/DESIGN.md
+ * The drift that the tests (tests/test_run_stats.c) and docs/compare.md
  * measure this against, "10% random between-run drift": every run's
  * value is the true time multiplied by a factor drawn uniformly from
  * [0.95, 1.05] (a 10% band, relative sd 2.9%), and each run's value is

@@ -57,6 +57,12 @@ typedef struct cp_run_opts {
  * 2% noise, at most 1 s per variant; full 5 to 100 runs, 1%, 5 s. */
 CP_API void cp_run_opts_stopping_rule(cp_run_opts *o, cp_profile profile);
 
+/* The same, with the settings a user gave in `given` (each non-zero one
+ * wins over the default). Returns 0, or CP_EINVAL when the bounds cross
+ * (cp_last_error names the options). */
+CP_API int cp_run_opts_stopping_rule_given(cp_run_opts *o, cp_profile profile,
+                                           const cp_run_opts *given);
+
 /*
  * Runs `def` on the device `env` names and fills `out` (which the caller
  * frees with cp_case_result_free). The case's status says what happened:

@@ -10,12 +10,12 @@
 #include <cuproof/internal/file.h>
 #include <cuproof/internal/compare.h>
 
-#include "html_buf.h"
+#include "reports/html_buf.h"
 
 #include <cuproof/internal/compare_stats.h>
 #include <cuproof/error.h>
 #include <cuproof/metrics.h>
-#include "headline.h"
+#include "reports/headline.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,10 @@
 /*
- * The one source of cuproof's help: the table of commands (cp_commands:
- * each command's name, the function that runs it, its synopsis,
- * description and options) and the three renderers that print it.
+ * The table of commands (cp_commands: each command's name, the function
+ * that runs it, its synopsis, description and options) and the renderers
+ * that print it. The option tables are the one list of each command's
+ * options: the parsers read them (cp_arg_next, cli.c), a later pass of
+ * run --runs K keeps the rows marked `kept`, and every form of the help
+ * prints them.
  *
  *   cuproof help, cuproof --help       every command (text)
  *   cuproof help CMD, cuproof CMD --help   one command (text)
@@ -9,6 +12,9 @@
  *                                      the man page with it (hidden)
  *   cuproof help --markdown            docs/cli.md (hidden; a test holds the
  *                                      committed page equal to it)
+ *   cuproof help --options             the option tables as the parsers
+ *                                      read them (hidden; for
+ *                                      tests/options_test.sh)
  *
  * Why a table in C rather than a text file embedded at build time: the
  * exit statuses live in a C macro (CP_EXIT_MAP in cuproof/exit.h) that
@@ -26,12 +32,35 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A row leaves its last field (`kept`) unset where it is false: a row is
+ * its flags and text, as the help prints them. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 /* ---- The table ---- */
 
+/* run's and test's options; `kept`: a later pass of run --runs K, in a
+ * process of its own, is run with them (cp_passes_opts.args). */
+/* clang-format off */
+#define RUN_OPTS_BEFORE                                                                     \
+    {"--profile ci|full", "problem sizes: ci (small, the default) or full (the sources')", \
+     true},                                                                                 \
+    {"--repeat N", "exactly N timed runs per variant, 1..1000 (default for test: 3; for "   \
+                   "run: the stopping rule below)", true}
+#define RUN_OPTS_AFTER                                                                      \
+    {"--min-samples N, --max-samples N, --max-noise F, --min-time S, --max-time S",        \
+     "the stopping rule: timed runs until the median's relative standard error is at "    \
+     "most F (ci: 5..50 runs, 0.02, 1 s; full: 5..100, 0.01, 5 s); the report says what " \
+     "ended them", true},                                                                   \
+    {"--warmup N", "untimed runs before them, 0..100 (default 1)", true},                  \
+    {"--out DIR", "where report.json, report.html and traces go (default cuproof-out; "    \
+                  "created if missing; test writes files only when given it)"},            \
+    {"--no-trace", "skip the traced run of each variant", true},                           \
+    {"--param NAME=VALUE", "override a case's size or count within its bounds "            \
+                           "(repeatable; recorded in the report)", true}
+/* clang-format on */
+
 static const cp_help_opt run_opts[] = {
-    {"--profile ci|full", "problem sizes: ci (small, the default) or full (the sources')"},
-    {"--repeat N", "exactly N timed runs per variant, 1..1000 (default for test: 3; for run: "
-                   "the stopping rule below)"},
+    RUN_OPTS_BEFORE,
     {"--runs K", "K passes over the selected cases, one after the other (1..100), the first in "
                  "this process and each later one in a process of its own (its report and "
                  "output in OUT/passes): each variant keeps every pass's samples, median, "
@@ -44,16 +73,14 @@ static const cp_help_opt run_opts[] = {
                       "pass-N-process-M); a pass's value is the median of its processes' (report."
                       "json processes_ms), since a short variant's time sits on a level each "
                       "process draws"},
-    {"--min-samples N, --max-samples N, --max-noise F, --min-time S, --max-time S",
-     "the stopping rule: timed runs until the median's relative standard error is at most F "
-     "(ci: 5..50 runs, 0.02, 1 s; full: 5..100, 0.01, 5 s); the report says what ended them"},
-    {"--warmup N", "untimed runs before them, 0..100 (default 1)"},
-    {"--out DIR", "where report.json, report.html and traces go (default cuproof-out; created "
-                  "if missing; test writes files only when given it)"},
-    {"--no-trace", "skip the traced run of each variant"},
-    {"--param NAME=VALUE",
-     "override a case's size or count within its bounds (repeatable; recorded in the report)"},
-    {"--devices 0,1,...", "spread the cases over these GPUs (one at a time; run only)"},
+    RUN_OPTS_AFTER,
+    {"--devices 0,1,...", "spread the cases over these GPUs (one at a time; run only)", true},
+    {NULL, NULL},
+};
+
+static const cp_help_opt test_opts[] = {
+    RUN_OPTS_BEFORE,
+    RUN_OPTS_AFTER,
     {NULL, NULL},
 };
 
@@ -73,6 +100,7 @@ static const cp_help_opt compare_opts[] = {
 };
 
 static const cp_help_opt ab_opts[] = {
+    {"--exec", "first: two programs instead of two builds, after -- and split by :::"},
     {"--pairs N", "at most N pairs (default 20): past them an undecided variant is noisy, with "
                   "the pairs that would decide it"},
     {"--min-pairs N", "at least N pairs before any verdict (default 5)"},
@@ -346,6 +374,7 @@ const cp_command cp_commands[] = {
      .summary = "run one case as a ctest test",
      .run = cp_cmd_test,
      .examples = test_examples,
+     .opts = test_opts,
      .text = "Runs one case as run does, as a ctest test: three timed runs unless --repeat or "
              "the stopping rule's options say otherwise, and files only when --out is given. "
              "It takes run's options but --devices and --runs: ctest places each test on its "
@@ -486,6 +515,12 @@ static const char intro[] =
     "overlap, concurrency and idle time, then checks the claims made about them. It also "
     "traces unmodified programs (exec), checks recorded traces (check), compares reports "
     "(compare) and replays a recorded run without a GPU (replay).";
+
+const cp_help_opt *cp_command_opts(const char *name)
+{
+    const cp_command *c = cp_command_find(name);
+    return c ? c->opts : NULL;
+}
 
 const cp_command *cp_command_find(const char *name)
 {
@@ -804,7 +839,7 @@ static void all(FILE *out, fmt f)
         break;
     case FMT_MAN:
         fprintf(out,
-                ".\\\" Generated by `cuproof help --man` from cli/help.c; do not edit.\n"
+                ".\\\" Generated by `cuproof help --man` from cli/commands.c; do not edit.\n"
                 ".TH CUPROOF 1 \"\" \"cuproof %s\" \"cuproof manual\"\n"
                 ".nh\n.ad l\n"
                 ".SH NAME\ncuproof \\- a test-and-profiling harness for CUDA\n"
@@ -813,7 +848,7 @@ static void all(FILE *out, fmt f)
         synopses(out, f, USAGE);
         break;
     case FMT_MARKDOWN:
-        fputs("<!-- Generated by `cuproof help --markdown` from cli/help.c; do not edit.\n"
+        fputs("<!-- Generated by `cuproof help --markdown` from cli/commands.c; do not edit.\n"
               "     Refresh: build/default/cuproof help --markdown > docs/cli.md -->\n"
               "# The cuproof command line\n\n"
               "The same text as `cuproof help` and the man page cuproof(1).\n\n"
@@ -870,7 +905,24 @@ bool cp_help_wanted(int argc, char **argv)
     return false;
 }
 
-/* cuproof help [COMMAND | --man | --markdown] */
+/* cuproof help --options (hidden): each command's option table as the
+ * parsers read it, a line per flag: COMMAND, FLAG, "value" or "-", "kept"
+ * or "-" (tests/options_test.sh holds the parsers to it). */
+static void options(FILE *out)
+{
+    for (size_t i = 0; i < cp_ncommands; i++)
+        for (const cp_help_opt *o = cp_commands[i].opts; o && o->flags; o++)
+            for (const char *p = o->flags; p && *p;) {
+                size_t len = strcspn(p, " ,");
+                bool value = p[len] == ' ';
+                fprintf(out, "%s\t%.*s\t%s\t%s\n", cp_commands[i].name, (int)len, p,
+                        value ? "value" : "-", o->kept ? "kept" : "-");
+                p = strstr(p, ", ");
+                p = p ? p + 2 : NULL;
+            }
+}
+
+/* cuproof help [COMMAND | --man | --markdown | --options] */
 int cp_cmd_help(int argc, char **argv)
 {
     if (argc > 1)
@@ -885,6 +937,10 @@ int cp_cmd_help(int argc, char **argv)
     }
     if (strcmp(argv[0], "--markdown") == 0) {
         all(stdout, FMT_MARKDOWN);
+        return CP_EXIT_OK;
+    }
+    if (strcmp(argv[0], "--options") == 0) {
+        options(stdout);
         return CP_EXIT_OK;
     }
     const cp_command *c = cp_command_find(argv[0]);

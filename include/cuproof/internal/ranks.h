@@ -1,8 +1,8 @@
 /*
- * The ranks of a distributed program (docs/DESIGN.md "Ranks" and
- * "Hosts"): one row per rank with its own figures, the hosts and the
+ * The ranks of a distributed program (docs/distributed.md, "The ranks'
+ * table" and "Collectives and clocks"): one row per rank with its own figures, the hosts and the
  * clock offset applied to each, and the collectives' arrivals with the
- * straggler (cuproof/collectives.h says the rules). `cuproof exec` and
+ * straggler (cuproof/internal/collectives.h says the rules). `cuproof exec` and
  * `cuproof check` fill it for a program whose processes carry ranks; the
  * report (report.json "ranks", the HTML's ranks table, the terminal
  * summary) prints it.
@@ -22,10 +22,10 @@
 #ifndef CUPROOF_RANKS_H
 #define CUPROOF_RANKS_H
 
-#include "export.h"
+#include "../export.h"
 
-#include "metrics.h"
-#include "trace.h"
+#include "../metrics.h"
+#include "../trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,7 +41,7 @@ extern "C" {
 /* The devices a rank row lists at most (it counts them all). */
 #define CP_RANK_MAX_DEVICES 8
 
-/* The least median lag (ns) a straggler shows (cuproof/collectives.h):
+/* The least median lag (ns) a straggler shows (cuproof/internal/collectives.h):
  * on two H200s the rank arriving last most often lags by a median of
  * 0.04-0.23 ms in runs where no rank is slow, 0.67-0.69 ms where one
  * sleeps 20 ms a step (and 0.69 ms on the H100 recording). */
@@ -98,7 +98,7 @@ typedef struct cp_ranks {
     bool all_aligned;    /* every host's clock could be put on host 0's */
     uint32_t collectives; /* matched across two or more ranks */
     uint64_t median_start_spread_ns, median_end_spread_ns;
-    bool straggler; /* the rule of cuproof/collectives.h found one */
+    bool straggler; /* the rule of cuproof/internal/collectives.h found one */
     int32_t straggler_rank;
     uint64_t straggler_median_lag_ns, straggler_mean_lag_ns, straggler_max_lag_ns;
 } cp_ranks;
@@ -124,15 +124,6 @@ CP_API int cp_ranks_builder_add(cp_ranks_builder *b, const cp_trace *meta, const
  * has a rank. Returns 0, CP_ENOMEM or CP_EIO; the builder is spent. */
 CP_API int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks **out);
 CP_API void cp_ranks_builder_free(cp_ranks_builder *b);
-
-/* The index of the host of process `process` among meta's processes' hosts
- * (the order above); 0 for a process out of range. One call counts the
- * hosts before it (the square of the processes): a loop over processes
- * keeps a table instead. */
-CP_API uint32_t cp_trace_host_index(const cp_trace *meta, uint32_t process);
-
-/* The distinct hosts of meta's processes. */
-CP_API uint32_t cp_trace_hosts(const cp_trace *meta);
 
 /* The program-wide figures (CP_PROGRAM_WIDE_MAP) of `r` into `m`, and the
  * straggler finding when `r` found one. */

@@ -8,11 +8,11 @@
 #include <cuproof/error.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/internal/rec.h>
-#include <cuproof/ranks.h>
+#include <cuproof/internal/ranks.h>
 #include <cuproof/summary.h>
 
-#include "jobs.h"
-#include "perfetto_pb.h"
+#include "reports/jobs.h"
+#include "reports/perfetto_pb.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -10,8 +10,8 @@
  * with a bootstrap interval, the Mann-Whitney p-value and
  * cp_compare_samples' verdict; else the medians only, with the older rule
  * of cp_compare_verdict. Then the checks, case statuses and claims whose
- * result changed, and the findings raised or cleared (docs/DESIGN.md,
- * "Comparing runs").
+ * result changed, and the findings raised or cleared (docs/compare.md,
+ * "How a verdict is computed").
  */
 #include <cuproof/internal/compare.h>
 
@@ -431,11 +431,9 @@ static int timing_verdict(cp_cmp_variant *v, const side_timing *a, const side_ti
     double *sa = NULL, *sb = NULL, sda = NAN, sdb = NAN;
     CP_TRY(side_summary(a, &v->old_median_ms, &sda));
     CP_TRY(side_summary(b, &v->new_median_ms, &sdb));
-    /* Issue 28: where both sides have two runs or more, the run is the
-     * unit: cp_compare_runs (being written) on the runs' medians
-     * (v->old_runs[i].median_ms, v->new_runs[j].median_ms) plugs in here
-     * and sets v->samples, ratio, ci_low, ci_high, p and verdict. Until it
-     * does, every run's samples pooled, as for one run a side. */
+    /* Every run's samples pooled: the sample-level test. The verdict that
+     * counts rests on the runs (run_verdicts, below), which replaces this
+     * one and keeps it only as the samples' finding. */
     if (a->every_sample && b->every_sample) {
         sa = pooled(a, &na);
         sb = pooled(b, &nb);
@@ -1416,42 +1414,10 @@ out:
     return rc;
 }
 
-/* ---- the one-call forms ---- */
-
-int cp_compare_reports_opts(const char *old_path, const char *new_path,
-                            const cp_compare_options *opt, FILE *out, int *regressions)
+void cp_cmp_shown_times(const cp_cmp_variant *v, int ratio_decimals, char *t_new, char *t_old,
+                        size_t size)
 {
-    cp_comparison c;
-    *regressions = 0;
-    int rc = cp_compare_files(&old_path, 1, &new_path, 1, opt, &c, NULL);
-    if (rc < 0)
-        return rc;
-    *regressions = c.regressions;
-    rc = opt && opt->json ? cp_compare_print_json(&c, out) : cp_compare_print_text(&c, out);
-    cp_comparison_free(&c);
-    return rc;
-}
-
-int cp_compare_reports_html(const char *old_path, const char *new_path,
-                            const cp_compare_options *opt, const char *html_path,
-                            int *regressions)
-{
-    cp_comparison c;
-    *regressions = 0;
-    int rc = cp_compare_files(&old_path, 1, &new_path, 1, opt, &c, NULL);
-    if (rc < 0)
-        return rc;
-    *regressions = c.regressions;
-    rc = cp_compare_write_html(&c, html_path);
-    cp_comparison_free(&c);
-    return rc;
-}
-
-int cp_compare_reports(const char *old_path, const char *new_path, double threshold, FILE *out,
-                       int *regressions)
-{
-    cp_compare_options o = {.threshold = threshold,
-                            .min_effect = CP_CMP_MIN_EFFECT,
-                            .host_threshold = CP_CMP_HOST_THRESHOLD};
-    return cp_compare_reports_opts(old_path, new_path, &o, out, regressions);
+    bool set = v->old_shown_ms > 0 && v->new_shown_ms > 0;
+    cp_fmt_ms_pair(set ? v->new_shown_ms : v->new_median_ms,
+                   set ? v->old_shown_ms : v->old_median_ms, ratio_decimals, t_new, t_old, size);
 }

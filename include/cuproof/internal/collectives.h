@@ -39,7 +39,7 @@
 #ifndef CUPROOF_COLLECTIVES_H
 #define CUPROOF_COLLECTIVES_H
 
-#include "export.h"
+#include "../export.h"
 
 #include <stdbool.h>
 #include <stddef.h>
