@@ -1,8 +1,9 @@
 /*
- * The `cuproof` command line: the dispatch to one file per command
- * (cmd_*.c) through the table of commands in commands.c, which also holds
- * every command's help, and the helpers the commands share. It uses the library's
- * public headers only; nothing in the library includes it.
+ * The `cuproof` command line's dispatch: argv[1] names a command of the
+ * table in commands.c, which also holds every command's help; its
+ * function (one file per command, cmd_*.c) gets the rest. The helpers
+ * the commands share are in args.c. It uses the library's public headers
+ * only; nothing in the library includes it.
  */
 #include "cli.h"
 
@@ -15,97 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-int cp_usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "cuproof: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see cuproof --help)\n");
-    return CP_EXIT_USAGE;
-}
-
-int cp_input_error(int code)
-{
-    fprintf(stderr, "cuproof: %s\n", cp_last_error());
-    return cp_exit_of_read(code);
-}
-
-int cp_tool_error(void)
-{
-    fprintf(stderr, "cuproof: %s\n", cp_last_error());
-    return CP_EXIT_TOOL;
-}
-
-/* Parses a decimal integer in [lo, hi]; false for anything else. */
-bool cp_parse_int(const char *s, int lo, int hi, int *out)
-{
-    if (!s || !*s)
-        return false;
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*end || errno || v < lo || v > hi)
-        return false;
-    *out = (int)v;
-    return true;
-}
-
-/* Whether flag `arg` is one of the comma-separated flags of `flags`
- * ("--min-samples N, --max-samples N"); *value says whether a word
- * follows it there (it then takes a value). */
-static bool names_flag(const char *flags, const char *arg, bool *value)
-{
-    size_t len = strlen(arg);
-    for (const char *p = flags; p && *p;) {
-        if (strncmp(p, arg, len) == 0 && (p[len] == ' ' || p[len] == ',' || p[len] == '\0')) {
-            *value = p[len] == ' ';
-            return true;
-        }
-        p = strstr(p, ", ");
-        p = p ? p + 2 : NULL;
-    }
-    return false;
-}
-
-const cp_help_opt *cp_opt_row(const cp_help_opt *opts, const char *arg, bool *value)
-{
-    bool v = false;
-    for (size_t i = 0; opts && opts[i].flags; i++)
-        if (arg[0] == '-' && names_flag(opts[i].flags, arg, &v)) {
-            if (value)
-                *value = v;
-            return &opts[i];
-        }
-    return NULL;
-}
-
-int cp_opt_unparsed(const char *opt)
-{
-    fprintf(stderr, "cuproof: %s is in the option table but no parser takes it (a bug: "
-                    "tests/options_test.sh should have caught it)\n", opt);
-    return CP_EXIT_TOOL;
-}
-
-int cp_arg_next(const cp_help_opt *opts, int argc, char **argv, int *i, cp_arg *out)
-{
-    const char *arg = argv[*i];
-    memset(out, 0, sizeof *out);
-    if (arg[0] != '-' || !arg[1]) {
-        out->operand = arg;
-        return CP_ARG_OPERAND;
-    }
-    bool value = false;
-    out->row = cp_opt_row(opts, arg, &value);
-    if (!out->row) {
-        cp_usage_error("unknown option '%s'", arg);
-        return CP_ARG_BAD;
-    }
-    out->opt = arg;
-    out->valued = value;
-    if (value && *i + 1 < argc)
-        out->val = argv[++*i];
-    return CP_ARG_OPTION;
-}
 
 /* What a command printed is its output too: a stdout that could not take
  * it (a full disk, a closed pipe's reader gone) is a tool error, said on

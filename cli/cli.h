@@ -75,8 +75,10 @@ int cp_arg_next(const cp_help_opt *opts, int argc, char **argv, int *i, cp_arg *
  * took: says so (a bug) and returns CP_EXIT_TOOL. */
 int cp_opt_unparsed(const char *opt);
 
-/* The option table of command `name` (commands.c), for its parser. */
-const cp_help_opt *cp_command_opts(const char *name);
+/* Each command's option table (options.c), for its parser and its help. */
+extern const cp_help_opt cp_opts_run[], cp_opts_test[], cp_opts_compare[], cp_opts_ab[],
+    cp_opts_gpus[], cp_opts_export[], cp_opts_metrics[], cp_opts_check[], cp_opts_exec[],
+    cp_opts_replay[];
 
 /* The table of commands (commands.c): the dispatch walks it, and every form
  * of the help (cuproof help, cuproof.1, docs/cli.md) is printed from it. */

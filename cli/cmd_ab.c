@@ -70,7 +70,7 @@ int cp_cmd_ab(int argc, char **argv)
             self[len] = '\0';
         o.self = self;
     }
-    const cp_help_opt *table = cp_command_opts("ab");
+    const cp_help_opt *table = cp_opts_ab;
     for (int i = exec ? 1 : 2; i < argc && status < 0; i++) {
         if (exec && strcmp(argv[i], "--") == 0) {
             char **pa = NULL, **pb = NULL;

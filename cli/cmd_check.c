@@ -75,7 +75,7 @@ static int parse_args(int argc, char **argv, check_args *a)
 {
     int status = CP_EXIT_OK;
     int next_line = 1; /* --expect arguments are numbered as one text */
-    const cp_help_opt *table = cp_command_opts("check");
+    const cp_help_opt *table = cp_opts_check;
     for (int i = 0; i < argc && status == CP_EXIT_OK; i++) {
         cp_arg g;
         int kind = cp_arg_next(table, argc, argv, &i, &g);

@@ -40,7 +40,7 @@ int cp_cmd_compare(int argc, char **argv)
         rc = CP_EXIT_TOOL;
         goto out;
     }
-    const cp_help_opt *table = cp_command_opts("compare");
+    const cp_help_opt *table = cp_opts_compare;
     for (int i = 0; i < argc; i++) {
         cp_arg g;
         int kind = cp_arg_next(table, argc, argv, &i, &g);

@@ -84,7 +84,7 @@ static bool api_value(const char *v, bool *all)
  * when they are good, else the exit status. */
 static int parse_args(int argc, char **argv, exec_args *a)
 {
-    const cp_help_opt *table = cp_command_opts("exec");
+    const cp_help_opt *table = cp_opts_exec;
     int i = 0;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         cp_arg g;
@@ -480,7 +480,7 @@ int cp_cmd_exec(int argc, char **argv)
         status = cp_program_run_failed(&run) ? CP_EXIT_PROGRAM : CP_EXIT_OK;
         goto out;
     }
-    /* The traces are read while the program runs (issue 30), so that
+    /* The traces are read while the program runs, so that
      * after it only the rest is left to read; CUPROOF_EXEC_FOLLOW=0 reads
      * them all after it, as before (for comparisons). */
     const char *follow_env = getenv("CUPROOF_EXEC_FOLLOW");

@@ -130,7 +130,7 @@ int cp_cmd_export(int argc, char **argv)
     const char *paths[2];
     int npaths = 0;
     format fmt = FORMAT_AUTO;
-    const cp_help_opt *table = cp_command_opts("export");
+    const cp_help_opt *table = cp_opts_export;
     for (int i = 0; i < argc; i++) {
         cp_arg g;
         int kind = cp_arg_next(table, argc, argv, &i, &g);

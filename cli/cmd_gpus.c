@@ -18,7 +18,7 @@ int cp_cmd_gpus(int argc, char **argv)
 {
     const char *spec = NULL;
     int slots = 1;
-    const cp_help_opt *table = cp_command_opts("gpus");
+    const cp_help_opt *table = cp_opts_gpus;
     for (int i = 0; i < argc; i++) {
         cp_arg g;
         int kind = cp_arg_next(table, argc, argv, &i, &g);

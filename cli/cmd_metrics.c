@@ -11,7 +11,7 @@
 int cp_cmd_metrics(int argc, char **argv)
 {
     bool markdown = false;
-    const cp_help_opt *table = cp_command_opts("metrics");
+    const cp_help_opt *table = cp_opts_metrics;
     for (int i = 0; i < argc; i++) {
         cp_arg g;
         int kind = cp_arg_next(table, argc, argv, &i, &g);

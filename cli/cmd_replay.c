@@ -251,7 +251,7 @@ out:
 int cp_cmd_replay(int argc, char **argv)
 {
     const char *dir = NULL, *out_dir = "cuproof-out";
-    const cp_help_opt *table = cp_command_opts("replay");
+    const cp_help_opt *table = cp_opts_replay;
     for (int i = 0; i < argc; i++) {
         cp_arg g;
         int kind = cp_arg_next(table, argc, argv, &i, &g);

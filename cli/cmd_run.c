@@ -42,13 +42,13 @@ typedef struct run_args {
     char fatal_msg[1024];
 } run_args;
 
-/* Parses run's options (its table, or test's: cp_command_opts) and case
+/* Parses run's options (cp_opts_run, or test's: cp_opts_test) and case
  * names into `a` (a->sel has room for every argument), and collects the
  * options a later pass keeps (their rows' `kept`) into a->kept. Returns
  * -1 when they are good, else the exit status. */
 static int parse_args(int argc, char **argv, bool test, run_args *a)
 {
-    const cp_help_opt *table = cp_command_opts(test ? "test" : "run");
+    const cp_help_opt *table = test ? cp_opts_test : cp_opts_run;
     for (int i = 0; i < argc; i++) {
         cp_arg g;
         int kind = cp_arg_next(table, argc, argv, &i, &g);

@@ -36,160 +36,10 @@
  * its flags and text, as the help prints them. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
+/* The options of each command are in options.c (cp_opts_*), which the
+ * parsers read too. */
+
 /* ---- The table ---- */
-
-/* run's and test's options; `kept`: a later pass of run --runs K, in a
- * process of its own, is run with them (cp_passes_opts.args). */
-/* clang-format off */
-#define RUN_OPTS_BEFORE                                                                     \
-    {"--profile ci|full", "problem sizes: ci (small, the default) or full (the sources')", \
-     true},                                                                                 \
-    {"--repeat N", "exactly N timed runs per variant, 1..1000 (default for test: 3; for "   \
-                   "run: the stopping rule below)", true}
-#define RUN_OPTS_AFTER                                                                      \
-    {"--min-samples N, --max-samples N, --max-noise F, --min-time S, --max-time S",        \
-     "the stopping rule: timed runs until the median's relative standard error is at "    \
-     "most F (ci: 5..50 runs, 0.02, 1 s; full: 5..100, 0.01, 5 s); the report says what " \
-     "ended them", true},                                                                   \
-    {"--warmup N", "untimed runs before them, 0..100 (default 1)", true},                  \
-    {"--out DIR", "where report.json, report.html and traces go (default cuproof-out; "    \
-                  "created if missing; test writes files only when given it)"},            \
-    {"--no-trace", "skip the traced run of each variant", true},                           \
-    {"--param NAME=VALUE", "override a case's size or count within its bounds "            \
-                           "(repeatable; recorded in the report)", true}
-/* clang-format on */
-
-static const cp_help_opt run_opts[] = {
-    RUN_OPTS_BEFORE,
-    {"--runs K", "K passes over the selected cases, one after the other (1..100), the first in "
-                 "this process and each later one in a process of its own (its report and "
-                 "output in OUT/passes): each variant keeps every pass's samples, median, "
-                 "clocks, device time and trace metrics apart (report.json timing.passes), so "
-                 "that compare rests on runs, not samples; prints each variant's spread "
-                 "between passes and warns of a declared expectation or a claim's window within 3 "
-                 "of its own"},
-    {"--processes P", "each pass times its short cases (every variant under 50 ms) in P "
-                      "processes, 1..8: its own and P - 1 more, untraced (OUT/passes/"
-                      "pass-N-process-M); a pass's value is the median of its processes' (report."
-                      "json processes_ms), since a short variant's time sits on a level each "
-                      "process draws"},
-    RUN_OPTS_AFTER,
-    {"--devices 0,1,...", "spread the cases over these GPUs (one at a time; run only)", true},
-    {NULL, NULL},
-};
-
-static const cp_help_opt test_opts[] = {
-    RUN_OPTS_BEFORE,
-    RUN_OPTS_AFTER,
-    {NULL, NULL},
-};
-
-static const cp_help_opt compare_opts[] = {
-    {"--old PATH", "a report of the old side, or a run directory holding report.json; repeat "
-                   "it for several runs (each report, or each pass of run --runs K, is one run); "
-                   "with --new, instead of OLD.json NEW.json"},
-    {"--new PATH", "a report or run directory of the new side, repeatable as --old"},
-    {"--threshold F", "a variant slower by more than F (default 0.10) is a regression"},
-    {"--host-threshold H",
-     "a host-bound variant (its trace kept the GPU busy < 85% of its time) or an untraced one is "
-     "noisy unless its change exceeds H (default 1.0, twice as slow)"},
-    {"--format text|json", "how the comparison is printed (default text)"},
-    {"--force", "compare across another GPU, driver or profile, which otherwise only informs"},
-    {"--html OUT.html", "also write it as one self-contained page: a chart and tables"},
-    {NULL, NULL},
-};
-
-static const cp_help_opt ab_opts[] = {
-    {"--exec", "first: two programs instead of two builds, after -- and split by :::"},
-    {"--pairs N", "at most N pairs (default 20): past them an undecided variant is noisy, with "
-                  "the pairs that would decide it"},
-    {"--min-pairs N", "at least N pairs before any verdict (default 5)"},
-    {"--threshold F", "a variant of B slower than A's by more than F (default 0.05) is a "
-                      "regression"},
-    {"--profile ci|full", "the runs' problem sizes (default ci)"},
-    {"--out DIR", "where each run's report and log go (default cuproof-ab)"},
-    {"--seed N", "the pairs' order (default: the time)"},
-    {NULL, NULL},
-};
-
-static const cp_help_opt gpus_opts[] = {
-    {"--ctest-spec FILE", "write ctest's resource spec for the GPUs to FILE"},
-    {"--slots N", "slots per GPU in that spec, 1..64 (default 1: no two tests share a GPU)"},
-    {NULL, NULL},
-};
-
-static const cp_help_opt export_opts[] = {
-    {"--format json|proto|rec|auto",
-     "json, a Chrome trace (DIR/CASE.VARIANT.perfetto.json); proto, Perfetto's own format "
-     "(DIR/CASE.VARIANT.perfetto-trace), under a third of the size, for big traces; rec, a "
-     "cuproof.rec file (DIR/CASE.VARIANT.cprec) for check; auto (the default): proto for a "
-     "variant of more than 200000 records, else json"},
-    {NULL, NULL},
-};
-
-static const cp_help_opt metrics_opts[] = {
-    {"--markdown", "print them as the Markdown tables of docs/DESIGN.md"},
-    {NULL, NULL},
-};
-
-/* Expectations are written the same way for check and exec. */
-/* clang-format off */
-#define EXPECT_OPTS                                                                        \
-    {"--expect EXPR", "an expectation (repeatable): [SCOPE:] METRIC OP NUMBER, [SCOPE:] "  \
-                      "[no] finding NAME; SCOPE range(NAME), process(PID), device(N) or "  \
-                      "rank(N), which may precede one other (rank(1) range(step):); "      \
-                      "none = the whole program; 'every rank:' or 'rank spread:' first "   \
-                      "judges each rank or the largest minus the smallest; `cuproof "      \
-                      "metrics` lists the metrics and findings"},                          \
-    {"--expect-file F", "expectations, one per line (# comments; a line "                   \
-                        "'#! comm-pattern: PREFIX' sets the communication pattern)"},      \
-    {"--range NAME", "scope every unscoped expectation to NVTX ranges NAME"},              \
-    {"--comm-pattern PREFIX", "kernels whose demangled name starts with PREFIX are "       \
-                              "communication (default nccl, case-sensitive; wins over a "  \
-                              "file's directive): the comm_* and exposed_comm_* metrics"}
-/* clang-format on */
-
-static const cp_help_opt check_opts[] = {
-    EXPECT_OPTS,
-    {"--allow-dropped", "check a trace that lost records or was cut short instead of refusing it"},
-    {NULL, NULL},
-};
-
-static const cp_help_opt exec_opts[] = {
-    EXPECT_OPTS,
-    {"--out DIR", "reports, the merged trace and proc/ (default cuproof-exec)"},
-    {"--timeout S", "kill the program after S seconds (it then failed)"},
-    {"--repeat N", "then N timed runs, NVTX ranges alone recorded: the wall time and each "
-                   "range's durations as samples for compare"},
-    {"--allow-dropped", "check a trace that lost records instead of refusing it"},
-    {"--keep-going", "check the expectations even when the trace is not trusted"},
-    {"--trace-only", "trace into OUT/proc and judge nothing: one rank's share of a job that "
-                     "srun or mpirun starts (every rank's files in one shared OUT), judged "
-                     "afterwards by `cuproof check OUT/proc`; exit 0, or 4 when the program "
-                     "failed"},
-    {"--skip-without-gpu", "exit 77 (ctest's skip) when no GPU is visible"},
-    {"--need-gpus N", "exit 77 (skipped, with the reason) when fewer than N GPUs are "
-                      "visible; with N > 1 the program sees them all"},
-    {"--format jsonl|rec",
-     "how each process writes its trace in proc/: JSON lines (HOST.PID.proc.jsonl, the "
-     "default) or cuproof.rec (HOST.PID.proc.cprec: a fifth of the size, for long programs); "
-     "CUPROOF_EXEC_FORMAT sets the default"},
-    {"--api filtered|all",
-     "which CUDA API calls the processes record: by default only those an analysis reads "
-     "(launches, copies, memsets, synchronisation, event records and waits, allocation and "
-     "free), since each recorded call costs the program time on its own thread; all records "
-     "every call (for a timeline that shows every query); CUPROOF_EXEC_API sets the default"},
-    {"--keep-records N",
-     "records held in memory at most (default 200000); past N they are streamed: analysed in "
-     "bounded memory, written to OUT/PROGRAM.cprec and a Perfetto protobuf, drawn as a "
-     "summary; CUPROOF_EXEC_KEEP_RECORDS sets the default"},
-    {NULL, NULL},
-};
-
-static const cp_help_opt replay_opts[] = {
-    {"--out OUT", "where the rebuilt report goes (default cuproof-out)"},
-    {NULL, NULL},
-};
 
 /* The environment variables a user may set (those cuproof exec sets for
  * the processes it traces are its own business and left out). */
@@ -365,7 +215,7 @@ const cp_command cp_commands[] = {
              "reference and its claims against the trace.\n\n"
              "run writes report.json and report.html to the output directory, CASE.trace.json "
              "per case and, per traced variant, CASE.VARIANT.perfetto.json for ui.perfetto.dev.",
-     .opts = run_opts,
+     .opts = cp_opts_run,
      .exits = "0 when every case passed or was skipped, 1 when one failed, 3 when none failed "
               "but one was inconclusive (a check its claim rests on could not be made), 6 when "
               "the output directory or the report cannot be written."},
@@ -374,7 +224,7 @@ const cp_command cp_commands[] = {
      .summary = "run one case as a ctest test",
      .run = cp_cmd_test,
      .examples = test_examples,
-     .opts = test_opts,
+     .opts = cp_opts_test,
      .text = "Runs one case as run does, as a ctest test: three timed runs unless --repeat or "
              "the stopping rule's options say otherwise, and files only when --out is given. "
              "It takes run's options but --devices and --runs: ctest places each test on its "
@@ -391,7 +241,7 @@ const cp_command cp_commands[] = {
              "(same, faster, slower, noisy) and the runs it rests on, then the checks, case "
              "statuses, claims and findings that changed. Reports that time no variant in "
              "common (exec without --repeat) compare the rest.",
-     .opts = compare_opts,
+     .opts = cp_opts_compare,
      .exits = "1 when a variant is slower by more than the threshold or a check now fails "
               "(a report against itself: 0, whatever it holds); 5 for a report that cannot be "
               "read or parsed, or a file that is no cuproof report (each named, with its line "
@@ -411,7 +261,7 @@ const cp_command cp_commands[] = {
              "the budget is spent. The mode for a pull request's CI job.\n\n"
              "With --exec, two programs instead: each run is `cuproof exec --repeat 1` of one, "
              "judged on its wall time and each NVTX range's.",
-     .opts = ab_opts,
+     .opts = cp_opts_ab,
      .exits = "0 when no variant of B is slower than A's by more than the threshold, 1 when "
               "one is, 3 when a variant is still undecided after the budget, 5 for a build that "
               "cannot be run or leaves no report, 6 when the work directory cannot be "
@@ -423,7 +273,7 @@ const cp_command cp_commands[] = {
      .examples = gpus_examples,
      .text = "Lists the GPUs the CUDA runtime sees, one per line: index, name, compute "
              "capability, multiprocessors and memory.",
-     .opts = gpus_opts,
+     .opts = cp_opts_gpus,
      .exits = "1 when there is no GPU; 6 when the driver fails or the spec cannot be "
               "written."},
     {.name = "timeline",
@@ -442,7 +292,7 @@ const cp_command cp_commands[] = {
      .examples = export_examples,
      .text = "Writes each variant of a recorded trace file (or a program's *.proc.jsonl files, "
              "merged, as DIR/program.*) to DIR, for ui.perfetto.dev or for check.",
-     .opts = export_opts,
+     .opts = cp_opts_export,
      .exits = "5 when the trace cannot be read or parsed (named, with its line and column), 6 "
               "when a file cannot be written."},
     {.name = "metrics",
@@ -452,7 +302,7 @@ const cp_command cp_commands[] = {
      .examples = metrics_examples,
      .text = "Lists the metrics (name, unit, definition) and the findings (name, when raised) "
              "that expectations name.",
-     .opts = metrics_opts},
+     .opts = cp_opts_metrics},
     {.name = "check",
      .args = "TRACE... [--expect EXPR]... [OPTIONS]",
      .summary = "check expectations on recorded traces",
@@ -465,7 +315,7 @@ const cp_command cp_commands[] = {
              "unscoped (the records are streamed, never held: twice for scopes); or "
              "cuproof.rec files (*.cprec, each a trace: streamed in bounded memory, twice for "
              "scopes).",
-     .opts = check_opts,
+     .opts = cp_opts_check,
      .exits = "0 every expectation held, 1 one failed, 2 bad usage or a malformed or unknown "
               "--expect, 3 a trace that holds no kernel, copy or memset, or lost records or was "
               "cut short (unless --allow-dropped); truncated processes are reported, not failed; "
@@ -479,7 +329,7 @@ const cp_command cp_commands[] = {
      .text = "Runs an unmodified program with CUPTI injected into each of its processes, checks "
              "the expectations on the merged trace and writes the reports. Everything after -- "
              "belongs to the program, --help included.",
-     .opts = exec_opts,
+     .opts = cp_opts_exec,
      .exits = "0 every expectation held and the program succeeded, 1 an expectation failed, 2 "
               "bad usage or a malformed --expect, 3 no verdict (another profiler holds CUPTI, no "
               "process used CUDA, no device activity, dropped records), 4 the program failed "
@@ -495,7 +345,7 @@ const cp_command cp_commands[] = {
              "without a GPU: metrics, timings and declared checks recomputed from its traces "
              "and samples and held to the recording, the rest as recorded; labelled as a "
              "replay everywhere.",
-     .opts = replay_opts,
+     .opts = cp_opts_replay,
      .exits = "1 where the recomputed report differs from the recording; 5 when DIR/report.json, "
               "or a case's trace file, cannot be read (the case named and left out, the others "
               "replayed); 6 when OUT cannot be written."},
@@ -515,12 +365,6 @@ static const char intro[] =
     "overlap, concurrency and idle time, then checks the claims made about them. It also "
     "traces unmodified programs (exec), checks recorded traces (check), compares reports "
     "(compare) and replays a recorded run without a GPU (replay).";
-
-const cp_help_opt *cp_command_opts(const char *name)
-{
-    const cp_command *c = cp_command_find(name);
-    return c ? c->opts : NULL;
-}
 
 const cp_command *cp_command_find(const char *name)
 {

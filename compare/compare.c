@@ -762,7 +762,7 @@ static int compare_findings(cp_comparison *c, caps *k, const cp_compare_side *o,
     return 0;
 }
 
-/* ---- Trace metrics (issue 28 item 4) ---- */
+/* ---- Trace metrics ---- */
 
 /* The metrics compared between runs: what a case's claims and
  * expectations are about. */
@@ -980,7 +980,7 @@ static int side_reports(cp_cmp_report **out, const cp_compare_side *s)
     return 0;
 }
 
-/* ---- The run as the unit (issue 28) ---- */
+/* ---- The run as the unit ---- */
 
 /* One value per run of a side (its median, or the median scaled by the
  * run's clock or replaced by its device time), into `out`; false when a

@@ -73,7 +73,7 @@ static void variant_json(doc *d, cJSON *jv, const cp_cmp_variant *v)
     added(d, cJSON_AddNumberToObject(jv, "new_run_count", (double)v->n_new_runs));
     run_medians(d, jv, "old_run_medians_ms", v->old_runs, v->n_old_runs);
     run_medians(d, jv, "new_run_medians_ms", v->new_runs, v->n_new_runs);
-    /* The run as the unit (issue 28): the spread between runs each side,
+    /* The run as the unit: the spread between runs each side,
      * whether the comparison's shared spread was used, and for noisy the
      * runs a side that would decide (0 otherwise). */
     if (v->by_runs) {

@@ -1,6 +1,6 @@
 /*
  * A traced program's per-process files read while the program runs
- * (cp_follower, cuproof/program.h; issue 30): `cuproof exec` polls the
+ * (cp_follower, cuproof/program.h): `cuproof exec` polls the
  * follower from the launcher's wait, each poll reading what the files grew
  * by (whole lines, whole rec records: the rest waits for more bytes) into
  * each file's records as the reader hands them on; after the program, the

@@ -3,8 +3,9 @@
 # a CUDA include planted in the analysis layer, on a build whose analysis
 # library calls the CUDA runtime, on one whose reports library has two
 # writers calling each other, one whose compare/ printer calls back the
-# comparison that calls it, and one whose reports/ calls into judge/, it
-# must exit 1 naming each.
+# comparison that calls it, one whose reports/ calls into judge/, and one
+# whose command line's arguments call back its dispatch, it must exit 1
+# naming each.
 # usage: layers_negative_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 src=$1
@@ -65,4 +66,16 @@ cc -c "$tmp/file.c" -o "$tmp/file.c.o" || fail "cannot compile the planted file 
 (cd "$tmp" && ar r "$tmp/bin/libcuproof_reports.a" file.c.o 2>/dev/null)
 out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted arrow into judge/ passed"
 grep -q "reports/file.c calls judge/judge.c" <<<"$out" || fail "no message for the arrow: $out"
-echo "layers_negative_test: the five planted violations were caught"
+cp "$bin/libcuproof_reports.a" "$tmp/bin/"
+
+# A circle in the command line: args.c.o replaced by one whose usage error
+# calls the dispatch, which calls it.
+cp "$bin/libcuproof_main.a" "$tmp/bin/"
+printf 'int cp_cli_main(int argc, char **argv);\nint cp_usage_error(const char *f, const char *a) { return cp_cli_main(0, 0) + !f + !a; }\n' \
+    > "$tmp/args.c"
+cc -c "$tmp/args.c" -o "$tmp/args.c.o" || fail "cannot compile the planted arguments"
+(cd "$tmp" && ar r "$tmp/bin/libcuproof_main.a" args.c.o 2>/dev/null)
+out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted circle in cli/ passed"
+grep -q "the files of cuproof_main call each other in a circle" <<<"$out" ||
+    fail "no message for the circle in cli/: $out"
+echo "layers_negative_test: the six planted violations were caught"

@@ -7,7 +7,9 @@
 #  - symbols: what each layer's static library leaves undefined, so that a
 #    call slipped in without its header is caught too;
 #  - the calls between the reports library's members: none from reports/
-#    into compare/ or judge/, none between those two, and no loop.
+#    into compare/ or judge/, none between those two, and no loop; and no
+#    loop among the members of any other layer's library or the command
+#    line's.
 # usage: layers_test.sh SOURCE_DIR BUILD_DIR
 # Exit 0 when every rule holds; 1 with one line per broken rule.
 set -uo pipefail
@@ -151,5 +153,23 @@ if [ -f "$lib" ]; then
         bad=1
     fi
 fi
+
+# No circle among the files of any other layer's library either: the
+# command line's (dispatch, arguments, option tables, table of commands,
+# one file a command), the analysis, collect and runner layers'.
+for name in cuproof_main cuproof_analysis cuproof_collect cuproof_runner; do
+    lib=$bin/lib$name.a
+    [ -f "$lib" ] || { echo "layers: $lib is missing (build first)" >&2; bad=1; continue; }
+    loop=$(join -1 2 -2 2 \
+        <(nm -A -u "$lib" 2>/dev/null | awk '{split($1, f, ":"); print f[2], $NF}' | sort -k2,2) \
+        <(nm -A --defined-only "$lib" 2>/dev/null |
+          awk '$2 ~ /^[TDR]$/ {split($1, f, ":"); print f[2], $NF}' | sort -k2,2) |
+        awk '$2 != $3 {print $2, $3}' | sort -u | tsort 2>&1 >/dev/null)
+    if [ -n "$loop" ]; then
+        echo "layers: the files of $name call each other in a circle:" >&2
+        echo "$loop" | sed 's/^/  /' >&2
+        bad=1
+    fi
+done
 
 exit $bad

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Each command's options are one list: its option table in cli/commands.c,
-# which the help prints and the parser reads (cp_arg_next; `cuproof help
+# Each command's options are one list: its option table in cli/options.c,
+# which the help prints and the parser reads (cp_arg_next, cli/args.c; `cuproof help
 # --options` prints the tables as the parsers read them). Checked two ways:
 #  - in the sources: every flag a command's parser compares
 #    (strcmp(opt, "--flag")) is in that command's table, and every flag of
@@ -51,7 +51,7 @@ for file in "$src"/cli/cmd_*.c; do
         sed -E 's/.*"(--[^"]*)".*/\1/' | sort -u); do
         if ! grep -qxF -- "$f" <<<"$listed"; then
             echo "options: $(basename "$file") parses $f, which is in no option table of" \
-                "$cmds (cli/commands.c): its help does not show it and cp_arg_next refuses it" >&2
+                "$cmds (cli/options.c): its help does not show it and cp_arg_next refuses it" >&2
             bad=1
         fi
     done

@@ -48,7 +48,7 @@ typedef struct cp_exec_opts {
     bool rec;             /* the processes write cuproof.rec, else JSON lines */
     bool timing_only;     /* record the NVTX ranges alone (a timed run) */
     /* Record every API call (exec --api all). By default the processes
-     * record only the calls an analysis reads (issue 30: each recorded
+     * record only the calls an analysis reads (each recorded
      * call costs the program time on its own thread). */
     bool api_all;
     /* The GPU ctest's resource allocation gave the caller

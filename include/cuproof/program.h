@@ -39,7 +39,7 @@ extern "C" {
 #define CP_PROGRAM_KEEP_RECORDS 200000
 
 /*
- * A program's per-process files read while the program runs (issue 30):
+ * A program's per-process files read while the program runs:
  * the launcher's wait polls it (cp_exec_opts.on_wait, exec.h), each poll
  * reading what the files in `proc_dir` grew by, for at most about 10 ms;
  * the judge then reads only the rest (cp_program_opts.follow), with the

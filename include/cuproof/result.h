@@ -120,7 +120,7 @@ typedef struct cp_series {
     size_t n;
 } cp_series;
 
-/* One pass of `cuproof run --runs K` over a variant (issue 28: the run,
+/* One pass of `cuproof run --runs K` over a variant (the run,
  * not the sample, is the unit a comparison rests on): that pass's own
  * timed samples and their median, the GPU's clocks around them, the
  * device time its traced run kept the GPU busy (kernel and copy busy time
@@ -257,7 +257,7 @@ typedef struct cp_report {
      * recording's. */
     char replayed_from[512];
     char recorded_date[32];
-    /* cuproof exec (issue 30): report.json's tracing_cost, from the
+    /* cuproof exec: report.json's tracing_cost, from the
      * processes' own costs (cp_process.cost, in the first case's variant's
      * trace) and the launcher's post-processing: the time from the
      * program's last exit until the report was handed to be written (the

@@ -2,7 +2,7 @@
  * cuproof ab: two builds of cuproof (two `cuproof` executables, or two
  * install prefixes) run on the same GPU in shuffled AB/BA pairs, each
  * pair back to back, and each variant judged on the paired log ratios of
- * its medians (issue 28; Pinpoint's A/B mode). What drifts over minutes
+ * its medians (Pinpoint's A/B mode). What drifts over minutes
  * (clocks, the GPU's state) drifts within a pair far less than between
  * two runs minutes apart, and a pair's order is drawn at random so that
  * "the first one runs colder" cancels.

@@ -1,6 +1,6 @@
 /*
  * The collectives of a distributed program, matched across its ranks: the
- * two analyses that need them (issue 27) and nothing else.
+ * two analyses that need them and nothing else.
  *
  * Matching. Each rank's communication kernels (NCCL's) run on one stream
  * per communicator. The k-th kernel of a rank's i-th communication stream

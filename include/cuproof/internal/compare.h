@@ -48,7 +48,7 @@ typedef struct cp_cmp_report {
     char date[32];
 } cp_cmp_report;
 
-/* One run of a variant on one side (issue 28: the run, not the sample, is
+/* One run of a variant on one side (the run, not the sample, is
  * the unit a comparison rests on): a pass of `cuproof run --runs K`
  * (cp_run_value), or a whole report whose variant has no passes. */
 typedef struct cp_cmp_run {
@@ -75,7 +75,7 @@ typedef struct cp_cmp_variant {
     bool samples;
     double old_median_ms, new_median_ms; /* one run's median, else the median of the runs' */
     /* The times the ratio is of, which the text and the page show beside
-     * it so that it can be recomputed (issue 29): the pooled samples'
+     * it so that it can be recomputed: the pooled samples'
      * medians (method samples), the runs' geometric means (method runs),
      * else the medians above. JSON keeps the medians above. */
     double old_shown_ms, new_shown_ms;
@@ -136,7 +136,7 @@ typedef struct cp_cmp_finding {
     bool regression;
 } cp_cmp_finding;
 
-/* A trace metric of a variant that moved between the sides (issue 28:
+/* A trace metric of a variant that moved between the sides (its
  * overlap, concurrency, efficiency, counts): each side's mean over its
  * runs (reports) and their spread. It moved when the change exceeds both
  * 3 standard errors of the difference (two runs or more a side) and a

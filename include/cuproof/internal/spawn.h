@@ -1,7 +1,7 @@
 /*
  * cuproof started again as a child process, its output in a log file:
  * what `cuproof ab` runs each build with, and the passes after the first
- * of `cuproof run --runs K`, each in a process of its own (issue 28: a
+ * of `cuproof run --runs K`, each in a process of its own (a
  * host-bound variant moves between processes by more than the passes of
  * one process show, so each run is a process).
  */
