@@ -734,6 +734,160 @@ static int read_activity(cp_rec_reader *r, cursor *c, uint64_t at, cp_activity *
     return 0;
 }
 
+/* The next whole record framed: its type, its payload in *c and the file
+ * offset of its first byte in *at, with pos moved past it. Returns 1 for
+ * a record, 0 when none is whole yet (pushed bytes wait for the next
+ * push) or the input ends, a record cut short there being the file's
+ * truncation (partial), or CP_EPARSE / CP_EIO / CP_ENOMEM. */
+static int next_record(cp_rec_reader *r, uint8_t *type, cursor *c, uint64_t *at)
+{
+    int rc = fill(r, 11);
+    if (rc < 0)
+        return rc;
+    if (r->pos == r->len)
+        return 0;
+    *at = r->base + r->pos;
+    if (r->ended)
+        return reader_bad(r, *at, "records after the end record");
+    *c = (cursor){r->buf + r->pos + 1, r->buf + r->len, false};
+    *type = r->buf[r->pos];
+    uint64_t len = get_varint(c);
+    if (c->bad && !r->eof && r->len - r->pos < 11)
+        return 0;
+    /* A process killed while writing leaves its last record cut short:
+     * the file is truncated there, which is no error by itself. */
+    if (c->bad && r->eof && r->len - r->pos < 11) {
+        r->partial = true;
+        r->partial_at = *at;
+        r->pos = r->len;
+        return 0;
+    }
+    if (c->bad)
+        return reader_bad(r, *at, "record length does not decode");
+    if (len > MAX_RECORD)
+        return reader_bad(r, *at, "record longer than 1 MiB");
+    size_t head = (size_t)(c->p - (r->buf + r->pos));
+    if ((rc = fill(r, head + (size_t)len)) < 0)
+        return rc;
+    if (r->len - r->pos < head + len && !r->eof)
+        return 0;
+    if (r->len - r->pos < head + len) {
+        r->partial = true;
+        r->partial_at = *at;
+        r->pos = r->len;
+        return 0;
+    }
+    *c = (cursor){r->buf + r->pos + head, r->buf + r->pos + head + len, false};
+    r->pos += head + (size_t)len;
+    return 1;
+}
+
+/* A process record into it->process, numbered in the order read. Minor 2
+ * adds the rank fields; a file of minor 1 has none, and its process reads
+ * as of no rank. Returns 1 or CP_EPARSE. */
+static int read_process(cp_rec_reader *r, cursor *c, uint64_t at, cp_rec_item *it)
+{
+    memset(&it->process, 0, sizeof it->process);
+    uint64_t index = get_varint(c);
+    it->process.pid = get_u32(c);
+    it->process.ppid = get_u32(c);
+    get_string(c, it->process.host, sizeof it->process.host);
+    get_string(c, it->process.command, sizeof it->process.command);
+    it->process.rank = it->process.local_rank = it->process.world_size = -1;
+    if (!c->bad && c->p < c->end) {
+        it->process.rank = get_i32(c);
+        it->process.local_rank = get_i32(c);
+        it->process.world_size = get_i32(c);
+        get_string(c, it->process.rank_var, sizeof it->process.rank_var);
+        get_string(c, it->process.rank_why, sizeof it->process.rank_why);
+        get_string(c, it->process.run, sizeof it->process.run);
+    }
+    if (c->bad || c->p != c->end || index != r->nprocesses)
+        return reader_bad(r, at, "process record does not decode or is out of sequence");
+    it->process_index = r->nprocesses++;
+    return 1;
+}
+
+/* How a process already read ended. Returns 1 or CP_EPARSE. */
+static int read_process_end(cp_rec_reader *r, cursor *c, uint64_t at, cp_rec_item *it)
+{
+    memset(&it->process, 0, sizeof it->process);
+    it->process_index = get_u32(c);
+    it->process.ended = get_varint(c) != 0;
+    it->process.last_ns = get_varint(c);
+    it->process.dropped = get_varint(c);
+    it->process.zero_timestamps = get_varint(c);
+    get_string(c, it->process.why, sizeof it->process.why);
+    if (c->bad || c->p != c->end || it->process_index >= r->nprocesses)
+        return reader_bad(r, at, "process end record does not decode or names no process");
+    return 1;
+}
+
+/* What tracing cost a process already read (minor 3). Overhead kinds
+ * this reader does not know are summed as other, so that a later
+ * writer's file still reads. Returns 1 or CP_EPARSE. */
+static int read_process_cost(cp_rec_reader *r, cursor *c, uint64_t at, cp_rec_item *it)
+{
+    memset(&it->process, 0, sizeof it->process);
+    cp_tracing_cost *cost = &it->process.cost;
+    it->process_index = get_u32(c);
+    uint64_t flags = get_varint(c);
+    cost->recorded = true;
+    cost->api_all = flags & 1;
+    cost->records = get_varint(c);
+    cost->api_records = get_varint(c);
+    cost->api_filtered = get_varint(c);
+    cost->buffers = get_varint(c);
+    cost->overhead_records = get_varint(c);
+    uint64_t kinds = get_varint(c);
+    for (uint64_t k = 0; k < kinds && !c->bad; k++)
+        cost->overhead_ns[k < CP_OVERHEAD_KIND_COUNT ? k : CP_OVERHEAD_OTHER] += get_varint(c);
+    if (c->bad || c->p != c->end || it->process_index >= r->nprocesses)
+        return reader_bad(r, at, "process cost record does not decode or names no process");
+    return 1;
+}
+
+/* Minor 4: a stream the program named, in the file's numbering (its
+ * process an index into the file's), its name a string already read.
+ * Returns 1 or CP_EPARSE. */
+static int read_stream_name(cp_rec_reader *r, cursor *c, uint64_t at, cp_rec_item *it)
+{
+    cp_stream_name *n = &it->stream_name;
+    n->process = get_u32(c);
+    n->device = get_u32(c);
+    n->context = get_u32(c);
+    n->stream = get_u32(c);
+    uint64_t name = get_varint(c);
+    if (c->bad || c->p != c->end || (n->process > 0 && n->process >= r->nprocesses))
+        return reader_bad(r, at, "stream name record does not decode or names no process");
+    if (name == 0 || name > r->nstrings)
+        return reader_bad(r, at, "stream name record names a string not yet defined");
+    n->name = r->strings[name - 1];
+    it->process_index = n->process;
+    return 1;
+}
+
+/* The end record, kept so that cp_rec_truncated can compare its count of
+ * activities with those read; no record may follow it. Returns 1 or
+ * CP_EPARSE. */
+static int read_end(cp_rec_reader *r, cursor *c, uint64_t at, cp_rec_item *it)
+{
+    cp_rec_end *e = &it->end;
+    memset(e, 0, sizeof *e);
+    e->activities = get_varint(c);
+    e->dropped_records = get_varint(c);
+    e->renamed_kernels = get_varint(c);
+    e->has_legacy_stream = get_byte(c) != 0;
+    e->legacy_device = get_u32(c);
+    e->legacy_context = get_u32(c);
+    e->legacy_stream = get_u32(c);
+    if (c->bad || c->p != c->end)
+        return reader_bad(r, at, "end record does not decode");
+    r->ended = true;
+    r->end = *e;
+    return 1;
+}
+
 int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
 {
     /* Pushed bytes: what is not whole yet waits for the next push (fill
@@ -747,44 +901,12 @@ int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
             return rc;
     }
     for (;;) {
-        int rc = fill(r, 11);
-        if (rc < 0)
+        uint8_t type = 0;
+        cursor c;
+        uint64_t at = 0;
+        int rc = next_record(r, &type, &c, &at);
+        if (rc <= 0)
             return rc;
-        if (r->pos == r->len)
-            return 0;
-        uint64_t at = r->base + r->pos;
-        if (r->ended)
-            return reader_bad(r, at, "records after the end record");
-        cursor c = {r->buf + r->pos + 1, r->buf + r->len, false};
-        uint8_t type = r->buf[r->pos];
-        uint64_t len = get_varint(&c);
-        if (c.bad && !r->eof && r->len - r->pos < 11)
-            return 0;
-        /* A process killed while writing leaves its last record cut short:
-         * the file is truncated there, which is no error by itself. */
-        if (c.bad && r->eof && r->len - r->pos < 11) {
-            r->partial = true;
-            r->partial_at = at;
-            r->pos = r->len;
-            return 0;
-        }
-        if (c.bad)
-            return reader_bad(r, at, "record length does not decode");
-        if (len > MAX_RECORD)
-            return reader_bad(r, at, "record longer than 1 MiB");
-        size_t head = (size_t)(c.p - (r->buf + r->pos));
-        if ((rc = fill(r, head + (size_t)len)) < 0)
-            return rc;
-        if (r->len - r->pos < head + len && !r->eof)
-            return 0;
-        if (r->len - r->pos < head + len) {
-            r->partial = true;
-            r->partial_at = at;
-            r->pos = r->len;
-            return 0;
-        }
-        c = (cursor){r->buf + r->pos + head, r->buf + r->pos + head + len, false};
-        r->pos += head + (size_t)len;
         /* Only the members of the record's type are set: an activity
          * record is most of a file, and clearing the whole item (the
          * process's strings with it) cost more than decoding it. */
@@ -799,93 +921,16 @@ int cp_rec_next(cp_rec_reader *r, cp_rec_item *it)
             if ((rc = read_activity(r, &c, at, &it->activity)) < 0)
                 return rc;
             return 1;
-        case CP_REC_PROCESS: {
-            memset(&it->process, 0, sizeof it->process);
-            uint64_t index = get_varint(&c);
-            it->process.pid = get_u32(&c);
-            it->process.ppid = get_u32(&c);
-            get_string(&c, it->process.host, sizeof it->process.host);
-            get_string(&c, it->process.command, sizeof it->process.command);
-            /* Minor 2 adds the rank fields; a file of minor 1 has none. */
-            it->process.rank = it->process.local_rank = it->process.world_size = -1;
-            if (!c.bad && c.p < c.end) {
-                it->process.rank = get_i32(&c);
-                it->process.local_rank = get_i32(&c);
-                it->process.world_size = get_i32(&c);
-                get_string(&c, it->process.rank_var, sizeof it->process.rank_var);
-                get_string(&c, it->process.rank_why, sizeof it->process.rank_why);
-                get_string(&c, it->process.run, sizeof it->process.run);
-            }
-            if (c.bad || c.p != c.end || index != r->nprocesses)
-                return reader_bad(r, at, "process record does not decode or is out of sequence");
-            it->process_index = r->nprocesses++;
-            return 1;
-        }
-        case CP_REC_PROCESS_END: {
-            memset(&it->process, 0, sizeof it->process);
-            it->process_index = get_u32(&c);
-            it->process.ended = get_varint(&c) != 0;
-            it->process.last_ns = get_varint(&c);
-            it->process.dropped = get_varint(&c);
-            it->process.zero_timestamps = get_varint(&c);
-            get_string(&c, it->process.why, sizeof it->process.why);
-            if (c.bad || c.p != c.end || it->process_index >= r->nprocesses)
-                return reader_bad(r, at, "process end record does not decode or names no process");
-            return 1;
-        }
-        case CP_REC_PROCESS_COST: {
-            memset(&it->process, 0, sizeof it->process);
-            cp_tracing_cost *cost = &it->process.cost;
-            it->process_index = get_u32(&c);
-            uint64_t flags = get_varint(&c);
-            cost->recorded = true;
-            cost->api_all = flags & 1;
-            cost->records = get_varint(&c);
-            cost->api_records = get_varint(&c);
-            cost->api_filtered = get_varint(&c);
-            cost->buffers = get_varint(&c);
-            cost->overhead_records = get_varint(&c);
-            uint64_t kinds = get_varint(&c);
-            for (uint64_t k = 0; k < kinds && !c.bad; k++)
-                cost->overhead_ns[k < CP_OVERHEAD_KIND_COUNT ? k : CP_OVERHEAD_OTHER] +=
-                    get_varint(&c);
-            if (c.bad || c.p != c.end || it->process_index >= r->nprocesses)
-                return reader_bad(r, at, "process cost record does not decode or names no process");
-            return 1;
-        }
-        case CP_REC_STREAM_NAME: {
-            /* Minor 4: a stream the program named, in the file's
-             * numbering (its process an index into the file's). */
-            cp_stream_name *n = &it->stream_name;
-            n->process = get_u32(&c);
-            n->device = get_u32(&c);
-            n->context = get_u32(&c);
-            n->stream = get_u32(&c);
-            uint64_t name = get_varint(&c);
-            if (c.bad || c.p != c.end || (n->process > 0 && n->process >= r->nprocesses))
-                return reader_bad(r, at, "stream name record does not decode or names no process");
-            if (name == 0 || name > r->nstrings)
-                return reader_bad(r, at, "stream name record names a string not yet defined");
-            n->name = r->strings[name - 1];
-            it->process_index = n->process;
-            return 1;
-        }
-        case CP_REC_END: {
-            cp_rec_end *e = &it->end;
-            memset(e, 0, sizeof *e);
-            e->activities = get_varint(&c);
-            e->dropped_records = get_varint(&c);
-            e->renamed_kernels = get_varint(&c);
-            e->has_legacy_stream = get_byte(&c) != 0;
-            e->legacy_device = get_u32(&c);
-            e->legacy_context = get_u32(&c);
-            e->legacy_stream = get_u32(&c);
-            if (c.bad || c.p != c.end)
-                return reader_bad(r, at, "end record does not decode");
-            r->ended = true;
-            r->end = *e;
-            return 1;
-        }
+        case CP_REC_PROCESS:
+            return read_process(r, &c, at, it);
+        case CP_REC_PROCESS_END:
+            return read_process_end(r, &c, at, it);
+        case CP_REC_PROCESS_COST:
+            return read_process_cost(r, &c, at, it);
+        case CP_REC_STREAM_NAME:
+            return read_stream_name(r, &c, at, it);
+        case CP_REC_END:
+            return read_end(r, &c, at, it);
         default:
             /* A record of a later minor version: its length says how far to skip. */
             continue;
