@@ -164,91 +164,126 @@ static int number(cp_collectives *c)
     return 0;
 }
 
-int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collectives_result *out)
+/* What an analysis works in: two arrays of a value per rank, each host's
+ * differences of ends from host 0's, each rank's lags when it arrived
+ * last, and each matched collective's spreads of starts and of ends. */
+typedef struct scratch {
+    int64_t *a, *b, **diffs, **lags;
+    size_t *ndiffs, *nlags;
+    int64_t *spread_s, *spread_e;
+    size_t ngroups;
+} scratch;
+
+/* Allocates the result's hosts and ranks (each rank on its host) and the
+ * scratch, each list room for every collective. Returns 0 or CP_ENOMEM;
+ * on failure the caller frees what was made (free_scratch). */
+static int alloc_scratch(const cp_collectives *c, scratch *s, cp_collectives_result *out)
 {
-    memset(out, 0, sizeof *out);
-    out->ranks = c->nranks;
-    out->hosts = c->nhosts;
-    int rc = number(c);
-    int64_t *a = NULL, *b = NULL, **diffs = NULL, **lags = NULL;
-    size_t *ndiffs = NULL, *nlags = NULL;
-    int64_t *spread_s = NULL, *spread_e = NULL;
-    size_t ngroups = 0;
-    if (rc < 0)
-        return rc;
     out->hosts_of = calloc(c->nhosts ? c->nhosts : 1, sizeof *out->hosts_of);
     out->ranks_of = calloc(c->nranks ? c->nranks : 1, sizeof *out->ranks_of);
-    a = malloc((c->nranks + 1) * sizeof *a);
-    b = malloc((c->nranks + 1) * sizeof *b);
-    diffs = calloc(c->nhosts + 1, sizeof *diffs);
-    ndiffs = calloc(c->nhosts + 1, sizeof *ndiffs);
-    lags = calloc(c->nranks + 1, sizeof *lags);
-    nlags = calloc(c->nranks + 1, sizeof *nlags);
-    spread_s = malloc((c->n + 1) * sizeof *spread_s);
-    spread_e = malloc((c->n + 1) * sizeof *spread_e);
-    if (!out->hosts_of || !out->ranks_of || !a || !b || !diffs || !ndiffs || !lags || !nlags ||
-        !spread_s || !spread_e) {
-        rc = cp_failf(CP_ENOMEM, "out of memory matching %zu collectives", c->n);
-        goto out;
-    }
+    s->a = malloc((c->nranks + 1) * sizeof *s->a);
+    s->b = malloc((c->nranks + 1) * sizeof *s->b);
+    s->diffs = calloc(c->nhosts + 1, sizeof *s->diffs);
+    s->ndiffs = calloc(c->nhosts + 1, sizeof *s->ndiffs);
+    s->lags = calloc(c->nranks + 1, sizeof *s->lags);
+    s->nlags = calloc(c->nranks + 1, sizeof *s->nlags);
+    s->spread_s = malloc((c->n + 1) * sizeof *s->spread_s);
+    s->spread_e = malloc((c->n + 1) * sizeof *s->spread_e);
+    if (!out->hosts_of || !out->ranks_of || !s->a || !s->b || !s->diffs || !s->ndiffs ||
+        !s->lags || !s->nlags || !s->spread_s || !s->spread_e)
+        return cp_failf(CP_ENOMEM, "out of memory matching %zu collectives", c->n);
     for (uint32_t r = 0; r < c->nranks; r++)
-        out->ranks_of[r] = (cp_rank_arrival){.rank = r, .host = c->host_of[r] ? c->host_of[r] - 1 : 0};
+        out->ranks_of[r] =
+            (cp_rank_arrival){.rank = r, .host = c->host_of[r] ? c->host_of[r] - 1 : 0};
     for (uint32_t h = 0; h < c->nhosts; h++) {
         out->hosts_of[h].host = h;
-        if (!(diffs[h] = malloc((c->n + 1) * sizeof *diffs[h]))) {
-            rc = cp_failf(CP_ENOMEM, "out of memory");
-            goto out;
-        }
+        if (!(s->diffs[h] = malloc((c->n + 1) * sizeof *s->diffs[h])))
+            return cp_failf(CP_ENOMEM, "out of memory");
     }
     for (uint32_t r = 0; r < c->nranks; r++)
-        if (!(lags[r] = malloc((c->n + 1) * sizeof *lags[r]))) {
-            rc = cp_failf(CP_ENOMEM, "out of memory");
-            goto out;
-        }
+        if (!(s->lags[r] = malloc((c->n + 1) * sizeof *s->lags[r])))
+            return cp_failf(CP_ENOMEM, "out of memory");
+    return 0;
+}
 
-    /* First pass over the collectives: the hosts' differences of ends. */
+/* Frees the scratch, however far alloc_scratch got; the result stays. */
+static void free_scratch(const cp_collectives *c, scratch *s)
+{
+    free(s->a);
+    free(s->b);
+    for (uint32_t h = 0; s->diffs && h < c->nhosts; h++)
+        free(s->diffs[h]);
+    for (uint32_t r = 0; s->lags && r < c->nranks; r++)
+        free(s->lags[r]);
+    free(s->diffs);
+    free(s->ndiffs);
+    free(s->lags);
+    free(s->nlags);
+    free(s->spread_s);
+    free(s->spread_e);
+}
+
+/* The end of the run of kernels from i that are one collective (c is
+ * sorted by collective). */
+static size_t collective_end(const cp_collectives *c, size_t i)
+{
+    size_t j = i;
+    while (j < c->n && c->k[j].comm == c->k[i].comm && c->k[j].seq == c->k[i].seq)
+        j++;
+    return j;
+}
+
+/* First pass over the collectives: each host's clock against host 0's,
+ * from the differences of the median ends of the collectives they share
+ * (the ends: none can finish before the last rank has arrived, so they
+ * nearly coincide). A host that shares none is not aligned. */
+static void align_hosts(const cp_collectives *c, scratch *s, cp_collectives_result *out)
+{
     for (size_t i = 0, j; i < c->n; i = j) {
-        for (j = i; j < c->n && c->k[j].comm == c->k[i].comm && c->k[j].seq == c->k[i].seq; j++)
-            ;
+        j = collective_end(c, i);
         if (j - i < 2)
             continue;
         size_t nref = 0;
         for (size_t t = i; t < j; t++)
             if (c->k[t].host == 0)
-                a[nref++] = (int64_t)c->k[t].end;
+                s->a[nref++] = (int64_t)c->k[t].end;
         if (!nref)
             continue;
-        int64_t ref = median(a, nref);
+        int64_t ref = median(s->a, nref);
         for (uint32_t h = 1; h < c->nhosts; h++) {
             size_t nh = 0;
             for (size_t t = i; t < j; t++)
                 if (c->k[t].host == h)
-                    b[nh++] = (int64_t)c->k[t].end;
+                    s->b[nh++] = (int64_t)c->k[t].end;
             if (nh)
-                diffs[h][ndiffs[h]++] = median(b, nh) - ref;
+                s->diffs[h][s->ndiffs[h]++] = median(s->b, nh) - ref;
         }
     }
     out->all_aligned = true;
     out->hosts_of[0].aligned = c->nhosts > 0;
     for (uint32_t h = 1; h < c->nhosts; h++) {
         cp_host_offset *o = &out->hosts_of[h];
-        o->shared = (uint32_t)ndiffs[h];
-        if (!ndiffs[h]) {
+        o->shared = (uint32_t)s->ndiffs[h];
+        if (!s->ndiffs[h]) {
             out->all_aligned = false;
             continue;
         }
-        int64_t d = median(diffs[h], ndiffs[h]);
-        for (size_t t = 0; t < ndiffs[h]; t++)
-            diffs[h][t] = llabs(diffs[h][t] - d);
-        o->residual_ns = (uint64_t)median(diffs[h], ndiffs[h]);
+        int64_t d = median(s->diffs[h], s->ndiffs[h]);
+        for (size_t t = 0; t < s->ndiffs[h]; t++)
+            s->diffs[h][t] = llabs(s->diffs[h][t] - d);
+        o->residual_ns = (uint64_t)median(s->diffs[h], s->ndiffs[h]);
         o->offset_ns = -d;
         o->aligned = true;
     }
+}
 
-    /* Second pass: arrivals on aligned clocks. */
+/* Second pass: arrivals on aligned clocks. Each collective that two or
+ * more aligned ranks ran is matched; its spreads of starts and of ends
+ * are kept, and the rank that started it last is charged its lag. */
+static void find_arrivals(const cp_collectives *c, scratch *s, cp_collectives_result *out)
+{
     for (size_t i = 0, j; i < c->n; i = j) {
-        for (j = i; j < c->n && c->k[j].comm == c->k[i].comm && c->k[j].seq == c->k[i].seq; j++)
-            ;
+        j = collective_end(c, i);
         size_t m = 0;
         int64_t lo_s = INT64_MAX, hi_s = INT64_MIN, lo_e = INT64_MAX, hi_e = INT64_MIN;
         size_t last = j;
@@ -256,21 +291,22 @@ int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collective
             const cp_host_offset *o = &out->hosts_of[c->k[t].host];
             if (!o->aligned)
                 continue;
-            int64_t s = (int64_t)c->k[t].start + o->offset_ns, e = (int64_t)c->k[t].end + o->offset_ns;
-            a[m++] = s;
-            lo_s = s < lo_s ? s : lo_s;
+            int64_t st = (int64_t)c->k[t].start + o->offset_ns,
+                    e = (int64_t)c->k[t].end + o->offset_ns;
+            s->a[m++] = st;
+            lo_s = st < lo_s ? st : lo_s;
             lo_e = e < lo_e ? e : lo_e;
             hi_e = e > hi_e ? e : hi_e;
-            if (s > hi_s) {
-                hi_s = s;
+            if (st > hi_s) {
+                hi_s = st;
                 last = t;
             }
         }
         if (m < 2)
             continue;
         out->matched++;
-        spread_s[ngroups] = hi_s - lo_s;
-        spread_e[ngroups++] = hi_e - lo_e;
+        s->spread_s[s->ngroups] = hi_s - lo_s;
+        s->spread_e[s->ngroups++] = hi_e - lo_e;
         for (size_t t = i; t < j; t++)
             if (out->hosts_of[c->k[t].host].aligned)
                 out->ranks_of[c->k[t].rank].collectives++;
@@ -279,23 +315,31 @@ int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collective
         for (size_t t = i; t < j; t++) {
             const cp_host_offset *o = &out->hosts_of[c->k[t].host];
             if (o->aligned && t != last)
-                b[no++] = (int64_t)c->k[t].start + o->offset_ns;
+                s->b[no++] = (int64_t)c->k[t].start + o->offset_ns;
         }
         uint32_t r = c->k[last].rank;
         out->ranks_of[r].arrived_last++;
-        int64_t lag = hi_s - median(b, no);
-        lags[r][nlags[r]++] = lag;
-        out->ranks_of[r].mean_lag_ns += (uint64_t)lag; /* the sum, divided below */
+        int64_t lag = hi_s - median(s->b, no);
+        s->lags[r][s->nlags[r]++] = lag;
+        out->ranks_of[r].mean_lag_ns += (uint64_t)lag; /* the sum, divided in name_straggler */
         if ((uint64_t)lag > out->ranks_of[r].max_lag_ns)
             out->ranks_of[r].max_lag_ns = (uint64_t)lag;
     }
-    out->median_start_spread_ns = (uint64_t)median(spread_s, ngroups);
-    out->median_end_spread_ns = (uint64_t)median(spread_e, ngroups);
+}
+
+/* The spreads' medians, each rank's lags summed up, and the straggler:
+ * the rank that arrived last most often, named one (cuproof/collectives.h
+ * says the rule) only where more than one rank was seen. */
+static void name_straggler(const cp_collectives *c, scratch *s, uint64_t min_lag_ns,
+                           cp_collectives_result *out)
+{
+    out->median_start_spread_ns = (uint64_t)median(s->spread_s, s->ngroups);
+    out->median_end_spread_ns = (uint64_t)median(s->spread_e, s->ngroups);
     uint32_t best = 0;
     for (uint32_t r = 0; r < c->nranks; r++) {
-        if (nlags[r])
-            out->ranks_of[r].mean_lag_ns /= nlags[r];
-        out->ranks_of[r].median_lag_ns = (uint64_t)median(lags[r], nlags[r]);
+        if (s->nlags[r])
+            out->ranks_of[r].mean_lag_ns /= s->nlags[r];
+        out->ranks_of[r].median_lag_ns = (uint64_t)median(s->lags[r], s->nlags[r]);
         if (out->ranks_of[r].arrived_last > out->ranks_of[best].arrived_last)
             best = r;
     }
@@ -303,28 +347,32 @@ int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collective
     for (uint32_t r = 0; r < c->nranks; r++)
         seen += c->host_of[r] != 0;
     if (seen > 1) {
-        const cp_rank_arrival *s = &out->ranks_of[best];
-        double chance = (double)s->collectives / (double)seen;
-        out->straggler = s->arrived_last >= 3 && 2 * s->arrived_last >= s->collectives &&
-                         (double)s->arrived_last >= 1.5 * chance && s->median_lag_ns >= min_lag_ns;
-        out->straggler_rank = s->rank;
-        out->straggler_lag_ns = s->median_lag_ns;
-        out->straggler_max_lag_ns = s->max_lag_ns;
-        out->straggler_mean_lag_ns = s->mean_lag_ns;
+        const cp_rank_arrival *a = &out->ranks_of[best];
+        double chance = (double)a->collectives / (double)seen;
+        out->straggler = a->arrived_last >= 3 && 2 * a->arrived_last >= a->collectives &&
+                         (double)a->arrived_last >= 1.5 * chance && a->median_lag_ns >= min_lag_ns;
+        out->straggler_rank = a->rank;
+        out->straggler_lag_ns = a->median_lag_ns;
+        out->straggler_max_lag_ns = a->max_lag_ns;
+        out->straggler_mean_lag_ns = a->mean_lag_ns;
     }
-out:
-    free(a);
-    free(b);
-    for (uint32_t h = 0; diffs && h < c->nhosts; h++)
-        free(diffs[h]);
-    for (uint32_t r = 0; lags && r < c->nranks; r++)
-        free(lags[r]);
-    free(diffs);
-    free(ndiffs);
-    free(lags);
-    free(nlags);
-    free(spread_s);
-    free(spread_e);
+}
+
+int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collectives_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ranks = c->nranks;
+    out->hosts = c->nhosts;
+    int rc = number(c);
+    if (rc < 0)
+        return rc;
+    scratch s = {0};
+    if ((rc = alloc_scratch(c, &s, out)) == 0) {
+        align_hosts(c, &s, out);
+        find_arrivals(c, &s, out);
+        name_straggler(c, &s, min_lag_ns, out);
+    }
+    free_scratch(c, &s);
     if (rc < 0)
         cp_collectives_result_free(out);
     return rc;
