@@ -246,177 +246,235 @@ static void name_device_process(writer *w, const cp_trace *t, const cp_activity 
     html_raw(&w->b, "}}");
 }
 
-char *cp_chrome_trace(const cp_trace *t, const char *title)
-{
-    writer w = {.first = true};
+/* One trace's writing: its text, the rows named so far, and where each
+ * record went, which the flows read after the slices. */
+typedef struct chrome {
+    const cp_trace *t;
+    uint64_t origin; /* the first record's start: time 0 */
+    writer w;
     track tracks[256];
-    size_t ntracks = 0;
-    const cp_activity **calls = NULL; /* runtime calls by correlation id */
-    const cp_activity **order = NULL; /* the records by start, the longer first */
-    long long *placed = NULL;         /* each record's tid, by its index */
-    size_t ncalls = 0;
-    host_thread *threads = NULL;
-    size_t nthreads = 0, threads_cap = 0;
-    row_table names = {.w = &w, .next_extra = EXTRA_TID_BASE};
-    cp_rows *rows = cp_rows_new();
-    char *text = NULL;
-    if (!rows)
-        goto out;
-    html_raw(&w.b, "{\"traceEvents\":[\n");
-    uint64_t origin = UINT64_MAX;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->items[i].start < origin)
-            origin = t->items[i].start;
-    metadata(&w, "process_name", HOST_PID, 0, title ? title : "host");
-    if (!name_row(&names, HOST_PID, API_TID, 0, 0, "CUDA API"))
-        goto out;
+    size_t ntracks;
+    host_thread *threads;
+    size_t nthreads, threads_cap;
+    row_table names;
+    cp_rows *rows;
+    long long *placed; /* each record's tid, by its index; -1: left out */
+} chrome;
+
+/* The two rows of the host thread of `a`, first seen here: "thread T"
+ * and "thread T NVTX", with ", pid P" (or the rank) after them when the
+ * trace has several processes. False when out of memory. */
+static bool add_host_thread(chrome *ch, const cp_activity *a)
+{
+    const cp_trace *t = ch->t;
+    if (ch->nthreads == ch->threads_cap) {
+        size_t cap = ch->threads_cap ? 2 * ch->threads_cap : 16;
+        host_thread *p = realloc(ch->threads, cap * sizeof *p);
+        if (!p)
+            return false;
+        ch->threads = p;
+        ch->threads_cap = cap;
+    }
+    ch->threads[ch->nthreads++] = (host_thread){a->process, a->thread};
+    char pid[100] = "", name[112], who[96];
+    if (a->process < t->nprocesses && t->nprocesses > 1)
+        snprintf(pid, sizeof pid, ", %s", whose(t, a->process, who, sizeof who));
+    long long tid = THREAD_TID_BASE + 2 * (long long)(ch->nthreads - 1);
+    for (int ranges = 0; ranges < 2; ranges++) {
+        snprintf(name, sizeof name, "thread %u%s%s", a->thread, ranges ? " NVTX" : "", pid);
+        if (!name_row(&ch->names, HOST_PID, tid + ranges, 0, 0, name))
+            return false;
+    }
+    return true;
+}
+
+/* The host process's rows, named before any slice: process 0's CUDA API
+ * row, an API and an NVTX row for each further process, two rows per
+ * host thread the trace knows (in order of first sight), and the
+ * harness's NVTX phases. False when out of memory. */
+static bool name_host_rows(chrome *ch)
+{
+    const cp_trace *t = ch->t;
+    if (!name_row(&ch->names, HOST_PID, API_TID, 0, 0, "CUDA API"))
+        return false;
     for (size_t k = 1; k < t->nprocesses; k++) {
         char name[112], who[96];
         cp_activity probe = {.kind = CP_ACT_RUNTIME, .process = (uint32_t)k};
         snprintf(name, sizeof name, "CUDA API, %s", whose(t, (uint32_t)k, who, sizeof who));
-        if (!name_row(&names, HOST_PID, host_tid(&probe, NULL, 0), 0, 0, name))
-            goto out;
+        if (!name_row(&ch->names, HOST_PID, host_tid(&probe, NULL, 0), 0, 0, name))
+            return false;
         probe.kind = CP_ACT_RANGE;
         snprintf(name, sizeof name, "NVTX, %s", who);
-        if (!name_row(&names, HOST_PID, host_tid(&probe, NULL, 0), 0, 0, name))
-            goto out;
+        if (!name_row(&ch->names, HOST_PID, host_tid(&probe, NULL, 0), 0, 0, name))
+            return false;
     }
-    /* Two rows per host thread the trace knows, named on first sight. */
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
         if (cp_activity_is_device_work(a) || !a->thread ||
-            host_tid(a, threads, nthreads) >= THREAD_TID_BASE)
+            host_tid(a, ch->threads, ch->nthreads) >= THREAD_TID_BASE)
             continue;
-        if (nthreads == threads_cap) {
-            size_t cap = threads_cap ? 2 * threads_cap : 16;
-            host_thread *p = realloc(threads, cap * sizeof *p);
-            if (!p)
-                goto out;
-            threads = p;
-            threads_cap = cap;
+        if (!add_host_thread(ch, a))
+            return false;
+    }
+    return name_row(&ch->names, HOST_PID, NVTX_TID, 0, 0, "cuproof NVTX phases");
+}
+
+/* The "X" event of record `a` on row (pid, tid), with its kind, stream,
+ * correlation id and, for a copy or set, its bytes and rate as args. The
+ * name is the label the HTML timeline shows too (cuproof/units.h): an API
+ * call without its "_v3020"; the trace JSON keeps the raw name. */
+static void put_slice(chrome *ch, const cp_activity *a, int pid, long long tid)
+{
+    long long ts = (long long)(a->start - ch->origin), dur = (long long)(a->end - a->start);
+    char label[256];
+    const char *name = cp_activity_label_str(a, label, sizeof label);
+    event(&ch->w, "X", name, pid, tid, ts);
+    html_buf *b = &ch->w.b;
+    html_raw(b, ",\"dur\":");
+    put_us(b, dur);
+    html_raw(b, ",\"cat\":\"");
+    html_raw(b, cp_act_kind_name(a->kind));
+    html_raw(b, "\",\"args\":{\"stream\":");
+    put_int(b, a->stream);
+    html_raw(b, ",\"correlation\":");
+    put_int(b, a->correlation);
+    if (a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET) {
+        html_raw(b, ",\"bytes\":");
+        put_int(b, (long long)a->bytes);
+        if (a->end > a->start)
+            html_fmt(b, ",\"GB/s\":%.6g", (double)a->bytes / (double)(a->end - a->start));
+    }
+    html_raw(b, "}}");
+}
+
+/* Record `a` as a slice: device work on its context's process (named on
+ * first sight) and its stream's row (named on first use), a host record
+ * on its thread's or process's row; a record that partly overlaps
+ * another of its row goes on a row beside it (rows.h). The row is kept
+ * in placed; device work past the tracks' 256 contexts is left out
+ * (-1). False when out of memory. */
+static bool add_slice(chrome *ch, const cp_activity *a)
+{
+    const cp_trace *t = ch->t;
+    int pid = HOST_PID;
+    long long tid = host_tid(a, ch->threads, ch->nthreads);
+    if (cp_activity_is_device_work(a)) {
+        size_t before = ch->ntracks;
+        pid = pid_of(ch->tracks, &ch->ntracks, sizeof ch->tracks / sizeof *ch->tracks, a);
+        if (pid < 0) {
+            ch->placed[a - t->items] = -1;
+            return true; /* more contexts than tracks: left out */
         }
-        threads[nthreads++] = (host_thread){a->process, a->thread};
-        /* "thread T" and "thread T NVTX", with ", pid P" after them when
-         * the trace has several processes. */
-        char pid[100] = "", name[112], who[96];
-        if (a->process < t->nprocesses && t->nprocesses > 1)
-            snprintf(pid, sizeof pid, ", %s", whose(t, a->process, who, sizeof who));
-        long long tid = THREAD_TID_BASE + 2 * (long long)(nthreads - 1);
-        for (int ranges = 0; ranges < 2; ranges++) {
-            snprintf(name, sizeof name, "thread %u%s%s", a->thread, ranges ? " NVTX" : "", pid);
-            if (!name_row(&names, HOST_PID, tid + ranges, 0, 0, name))
-                goto out;
+        if (ch->ntracks > before)
+            name_device_process(&ch->w, t, a, pid);
+        tid = 1000 + (long long)a->stream; /* clear of the metadata's tid 0 */
+        if (!find_row(&ch->names, pid, tid)) {
+            char name[CP_STREAM_LABEL_MAX];
+            cp_stream_label(t, a->process, a->device, a->context, a->stream, name, sizeof name);
+            if (!name_row(&ch->names, pid, tid, 0, 0, name))
+                return false;
         }
     }
-    if (!name_row(&names, HOST_PID, NVTX_TID, 0, 0, "cuproof NVTX phases"))
-        goto out;
-    /* Rows are dealt in order of start, so that a record that partly
-     * overlaps another of its row goes on a row beside it (rows.h). */
-    order = malloc((t->n ? t->n : 1) * sizeof *order);
-    placed = malloc((t->n ? t->n : 1) * sizeof *placed);
-    if (!order || !placed)
-        goto out;
-    for (size_t i = 0; i < t->n; i++)
-        order[i] = &t->items[i];
-    qsort(order, t->n, sizeof *order, cp_rows_order_ptr);
-    for (size_t i = 0; i < t->n; i++) {
-        const cp_activity *a = order[i];
-        long long ts = (long long)(a->start - origin), dur = (long long)(a->end - a->start);
-        int pid = HOST_PID;
-        long long tid = host_tid(a, threads, nthreads);
-        if (cp_activity_is_device_work(a)) {
-            size_t before = ntracks;
-            pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, a);
-            if (pid < 0) {
-                placed[a - t->items] = -1;
-                continue; /* more contexts than tracks: left out */
-            }
-            if (ntracks > before)
-                name_device_process(&w, t, a, pid);
-            tid = 1000 + (long long)a->stream; /* clear of the metadata's tid 0 */
-            if (!find_row(&names, pid, tid)) {
-                char name[CP_STREAM_LABEL_MAX];
-                cp_stream_label(t, a->process, a->device, a->context, a->stream, name,
-                                sizeof name);
-                if (!name_row(&names, pid, tid, 0, 0, name))
-                    goto out;
-            }
-        }
-        int64_t row = cp_rows_place(rows, (uint64_t)pid << 40 | (uint64_t)tid, a->start, a->end);
-        if (row < 0 || (tid = row_tid(&names, pid, tid, (uint32_t)row)) < 0)
-            goto out;
-        placed[a - t->items] = tid;
-        /* The label the HTML timeline shows too (cuproof/units.h): an API
-         * call without its "_v3020"; the trace JSON keeps the raw name. */
-        char label[256];
-        const char *name = cp_activity_label_str(a, label, sizeof label);
-        event(&w, "X", name, pid, tid, ts);
-        html_buf *b = &w.b;
-        html_raw(b, ",\"dur\":");
-        put_us(b, dur);
-        html_raw(b, ",\"cat\":\"");
-        html_raw(b, cp_act_kind_name(a->kind));
-        html_raw(b, "\",\"args\":{\"stream\":");
-        put_int(b, a->stream);
-        html_raw(b, ",\"correlation\":");
-        put_int(b, a->correlation);
-        if (a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET) {
-            html_raw(b, ",\"bytes\":");
-            put_int(b, (long long)a->bytes);
-            if (a->end > a->start)
-                html_fmt(b, ",\"GB/s\":%.6g", (double)a->bytes / (double)(a->end - a->start));
-        }
-        html_raw(b, "}}");
-        if (b->oom)
-            goto out;
-    }
-    /* Flows: the API call that launched each piece of device work, from
-     * the row of the call to the row of the work. */
-    calls = malloc((t->n ? t->n : 1) * sizeof *calls);
+    int64_t row = cp_rows_place(ch->rows, (uint64_t)pid << 40 | (uint64_t)tid, a->start, a->end);
+    if (row < 0 || (tid = row_tid(&ch->names, pid, tid, (uint32_t)row)) < 0)
+        return false;
+    ch->placed[a - t->items] = tid;
+    put_slice(ch, a, pid, tid);
+    return !ch->w.b.oom;
+}
+
+/* The flow from API call `api` (on the host's rows) to the device work
+ * `d` it launched, paired by correlation id. False when out of memory. */
+static bool add_flow(chrome *ch, const cp_activity *api, const cp_activity *d)
+{
+    const cp_trace *t = ch->t;
+    int pid = pid_of(ch->tracks, &ch->ntracks, sizeof ch->tracks / sizeof *ch->tracks, d);
+    event(&ch->w, "s", "launch", HOST_PID, ch->placed[api - t->items],
+          (long long)(api->start - ch->origin));
+    html_raw(&ch->w.b, ",\"id\":");
+    put_int(&ch->w.b, d->correlation);
+    html_raw(&ch->w.b, ",\"cat\":\"flow\"}");
+    event(&ch->w, "f", "launch", pid, ch->placed[d - t->items], (long long)(d->start - ch->origin));
+    html_raw(&ch->w.b, ",\"id\":");
+    put_int(&ch->w.b, d->correlation);
+    html_raw(&ch->w.b, ",\"cat\":\"flow\",\"bp\":\"e\"}");
+    return !ch->w.b.oom;
+}
+
+/* Flows: the API call that launched each piece of device work placed,
+ * from the row of the call to the row of the work; work whose call the
+ * trace lacks has none. False when out of memory. */
+static bool add_flows(chrome *ch)
+{
+    const cp_trace *t = ch->t;
+    const cp_activity **calls = malloc((t->n ? t->n : 1) * sizeof *calls); /* by correlation */
     if (!calls)
-        goto out;
+        return false;
+    size_t ncalls = 0;
     for (size_t i = 0; i < t->n; i++)
         if (t->items[i].kind == CP_ACT_RUNTIME)
             calls[ncalls++] = &t->items[i];
     qsort(calls, ncalls, sizeof *calls, by_process_and_correlation);
-    for (size_t i = 0; i < t->n; i++) {
+    bool ok = true;
+    for (size_t i = 0; ok && i < t->n; i++) {
         const cp_activity *d = &t->items[i];
-        if (!cp_activity_is_device_work(d) || d->correlation == 0 || placed[i] < 0)
+        if (!cp_activity_is_device_work(d) || d->correlation == 0 || ch->placed[i] < 0)
             continue;
         cp_activity key = {.correlation = d->correlation, .process = d->process};
         const cp_activity *kp = &key;
         const cp_activity **found = ncalls ? bsearch(&kp, calls, ncalls, sizeof *calls,
                                                      by_process_and_correlation)
                                            : NULL;
-        if (!found)
-            continue;
-        const cp_activity *api = *found;
-        int pid = pid_of(tracks, &ntracks, sizeof tracks / sizeof *tracks, d);
-        event(&w, "s", "launch", HOST_PID, placed[api - t->items],
-              (long long)(api->start - origin));
-        html_raw(&w.b, ",\"id\":");
-        put_int(&w.b, d->correlation);
-        html_raw(&w.b, ",\"cat\":\"flow\"}");
-        event(&w, "f", "launch", pid, placed[i], (long long)(d->start - origin));
-        html_raw(&w.b, ",\"id\":");
-        put_int(&w.b, d->correlation);
-        html_raw(&w.b, ",\"cat\":\"flow\",\"bp\":\"e\"}");
-        if (w.b.oom)
-            goto out;
+        if (found)
+            ok = add_flow(ch, *found, d);
     }
-    html_raw(&w.b, "\n],\"displayTimeUnit\":\"ms\"}\n");
-    if (!w.b.oom) {
-        text = w.b.s;
-        w.b.s = NULL;
+    free(calls);
+    return ok;
+}
+
+char *cp_chrome_trace(const cp_trace *t, const char *title)
+{
+    chrome ch = {.t = t, .origin = UINT64_MAX, .w = {.first = true},
+                 .names = {.next_extra = EXTRA_TID_BASE}};
+    ch.names.w = &ch.w;
+    const cp_activity **order = NULL; /* the records by start, the longer first */
+    char *text = NULL;
+    ch.rows = cp_rows_new();
+    if (!ch.rows)
+        goto out;
+    html_raw(&ch.w.b, "{\"traceEvents\":[\n");
+    for (size_t i = 0; i < t->n; i++)
+        if (t->items[i].start < ch.origin)
+            ch.origin = t->items[i].start;
+    metadata(&ch.w, "process_name", HOST_PID, 0, title ? title : "host");
+    if (!name_host_rows(&ch))
+        goto out;
+    /* Rows are dealt in order of start, so that a record that partly
+     * overlaps another of its row goes on a row beside it (rows.h). */
+    order = malloc((t->n ? t->n : 1) * sizeof *order);
+    ch.placed = malloc((t->n ? t->n : 1) * sizeof *ch.placed);
+    if (!order || !ch.placed)
+        goto out;
+    for (size_t i = 0; i < t->n; i++)
+        order[i] = &t->items[i];
+    qsort(order, t->n, sizeof *order, cp_rows_order_ptr);
+    for (size_t i = 0; i < t->n; i++)
+        if (!add_slice(&ch, order[i]))
+            goto out;
+    if (!add_flows(&ch))
+        goto out;
+    html_raw(&ch.w.b, "\n],\"displayTimeUnit\":\"ms\"}\n");
+    if (!ch.w.b.oom) {
+        text = ch.w.b.s;
+        ch.w.b.s = NULL;
     }
 out:
-    free(calls);
     free(order);
-    free(placed);
-    free(threads);
-    free(names.rows);
-    cp_rows_free(rows);
-    free(w.b.s);
+    free(ch.placed);
+    free(ch.threads);
+    free(ch.names.rows);
+    cp_rows_free(ch.rows);
+    free(ch.w.b.s);
     if (!text)
         cp_failf(CP_ENOMEM, "out of memory building a Chrome trace");
     return text;
