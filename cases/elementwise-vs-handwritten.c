@@ -268,7 +268,7 @@ static int claims(cp_ctx *ctx)
     char measured[192], x[32], tg[32], th[32];
     /* Times through the one table of units (µs below 1 ms, three digits)
      * and the ratio of the times shown, so that a reader can recompute
-     * it (issue 29: "0.84x (0.004 ms against 0.003 ms)" could not be). */
+     * it ("0.84x (0.004 ms against 0.003 ms)" could not be). */
     cp_fmt_ratio_of(gen, hand, x, sizeof x, tg, th, sizeof tg);
     snprintf(measured, sizeof measured, "generated / hand-written %s by %s (%s against %s)", x,
              traced ? "CUPTI" : "events", tg, th);

@@ -11,8 +11,8 @@
  * duration CUPTI recorded for the same launch.
  *
  * Both profiles: the source's 100M floats, about 0.94 s a launch on an
- * H100. The ci profile ran 4M floats until issue 29, and the claim was
- * "not measured" there; a smaller array cannot stand in for it, as the
+ * H100. The ci profile once ran 4M floats, and the claim was "not
+ * measured" there; a smaller array cannot stand in for it, as the
  * time is not proportional (4M floats took 26.6 ms, 1/35 of 100M's, not
  * 1/25: 16 MB stay in the H100's L2 cache, 400 MB do not).
  */

@@ -488,8 +488,8 @@ static void speedup_claim(cp_ctx *ctx, int index, const char *how)
     }
     double speedup = t_sync / t_str;
     /* One figure that names what it compares, with the times it comes
-     * from (issue 29): "sync → streams-pinned 43.0× (185 ms against
-     * 4.30 ms)", the ratio recomputable from the times shown. */
+     * from: "sync → streams-pinned 43.0× (185 ms against 4.30 ms)", the
+     * ratio recomputable from the times shown. */
     char x[32], a[32], b[32];
     cp_fmt_ratio_of(t_sync, t_str, x, sizeof x, a, b, sizeof a);
     snprintf(measured, sizeof measured, "sync → %s %s (%s against %s)", variant, x, a, b);

@@ -6,8 +6,7 @@
  * correlation id). Times are microseconds from the trace's first record.
  * The text is written as it goes into one growing buffer, not built as a
  * cJSON tree: a traced program's trace has hundreds of thousands of
- * records, and a tree of them cost seconds of exec's post-processing
- * (issue 30).
+ * records, and a tree of them cost seconds of exec's post-processing.
  */
 #include <cuproof/internal/file.h>
 #include <cuproof/internal/perfetto.h>

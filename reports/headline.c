@@ -294,9 +294,9 @@ size_t cp_case_headline(const cp_case_result *c, char *buf, size_t size)
         passed == c->nchecks ? (passed == 1 ? "Its" : "All") : "Passed:", passed,
         cp_unit_agree("checks", (double)passed),
         passed == c->nchecks ? "" : " (the others were skipped)");
-    /* One speedup figure per headline (issue 29): when the claim it ends
-     * with measured a ratio, that is the figure, and the baseline's is
-     * not said beside it. */
+    /* One speedup figure per headline: when the claim it ends with
+     * measured a ratio, that is the figure, and the baseline's is not
+     * said beside it. */
     bool said = claim_ratio(c) ? false : speed(&l, c);
     said = trace(&l, c) || said;
     for (size_t i = 0; !said && i < c->nclaims; i++)

@@ -1,8 +1,7 @@
-/* Writes that share nothing, run side by side (issue 30): the launcher's
- * output files (the merged trace beside the Perfetto file, report.json
- * beside report.html, a streamed program's Perfetto file beside its
- * summary and scopes) each on a thread of its own. Private to the reports
- * layer. */
+/* Writes that share nothing, run side by side: the launcher's output
+ * files (the merged trace beside the Perfetto file, report.json beside
+ * report.html, a streamed program's Perfetto file beside its summary and
+ * scopes) each on a thread of its own. Private to the reports layer. */
 #ifndef CUPROOF_REPORTS_JOBS_H
 #define CUPROOF_REPORTS_JOBS_H
 

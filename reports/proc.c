@@ -124,7 +124,7 @@ typedef struct proc_state {
     char why[160]; /* the end line's reason */
     uint64_t last_ns; /* the latest time the file holds */
     uint64_t dropped, zero_timestamps;
-    cp_tracing_cost cost; /* the last flush's or end's; not recorded before issue 30 */
+    cp_tracing_cost cost; /* the last flush's or end's; not recorded by earlier writers */
     open_range *open;
     size_t nopen, open_cap;
     bool profiling;
@@ -554,10 +554,10 @@ static bool has_field(const cJSON *o, const char *k)
     return cJSON_GetObjectItemCaseSensitive(o, k) != NULL;
 }
 
-/* The tracing cost of a flush or end line (issue 30), which writers
- * before it left out: with "buffers" the fields come together, and the
- * cost so far replaces the one before; without it nothing is recorded.
- * An overhead kind this reader does not know counts as "other". */
+/* The tracing cost of a flush or end line, which earlier writers left
+ * out: with "buffers" the fields come together, and the cost so far
+ * replaces the one before; without it nothing is recorded. An overhead
+ * kind this reader does not know counts as "other". */
 static int parse_cost(proc_state *st, const cJSON *o, uint64_t records)
 {
     int rc = 0, api = 0;

@@ -1,6 +1,6 @@
 /*
  * How often compare must say `noisy`, from the spread between runs alone
- * (issue 28's "noisy for at most 10%"): synthetic comparisons of one
+ * (the aim: "noisy for at most 10%"): synthetic comparisons of one
  * build against itself and against a build 10% slower, through the same
  * functions compare uses (cp_runs_variance, cp_runs_prior_from,
  * cp_compare_runs_prior, threshold 0.10), each run's value drawn

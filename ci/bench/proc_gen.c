@@ -1,11 +1,11 @@
 /*
  * proc_gen: a synthetic traced process's file in both forms, for the
- * launcher's post-processing bench (ci/bench/postprocess.sh; issue 30):
- * RECORDS records shaped like ci/bench/long_exec.py's CuPy loop, each
- * step an NVTX range "step" in which each of 8 streams copies a batch in
- * from pinned memory, runs 10 small kernels and copies the result out,
- * every piece of device work with its launch call. Written through the
- * tests' writer of per-process files (tests/proc_lines.c), as
+ * launcher's post-processing bench (ci/bench/postprocess.sh): RECORDS
+ * records shaped like ci/bench/long_exec.py's CuPy loop, each step an
+ * NVTX range "step" in which each of 8 streams copies a batch in from
+ * pinned memory, runs 10 small kernels and copies the result out, every
+ * piece of device work with its launch call. Written through the tests'
+ * writer of per-process files (tests/proc_lines.c), as
  * DIR/bench.2147483647.proc.jsonl and .proc.cprec (a pid no process has,
  * so that the launcher does not wait for it to close its file).
  *

@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* The analyses' reads by name, each exactly as it was written before it
- * moved here (issue 30), so that the move changed no metric. */
+ * moved here, so that the move changed no metric. */
 static const cp_api_pattern patterns[CP_API_USE_COUNT] = {
     {CP_API_COPY_CALL, "Memcpy", false, "sweep.c: cudaMemcpy*, cuMemcpy* matched with copies"},
     {CP_API_STREAM_WAIT_EVENT, "StreamWaitEvent", false,

@@ -1,12 +1,12 @@
 /*
- * Which CUDA API calls matter (issue 30), in one place: the patterns by
- * which the analyses read API call records (the only reads by name there
- * are), and the one rule of which calls `cuproof exec` records. Every
- * API call CUPTI records costs the traced program time on its own thread
- * (about 0.4 to 0.8 µs a call under a launch-bound loop on the H100), so
- * the injection library records only the calls some metric, finding,
- * scope or view reads; a test walks every name CUPTI knows and holds that
- * whatever the analyses' patterns match is kept (tests/test_api_filter.c).
+ * Which CUDA API calls matter, in one place: the patterns by which the
+ * analyses read API call records (the only reads by name there are), and
+ * the one rule of which calls `cuproof exec` records. Every API call CUPTI
+ * records costs the traced program time on its own thread (about 0.4 to
+ * 0.8 µs a call under a launch-bound loop on the H100), so the injection
+ * library records only the calls some metric, finding, scope or view
+ * reads; a test walks every name CUPTI knows and holds that whatever the
+ * analyses' patterns match is kept (tests/test_api_filter.c).
  */
 #ifndef CUPROOF_API_CALLS_H
 #define CUPROOF_API_CALLS_H

@@ -30,7 +30,7 @@ bool cp_expect_eval(const cp_expectation *e, const cp_metrics *m, char *measured
     }
     const cp_finding *f = cp_metrics_finding(m, e->name);
     if (f)
-        /* "raised 80 times", not "raised (count 80)" (issue 29). */
+        /* "raised 80 times", not "raised (count 80)". */
         snprintf(measured, len, f->count == 1 ? "raised once" : "raised %u times", f->count);
     else
         snprintf(measured, len, "not raised");

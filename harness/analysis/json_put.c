@@ -8,7 +8,7 @@ void cp_json_put_string(FILE *f, const char *s)
     s = s ? s : "";
     fputc('"', f);
     /* Runs that need no escape go in one fwrite: kernel names, hundreds
-     * of bytes each, are most of a trace file (issue 30). */
+     * of bytes each, are most of a trace file. */
     for (;;) {
         size_t run = 0;
         while (s[run] && s[run] != '"' && s[run] != '\\' && (unsigned char)s[run] >= 0x20)

@@ -1,6 +1,6 @@
 /*
- * Run-level statistics for cuproof compare (issue 28, "compare the run,
- * not the sample"): Welch's t on the logarithms of per-run values, the
+ * Run-level statistics for cuproof compare ("compare the run, not the
+ * sample"): Welch's t on the logarithms of per-run values, the
  * one-sample t on the log ratios of back-to-back A/B pairs, the sequential
  * stopping rule for pairs, and the t distribution (through the regularized
  * incomplete beta function) that they rest on. libc and libm only.

@@ -188,8 +188,8 @@ static void add_finding(cp_metrics *m, const char *name, uint32_t count, const c
 
 /* cuda_memcpy_async, from what was measured: how many, the host's time
  * inside their calls, how much of their copy time kernels overlapped;
- * the advice follows from those (issue 29: a program whose pageable
- * copies overlapped kernels for 84% of their time was told they "cannot
+ * the advice follows from those (a program whose pageable copies
+ * overlapped kernels for 84% of their time was once told they "cannot
  * overlap"). */
 static void pageable_finding(cp_metrics *m, const copy_counts *copies)
 {

@@ -30,10 +30,10 @@ typedef struct completed {
 
 /*
  * Three locks, so that a program's thread never waits for records to be
- * written (issue 30). CUPTI calls buffer_requested on the program's
- * threads whenever one needs a buffer, and buffer_completed on whichever
- * thread it likes, a program's among them; writing a buffer's records
- * (8 MB of them by default) takes milliseconds. So:
+ * written. CUPTI calls buffer_requested on the program's threads
+ * whenever one needs a buffer, and buffer_completed on whichever thread
+ * it likes, a program's among them; writing a buffer's records (8 MB of
+ * them by default) takes milliseconds. So:
  *  - pool_lock guards the pool and the buffer counts, all that
  *    buffer_requested touches, each hold a few instructions;
  *  - queue_lock guards the queue of completed buffers, which

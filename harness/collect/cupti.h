@@ -47,9 +47,9 @@ typedef void (*cp_api_seen_fn)(void *ctx, bool runtime, uint32_t cbid, const cha
                                bool kept);
 
 /*
- * The API filter of `cuproof exec` (issue 30): walks every runtime and
- * driver callback id, names it (cuptiGetCallbackName) and, with `apply`,
- * turns off the activity records of each call that cp_api_kept
+ * The API filter of `cuproof exec`: walks every runtime and driver
+ * callback id, names it (cuptiGetCallbackName) and, with `apply`, turns
+ * off the activity records of each call that cp_api_kept
  * (analysis/api_calls.h) does not keep. Call it after enabling
  * CUPTI_ACTIVITY_KIND_RUNTIME and _DRIVER: enabling a kind afterwards
  * records every call of it again. An id CUPTI cannot name stays

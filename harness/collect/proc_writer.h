@@ -35,11 +35,11 @@ typedef struct cp_proc_writer {
     FILE *out;        /* NULL: nothing is written as JSON lines */
     cp_rec_writer *rec; /* NULL: nothing is written as rec */
     uint64_t origin;  /* CUPTI's clock at the header; times are relative to it */
-    /* What tracing cost (issue 30), written with every flush and end
-     * mark when `recorded`: the writer counts the records it writes, the
-     * API calls among them and CUPTI's overhead records (summed, never
-     * written); the caller sets recorded, api_all and api_filtered and
-     * counts the buffers. */
+    /* What tracing cost, written with every flush and end mark when
+     * `recorded`: the writer counts the records it writes, the API calls
+     * among them and CUPTI's overhead records (summed, never written);
+     * the caller sets recorded, api_all and api_filtered and counts the
+     * buffers. */
     cp_tracing_cost cost;
     uint64_t dropped; /* CUPTI's dropped count, kept by the caller */
     uint64_t zero_timestamps; /* records left out for zero timestamps */

@@ -18,7 +18,7 @@
  *    _exit, which the launcher reports as truncated;
  *  - only the API calls an analysis reads are recorded (cp_api_kept),
  *    unless CUPROOF_EXEC_API=all (exec --api all): a recorded call costs
- *    the program time on the thread that made it (issue 30).
+ *    the program time on the thread that made it.
  *
  * When CUPTI cannot be had (another tool subscribed first) the file gets
  * an "end" line whose `why` says so and nothing is traced.
@@ -66,7 +66,7 @@ static const struct {
     /* Streams the program named through NVTX (this library makes CUPTI
      * NVTX's injection, InitializeInjectionNvtx2 below). */
     {CUPTI_ACTIVITY_KIND_NAME, "name"},
-    /* CUPTI's own cost, summed into the file's tracing cost (issue 30). */
+    /* CUPTI's own cost, summed into the file's tracing cost. */
     {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])

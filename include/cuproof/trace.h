@@ -95,7 +95,7 @@ typedef enum {
 
 /*
  * What tracing a process cost it, as the injection library counted
- * (issue 30; docs/formats.md "tracing_cost"). `recorded` is false for a
+ * (docs/formats.md "tracing_cost"). `recorded` is false for a
  * trace whose writer did not count (files from before it): its figures
  * are then unknown, not zero.
  */

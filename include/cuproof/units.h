@@ -5,8 +5,8 @@
  * computable from the times shown beside them), shares (percentages),
  * counts (a unit that agrees: "1 kernel", "2 kernels"), CUDA API names
  * (without CUPTI's "_v3020" suffixes) and streams ("default stream" for
- * the legacy one). Issue 29: each output had grown its own rules, and
- * they disagreed on one screen. JSON keeps raw numbers and raw names;
+ * the legacy one). One table, because each output had grown its own rules
+ * and they disagreed on one screen. JSON keeps raw numbers and raw names;
  * only what a person reads goes through here.
  */
 #ifndef CUPROOF_UNITS_H

@@ -1,5 +1,5 @@
 /*
- * The address-space layout of the processes that time cases (issue 28).
+ * The address-space layout of the processes that time cases.
  * Internal: `cuproof run` and `test` call it before anything else.
  *
  * With address-space randomisation each process places its heap, stack

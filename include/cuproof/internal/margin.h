@@ -1,6 +1,6 @@
 /*
- * How far a declared expectation holds, over several runs (issue 28,
- * "thresholds that respect the spread"): internal to cuproof run --runs K
+ * How far a declared expectation holds, over several runs ("thresholds
+ * that respect the spread"): internal to cuproof run --runs K
  * and compare, which warn when a threshold lies closer to what the runs
  * measured than their own spread between runs, so that the next run can
  * flip the verdict (exec.torch_streams: an overlap of 0.64 to 0.68 on five

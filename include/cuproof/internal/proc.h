@@ -21,8 +21,8 @@
  *  - sync, stream, context and device records are checked and not kept;
  *  - flush and end: the process's dropped and zero_timestamps counts (the
  *    largest seen, as both are counts so far), its tracing cost (the last
- *    line's; a file whose lines carry none, from a writer before issue
- *    30, has none recorded) and its end.
+ *    line's; a file whose lines carry none, from an earlier writer, has
+ *    none recorded) and its end.
  *
  * Decisions beyond the format's text:
  *  - An end marker whose start the file does not hold is skipped: its start

@@ -1,6 +1,6 @@
 /*
- * Run-level statistics for cuproof compare (issue 28, "compare the run,
- * not the sample"): the comparison of two sets of per-run values (Welch's
+ * Run-level statistics for cuproof compare ("compare the run, not the
+ * sample"): the comparison of two sets of per-run values (Welch's
  * t on their logarithms), the paired comparison of back-to-back A/B runs
  * (t on the log ratios), a sequential stopping rule for pairs, and the t
  * distribution they use. libc and libm only; no random numbers, so every
