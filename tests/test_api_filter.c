@@ -1,12 +1,12 @@
 /*
- * The API filter of `cuproof exec` (issue 30) against the analyses: every
- * runtime and driver call CUPTI can name is walked as the injection
- * library walks it (cp_cupti_filter_api, without applying it), and each
- * one that an analysis reads by name (analysis/api_calls.h's patterns,
- * which the analyses themselves call) must be kept. A pattern added to
- * the analyses is held to the filter by the same walk, with no list here
- * to update. The classes the issue names are checked by name, so that a
- * rule that dropped launches or allocation fails even where no analysis
+ * The API filter of `cuproof exec` against the analyses: every runtime
+ * and driver call CUPTI can name is walked as the injection library walks
+ * it (cp_cupti_filter_api, without applying it), and each one that an
+ * analysis reads by name (analysis/api_calls.h's patterns, which the
+ * analyses themselves call) must be kept. A pattern added to the analyses
+ * is held to the filter by the same walk, with no list here to update.
+ * The classes of calls the filter must keep are checked by name, so that
+ * a rule that dropped launches or allocation fails even where no analysis
  * reads them yet, and so are calls that must go, so that a table keeping
  * everything fails too.
  */
@@ -97,8 +97,9 @@ Test(api_filter, every_call_an_analysis_reads_is_kept)
     walk_free(&w);
 }
 
-/* The classes issue 30 lists, by CUPTI's own names: every one must be a
- * name CUPTI has (a typo here would test nothing) and be kept. */
+/* The classes of calls the filter must keep, by CUPTI's own names: every
+ * one must be a name CUPTI has (a typo here would test nothing) and be
+ * kept. */
 Test(api_filter, launches_copies_syncs_waits_records_and_allocation_are_kept)
 {
     static const char *const keep[] = {

@@ -1,11 +1,11 @@
 /*
  * Every claim of the committed recording (samples/recordings/h100-ci.tar.gz,
- * what the default replay shows) walked against what it says (issue 29):
- * a claim judged by a window has the verdict the window gives its value,
- * shows that value in its measured text, and its explanation uses no
- * other verdict's word; a claim judged in words is confirmed, refuted or
- * not measured with its reason; a claim not measured says why and what
- * would measure it.
+ * what the default replay shows) walked against what it says: a claim
+ * judged by a window has the verdict the window gives its value, shows
+ * that value in its measured text, and its explanation uses no other
+ * verdict's word; a claim judged in words is confirmed, refuted or not
+ * measured with its reason; a claim not measured says why and what would
+ * measure it.
  */
 #include <cuproof/error.h>
 #include <cuproof/internal/report.h>
@@ -124,7 +124,7 @@ Test(claims, every_claim_of_the_recording_holds_to_what_it_says, .init = load, .
     /* The walk walked: the recording holds the 14 claims of the ci profile. */
     cr_expect_eq(claims, 14);
     cr_expect_geq(windowed, 3);
-    /* Issue 29: the ci profile measures all but two at most. */
+    /* The ci profile measures all but two at most. */
     cr_expect_leq(not_measured, 2);
     cr_log_info("claims: %zu, %zu judged by a window, %zu not measured", claims, windowed,
                 not_measured);

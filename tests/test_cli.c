@@ -1403,7 +1403,7 @@ Test(cli, compare_identical_h100_runs_finds_no_regression)
         cr_expect_null(strstr(output, "(regression)"), "%s", output);
     }
     /* One report a side is one run a side: the spread between runs is
-     * unknown, so no variant is slower or faster (issue 28), whatever the
+     * unknown, so no variant is slower or faster, whatever the
      * samples within the run say (they "proved" 4 to 5 regressions in
      * such pairs before). */
     compare_recorded("ci1", "ci2");

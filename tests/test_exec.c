@@ -152,7 +152,7 @@ Test(exec_cli, the_format_reaches_the_processes)
     option_reaches_the_processes("CUPROOF_EXEC_FORMAT", runs, 2, "rec", "xml");
 }
 
-/* The API filter (issue 30) is on unless --api all or CUPROOF_EXEC_API=all
+/* The API filter is on unless --api all or CUPROOF_EXEC_API=all
  * turns it off; the library reads CUPROOF_EXEC_API. */
 Test(exec_cli, the_api_filter_reaches_the_processes)
 {
@@ -229,7 +229,7 @@ Test(exec_cli, the_program_gets_the_injection_variables)
     cr_expect(strstr(output, "no process of the program initialised CUDA") ||
                   strstr(output, "no usable CUDA device on this machine"),
               "%s", output);
-    /* And nothing said of what the trace does not hold (issue 29: "copies
+    /* And nothing said of what the trace does not hold (not "copies
      * overlapped kernels for 0% of copy time; up to 0 kernels at once"). */
     expect_output("no device work in the trace");
     cr_expect_null(strstr(output, "of copy time"), "%s", output);
@@ -292,10 +292,10 @@ static double report_number(const cJSON *root, const char *path)
     return cJSON_IsNumber(o) ? o->valuedouble : NAN;
 }
 
-/* What tracing cost (issue 30) goes into report.json's tracing_cost and
- * one line of the summary: the processes' counts where their files carry
- * them, "not recorded" (never 0) where a file of an earlier writer does
- * not, and the launcher's post-processing time. */
+/* What tracing cost goes into report.json's tracing_cost and one line of
+ * the summary: the processes' counts where their files carry them, "not
+ * recorded" (never 0) where a file of an earlier writer does not, and
+ * the launcher's post-processing time. */
 Test(exec_cli, the_tracing_cost_is_in_the_report_and_the_summary)
 {
     char src[128];
@@ -396,9 +396,9 @@ static bool most_read_during_run(double *during, double *after)
     return *during > *after;
 }
 
-/* Issue 30: the launcher reads the traces while the program writes them,
- * so that after it only the rest is left to read. A program that writes
- * its records over a second has most of them read while it ran, said in
+/* The launcher reads the traces while the program writes them, so that
+ * after it only the rest is left to read. A program that writes its
+ * records over a second has most of them read while it ran, said in
  * report.json and on the tracing line; one that writes them all as it
  * exits has almost none, so the check can fail. Both forms, and past the
  * records to hold: JSON lines still read while it ran (spilled), rec read

@@ -1,11 +1,11 @@
 /*
- * The exit contract (issue 29, item 5), held by a table: every command
- * driven through each fault that can happen on a machine without a GPU,
- * each row the exit status the one table (cuproof/exit.h) gives it and
- * what the message must name (the file, and where in it). Rows that need
- * a GPU are not here: they would be skipped. Every command the bare
- * `cuproof` lists gets its --help (0) and an unknown option (2) without a
- * row of its own, so that a new command cannot be left out.
+ * The exit contract, held by a table: every command driven through each
+ * fault that can happen on a machine without a GPU, each row the exit
+ * status the one table (cuproof/exit.h) gives it and what the message
+ * must name (the file, and where in it). Rows that need a GPU are not
+ * here: they would be skipped. Every command the bare `cuproof` lists
+ * gets its --help (0) and an unknown option (2) without a row of its own,
+ * so that a new command cannot be left out.
  */
 #include <cuproof/exit.h>
 

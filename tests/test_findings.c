@@ -1,6 +1,6 @@
 /*
  * Findings against their evidence, on programs recorded on the H100
- * (tests/fixtures/exec-h100-findings, README there; issue 29): for each
+ * (tests/fixtures/exec-h100-findings, README there): for each
  * finding a trace where it must be raised and one where it must not,
  * its message holding the figures it rests on, and the streaming
  * analysis giving the same findings, evidence and words as the

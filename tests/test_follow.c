@@ -1,7 +1,7 @@
 /*
- * The follower (cp_follower, judge/follow.c; issue 30): `cuproof exec`
- * reads the per-process files while the program writes them, and the
- * judge then reads only the rest. Every trace exec recorded on a GPU
+ * The follower (cp_follower, judge/follow.c): `cuproof exec` reads the
+ * per-process files while the program writes them, and the judge then
+ * reads only the rest. Every trace exec recorded on a GPU
  * (tests/fixtures/exec-*) is written as the per-process files of both
  * forms, then fed to a directory in chunks of random sizes (a chunk ending
  * inside a line or a record, a file appearing only after others have

@@ -62,7 +62,7 @@ Test(headline, a_passed_case_says_what_it_measured)
     char h[1024];
     size_t n = cp_case_headline(&c, h, sizeof h);
     cr_expect_eq(n, strlen(h));
-    /* One speedup figure: the claim's, which it ends with (issue 29). */
+    /* One speedup figure: the claim's, which it ends with. */
     cr_expect_str_eq(h, "Its 1 check passed. Copies overlapped kernels for 82% of copy time "
                         "(streams-pinned); up to 128 kernels ran at once (streams-pinned). "
                         "Source's claim \"Streams make the program about 4x faster\": confirmed "

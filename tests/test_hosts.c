@@ -1,12 +1,12 @@
 /*
- * Hosts whose clocks disagree (issue 27 item 6), simulated: the
- * injection library's test-only CUPROOF_TEST_HOST_SHIFT (its parser, and
- * the writer moving every time it writes), and synthetic ranks on two
- * hosts written with a known clock offset (tests/gen_ranks.h) whose
- * offset must come back within 50 us, through the ranks' builder alone and
- * through cp_program_analyse's ranks table; a host that runs no
- * collective must be "not aligned", and a rank planted late must be the
- * straggler with the lag planted.
+ * Hosts whose clocks disagree, simulated: the injection library's
+ * test-only CUPROOF_TEST_HOST_SHIFT (its parser, and the writer moving
+ * every time it writes), and synthetic ranks on two hosts written with a
+ * known clock offset (tests/gen_ranks.h) whose offset must come back
+ * within 50 us, through the ranks' builder alone and through
+ * cp_program_analyse's ranks table; a host that runs no collective must be
+ * "not aligned", and a rank planted late must be the straggler with the
+ * lag planted.
  */
 #include <cuproof/error.h>
 #include <cuproof/program.h>

@@ -395,10 +395,10 @@ static void expect_cost_eq(const cp_tracing_cost *got, const cp_tracing_cost *wa
                      cp_overhead_kind_name((cp_overhead_kind)k));
 }
 
-/* What tracing cost (issue 30) reads back from both forms as the writer
- * counted it: the records it wrote, the API calls among them, CUPTI's
- * overhead by kind (one of a later CUDA's kinds as "other"), and what the
- * library set (the filter, the buffers). */
+/* What tracing cost reads back from both forms as the writer counted it:
+ * the records it wrote, the API calls among them, CUPTI's overhead by
+ * kind (one of a later CUDA's kinds as "other"), and what the library set
+ * (the filter, the buffers). */
 Test(proc_writer, the_tracing_cost_reads_back_from_both_forms)
 {
     w.cost = (cp_tracing_cost){.recorded = true, .api_filtered = 1006, .buffers = 37};

@@ -1,17 +1,16 @@
 /*
- * The API filter of `cuproof exec` (issue 30) replayed on every trace that
- * exec recorded on a GPU before the filter existed (tests/fixtures/exec-*:
+ * The API filter of `cuproof exec` replayed on every trace that exec
+ * recorded on a GPU before the filter existed (tests/fixtures/exec-*:
  * every call recorded): each trace with the calls the filter drops taken
  * out must give the same metrics, lanes, graphs, per-device figures,
  * kernel breakdown, findings with their words, ranks table, and verdicts
- * of expectations in every scope the trace offers (the whole program,
- * each range, process, device and rank, every rank, a rank spread) as the
- * trace itself. The fixtures are found by name, so that one recorded
- * later is held to the filter too. Two controls show that the comparison
- * can fail: dropping the copy calls (cudaMemcpyAsync) changes
- * cuda_memcpy_async's evidence, and dropping the event waits
- * (cudaStreamWaitEvent) raises serialized_streams on streams the program
- * ordered.
+ * of expectations in every scope the trace offers (the whole program, each
+ * range, process, device and rank, every rank, a rank spread) as the trace
+ * itself. The fixtures are found by name, so that one recorded later is
+ * held to the filter too. Two controls show that the comparison can fail:
+ * dropping the copy calls (cudaMemcpyAsync) changes cuda_memcpy_async's
+ * evidence, and dropping the event waits (cudaStreamWaitEvent) raises
+ * serialized_streams on streams the program ordered.
  */
 #define _GNU_SOURCE
 #include "analysis/api_calls.h"

@@ -379,10 +379,10 @@ Test(report, write_to_missing_directory_names_the_file)
     cr_expect_not_null(strstr(cp_last_error(), "/nonexistent-cuproof-dir/report.json"));
 }
 
-/* The files are written side by side (reports/jobs.h, issue 30): one that
- * cannot be written (a directory stands in its place) is named in the
- * error, and the others are written all the same; the trace sink's merged
- * trace and Perfetto file alike. */
+/* The files are written side by side (reports/jobs.h): one that cannot be
+ * written (a directory stands in its place) is named in the error, and
+ * the others are written all the same; the trace sink's merged trace and
+ * Perfetto file alike. */
 Test(report, files_written_side_by_side_each_name_their_failure)
 {
     static const char *const blocked[] = {"report.json", "report.html"};

@@ -1,5 +1,5 @@
-/* The run-level statistics of cuproof compare (issue 28): the false-alarm
- * and detection rates of the comparison of runs and of the paired A/B test
+/* The run-level statistics of cuproof compare: the false-alarm and
+ * detection rates of the comparison of runs and of the paired A/B test
  * with its sequential stopping rule, measured over seeded trials of
  * simulated runs that drift, and their edge cases.
  *

@@ -694,7 +694,7 @@ Test(timeline, idle_time_and_gaps_are_per_device)
     cr_expect_float_eq(m.device_metrics[1].efficiency, 1.0, 1e-12);
 }
 
-/* ---- Communication against compute (issue 27): per device, as HTA's
+/* ---- Communication against compute: per device, as HTA's
  * comm_comp_overlap, on the demangled name (cp_activity_class). ---- */
 
 #define NCCL_MANGLED "_Z43ncclDevKernel_AllReduce_Sum_f32_RING_LLP128v"

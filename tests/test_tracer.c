@@ -199,7 +199,7 @@ Test(tracer, window_rules_without_cupti)
     cp_trace_free(&t);
 }
 
-/* ---- The completed buffers' queue (issue 30) ---- */
+/* ---- The completed buffers' queue ---- */
 
 /* Records wait at a gate until the test opens it, as a slow writer
  * would make them wait. */

@@ -1,9 +1,9 @@
 /*
  * graph_chain: kernels on two streams that never run at once because each
  * depends on the one before it, as in NVIDIA's simpleCudaGraphs, and the
- * same kernels made independent, for the serialized_streams finding
- * (issue 29): it must not fire when the kernels' own dependencies ordered
- * them, and must fire when nothing but the launch did.
+ * same kernels made independent, for the serialized_streams finding: it
+ * must not fire when the kernels' own dependencies ordered them, and must
+ * fire when nothing but the launch did.
  *
  *   graph_chain [graph]     8 kernels alternating between two streams,
  *                           each waiting (cudaStreamWaitEvent) for the one

@@ -12,17 +12,17 @@
  * the calls do nothing; under `cuproof exec` NVTX_INJECTION64_PATH names the
  * injection, which records the ranges.
  *
- * Streams by name (issue 29): after the steps, outside every range, a
- * stream the program created and named through NVTX
- * (nvtxNameCudaStreamA, NAMED_STREAM below) runs add_one NAMED_LAUNCHES
- * times, and the legacy default stream (stream 0, unnamed) runs it
- * LEGACY_LAUNCHES times, so that the trace holds one named stream with
- * kernels of its own beside unnamed ones. exec.nvtx_ranges.stream_names
- * (stream_names.sh) checks that the name reaches the trace file, the
- * Perfetto file and report.html for exactly the stream those kernels ran
- * on: the name comes through CUPTI's NAME record, whose stream ids must
- * be the ids of the kernel records for that to hold. The range
- * expectations do not see this work.
+ * Streams by name: after the steps, outside every range, a stream the
+ * program created and named through NVTX (nvtxNameCudaStreamA,
+ * NAMED_STREAM below) runs add_one NAMED_LAUNCHES times, and the legacy
+ * default stream (stream 0, unnamed) runs it LEGACY_LAUNCHES times, so
+ * that the trace holds one named stream with kernels of its own beside
+ * unnamed ones. exec.nvtx_ranges.stream_names (stream_names.sh) checks
+ * that the name reaches the trace file, the Perfetto file and
+ * report.html for exactly the stream those kernels ran on: the name
+ * comes through CUPTI's NAME record, whose stream ids must be the ids of
+ * the kernel records for that to hold. The range expectations do not see
+ * this work.
  *
  * Written for nvtx_ranges.expect (range(step): copy_kernel_overlap_ratio
  * > 0.3, range(step): peak_concurrent_kernels > 1, range(step): kernels

@@ -26,7 +26,7 @@
  * them: the program overlaps less while "> 0.3" may still hold (on an
  * H100, N = 8 took 0.91 to 0.33-0.45, too near the bound to rely on;
  * N = 4, which overlap_regression.sh uses, leaves more), the overlap
- * regression that cuproof compare must catch (issue 28).
+ * regression that cuproof compare must catch.
  */
 #include <cuda_runtime.h>
 #include <math.h>
