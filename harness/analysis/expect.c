@@ -1,3 +1,13 @@
+/*
+ * The parser of expectations (cuproof/expect.h has the grammar): text to
+ * a list of expectations, each keeping the columns of its tokens so that
+ * a caller can name an unknown metric or finding where it stands, and the
+ * `#! comm-pattern:` directive. Every bad line is said, not only the
+ * first, and a text with an error leaves the caller's list as it was.
+ * Which metrics and findings exist is checked by the callers
+ * (expect_eval.c); cp_expect_parse_all checks it on the lines that did
+ * parse too, so that one pass names every error.
+ */
 #include <cuproof/expect.h>
 
 #include <cuproof/error.h>

@@ -1,3 +1,6 @@
+/* Timing statistics over repeated runs (cuproof/stats.h): a variant's
+ * median, extremes and standard deviation from its samples, and the mean
+ * with the population or the sample standard deviation. */
 #include <cuproof/stats.h>
 
 #include <cuproof/error.h>

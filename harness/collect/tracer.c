@@ -1,3 +1,13 @@
+/*
+ * The activity tracer of `cuproof run` (collect/tracer.h has the
+ * contract): one traced window at a time over CUPTI's process-wide
+ * buffers, its priming (which finds the legacy default stream's lane and
+ * leaves CUPTI's set-up cost out of the window), the harness's NVTX ranges
+ * and stream names, and the launch names the runner pushes, tied to their
+ * kernels by CUPTI's external correlation so that a reused kernel handle's
+ * wrong name can be corrected. Everything the record callbacks share is
+ * touched under the collect lock; no CUDA runtime call is made here.
+ */
 #include "collect/tracer.h"
 
 #include "collect/cupti.h"

@@ -1,3 +1,10 @@
+/*
+ * Child processes of a case (cuproof/child.h): this executable started
+ * again in a case's hidden child role, its output on a pipe, and the
+ * parent's bounded reads and waits, so that a child that hangs cannot
+ * hang the parent. A child starts fresh because CUDA must not be used in
+ * a process forked from one that already initialised it.
+ */
 #include <cuproof/child.h>
 
 #include <cuproof/case.h>

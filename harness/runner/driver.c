@@ -1,3 +1,10 @@
+/*
+ * The CUDA driver API without linking libcuda (cuproof/driver.h): each
+ * entry point resolved once through the runtime at the ABI version it was
+ * written for, CP_CU's translation of a CUresult, and launches through
+ * the driver named for the tracer. Where no driver exists, the binaries
+ * still start and cp_driver_get says which symbol was missing.
+ */
 #include <cuproof/driver.h>
 
 #include <cuproof/error.h>

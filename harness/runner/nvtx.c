@@ -1,3 +1,10 @@
+/*
+ * The harness's NVTX annotations (cuproof/nvtx.h): ranges in the
+ * "cuproof" domain, kept on a stack per thread, each also stamped on
+ * CUPTI's clock and added to the open traced window, since under `cuproof
+ * run` CUPTI does not listen to NVTX; and stream names, given to NVTX and
+ * to the tracer alike.
+ */
 #include <cuproof/nvtx.h>
 
 #include <cuproof/error.h>

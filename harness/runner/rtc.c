@@ -1,3 +1,11 @@
+/*
+ * Run-time compilation (cuproof/rtc.h): NVRTC compiles CUDA C to a cubin
+ * for the device in use, with the first error's source line in the
+ * message; the runtime's library API loads it, so that nothing links the
+ * driver library; launches are named for the tracer; elementwise kernels
+ * are generated from a body; and compiled programs are cached for the
+ * process, keyed by everything that changes the cubin.
+ */
 #include <cuproof/rtc.h>
 #include <cuproof/check.h>
 

@@ -1,3 +1,13 @@
+/*
+ * The runner (cuproof/internal/runner.h): one case through the contract of
+ * cuproof/case.h. Its set-up, then per variant the warm-ups, the timed runs
+ * (untraced, until the stopping rule ends them, or lent by the case's
+ * untraced pass) and one traced run, each prepared, run and verified with
+ * only the run inside the timed region and the traced window; then the
+ * output, leak and expectation checks, the case's own checks and claims,
+ * and the verdict. Also the process's tracing switch (cp_tracing_init and
+ * the rest), over the collect layer's tracer.
+ */
 #include <cuproof/expect.h>
 #include <cuproof/internal/runner.h>
 #include <cuproof/device.h>

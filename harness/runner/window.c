@@ -1,3 +1,6 @@
+/* Traced windows as the runner opens them (runner/window.h): CUPTI is
+ * primed with CUDA runtime calls, which the collect layer may not issue,
+ * so that its set-up stalls land before the window opens. */
 #include "runner/window.h"
 
 #include <cuproof/check.h>
