@@ -1,3 +1,11 @@
+/*
+ * The board that conway-block-sync and conway-shared share
+ * (cases/conway-block.h): its set-up (a seeded board, 25% alive, and the
+ * CPU's board after the case's generations: the source's ten million in
+ * `full`, ten thousand in `ci`), one launch of either kernel with the
+ * board copied back, the check against the CPU's board, and the checks of
+ * the trace that both cases make. Not a case itself.
+ */
 #include "conway-block.h"
 
 #include "../kernels/conway.h"

@@ -1,3 +1,7 @@
+/* The kernels of add.h: add_ker, one thread per element over as many
+ * blocks as it takes, and the source's add_source_ker, which indexes by
+ * threadIdx.x alone; each launcher returns cudaErrorInvalidValue for
+ * sizes its kernel cannot take. */
 #include "add.h"
 
 extern "C" __global__ void add_ker(const float *a, const float *b, float *c, int n)

@@ -1,3 +1,6 @@
+/* The array kernels of arrays.h (seed 004's CuPy broadcasting, indexing
+ * and reductions), each with a launcher that refuses empty shapes; the
+ * compaction is CUB's DeviceSelect::If. */
 #include "arrays.h"
 
 #include <cub/device/device_select.cuh>

@@ -1,3 +1,6 @@
+/* The Game of Life kernels of conway.h: conway_ker, one generation per
+ * launch, and conway_sync_ker and conway_shared_ker, which iterate one
+ * 32 x 32 block's board inside one launch, on global or shared memory. */
 #include "conway.h"
 
 /*

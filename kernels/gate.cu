@@ -1,3 +1,6 @@
+/* gate_ker (cuproof/gate.h): one thread spins on a flag the host sets,
+ * reading the GPU's %globaltimer, and gives up after the timeout, saying
+ * so, so that a gate the host never opens cannot hang the device. */
 #include <cuproof/gate.h>
 
 __device__ static unsigned long long global_ns(void)

@@ -1,3 +1,6 @@
+/* grid_model_ker (grid_model.h): each thread of a 1D, 2D or 3D launch
+ * writes its block and thread indices and its linear index into its
+ * element, for the host to check the grid-block-thread model. */
 #include "grid_model.h"
 
 extern "C" __global__ void grid_model_ker(int *out, int nx, int ny, int nz)

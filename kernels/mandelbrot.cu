@@ -1,3 +1,7 @@
+/* The Mandelbrot kernels of mandelbrot.h: mandelbrot_ker with contraction
+ * allowed (nvcc may fuse into FMAs), mandelbrot_exact_ker rounded step by
+ * step in the CPU reference's order, and the book's mandel_ker over a
+ * lattice of points. */
 #include "mandelbrot.h"
 
 /* Contraction allowed: nvcc may fuse a multiply and an add into one FMA,

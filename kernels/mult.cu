@@ -1,3 +1,6 @@
+/* The launcher of mult_ker (mult.h): one block, as the source launches
+ * it; the kernel's text is kernels/rtc/mult_ker.cu, which the run-time
+ * compiled copy is built from too. */
 #include "mult.h"
 
 /* The kernel itself is shared with the run-time compiled copy. */

@@ -1,3 +1,5 @@
+/* add_kernel (vector_add.h): c = a + b, one thread per element in blocks
+ * of 256. */
 #include "vector_add.h"
 
 /* extern "C" keeps the name unmangled, so the trace shows "add_kernel". */

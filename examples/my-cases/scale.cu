@@ -1,3 +1,5 @@
+/* The example's kernel and launcher (scale.h): x[i] *= a over n floats,
+ * in blocks of 256 threads that stride over the array. */
 #include "scale.h"
 
 /* Multiplies every element by a, striding by the grid's size: any grid
