@@ -1,3 +1,6 @@
+/* The helpers of replay.h for the CPU tests that replay traces recorded
+ * on an H100: load a fixture, find a variant, count kernels and copies,
+ * compare a launch's shape; each fails the calling test with the reason. */
 #include <cuproof/internal/tracefile.h>
 #include "replay.h"
 
