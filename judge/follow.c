@@ -25,6 +25,7 @@
 #include <cuproof/error.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/internal/rec.h>
+#include <cuproof/internal/grow.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -233,14 +234,10 @@ static followed *find(const cp_follower *fl, const char *name)
 /* A file seen for the first time. Returns it, or NULL when out of memory. */
 static followed *add(cp_follower *fl, const char *name)
 {
-    if (fl->n == fl->cap) {
-        size_t cap = fl->cap ? fl->cap * 2 : 16;
-        followed **p = realloc(fl->files, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        fl->files = p;
-        fl->cap = cap;
-    }
+    followed **p = cp_grow(fl->files, &fl->cap, fl->n, sizeof *p, 16);
+    if (!p)
+        return NULL;
+    fl->files = p;
     followed *f = calloc(1, sizeof *f);
     size_t len = strlen(fl->dir) + strlen(name) + 2;
     if (!f || !(f->name = strdup(name)) || !(f->path = malloc(len))) {

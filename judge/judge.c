@@ -12,6 +12,7 @@
 #include <cuproof/internal/proc.h>
 #include <cuproof/stats.h>
 #include <cuproof/units.h>
+#include <cuproof/internal/grow.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +27,10 @@ bool cp_program_run_failed(const cp_program_run *run)
 
 static int add_sample(cp_program_samples *s, double ms)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        double *p = realloc(s->ms, cap * sizeof *p);
-        if (!p)
-            return cp_failf(CP_ENOMEM, "out of memory keeping timing samples");
-        s->ms = p;
-        s->cap = cap;
-    }
+    double *p = cp_grow(s->ms, &s->cap, s->n, sizeof *p, 16);
+    if (!p)
+        return cp_failf(CP_ENOMEM, "out of memory keeping timing samples");
+    s->ms = p;
     s->ms[s->n++] = ms;
     return 0;
 }

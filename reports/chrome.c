@@ -15,6 +15,7 @@
 #include "reports/rows.h"
 
 #include <cuproof/error.h>
+#include <cuproof/internal/grow.h>
 
 #include <limits.h>
 #include <stdio.h>
@@ -104,14 +105,10 @@ static named_row *find_row(const row_table *r, int pid, long long tid)
 static bool name_row(row_table *r, int pid, long long tid, long long beside, uint32_t row,
                      const char *name)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 64;
-        named_row *p = realloc(r->rows, cap * sizeof *p);
-        if (!p)
-            return false;
-        r->rows = p;
-        r->cap = cap;
-    }
+    named_row *p = cp_grow(r->rows, &r->cap, r->n, sizeof *p, 64);
+    if (!p)
+        return false;
+    r->rows = p;
     named_row *n = &r->rows[r->n++];
     *n = (named_row){pid, tid, beside, row, ""};
     snprintf(n->name, sizeof n->name, "%s", name);
@@ -266,14 +263,10 @@ typedef struct chrome {
 static bool add_host_thread(chrome *ch, const cp_activity *a)
 {
     const cp_trace *t = ch->t;
-    if (ch->nthreads == ch->threads_cap) {
-        size_t cap = ch->threads_cap ? 2 * ch->threads_cap : 16;
-        host_thread *p = realloc(ch->threads, cap * sizeof *p);
-        if (!p)
-            return false;
-        ch->threads = p;
-        ch->threads_cap = cap;
-    }
+    host_thread *p = cp_grow(ch->threads, &ch->threads_cap, ch->nthreads, sizeof *p, 16);
+    if (!p)
+        return false;
+    ch->threads = p;
     ch->threads[ch->nthreads++] = (host_thread){a->process, a->thread};
     char pid[100] = "", name[112], who[96];
     if (a->process < t->nprocesses && t->nprocesses > 1)

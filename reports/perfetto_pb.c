@@ -31,6 +31,7 @@
 #include "reports/rows.h"
 
 #include <cuproof/error.h>
+#include <cuproof/internal/grow.h>
 
 
 #include <errno.h>
@@ -621,14 +622,10 @@ static held *held_of(cp_pb_writer *w, track_slot *slot)
 {
     if (slot->held)
         return w->held[slot->held - 1];
-    if (w->nheld == w->held_cap) {
-        size_t cap = w->held_cap ? 2 * w->held_cap : 16;
-        held **p = realloc(w->held, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        w->held = p;
-        w->held_cap = cap;
-    }
+    held **p = cp_grow(w->held, &w->held_cap, w->nheld, sizeof *p, 16);
+    if (!p)
+        return NULL;
+    w->held = p;
     held *h = malloc(sizeof *h);
     if (!h)
         return NULL;

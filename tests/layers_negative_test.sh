@@ -36,46 +36,41 @@ out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a pl
 grep -q "cuproof_analysis calls .*cudaMalloc" <<<"$out" || fail "no message for the call: $out"
 cp "$bin/libcuproof_analysis.a" "$tmp/bin/"
 
+# plant LIB MEMBER SOURCE WHAT: LIB's MEMBER (NAME.c.o) replaced by
+# SOURCE compiled, layers_test.sh run on it, which must fail (its output
+# in $out); LIB put back afterwards.
+plant() {
+    printf '%b' "$3" > "$tmp/$2"
+    cc -c "$tmp/$2" -o "$tmp/$2.o" || fail "cannot compile the planted $4"
+    (cd "$tmp" && ar r "$tmp/bin/lib$1.a" "$2.o" 2>/dev/null)
+    out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted $4 passed"
+    cp "$bin/lib$1.a" "$tmp/bin/"
+}
+
 # A writer that calls back the format choice that calls it: chrome.c.o
 # replaced by one whose cp_perfetto_write asks perfetto.c for the suffix.
-printf 'const char *cp_perfetto_suffix(const void *t);\nint cp_perfetto_write(void) { return cp_perfetto_suffix(0) != 0; }\n' \
-    > "$tmp/chrome.c"
-cc -c "$tmp/chrome.c" -o "$tmp/chrome.c.o" || fail "cannot compile the planted writer"
-(cd "$tmp" && ar r "$tmp/bin/libcuproof_reports.a" chrome.c.o 2>/dev/null)
-out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted circle passed"
+plant cuproof_reports chrome.c 'const char *cp_perfetto_suffix(const void *t);\nint cp_perfetto_write(void) { return cp_perfetto_suffix(0) != 0; }\n' \
+    "circle"
 grep -q "reports/ call each other in a circle" <<<"$out" || fail "no message for the circle: $out"
 grep -q "chrome.c.o" <<<"$out" || fail "the message does not name the files: $out"
-cp "$bin/libcuproof_reports.a" "$tmp/bin/"
 
 # A circle inside compare/: compare.c.o replaced by one whose comparison
 # calls the text printer, which calls compare.c for its shown times.
-printf 'int cp_compare_print_text(const void *c, void *out);\nvoid cp_cmp_shown_times(void) {}\nint cp_compare_files(void) { return cp_compare_print_text(0, 0); }\n' \
-    > "$tmp/compare.c"
-cc -c "$tmp/compare.c" -o "$tmp/compare.c.o" || fail "cannot compile the planted comparison"
-(cd "$tmp" && ar r "$tmp/bin/libcuproof_reports.a" compare.c.o 2>/dev/null)
-out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted circle in compare/ passed"
+plant cuproof_reports compare.c 'int cp_compare_print_text(const void *c, void *out);\nvoid cp_cmp_shown_times(void) {}\nint cp_compare_files(void) { return cp_compare_print_text(0, 0); }\n' \
+    "circle in compare/"
 grep -q "the files of compare/ call each other in a circle" <<<"$out" ||
     fail "no message for the circle in compare/: $out"
-cp "$bin/libcuproof_reports.a" "$tmp/bin/"
 
 # An arrow from reports/ into judge/: file.c.o replaced by one that asks
 # the judge whether a run failed.
-printf 'int cp_program_run_failed(const void *r);\nint cp_write_file(const char *p, const char *t) { return cp_program_run_failed(p) + !t; }\n' \
-    > "$tmp/file.c"
-cc -c "$tmp/file.c" -o "$tmp/file.c.o" || fail "cannot compile the planted file IO"
-(cd "$tmp" && ar r "$tmp/bin/libcuproof_reports.a" file.c.o 2>/dev/null)
-out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted arrow into judge/ passed"
+plant cuproof_reports file.c 'int cp_program_run_failed(const void *r);\nint cp_write_file(const char *p, const char *t) { return cp_program_run_failed(p) + !t; }\n' \
+    "arrow into judge/"
 grep -q "reports/file.c calls judge/judge.c" <<<"$out" || fail "no message for the arrow: $out"
-cp "$bin/libcuproof_reports.a" "$tmp/bin/"
 
 # A circle in the command line: args.c.o replaced by one whose usage error
 # calls the dispatch, which calls it.
-cp "$bin/libcuproof_main.a" "$tmp/bin/"
-printf 'int cp_cli_main(int argc, char **argv);\nint cp_usage_error(const char *f, const char *a) { return cp_cli_main(0, 0) + !f + !a; }\n' \
-    > "$tmp/args.c"
-cc -c "$tmp/args.c" -o "$tmp/args.c.o" || fail "cannot compile the planted arguments"
-(cd "$tmp" && ar r "$tmp/bin/libcuproof_main.a" args.c.o 2>/dev/null)
-out=$(bash "$src/tests/layers_test.sh" "$tmp/src" "$tmp/bin" 2>&1) && fail "a planted circle in cli/ passed"
+plant cuproof_main args.c 'int cp_cli_main(int argc, char **argv);\nint cp_usage_error(const char *f, const char *a) { return cp_cli_main(0, 0) + !f + !a; }\n' \
+    "circle in cli/"
 grep -q "the files of cuproof_main call each other in a circle" <<<"$out" ||
     fail "no message for the circle in cli/: $out"
 echo "layers_negative_test: the six planted violations were caught"

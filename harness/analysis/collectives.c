@@ -7,6 +7,7 @@
 #include <cuproof/internal/collectives.h>
 
 #include <cuproof/error.h>
+#include <cuproof/internal/grow.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,14 +66,10 @@ int cp_collectives_add(cp_collectives *c, uint32_t rank, uint32_t host, uint32_t
     int rc = cp_collectives_add_rank(c, rank, host);
     if (rc < 0)
         return rc;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 256;
-        comm_kernel *p = realloc(c->k, cap * sizeof *p);
-        if (!p)
-            return cp_failf(CP_ENOMEM, "out of memory keeping %zu collectives", c->n);
-        c->k = p;
-        c->cap = cap;
-    }
+    comm_kernel *p = cp_grow(c->k, &c->cap, c->n, sizeof *p, 256);
+    if (!p)
+        return cp_failf(CP_ENOMEM, "out of memory keeping %zu collectives", c->n);
+    c->k = p;
     c->k[c->n++] = (comm_kernel){.rank = rank, .host = host, .stream = stream, .start = start,
                                  .end = end < start ? start : end};
     return 0;

@@ -13,6 +13,7 @@
 #include <cuproof/metrics.h>
 
 #include <cuproof/error.h>
+#include <cuproof/internal/grow.h>
 
 #include "sweep.h"
 
@@ -76,14 +77,10 @@ int cp__kernel_table_add(kernel_table *t, const cp_activity *a, uint64_t end,
         }
     if (grow(t) < 0)
         return CP_ENOMEM;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 16;
-        cp_kernel_stat *p = realloc(t->items, cap * sizeof *p);
-        if (!p)
-            return CP_ENOMEM;
-        t->items = p;
-        t->cap = cap;
-    }
+    cp_kernel_stat *p = cp_grow(t->items, &t->cap, t->n, sizeof *p, 16);
+    if (!p)
+        return CP_ENOMEM;
+    t->items = p;
     char *copy = strdup(name);
     if (!copy)
         return CP_ENOMEM;

@@ -6,6 +6,7 @@
 
 #include <cuproof/internal/collectives.h>
 #include <cuproof/error.h>
+#include <cuproof/internal/grow.h>
 
 #include <stddef.h>
 #include <stdio.h>
@@ -153,14 +154,10 @@ static int rank_of(cp_ranks_builder *b, const cp_trace *meta, uint32_t process, 
             *out = &b->ranks[i];
             return 0;
         }
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 8;
-        rank_state *p = realloc(b->ranks, cap * sizeof *p);
-        if (!p)
-            return cp_failf(CP_ENOMEM, "out of memory for the ranks' table");
-        b->ranks = p;
-        b->cap = cap;
-    }
+    rank_state *p = cp_grow(b->ranks, &b->cap, b->n, sizeof *p, 8);
+    if (!p)
+        return cp_failf(CP_ENOMEM, "out of memory for the ranks' table");
+    b->ranks = p;
     int32_t world = meta->processes[process].world_size;
     size_t share = ((size_t)1 << 21) / (size_t)(world > 0 ? world : 8);
     cp_stream_opts so = {.timeline = b->opts,

@@ -3,6 +3,7 @@
 #include <cuproof/internal/proc.h>
 
 #include <cuproof/error.h>
+#include <cuproof/internal/grow.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -657,14 +658,10 @@ static int read_string(cp_rec_reader *r, cursor *c, uint64_t at)
     uint64_t id = get_varint(c);
     if (c->bad || id != r->nstrings + 1)
         return reader_bad(r, at, "string record out of sequence");
-    if (r->nstrings == r->strings_cap) {
-        size_t cap = r->strings_cap ? 2 * r->strings_cap : 64;
-        char **p = realloc(r->strings, cap * sizeof *p);
-        if (!p)
-            return cp_failf(CP_ENOMEM, "out of memory reading %s", r->path);
-        r->strings = p;
-        r->strings_cap = cap;
-    }
+    char **p = cp_grow(r->strings, &r->strings_cap, r->nstrings, sizeof *p, 64);
+    if (!p)
+        return cp_failf(CP_ENOMEM, "out of memory reading %s", r->path);
+    r->strings = p;
     size_t len = (size_t)(c->end - c->p);
     char *s = malloc(len + 1);
     if (!s)

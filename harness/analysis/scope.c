@@ -4,6 +4,7 @@
 #include <cuproof/expect.h>
 
 #include <cuproof/error.h>
+#include <cuproof/internal/grow.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -219,14 +220,10 @@ int cp_scope_learn(cp_scope *s, const cp_activity *a)
     s->found = true;
     if (end_of(a) <= a->start)
         return 0; /* a range of length zero adds nothing */
-    if (s->nu == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        interval *u = realloc(s->u, cap * sizeof *u);
-        if (!u)
-            return cp_failf(CP_ENOMEM, "out of memory scoping range '%s'", s->name);
-        s->u = u;
-        s->cap = cap;
-    }
+    interval *u = cp_grow(s->u, &s->cap, s->nu, sizeof *u, 16);
+    if (!u)
+        return cp_failf(CP_ENOMEM, "out of memory scoping range '%s'", s->name);
+    s->u = u;
     s->u[s->nu++] = (interval){a->start, end_of(a), a->process};
     return 0;
 }

@@ -3,6 +3,7 @@
 #include <cuproof/metrics.h>
 
 #include <cuproof/error.h>
+#include <cuproof/internal/grow.h>
 
 #include "sweep.h"
 
@@ -223,14 +224,10 @@ static long graph_of(cp_stream *s, const cp_activity *a)
                 return s->graph_index[j];
         }
     }
-    if (s->ngraphs == s->graphs_cap) {
-        size_t cap = s->graphs_cap ? 2 * s->graphs_cap : 16;
-        cp_graph *g = realloc(s->graphs, cap * sizeof *g);
-        if (!g)
-            return CP_ENOMEM;
-        s->graphs = g;
-        s->graphs_cap = cap;
-    }
+    cp_graph *g = cp_grow(s->graphs, &s->graphs_cap, s->ngraphs, sizeof *g, 16);
+    if (!g)
+        return CP_ENOMEM;
+    s->graphs = g;
     if (grow_index(&s->graph_index, &s->graph_index_cap, s->ngraphs, s->graphs,
                    sizeof *s->graphs, graph_hash) < 0)
         return CP_ENOMEM;
@@ -290,14 +287,10 @@ static int spill(cp_stream *s)
     if (!s->spill && !(s->spill = tmpfile()))
         return cp_failf(CP_EIO, "cannot create a temporary file for the analysis (TMPDIR): %s",
                         strerror(errno));
-    if (s->nruns == s->runs_cap) {
-        size_t cap = s->runs_cap ? 2 * s->runs_cap : 16;
-        size_t *r = realloc(s->run_len, cap * sizeof *r);
-        if (!r)
-            return CP_ENOMEM;
-        s->run_len = r;
-        s->runs_cap = cap;
-    }
+    size_t *r = cp_grow(s->run_len, &s->runs_cap, s->nruns, sizeof *r, 16);
+    if (!r)
+        return CP_ENOMEM;
+    s->run_len = r;
     if (fwrite(s->chunk, sizeof *s->chunk, s->nchunk, s->spill) != s->nchunk)
         return cp_failf(CP_EIO, "cannot write the analysis' temporary file (TMPDIR): %s",
                         strerror(errno));
@@ -417,14 +410,10 @@ typedef struct heap {
 
 static int heap_push(heap *h, pending p)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 256;
-        pending *a = realloc(h->a, cap * sizeof *a);
-        if (!a)
-            return CP_ENOMEM;
-        h->a = a;
-        h->cap = cap;
-    }
+    pending *a = cp_grow(h->a, &h->cap, h->n, sizeof *a, 256);
+    if (!a)
+        return CP_ENOMEM;
+    h->a = a;
     size_t i = h->n++;
     while (i > 0 && h->a[(i - 1) / 2].t > p.t) {
         h->a[i] = h->a[(i - 1) / 2];

@@ -9,6 +9,7 @@
 #include <cuproof/trace.h>
 
 #include <cuproof/error.h>
+#include <cuproof/internal/grow.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,14 +42,10 @@ void cp_trace_free(cp_trace *t)
 
 long cp_trace_add_process(cp_trace *t, const cp_process *p)
 {
-    if (t->nprocesses == t->processes_cap) {
-        size_t cap = t->processes_cap ? t->processes_cap * 2 : 4;
-        cp_process *q = realloc(t->processes, cap * sizeof *q);
-        if (!q)
-            return cp_failf(CP_ENOMEM, "out of memory adding a process to a trace");
-        t->processes = q;
-        t->processes_cap = cap;
-    }
+    cp_process *q = cp_grow(t->processes, &t->processes_cap, t->nprocesses, sizeof *q, 4);
+    if (!q)
+        return cp_failf(CP_ENOMEM, "out of memory adding a process to a trace");
+    t->processes = q;
     t->processes[t->nprocesses] = *p;
     return (long)t->nprocesses++;
 }
@@ -79,14 +76,11 @@ int cp_trace_name_stream(cp_trace *t, const cp_stream_name *n)
         old->name = name;
         return 0;
     }
-    if (t->nstream_names == t->stream_names_cap) {
-        size_t cap = t->stream_names_cap ? t->stream_names_cap * 2 : 8;
-        cp_stream_name *q = realloc(t->stream_names, cap * sizeof *q);
-        if (!q)
-            return cp_failf(CP_ENOMEM, "out of memory naming a stream");
-        t->stream_names = q;
-        t->stream_names_cap = cap;
-    }
+    cp_stream_name *q =
+        cp_grow(t->stream_names, &t->stream_names_cap, t->nstream_names, sizeof *q, 8);
+    if (!q)
+        return cp_failf(CP_ENOMEM, "out of memory naming a stream");
+    t->stream_names = q;
     t->stream_names[t->nstream_names] = *n;
     t->stream_names[t->nstream_names++].name = name;
     return 0;
@@ -203,14 +197,10 @@ const char *cp_trace_intern(cp_trace *t, const char *s)
     for (size_t i = t->nnames; i-- > 0;)
         if (strcmp(t->names[i], s) == 0)
             return t->names[i];
-    if (t->nnames == t->names_cap) {
-        size_t cap = t->names_cap ? t->names_cap * 2 : 16;
-        char **p = realloc(t->names, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        t->names = p;
-        t->names_cap = cap;
-    }
+    char **p = cp_grow(t->names, &t->names_cap, t->nnames, sizeof *p, 16);
+    if (!p)
+        return NULL;
+    t->names = p;
     char *copy = strdup(s);
     if (!copy)
         return NULL;
@@ -220,14 +210,10 @@ const char *cp_trace_intern(cp_trace *t, const char *s)
 
 int cp_trace_add(cp_trace *t, const cp_activity *a)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        cp_activity *p = realloc(t->items, cap * sizeof *p);
-        if (!p)
-            return CP_ENOMEM;
-        t->items = p;
-        t->cap = cap;
-    }
+    cp_activity *p = cp_grow(t->items, &t->cap, t->n, sizeof *p, 256);
+    if (!p)
+        return CP_ENOMEM;
+    t->items = p;
     cp_activity *dst = &t->items[t->n];
     *dst = *a;
     if (a->name && !(dst->name = cp_trace_intern(t, a->name)))

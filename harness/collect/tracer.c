@@ -14,6 +14,7 @@
 
 #include <cuproof/error.h>
 #include <cuproof/check.h>
+#include <cuproof/internal/grow.h>
 
 #include <cupti.h>
 #include <stdio.h>
@@ -71,14 +72,10 @@ static _Thread_local int pushed_here;
  * Returns 0 or CP_ENOMEM. */
 static int add_link(uint32_t correlation, uint64_t id)
 {
-    if (tr.nlinks == tr.links_cap) {
-        size_t cap = tr.links_cap ? tr.links_cap * 2 : 64;
-        cp_launch_name *p = realloc(tr.links, cap * sizeof *p);
-        if (!p)
-            return CP_ENOMEM;
-        tr.links = p;
-        tr.links_cap = cap;
-    }
+    cp_launch_name *p = cp_grow(tr.links, &tr.links_cap, tr.nlinks, sizeof *p, 64);
+    if (!p)
+        return CP_ENOMEM;
+    tr.links = p;
     const char *name = id >= 1 && id <= tr.nnames ? tr.names[id - 1] : NULL;
     tr.links[tr.nlinks++] = (cp_launch_name){correlation, name};
     return 0;
