@@ -11,6 +11,7 @@
 #include <cuproof/internal/file.h>
 #include <cuproof/internal/margin.h>
 #include <cuproof/internal/spawn.h>
+#include "reports/pass_progress.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -81,7 +82,8 @@ static size_t pass_args(const cp_passes_opts *o, const char *const *shorts, size
  * of their own, untraced, into OUT/passes/pass-N-process-M, each folded
  * into the pass's result (cp_case_result_add_process). Returns -1, or the
  * exit status when a process failed to leave a report. */
-static int more_processes(const cp_passes_opts *o, int pass, cp_case_result **res)
+static int more_processes(const cp_passes_opts *o, cp_pass_progress *prog, int pass,
+                          cp_case_result **res)
 {
     if (o->processes < 2)
         return -1;
@@ -107,7 +109,13 @@ static int more_processes(const cp_passes_opts *o, int pass, cp_case_result **re
         snprintf(dir, sizeof dir, "%s/passes/pass-%d-process-%d", o->out_dir, pass, m);
         cp_report r;
         pid_t pid = 0;
-        if (cp_make_dirs(dir) < 0 || cp_pass_in_process(args, n, dir, &r, &pid) < 0) {
+        char label[64], log[4200];
+        snprintf(label, sizeof label, "pass %d, process %d of %d", pass, m, o->processes);
+        snprintf(log, sizeof log, "%s.log", dir);
+        /* Its cases were timed in the pass already: no share of the run. */
+        cp_pass_progress_follow(prog, label, log, &pid, prog->done, 0);
+        if (cp_make_dirs(dir) < 0 ||
+            cp_pass_in_process(args, n, dir, &r, &pid, cp_pass_progress_poll, prog) < 0) {
             fprintf(stderr, "cuproof: pass %d, process %d: %s\n", pass, m, cp_last_error());
             status = CP_EXIT_TOOL;
             break;
@@ -134,7 +142,8 @@ done:
  * own (cp_pass_in_process), into OUT/passes/pass-N, timed in more
  * processes with --processes, each case folded into its first pass.
  * Returns -1, or the exit status when the pass failed to leave a report. */
-static int pass_in_process(const cp_passes_opts *o, int pass, cp_case_result *first)
+static int pass_in_process(const cp_passes_opts *o, cp_pass_progress *prog, int pass,
+                           cp_case_result *first)
 {
     char **args = calloc(o->nargs + o->ncases + 2, sizeof *args);
     cp_case_result **res = calloc(o->ncases + 1, sizeof *res);
@@ -148,7 +157,13 @@ static int pass_in_process(const cp_passes_opts *o, int pass, cp_case_result *fi
     snprintf(dir, sizeof dir, "%s/passes/pass-%d", o->out_dir, pass);
     cp_report r;
     pid_t pid = 0;
-    int rc = cp_make_dirs(dir) < 0 ? -1 : cp_pass_in_process(args, n, dir, &r, &pid);
+    char label[64], log[4200];
+    snprintf(label, sizeof label, "pass %d of %d", pass, o->runs);
+    snprintf(log, sizeof log, "%s.log", dir);
+    cp_pass_progress_follow(prog, label, log, &pid, pass - 1, 1);
+    int rc = cp_make_dirs(dir) < 0 ? -1
+                                   : cp_pass_in_process(args, n, dir, &r, &pid,
+                                                        cp_pass_progress_poll, prog);
     free(args);
     if (rc < 0) {
         free(res);
@@ -161,7 +176,7 @@ static int pass_in_process(const cp_passes_opts *o, int pass, cp_case_result *fi
         if (res[i])
             res[i]->pid = (int)pid;
     }
-    int status = more_processes(o, pass, res);
+    int status = more_processes(o, prog, pass, res);
     for (size_t i = 0; i < o->ncases && rc == 0 && status < 0; i++)
         if (res[i]) /* else not run there: its first pass says why */
             rc = cp_case_result_add_pass(&first[i], res[i], pass);
@@ -195,16 +210,24 @@ static int add_case(cp_session *s, cp_case_result *c, int *status)
  * o->split), into first[]. With one pass of one process each case goes to
  * the session as soon as it ran (`direct`). Returns -1 or the exit
  * status. */
-static int first_pass(const cp_passes_opts *o, cp_session *s, bool direct, cp_case_result *first,
-                      cp_case_result *timed, int *status)
+static int first_pass(const cp_passes_opts *o, cp_pass_progress *prog, cp_session *s,
+                      bool direct, cp_case_result *first, cp_case_result *timed, int *status)
 {
     int rc = -1;
     bool lost = false;
     size_t lost_at = o->ncases; /* the case whose timing lost the device */
+    /* Progress in steps of a case's timing and of its traced run. */
+    double steps = (double)o->ncases * (o->split ? 2 : 1);
+    char label[64], text[256];
+    snprintf(label, sizeof label, "pass 1 of %d", o->runs > 1 ? o->runs : 1);
     for (size_t i = 0; o->split && i < o->ncases && rc < 0 && !lost; i++) {
         rc = o->run(o->ctx, i, true, NULL, &timed[i], &lost);
         if (lost)
             lost_at = i;
+        snprintf(text, sizeof text, "[%zu/%zu] %s timed: %s", i + 1, o->ncases, o->cases[i],
+                 cp_status_name(timed[i].status));
+        if (!direct)
+            cp_pass_progress_say(prog, (double)(i + 1) / steps, label, text);
     }
     for (size_t i = 0; i < o->ncases && rc < 0; i++) {
         if (i == lost_at) {
@@ -219,6 +242,11 @@ static int first_pass(const cp_passes_opts *o, cp_session *s, bool direct, cp_ca
         first[i].pid = (int)getpid();
         if (direct && rc < 0)
             rc = add_case(s, &first[i], status);
+        snprintf(text, sizeof text, "[%zu/%zu] %s %s: %s", i + 1, o->ncases, o->cases[i],
+                 o->split ? "traced" : "run", cp_status_name(first[i].status));
+        if (!direct)
+            cp_pass_progress_say(prog, (steps - (double)o->ncases + (double)(i + 1)) / steps,
+                                 label, text);
     }
     return rc;
 }
@@ -237,16 +265,20 @@ int cp_passes_run(const cp_passes_opts *o, cp_session *s, int *status)
     }
     if (passes > 1)
         say(o, "cuproof: pass 1 of %d in this process (%d)\n", passes, (int)getpid());
-    int rc = first_pass(o, s, direct, first, timed, status);
+    /* One pass of one process: the session's progress sink shows each case
+     * as it ends; else the cases reach it at the end, and this says them. */
+    cp_pass_progress prog;
+    cp_pass_progress_start(&prog, direct ? NULL : o->progress, passes);
+    int rc = first_pass(o, &prog, s, direct, first, timed, status);
     if (rc < 0 && o->processes > 1) {
         cp_case_result **res = calloc(o->ncases + 1, sizeof *res);
         for (size_t i = 0; res && i < o->ncases; i++)
             res[i] = &first[i];
-        rc = res ? more_processes(o, 1, res) : out_of_memory();
+        rc = res ? more_processes(o, &prog, 1, res) : out_of_memory();
         free(res);
     }
     for (int pass = 2; pass <= passes && rc < 0; pass++)
-        rc = pass_in_process(o, pass, first);
+        rc = pass_in_process(o, &prog, pass, first);
     for (size_t i = 0; !direct && i < o->ncases; i++) {
         if (rc < 0)
             add_case(s, &first[i], status);

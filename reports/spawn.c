@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -29,11 +30,25 @@ static int spawn(const char *exe, char *const argv[], const char *log, pid_t *pi
     return err ? cp_failf(CP_EIO, "cannot run %s: %s", exe, strerror(err)) : 0;
 }
 
-static void wait_for(pid_t pid, int *status, int *signal_no)
+/* Waits for `pid`; with `on_wait`, calls it about every 200 ms while the
+ * child runs (and once more after it ended), so that its caller can show
+ * what the child's log says. */
+static void wait_for(pid_t pid, int *status, int *signal_no, void (*on_wait)(void *),
+                     void *ctx)
 {
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    for (;;) {
+        pid_t got = waitpid(pid, &st, on_wait ? WNOHANG : 0);
+        if (got == pid || (got < 0 && errno != EINTR))
+            break;
+        if (got == 0) {
+            on_wait(ctx);
+            struct timespec nap = {0, 200 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+        }
+    }
+    if (on_wait)
+        on_wait(ctx);
     *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     if (signal_no)
         *signal_no = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
@@ -45,7 +60,7 @@ int cp_spawn_logged(const char *exe, char *const argv[], const char *log, int *s
     pid_t pid;
     int rc = spawn(exe, argv, log, &pid);
     if (rc == 0)
-        wait_for(pid, status, signal_no);
+        wait_for(pid, status, signal_no, NULL, NULL);
     return rc;
 }
 
@@ -68,7 +83,7 @@ static void keep_report_only(const char *dir)
 }
 
 int cp_pass_in_process(char *const args[], size_t nargs, const char *dir, cp_report *report,
-                       pid_t *pid)
+                       pid_t *pid, void (*on_wait)(void *ctx), void *ctx)
 {
     memset(report, 0, sizeof *report);
     char exe[PATH_MAX], log[PATH_MAX + 8], path[PATH_MAX + 16];
@@ -94,7 +109,7 @@ int cp_pass_in_process(char *const args[], size_t nargs, const char *dir, cp_rep
     free(argv);
     if (rc < 0)
         return rc;
-    wait_for(*pid, &status, &sig);
+    wait_for(*pid, &status, &sig, on_wait, ctx);
     /* 0 passed, 1 a case failed, 3 one was inconclusive: each wrote its
      * report, which says what happened. */
     if (status < 0 || !(status == 0 || status == 1 || status == 3))

@@ -1888,6 +1888,29 @@ Test(cli, later_passes_run_in_processes_of_their_own)
     cr_assert_eq(system(args), 0);
 }
 
+/* run --runs K says each case of each pass as it goes, with the time
+ * left: the first pass's as they run here, each later pass's from its
+ * process's log; one pass of one process leaves it to the progress sink
+ * (the control: no "pass 1 of 1" line). */
+Test(cli, run_says_each_case_of_each_pass_as_it_goes)
+{
+    char dir[] = "/tmp/cuproof-progress-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char args[512];
+    snprintf(args, sizeof args, "run --runs 2 --out %s vector-add multi-kernel", dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "cuproof: pass 1 of 2: [1/2] vector-add"), "%s", output);
+    cr_expect_not_null(strstr(output, "cuproof: pass 1 of 2: [2/2] multi-kernel"), "%s", output);
+    cr_expect_not_null(strstr(output, "cuproof: pass 2 of 2: [1/2] skipped"), "%s", output);
+    cr_expect_not_null(strstr(output, "cuproof: pass 2 of 2: [2/2] skipped"), "%s", output);
+    cr_expect_not_null(strstr(output, "left)"), "the time left: %s", output);
+    snprintf(args, sizeof args, "run --out %s vector-add", dir);
+    cr_assert_eq(cuproof(args), 0, "%s", output);
+    cr_expect_null(strstr(output, "pass 1 of 1"), "%s", output);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    cr_assert_eq(system(args), 0);
+}
+
 /* `run --processes P` times a pass's short cases in P processes; a case
  * that skipped is not short, so without a GPU no further process starts
  * (the control: the passes themselves still do). Out of range: exit 2. */

@@ -10,6 +10,7 @@
 #include <cuproof/internal/margin.h>
 #include <cuproof/internal/report.h>
 #include <cuproof/result.h>
+#include "reports/pass_progress.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -405,4 +406,51 @@ Test(passes, a_claims_window_against_the_passes_spread)
         cr_expect_float_eq(spreads, want_spreads[s], 1e-6, "%g", spreads);
         cp_case_result_free(&c);
     }
+}
+
+/* Progress of a later pass, read from its process's log as it grows: a
+ * case's line is said as soon as its end is written (not before), with
+ * the share of the run it closes and the time left; a slow variant's line
+ * does not close its case; a silence longer than the quiet limit is
+ * broken by a line of its own. */
+Test(passes, a_later_pass_is_said_from_its_log_as_it_grows)
+{
+    char log[] = "/tmp/cuproof-progress-XXXXXX";
+    int fd = mkstemp(log);
+    cr_assert(fd >= 0);
+    FILE *w = fdopen(fd, "w");
+    char *said = NULL;
+    size_t said_len = 0;
+    FILE *out = open_memstream(&said, &said_len);
+    cr_assert(w && out);
+    cp_pass_progress p;
+    cp_pass_progress_start(&p, out, 2);
+    p.quiet_s = 3600; /* no heartbeat until asked for below */
+    pid_t pid = 4242;
+    cp_pass_progress_follow(&p, "pass 2 of 2", log, &pid, 1, 1);
+    fputs("cuproof: NVIDIA H200 ...\n[1/2] vector-add  add: 50 timed runs in 3.2 s (stop", w);
+    fflush(w);
+    cp_pass_progress_poll(&p);
+    fflush(out);
+    cr_expect_eq(said_len, 0, "nothing whole yet: %s", said ? said : "");
+    fputs("ped by noise)\n[1/2] passed  vector-add  ok\n", w);
+    fflush(w);
+    cp_pass_progress_poll(&p);
+    fflush(out);
+    cr_expect_not_null(strstr(said, "cuproof: pass 2 of 2: [1/2] vector-add  add: 50 timed runs in "
+                                    "3.2 s (stopped by noise)"),
+                       "%s", said);
+    cr_expect_not_null(strstr(said, "cuproof: pass 2 of 2: [1/2] passed  vector-add  ok"), "%s",
+                       said);
+    cr_expect_float_eq(p.done, 1.5, 1e-9, "half of pass 2 done after case 1 of 2");
+    cr_expect_not_null(strstr(said, "left)"), "the time left is said: %s", said);
+    /* The control: no line, but a quiet limit passed. */
+    p.quiet_s = 0;
+    cp_pass_progress_poll(&p);
+    fflush(out);
+    cr_expect_not_null(strstr(said, "pass 2 of 2: still running in process 4242"), "%s", said);
+    fclose(w);
+    fclose(out);
+    free(said);
+    unlink(log);
 }

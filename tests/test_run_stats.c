@@ -554,3 +554,25 @@ Test(run_stats, the_prior_needs_three_variants_and_weighs_their_scatter)
     cr_expect_eq(x.p, y.p);
     cr_expect_not(y.moderated);
 }
+
+/* The small statistics compare rests on, moved from compare/ beside the
+ * others: the median sorts in place, the median's relative standard
+ * error on the log scale, and the geometric mean of runs. */
+Test(run_stats, medians_errors_and_geometric_means)
+{
+    double odd[] = {5, 1, 3};
+    cr_expect_eq(cp_median_inplace(odd, 3), 3);
+    cr_expect_eq(odd[0], 1, "sorted in place");
+    double even[] = {4, 1, 3, 2};
+    cr_expect_eq(cp_median_inplace(even, 4), 2.5);
+    cr_expect(isnan(cp_median_inplace(NULL, 0)));
+    /* Samples e^-1, e^0, e^1: log sd 1, so 1.2533 / sqrt(3). */
+    double s[] = {exp(-1), 1, exp(1)};
+    cr_expect_float_eq(cp_median_rse_log(s, 3), 1.2533 / sqrt(3.0), 1e-12);
+    cr_expect_eq(cp_median_rse_log(s, 2), 0, "fewer than 3 samples tell nothing");
+    double flat[] = {2, 2, 2, 2};
+    cr_expect_eq(cp_median_rse_log(flat, 4), 0);
+    double g[] = {1, 4, 16};
+    cr_expect_float_eq(cp_geomean(g, 3), 4, 1e-12);
+    cr_expect_float_eq(cp_geomean(g, 0), 1, 0, "none: the empty product");
+}

@@ -509,3 +509,39 @@ int cp_pairs_decided(const double *log_ratios, size_t n, double threshold, doubl
                        (out->verdict != CP_CMP_NOISY && out->verdict != CP_CMP_SINGLE_RUN);
     return 0;
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cp_median_inplace(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double cp_median_rse_log(const double *samples, size_t n)
+{
+    if (n < 3)
+        return 0;
+    double m = 0, ss = 0;
+    for (size_t k = 0; k < n; k++)
+        m += log(samples[k]) / (double)n;
+    for (size_t k = 0; k < n; k++) {
+        double d = log(samples[k]) - m;
+        ss += d * d;
+    }
+    return 1.2533 * sqrt(ss / (double)(n - 1)) / sqrt((double)n);
+}
+
+double cp_geomean(const double *v, size_t n)
+{
+    double l = 0;
+    for (size_t i = 0; i < n; i++)
+        l += log(v[i]) / (double)n;
+    return exp(l);
+}

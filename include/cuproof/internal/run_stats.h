@@ -242,6 +242,18 @@ CP_API double cp_t_two_sided_p(double t, double df);
  * q in (0, 1) or df <= 0. */
 CP_API double cp_t_quantile(double q, double df);
 
+/* The median of n values, sorted in place; NAN for none. */
+CP_API double cp_median_inplace(double *v, size_t n);
+
+/* The relative standard error of the median of n positive samples, on
+ * the log scale (1.2533 sd / sqrt(n), the median's efficiency against the
+ * mean's for a normal distribution); 0 for fewer than 3 samples. */
+CP_API double cp_median_rse_log(const double *samples, size_t n);
+
+/* The geometric mean of n positive values (what a ratio of runs is of):
+ * exp of the mean log; 1 for none. */
+CP_API double cp_geomean(const double *v, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

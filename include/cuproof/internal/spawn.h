@@ -33,10 +33,13 @@ CP_API int cp_spawn_logged(const char *exe, char *const argv[], const char *log,
  * report.json (the pass's traces are the first pass's to write, in the
  * run's own directory). A pass that wrote no
  * report (killed, or a usage error) is CP_EIO naming its exit and log.
+ * `on_wait` (may be NULL) is called with `ctx` about every 200 ms while
+ * the pass runs and once after it ended: the log is there to read.
  * Returns 0 or a negative CP_E* code.
  */
 CP_API int cp_pass_in_process(char *const args[], size_t nargs, const char *dir,
-                              cp_report *report, pid_t *pid);
+                              cp_report *report, pid_t *pid, void (*on_wait)(void *ctx),
+                              void *ctx);
 
 #ifdef __cplusplus
 }

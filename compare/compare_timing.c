@@ -1,0 +1,309 @@
+/*
+ * cuproof compare, one variant's timing: each side's runs of it gathered
+ * from every report (a report is one run, or as many as its passes), the
+ * samples pooled for the sample-level test (cp_compare_samples: the ratio
+ * of medians, its bootstrap interval, the Mann-Whitney p) or the medians
+ * alone (cp_compare_verdict), and the host-bound rule (compare/
+ * compare_build.h). The verdict that counts is compare_runs.c's where
+ * both sides have two runs or more.
+ */
+#include "compare/compare_build.h"
+
+#include <cuproof/internal/compare_stats.h>
+#include <cuproof/internal/margin.h>
+#include <cuproof/internal/report.h>
+#include <cuproof/internal/run_stats.h>
+#include <cuproof/error.h>
+#include <cuproof/expect.h>
+#include <cuproof/stats.h>
+#include <cuproof/units.h>
+
+#include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *cp_compare_verdict(double old_ms, double old_sd, double new_ms, double new_sd,
+                               double *change, double *noise)
+{
+    *change = (new_ms - old_ms) / old_ms;
+    *noise = fmax(fmax(old_sd / old_ms, new_sd / new_ms), 0.02);
+    if (fabs(*change) <= *noise)
+        return "same";
+    return *change < 0 ? "faster" : "slower";
+}
+
+
+/* ---- timing ---- */
+
+/* Whether metric `name` was in the report (not one of an older schema). */
+static bool has_metric(const cp_variant_result *v, const char *name)
+{
+    size_t n = 0;
+    const cp_metric_def *defs = cp_metric_defs(&n);
+    for (size_t i = 0; i < n && i < 64; i++)
+        if (strcmp(defs[i].name, name) == 0)
+            return !(v->metrics_missing & ((uint64_t)1 << i));
+    return false;
+}
+
+/* The share of a variant's timed median in which its traced run kept the
+ * GPU busy with work of its own: the trace's span less its idle time and
+ * less its pageable copies, whose time is the CPU's staging them (a report
+ * from before pageable_copy_sum_ns counts all copy time as theirs when it
+ * has any); NAN without a trace. */
+static double device_share(const cp_variant_result *v)
+{
+    const cp_metrics *m = &v->metrics;
+    double median_ms = v->timing.median_ms;
+    if (!v->traced || !has_metric(v, "span_ns") || !has_metric(v, "idle_ns"))
+        return NAN;
+    double span = (double)m->span_ns, idle = (double)m->idle_ns;
+    if (!(span > 0) || idle > span || !(median_ms > 0))
+        return NAN;
+    double pageable = has_metric(v, "pageable_copy_sum_ns") ? (double)m->pageable_copy_sum_ns
+                      : m->pageable_copies > 0           ? (double)m->copy_busy_ns
+                                                         : 0;
+    return fmax(0, span - idle - pageable) / 1e6 / median_ms;
+}
+
+/* A seed per case and variant (FNV-1a of the names): the same reports
+ * always give the same intervals. */
+static uint64_t seed_of(const char *c, const char *v)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const char *s = c; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    h = (h ^ '/') * 0x100000001b3ULL;
+    for (const char *s = v; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return h;
+}
+
+/* What one side holds of a variant: its runs, the timed values counted,
+ * the smallest device share of its reports. */
+typedef struct side_timing {
+    cp_cmp_run *runs;
+    size_t n, cap;
+    size_t counted; /* timing.runs summed: the values behind the medians */
+    double share;   /* NAN when a report has no trace of it */
+    bool every_sample; /* every run kept its samples */
+} side_timing;
+
+static void side_free(side_timing *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->runs[i].samples_ms);
+    free(t->runs);
+    memset(t, 0, sizeof *t);
+}
+
+/* The SM clock over a run: the mean of its known ends (0: unknown). */
+static double sm_clock(const cp_clocks *before, const cp_clocks *after)
+{
+    if (before->known && after->known)
+        return 0.5 * (before->sm_mhz + after->sm_mhz);
+    return before->known ? before->sm_mhz : after->known ? after->sm_mhz : 0;
+}
+
+static int add_run(side_timing *t, size_t report, double median, double sd, const double *s,
+                   size_t ns, const cp_clocks *before, const cp_clocks *after, uint64_t busy)
+{
+    double sm_mhz = sm_clock(before, after);
+    cp_cmp_run *r = push(&t->runs, &t->n, &t->cap, sizeof *r);
+    if (!r)
+        return CP_ENOMEM;
+    r->report = report;
+    r->median_ms = median;
+    r->stddev_ms = sd;
+    r->sm_mhz = sm_mhz;
+    r->device_busy_ns = busy;
+    r->throttle = before->throttle_reasons | after->throttle_reasons;
+    if (ns) {
+        if (!(r->samples_ms = malloc(ns * sizeof *s)))
+            return CP_ENOMEM;
+        memcpy(r->samples_ms, s, ns * sizeof *s);
+        r->nsamples = ns;
+    }
+    t->every_sample &= ns > 0;
+    return 0;
+}
+
+/* Every run of case/variant on a side: a report whose variant has passes
+ * gives one run each, any other that timed it one run. */
+static int side_runs(const cp_compare_side *s, const char *cname, const char *vname,
+                     side_timing *t)
+{
+    int rc = 0;
+    memset(t, 0, sizeof *t);
+    t->every_sample = true;
+    bool first = true;
+    for (size_t i = 0; i < s->n; i++) {
+        const cp_variant_result *v = cp_case_variant(cp_report_case(&s->reports[i], cname), vname);
+        if (!v || !(v->timing.median_ms > 0))
+            continue;
+        if (v->nruns) {
+            for (size_t k = 0; k < v->nruns; k++)
+                CP_TRY(add_run(t, i, v->runs[k].median_ms, NAN, v->runs[k].samples_ms,
+                               v->runs[k].nsamples, &v->runs[k].clocks_before,
+                               &v->runs[k].clocks_after, v->runs[k].device_busy_ns));
+        } else {
+            CP_TRY(add_run(t, i, v->timing.median_ms, v->timing.stddev_ms, v->samples_ms,
+                           v->nsamples, &v->clocks_before, &v->clocks_after,
+                           v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0));
+        }
+        t->counted += v->timing.runs > 0 ? (size_t)v->timing.runs : 0;
+        double share = device_share(v);
+        t->share = first ? share : isnan(share) || isnan(t->share) ? NAN : fmin(t->share, share);
+        first = false;
+    }
+out:
+    return rc;
+}
+
+/* Every sample of a side's runs in one array (malloc'd, *n of them). */
+static double *pooled(const side_timing *t, size_t *n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < t->n; i++)
+        total += t->runs[i].nsamples;
+    *n = 0;
+    double *v = total ? malloc(total * sizeof *v) : NULL;
+    for (size_t i = 0; v && i < t->n; i++) {
+        memcpy(v + *n, t->runs[i].samples_ms, t->runs[i].nsamples * sizeof *v);
+        *n += t->runs[i].nsamples;
+    }
+    return v;
+}
+
+/* A side's median and spread: its one run's, else the median and the
+ * standard deviation of its runs' medians (the spread between runs). */
+static int side_summary(const side_timing *t, double *median, double *sd)
+{
+    if (t->n == 1) {
+        *median = t->runs[0].median_ms;
+        *sd = t->runs[0].stddev_ms;
+        return 0;
+    }
+    double *m = malloc(t->n * sizeof *m), mean = 0, ss = 0;
+    if (!m)
+        return CP_ENOMEM;
+    for (size_t i = 0; i < t->n; i++)
+        mean += (m[i] = t->runs[i].median_ms) / (double)t->n;
+    for (size_t i = 0; i < t->n; i++)
+        ss += (m[i] - mean) * (m[i] - mean);
+    *sd = sqrt(ss / (double)(t->n - 1));
+    *median = cp_median_inplace(m, t->n);
+    free(m);
+    return 0;
+}
+
+/* The verdict on one variant from its runs on both sides (v's names,
+ * medians and runs set). */
+static int timing_verdict(cp_cmp_variant *v, const side_timing *a, const side_timing *b,
+                          const cp_comparison *c)
+{
+    int rc = 0;
+    size_t na = 0, nb = 0;
+    double *sa = NULL, *sb = NULL, sda = NAN, sdb = NAN;
+    CP_TRY(side_summary(a, &v->old_median_ms, &sda));
+    CP_TRY(side_summary(b, &v->new_median_ms, &sdb));
+    /* Every run's samples pooled: the sample-level test. The verdict that
+     * counts rests on the runs (run_verdicts, below), which replaces this
+     * one and keeps it only as the samples' finding. */
+    if (a->every_sample && b->every_sample) {
+        sa = pooled(a, &na);
+        sb = pooled(b, &nb);
+        if (!sa || !sb)
+            CP_TRY(CP_ENOMEM);
+    }
+    cp_cmp_result st;
+    v->samples = sa && sb &&
+                 cp_compare_samples(sa, na, sb, nb, c->threshold, c->min_effect,
+                                    seed_of(v->case_name, v->variant), &st) == 0;
+    v->ci_low = v->ci_high = v->p = NAN;
+    v->old_shown_ms = v->old_median_ms;
+    v->new_shown_ms = v->new_median_ms;
+    if (v->samples) {
+        snprintf(v->verdict, sizeof v->verdict, "%s", cp_cmp_verdict_name(st.verdict));
+        v->ratio = st.ratio;
+        /* st.ratio is of the pooled samples' medians (compare_stats.h). */
+        v->old_shown_ms = cp_median_inplace(sa, na);
+        v->new_shown_ms = cp_median_inplace(sb, nb);
+        v->ci_low = st.ci_low;
+        v->ci_high = st.ci_high;
+        v->p = st.p;
+        v->old_samples = st.n_old;
+        v->new_samples = st.n_new;
+    } else {
+        double change, noise;
+        snprintf(v->verdict, sizeof v->verdict, "%s",
+                 cp_compare_verdict(v->old_median_ms, isnan(sda) ? 0 : sda, v->new_median_ms,
+                                    isnan(sdb) ? 0 : sdb, &change, &noise));
+        v->ratio = v->new_median_ms / v->old_median_ms;
+        v->old_samples = a->counted;
+        v->new_samples = b->counted;
+    }
+out:
+    free(sa);
+    free(sb);
+    return rc;
+}
+
+/* Host-bound (or untraced, so it cannot be told): a change within the
+ * host threshold is noise this comparison cannot rule out, whatever the
+ * processes' own runs say. */
+void cp_cmp_host_rule(cp_cmp_variant *v, double share, const cp_comparison *c)
+{
+    v->device_share = share;
+    v->host_bound = !(share >= CP_CMP_DEVICE_SHARE);
+    double moved = v->ratio >= 1 ? v->ratio - 1 : 1 / v->ratio - 1;
+    bool changed = strcmp(v->verdict, "slower") == 0 || strcmp(v->verdict, "faster") == 0;
+    if (v->host_bound && changed && moved <= c->host_threshold) {
+        if (isnan(share))
+            snprintf(v->why, sizeof v->why, "untraced: host-bound or not cannot be told");
+        else {
+            /* "busy 0.4% of the run", never "busy 0%" (cuproof/units.h). */
+            char busy[24];
+            snprintf(v->why, sizeof v->why, "host-bound: the GPU was busy %s of the run",
+                     cp_fmt_percent(share, busy, sizeof busy));
+        }
+        snprintf(v->verdict, sizeof v->verdict, "noisy");
+        v->reports_needed = 2;
+    }
+}
+
+int cp_cmp_time_variant(cp_comparison *c, caps *k, const cp_compare_side *o,
+                           const cp_compare_side *n, const char *cname, size_t case_index,
+                           const char *vname)
+{
+    int rc = 0;
+    side_timing a = {0}, b = {0};
+    CP_TRY(side_runs(o, cname, vname, &a));
+    CP_TRY(side_runs(n, cname, vname, &b));
+    if (a.n == 0 || b.n == 0)
+        goto out;
+    cp_cmp_variant *v = push(&c->variants, &c->nvariants, &k->variants, sizeof *v);
+    if (!v)
+        CP_TRY(CP_ENOMEM);
+    snprintf(v->case_name, sizeof v->case_name, "%s", cname);
+    snprintf(v->variant, sizeof v->variant, "%s", vname);
+    v->case_index = case_index;
+    CP_TRY(timing_verdict(v, &a, &b, c));
+    /* The runs move into the comparison, which frees them from now on. */
+    v->old_runs = a.runs;
+    v->n_old_runs = a.n;
+    v->new_runs = b.runs;
+    v->n_new_runs = b.n;
+    a.runs = b.runs = NULL;
+    a.n = b.n = 0;
+    cp_cmp_host_rule(v, isnan(a.share) || isnan(b.share) ? NAN : fmin(a.share, b.share), c);
+    mark_slower(v, c);
+out:
+    side_free(&a);
+    side_free(&b);
+    return rc;
+}
