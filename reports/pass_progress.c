@@ -8,17 +8,18 @@
 #include "reports/pass_progress.h"
 
 #include <cuproof/clock.h>
-#include <cuproof/units.h>
+#include <cuproof/internal/progress.h>
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-void cp_pass_progress_start(cp_pass_progress *p, FILE *out, int runs)
+void cp_pass_progress_start(cp_pass_progress *p, FILE *out, int runs, bool split)
 {
     memset(p, 0, sizeof *p);
     p->out = out;
     p->runs = runs > 1 ? runs : 1;
+    p->split = split;
     p->start_ms = p->said_ms = cp_now_ms();
     p->quiet_s = CP_PASS_QUIET_S;
 }
@@ -45,8 +46,11 @@ void cp_pass_progress_say(cp_pass_progress *p, double done, const char *label, c
         p->done = done;
     char left[48];
     time_left(p, now, left, sizeof left);
-    fprintf(p->out, "cuproof: %s: %s (%.0f s in%s)\n", label, text, (now - p->start_ms) / 1e3,
-            left);
+    if (p->bare)
+        fprintf(p->out, "%s\n", text);
+    else
+        fprintf(p->out, "cuproof: %s: %s (%.0f s in%s)\n", label, text,
+                (now - p->start_ms) / 1e3, left);
     fflush(p->out);
     p->said_ms = now;
 }
@@ -63,18 +67,36 @@ void cp_pass_progress_follow(cp_pass_progress *p, const char *label, const char 
     p->partial[0] = '\0';
 }
 
-/* One whole line of the followed log: a case's line ("[i/n] STATUS CASE
- * ...", or a slow variant's "[i/n] CASE  VARIANT: ...") is said, the
- * share of the pass it closes counted. */
+/* One whole line of the followed log: a case's line is said, with the
+ * share of the pass it closes: "[i/n] CASE timed: ..." (the pass's own
+ * progress, the first half of a split pass), "[i/n] STATUS CASE ..." (the
+ * case's verdict, after its traced run), or a slow variant's "[i/n] CASE
+ * VARIANT: N timed runs ...", inside case i. */
 static void line(cp_pass_progress *p, const char *text)
 {
     unsigned i = 0, n = 0;
-    if (sscanf(text, "[%u/%u]", &i, &n) != 2 || n == 0)
+    if (sscanf(text, "[%u/%u]", &i, &n) != 2 || n == 0 || i == 0)
         return;
-    /* A case's own line closes it; a slow variant's is inside case i. */
-    bool closes = strstr(text, " timed run") == NULL;
-    double fraction = (closes ? i : i - 1) / (double)n;
+    double half = p->split ? 0.5 : 1, fraction;
+    if (strstr(text, " timed: "))
+        fraction = half * i / n;
+    else if (strstr(text, " timed run") || strstr(text, "still running"))
+        fraction = 0; /* inside a case: no share closed */
+    else
+        fraction = (1 - half) + half * i / n;
     cp_pass_progress_say(p, p->from + p->share * fraction, p->label, text);
+}
+
+void cp_pass_progress_on_run(void *progress, const cp_run_progress *r)
+{
+    cp_pass_progress *p = progress;
+    if (!p->out || p->bare || (cp_now_ms() - p->said_ms) / 1e3 < p->quiet_s ||
+        strcmp(r->phase, "done") == 0)
+        return;
+    char text[256];
+    snprintf(text, sizeof text, "%s %s (%d/%d): %s run %d, still running", r->case_name,
+             r->variant, r->variant_index + 1, r->nvariants, r->phase, r->run);
+    cp_pass_progress_say(p, p->done, p->label, text);
 }
 
 void cp_pass_progress_poll(void *progress)

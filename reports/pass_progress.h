@@ -17,6 +17,11 @@
 /* The longest a pass goes without a line (s). */
 #define CP_PASS_QUIET_S 10.0
 
+/* Set by the parent in the environment of a pass it runs in another
+ * process: that process says each case as it is timed, bare ("[i/n] CASE
+ * timed: STATUS"), for the parent to follow in its log. */
+#define CP_PASS_PROGRESS_ENV "CUPROOF_PASS_PROGRESS"
+
 typedef struct cp_pass_progress {
     FILE *out;       /* NULL: nothing is said */
     int runs;        /* passes in all */
@@ -32,10 +37,20 @@ typedef struct cp_pass_progress {
     const pid_t *pid;
     double from, share;
     char partial[1024]; /* a line read without its end yet */
+    bool split;         /* a pass times every case, then traces each */
+    bool bare;          /* a pass's own process: its case lines alone, for
+                         * the parent that follows its log */
 } cp_pass_progress;
 
-/* Starts the clock for `runs` passes, said into `out` (NULL: silent). */
-void cp_pass_progress_start(cp_pass_progress *p, FILE *out, int runs);
+/* Starts the clock for `runs` passes, said into `out` (NULL: silent);
+ * `split`: each pass times every case before it traces any. */
+void cp_pass_progress_start(cp_pass_progress *p, FILE *out, int runs, bool split);
+
+/* A session sink (cp_sink.on_run, session.h) that hears every run of the
+ * case under way in this process and says where it is when the pass has
+ * been quiet for quiet_s: a long case is never silent. */
+struct cp_run_progress;
+void cp_pass_progress_on_run(void *progress, const struct cp_run_progress *r);
 
 /* Says "cuproof: LABEL: TEXT (about T left)" with `done` passes done. */
 void cp_pass_progress_say(cp_pass_progress *p, double done, const char *label, const char *text);

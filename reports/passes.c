@@ -219,15 +219,14 @@ static int first_pass(const cp_passes_opts *o, cp_pass_progress *prog, cp_sessio
     /* Progress in steps of a case's timing and of its traced run. */
     double steps = (double)o->ncases * (o->split ? 2 : 1);
     char label[64], text[256];
-    snprintf(label, sizeof label, "pass 1 of %d", o->runs > 1 ? o->runs : 1);
+    snprintf(label, sizeof label, "%s", prog->label);
     for (size_t i = 0; o->split && i < o->ncases && rc < 0 && !lost; i++) {
         rc = o->run(o->ctx, i, true, NULL, &timed[i], &lost);
         if (lost)
             lost_at = i;
         snprintf(text, sizeof text, "[%zu/%zu] %s timed: %s", i + 1, o->ncases, o->cases[i],
                  cp_status_name(timed[i].status));
-        if (!direct)
-            cp_pass_progress_say(prog, (double)(i + 1) / steps, label, text);
+        cp_pass_progress_say(prog, (double)(i + 1) / steps, label, text);
     }
     for (size_t i = 0; i < o->ncases && rc < 0; i++) {
         if (i == lost_at) {
@@ -244,7 +243,8 @@ static int first_pass(const cp_passes_opts *o, cp_pass_progress *prog, cp_sessio
             rc = add_case(s, &first[i], status);
         snprintf(text, sizeof text, "[%zu/%zu] %s %s: %s", i + 1, o->ncases, o->cases[i],
                  o->split ? "traced" : "run", cp_status_name(first[i].status));
-        if (!direct)
+        /* A bare pass's verdict line is its progress sink's. */
+        if (!prog->bare)
             cp_pass_progress_say(prog, (steps - (double)o->ncases + (double)(i + 1)) / steps,
                                  label, text);
     }
@@ -266,19 +266,40 @@ int cp_passes_run(const cp_passes_opts *o, cp_session *s, int *status)
     if (passes > 1)
         say(o, "cuproof: pass 1 of %d in this process (%d)\n", passes, (int)getpid());
     /* One pass of one process: the session's progress sink shows each case
-     * as it ends; else the cases reach it at the end, and this says them. */
-    cp_pass_progress prog;
-    cp_pass_progress_start(&prog, direct ? NULL : o->progress, passes);
-    int rc = first_pass(o, &prog, s, direct, first, timed, status);
+     * as it ends; else the cases reach it at the end, and this says them.
+     * A pass run by another's (CP_PASS_PROGRESS_ENV) says them bare. The
+     * progress is a sink too, so that it hears every run (a long case is
+     * never silent); the session frees it. */
+    cp_pass_progress *prog = calloc(1, sizeof *prog);
+    const char *env = getenv(CP_PASS_PROGRESS_ENV);
+    bool child = direct && env && strcmp(env, "1") == 0;
+    if (!prog) {
+        free(first);
+        free(timed);
+        return out_of_memory();
+    }
+    cp_pass_progress_start(prog, direct && !child ? NULL : o->progress, passes, o->split);
+    prog->bare = child;
+    snprintf(prog->label, sizeof prog->label, "pass 1 of %d", passes);
+    if (cp_session_add_sink(s, (cp_sink){.name = "pass progress",
+                                         .on_run = cp_pass_progress_on_run,
+                                         .release = free,
+                                         .data = prog}) < 0) {
+        free(first);
+        free(timed);
+        fprintf(stderr, "cuproof: %s\n", cp_last_error());
+        return CP_EXIT_TOOL;
+    }
+    int rc = first_pass(o, prog, s, direct, first, timed, status);
     if (rc < 0 && o->processes > 1) {
         cp_case_result **res = calloc(o->ncases + 1, sizeof *res);
         for (size_t i = 0; res && i < o->ncases; i++)
             res[i] = &first[i];
-        rc = res ? more_processes(o, &prog, 1, res) : out_of_memory();
+        rc = res ? more_processes(o, prog, 1, res) : out_of_memory();
         free(res);
     }
     for (int pass = 2; pass <= passes && rc < 0; pass++)
-        rc = pass_in_process(o, &prog, pass, first);
+        rc = pass_in_process(o, prog, pass, first);
     for (size_t i = 0; !direct && i < o->ncases; i++) {
         if (rc < 0)
             add_case(s, &first[i], status);

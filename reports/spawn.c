@@ -4,6 +4,7 @@
 #include <cuproof/internal/spawn.h>
 
 #include <cuproof/error.h>
+#include "reports/pass_progress.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -105,7 +106,10 @@ int cp_pass_in_process(char *const args[], size_t nargs, const char *dir, cp_rep
     argv[k++] = "--out";
     argv[k++] = (char *)dir;
     int status = 0, sig = 0;
+    /* The pass says each case as it is timed, for on_wait to follow. */
+    setenv(CP_PASS_PROGRESS_ENV, "1", 1);
     int rc = spawn(exe, argv, log, pid);
+    unsetenv(CP_PASS_PROGRESS_ENV);
     free(argv);
     if (rc < 0)
         return rc;

@@ -410,9 +410,10 @@ Test(passes, a_claims_window_against_the_passes_spread)
 
 /* Progress of a later pass, read from its process's log as it grows: a
  * case's line is said as soon as its end is written (not before), with
- * the share of the run it closes and the time left; a slow variant's line
- * does not close its case; a silence longer than the quiet limit is
- * broken by a line of its own. */
+ * the share of the run it closes and the time left (a split pass: the
+ * timing is its first half, the verdicts its second); a slow variant's
+ * line closes nothing; a silence longer than the quiet limit is broken by
+ * a line of its own. */
 Test(passes, a_later_pass_is_said_from_its_log_as_it_grows)
 {
     char log[] = "/tmp/cuproof-progress-XXXXXX";
@@ -424,15 +425,19 @@ Test(passes, a_later_pass_is_said_from_its_log_as_it_grows)
     FILE *out = open_memstream(&said, &said_len);
     cr_assert(w && out);
     cp_pass_progress p;
-    cp_pass_progress_start(&p, out, 2);
+    cp_pass_progress_start(&p, out, 2, true);
     p.quiet_s = 3600; /* no heartbeat until asked for below */
     pid_t pid = 4242;
     cp_pass_progress_follow(&p, "pass 2 of 2", log, &pid, 1, 1);
-    fputs("cuproof: NVIDIA H200 ...\n[1/2] vector-add  add: 50 timed runs in 3.2 s (stop", w);
+    fputs("cuproof: NVIDIA H200 ...\n[1/2] vector-add timed: passed\n", w);
+    fflush(w);
+    cp_pass_progress_poll(&p);
+    cr_expect_float_eq(p.done, 1.25, 1e-9, "case 1 of 2 timed: a quarter of pass 2");
+    fputs("[1/2] vector-add  add: 50 timed runs in 3.2 s (stop", w);
     fflush(w);
     cp_pass_progress_poll(&p);
     fflush(out);
-    cr_expect_eq(said_len, 0, "nothing whole yet: %s", said ? said : "");
+    cr_expect_null(strstr(said, "50 timed runs"), "nothing whole yet: %s", said);
     fputs("ped by noise)\n[1/2] passed  vector-add  ok\n", w);
     fflush(w);
     cp_pass_progress_poll(&p);
@@ -442,7 +447,7 @@ Test(passes, a_later_pass_is_said_from_its_log_as_it_grows)
                        "%s", said);
     cr_expect_not_null(strstr(said, "cuproof: pass 2 of 2: [1/2] passed  vector-add  ok"), "%s",
                        said);
-    cr_expect_float_eq(p.done, 1.5, 1e-9, "half of pass 2 done after case 1 of 2");
+    cr_expect_float_eq(p.done, 1.75, 1e-9, "case 1 of 2 traced: three quarters of pass 2");
     cr_expect_not_null(strstr(said, "left)"), "the time left is said: %s", said);
     /* The control: no line, but a quiet limit passed. */
     p.quiet_s = 0;
