@@ -84,8 +84,8 @@ static int summarise(cp_comparison *c)
         for (size_t k = 0; k < CP_CMP_NVERDICTS; k++)
             c->verdict_counts[k] += strcmp(v->verdict, cp_cmp_summary_verdict(k)) == 0;
         if (v->by_runs)
-            spreads[c->runs_compared++] = v->spread_old > v->spread_new ? v->spread_old
-                                                                        : v->spread_new;
+            spreads[c->runs_compared++] =
+                v->spread_old > v->spread_new ? v->spread_old : v->spread_new;
         /* A capped count is "more than the most": above it in the order. */
         if (strcmp(v->verdict, "noisy") == 0 && !v->reports_needed && v->runs_needed)
             needed[c->noisy_with_runs++] = (double)v->runs_needed + (v->runs_capped ? 1 : 0);
@@ -105,8 +105,8 @@ static int summarise(cp_comparison *c)
                           100 * c->median_spread, 100 * c->threshold);
         if (c->noisy_with_runs && at > 0 && (size_t)at < sizeof c->noisy_note)
             snprintf(c->noisy_note + at, sizeof c->noisy_note - (size_t)at,
-                     "; the noisy would need a median of %zu runs a side%s",
-                     c->median_runs_needed, c->median_runs_capped ? " or more" : "");
+                     "; the noisy would need a median of %zu runs a side%s", c->median_runs_needed,
+                     c->median_runs_capped ? " or more" : "");
     }
     free(spreads);
     free(needed);

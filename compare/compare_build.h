@@ -78,6 +78,21 @@ static inline void mark_slower(cp_cmp_variant *v, const cp_comparison *c)
     v->regression = v->slower && (c->comparable || c->forced);
 }
 
+/* One case on one side, paired once: the case in each of the side's
+ * reports, NULL where a report lacks it (cp_cmp_side_case). Every part
+ * reads a case's results through it instead of looking the case up by
+ * name in every report again. */
+typedef struct side_case {
+    const char *name;
+    const cp_case_result **of;
+    size_t n;
+} side_case;
+
+/* compare_load.c: case `name` in each report of side `s` into *out (free
+ * with cp_cmp_side_case_free). Returns 0 or CP_ENOMEM. */
+int cp_cmp_side_case(const cp_compare_side *s, const char *name, side_case *out);
+void cp_cmp_side_case_free(side_case *sc);
+
 /* compare_load.c: the reasons reports `a` and `b` cannot be compared
  * (GPU, driver, profile), each prefixed by `prefix`; each report of a
  * side against its first; a warning when the sides' address layouts or
@@ -92,8 +107,8 @@ void cp_cmp_layout_warning(cp_comparison *c, const cp_compare_side *o, const cp_
  * case ci) timed on both sides: its runs a side and its sample-level
  * verdict, appended; nothing when a side did not time it. Returns 0 or
  * CP_ENOMEM. */
-int cp_cmp_time_variant(cp_comparison *c, caps *k, const cp_compare_side *o, const cp_compare_side *n,
-                   const char *cname, size_t ci, const char *vname);
+int cp_cmp_time_variant(cp_comparison *c, caps *k, const side_case *o, const side_case *n,
+                        size_t ci, const char *vname);
 
 /* compare_timing.c: the host-bound rule on variant v, whose smaller
  * device share of the two sides is `share` (NAN: untraced): a slower or
@@ -103,8 +118,8 @@ void cp_cmp_host_rule(cp_cmp_variant *v, double share, const cp_comparison *c);
 /* compare_changes.c: case `ca` of the old side (the comparison's case ci)
  * against the new: its variants, checks, status, claims, findings and
  * trace metrics. Returns 0 or CP_ENOMEM. */
-int cp_cmp_compare_case(cp_comparison *c, caps *k, const cp_compare_side *o, const cp_compare_side *n,
-                const cp_case_result *ca, size_t ci);
+int cp_cmp_compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
+                        const cp_compare_side *n, const cp_case_result *ca, size_t ci);
 
 /* compare_runs.c: every variant's verdict with the run as the unit (both
  * sides of two runs or more), else "single run"; then drift. Returns 0 or

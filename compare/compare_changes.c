@@ -46,14 +46,13 @@ static int verdict_rank(cp_verdict v)
     return v == CP_VERDICT_CONFIRMED ? 0 : v == CP_VERDICT_NOT_MEASURED ? 1 : 2;
 }
 
-/* The worst result of check `name` of case `cname` among a side's
+/* The worst result of check `name` of the side's case among its
  * reports; false when none holds it. */
-static bool side_check(const cp_compare_side *s, const char *cname, const char *name,
-                       cp_check_status *out)
+static bool side_check(const side_case *s, const char *name, cp_check_status *out)
 {
     bool found = false;
     for (size_t i = 0; i < s->n; i++) {
-        const cp_case_result *c = cp_report_case(&s->reports[i], cname);
+        const cp_case_result *c = s->of[i];
         for (size_t j = 0; c && j < c->nchecks; j++)
             if (strcmp(c->checks[j].name, name) == 0) {
                 if (!found || check_rank(c->checks[j].status) > check_rank(*out))
@@ -65,11 +64,11 @@ static bool side_check(const cp_compare_side *s, const char *cname, const char *
     return found;
 }
 
-static bool side_status(const cp_compare_side *s, const char *cname, cp_status *out)
+static bool side_status(const side_case *s, cp_status *out)
 {
     bool found = false;
     for (size_t i = 0; i < s->n; i++) {
-        const cp_case_result *c = cp_report_case(&s->reports[i], cname);
+        const cp_case_result *c = s->of[i];
         if (c && (!found || status_rank(c->status) > status_rank(*out)))
             *out = c->status;
         found |= c != NULL;
@@ -80,12 +79,11 @@ static bool side_status(const cp_compare_side *s, const char *cname, cp_status *
 /* Each pass's value of a windowed claim over a side's reports (its one
  * value where a report kept no passes), into v (room for `cap`); the
  * count. */
-static size_t side_claim_values(const cp_compare_side *s, const char *cname, const char *text,
-                                double *v, size_t cap)
+static size_t side_claim_values(const side_case *s, const char *text, double *v, size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < s->n; i++) {
-        const cp_case_result *c = cp_report_case(&s->reports[i], cname);
+        const cp_case_result *c = s->of[i];
         for (size_t j = 0; c && j < c->nclaims; j++) {
             const cp_claim_result *k = &c->claims[j];
             if (strcmp(k->text, text) != 0 || !k->has_window)
@@ -110,15 +108,14 @@ static size_t side_claim_values(const cp_compare_side *s, const char *cname, con
  * logs, p < CP_RUN_ALPHA); otherwise `why` says what the values were.
  * Fewer values: no spread is known, and the flip counts.
  */
-static bool claim_moved(const cp_compare_side *o, const cp_compare_side *n, const char *cname,
-                        const char *text, char *why, size_t len)
+static bool claim_moved(const side_case *o, const side_case *n, const char *text, char *why,
+                        size_t len)
 {
     double a[2 * CP_CLAIM_MAX_PASSES], b[2 * CP_CLAIM_MAX_PASSES];
-    size_t na = side_claim_values(o, cname, text, a, sizeof a / sizeof *a);
-    size_t nb = side_claim_values(n, cname, text, b, sizeof b / sizeof *b);
+    size_t na = side_claim_values(o, text, a, sizeof a / sizeof *a);
+    size_t nb = side_claim_values(n, text, b, sizeof b / sizeof *b);
     cp_run_cmp t;
-    if (na < 2 || nb < 2 ||
-        cp_compare_runs(a, na, b, nb, NULL, NULL, 0, 0, &t) < 0) {
+    if (na < 2 || nb < 2 || cp_compare_runs(a, na, b, nb, NULL, NULL, 0, 0, &t) < 0) {
         cp_clear_last_error();
         return true;
     }
@@ -130,18 +127,18 @@ static bool claim_moved(const cp_compare_side *o, const cp_compare_side *n, cons
         cp_clear_last_error();
         return true;
     }
-    snprintf(why, len, "within the spread between runs: %.4g to %.4g over %zu passes, then %.4g "
-                       "to %.4g over %zu (p %.2g)",
+    snprintf(why, len,
+             "within the spread between runs: %.4g to %.4g over %zu passes, then %.4g "
+             "to %.4g over %zu (p %.2g)",
              ta.min_ms, ta.max_ms, na, tb.min_ms, tb.max_ms, nb, t.p);
     return false;
 }
 
-static bool side_claim(const cp_compare_side *s, const char *cname, const char *text,
-                       cp_verdict *out)
+static bool side_claim(const side_case *s, const char *text, cp_verdict *out)
 {
     bool found = false;
     for (size_t i = 0; i < s->n; i++) {
-        const cp_case_result *c = cp_report_case(&s->reports[i], cname);
+        const cp_case_result *c = s->of[i];
         for (size_t j = 0; c && j < c->nclaims; j++)
             if (strcmp(c->claims[j].text, text) == 0) {
                 if (!found || verdict_rank(c->claims[j].verdict) > verdict_rank(*out))
@@ -170,13 +167,12 @@ static size_t traced_runs(const cp_variant_result *v, const cp_metrics **out, si
 
 /* How many traced runs of a side (traced_runs) raised finding `name` on
  * case/variant; *traced gets how many runs were traced. */
-static size_t side_finding(const cp_compare_side *s, const char *cname, const char *vname,
-                           const char *name, size_t *traced)
+static size_t side_finding(const side_case *s, const char *vname, const char *name, size_t *traced)
 {
     size_t raised = 0;
     *traced = 0;
     for (size_t i = 0; i < s->n; i++) {
-        const cp_variant_result *v = cp_case_variant(cp_report_case(&s->reports[i], cname), vname);
+        const cp_variant_result *v = cp_case_variant(s->of[i], vname);
         const cp_metrics *m[CP_TRACED_RUNS_MAX];
         size_t nm = traced_runs(v, m, CP_TRACED_RUNS_MAX);
         for (size_t r = 0; r < nm; r++) {
@@ -194,8 +190,7 @@ static size_t side_finding(const cp_compare_side *s, const char *cname, const ch
  * got worse. */
 static bool worse(const char *was, const char *now, const char *good, const char *bad)
 {
-    return strcmp(was, good) == 0 &&
-           (strcmp(now, bad) == 0 || strcmp(now, "inconclusive") == 0);
+    return strcmp(was, good) == 0 && (strcmp(now, bad) == 0 || strcmp(now, "inconclusive") == 0);
 }
 
 /* One change of a check, case status or claim; `why` ("" for none) says
@@ -219,8 +214,8 @@ static int change(cp_cmp_change **list, size_t *n, size_t *cap, const char *cnam
 
 /* The findings of each traced variant of case `ca` that one side raised
  * and the other did not, both sides traced. */
-static int compare_findings(cp_comparison *c, caps *k, const cp_compare_side *o,
-                            const cp_compare_side *n, const cp_case_result *ca, size_t ci)
+static int compare_findings(cp_comparison *c, caps *k, const side_case *o, const side_case *n,
+                            const cp_case_result *ca, size_t ci)
 {
     size_t nf = 0;
     const cp_finding_def *defs = cp_finding_defs(&nf);
@@ -228,8 +223,8 @@ static int compare_findings(cp_comparison *c, caps *k, const cp_compare_side *o,
         const char *vname = ca->variants[vi].name;
         for (size_t f = 0; f < nf; f++) {
             size_t ta, tb;
-            size_t in_old = side_finding(o, ca->name, vname, defs[f].name, &ta);
-            size_t in_new = side_finding(n, ca->name, vname, defs[f].name, &tb);
+            size_t in_old = side_finding(o, vname, defs[f].name, &ta);
+            size_t in_new = side_finding(n, vname, defs[f].name, &tb);
             bool was = in_old > 0, now = in_new > 0;
             if (!ta || !tb || was == now)
                 continue;
@@ -254,17 +249,22 @@ static int compare_findings(cp_comparison *c, caps *k, const cp_compare_side *o,
 
 /* The metrics compared between runs: what a case's claims and
  * expectations are about. */
-static const char *const compared_metrics[] = {
-    "copy_kernel_overlap_ratio", "peak_concurrent_kernels", "mean_concurrent_kernels",
-    "efficiency", "comm_compute_overlap_ratio", "kernels", "copies", "memsets"};
+static const char *const compared_metrics[] = {"copy_kernel_overlap_ratio",
+                                               "peak_concurrent_kernels",
+                                               "mean_concurrent_kernels",
+                                               "efficiency",
+                                               "comm_compute_overlap_ratio",
+                                               "kernels",
+                                               "copies",
+                                               "memsets"};
 
 /* Each traced run's value of metric `d` for case/variant on a side. */
-static size_t side_metric(const cp_compare_side *s, const char *cname, const char *vname,
-                          const cp_metric_def *d, double *out, size_t cap)
+static size_t side_metric(const side_case *s, const char *vname, const cp_metric_def *d,
+                          double *out, size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < s->n && n < cap; i++) {
-        const cp_variant_result *v = cp_case_variant(cp_report_case(&s->reports[i], cname), vname);
+        const cp_variant_result *v = cp_case_variant(s->of[i], vname);
         const cp_metrics *m[CP_TRACED_RUNS_MAX];
         size_t nm = traced_runs(v, m, CP_TRACED_RUNS_MAX);
         for (size_t r = 0; r < nm && n < cap; r++)
@@ -286,9 +286,8 @@ static bool towards_failing(const cp_case_result *ca, const char *vname, const c
         if (!cp_check_expectation(ca->checks[i].name, vname, ca->nvariants == 1, &list))
             continue;
         const cp_expectation *e = &list.items[0];
-        bool hit = strcmp(e->name, metric) == 0 &&
-                   (up ? (e->op == CP_OP_LT || e->op == CP_OP_LE)
-                       : (e->op == CP_OP_GT || e->op == CP_OP_GE));
+        bool hit = strcmp(e->name, metric) == 0 && (up ? (e->op == CP_OP_LT || e->op == CP_OP_LE)
+                                                       : (e->op == CP_OP_GT || e->op == CP_OP_GE));
         cp_expect_list_free(&list);
         if (hit) {
             snprintf(text, len, "%s", ca->checks[i].name);
@@ -299,9 +298,8 @@ static bool towards_failing(const cp_case_result *ca, const char *vname, const c
 }
 
 /* The trace metrics of case `ca`'s variants that moved between the sides. */
-static int compare_metrics(cp_comparison *c, caps *k, const cp_compare_side *o,
-                           const cp_compare_side *n, const cp_case_result *ca,
-                           const cp_case_result *ca_new, size_t ci)
+static int compare_metrics(cp_comparison *c, caps *k, const side_case *o, const side_case *n,
+                           const cp_case_result *ca, const cp_case_result *ca_new, size_t ci)
 {
     enum { CAP = 256 };
     double a[CAP], b[CAP];
@@ -311,8 +309,8 @@ static int compare_metrics(cp_comparison *c, caps *k, const cp_compare_side *o,
             const cp_metric_def *d = cp_metric_find(compared_metrics[m]);
             if (!d)
                 continue;
-            size_t na = side_metric(o, ca->name, vname, d, a, CAP);
-            size_t nb = side_metric(n, ca->name, vname, d, b, CAP);
+            size_t na = side_metric(o, vname, d, a, CAP);
+            size_t nb = side_metric(n, vname, d, b, CAP);
             if (!na || !nb)
                 continue;
             double ma, sa, mb, sb;
@@ -340,9 +338,9 @@ static int compare_metrics(cp_comparison *c, caps *k, const cp_compare_side *o,
             e->single_run = single;
             /* Towards failing what the case declares; a single run a side
              * cannot show it is more than the run's own scatter. */
-            e->regression = !single && ca_new &&
-                            towards_failing(ca_new, vname, d->name, diff > 0, e->towards,
-                                            sizeof e->towards);
+            e->regression =
+                !single && ca_new &&
+                towards_failing(ca_new, vname, d->name, diff > 0, e->towards, sizeof e->towards);
         }
     }
     return 0;
@@ -355,10 +353,10 @@ static int compare_metrics(cp_comparison *c, caps *k, const cp_compare_side *o,
 static size_t side_values(void *ctx, const cp_case_result *c, size_t variant,
                           const cp_metric_def *d, double *out, size_t cap)
 {
-    return side_metric(ctx, c->name, c->variants[variant].name, d, out, cap);
+    return side_metric(ctx, c->variants[variant].name, d, out, cap);
 }
 
-static int compare_margins(cp_comparison *c, caps *k, const cp_compare_side *n,
+static int compare_margins(cp_comparison *c, caps *k, const side_case *n,
                            const cp_case_result *ca_new, size_t ci)
 {
     enum { CAP = 256 };
@@ -395,29 +393,32 @@ int cp_cmp_compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
 {
     int rc = 0;
     const char *name = ca->name;
+    side_case so = {0}, sn = {0};
+    CP_TRY(cp_cmp_side_case(o, name, &so));
+    CP_TRY(cp_cmp_side_case(n, name, &sn));
     for (size_t i = 0; i < ca->nvariants; i++) {
         const char *vname = ca->variants[i].name;
         bool seen = false;
         for (size_t j = 0; j < c->nvariants && !seen; j++)
             seen = c->variants[j].case_index == ci && strcmp(c->variants[j].variant, vname) == 0;
         if (!seen)
-            CP_TRY(cp_cmp_time_variant(c, k, o, n, name, ci, vname));
+            CP_TRY(cp_cmp_time_variant(c, k, &so, &sn, ci, vname));
     }
     bool check_regressed = false;
     for (size_t i = 0; i < ca->nchecks; i++) {
         cp_check_status sa, sb;
         const char *kname = ca->checks[i].name;
-        if (!side_check(o, name, kname, &sa) || !side_check(n, name, kname, &sb) || sa == sb)
+        if (!side_check(&so, kname, &sa) || !side_check(&sn, kname, &sb) || sa == sb)
             continue;
         const char *was = cp_check_status_name(sa), *now = cp_check_status_name(sb);
         /* A check that passed and now fails (or cannot tell) is a regression too. */
         bool regression = worse(was, now, "passed", "failed");
         check_regressed |= regression;
-        CP_TRY(change(&c->checks, &c->nchecks, &k->checks, name, ci, kname, was, now,
-                      regression, ""));
+        CP_TRY(
+            change(&c->checks, &c->nchecks, &k->checks, name, ci, kname, was, now, regression, ""));
     }
     cp_status csa, csb;
-    if (side_status(o, name, &csa) && side_status(n, name, &csb) && csa != csb) {
+    if (side_status(&so, &csa) && side_status(&sn, &csb) && csa != csb) {
         const char *was = cp_status_name(csa), *now = cp_status_name(csb);
         /* Counted once per case: a check that got worse already counted. */
         bool regression = worse(was, now, "passed", "failed") && !check_regressed;
@@ -426,28 +427,30 @@ int cp_cmp_compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
     for (size_t i = 0; i < ca->nclaims; i++) {
         cp_verdict va, vb;
         const char *text = ca->claims[i].text;
-        if (!side_claim(o, name, text, &va) || !side_claim(n, name, text, &vb) || va == vb)
+        if (!side_claim(&so, text, &va) || !side_claim(&sn, text, &vb) || va == vb)
             continue;
         const char *was = cp_verdict_name(va), *now = cp_verdict_name(vb);
         /* A claim that held (inside its window, or beyond it on the
          * claimed side) and is now refuted got worse; moving within the
          * claimed side (confirmed, exceeded, fell short) is said, not
          * counted. */
-        bool held = va == CP_VERDICT_CONFIRMED || va == CP_VERDICT_EXCEEDED ||
-                    va == CP_VERDICT_FELL_SHORT;
+        bool held =
+            va == CP_VERDICT_CONFIRMED || va == CP_VERDICT_EXCEEDED || va == CP_VERDICT_FELL_SHORT;
         char why[160] = "";
         bool worse = held && vb == CP_VERDICT_REFUTED;
         if (worse)
-            worse = claim_moved(o, n, name, text, why, sizeof why);
+            worse = claim_moved(&so, &sn, text, why, sizeof why);
         CP_TRY(change(&c->claims, &c->nclaims, &k->claims, name, ci, text, was, now, worse, why));
     }
-    CP_TRY(compare_findings(c, k, o, n, ca, ci));
+    CP_TRY(compare_findings(c, k, &so, &sn, ca, ci));
     const cp_case_result *ca_new = NULL;
-    for (size_t r = 0; r < n->n && !ca_new; r++)
-        ca_new = cp_report_case(&n->reports[r], name);
-    CP_TRY(compare_metrics(c, k, o, n, ca, ca_new, ci));
+    for (size_t r = 0; r < sn.n && !ca_new; r++)
+        ca_new = sn.of[r];
+    CP_TRY(compare_metrics(c, k, &so, &sn, ca, ca_new, ci));
     if (ca_new)
-        CP_TRY(compare_margins(c, k, n, ca_new, ci));
+        CP_TRY(compare_margins(c, k, &sn, ca_new, ci));
 out:
+    cp_cmp_side_case_free(&so);
+    cp_cmp_side_case_free(&sn);
     return rc;
 }

@@ -106,7 +106,6 @@ out:
     return 0;
 }
 
-
 /* ---- comparability ---- */
 
 /* Adds why reports a and b cannot be compared: another GPU, driver or
@@ -124,8 +123,8 @@ int cp_cmp_env_reasons(cp_comparison *c, caps *k, const cp_report *a, const cp_r
         CP_TRY(reason(c, k, "%sdifferent driver versions (%d and %d)", who, a->env.driver_version,
                       b->env.driver_version));
     if (strcmp(a->profile, b->profile) != 0)
-        CP_TRY(reason(c, k, "%sdifferent profiles (%s and %s): their sizes differ", who,
-                      a->profile, b->profile));
+        CP_TRY(reason(c, k, "%sdifferent profiles (%s and %s): their sizes differ", who, a->profile,
+                      b->profile));
 out:
     return rc;
 }
@@ -184,4 +183,22 @@ int cp_cmp_side_reasons(cp_comparison *c, caps *k, const cp_compare_side *s, con
     }
 out:
     return rc;
+}
+
+int cp_cmp_side_case(const cp_compare_side *s, const char *name, side_case *out)
+{
+    out->name = name;
+    out->n = s->n;
+    out->of = calloc(s->n ? s->n : 1, sizeof *out->of);
+    if (!out->of)
+        return CP_ENOMEM;
+    for (size_t i = 0; i < s->n; i++)
+        out->of[i] = cp_report_case(&s->reports[i], name);
+    return 0;
+}
+
+void cp_cmp_side_case_free(side_case *sc)
+{
+    free(sc->of);
+    sc->of = NULL;
 }

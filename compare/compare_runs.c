@@ -239,8 +239,10 @@ int cp_cmp_run_verdicts(cp_comparison *c)
             /* run_stats' rule: no spread between runs, no change called;
              * what the samples within the run say, said beside it. */
             char within[160];
-            snprintf(within, sizeof within, "one run a side: the spread between runs is unknown; "
-                     "within the run: %s", v->verdict);
+            snprintf(within, sizeof within,
+                     "one run a side: the spread between runs is unknown; "
+                     "within the run: %s",
+                     v->verdict);
             snprintf(v->why, sizeof v->why, "%s", within);
             snprintf(v->verdict, sizeof v->verdict, "%s", cp_cmp_verdict_name(t.verdict));
             mark_slower(v, c);

@@ -36,7 +36,6 @@ const char *cp_compare_verdict(double old_ms, double old_sd, double new_ms, doub
     return *change < 0 ? "faster" : "slower";
 }
 
-
 /* ---- timing ---- */
 
 /* Whether metric `name` was in the report (not one of an older schema). */
@@ -65,8 +64,8 @@ static double device_share(const cp_variant_result *v)
     if (!(span > 0) || idle > span || !(median_ms > 0))
         return NAN;
     double pageable = has_metric(v, "pageable_copy_sum_ns") ? (double)m->pageable_copy_sum_ns
-                      : m->pageable_copies > 0           ? (double)m->copy_busy_ns
-                                                         : 0;
+                      : m->pageable_copies > 0              ? (double)m->copy_busy_ns
+                                                            : 0;
     return fmax(0, span - idle - pageable) / 1e6 / median_ms;
 }
 
@@ -88,8 +87,8 @@ static uint64_t seed_of(const char *c, const char *v)
 typedef struct side_timing {
     cp_cmp_run *runs;
     size_t n, cap;
-    size_t counted; /* timing.runs summed: the values behind the medians */
-    double share;   /* NAN when a report has no trace of it */
+    size_t counted;    /* timing.runs summed: the values behind the medians */
+    double share;      /* NAN when a report has no trace of it */
     bool every_sample; /* every run kept its samples */
 } side_timing;
 
@@ -134,15 +133,14 @@ static int add_run(side_timing *t, size_t report, double median, double sd, cons
 
 /* Every run of case/variant on a side: a report whose variant has passes
  * gives one run each, any other that timed it one run. */
-static int side_runs(const cp_compare_side *s, const char *cname, const char *vname,
-                     side_timing *t)
+static int side_runs(const side_case *s, const char *vname, side_timing *t)
 {
     int rc = 0;
     memset(t, 0, sizeof *t);
     t->every_sample = true;
     bool first = true;
     for (size_t i = 0; i < s->n; i++) {
-        const cp_variant_result *v = cp_case_variant(cp_report_case(&s->reports[i], cname), vname);
+        const cp_variant_result *v = cp_case_variant(s->of[i], vname);
         if (!v || !(v->timing.median_ms > 0))
             continue;
         if (v->nruns) {
@@ -276,14 +274,14 @@ void cp_cmp_host_rule(cp_cmp_variant *v, double share, const cp_comparison *c)
     }
 }
 
-int cp_cmp_time_variant(cp_comparison *c, caps *k, const cp_compare_side *o,
-                           const cp_compare_side *n, const char *cname, size_t case_index,
-                           const char *vname)
+int cp_cmp_time_variant(cp_comparison *c, caps *k, const side_case *o, const side_case *n,
+                        size_t case_index, const char *vname)
 {
+    const char *cname = o->name;
     int rc = 0;
     side_timing a = {0}, b = {0};
-    CP_TRY(side_runs(o, cname, vname, &a));
-    CP_TRY(side_runs(n, cname, vname, &b));
+    CP_TRY(side_runs(o, vname, &a));
+    CP_TRY(side_runs(n, vname, &b));
     if (a.n == 0 || b.n == 0)
         goto out;
     cp_cmp_variant *v = push(&c->variants, &c->nvariants, &k->variants, sizeof *v);

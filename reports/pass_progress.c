@@ -49,8 +49,8 @@ void cp_pass_progress_say(cp_pass_progress *p, double done, const char *label, c
     if (p->bare)
         fprintf(p->out, "%s\n", text);
     else
-        fprintf(p->out, "cuproof: %s: %s (%.0f s in%s)\n", label, text,
-                (now - p->start_ms) / 1e3, left);
+        fprintf(p->out, "cuproof: %s: %s (%.0f s in%s)\n", label, text, (now - p->start_ms) / 1e3,
+                left);
     fflush(p->out);
     p->said_ms = now;
 }
@@ -94,8 +94,8 @@ void cp_pass_progress_on_run(void *progress, const cp_run_progress *r)
         strcmp(r->phase, "done") == 0)
         return;
     char text[256];
-    snprintf(text, sizeof text, "%s %s (%d/%d): %s run %d, still running", r->case_name,
-             r->variant, r->variant_index + 1, r->nvariants, r->phase, r->run);
+    snprintf(text, sizeof text, "%s %s (%d/%d): %s run %d, still running", r->case_name, r->variant,
+             r->variant_index + 1, r->nvariants, r->phase, r->run);
     cp_pass_progress_say(p, p->done, p->label, text);
 }
 
