@@ -60,6 +60,7 @@ int cp_cmd_ab(int argc, char **argv)
                     .seed = (uint64_t)time(NULL),
                     .threshold = 0.05,
                     .min_effect = 0.02,
+                    .max_time_s = 600,
                     .progress = stdout};
     int status = -1;
     char self[4096] = "";
@@ -95,6 +96,12 @@ int cp_cmd_ab(int argc, char **argv)
         } else if (strcmp(opt, "--min-pairs") == 0) {
             if (!cp_parse_int(val, 2, 1000, &o.min_pairs))
                 status = cp_usage_error("--min-pairs '%s': expected 2 to 1000", val ? val : "");
+        } else if (strcmp(opt, "--max-time") == 0) {
+            char *end = NULL;
+            o.max_time_s = val ? strtod(val, &end) : -1;
+            if (!val || !end || *end || end == val || !(o.max_time_s >= 0 && o.max_time_s <= 1e6))
+                status = cp_usage_error("--max-time wants seconds such as 600, got '%s'",
+                                        val ? val : "");
         } else if (strcmp(opt, "--threshold") == 0) {
             char *end = NULL;
             o.threshold = val ? strtod(val, &end) : -1;

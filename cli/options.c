@@ -80,6 +80,8 @@ const cp_help_opt cp_opts_ab[] = {
     {"--pairs N", "at most N pairs (default 20): past them an undecided variant is noisy, with "
                   "the pairs that would decide it"},
     {"--min-pairs N", "at least N pairs before any verdict (default 5)"},
+    {"--max-time S", "start no pair after S seconds (default 600): a variant then undecided "
+                     "is noisy, with the pairs that would decide it; 0 for no limit"},
     {"--threshold F", "a variant of B slower than A's by more than F (default 0.05) is a "
                       "regression"},
     {"--profile ci|full", "the runs' problem sizes (default ci)"},

@@ -6,6 +6,7 @@
  */
 #include <cuproof/internal/ab.h>
 
+#include <cuproof/clock.h>
 #include <cuproof/error.h>
 #include <cuproof/internal/report.h>
 #include <cuproof/internal/spawn.h>
@@ -51,14 +52,14 @@ static size_t count(char *const *v)
 
 /* One run of side B (`b`) or A into `dir` (its output in dir.log): a
  * build's `run` of the cases, or `exec` of a program. */
-static int run_build(const cp_ab_opts *o, bool b, const char *dir)
+static int run_build(const cp_ab_opts *o, char *const *cases, bool b, const char *dir)
 {
     char exe[4096], log[4200];
     bool exec = o->exec_a != NULL;
     executable(exec ? o->self : b ? o->b : o->a, exe, sizeof exe);
     snprintf(log, sizeof log, "%s.log", dir);
     char *const *program = b ? o->exec_b : o->exec_a;
-    size_t nargs = exec ? count(program) : count(o->cases);
+    size_t nargs = exec ? count(program) : count(cases);
     char **argv = calloc(nargs + 12, sizeof *argv);
     if (!argv)
         return cp_failf(CP_ENOMEM, "out of memory");
@@ -76,7 +77,7 @@ static int run_build(const cp_ab_opts *o, bool b, const char *dir)
     if (exec)
         argv[k++] = "--";
     for (size_t i = 0; i < nargs; i++)
-        argv[k++] = exec ? program[i] : o->cases[i];
+        argv[k++] = exec ? program[i] : cases[i];
     int status = 0, sig = 0;
     int rc = cp_spawn_logged(exe, argv, log, &status, &sig);
     free(argv);
@@ -113,12 +114,22 @@ static int list_variants(const cp_report *a, const cp_report *b, cp_ab_result *o
     return 0;
 }
 
-/* One pair's log ratios into each variant (a variant missing from a run
- * of this pair gets none this time). */
+/* Whether variant v's verdict is final: decided, and not for want of
+ * pairs (noisy or single run). */
+static bool settled(const cp_ab_variant *v)
+{
+    return v->verdict.decided && v->verdict.verdict != CP_CMP_NOISY &&
+           v->verdict.verdict != CP_CMP_SINGLE_RUN;
+}
+
+/* One pair's log ratios into each variant not settled yet (a variant
+ * missing from a run of this pair gets none this time). */
 static int add_pair(const cp_report *a, const cp_report *b, cp_ab_result *out)
 {
     for (size_t i = 0; i < out->nvariants; i++) {
         cp_ab_variant *v = &out->variants[i];
+        if (settled(v))
+            continue;
         const cp_variant_result *va = cp_case_variant(cp_report_case(a, v->case_name), v->variant);
         const cp_variant_result *vb = cp_case_variant(cp_report_case(b, v->case_name), v->variant);
         if (!va || !vb || va->timing.median_ms <= 0 || vb->timing.median_ms <= 0)
@@ -148,11 +159,61 @@ static int judge(const cp_ab_opts *o, cp_ab_result *out)
         if (rc < 0)
             return rc;
         /* At the budget the rule stops undecided: noisy is no decision. */
-        out->all_decided = out->all_decided && v->verdict.decided &&
-                           v->verdict.verdict != CP_CMP_NOISY &&
-                           v->verdict.verdict != CP_CMP_SINGLE_RUN;
+        out->all_decided = out->all_decided && settled(v);
         out->regressions += v->verdict.verdict == CP_CMP_SLOWER &&
                             v->verdict.ratio - 1 > o->threshold;
+    }
+    return 0;
+}
+
+/* The names of the cases with a variant not settled, NULL-terminated, in
+ * the first pair's order, into *cases (grown to room for every variant).
+ * Returns 0 or CP_ENOMEM. */
+static int undecided_cases(const cp_ab_result *out, char ***cases)
+{
+    char **list = realloc(*cases, (out->nvariants + 1) * sizeof *list);
+    if (!list)
+        return cp_failf(CP_ENOMEM, "out of memory");
+    *cases = list;
+    size_t n = 0;
+    for (size_t i = 0; i < out->nvariants; i++) {
+        const cp_ab_variant *v = &out->variants[i];
+        bool listed = false;
+        for (size_t k = 0; k < n && !listed; k++)
+            listed = strcmp(list[k], v->case_name) == 0;
+        if (!settled(v) && !listed)
+            list[n++] = (char *)v->case_name;
+    }
+    list[n] = NULL;
+    return 0;
+}
+
+/* The time budget spent: each variant not settled is noisy, with the
+ * pairs that would decide it (the rule's estimate at the pairs it has,
+ * as at the pair budget). Returns 0 or the rule's error. */
+static int out_of_time(const cp_ab_opts *o, cp_ab_result *out)
+{
+    out->all_decided = true;
+    for (size_t i = 0; i < out->nvariants; i++) {
+        cp_ab_variant *v = &out->variants[i];
+        if (settled(v) || v->n == 0)
+            continue;
+        out->all_decided = false;
+        cp_pair_cmp est;
+        size_t looks_from = v->n < (size_t)o->min_pairs ? v->n : (size_t)o->min_pairs;
+        if (v->n >= 2) {
+            int rc = cp_pairs_decided(v->log_ratios, v->n, o->threshold, o->min_effect,
+                                      looks_from, v->n, &est);
+            if (rc < 0)
+                return rc;
+            /* Decided at the pairs it has by a single look's risk: the
+             * rule needs one more look at least. */
+            size_t next = v->n + 1 > (size_t)o->min_pairs ? v->n + 1 : (size_t)o->min_pairs;
+            v->verdict.pairs_needed = est.pairs_needed ? est.pairs_needed : next;
+            v->verdict.pairs_capped = est.pairs_capped;
+        }
+        v->verdict.verdict = v->n >= 2 ? CP_CMP_NOISY : CP_CMP_SINGLE_RUN;
+        v->verdict.decided = false;
     }
     return 0;
 }
@@ -171,14 +232,28 @@ int cp_ab_run(const cp_ab_opts *o, cp_ab_result *out)
         return cp_failf(CP_EIO, "cannot create %s: %s", o->work_dir, strerror(errno));
     uint64_t state = o->seed;
     int rc = 0;
+    double started = cp_now_ms();
+    /* The cases of the next pair: those named (every one when none is),
+     * then those with a variant not settled. Room for every variant's. */
+    char **cases = NULL;
     for (int pair = 1; pair <= o->max_pairs && rc == 0; pair++) {
+        if (pair > 1 && o->max_time_s > 0 && (cp_now_ms() - started) / 1e3 >= o->max_time_s) {
+            out->time_spent = true;
+            break;
+        }
+        char *const *these = o->cases;
+        if (pair > 1 && !o->exec_a) {
+            rc = undecided_cases(out, &cases);
+            these = cases;
+        }
         bool b_first = next_random(&state) >> 63;
         char dir_a[4096], dir_b[4096], path[4200];
         snprintf(dir_a, sizeof dir_a, "%s/p%d-a", o->work_dir, pair);
         snprintf(dir_b, sizeof dir_b, "%s/p%d-b", o->work_dir, pair);
-        rc = b_first ? run_build(o, true, dir_b) : run_build(o, false, dir_a);
         if (rc == 0)
-            rc = b_first ? run_build(o, false, dir_a) : run_build(o, true, dir_b);
+            rc = b_first ? run_build(o, these, true, dir_b) : run_build(o, these, false, dir_a);
+        if (rc == 0)
+            rc = b_first ? run_build(o, these, false, dir_a) : run_build(o, these, true, dir_b);
         cp_report ra, rb;
         memset(&ra, 0, sizeof ra);
         memset(&rb, 0, sizeof rb);
@@ -210,13 +285,19 @@ int cp_ab_run(const cp_ab_opts *o, cp_ab_result *out)
         if (rc == 0 && pair >= o->min_pairs && out->all_decided)
             break;
     }
+    free(cases);
+    if (rc == 0 && out->time_spent)
+        rc = out_of_time(o, out);
     return rc;
 }
 
 void cp_ab_print(const cp_ab_result *r, const cp_ab_opts *o, FILE *f)
 {
-    fprintf(f, "%d pairs (%d with B first); %s\n", r->pairs, r->b_first,
+    fprintf(f, "%d pairs (%d with B first); %s", r->pairs, r->b_first,
             r->all_decided ? "every variant decided" : "some variants undecided");
+    if (r->time_spent)
+        fprintf(f, "; the time budget of %g s was spent", o->max_time_s);
+    fprintf(f, "\n");
     /* Regressions first, then the rest in the reports' order. */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < r->nvariants; i++) {

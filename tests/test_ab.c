@@ -174,6 +174,93 @@ Test(ab, an_undecided_variant_is_noisy_at_the_budget)
     cp_ab_result_free(&r);
 }
 
+/* The time budget: no pair starts once it is spent. Spent after the
+ * first pair, every variant is undecided, so noisy (never a verdict on
+ * fewer pairs than the rule looks at) with the pairs that would decide
+ * it, and the result says the budget stopped it; the control: without a
+ * budget the same builds are decided. */
+Test(ab, a_spent_time_budget_stops_the_pairs_undecided)
+{
+    fake_build("a", 1.0, 0);
+    char pa[128], pb[128], work[128];
+    cp_ab_opts o = opts("a", "a", pa, pb, work);
+    o.max_time_s = 1e-6;
+    cp_ab_result r;
+    cr_assert_eq(cp_ab_run(&o, &r), 0, "%s", cp_last_error());
+    cr_expect_eq(r.pairs, 1);
+    cr_expect(r.time_spent);
+    cr_expect_not(r.all_decided);
+    for (size_t i = 0; i < r.nvariants; i++)
+        cr_expect_eq(r.variants[i].verdict.verdict, CP_CMP_SINGLE_RUN, "one pair: %s",
+                     r.variants[i].variant);
+    cp_ab_result_free(&r);
+    o.max_time_s = 0;
+    cr_assert_eq(cp_ab_run(&o, &r), 0, "%s", cp_last_error());
+    cr_expect_not(r.time_spent);
+    cr_expect(r.all_decided);
+    cp_ab_result_free(&r);
+}
+
+/* A pair runs only the cases with a variant still undecided: the fake
+ * builds record the cases each run was asked for. Two cases named; the
+ * quiet one (no noise of its own) is decided at the fifth pair, the noisy
+ * one is not, so the later runs name it alone; the quiet one's variants
+ * took no pair after they were decided. */
+Test(ab, later_pairs_run_only_the_undecided_cases)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/two", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "#!/bin/bash\n"
+            "out=; cases=\n"
+            "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift;; --*) shift;; "
+            "*) cases=\"$cases $1\";; esac; shift; done\n"
+            "echo \"$cases\" >> '%s/asked'\n"
+            "mkdir -p \"$out\"\n"
+            "n=$(cat '%s/calls' 2>/dev/null || echo 0); echo $((n + 1)) > '%s/calls'\n"
+            "awk -v call=$n 'BEGIN { srand(call * 31 + 5)\n"
+            "  printf \"{\\\"schema\\\":\\\"cuproof.report/1\\\",\\\"schema_version\\\":\\\"1.8\\\",\"\n"
+            "  printf \"\\\"profile\\\":\\\"ci\\\",\\\"env\\\":{\\\"gpu_name\\\":\\\"Fake\\\"},\\\"cases\\\":[\"\n"
+            "  q = 1.0 * (0.999 + 0.002 * rand()); w = 2.0 * (0.6 + 0.8 * rand())\n"
+            "  printf \"{\\\"name\\\":\\\"quiet\\\",\\\"status\\\":\\\"passed\\\",\\\"variants\\\":[{\\\"name\\\":\\\"v\\\",\\\"timing\\\":{\\\"runs\\\":1,\\\"median_ms\\\":%%.6f}}]},\", q\n"
+            "  printf \"{\\\"name\\\":\\\"noisy\\\",\\\"status\\\":\\\"passed\\\",\\\"variants\\\":[{\\\"name\\\":\\\"v\\\",\\\"timing\\\":{\\\"runs\\\":1,\\\"median_ms\\\":%%.6f}}]}]}\\n\", w\n"
+            "}' > \"$out/report.json\"\n",
+            dir, dir, dir);
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+    char pa[128], pb[128], work[128];
+    cp_ab_opts o = opts("two", "two", pa, pb, work);
+    o.max_pairs = 8;
+    char *cases[] = {"quiet", "noisy", NULL};
+    o.cases = cases;
+    cp_ab_result r;
+    cr_assert_eq(cp_ab_run(&o, &r), 0, "%s", cp_last_error());
+    cr_assert_eq(r.nvariants, 2);
+    cr_expect_eq(r.pairs, 8);
+    const cp_ab_variant *quiet = &r.variants[0], *noisy = &r.variants[1];
+    cr_expect_str_eq(quiet->case_name, "quiet");
+    cr_expect_eq(quiet->verdict.verdict, CP_CMP_SAME);
+    cr_expect_eq(quiet->n, 5, "no pair after it was decided: %zu", quiet->n);
+    cr_expect_eq(noisy->n, 8);
+    cp_ab_result_free(&r);
+    snprintf(path, sizeof path, "%s/asked", dir);
+    f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char line[256];
+    int runs = 0, both = 0, alone = 0;
+    while (fgets(line, sizeof line, f)) {
+        runs++;
+        both += strcmp(line, " run quiet noisy\n") == 0;
+        alone += strcmp(line, " run noisy\n") == 0;
+    }
+    fclose(f);
+    cr_expect_eq(runs, 16);
+    cr_expect_eq(both, 10, "the first five pairs name both cases");
+    cr_expect_eq(alone, 6, "the last three the undecided one alone");
+}
+
 /* Two programs instead of two builds (ab --exec): each run is `cuproof
  * exec --repeat 1` of one, judged on its wall time (the report's
  * "program" variant). A program that sleeps twice as long is slower; a

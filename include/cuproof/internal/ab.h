@@ -12,10 +12,12 @@
  * variants; any other exit, or no report, is an error naming the command
  * and its log), or for programs `SELF exec --repeat 1 --out DIR -- PROGRAM`
  * (0, 1 or 3 count: a program without GPU work still has its wall time;
- * 4, the program failed, is an error). Pairs are added, at least `min_pairs`, until every
- * variant's verdict is decided (cp_pairs_decided) or `max_pairs` is
- * reached; then an undecided variant is "noisy", with the pairs that
- * would decide it.
+ * 4, the program failed, is an error). Pairs are added, at least
+ * `min_pairs`, until every variant's verdict is decided (cp_pairs_decided),
+ * `max_pairs` is reached or `max_time_s` is spent; then an undecided
+ * variant is "noisy", with the pairs that would decide it. A pair runs
+ * only the cases that still have an undecided variant (builds; a
+ * program is one case), and a decided variant takes no more pairs.
  *
  * Internal (include/cuproof/internal/): for cuproof's command line and
  * tests. Installed so that cuproof::main builds, but not part of the
@@ -52,6 +54,10 @@ typedef struct cp_ab_opts {
     int min_pairs, max_pairs;
     uint64_t seed; /* the pairs' order */
     double threshold, min_effect;
+    /* The time budget (s): no pair starts once it is spent; 0: none. The
+     * variants then undecided are noisy, with the pairs that would decide
+     * them. */
+    double max_time_s;
     FILE *progress; /* a line per pair; NULL: none */
 } cp_ab_opts;
 
@@ -68,6 +74,7 @@ typedef struct cp_ab_result {
     int pairs;
     int b_first; /* pairs run B then A */
     bool all_decided;
+    bool time_spent; /* stopped by max_time_s with variants undecided */
     int regressions; /* variants "slower" by more than the threshold */
 } cp_ab_result;
 
