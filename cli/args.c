@@ -48,20 +48,26 @@ bool cp_parse_int(const char *s, int lo, int hi, int *out)
     return true;
 }
 
-/* Whether flag `arg` is one of the comma-separated flags of `flags`
- * ("--min-samples N, --max-samples N"); *value says whether a word
- * follows it there (it then takes a value). */
+const char *cp_opt_flag(const char **p, size_t *len, bool *value)
+{
+    const char *flag = *p;
+    if (!flag || !*flag)
+        return NULL;
+    *len = strcspn(flag, " ,");
+    *value = flag[*len] == ' ';
+    const char *next = strstr(flag, ", ");
+    *p = next ? next + 2 : NULL;
+    return flag;
+}
+
+/* Whether flag `arg` is one of the flags of `flags`; *value says whether
+ * it takes a value there. */
 static bool names_flag(const char *flags, const char *arg, bool *value)
 {
-    size_t len = strlen(arg);
-    for (const char *p = flags; p && *p;) {
-        if (strncmp(p, arg, len) == 0 && (p[len] == ' ' || p[len] == ',' || p[len] == '\0')) {
-            *value = p[len] == ' ';
+    size_t len;
+    for (const char *p = flags, *f; (f = cp_opt_flag(&p, &len, value));)
+        if (strlen(arg) == len && strncmp(f, arg, len) == 0)
             return true;
-        }
-        p = strstr(p, ", ");
-        p = p ? p + 2 : NULL;
-    }
     return false;
 }
 

@@ -46,6 +46,12 @@ typedef struct cp_help_opt {
     bool kept;
 } cp_help_opt;
 
+/* The flags of a row's `flags`, one a call: from *p, the next flag (its
+ * *len bytes at the pointer returned) and whether a word follows it there
+ * (*value: it takes a value); *p moves past it. NULL after the last. The
+ * one reading of that synopsis, for the parsers and the tables' dump. */
+const char *cp_opt_flag(const char **p, size_t *len, bool *value);
+
 /* The row of the option table `opts` (ending with {NULL}) that names
  * flag `arg`, or NULL; *value (may be NULL) says whether it takes a
  * value. */

@@ -754,16 +754,13 @@ bool cp_help_wanted(int argc, char **argv)
  * or "-" (tests/options_test.sh holds the parsers to it). */
 static void options(FILE *out)
 {
+    size_t len;
+    bool value;
     for (size_t i = 0; i < cp_ncommands; i++)
         for (const cp_help_opt *o = cp_commands[i].opts; o && o->flags; o++)
-            for (const char *p = o->flags; p && *p;) {
-                size_t len = strcspn(p, " ,");
-                bool value = p[len] == ' ';
-                fprintf(out, "%s\t%.*s\t%s\t%s\n", cp_commands[i].name, (int)len, p,
+            for (const char *p = o->flags, *f; (f = cp_opt_flag(&p, &len, &value));)
+                fprintf(out, "%s\t%.*s\t%s\t%s\n", cp_commands[i].name, (int)len, f,
                         value ? "value" : "-", o->kept ? "kept" : "-");
-                p = strstr(p, ", ");
-                p = p ? p + 2 : NULL;
-            }
 }
 
 /* cuproof help [COMMAND | --man | --markdown | --options] */

@@ -24,6 +24,7 @@
 #include <cuproof/internal/compare.h>
 
 #include <cuproof/error.h>
+#include <cuproof/internal/grow.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,16 +41,15 @@ typedef struct caps {
  * lists without calling another. */
 static inline void *push(void *list, size_t *n, size_t *cap, size_t size)
 {
-    void **l = list;
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 8;
-        void *grown = realloc(*l, c * size);
-        if (!grown)
-            return NULL;
-        *l = grown;
-        *cap = c;
-    }
-    char *e = (char *)*l + (*n)++ * size;
+    /* The caller's typed pointer is read and written as bytes: a void **
+     * may not alias it. */
+    void *items;
+    memcpy(&items, list, sizeof items);
+    char *grown = cp_grow(items, cap, *n, size, 8);
+    if (!grown)
+        return NULL;
+    memcpy(list, &grown, sizeof grown);
+    char *e = grown + (*n)++ * size;
     memset(e, 0, size);
     return e;
 }

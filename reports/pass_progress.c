@@ -37,7 +37,7 @@ static void time_left(const cp_pass_progress *p, double now, char *buf, size_t l
         snprintf(buf, len, "; about %.0f s left", ceil(left_s));
 }
 
-void cp_pass_progress_say(cp_pass_progress *p, double done, const char *label, const char *text)
+void cp_pass_progress_say(cp_pass_progress *p, double done, const char *text)
 {
     if (!p->out)
         return;
@@ -49,7 +49,7 @@ void cp_pass_progress_say(cp_pass_progress *p, double done, const char *label, c
     if (p->bare)
         fprintf(p->out, "%s\n", text);
     else
-        fprintf(p->out, "cuproof: %s: %s (%.0f s in%s)\n", label, text, (now - p->start_ms) / 1e3,
+        fprintf(p->out, "cuproof: %s: %s (%.0f s in%s)\n", p->label, text, (now - p->start_ms) / 1e3,
                 left);
     fflush(p->out);
     p->said_ms = now;
@@ -84,7 +84,7 @@ static void line(cp_pass_progress *p, const char *text)
         fraction = 0; /* inside a case: no share closed */
     else
         fraction = (1 - half) + half * i / n;
-    cp_pass_progress_say(p, p->from + p->share * fraction, p->label, text);
+    cp_pass_progress_say(p, p->from + p->share * fraction, text);
 }
 
 void cp_pass_progress_on_run(void *progress, const cp_run_progress *r)
@@ -96,7 +96,7 @@ void cp_pass_progress_on_run(void *progress, const cp_run_progress *r)
     char text[256];
     snprintf(text, sizeof text, "%s %s (%d/%d): %s run %d, still running", r->case_name, r->variant,
              r->variant_index + 1, r->nvariants, r->phase, r->run);
-    cp_pass_progress_say(p, p->done, p->label, text);
+    cp_pass_progress_say(p, p->done, text);
 }
 
 void cp_pass_progress_poll(void *progress)
@@ -133,6 +133,6 @@ void cp_pass_progress_poll(void *progress)
     if ((now - p->said_ms) / 1e3 >= p->quiet_s) {
         char text[96];
         snprintf(text, sizeof text, "still running in process %d", p->pid ? (int)*p->pid : 0);
-        cp_pass_progress_say(p, p->done, p->label, text);
+        cp_pass_progress_say(p, p->done, text);
     }
 }

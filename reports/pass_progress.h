@@ -52,8 +52,10 @@ void cp_pass_progress_start(cp_pass_progress *p, FILE *out, int runs, bool split
 struct cp_run_progress;
 void cp_pass_progress_on_run(void *progress, const struct cp_run_progress *r);
 
-/* Says "cuproof: LABEL: TEXT (about T left)" with `done` passes done. */
-void cp_pass_progress_say(cp_pass_progress *p, double done, const char *label, const char *text);
+/* Says "cuproof: LABEL: TEXT (S s in; about T left)", LABEL the pass under
+ * way (`label`: "pass 1 of K", or the process followed), with `done`
+ * passes done. */
+void cp_pass_progress_say(cp_pass_progress *p, double done, const char *text);
 
 /* Follows the log of a pass in another process: its case lines ("[i/n]
  * ...") said under `label` as they appear, `from` to `from + share` of

@@ -218,15 +218,14 @@ static int first_pass(const cp_passes_opts *o, cp_pass_progress *prog, cp_sessio
     size_t lost_at = o->ncases; /* the case whose timing lost the device */
     /* Progress in steps of a case's timing and of its traced run. */
     double steps = (double)o->ncases * (o->split ? 2 : 1);
-    char label[64], text[256];
-    snprintf(label, sizeof label, "%s", prog->label);
+    char text[256];
     for (size_t i = 0; o->split && i < o->ncases && rc < 0 && !lost; i++) {
         rc = o->run(o->ctx, i, true, NULL, &timed[i], &lost);
         if (lost)
             lost_at = i;
         snprintf(text, sizeof text, "[%zu/%zu] %s timed: %s", i + 1, o->ncases, o->cases[i],
                  cp_status_name(timed[i].status));
-        cp_pass_progress_say(prog, (double)(i + 1) / steps, label, text);
+        cp_pass_progress_say(prog, (double)(i + 1) / steps, text);
     }
     for (size_t i = 0; i < o->ncases && rc < 0; i++) {
         if (i == lost_at) {
@@ -239,14 +238,15 @@ static int first_pass(const cp_passes_opts *o, cp_pass_progress *prog, cp_sessio
             rc = o->run(o->ctx, i, false, o->split ? &timed[i] : NULL, &first[i], &lost);
         }
         first[i].pid = (int)getpid();
-        if (direct && rc < 0)
-            rc = add_case(s, &first[i], status);
+        /* Said before the session takes the result (and empties it); a
+         * bare pass's verdict line is its progress sink's. */
         snprintf(text, sizeof text, "[%zu/%zu] %s %s: %s", i + 1, o->ncases, o->cases[i],
                  o->split ? "traced" : "run", cp_status_name(first[i].status));
-        /* A bare pass's verdict line is its progress sink's. */
         if (!prog->bare)
             cp_pass_progress_say(prog, (steps - (double)o->ncases + (double)(i + 1)) / steps,
-                                 label, text);
+                                 text);
+        if (direct && rc < 0)
+            rc = add_case(s, &first[i], status);
     }
     return rc;
 }

@@ -5,6 +5,7 @@
 #include <cuproof/error.h>
 #include <cuproof/stats.h>
 #include <cuproof/units.h>
+#include <cuproof/internal/grow.h>
 #include <cuproof/internal/ranks.h>
 
 #include <math.h>
@@ -62,17 +63,13 @@ const cp_series *cp_series_find(const cp_series *series, size_t n, const char *n
  * memory. */
 static void *grow(void **items, size_t n, size_t *cap, size_t size)
 {
-    if (n == *cap) {
-        size_t more = *cap ? *cap * 2 : 8;
-        void *p = realloc(*items, more * size);
-        if (!p) {
-            cp_failf(CP_ENOMEM, "out of memory growing a result list");
-            return NULL;
-        }
-        *items = p;
-        *cap = more;
+    void *p = cp_grow(*items, cap, n, size, 8);
+    if (!p) {
+        cp_failf(CP_ENOMEM, "out of memory growing a result list");
+        return NULL;
     }
-    void *slot = (char *)*items + n * size;
+    *items = p;
+    void *slot = (char *)p + n * size;
     memset(slot, 0, size);
     return slot;
 }
