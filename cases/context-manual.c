@@ -62,6 +62,8 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
+    /* Its subject is creating and destroying a context on the host. */
+    CP_TRY(cp_time_wall(ctx, -1, "its subject is creating a context on the host"));
     s->cu = cp_driver_get();
     if (!s->cu)
         return CP_ENODEV;

@@ -94,6 +94,10 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
+    /* Its subject is the host: the work runs in child processes, which
+     * this process's events cannot see. */
+    if (cp_time_wall(ctx, -1, "its subject is host processes: the work runs in children") < 0)
+        return CP_EINVAL;
     s->len = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 1 << 20 : 1 << 18;
     s->device = cp_ctx_env(ctx)->device;
     size_t total = (size_t)CHILDREN * (size_t)s->len;

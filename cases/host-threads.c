@@ -92,6 +92,8 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
+    /* Its subject is the host: threads that each queue their own work. */
+    CP_TRY(cp_time_wall(ctx, -1, "its subject is the host's threads, each queuing its own work"));
     s->cu = cp_driver_get();
     if (!s->cu)
         return CP_ENODEV;

@@ -78,6 +78,9 @@ static int setup(cp_ctx *ctx)
     state *s = cp_state_new(ctx, sizeof *s);
     if (!s)
         return CP_ENOMEM;
+    /* One device's events cannot bracket work on several. */
+    CP_TRY(cp_time_wall(ctx, -1, "its work spans devices, which one device's events cannot "
+                                 "bracket"));
     CP_CUDA(cudaGetDeviceCount(&count));
     if (count < 2)
         return cp_skip(ctx, "needs 2 or more GPUs to split the work over; %d visible", count);

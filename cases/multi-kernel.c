@@ -183,6 +183,15 @@ static int setup(cp_ctx *ctx)
         cp_nvtx_name_stream(s->streams[k], "multi-kernel stream %d", k);
     }
     CP_TRY(capture_graph(s));
+    /* The variants whose bodies only queue (page-locked copies, kernels,
+     * the graph) are timed behind the runner's gate, so that their GPU
+     * time is the work at the GPU's pace; the graph's origin stream is
+     * non-blocking, so the events bracket it too. sync, streams-pageable
+     * and serialised wait on their work inside the body. */
+    CP_TRY(cp_time_streams(ctx, (void *const[]){s->origin}, 1));
+    const int queue_only[] = {PINNED, DEPTH_FIRST, LEGACY, PER_THREAD, GRAPH};
+    for (size_t i = 0; 3 * s->arrays <= CP_TIME_GATE_MAX_OPS && i < 5; i++)
+        CP_TRY(cp_time_gated(ctx, queue_only[i]));
 out:
     return rc;
 }

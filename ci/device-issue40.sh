@@ -1,35 +1,115 @@
 #!/usr/bin/env bash
 # Issue 40 (a regression gate on the GPU's time) on one GPU, each step
-# chosen by a variable; logs and reports in $OUT/results.tar.gz:
-#   PROGRESS=1  run --profile ci --runs 3 once, each output line stamped
-#               with the seconds since the start (progress.log), the
-#               longest silence between lines and the wall time in
-#               summary.txt; its report.json kept (ci-runs3.json): the
-#               passes' wall medians and traced device times, the
-#               baseline for the GPU-time figure
+# chosen by STEP (several, comma-separated), so that the device calls of
+# one session share one build; logs and reports in $OUT/results.tar.gz:
+#   build     configure and build (kept between calls on a warm machine)
+#   smoke     the harness's GPU tests (test_gpu: the gate, events) and a
+#             `run --runs 1` of the gated cases, with ci/gpu-figure.py's
+#             table of GPU time against the traced span
+#   figure    `run` of every case with CUPROOF_CHECK_GPU_TIME=1 (each
+#             timed run traced too): figure.json and ci/gpu-figure.py's
+#             table of each variant's GPU time against CUPTI's span of the
+#             same runs (figure.txt)
+#   run1, run2, run3
+#             `run --profile ci --runs 3`, back to back, each output line
+#             stamped with the seconds since its start (runN.log), reports
+#             runN.json
+#   param     multi-kernel --runs 3 twice: as it is and with 5% more work
+#             (--param len), param0.json and param5.json
+#   ab        `ab` of the build against itself over conway-streams,
+#             multi-kernel and broadcast (--max-time AB_TIME, default
+#             240), then of the build against itself with 5% more work in
+#             multi-kernel (a wrapper that adds --param len)
+#   PROGRESS=1 (the step of before): one run --runs 3 with its progress
+# The comparisons of the recorded reports run on the CPU afterwards
+# (ci/gpu-figure.py, cuproof compare): GPU time is scarce.
 set -uo pipefail
 # shellcheck source=ci/device-lib.sh
 source ci/device-lib.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$out/nvidia-smi.txt" 2>&1
-start=$(date +%s)
-cmake --preset default > "$out/configure.log" 2>&1 && cmake --build --preset default > "$out/build.log" 2>&1 ||
-    { tail -30 "$out/build.log"; device_pack; exit 1; }
-echo "build: $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >> "$out/nvidia-smi.txt" 2>&1
 bin=./build/default/cuproof
+steps=",${STEP:-build,smoke},"
+has() { [[ $steps == *",$1,"* ]]; }
+
+# The run's output, each line stamped with the seconds since `t0`.
+stamped() {
+    local t0=$EPOCHREALTIME
+    while IFS= read -r line; do
+        awk -v a="$EPOCHREALTIME" -v b="$t0" -v l="$line" 'BEGIN { printf "%.1f %s\n", a - b, l }'
+    done
+}
+
+# run --profile ci --runs 3 into build/NAME, its stamped log and report.
+runs3() {
+    local name=$1 t0=$EPOCHREALTIME
+    $bin run --profile ci --runs 3 --out "build/$name" 2>&1 | stamped > "$out/$name.log"
+    local rc=${PIPESTATUS[0]}
+    echo "$name: run --profile ci --runs 3: rc $rc, $(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN { printf "%.0f", a - b }') s" |
+        tee -a "$out/summary.txt"
+    awk -v n="$name" '{ if (NR > 1 && $1 - last > gap) { gap = $1 - last; at = $0 } last = $1 }
+         END { printf "%s: longest silence %.1f s, before: %s\n", n, gap, at }' "$out/$name.log" |
+        tee -a "$out/summary.txt"
+    cp "build/$name/report.json" "$out/$name.json"
+}
+
+start=$(date +%s)
+if has build || [ ! -x "$bin" ]; then
+    cmake --preset default > "$out/configure.log" 2>&1 && cmake --build --preset default > "$out/build.log" 2>&1 ||
+        { tail -30 "$out/build.log"; device_pack; exit 1; }
+    echo "build: $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+fi
+
+if has smoke; then
+    CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -R '^gpu\.' --output-on-failure \
+        > "$out/test-gpu.log" 2>&1
+    echo "test_gpu: rc $?; $(grep -E 'tests passed|tests failed' "$out/test-gpu.log")" | tee -a "$out/summary.txt"
+    grep -h "GPU time ungated" -r build/default/Testing 2>/dev/null | head -3 >> "$out/summary.txt"
+    ./build/default/tests/test_gpu --filter 'gpu/the_gate*' --verbose > "$out/test-gate.log" 2>&1
+    $bin run conway-streams multi-kernel conway-global broadcast vector-add --out build/smoke \
+        > "$out/smoke.log" 2>&1
+    echo "smoke run: rc $?" | tee -a "$out/summary.txt"
+    cp build/smoke/report.json "$out/smoke.json"
+    python3 ci/gpu-figure.py build/smoke/report.json > "$out/smoke-figure.txt" 2>&1
+    tail -4 "$out/smoke-figure.txt" | tee -a "$out/summary.txt"
+fi
+
+if has figure; then
+    CUPROOF_CHECK_GPU_TIME=1 $bin run --out build/figure > "$out/figure.log" 2>&1
+    echo "figure run: rc $?" | tee -a "$out/summary.txt"
+    cp build/figure/report.json "$out/figure.json"
+    python3 ci/gpu-figure.py build/figure/report.json > "$out/figure.txt" 2>&1
+    tail -3 "$out/figure.txt" | tee -a "$out/summary.txt"
+fi
+
+for n in 1 2 3; do
+    if has "run$n"; then runs3 "run$n"; fi
+done
+
+if has param; then
+    $bin run multi-kernel --runs 3 --out build/param0 > "$out/param0.log" 2>&1
+    echo "param0: rc $?" | tee -a "$out/summary.txt"
+    # 5% more work a kernel: 1.05 x the ci profile's 262144 floats.
+    $bin run multi-kernel --runs 3 --param len=275251 --out build/param5 > "$out/param5.log" 2>&1
+    echo "param5: rc $?" | tee -a "$out/summary.txt"
+    cp build/param0/report.json "$out/param0.json"
+    cp build/param5/report.json "$out/param5.json"
+fi
+
+if has ab; then
+    t0=$(date +%s)
+    $bin ab "$bin" "$bin" conway-streams multi-kernel broadcast --max-time "${AB_TIME:-240}" \
+        --out build/ab-self > "$out/ab-self.log" 2>&1
+    echo "ab self: rc $?, $(( $(date +%s) - t0 )) s" | tee -a "$out/summary.txt"
+    printf '#!/usr/bin/env bash\nexec %s "$@" --param len=275251\n' "$PWD/build/default/cuproof" \
+        > build/more-work.sh
+    chmod +x build/more-work.sh
+    t0=$(date +%s)
+    $bin ab "$bin" build/more-work.sh multi-kernel --max-time "${AB5_TIME:-150}" \
+        --out build/ab-param > "$out/ab-param.log" 2>&1
+    echo "ab 5% more work: rc $?, $(( $(date +%s) - t0 )) s" | tee -a "$out/summary.txt"
+fi
 
 if [ "${PROGRESS:-0}" = 1 ]; then
-    t0=$EPOCHREALTIME
-    $bin run --profile ci --runs 3 --out build/ci-runs3 2>&1 |
-        while IFS= read -r line; do
-            awk -v a="$EPOCHREALTIME" -v b="$t0" -v l="$line" 'BEGIN { printf "%.1f %s\n", a - b, l }'
-        done > "$out/progress.log"
-    rc=${PIPESTATUS[0]}
-    echo "run --profile ci --runs 3: rc $rc, $(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN { printf "%.0f", a - b }') s" |
-        tee -a "$out/summary.txt"
-    awk '{ if (NR > 1 && $1 - last > gap) { gap = $1 - last; at = $0 } last = $1 }
-         END { printf "longest silence: %.1f s, before: %s\n", gap, at }' "$out/progress.log" |
-        tee -a "$out/summary.txt"
-    tail -3 "$out/progress.log" | tee -a "$out/summary.txt"
-    cp build/ci-runs3/report.json "$out/ci-runs3.json"
+    runs3 ci-runs3
 fi
 device_pack

@@ -5,6 +5,7 @@
  * decided or the budget is spent. The statistics are compare_stats.h's.
  */
 #include <cuproof/internal/ab.h>
+#include <cuproof/internal/compare_stats.h>
 
 #include <cuproof/clock.h>
 #include <cuproof/error.h>
@@ -92,6 +93,53 @@ static int run_build(const cp_ab_opts *o, char *const *cases, bool b, const char
     return 0;
 }
 
+/* Whether a variant is judged on the GPU's time and has it. */
+static bool on_gpu(const cp_variant_result *v)
+{
+    return v->figure == CP_WORK_GPU && v->ngpu_samples && v->gpu_timing.median_ms > 0;
+}
+
+/* Whether its case judges it on wall time (not a report without GPU
+ * time, nor a result without the choice). */
+static bool declared_wall(const cp_variant_result *v)
+{
+    return v->figure == CP_WORK_WALL && v->figure_why[0] && strcmp(v->figure_why, CP_WALL_ONLY);
+}
+
+/* Events of an ungated body the host paces (compare's rule,
+ * compare_timing.c): its GPU figure is its traced run's busy time. */
+static bool host_paced(const cp_variant_result *r)
+{
+    return !r->gated && r->traced &&
+           !(cp_variant_device_share(r, r->gpu_timing.median_ms) >= CP_CMP_DEVICE_SHARE);
+}
+
+/* A variant's median of the figure v is judged on; 0 when it has none. */
+static double figure_ms(const cp_ab_variant *v, const cp_variant_result *r)
+{
+    if (v->judged_on == CP_WORK_GPU && v->by_busy)
+        return r->traced ? (double)(r->metrics.kernel_busy_ns + r->metrics.copy_busy_ns) / 1e6 : 0;
+    if (v->judged_on == CP_WORK_GPU)
+        return on_gpu(r) ? r->gpu_timing.median_ms : 0;
+    return r->timing.median_ms;
+}
+
+/* The change that matters for v: the host threshold for a variant judged
+ * on wall time by its case, else the run's. */
+static double threshold_of(const cp_ab_variant *v, const cp_ab_opts *o)
+{
+    return v->declared_wall ? CP_CMP_HOST_THRESHOLD : o->threshold;
+}
+
+/* The smallest change called a change for v: the run's, or
+ * CP_CMP_GPU_MIN_EFFECT on the GPU's time (as compare's). */
+static double min_effect_of(const cp_ab_variant *v, const cp_ab_opts *o)
+{
+    return v->judged_on == CP_WORK_GPU && CP_CMP_GPU_MIN_EFFECT < o->min_effect
+               ? CP_CMP_GPU_MIN_EFFECT
+               : o->min_effect;
+}
+
 /* The variants both reports timed, added on the first pair. */
 static int list_variants(const cp_report *a, const cp_report *b, cp_ab_result *out)
 {
@@ -110,6 +158,9 @@ static int list_variants(const cp_report *a, const cp_report *b, cp_ab_result *o
             memset(v, 0, sizeof *v);
             snprintf(v->case_name, sizeof v->case_name, "%s", a->cases[i].name);
             snprintf(v->variant, sizeof v->variant, "%s", va->name);
+            v->judged_on = on_gpu(va) && on_gpu(vb) ? CP_WORK_GPU : CP_WORK_WALL;
+            v->declared_wall = declared_wall(va) && declared_wall(vb);
+            v->by_busy = v->judged_on == CP_WORK_GPU && (host_paced(va) || host_paced(vb));
         }
     return 0;
 }
@@ -132,13 +183,14 @@ static int add_pair(const cp_report *a, const cp_report *b, cp_ab_result *out)
             continue;
         const cp_variant_result *va = cp_case_variant(cp_report_case(a, v->case_name), v->variant);
         const cp_variant_result *vb = cp_case_variant(cp_report_case(b, v->case_name), v->variant);
-        if (!va || !vb || va->timing.median_ms <= 0 || vb->timing.median_ms <= 0)
+        double ma = va ? figure_ms(v, va) : 0, mb = vb ? figure_ms(v, vb) : 0;
+        if (!(ma > 0) || !(mb > 0))
             continue;
         double *p = realloc(v->log_ratios, (v->n + 1) * sizeof *p);
         if (!p)
             return cp_failf(CP_ENOMEM, "out of memory");
         v->log_ratios = p;
-        p[v->n++] = log(vb->timing.median_ms / va->timing.median_ms);
+        p[v->n++] = log(mb / ma);
     }
     return 0;
 }
@@ -154,14 +206,14 @@ static int judge(const cp_ab_opts *o, cp_ab_result *out)
         cp_ab_variant *v = &out->variants[i];
         if (v->n == 0)
             continue;
-        int rc = cp_pairs_decided(v->log_ratios, v->n, o->threshold, o->min_effect,
+        int rc = cp_pairs_decided(v->log_ratios, v->n, threshold_of(v, o), min_effect_of(v, o),
                                   (size_t)o->min_pairs, (size_t)o->max_pairs, &v->verdict);
         if (rc < 0)
             return rc;
         /* At the budget the rule stops undecided: noisy is no decision. */
         out->all_decided = out->all_decided && settled(v);
         out->regressions += v->verdict.verdict == CP_CMP_SLOWER &&
-                            v->verdict.ratio - 1 > o->threshold;
+                            v->verdict.ratio - 1 > threshold_of(v, o);
     }
     return 0;
 }
@@ -202,8 +254,8 @@ static int out_of_time(const cp_ab_opts *o, cp_ab_result *out)
         cp_pair_cmp est;
         size_t looks_from = v->n < (size_t)o->min_pairs ? v->n : (size_t)o->min_pairs;
         if (v->n >= 2) {
-            int rc = cp_pairs_decided(v->log_ratios, v->n, o->threshold, o->min_effect,
-                                      looks_from, v->n, &est);
+            int rc = cp_pairs_decided(v->log_ratios, v->n, threshold_of(v, o),
+                                      min_effect_of(v, o), looks_from, v->n, &est);
             if (rc < 0)
                 return rc;
             /* Decided at the pairs it has by a single look's risk: the
@@ -302,12 +354,17 @@ void cp_ab_print(const cp_ab_result *r, const cp_ab_opts *o, FILE *f)
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < r->nvariants; i++) {
             const cp_ab_variant *v = &r->variants[i];
-            bool reg = v->verdict.verdict == CP_CMP_SLOWER && v->verdict.ratio - 1 > o->threshold;
+            bool reg = v->verdict.verdict == CP_CMP_SLOWER &&
+                       v->verdict.ratio - 1 > threshold_of(v, o);
             if (v->n == 0 || reg != (pass == 0))
                 continue;
-            fprintf(f, "%-7s %s/%s: B/A %.3f [%.3f, %.3f] over %zu pairs",
+            fprintf(f, "%-7s %s/%s: B/A %.3f [%.3f, %.3f] over %zu pairs, %s",
                     cp_cmp_verdict_name(v->verdict.verdict), v->case_name, v->variant,
-                    v->verdict.ratio, v->verdict.ci_low, v->verdict.ci_high, v->n);
+                    v->verdict.ratio, v->verdict.ci_low, v->verdict.ci_high, v->n,
+                    v->judged_on == CP_WORK_GPU && v->by_busy ? "on GPU busy time (traced)"
+                    : v->judged_on == CP_WORK_GPU             ? "on GPU time"
+                    : v->declared_wall          ? "on wall time at the host threshold"
+                                                : "on wall time");
             if (v->verdict.verdict == CP_CMP_NOISY && v->verdict.pairs_needed)
                 fprintf(f, " (about %zu pairs would decide%s)", v->verdict.pairs_needed,
                         v->verdict.pairs_capped ? ", or more" : "");

@@ -83,6 +83,10 @@ static int summarise(cp_comparison *c)
         const cp_cmp_variant *v = &c->variants[i];
         for (size_t k = 0; k < CP_CMP_NVERDICTS; k++)
             c->verdict_counts[k] += strcmp(v->verdict, cp_cmp_summary_verdict(k)) == 0;
+        c->on_gpu += v->judged_on == CP_WORK_GPU;
+        c->on_busy += v->judged_on == CP_WORK_GPU && v->by_busy;
+        c->on_declared_wall += v->judged_on == CP_WORK_WALL && v->declared_wall;
+        c->wall_only += v->judged_on == CP_WORK_WALL && !v->declared_wall;
         if (v->by_runs)
             spreads[c->runs_compared++] =
                 v->spread_old > v->spread_new ? v->spread_old : v->spread_new;
@@ -108,6 +112,14 @@ static int summarise(cp_comparison *c)
                      "; the noisy would need a median of %zu runs a side%s", c->median_runs_needed,
                      c->median_runs_capped ? " or more" : "");
     }
+    if (c->nvariants)
+        snprintf(c->figure_note, sizeof c->figure_note,
+                 "%zu variant%s judged on the GPU's time (%zu of them on their traced runs' "
+                 "busy time: the host paces their events; wall time beside it, judged past "
+                 "+%.0f%%), %zu on wall time by their case's choice (at the host threshold), "
+                 "%zu on wall time only (a side without GPU time: a report before schema 1.14)",
+                 c->on_gpu, c->on_gpu == 1 ? "" : "s", c->on_busy, 100 * c->host_threshold,
+                 c->on_declared_wall, c->wall_only);
     free(spreads);
     free(needed);
     return 0;
@@ -151,6 +163,7 @@ int cp_compare_build(const cp_compare_side *o, const cp_compare_side *n,
     /* The timing verdicts again with the run as the unit, then every
      * regression counted once, from what the comparison holds. */
     CP_TRY(cp_cmp_run_verdicts(c));
+    cp_cmp_figure_verdicts(c);
     CP_TRY(summarise(c));
     c->regressions = count_regressions(c);
 out:

@@ -13,6 +13,9 @@
  *                      metrics that changed
  *   compare_runs.c     every variant's verdict again with the run as the
  *                      unit, and drift
+ *   compare_figure.c   the figure's rules after them: wall time judged
+ *                      beside the GPU's at the host threshold, and a
+ *                      variant judged on wall time at that threshold alone
  *
  * The printers (compare_text.c, compare_json.c, compare_html.c) read the
  * finished cp_comparison (cuproof/internal/compare.h) and call only
@@ -22,6 +25,7 @@
 #define CUPROOF_COMPARE_BUILD_H
 
 #include <cuproof/internal/compare.h>
+#include <cuproof/internal/compare_stats.h>
 
 #include <cuproof/error.h>
 #include <cuproof/internal/grow.h>
@@ -78,6 +82,15 @@ static inline void mark_slower(cp_cmp_variant *v, const cp_comparison *c)
     v->regression = v->slower && (c->comparable || c->forced);
 }
 
+/* The smallest change called a change for variant v: the comparison's,
+ * or CP_CMP_GPU_MIN_EFFECT where it is judged on the GPU's time. */
+static inline double min_effect_of(const cp_cmp_variant *v, const cp_comparison *c)
+{
+    return v->judged_on == CP_WORK_GPU && CP_CMP_GPU_MIN_EFFECT < c->min_effect
+               ? CP_CMP_GPU_MIN_EFFECT
+               : c->min_effect;
+}
+
 /* One case on one side, paired once: the case in each of the side's
  * reports, NULL where a report lacks it (cp_cmp_side_case). Every part
  * reads a case's results through it instead of looking the case up by
@@ -125,5 +138,9 @@ int cp_cmp_compare_case(cp_comparison *c, caps *k, const cp_compare_side *o,
  * sides of two runs or more), else "single run"; then drift. Returns 0 or
  * CP_ENOMEM. */
 int cp_cmp_run_verdicts(cp_comparison *c);
+
+/* compare_figure.c: after cp_cmp_run_verdicts, each variant's verdict on
+ * its figure's rules (the file's opening comment). */
+void cp_cmp_figure_verdicts(cp_comparison *c);
 
 #endif

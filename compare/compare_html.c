@@ -166,6 +166,11 @@ static void summary_html(html_buf *b, const cp_comparison *c)
         html_text(b, c->noisy_note);
         html_raw(b, ".</p>");
     }
+    if (c->figure_note[0]) {
+        html_raw(b, "<p>Figures: ");
+        html_text(b, c->figure_note);
+        html_raw(b, ".</p>");
+    }
 }
 
 /* ---- what changed ---- */
@@ -470,8 +475,17 @@ static int table_rank(const cp_cmp_variant *v)
  * untraced), medians only, or a slowdown that does not count. */
 static void reason_cell(html_buf *b, const cp_cmp_variant *v)
 {
-    const char *parts[3];
+    const char *parts[4];
     int n = 0;
+    char on[200];
+    if (v->judged_on == CP_WORK_GPU)
+        snprintf(on, sizeof on, "on the GPU's %s (wall %.3g ms -> %.3g ms beside it)",
+                 v->by_busy ? "busy time in the traced runs (the host paces its events)"
+                            : "time by events",
+                 v->old_wall_ms, v->new_wall_ms);
+    else
+        snprintf(on, sizeof on, "on wall time: %s", v->judged_why);
+    parts[n++] = on;
     if (*v->why)
         parts[n++] = v->why;
     if (!v->samples)

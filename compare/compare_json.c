@@ -68,6 +68,16 @@ static void variant_json(doc *d, cJSON *jv, const cp_cmp_variant *v)
     added(d, cJSON_AddBoolToObject(jv, "host_bound", v->host_bound));
     added(d, cJSON_AddStringToObject(jv, "verdict", v->verdict));
     added(d, cJSON_AddStringToObject(jv, "why", v->why));
+    /* The figure the verdict rests on; the wall time beside the GPU's. */
+    added(d, cJSON_AddStringToObject(jv, "judged_on",
+                                     v->judged_on != CP_WORK_GPU ? "wall_time"
+                                     : v->by_busy                ? "gpu_busy_time"
+                                                                 : "gpu_time"));
+    added(d, cJSON_AddStringToObject(jv, "judged_on_why", v->judged_why));
+    if (v->judged_on == CP_WORK_GPU) {
+        number_or_null(d, jv, "old_wall_ms", v->old_wall_ms);
+        number_or_null(d, jv, "new_wall_ms", v->new_wall_ms);
+    }
     added(d, cJSON_AddBoolToObject(jv, "regression", v->regression));
     added(d, cJSON_AddNumberToObject(jv, "old_run_count", (double)v->n_old_runs));
     added(d, cJSON_AddNumberToObject(jv, "new_run_count", (double)v->n_new_runs));
@@ -151,6 +161,7 @@ static cJSON *comparison_json(const cp_comparison *c, doc *d)
     added(d, cJSON_AddNumberToObject(root, "median_runs_needed", (double)c->median_runs_needed));
     added(d, cJSON_AddBoolToObject(root, "median_runs_capped", c->median_runs_capped));
     added(d, cJSON_AddStringToObject(root, "noisy_note", c->noisy_note));
+    added(d, cJSON_AddStringToObject(root, "figure_note", c->figure_note));
     added(d, cJSON_AddStringToObject(root, "clock_warning", c->clock_warning));
     added(d, cJSON_AddStringToObject(root, "layout_warning", c->layout_warning));
     paths_json(d, root, "old_reports", c->old_reports, c->n_old_reports);

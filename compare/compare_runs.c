@@ -121,7 +121,7 @@ static int runs_test(const cp_cmp_variant *v, run_figure f, const cp_comparison 
          * scales a run, not its spread); the device's own figure is
          * judged on its own runs. */
         rc = cp_compare_runs_prior(a, v->n_old_runs, b, v->n_new_runs, f == BY_TIME ? ra : NULL,
-                                   f == BY_TIME ? rb : NULL, c->threshold, c->min_effect,
+                                   f == BY_TIME ? rb : NULL, c->threshold, min_effect_of(v, c),
                                    f == BY_DEVICE ? NULL : prior, out);
         *done = rc == 0;
     }

@@ -38,8 +38,17 @@ static void variant_line(const cp_cmp_variant *v, bool runs, FILE *out)
      * digits that give back its three decimals (cuproof/units.h). */
     char t_old[32], t_new[32];
     cp_cmp_shown_times(v, 3, t_new, t_old, sizeof t_old);
-    fprintf(out, "%-28s %-26s %11s %11s %7.3f %-17s %8s%s  %s%s%s%s%s%s\n", v->case_name,
-            v->variant, t_old, t_new, v->ratio, ci, pv, nr, v->verdict,
+    /* The figure the verdict rests on, and the wall time beside the GPU's. */
+    /* (Wall time only, a report before GPU time, is said once, under
+     * the table, so an old comparison prints as it did.) */
+    char on[96] = "";
+    if (v->declared_wall)
+        snprintf(on, sizeof on, " on wall time");
+    else if (v->judged_on == CP_WORK_GPU)
+        snprintf(on, sizeof on, " on GPU %s time, wall %.3g -> %.3g ms",
+                 v->by_busy ? "busy" : "event", v->old_wall_ms, v->new_wall_ms);
+    fprintf(out, "%-28s %-26s %11s %11s %7.3f %-17s %8s%s  %s%s%s%s%s%s%s\n", v->case_name,
+            v->variant, t_old, t_new, v->ratio, ci, pv, nr, v->verdict, on,
             *v->why ? " (" : "", v->why, *v->why ? ")" : "",
             v->regression ? " (regression)"
             : v->slower   ? " (not counted: incomparable)"
@@ -120,6 +129,8 @@ static void summary_lines(const cp_comparison *c, FILE *out)
     fprintf(out, " (%zu variant%s)\n", c->nvariants, c->nvariants == 1 ? "" : "s");
     if (c->noisy_note[0])
         fprintf(out, "noisy: %s\n", c->noisy_note);
+    if (c->figure_note[0])
+        fprintf(out, "figure: %s\n", c->figure_note);
 }
 
 int cp_compare_print_text(const cp_comparison *c, FILE *out)

@@ -38,37 +38,6 @@ const char *cp_compare_verdict(double old_ms, double old_sd, double new_ms, doub
 
 /* ---- timing ---- */
 
-/* Whether metric `name` was in the report (not one of an older schema). */
-static bool has_metric(const cp_variant_result *v, const char *name)
-{
-    size_t n = 0;
-    const cp_metric_def *defs = cp_metric_defs(&n);
-    for (size_t i = 0; i < n && i < 64; i++)
-        if (strcmp(defs[i].name, name) == 0)
-            return !(v->metrics_missing & ((uint64_t)1 << i));
-    return false;
-}
-
-/* The share of a variant's timed median in which its traced run kept the
- * GPU busy with work of its own: the trace's span less its idle time and
- * less its pageable copies, whose time is the CPU's staging them (a report
- * from before pageable_copy_sum_ns counts all copy time as theirs when it
- * has any); NAN without a trace. */
-static double device_share(const cp_variant_result *v)
-{
-    const cp_metrics *m = &v->metrics;
-    double median_ms = v->timing.median_ms;
-    if (!v->traced || !has_metric(v, "span_ns") || !has_metric(v, "idle_ns"))
-        return NAN;
-    double span = (double)m->span_ns, idle = (double)m->idle_ns;
-    if (!(span > 0) || idle > span || !(median_ms > 0))
-        return NAN;
-    double pageable = has_metric(v, "pageable_copy_sum_ns") ? (double)m->pageable_copy_sum_ns
-                      : m->pageable_copies > 0              ? (double)m->copy_busy_ns
-                                                            : 0;
-    return fmax(0, span - idle - pageable) / 1e6 / median_ms;
-}
-
 /* A seed per case and variant (FNV-1a of the names): the same reports
  * always give the same intervals. */
 static uint64_t seed_of(const char *c, const char *v)
@@ -90,14 +59,59 @@ typedef struct side_timing {
     size_t counted;    /* timing.runs summed: the values behind the medians */
     double share;      /* NAN when a report has no trace of it */
     bool every_sample; /* every run kept its samples */
+    /* The runs' GPU time, a run at a time (the runs above are wall time
+     * until the figure is chosen, cp_cmp_time_variant). */
+    double *gpu_median;
+    double **gpu_samples;
+    size_t *ngpu;
+    bool every_gpu;    /* every run measured the GPU's time */
+    bool gpu_figure;   /* every report judges the variant on it */
+    bool gated;        /* every report timed it behind the gate */
+    bool wall_figure;  /* every report judges it on wall time, by the case's choice */
+    char why[160];     /* the first report's reason for wall time */
+    double share_gpu;  /* the device share of the GPU's time; NAN as share */
 } side_timing;
 
 static void side_free(side_timing *t)
 {
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < t->n; i++) {
         free(t->runs[i].samples_ms);
+        if (t->gpu_samples)
+            free(t->gpu_samples[i]);
+    }
     free(t->runs);
+    free(t->gpu_median);
+    free(t->gpu_samples);
+    free(t->ngpu);
     memset(t, 0, sizeof *t);
+}
+
+/* Run t->n - 1's GPU time (a copy of its samples; none: 0, NULL, 0). */
+static int add_gpu(side_timing *t, double median, const double *s, size_t ns)
+{
+    size_t i = t->n - 1;
+    double *m = realloc(t->gpu_median, t->n * sizeof *m);
+    if (m)
+        t->gpu_median = m;
+    double **g = realloc(t->gpu_samples, t->n * sizeof *g);
+    if (g)
+        t->gpu_samples = g;
+    size_t *c = realloc(t->ngpu, t->n * sizeof *c);
+    if (c)
+        t->ngpu = c;
+    if (!m || !g || !c)
+        return CP_ENOMEM;
+    t->gpu_median[i] = median;
+    t->gpu_samples[i] = NULL;
+    t->ngpu[i] = 0;
+    if (ns) {
+        if (!(t->gpu_samples[i] = malloc(ns * sizeof *s)))
+            return CP_ENOMEM;
+        memcpy(t->gpu_samples[i], s, ns * sizeof *s);
+        t->ngpu[i] = ns;
+    }
+    t->every_gpu &= ns > 0 && median > 0;
+    return 0;
 }
 
 /* The SM clock over a run: the mean of its known ends (0: unknown). */
@@ -137,29 +151,117 @@ static int side_runs(const side_case *s, const char *vname, side_timing *t)
 {
     int rc = 0;
     memset(t, 0, sizeof *t);
-    t->every_sample = true;
+    t->every_sample = t->every_gpu = t->gpu_figure = t->wall_figure = t->gated = true;
     bool first = true;
     for (size_t i = 0; i < s->n; i++) {
         const cp_variant_result *v = cp_case_variant(s->of[i], vname);
         if (!v || !(v->timing.median_ms > 0))
             continue;
         if (v->nruns) {
-            for (size_t k = 0; k < v->nruns; k++)
-                CP_TRY(add_run(t, i, v->runs[k].median_ms, NAN, v->runs[k].samples_ms,
-                               v->runs[k].nsamples, &v->runs[k].clocks_before,
-                               &v->runs[k].clocks_after, v->runs[k].device_busy_ns));
+            for (size_t k = 0; k < v->nruns; k++) {
+                const cp_run_value *r = &v->runs[k];
+                CP_TRY(add_run(t, i, r->median_ms, NAN, r->samples_ms, r->nsamples,
+                               &r->clocks_before, &r->clocks_after, r->device_busy_ns));
+                CP_TRY(add_gpu(t, r->gpu_median_ms, r->gpu_samples_ms, r->ngpu_samples));
+            }
         } else {
             CP_TRY(add_run(t, i, v->timing.median_ms, v->timing.stddev_ms, v->samples_ms,
                            v->nsamples, &v->clocks_before, &v->clocks_after,
                            v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0));
+            CP_TRY(add_gpu(t, v->gpu_timing.median_ms, v->gpu_samples_ms, v->ngpu_samples));
         }
         t->counted += v->timing.runs > 0 ? (size_t)v->timing.runs : 0;
-        double share = device_share(v);
+        t->gpu_figure &= v->figure == CP_WORK_GPU;
+        t->gated &= v->gated;
+        t->wall_figure &= v->figure == CP_WORK_WALL && v->figure_why[0] &&
+                          strcmp(v->figure_why, CP_WALL_ONLY) != 0;
+        if (first && v->figure == CP_WORK_WALL)
+            snprintf(t->why, sizeof t->why, "%s", v->figure_why);
+        double share = cp_variant_device_share(v, v->timing.median_ms),
+               gshare = cp_variant_device_share(v, v->gpu_timing.median_ms);
         t->share = first ? share : isnan(share) || isnan(t->share) ? NAN : fmin(t->share, share);
+        t->share_gpu = first                                ? gshare
+                       : isnan(gshare) || isnan(t->share_gpu) ? NAN
+                                                              : fmin(t->share_gpu, gshare);
         first = false;
     }
 out:
     return rc;
+}
+
+/* The median of a side's runs' wall-time medians. */
+static double wall_of(const side_timing *t)
+{
+    double *m = malloc((t->n + 1) * sizeof *m);
+    if (!m)
+        return NAN;
+    for (size_t i = 0; i < t->n; i++)
+        m[i] = t->runs[i].wall_median_ms;
+    double w = cp_median_inplace(m, t->n);
+    free(m);
+    return w;
+}
+
+/* The figure variant v is judged on (cp_cmp_variant.judged_on): the
+ * GPU's time where every run of both sides measured it and every report
+ * judges on it; then each run's median and samples become the GPU's, its
+ * wall time kept beside. Else wall time, and why. */
+static void choose_figure(cp_cmp_variant *v, side_timing *a, side_timing *b)
+{
+    for (size_t i = 0; i < a->n; i++)
+        a->runs[i].wall_median_ms = a->runs[i].median_ms;
+    for (size_t i = 0; i < b->n; i++)
+        b->runs[i].wall_median_ms = b->runs[i].median_ms;
+    v->declared_wall = a->wall_figure && b->wall_figure;
+    bool gpu = a->every_gpu && b->every_gpu && a->gpu_figure && b->gpu_figure;
+    if (!gpu) {
+        v->judged_on = CP_WORK_WALL;
+        const char *why = a->why[0] && !a->gpu_figure ? a->why
+                          : b->why[0] && !b->gpu_figure ? b->why
+                          : !a->every_gpu ? "wall time only: the old side has no GPU time"
+                                          : "wall time only: the new side has no GPU time";
+        snprintf(v->judged_why, sizeof v->judged_why, "%s", why);
+        return;
+    }
+    v->judged_on = CP_WORK_GPU;
+    /* Events of an ungated body that the host paces (the GPU busy less
+     * than CP_CMP_DEVICE_SHARE of them: synchronous and pageable copies,
+     * launches one at a time) hold the host's time too; its GPU's own
+     * figure is then each run's traced busy time, where every run has one. */
+    bool paced = !(a->gated && b->gated) &&
+                 !(a->share_gpu >= CP_CMP_DEVICE_SHARE && b->share_gpu >= CP_CMP_DEVICE_SHARE);
+    for (size_t i = 0; paced && i < a->n; i++)
+        paced = a->runs[i].device_busy_ns > 0;
+    for (size_t i = 0; paced && i < b->n; i++)
+        paced = b->runs[i].device_busy_ns > 0;
+    v->by_busy = paced;
+    side_timing *sides[2] = {a, b};
+    for (int s = 0; s < 2; s++) {
+        side_timing *t = sides[s];
+        t->every_sample = !paced;
+        for (size_t i = 0; i < t->n; i++) {
+            cp_cmp_run *r = &t->runs[i];
+            free(r->samples_ms);
+            r->samples_ms = paced ? NULL : t->gpu_samples[i];
+            r->nsamples = paced ? 0 : t->ngpu[i];
+            if (!paced)
+                t->gpu_samples[i] = NULL;
+            r->median_ms = paced ? (double)r->device_busy_ns / 1e6 : t->gpu_median[i];
+            if (paced) {
+                r->stddev_ms = NAN;
+                continue;
+            }
+            /* A whole report's spread is of its GPU samples now. */
+            if (!isnan(r->stddev_ms)) {
+                cp_timing g;
+                r->stddev_ms = cp_timing_compute(r->samples_ms, r->nsamples, &g) == 0
+                                   ? g.stddev_ms
+                                   : NAN;
+            }
+        }
+    }
+    v->old_wall_ms = wall_of(a);
+    v->new_wall_ms = wall_of(b);
 }
 
 /* Every sample of a side's runs in one array (malloc'd, *n of them). */
@@ -220,7 +322,7 @@ static int timing_verdict(cp_cmp_variant *v, const side_timing *a, const side_ti
     }
     cp_cmp_result st;
     v->samples = sa && sb &&
-                 cp_compare_samples(sa, na, sb, nb, c->threshold, c->min_effect,
+                 cp_compare_samples(sa, na, sb, nb, c->threshold, min_effect_of(v, c),
                                     seed_of(v->case_name, v->variant), &st) == 0;
     v->ci_low = v->ci_high = v->p = NAN;
     v->old_shown_ms = v->old_median_ms;
@@ -257,7 +359,8 @@ out:
 void cp_cmp_host_rule(cp_cmp_variant *v, double share, const cp_comparison *c)
 {
     v->device_share = share;
-    v->host_bound = !(share >= CP_CMP_DEVICE_SHARE);
+    /* The traced busy time is the GPU's own, however the host paced it. */
+    v->host_bound = !v->by_busy && !(share >= CP_CMP_DEVICE_SHARE);
     double moved = v->ratio >= 1 ? v->ratio - 1 : 1 / v->ratio - 1;
     bool changed = strcmp(v->verdict, "slower") == 0 || strcmp(v->verdict, "faster") == 0;
     if (v->host_bound && changed && moved <= c->host_threshold) {
@@ -290,6 +393,7 @@ int cp_cmp_time_variant(cp_comparison *c, caps *k, const side_case *o, const sid
     snprintf(v->case_name, sizeof v->case_name, "%s", cname);
     snprintf(v->variant, sizeof v->variant, "%s", vname);
     v->case_index = case_index;
+    choose_figure(v, &a, &b);
     CP_TRY(timing_verdict(v, &a, &b, c));
     /* The runs move into the comparison, which frees them from now on. */
     v->old_runs = a.runs;
@@ -298,7 +402,12 @@ int cp_cmp_time_variant(cp_comparison *c, caps *k, const side_case *o, const sid
     v->n_new_runs = b.n;
     a.runs = b.runs = NULL;
     a.n = b.n = 0;
-    cp_cmp_host_rule(v, isnan(a.share) || isnan(b.share) ? NAN : fmin(a.share, b.share), c);
+    /* The host rule reads the device's share of the figure judged; a
+     * variant the case judges on wall time is judged at the host
+     * threshold by compare_figure.c instead. */
+    double sa = v->judged_on == CP_WORK_GPU ? a.share_gpu : a.share;
+    double sb = v->judged_on == CP_WORK_GPU ? b.share_gpu : b.share;
+    cp_cmp_host_rule(v, isnan(sa) || isnan(sb) ? NAN : fmin(sa, sb), c);
     mark_slower(v, c);
 out:
     side_free(&a);

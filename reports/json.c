@@ -317,6 +317,10 @@ static void passes_json(builder *b, cJSON *timing, const cp_variant_result *v)
             return;
         add_num(b, o, "median_ms", r->median_ms);
         add_numbers(b, o, "samples_ms", r->samples_ms, r->nsamples);
+        if (r->ngpu_samples) {
+            add_num(b, o, "gpu_median_ms", r->gpu_median_ms);
+            add_numbers(b, o, "gpu_samples_ms", r->gpu_samples_ms, r->ngpu_samples);
+        }
         clocks_json(b, o, "clocks_before", &r->clocks_before);
         clocks_json(b, o, "clocks_after", &r->clocks_after);
         add_num(b, o, "device_busy_ns", (double)r->device_busy_ns);
@@ -415,6 +419,23 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
              * pass's in timing.passes. */
             if (!v->nruns)
                 processes_json(b, t, v->process_ms, v->nprocesses);
+        }
+        if (v->ngpu_samples) {
+            /* 1.14: the GPU's time of the same timed runs (CUDA events). */
+            add_numbers(b, t, "gpu_samples_ms", v->gpu_samples_ms, v->ngpu_samples);
+            add_num(b, t, "gpu_median_ms", v->gpu_timing.median_ms);
+            add_num(b, t, "gpu_min_ms", v->gpu_timing.min_ms);
+            add_num(b, t, "gpu_max_ms", v->gpu_timing.max_ms);
+            add_num(b, t, "gpu_stddev_ms", v->gpu_timing.stddev_ms);
+        }
+        if (v->ran && v->nsamples) {
+            /* 1.14: the figure the variant is judged on, and why wall. */
+            bool gpu = v->figure == CP_WORK_GPU && v->ngpu_samples;
+            add_str(b, t, "judged_on", gpu ? "gpu_time" : "wall_time");
+            if (v->figure_why[0])
+                add_str(b, t, "judged_on_why", v->figure_why);
+            if (v->gated)
+                b->ok = b->ok && cJSON_AddTrueToObject(t, "gated");
         }
         clocks_json(b, j, "clocks_before", &v->clocks_before);
         clocks_json(b, j, "clocks_after", &v->clocks_after);
@@ -552,8 +573,11 @@ cJSON *cp_report_to_json(const cp_report *r)
      * 1.12: the environment's cpu_affinity and cpus, and the records exec
      * read while the program ran, in tracing_cost; 1.13: a windowed
      * claim's value in each pass (window.passes), and each process's
-     * median in a pass of several (processes_ms, run --processes). */
-    add_str(&b, root, "schema_version", "1.13");
+     * median in a pass of several (processes_ms, run --processes); 1.14:
+     * each timed run's GPU time (timing.gpu_samples_ms and the passes'),
+     * the figure a variant is judged on (timing.judged_on, _why) and
+     * whether its body was gated (timing.gated). */
+    add_str(&b, root, "schema_version", "1.14");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

@@ -399,6 +399,12 @@ static int read_passes(const where *w, const cJSON *arr, cp_variant_result *v)
         int rc = numbers(w, item(p, "samples_ms"), &r->samples_ms, &r->nsamples);
         if (rc < 0)
             return rc;
+        /* 1.14: the pass's GPU time. */
+        if ((rc = numbers(w, item(p, "gpu_samples_ms"), &r->gpu_samples_ms, &r->ngpu_samples)) < 0)
+            return rc;
+        r->gpu_median_ms = num(p, "gpu_median_ms", 0);
+        if (r->ngpu_samples && !(r->gpu_median_ms > 0))
+            return bad(w, "a pass of timing.passes has gpu_samples_ms but no gpu_median_ms > 0");
         read_clocks(item(p, "clocks_before"), &r->clocks_before);
         read_clocks(item(p, "clocks_after"), &r->clocks_after);
         r->device_busy_ns = (uint64_t)num(p, "device_busy_ns", 0);
@@ -414,6 +420,37 @@ static int read_passes(const where *w, const cJSON *arr, cp_variant_result *v)
             read_metrics(m, &r->metrics, &missing);
             r->traced = true;
         }
+    }
+    return 0;
+}
+
+/* 1.14: the GPU's time of the timed runs and the figure the variant is
+ * judged on; a report without them (older, or a variant that did not
+ * run) is judged on wall time, and says so. */
+static int read_figure(const where *w, const cJSON *t, cp_variant_result *v)
+{
+    int rc = numbers(w, item(t, "gpu_samples_ms"), &v->gpu_samples_ms, &v->ngpu_samples);
+    if (rc < 0)
+        return rc;
+    if (v->ngpu_samples && (rc = cp_timing_compute(v->gpu_samples_ms, v->ngpu_samples,
+                                                   &v->gpu_timing)) < 0)
+        return bad(w, "timing.gpu_samples_ms holds a value that is not a time");
+    char on[16] = "";
+    str(t, "judged_on", on, sizeof on);
+    str(t, "judged_on_why", v->figure_why, sizeof v->figure_why);
+    const cJSON *gated = item(t, "gated");
+    v->gated = cJSON_IsTrue(gated);
+    if (!on[0]) {
+        v->figure = CP_WORK_WALL;
+        snprintf(v->figure_why, sizeof v->figure_why, "%s", CP_WALL_ONLY);
+    } else if (strcmp(on, "gpu_time") == 0) {
+        v->figure = CP_WORK_GPU;
+        if (!v->ngpu_samples && v->timing.runs > 0)
+            return bad(w, "timing.judged_on is gpu_time but there is no gpu_samples_ms");
+    } else if (strcmp(on, "wall_time") == 0) {
+        v->figure = CP_WORK_WALL;
+    } else {
+        return bad(w, "timing.judged_on is neither \"gpu_time\" nor \"wall_time\"");
     }
     return 0;
 }
@@ -436,6 +473,7 @@ static int read_variant(where *w, const cJSON *o, cp_variant_result *v)
     str(t, "stopped_by", v->stopped_by, sizeof v->stopped_by);
     v->noise = num(t, "median_noise", NAN);
     CP_TRY(read_processes(w, item(t, "processes_ms"), v->process_ms, &v->nprocesses));
+    CP_TRY(read_figure(w, t, v));
     read_clocks(item(o, "clocks_before"), &v->clocks_before);
     read_clocks(item(o, "clocks_after"), &v->clocks_after);
     CP_TRY(read_passes(w, item(t, "passes"), v));

@@ -259,3 +259,98 @@ Test(gpu, run_time_kernels_keep_their_names, .timeout = 300)
         cp_rtc_program_free(&p[i]);
     cp_tracer_shutdown();
 }
+
+/* ---- the GPU's time of a timed run: events, the gate ---- */
+
+/* A body of two small copies on a non-blocking stream 20 ms of host time
+ * apart: the host paces it. Variant "ungated" is timed by events alone,
+ * "gated" behind the runner's gate, "waits" is gated but synchronises its
+ * stream between the copies (which the gate must catch). */
+static struct {
+    cudaStream_t stream;
+    void *dev;
+} paced;
+
+static void host_spin_ms(double ms)
+{
+    double until = cp_now_ms() + ms;
+    while (cp_now_ms() < until)
+        ;
+}
+
+static int paced_setup(cp_ctx *ctx)
+{
+    int rc = 0;
+    CP_CUDA(cudaStreamCreateWithFlags(&paced.stream, cudaStreamNonBlocking));
+    CP_CUDA(cudaMalloc(&paced.dev, 1 << 20));
+    CP_TRY(cp_time_streams(ctx, (void *const[]){paced.stream}, 1));
+    CP_TRY(cp_time_gated(ctx, 1));
+    CP_TRY(cp_time_gated(ctx, 2));
+out:
+    return rc;
+}
+
+static int paced_run(cp_ctx *ctx, const cp_variant *v)
+{
+    int rc = 0;
+    CP_CUDA(cudaMemsetAsync(paced.dev, 1, 1 << 20, paced.stream));
+    if (v->index == 2)
+        CP_CUDA(cudaStreamSynchronize(paced.stream));
+    host_spin_ms(20);
+    CP_CUDA(cudaMemsetAsync(paced.dev, 2, 1 << 20, paced.stream));
+out:
+    return rc;
+}
+
+static int paced_checks(cp_ctx *ctx)
+{
+    cp_check(ctx, "ran", true, "the variants ran", "they did");
+    return 0;
+}
+
+static void paced_teardown(cp_ctx *ctx)
+{
+    cudaFree(paced.dev);
+    if (paced.stream)
+        cudaStreamDestroy(paced.stream);
+    memset(&paced, 0, sizeof paced);
+}
+
+CUPROOF_CASE(selftest_paced, .title = "two copies 20 ms of host time apart",
+             .variants = CP_VARIANTS("ungated", "gated", "waits"), .setup = paced_setup,
+             .run = paced_run, .checks = paced_checks, .teardown = paced_teardown);
+
+/* Ungated, the events span the host's 20 ms (the second copy is on the
+ * declared non-blocking stream, after it); gated, the copies run back to
+ * back and the GPU's time is well under a millisecond; the wall time is
+ * the host's 20 ms either way. A gated body that waits on its own work is
+ * caught by the gate's timeout and fails, saying why, and the device is
+ * usable after it. */
+Test(gpu, the_gate_leaves_the_hosts_pace_out_of_the_gpu_time, .timeout = 300)
+{
+    cp_env env;
+    gpu_test_begin(&env);
+    cp_run_opts o = {.profile = CP_PROFILE_CI, .repeat = 3, .warmup = 1, .trace = false};
+    int rc = 0;
+    cp_case_result *r = gpu_test_run("selftest-paced", &env, &o, &rc);
+    cr_assert_eq(r->nvariants, 3u);
+    const cp_variant_result *ungated = &r->variants[0], *gated = &r->variants[1];
+    cr_assert_eq(ungated->ngpu_samples, 3u);
+    cr_assert_eq(gated->ngpu_samples, 3u);
+    cr_expect_eq(ungated->figure, CP_WORK_GPU);
+    cr_expect(gated->gated);
+    cr_expect_geq(ungated->gpu_timing.median_ms, 19.5, "ungated GPU time %.3f ms",
+                  ungated->gpu_timing.median_ms);
+    cr_expect_lt(gated->gpu_timing.median_ms, 1.0, "gated GPU time %.3f ms",
+                 gated->gpu_timing.median_ms);
+    cr_expect_geq(gated->timing.median_ms, 19.5, "gated wall time %.3f ms",
+                  gated->timing.median_ms);
+    cr_expect_eq(r->status, CP_STATUS_FAILED);
+    cr_expect_not_null(strstr(r->error, "variant waits"), "%s", r->error);
+    cr_expect_not_null(strstr(r->error, "the timing gate gave up"), "%s", r->error);
+    cr_log_info("GPU time ungated %.3f ms, gated %.4f ms; wall %.3f / %.3f ms; %s",
+                ungated->gpu_timing.median_ms, gated->gpu_timing.median_ms,
+                ungated->timing.median_ms, gated->timing.median_ms, r->error);
+    cr_expect_eq(cudaDeviceSynchronize(), cudaSuccess);
+    gpu_test_end(r);
+}

@@ -6,6 +6,8 @@
  */
 #include <cuproof/internal/compare_stats.h>
 #include <cuproof/error.h>
+#include <cuproof/metrics.h>
+#include <cuproof/result.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -274,4 +276,29 @@ int cp_compare_samples(const double *old_ms, size_t n_old, const double *new_ms,
     else
         out->verdict = CP_CMP_SAME;
     return 0;
+}
+
+/* Whether metric `name` was in the report (not one of an older schema). */
+static bool has_metric(const cp_variant_result *v, const char *name)
+{
+    size_t n = 0;
+    const cp_metric_def *defs = cp_metric_defs(&n);
+    for (size_t i = 0; i < n && i < 64; i++)
+        if (strcmp(defs[i].name, name) == 0)
+            return !(v->metrics_missing & ((uint64_t)1 << i));
+    return false;
+}
+
+double cp_variant_device_share(const cp_variant_result *v, double median_ms)
+{
+    const cp_metrics *m = &v->metrics;
+    if (!v->traced || !has_metric(v, "span_ns") || !has_metric(v, "idle_ns"))
+        return NAN;
+    double span = (double)m->span_ns, idle = (double)m->idle_ns;
+    if (!(span > 0) || idle > span || !(median_ms > 0))
+        return NAN;
+    double pageable = has_metric(v, "pageable_copy_sum_ns") ? (double)m->pageable_copy_sum_ns
+                      : m->pageable_copies > 0              ? (double)m->copy_busy_ns
+                                                            : 0;
+    return fmax(0, span - idle - pageable) / 1e6 / median_ms;
 }

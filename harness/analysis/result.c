@@ -162,13 +162,16 @@ void cp_case_result_free(cp_case_result *r)
         free(v->summary);
         cp_ranks_free(v->ranks);
         v->ranks = NULL;
-        for (size_t k = 0; k < v->nruns; k++)
+        for (size_t k = 0; k < v->nruns; k++) {
             free(v->runs[k].samples_ms);
+            free(v->runs[k].gpu_samples_ms);
+        }
         free(v->runs);
         v->runs = NULL;
         v->nruns = 0;
         cp_series_free(v->series, v->nseries);
         free(v->samples_ms);
+        free(v->gpu_samples_ms);
     }
     free(r->variants);
     free(r->checks);
@@ -182,18 +185,36 @@ void cp_case_result_free(cp_case_result *r)
     r->variants_cap = r->checks_cap = r->claims_cap = r->figures_cap = 0;
 }
 
-/* One variant's timed samples as a run: a copy of them, their median,
- * clocks, and the traced run's device time and scalar metrics. */
+/* A copy of n values into *out (NULL for none); false when out of memory. */
+static bool copy_values(const double *v, size_t n, double **out)
+{
+    *out = NULL;
+    if (!n)
+        return true;
+    if (!(*out = malloc(n * sizeof **out)))
+        return false;
+    memcpy(*out, v, n * sizeof **out);
+    return true;
+}
+
+/* One variant's timed samples as a run: a copy of them (wall and GPU
+ * time), their medians, clocks, and the traced run's device time and
+ * scalar metrics. */
 static int run_of(const cp_variant_result *v, int pid, cp_run_value *out)
 {
     memset(out, 0, sizeof *out);
-    if (!(out->samples_ms = malloc(v->nsamples * sizeof *out->samples_ms)))
+    if (!copy_values(v->samples_ms, v->nsamples, &out->samples_ms) ||
+        !copy_values(v->gpu_samples_ms, v->ngpu_samples, &out->gpu_samples_ms)) {
+        free(out->samples_ms);
         return cp_failf(CP_ENOMEM, "out of memory keeping a pass's samples");
-    memcpy(out->samples_ms, v->samples_ms, v->nsamples * sizeof *out->samples_ms);
+    }
     out->nsamples = v->nsamples;
+    out->ngpu_samples = v->ngpu_samples;
     cp_timing t;
     if (cp_timing_compute(v->samples_ms, v->nsamples, &t) == 0)
         out->median_ms = t.median_ms;
+    if (cp_timing_compute(v->gpu_samples_ms, v->ngpu_samples, &t) == 0)
+        out->gpu_median_ms = t.median_ms;
     /* A pass of several processes: the median of theirs, so that one
      * process's level does not pull the pass (the pooled samples' median
      * leans to whichever process took the most samples). */
@@ -229,23 +250,47 @@ static int add_run(cp_variant_result *v, const cp_variant_result *from, int pid)
     return rc;
 }
 
-/* into's samples become every run's, and its timing theirs. */
+/* into's samples become every run's, and its timing theirs: the wall
+ * time's, and the GPU time's where every run has it. */
 static int pool_runs(cp_variant_result *v)
 {
-    size_t n = 0;
-    for (size_t k = 0; k < v->nruns; k++)
+    size_t n = 0, ng = 0;
+    bool every_gpu = true;
+    for (size_t k = 0; k < v->nruns; k++) {
         n += v->runs[k].nsamples;
+        ng += v->runs[k].ngpu_samples;
+        every_gpu &= v->runs[k].ngpu_samples > 0;
+    }
     double *all = malloc((n ? n : 1) * sizeof *all);
-    if (!all)
+    double *gpu = malloc((ng ? ng : 1) * sizeof *gpu);
+    if (!all || !gpu) {
+        free(all);
+        free(gpu);
         return cp_failf(CP_ENOMEM, "out of memory pooling a variant's runs");
-    size_t at = 0;
+    }
+    size_t at = 0, gat = 0;
     for (size_t k = 0; k < v->nruns; k++) {
         memcpy(all + at, v->runs[k].samples_ms, v->runs[k].nsamples * sizeof *all);
         at += v->runs[k].nsamples;
+        memcpy(gpu + gat, v->runs[k].gpu_samples_ms, v->runs[k].ngpu_samples * sizeof *gpu);
+        gat += v->runs[k].ngpu_samples;
     }
     free(v->samples_ms);
     v->samples_ms = all;
     v->nsamples = n;
+    free(v->gpu_samples_ms);
+    v->gpu_samples_ms = NULL;
+    v->ngpu_samples = 0;
+    memset(&v->gpu_timing, 0, sizeof v->gpu_timing);
+    if (every_gpu && ng) {
+        v->gpu_samples_ms = gpu;
+        v->ngpu_samples = ng;
+        int rc = cp_timing_compute(gpu, ng, &v->gpu_timing);
+        if (rc < 0)
+            return rc;
+    } else {
+        free(gpu);
+    }
     return n ? cp_timing_compute(all, n, &v->timing) : 0;
 }
 
@@ -297,6 +342,18 @@ int cp_case_result_add_process(cp_case_result *into, const cp_case_result *proc,
         int rc = cp_timing_compute(v->samples_ms, v->nsamples, &v->timing);
         if (rc < 0)
             return rc;
+        /* The GPU's time pooled likewise, where both have it. */
+        if (v->ngpu_samples && pv->ngpu_samples) {
+            double *g = realloc(v->gpu_samples_ms,
+                                (v->ngpu_samples + pv->ngpu_samples) * sizeof *g);
+            if (!g)
+                return cp_failf(CP_ENOMEM, "out of memory keeping a process's samples");
+            memcpy(g + v->ngpu_samples, pv->gpu_samples_ms, pv->ngpu_samples * sizeof *g);
+            v->gpu_samples_ms = g;
+            v->ngpu_samples += pv->ngpu_samples;
+            if ((rc = cp_timing_compute(g, v->ngpu_samples, &v->gpu_timing)) < 0)
+                return rc;
+        }
     }
     if (proc->status == CP_STATUS_FAILED && into->status != CP_STATUS_FAILED) {
         into->status = CP_STATUS_FAILED;

@@ -150,6 +150,36 @@ int cp_skip_variant(cp_ctx *ctx, int variant, const char *reason)
     return 0;
 }
 
+int cp_time_wall(cp_ctx *ctx, int variant, const char *why)
+{
+    if (variant < -1 || variant >= ctx->nvariants || !why || !*why)
+        return cp_failf(CP_EINVAL, "cp_time_wall: variant %d needs a reason", variant);
+    for (int i = variant < 0 ? 0 : variant; i < (variant < 0 ? ctx->nvariants : variant + 1); i++) {
+        snprintf(ctx->settings[i].figure_why, sizeof ctx->settings[i].figure_why, "%s", why);
+    }
+    return 0;
+}
+
+int cp_time_gated(cp_ctx *ctx, int variant)
+{
+    if (variant < -1 || variant >= ctx->nvariants)
+        return cp_failf(CP_EINVAL, "cp_time_gated: variant %d", variant);
+    for (int i = variant < 0 ? 0 : variant; i < (variant < 0 ? ctx->nvariants : variant + 1); i++)
+        ctx->settings[i].gated = true;
+    return 0;
+}
+
+int cp_time_streams(cp_ctx *ctx, void *const *streams, size_t n)
+{
+    if (n > CP_TIME_MAX_STREAMS || (n && !streams))
+        return cp_failf(CP_EINVAL, "cp_time_streams: %zu streams, at most %d", n,
+                        CP_TIME_MAX_STREAMS);
+    for (size_t i = 0; i < n; i++)
+        ctx->streams[i] = streams[i];
+    ctx->nstreams = n;
+    return 0;
+}
+
 int cp_skip(cp_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;

@@ -14,6 +14,11 @@ typedef struct cp_variant_setting {
     char allowed_reason[160];
     bool expect_leak; /* leaks device memory on purpose (a negative control) */
     char skip[160];   /* why it does not run in this profile; "" when it runs */
+    /* Why its timed runs are judged on wall time (cp_time_wall; "": on
+     * the GPU's time) and whether its body is held behind a gate
+     * (cp_time_gated). */
+    char figure_why[160];
+    bool gated;
 } cp_variant_setting;
 
 struct cp_ctx {
@@ -28,6 +33,9 @@ struct cp_ctx {
     const cp_run_opts *opts;      /* the run's options: parameter overrides */
     bool *param_read;             /* per override: whether the case read it */
     char param_names[256];        /* the parameters the case asked for */
+    /* The non-blocking streams its bodies leave work on (cp_time_streams). */
+    void *streams[CP_TIME_MAX_STREAMS];
+    size_t nstreams;
 };
 
 /* The number of variants a case declares. */

@@ -16,6 +16,7 @@
 #include <cuproof/check.h>
 
 #include <cuproof/nvtx.h>
+#include "runner/gpu_time.h"
 #include "runner/window.h"
 
 #include <cuda_runtime_api.h>
@@ -40,12 +41,15 @@ out:
 
 /* One repetition: prepare (untimed) -> run (timed when `ms` is given;
  * traced into `trace` when it is given) -> verify (untimed). The traced
- * window holds the run alone, as the timed region does. */
+ * window holds the run alone, as the timed region does. With `gpu` (a
+ * timed run of a variant judged on the GPU's time), the GPU's time of the
+ * body too, into *gpu_ms, bracketed by events and behind the gate where
+ * the variant is gated (runner/gpu_time.h). */
 static int one_run(cp_ctx *ctx, const cp_variant *v, cp_variant_result *vr, double *ms,
-                   cp_trace *trace)
+                   cp_trace *trace, cp_gpu_timer *gpu, double *gpu_ms)
 {
     int rc = 0;
-    bool tracing = false;
+    bool tracing = false, timing_gpu = false;
     if (ctx->def->prepare)
         CP_TRY(ctx->def->prepare(ctx, v));
     CP_TRY(device_sync(ctx));
@@ -53,15 +57,27 @@ static int one_run(cp_ctx *ctx, const cp_variant *v, cp_variant_result *vr, doub
         CP_TRY(cp_tracer_begin(trace));
         tracing = true;
     }
+    if (gpu) {
+        timing_gpu = true;
+        CP_TRY(cp_gpu_timer_begin(gpu, ctx->env->device, ctx->settings[v->index].gated,
+                                  ctx->streams, ctx->nstreams));
+    }
     double t0 = cp_now_ms();
     rc = ctx->def->run(ctx, v);
     while (ctx->open_phases > 0)
         cp_phase_end(ctx);
+    if (gpu) {
+        timing_gpu = false;
+        int end = cp_gpu_timer_end(gpu, ctx->streams, ctx->nstreams);
+        rc = rc < 0 ? rc : end;
+    }
     CP_TRY(rc);
     CP_TRY(device_sync(ctx));
     double t1 = cp_now_ms();
     if (ms)
         *ms = t1 - t0;
+    if (gpu)
+        CP_TRY(cp_gpu_timer_read(gpu, gpu_ms));
     if (trace) {
         tracing = false;
         CP_TRY(cp_tracer_end());
@@ -78,6 +94,8 @@ static int one_run(cp_ctx *ctx, const cp_variant *v, cp_variant_result *vr, doub
             vr->worst_mismatches = bad;
     }
 out:
+    if (timing_gpu)
+        cp_gpu_timer_end(gpu, ctx->streams, ctx->nstreams); /* opens the gate */
     if (tracing)
         cp_tracer_end(); /* close the window; the run's own error is reported */
     return rc;
@@ -98,7 +116,7 @@ out:
 static int traced_run(cp_ctx *ctx, const cp_variant *v, cp_variant_result *vr)
 {
     int rc = 0;
-    CP_TRY(one_run(ctx, v, vr, NULL, &vr->trace));
+    CP_TRY(one_run(ctx, v, vr, NULL, &vr->trace, NULL, NULL));
     cp_timeline_opts to = {
         .max_concurrent_kernels = cp_max_concurrent_kernels(ctx->env->cc_major, ctx->env->cc_minor)};
     CP_TRY(cp_timeline_analyse(&vr->trace, &to, &vr->metrics));
@@ -202,6 +220,47 @@ static const cp_variant_result *timed_before(const cp_run_opts *o, const char *n
     return NULL;
 }
 
+/* The span of a traced window's GPU work in ms, from the first kernel,
+ * copy or memset's start to the last one's end, the gate kernels left out
+ * (the runner's and a case's own: neither is the body's work); 0 when it
+ * holds none. */
+static double work_span_ms(const cp_trace *t)
+{
+    uint64_t first = UINT64_MAX, last = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const cp_activity *a = &t->items[i];
+        if (a->kind != CP_ACT_KERNEL && a->kind != CP_ACT_MEMCPY && a->kind != CP_ACT_MEMSET)
+            continue;
+        if (a->kind == CP_ACT_KERNEL && a->name && strstr(a->name, "gate_ker"))
+            continue;
+        first = a->start < first ? a->start : first;
+        last = a->end > last ? a->end : last;
+    }
+    return last > first ? (double)(last - first) / 1e6 : 0;
+}
+
+/* CUPROOF_CHECK_GPU_TIME=1 (a check of the figure, never for a report
+ * that is compared): each timed run judged on the GPU's time is traced
+ * as well, so that its events can be held against CUPTI's span of the
+ * same run's work: the series "timed_gpu_ms" and "timed_cupti_span_ms". */
+static bool checking_gpu_time(const cp_ctx *ctx, bool on_gpu)
+{
+    const char *e = getenv("CUPROOF_CHECK_GPU_TIME");
+    return on_gpu && e && strcmp(e, "1") == 0 && cp_tracer_available() && !ctx->def->cpu_only;
+}
+
+/* The variant's figure and how its GPU time is taken, into vr. */
+static void set_figure(const cp_ctx *ctx, const cp_variant *v, cp_variant_result *vr)
+{
+    const cp_variant_setting *st = &ctx->settings[v->index];
+    vr->figure = ctx->def->cpu_only || st->figure_why[0] ? CP_WORK_WALL : CP_WORK_GPU;
+    vr->gated = vr->figure == CP_WORK_GPU && st->gated;
+    snprintf(vr->figure_why, sizeof vr->figure_why, "%s",
+             ctx->def->cpu_only ? "the case runs on the CPU"
+             : vr->figure == CP_WORK_WALL ? st->figure_why
+                                          : "");
+}
+
 static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
                        cp_variant_result *vr)
 {
@@ -209,8 +268,16 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     double variant_started = cp_now_ms();
     size_t cap = (size_t)(o->repeat > 0 ? o->repeat : o->max_samples);
     double *samples = calloc(cap ? cap : 1, sizeof *samples);
-    if (!samples)
+    double *gpu_samples = calloc(cap ? cap : 1, sizeof *gpu_samples);
+    double *cupti_span = NULL; /* CUPROOF_CHECK_GPU_TIME */
+    cp_gpu_timer timer = {0};
+    if (!samples || !gpu_samples) {
+        free(samples);
+        free(gpu_samples);
         return CP_ENOMEM;
+    }
+    set_figure(ctx, v, vr);
+    bool on_gpu = vr->figure == CP_WORK_GPU;
     /* Warm-up runs are traced when the measured run will be, and their
      * records dropped: CUPTI instruments each kernel on its first traced
      * launch (about 1 ms on an H100), which must not land in the trace
@@ -219,16 +286,23 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     size_t first_free = 0;
     long long timed_leak = 0;
     const cp_variant_result *lent = timed_before(o, v->name);
-    size_t n = 0;
+    size_t n = 0, ngpu = 0;
     if (lent) {
         /* Timed before any tracing (cp_run_opts.timed): its runs stand
          * for this variant's; one traced warm-up before the traced run. */
-        double *room = realloc(samples, lent->nsamples * sizeof *samples);
+        double *room = realloc(samples, (lent->nsamples + 1) * sizeof *samples);
         if (!room)
             CP_TRY(CP_ENOMEM);
         samples = room;
         memcpy(samples, lent->samples_ms, lent->nsamples * sizeof *samples);
         n = lent->nsamples;
+        if (lent->ngpu_samples) {
+            if (!(room = realloc(gpu_samples, lent->ngpu_samples * sizeof *gpu_samples)))
+                CP_TRY(CP_ENOMEM);
+            gpu_samples = room;
+            memcpy(gpu_samples, lent->gpu_samples_ms, lent->ngpu_samples * sizeof *gpu_samples);
+            ngpu = lent->ngpu_samples;
+        }
         snprintf(vr->stopped_by, sizeof vr->stopped_by, "%s", lent->stopped_by);
         vr->clocks_before = lent->clocks_before;
         vr->clocks_after = lent->clocks_after;
@@ -240,7 +314,7 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
             cp_trace scratch;
             cp_trace_init(&scratch);
             announce(ctx, v, "warm-up", 1, 1, variant_started, NULL);
-            rc = one_run(ctx, v, vr, NULL, trace_warmup ? &scratch : NULL);
+            rc = one_run(ctx, v, vr, NULL, trace_warmup ? &scratch : NULL, NULL, NULL);
             cp_trace_free(&scratch);
             CP_TRY(rc);
         }
@@ -251,30 +325,54 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
         cp_trace scratch;
         cp_trace_init(&scratch);
         announce(ctx, v, "warm-up", i + 1, o->warmup, variant_started, NULL);
-        rc = one_run(ctx, v, vr, NULL, trace_warmup ? &scratch : NULL);
+        rc = one_run(ctx, v, vr, NULL, trace_warmup ? &scratch : NULL, NULL, NULL);
         cp_trace_free(&scratch);
         CP_TRY(rc);
         if (i == 0)
             CP_TRY(free_memory(ctx, &first_free));
     }
-    /* Timed runs are untraced: tracing must not inflate what is reported. */
+    /* Timed runs are untraced: tracing must not inflate what is reported.
+     * The stopping rule reads the figure the variant is judged on. */
     if (!ctx->def->cpu_only)
         cp_gpu_clocks(ctx->env->device, &vr->clocks_before);
     double started = cp_now_ms();
+    bool check = checking_gpu_time(ctx, on_gpu);
+    if (check && !(cupti_span = calloc(cap ? cap : 1, sizeof *cupti_span)))
+        CP_TRY(CP_ENOMEM);
     do {
         announce(ctx, v, "timed", (int)n + 1, (int)cap, variant_started, NULL);
-        CP_TRY(one_run(ctx, v, vr, &samples[n], NULL));
+        cp_trace checked;
+        cp_trace_init(&checked);
+        rc = one_run(ctx, v, vr, &samples[n], check ? &checked : NULL, on_gpu ? &timer : NULL,
+                     &gpu_samples[n]);
+        if (check)
+            cupti_span[n] = work_span_ms(&checked);
+        cp_trace_free(&checked);
+        CP_TRY(rc);
         if (n == 0 && o->warmup == 0)
             CP_TRY(free_memory(ctx, &first_free));
         n++;
-    } while (n < cap && !enough_runs(o, n, samples, (cp_now_ms() - started) / 1e3, vr));
+        ngpu = on_gpu ? n : 0;
+    } while (n < cap && !enough_runs(o, n, on_gpu ? gpu_samples : samples,
+                                     (cp_now_ms() - started) / 1e3, vr));
     if (!vr->stopped_by[0])
         snprintf(vr->stopped_by, sizeof vr->stopped_by, o->repeat > 0 ? "fixed" : "max_samples");
     if (!ctx->def->cpu_only)
         cp_gpu_clocks(ctx->env->device, &vr->clocks_after);
+    if (check) {
+        CP_TRY(cp_series_set(ctx, v, "timed_gpu_ms", "ms", gpu_samples, n));
+        CP_TRY(cp_series_set(ctx, v, "timed_cupti_span_ms", "ms", cupti_span, n));
+    }
 timed:
     CP_TRY(cp_timing_compute(samples, n, &vr->timing));
     vr->noise = median_noise(&vr->timing);
+    if (ngpu) {
+        CP_TRY(cp_timing_compute(gpu_samples, ngpu, &vr->gpu_timing));
+        vr->noise = median_noise(&vr->gpu_timing);
+        vr->gpu_samples_ms = gpu_samples;
+        vr->ngpu_samples = ngpu;
+        gpu_samples = NULL;
+    }
     vr->samples_ms = samples;
     vr->nsamples = n;
     samples = NULL;
@@ -303,7 +401,10 @@ timed:
     if (!lent)
         announce(ctx, v, "done", (int)n, (int)cap, variant_started, vr);
 out:
+    cp_gpu_timer_free(&timer);
+    free(cupti_span);
     free(samples);
+    free(gpu_samples);
     return rc;
 }
 

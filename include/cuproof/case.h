@@ -185,6 +185,46 @@ CP_API int cp_expect_leak(cp_ctx *ctx, int variant);
  * Call in setup. Returns 0, or CP_EINVAL for a bad index or no reason. */
 CP_API int cp_skip_variant(cp_ctx *ctx, int variant, const char *reason);
 
+/*
+ * What a variant's timed runs measure as its work (cp_work_figure,
+ * result.h). Each timed run records the host's wall time around the
+ * body, and, unless the variant is judged on wall time, the GPU's time of
+ * the body: a start and a stop CUDA event bracketing the legacy default
+ * stream, every blocking stream (which order themselves against it) and
+ * the streams declared with cp_time_streams. compare, ab and the stopping
+ * rule judge the GPU's time; wall time is shown beside it. Call these in
+ * setup; variant is an index, or -1 for every variant.
+ *
+ * cp_time_wall: the variant is judged on wall time, for the stated
+ * reason: its subject is the host (threads, processes, context
+ * creation), or events cannot bracket its work (several devices). Wall
+ * time is judged at compare's host threshold only.
+ *
+ * cp_time_gated: the variant's body only queues work (no synchronous
+ * copy, no synchronisation, no host callback), so the runner holds the
+ * work behind a gate kernel until the body returns and its GPU time runs
+ * from the gate's end: the GPU's pace, not the host's pace of queuing. A
+ * body that waits on its work while gated fails the run, saying so,
+ * after the gate's timeout (5 s); so does one that queues more than the
+ * launch queue holds (the host then blocks in a launch behind the gate):
+ * gate a body of at most CP_TIME_GATE_MAX_OPS kernels and copies (1,536
+ * queued behind a gate on the H100 and the H200: conway-streams'
+ * queued-64).
+ *
+ * cp_time_streams: the non-blocking streams (cudaStream_t, passed as
+ * void *; at most CP_TIME_MAX_STREAMS) on which a body may return with
+ * work still queued: the events bracket them too. A body that
+ * synchronises its streams before it returns need not declare them.
+ *
+ * Each returns 0, or CP_EINVAL for a bad index, a missing reason or too
+ * many streams.
+ */
+#define CP_TIME_MAX_STREAMS 16
+#define CP_TIME_GATE_MAX_OPS 1536
+CP_API int cp_time_wall(cp_ctx *ctx, int variant, const char *why);
+CP_API int cp_time_gated(cp_ctx *ctx, int variant);
+CP_API int cp_time_streams(cp_ctx *ctx, void *const *streams, size_t n);
+
 /* Records why the case cannot run here; returns CP_ESKIP to pass on. */
 CP_API int cp_skip(cp_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

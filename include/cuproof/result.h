@@ -139,6 +139,11 @@ typedef struct cp_run_value {
     double median_ms;
     double *samples_ms; /* owned */
     size_t nsamples;
+    /* The GPU's time of the same timed runs (cp_variant_result's
+     * gpu_samples_ms) and their median; NULL, 0 and 0 without. */
+    double gpu_median_ms;
+    double *gpu_samples_ms; /* owned */
+    size_t ngpu_samples;
     cp_clocks clocks_before, clocks_after;
     uint64_t device_busy_ns;
     bool traced;
@@ -152,14 +157,48 @@ typedef struct cp_run_value {
     int nprocesses;
 } cp_run_value;
 
+/* Which figure of a variant's timed runs is its work, the one compare,
+ * ab and the stopping rule judge (the other is shown beside it):
+ *   CP_WORK_GPU   the GPU's time of the run's body: CUDA events bracketing
+ *                 its streams (the runner's default; for a gated variant, from the
+ *                 gate's end, so the host's pace of queuing is not in it);
+ *   CP_WORK_WALL  the host's wall time around the body and a device
+ *                 synchronisation, for a variant whose subject is the host
+ *                 (threads, processes, contexts) or whose work events
+ *                 cannot bracket (several devices): judged at the host
+ *                 threshold only. */
+/* (Wall time is 0: a result the runner did not time, exec's ranges say,
+ * has no GPU time.) */
+typedef enum { CP_WORK_WALL = 0, CP_WORK_GPU } cp_work_figure;
+
+/* Why a variant read from a report without GPU time is judged on wall
+ * time (cp_variant_result.figure_why). */
+#define CP_WALL_ONLY "wall time only: the report predates GPU time (schema 1.14)"
+
+
 typedef struct cp_variant_result {
     char name[64];
     bool ran;
     cp_timing timing;
     /* Every timed run's value in ms, in run order (owned): what compare
-     * tests, rather than the summary above. */
+     * tests, rather than the summary above. Wall time: the host's clock
+     * around the body and a device synchronisation. */
     double *samples_ms;
     size_t nsamples;
+    /* The GPU's time of each of the same timed runs (owned, in run order;
+     * NULL and 0 where not measured: a CPU-only case, a variant judged on
+     * wall time, a report older than schema 1.14) and its summary. */
+    double *gpu_samples_ms;
+    size_t ngpu_samples;
+    cp_timing gpu_timing;
+    /* The figure that is the variant's work, and why it is wall time
+     * when it is ("" for the GPU's time); `gated`: the body was queued
+     * behind a gate kernel and the GPU's time runs from the gate's end.
+     * A report older than 1.14 reads as CP_WORK_WALL with figure_why
+     * "wall time only: the report predates GPU time". */
+    cp_work_figure figure;
+    char figure_why[160];
+    bool gated;
     /* What ended the timed runs: "fixed" (a set count), "noise" (the
      * median's relative standard error fell to the target), "max_samples"
      * or "max_time" (the noise had not); and that relative error. */

@@ -30,6 +30,8 @@
 
 #include "run_stats.h"
 
+#include "../result.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,7 +65,14 @@ typedef struct cp_ab_opts {
 
 typedef struct cp_ab_variant {
     char case_name[64], variant[64];
-    double *log_ratios; /* log(B / A) of each pair's medians; owned */
+    /* The figure its pairs are judged on, as compare's (cp_cmp_variant):
+     * the GPU's time where both builds measured it and judge on it; wall
+     * time else, and at the host threshold when both builds' case
+     * judges it on wall time (declared_wall). */
+    cp_work_figure judged_on;
+    bool declared_wall;
+    bool by_busy; /* the GPU's time as each run's traced busy time (compare's by_busy) */
+    double *log_ratios; /* log(B / A) of each pair's medians of that figure; owned */
     size_t n;
     cp_pair_cmp verdict;
 } cp_ab_variant;

@@ -63,6 +63,9 @@ typedef struct cp_cmp_run {
     double sm_mhz;
     uint64_t device_busy_ns;
     unsigned long long throttle; /* NVML's clocks-event reasons around it (0: none) */
+    /* The run's wall-time median, kept beside when the variant is judged
+     * on the GPU's time (median_ms and samples_ms are then the GPU's). */
+    double wall_median_ms;
 } cp_cmp_run;
 
 /* A variant timed on both sides: its verdict and what it rests on. */
@@ -105,6 +108,20 @@ typedef struct cp_cmp_variant {
      * decide (2); 0 otherwise. */
     size_t reports_needed;
     char why[160];    /* a host-bound verdict's reason, else "" */
+    /* The figure the verdict rests on: the GPU's time where both sides
+     * measured it and judge on it, else wall time, and why (a case's
+     * reason, CP_WALL_ONLY, or the side that has no GPU time).
+     * declared_wall: both sides' case judges the variant on wall time,
+     * so it is judged at the host threshold only (compare_figure.c). With
+     * the GPU's time, each side's wall time (the median of its runs'),
+     * shown beside and judged at the host threshold. */
+    cp_work_figure judged_on;
+    char judged_why[160];
+    bool declared_wall;
+    /* On the GPU's time, but each run's traced busy time instead of its
+     * events: an ungated body that the host paces (compare_timing.c). */
+    bool by_busy;
+    double old_wall_ms, new_wall_ms;
     bool slower;      /* slower by more than the threshold, counted or not */
     bool regression;  /* slower, and the sides are comparable or forced */
 } cp_cmp_variant;
@@ -227,6 +244,12 @@ typedef struct cp_comparison {
     bool median_runs_capped;
     double median_spread;
     char noisy_note[320];
+    /* The figures the verdicts rest on (cp_cmp_variant.judged_on),
+     * counted: the GPU's time; wall time by the case's choice; wall time
+     * only, where a side has no GPU time (a report before schema 1.14);
+     * and in words, for every output. */
+    size_t on_gpu, on_busy, on_declared_wall, wall_only; /* on_busy: of on_gpu, by_busy */
+    char figure_note[320];
 } cp_comparison;
 
 /* The verdict that cp_comparison.verdict_counts[i] counts (i below

@@ -24,6 +24,11 @@ extern "C" {
 #define CP_CMP_ALPHA 0.01          /* the rank test's significance level */
 #define CP_CMP_MIN_SAMPLES 5       /* fewer on either side: "noisy" */
 #define CP_CMP_MIN_EFFECT 0.02     /* smallest change of the median called a change */
+/* The same, for a variant judged on the GPU's time (CUDA events): its
+ * samples within a run spread by 0.5% or less, so a 1% change is one it
+ * can resolve; with 2%, a 5% change at 3 runs a side of 1% spread is
+ * missed one time in ten (tests/test_compare_figure.c). */
+#define CP_CMP_GPU_MIN_EFFECT 0.01
 #define CP_CMP_RESAMPLES 2000      /* bootstrap resamples */
 #define CP_CMP_LEVEL 0.95          /* confidence level of the interval */
 #define CP_CMP_EXACT_BELOW 8       /* exact rank test when the smaller side is below this */
@@ -129,6 +134,18 @@ CP_API int cp_hodges_lehmann(const double *a, size_t na, const double *b, size_t
 CP_API int cp_compare_samples(const double *old_ms, size_t n_old, const double *new_ms,
                               size_t n_new, double threshold, double min_effect, uint64_t seed,
                               cp_cmp_result *out);
+
+/*
+ * The share of `median_ms` (a variant's timed median: its wall time's or
+ * its GPU time's) in which its traced run kept the GPU busy with work of
+ * its own: the trace's span less its idle time and less its pageable
+ * copies, whose time is the CPU's staging them (a report from before
+ * pageable_copy_sum_ns counts all copy time as theirs when it has any);
+ * NAN without a trace. Below CP_CMP_DEVICE_SHARE the host paces that
+ * figure.
+ */
+struct cp_variant_result;
+CP_API double cp_variant_device_share(const struct cp_variant_result *v, double median_ms);
 
 #ifdef __cplusplus
 }
