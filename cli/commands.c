@@ -239,7 +239,11 @@ const cp_command cp_commands[] = {
      .text = "Compares two reports (report.json of two runs), or several a side: per variant "
              "the ratio of medians, its 95% bootstrap interval, a rank test's p, a verdict "
              "(same, faster, slower, noisy) and the runs it rests on, then the checks, case "
-             "statuses, claims and findings that changed. Reports that time no variant in "
+             "statuses, claims and findings that changed. A variant is judged on the GPU's "
+             "time (CUDA events, report schema 1.14; its traced runs' busy time where the host "
+             "paces the events) with its wall time beside it, or on wall time where its case "
+             "says so (at --host-threshold) or a report predates GPU time; each verdict names "
+             "its figure. Reports that time no variant in "
              "common (exec without --repeat) compare the rest.",
      .opts = cp_opts_compare,
      .exits = "1 when a variant is slower by more than the threshold or a check now fails "
@@ -254,7 +258,8 @@ const cp_command cp_commands[] = {
      .text = "Runs two builds of cuproof (two cuproof executables, or two install prefixes) on "
              "this GPU in pairs, each pair back to back in an order drawn at random (AB or BA), "
              "each run `run --runs 1` of the named cases (every case when none is named). "
-             "Each variant is judged on the paired log ratios of its medians B / A: what "
+             "Each variant is judged on the paired log ratios of its medians B / A, of the "
+             "figure compare would judge (the GPU's time, else wall time): what "
              "drifts over minutes drifts within a pair far less than between runs minutes "
              "apart. Pairs are added until every variant is decided (slower, faster or the "
              "same within the threshold; the risk of a false verdict split over the looks) or "

@@ -93,34 +93,13 @@ static int run_build(const cp_ab_opts *o, char *const *cases, bool b, const char
     return 0;
 }
 
-/* Whether a variant is judged on the GPU's time and has it. */
-static bool on_gpu(const cp_variant_result *v)
-{
-    return v->figure == CP_WORK_GPU && v->ngpu_samples && v->gpu_timing.median_ms > 0;
-}
-
-/* Whether its case judges it on wall time (not a report without GPU
- * time, nor a result without the choice). */
-static bool declared_wall(const cp_variant_result *v)
-{
-    return v->figure == CP_WORK_WALL && v->figure_why[0] && strcmp(v->figure_why, CP_WALL_ONLY);
-}
-
-/* Events of an ungated body the host paces (compare's rule,
- * compare_timing.c): its GPU figure is its traced run's busy time. */
-static bool host_paced(const cp_variant_result *r)
-{
-    return !r->gated && r->traced &&
-           !(cp_variant_device_share(r, r->gpu_timing.median_ms) >= CP_CMP_DEVICE_SHARE);
-}
-
 /* A variant's median of the figure v is judged on; 0 when it has none. */
 static double figure_ms(const cp_ab_variant *v, const cp_variant_result *r)
 {
     if (v->judged_on == CP_WORK_GPU && v->by_busy)
         return r->traced ? (double)(r->metrics.kernel_busy_ns + r->metrics.copy_busy_ns) / 1e6 : 0;
     if (v->judged_on == CP_WORK_GPU)
-        return on_gpu(r) ? r->gpu_timing.median_ms : 0;
+        return cp_variant_judged_on_gpu(r) ? r->gpu_timing.median_ms : 0;
     return r->timing.median_ms;
 }
 
@@ -131,13 +110,10 @@ static double threshold_of(const cp_ab_variant *v, const cp_ab_opts *o)
     return v->declared_wall ? CP_CMP_HOST_THRESHOLD : o->threshold;
 }
 
-/* The smallest change called a change for v: the run's, or
- * CP_CMP_GPU_MIN_EFFECT on the GPU's time (as compare's). */
+/* The smallest change called a change for v (compare_stats.h). */
 static double min_effect_of(const cp_ab_variant *v, const cp_ab_opts *o)
 {
-    return v->judged_on == CP_WORK_GPU && CP_CMP_GPU_MIN_EFFECT < o->min_effect
-               ? CP_CMP_GPU_MIN_EFFECT
-               : o->min_effect;
+    return cp_cmp_min_effect(v->judged_on == CP_WORK_GPU, o->min_effect);
 }
 
 /* The variants both reports timed, added on the first pair. */
@@ -158,9 +134,12 @@ static int list_variants(const cp_report *a, const cp_report *b, cp_ab_result *o
             memset(v, 0, sizeof *v);
             snprintf(v->case_name, sizeof v->case_name, "%s", a->cases[i].name);
             snprintf(v->variant, sizeof v->variant, "%s", va->name);
-            v->judged_on = on_gpu(va) && on_gpu(vb) ? CP_WORK_GPU : CP_WORK_WALL;
-            v->declared_wall = declared_wall(va) && declared_wall(vb);
-            v->by_busy = v->judged_on == CP_WORK_GPU && (host_paced(va) || host_paced(vb));
+            v->judged_on = cp_variant_judged_on_gpu(va) && cp_variant_judged_on_gpu(vb)
+                               ? CP_WORK_GPU
+                               : CP_WORK_WALL;
+            v->declared_wall = cp_variant_declared_wall(va) && cp_variant_declared_wall(vb);
+            v->by_busy = v->judged_on == CP_WORK_GPU &&
+                         (cp_variant_host_paced(va) || cp_variant_host_paced(vb));
         }
     return 0;
 }

@@ -82,13 +82,10 @@ static inline void mark_slower(cp_cmp_variant *v, const cp_comparison *c)
     v->regression = v->slower && (c->comparable || c->forced);
 }
 
-/* The smallest change called a change for variant v: the comparison's,
- * or CP_CMP_GPU_MIN_EFFECT where it is judged on the GPU's time. */
+/* The smallest change called a change for variant v (compare_stats.h). */
 static inline double min_effect_of(const cp_cmp_variant *v, const cp_comparison *c)
 {
-    return v->judged_on == CP_WORK_GPU && CP_CMP_GPU_MIN_EFFECT < c->min_effect
-               ? CP_CMP_GPU_MIN_EFFECT
-               : c->min_effect;
+    return cp_cmp_min_effect(v->judged_on == CP_WORK_GPU, c->min_effect);
 }
 
 /* One case on one side, paired once: the case in each of the side's

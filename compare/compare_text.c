@@ -25,7 +25,7 @@ static bool several_runs(const cp_comparison *c)
 static void variant_line(const cp_cmp_variant *v, bool runs, FILE *out)
 {
     char ci[32] = "-", pv[16] = "-", nr[64] = "";
-    if (v->samples) {
+    if (v->samples || v->by_runs) {
         snprintf(ci, sizeof ci, "[%.3f, %.3f]", v->ci_low, v->ci_high);
         snprintf(pv, sizeof pv, v->p < 1e-4 ? "%.1e" : "%.4f", v->p);
     }
@@ -154,7 +154,7 @@ int cp_compare_print_text(const cp_comparison *c, FILE *out)
         for (size_t i = 0; i < c->nvariants; i++)
             if (c->variants[i].case_index == ci) {
                 variant_line(&c->variants[i], runs, out);
-                medians_only |= !c->variants[i].samples;
+                medians_only |= !c->variants[i].samples && !c->variants[i].by_runs;
             }
         case_changes(c, ci, out);
     }

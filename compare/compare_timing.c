@@ -66,7 +66,7 @@ typedef struct side_timing {
     size_t *ngpu;
     bool every_gpu;    /* every run measured the GPU's time */
     bool gpu_figure;   /* every report judges the variant on it */
-    bool gated;        /* every report timed it behind the gate */
+    bool paced;        /* a report's events hold the host's pace (cp_variant_host_paced) */
     bool wall_figure;  /* every report judges it on wall time, by the case's choice */
     char why[160];     /* the first report's reason for wall time */
     double share_gpu;  /* the device share of the GPU's time; NAN as share */
@@ -151,7 +151,7 @@ static int side_runs(const side_case *s, const char *vname, side_timing *t)
 {
     int rc = 0;
     memset(t, 0, sizeof *t);
-    t->every_sample = t->every_gpu = t->gpu_figure = t->wall_figure = t->gated = true;
+    t->every_sample = t->every_gpu = t->gpu_figure = t->wall_figure = true;
     bool first = true;
     for (size_t i = 0; i < s->n; i++) {
         const cp_variant_result *v = cp_case_variant(s->of[i], vname);
@@ -172,9 +172,8 @@ static int side_runs(const side_case *s, const char *vname, side_timing *t)
         }
         t->counted += v->timing.runs > 0 ? (size_t)v->timing.runs : 0;
         t->gpu_figure &= v->figure == CP_WORK_GPU;
-        t->gated &= v->gated;
-        t->wall_figure &= v->figure == CP_WORK_WALL && v->figure_why[0] &&
-                          strcmp(v->figure_why, CP_WALL_ONLY) != 0;
+        t->paced |= cp_variant_host_paced(v);
+        t->wall_figure &= cp_variant_declared_wall(v);
         if (first && v->figure == CP_WORK_WALL)
             snprintf(t->why, sizeof t->why, "%s", v->figure_why);
         double share = cp_variant_device_share(v, v->timing.median_ms),
@@ -228,8 +227,7 @@ static void choose_figure(cp_cmp_variant *v, side_timing *a, side_timing *b)
      * than CP_CMP_DEVICE_SHARE of them: synchronous and pageable copies,
      * launches one at a time) hold the host's time too; its GPU's own
      * figure is then each run's traced busy time, where every run has one. */
-    bool paced = !(a->gated && b->gated) &&
-                 !(a->share_gpu >= CP_CMP_DEVICE_SHARE && b->share_gpu >= CP_CMP_DEVICE_SHARE);
+    bool paced = a->paced || b->paced;
     for (size_t i = 0; paced && i < a->n; i++)
         paced = a->runs[i].device_busy_ns > 0;
     for (size_t i = 0; paced && i < b->n; i++)

@@ -560,9 +560,34 @@ static void claims_html(html_buf *b, const cp_case_result *c)
     html_raw(b, "</table>");
 }
 
+/* A timed variant's median wall time, and beside it, the figure it is
+ * judged on when that is the GPU's time (behind the gate or not); the
+ * title says which and why. */
+static void median_cell(html_buf *b, const cp_variant_result *v)
+{
+    char t[32];
+    bool gpu = v->figure == CP_WORK_GPU && v->ngpu_samples;
+    html_raw(b, "<td title=\"");
+    html_text(b, gpu && v->gated ? "judged on the GPU's time behind the gate (from the gate's "
+                                   "end); wall time first"
+                 : gpu          ? "judged on the GPU's time (CUDA events); wall time first"
+                 : v->figure_why[0] ? v->figure_why
+                                    : "judged on wall time");
+    html_raw(b, "\">");
+    html_text(b, cp_fmt_ms(v->timing.median_ms, t, sizeof t));
+    if (gpu) {
+        html_raw(b, "<br><small>GPU ");
+        html_text(b, cp_fmt_ms(v->gpu_timing.median_ms, t, sizeof t));
+        html_raw(b, "</small>");
+    }
+    html_raw(b, "</td>");
+}
+
 static void variants_html(html_buf *b, const cp_case_result *c)
 {
-    html_raw(b, "<h3>Variants</h3><table><tr><th>Variant</th><th>Median</th>"
+    html_raw(b, "<h3>Variants</h3><table><tr><th>Variant</th><th title=\"wall time, and under "
+                "it the GPU's time (CUDA events around each timed run), the figure compare and ab "
+                "judge, where the case is judged on it\">Median</th>"
                 "<th>Fastest to slowest</th><th>Runs</th>");
     static const char *const cols[] = {"span_ns", "copy_kernel_overlap_ratio",
                                        "peak_concurrent_kernels", "mean_concurrent_kernels",
@@ -587,7 +612,7 @@ static void variants_html(html_buf *b, const cp_case_result *c)
              * tracing, so it has no timing to show, not a time of 0. */
             html_raw(b, "<td colspan=\"2\" class=\"skipped\">not timed</td><td>0");
         } else {
-            time_cell(b, v->timing.median_ms);
+            median_cell(b, v);
             html_raw(b, "<td>");
             html_text(b, cp_fmt_ms(v->timing.min_ms, t, sizeof t));
             html_raw(b, " to ");

@@ -380,3 +380,80 @@ Test(compare_figure, gpu_time_is_written_and_read_back)
     cr_expect_eq(old->ngpu_samples, 0u);
     cp_report_free(&back);
 }
+
+/* The report of `cuproof run --profile ci --runs 3` number n on the H200
+ * (samples/h200-gpu-time), read into *r through a gunzipped copy. */
+static void recorded(int n, cp_report *r)
+{
+    char cmd[512], path[64];
+    snprintf(path, sizeof path, "/tmp/cuproof-h200-run%d-%d.json", n, (int)getpid());
+    snprintf(cmd, sizeof cmd, "gzip -dc %s/../../samples/h200-gpu-time/run%d.json.gz > %s",
+             CUPROOF_FIXTURES, n, path);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    cr_assert_eq(cp_report_read(path, r), 0, "%s", cp_last_error());
+    unlink(path);
+}
+
+/* Without its GPU time: as a report before schema 1.14 reads. */
+static void wall_time_only(cp_report *r)
+{
+    for (size_t i = 0; i < r->ncases; i++)
+        for (size_t k = 0; k < r->cases[i].nvariants; k++) {
+            cp_variant_result *v = &r->cases[i].variants[k];
+            v->figure = CP_WORK_WALL;
+            snprintf(v->figure_why, sizeof v->figure_why, "%s", CP_WALL_ONLY);
+            free(v->gpu_samples_ms);
+            v->gpu_samples_ms = NULL;
+            v->ngpu_samples = 0;
+            for (size_t p = 0; p < v->nruns; p++) {
+                free(v->runs[p].gpu_samples_ms);
+                v->runs[p].gpu_samples_ms = NULL;
+                v->runs[p].ngpu_samples = 0;
+                v->runs[p].gpu_median_ms = 0;
+            }
+        }
+}
+
+/* Three back-to-back `run --profile ci --runs 3` of one build on the
+ * H200, compared in all six ordered pairs: no slower, faster or drift,
+ * 59 variants on the GPU's time and 15 on wall time by their case's
+ * choice, and at most the 17 of 74 noisy recorded (16-23%); the same
+ * reports without their GPU time are noisy in 46 or more. */
+Test(compare_figure, the_h200_runs_on_the_gpus_time, .timeout = 120)
+{
+    cp_report r[3];
+    for (int i = 0; i < 3; i++)
+        recorded(i + 1, &r[i]);
+    const char *paths[3] = {"run1.json", "run2.json", "run3.json"};
+    for (int wall = 0; wall < 2; wall++) {
+        if (wall)
+            for (int i = 0; i < 3; i++)
+                wall_time_only(&r[i]);
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                if (a == b)
+                    continue;
+                cp_compare_side so = {&r[a], &paths[a], 1}, sn = {&r[b], &paths[b], 1};
+                cp_comparison c;
+                cr_assert_eq(cp_compare_build(&so, &sn, NULL, &c), 0, "%s", cp_last_error());
+                cr_expect_eq(c.nvariants, 74u);
+                cr_expect_eq(count(&c, "slower") + count(&c, "faster") + count(&c, "drift"), 0u,
+                             "run%d against run%d", a + 1, b + 1);
+                cr_expect_eq(c.regressions, 0);
+                size_t noisy = count(&c, "noisy");
+                if (!wall) {
+                    cr_expect_eq(c.on_gpu, 59u);
+                    cr_expect_eq(c.on_declared_wall, 15u);
+                    cr_expect_leq(noisy, 17u, "run%d against run%d: %zu noisy", a + 1, b + 1,
+                                  noisy);
+                } else {
+                    cr_expect_eq(c.wall_only, 74u);
+                    cr_expect_geq(noisy, 46u, "wall time only, run%d against run%d: %zu noisy",
+                                  a + 1, b + 1, noisy);
+                }
+                cp_comparison_free(&c);
+            }
+    }
+    for (int i = 0; i < 3; i++)
+        cp_report_free(&r[i]);
+}

@@ -207,6 +207,29 @@ CUPROOF_CASE(selftest_variant_left_out, .cpu_only = true, .variants = CP_VARIANT
              .setup = setup_leaves_b_out, .run = count_run, .verify = verify_planted,
              .checks = check_b);
 
+/* The timing declarations' bad arguments, each refused; then good ones. */
+static int bad_figures;
+static int setup_figures(cp_ctx *ctx)
+{
+    void *many[CP_TIME_MAX_STREAMS + 1] = {0};
+    bad_figures = (cp_time_wall(ctx, 2, "no variant 2") == CP_EINVAL) +
+                  (cp_time_wall(ctx, 0, "") == CP_EINVAL) +
+                  (cp_time_wall(ctx, 0, NULL) == CP_EINVAL) +
+                  (cp_time_gated(ctx, -2) == CP_EINVAL) + (cp_time_gated(ctx, 2) == CP_EINVAL) +
+                  (cp_time_streams(ctx, many, CP_TIME_MAX_STREAMS + 1) == CP_EINVAL) +
+                  (cp_time_streams(ctx, NULL, 1) == CP_EINVAL);
+    cp_clear_last_error();
+    int rc = cp_time_wall(ctx, -1, "its subject is the host");
+    if (rc == 0)
+        rc = cp_time_gated(ctx, 1);
+    if (rc == 0)
+        rc = cp_time_streams(ctx, many, CP_TIME_MAX_STREAMS);
+    return rc;
+}
+
+CUPROOF_CASE(selftest_figures, .cpu_only = true, .variants = CP_VARIANTS("a", "b"),
+             .setup = setup_figures, .run = count_run, .checks = trace_check);
+
 static const cp_run_opts opts = {.profile = CP_PROFILE_CI, .repeat = 3, .warmup = 1,
                                  .trace = true};
 static cp_env env;
@@ -772,4 +795,21 @@ Test(runner, a_case_timed_before_lends_its_timed_runs)
     cr_expect_eq(done, 1, "only b, timed here, is said done here");
     timed.variants[1].nsamples = 3;
     cp_case_result_free(&timed);
+}
+
+/* A case's timing declarations refuse bad arguments (a variant out of
+ * range, no reason, too many streams); a CPU-only case is judged on wall
+ * time, saying so, and has no GPU time whatever it declares. */
+Test(runner, timing_declarations_are_checked_and_a_cpu_case_is_on_wall_time)
+{
+    run("selftest-figures");
+    cr_expect_eq(res->status, CP_STATUS_PASSED, "%s", res->error);
+    cr_expect_eq(bad_figures, 7, "each of 7 bad declarations refused");
+    cr_assert_eq(res->nvariants, 2);
+    for (size_t i = 0; i < 2; i++) {
+        cr_expect_eq(res->variants[i].figure, CP_WORK_WALL);
+        cr_expect_str_eq(res->variants[i].figure_why, "the case runs on the CPU");
+        cr_expect_not(res->variants[i].gated);
+        cr_expect_eq(res->variants[i].ngpu_samples, 0u);
+    }
 }

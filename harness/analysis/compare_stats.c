@@ -302,3 +302,19 @@ double cp_variant_device_share(const cp_variant_result *v, double median_ms)
                                                             : 0;
     return fmax(0, span - idle - pageable) / 1e6 / median_ms;
 }
+
+bool cp_variant_judged_on_gpu(const cp_variant_result *v)
+{
+    return v->figure == CP_WORK_GPU && v->ngpu_samples && v->gpu_timing.median_ms > 0;
+}
+
+bool cp_variant_declared_wall(const cp_variant_result *v)
+{
+    return v->figure == CP_WORK_WALL && v->figure_why[0] && strcmp(v->figure_why, CP_WALL_ONLY);
+}
+
+bool cp_variant_host_paced(const cp_variant_result *v)
+{
+    return cp_variant_judged_on_gpu(v) && !v->gated && v->traced &&
+           !(cp_variant_device_share(v, v->gpu_timing.median_ms) >= CP_CMP_DEVICE_SHARE);
+}

@@ -310,6 +310,11 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
         vr->verified_runs = lent->verified_runs;
         vr->elements = lent->elements;
         timed_leak = lent->memory_checked ? lent->leaked_bytes : 0;
+        /* The check of the figure (CUPROOF_CHECK_GPU_TIME) came with them. */
+        for (size_t i = 0; i < lent->nseries; i++)
+            if (strncmp(lent->series[i].name, "timed_", 6) == 0)
+                CP_TRY(cp_series_set(ctx, v, lent->series[i].name, lent->series[i].unit,
+                                     lent->series[i].values, lent->series[i].n));
         if (o->warmup > 0) {
             cp_trace scratch;
             cp_trace_init(&scratch);

@@ -13,6 +13,7 @@
 
 #include "../export.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -146,6 +147,27 @@ CP_API int cp_compare_samples(const double *old_ms, size_t n_old, const double *
  */
 struct cp_variant_result;
 CP_API double cp_variant_device_share(const struct cp_variant_result *v, double median_ms);
+
+/*
+ * The figure rules compare and ab share, on one report's variant:
+ * judged_on_gpu: its case judges it on the GPU's time and it measured it;
+ * declared_wall: its case judges it on wall time, saying why (not a
+ * report before GPU time, nor a result the runner did not time);
+ * host_paced: judged on the GPU's time, ungated, and its traced run kept
+ * the GPU busy less than CP_CMP_DEVICE_SHARE of its events' median, so
+ * that they hold the host's time: its GPU figure is then its traced
+ * run's busy time (untraced: false, nothing to take it from).
+ */
+CP_API bool cp_variant_judged_on_gpu(const struct cp_variant_result *v);
+CP_API bool cp_variant_declared_wall(const struct cp_variant_result *v);
+CP_API bool cp_variant_host_paced(const struct cp_variant_result *v);
+
+/* The smallest change called a change: min_effect, or
+ * CP_CMP_GPU_MIN_EFFECT when it is less and the figure is the GPU's. */
+static inline double cp_cmp_min_effect(bool on_gpu, double min_effect)
+{
+    return on_gpu && CP_CMP_GPU_MIN_EFFECT < min_effect ? CP_CMP_GPU_MIN_EFFECT : min_effect;
+}
 
 #ifdef __cplusplus
 }
