@@ -43,9 +43,13 @@ static void judge_wall_beside(cp_cmp_variant *v, const cp_comparison *c)
              v->new_wall_ms / v->old_wall_ms, v->old_wall_ms, v->new_wall_ms,
              100 * c->host_threshold, v->ratio, v->verdict);
     snprintf(v->verdict, sizeof v->verdict, "slower");
+    /* The row shows the wall time's ratio, which the verdict rests on;
+     * it has no interval (the runs' extremes decided it), so the GPU
+     * time's is not left beside it. */
     v->ratio = v->new_wall_ms / v->old_wall_ms;
     v->old_shown_ms = v->old_wall_ms;
     v->new_shown_ms = v->new_wall_ms;
+    v->ci_low = v->ci_high = v->p = NAN;
 }
 
 /* Judged on wall time by its case's choice: within the host threshold

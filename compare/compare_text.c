@@ -25,7 +25,7 @@ static bool several_runs(const cp_comparison *c)
 static void variant_line(const cp_cmp_variant *v, bool runs, FILE *out)
 {
     char ci[32] = "-", pv[16] = "-", nr[64] = "";
-    if (v->samples || v->by_runs) {
+    if ((v->samples || v->by_runs) && isfinite(v->ci_low) && isfinite(v->ci_high)) {
         snprintf(ci, sizeof ci, "[%.3f, %.3f]", v->ci_low, v->ci_high);
         snprintf(pv, sizeof pv, v->p < 1e-4 ? "%.1e" : "%.4f", v->p);
     }

@@ -325,8 +325,13 @@ Test(compare_figure, wall_time_past_the_host_threshold_is_slower_beside_the_gpu)
             cr_expect_eq(v->judged_on, CP_WORK_GPU);
             cr_expect_str_eq(v->verdict, k ? "slower" : "same", "x%.2f: %s (%s)", by[k],
                              v->verdict, v->why);
-            if (k)
+            if (k) {
                 cr_expect_not_null(strstr(v->why, "wall time x2."), "%s", v->why);
+                /* The row is the wall time's: its ratio, no interval. */
+                cr_expect_float_eq(v->ratio, v->new_wall_ms / v->old_wall_ms, 1e-9);
+                cr_expect(isnan(v->ci_low) && isnan(v->ci_high));
+                cr_expect(v->regression);
+            }
             cr_expect(v->new_wall_ms / v->old_wall_ms > (k ? 2 : 1));
         }
         cp_comparison_free(&c);
