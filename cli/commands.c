@@ -50,6 +50,11 @@ static const cp_help_opt environment[] = {
     {"CUPROOF_NO_TRACE=1", "cases run untraced: the report says why, and every check that reads "
                            "a trace is skipped with that reason, never passed"},
     {"CUPROOF_PROGRESS=plain", "progress as plain lines, even on a terminal"},
+    {"CUPROOF_CHECK_GPU_TIME=1", "a check of the GPU-time figure: every timed run judged on the "
+                                 "GPU's time is traced too, and the report's series "
+                                 "timed_gpu_ms and timed_cupti_span_ms hold its events against "
+                                 "CUPTI's span of the same run's work (ci/gpu-figure.py); its "
+                                 "timings are the tracer's, never for a report to compare"},
     {"CUPROOF_ASLR=1", "run and test keep address-space randomisation; by default they start "
                        "themselves again without it (as setarch -R does), so that a host-bound "
                        "variant's time does not move with each process's layout; the report's "
