@@ -57,13 +57,16 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Parses one --expect argument or --expect-file text into the list; an
- * error in it gives `fault`. */
+/* Parses one --expect argument (first_line > 0: its number among them)
+ * or an --expect-file's text (first_line 0; `file_len` its bytes) into
+ * the list; an error in it gives `fault`. */
 static int add_expectations(check_args *a, const char *label, const char *text, int first_line,
-                            int fault)
+                            size_t file_len, int fault)
 {
     size_t from = a->list.n;
-    if (cp_expect_parse_all(text, first_line, &a->list) < 0) {
+    int rc = first_line ? cp_expect_parse_all(text, first_line, &a->list)
+                        : cp_expect_parse_file(text, file_len, &a->list);
+    if (rc < 0) {
         fprintf(stderr, "cuproof: %s: %s\n", label, cp_last_error());
         return fault;
     }
@@ -96,17 +99,18 @@ static int parse_args(int argc, char **argv, check_args *a)
             a->rec = rec;
             a->traces[a->ntraces++] = arg;
         } else if (strcmp(opt, "--expect") == 0) {
-            status = add_expectations(a, "--expect", val, next_line, CP_EXIT_USAGE);
+            status = add_expectations(a, "--expect", val, next_line, 0, CP_EXIT_USAGE);
             for (const char *p = val; *p; p++)
                 next_line += *p == '\n';
             next_line++;
         } else if (strcmp(opt, "--expect-file") == 0) {
-            char *text = cp_read_file(val);
+            size_t len = 0;
+            char *text = cp_read_file_len(val, &len);
             if (!text) {
                 fprintf(stderr, "cuproof: --expect-file: %s\n", cp_last_error());
                 return CP_EXIT_INPUT;
             }
-            status = add_expectations(a, val, text, 1, CP_EXIT_INPUT);
+            status = add_expectations(a, val, text, 0, len, CP_EXIT_INPUT);
             free(text);
         } else if (strcmp(opt, "--range") == 0) {
             a->range = val;

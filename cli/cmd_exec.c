@@ -47,10 +47,12 @@ typedef struct exec_args {
 /* Parses one source of expectations (an --expect argument or a file),
  * whose errors name it: usage for the command line's, bad input for a
  * file's (`file`). */
-static int add_expectation(exec_args *a, const char *text, const char *source, bool file)
+static int add_expectation(exec_args *a, const char *text, const char *source, bool file,
+                           size_t file_len)
 {
     size_t from = a->expect.n;
-    int rc = cp_expect_parse_all(text, 1, &a->expect);
+    int rc = file ? cp_expect_parse_file(text, file_len, &a->expect)
+                  : cp_expect_parse_all(text, 1, &a->expect);
     /* Its own lines validated now, while their source is known (an unknown
      * metric in a file is the file's error); the scope rules wait for
      * --range, all sources together. */
@@ -59,12 +61,13 @@ static int add_expectation(exec_args *a, const char *text, const char *source, b
     if (rc == 0 && mine.n)
         rc = cp_expect_validate_program(&mine);
     if (rc < 0) {
-        char msg[1200];
-        snprintf(msg, sizeof msg, "%s: %s", source, cp_last_error());
+        /* Every error of a file, as many as its list holds (cp_errors). */
         if (file) {
-            fprintf(stderr, "cuproof: %s\n", msg);
+            fprintf(stderr, "cuproof: %s: %s\n", source, cp_last_error());
             return CP_EXIT_INPUT;
         }
+        char msg[1200];
+        snprintf(msg, sizeof msg, "%s: %s", source, cp_last_error());
         return cp_usage_error("%s", msg);
     }
     return -1;
@@ -98,14 +101,15 @@ static int parse_args(int argc, char **argv, exec_args *a)
         if (strcmp(opt, "--expect") == 0) {
             char source[64];
             snprintf(source, sizeof source, "--expect '%.40s'", val);
-            rc = add_expectation(a, val, source, false);
+            rc = add_expectation(a, val, source, false, 0);
         } else if (strcmp(opt, "--expect-file") == 0) {
-            char *text = cp_read_file(val);
+            size_t len = 0;
+            char *text = cp_read_file_len(val, &len);
             if (!text) {
                 fprintf(stderr, "cuproof: --expect-file: %s\n", cp_last_error());
                 return CP_EXIT_INPUT;
             }
-            rc = add_expectation(a, text, val, true);
+            rc = add_expectation(a, text, val, true, len);
             free(text);
         } else if (strcmp(opt, "--range") == 0) {
             if (!*val)

@@ -28,6 +28,13 @@ int cp_write_file(const char *path, const char *text)
 
 char *cp_read_file(const char *path)
 {
+    size_t len = 0;
+    return cp_read_file_len(path, &len);
+}
+
+char *cp_read_file_len(const char *path, size_t *out_len)
+{
+    *out_len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) {
         cp_failf(CP_EIO, "cannot read %s: %s", path, strerror(errno));
@@ -35,6 +42,7 @@ char *cp_read_file(const char *path)
     }
     char *buf = NULL;
     size_t len = 0, cap = 0;
+    int read_errno = 0;
     for (;;) {
         if (cap - len < 65536) {
             cap = cap ? cap * 2 : 65536;
@@ -47,19 +55,25 @@ char *cp_read_file(const char *path)
             }
             buf = p;
         }
+        errno = 0;
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
-        if (got == 0)
+        if (got == 0) {
+            read_errno = errno;
             break;
+        }
     }
     bool err = ferror(f);
     fclose(f);
     if (err) {
         free(buf);
-        cp_failf(CP_EIO, "cannot read %s", path);
+        /* Say why: a directory opens, and then cannot be read. */
+        cp_failf(CP_EIO, "cannot read %s: %s", path,
+                 read_errno ? strerror(read_errno) : "a read error");
         return NULL;
     }
     buf[len] = '\0';
+    *out_len = len;
     return buf;
 }
 

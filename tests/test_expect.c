@@ -551,6 +551,98 @@ Test(expect, metric_values_are_shown_in_words_that_agree)
     }
 }
 
+/* 55 bad lines, more than the message has room for: the first ones in
+ * full, each with its line and column, then the true count of the rest
+ * (it once printed no line and "(and 1 more errors)": the inner list of
+ * syntax errors did not fit the outer list whole, and was dropped as one). */
+Test(expect, errors_past_the_room_are_counted_never_lost)
+{
+    char text[55 * 24] = "";
+    for (int i = 1; i <= 55; i++) {
+        size_t used = strlen(text);
+        snprintf(text + used, sizeof text - used, "kernels >> %d\n", i);
+    }
+    cp_expect_list l = {0};
+    cr_expect_eq(cp_expect_parse_all(text, 1, &l), CP_EPARSE);
+    const char *e = cp_last_error();
+    cr_expect(strncmp(e, "line 1, column 9: expected an operator", 38) == 0, "%s", e);
+    int shown = 0, more = 0;
+    for (const char *p = e; (p = strstr(p, "column 9: expected an operator")); p++)
+        shown++;
+    const char *tail = strstr(e, "(and ");
+    cr_assert_not_null(tail, "%s", e);
+    cr_expect_eq(sscanf(tail, "(and %d more errors)", &more), 1, "%s", tail);
+    cr_expect_gt(shown, 40, "%d shown", shown);
+    cr_expect_eq(shown + more, 55, "%d shown and %d more", shown, more);
+    cp_expect_list_free(&l);
+}
+
+/* One list inside another: the inner's lines each count, its "(and N
+ * more errors)" adds N to the outer's, and one error past the room is
+ * "(and 1 more error)". */
+Test(expect, nested_error_lists_count_every_error)
+{
+    cp_errors inner = {0}, outer = {0};
+    char line[200];
+    memset(line, 'x', sizeof line - 1);
+    line[sizeof line - 1] = '\0';
+    for (int i = 0; i < 30; i++)
+        cp_errors_add(&inner, cp_failf(CP_EINVAL, "inner %02d %s", i, line));
+    cr_expect_eq(cp_errors_finish(&inner), CP_EINVAL);
+    cp_errors_add(&outer, CP_EPARSE);
+    cp_errors_add(&outer, cp_failf(CP_EINVAL, "one more, past the room"));
+    cr_expect_eq(cp_errors_finish(&outer), CP_EPARSE);
+    const char *e = cp_last_error();
+    int shown = 0, more = 0;
+    for (const char *p = e; (p = strstr(p, "inner ")); p++)
+        shown++;
+    cr_assert_not_null(strstr(e, "(and "), "%s", e);
+    cr_expect_eq(sscanf(strstr(e, "(and "), "(and %d more errors)", &more), 1, "%s", e);
+    int last = strstr(e, "one more, past the room") != NULL;
+    cr_expect_eq(shown + last + more, 31, "%d shown, %d and %d more", shown, last, more);
+    /* One error past the room: singular. */
+    cp_errors one = {0};
+    char big[3990];
+    memset(big, 'y', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    cp_errors_add(&one, cp_failf(CP_EINVAL, "%s", big));
+    cp_errors_add(&one, cp_failf(CP_EINVAL, "%s", line));
+    cp_errors_finish(&one);
+    cr_expect_not_null(strstr(cp_last_error(), "\n  (and 1 more error)"), "%.80s",
+                       cp_last_error() + strlen(big) - 10);
+}
+
+/* What an expectation file is not, said before its errors: a file with a
+ * NUL byte is not text; three lines or more of which none parses (a
+ * Python script given by mistake) are named as no expectation file, with
+ * their errors after; one good line among bad ones is a file with errors,
+ * said as before. */
+Test(expect, a_file_that_is_no_expectation_file_says_so)
+{
+    cp_expect_list l = {0};
+    const char bin[] = "kern\0els > 1\n";
+    cr_expect_eq(cp_expect_parse_file(bin, sizeof bin - 1, &l), CP_EPARSE);
+    cr_expect_not_null(strstr(cp_last_error(), "not a text file (a NUL byte at byte 4)"), "%s",
+                       cp_last_error());
+    const char *py = "import torch\nx = torch.zeros(3)\n\n# a comment\nprint(x)\n";
+    cr_expect_eq(cp_expect_parse_file(py, strlen(py), &l), CP_EPARSE);
+    const char *e = cp_last_error();
+    cr_expect(strncmp(e, "none of its 3 lines is an expectation: is it an expectation file?",
+                      65) == 0,
+              "%s", e);
+    cr_expect_not_null(strstr(e, "line 5, column 9"), "the errors follow, with their own lines: %s",
+                       e);
+    const char *one_good = "kernels > 1\nkernels >> 2\nkernels >> 3\n";
+    cr_expect_eq(cp_expect_parse_file(one_good, strlen(one_good), &l), CP_EPARSE);
+    cr_expect_null(strstr(cp_last_error(), "is it an expectation file"), "%s", cp_last_error());
+    cr_expect_not_null(strstr(cp_last_error(), "line 2, column 9"), "%s", cp_last_error());
+    cr_expect_eq(l.n, 0);
+    const char *good = "kernels > 1\n";
+    cr_expect_eq(cp_expect_parse_file(good, strlen(good), &l), 0);
+    cr_expect_eq(l.n, 1);
+    cp_expect_list_free(&l);
+}
+
 /* A text with a syntax error and two misspelt names says all three at
  * once, each with its line and column and the name meant; the list is
  * left as it was. */

@@ -898,3 +898,26 @@ Test(report, kernel_breakdown_in_json_and_html)
     cr_expect_not_null(strstr(html, "2 other kernels"));
     free(html);
 }
+
+/* A directory given where a file is read says why it cannot be read
+ * ("Is a directory"), not only that it cannot; a file's bytes are counted
+ * (a NUL among them shows). */
+Test(report, reading_a_directory_says_why)
+{
+    size_t len = 99;
+    cr_expect_null(cp_read_file_len("/tmp", &len));
+    cr_expect_not_null(strstr(cp_last_error(), "cannot read /tmp: Is a directory"), "%s",
+                       cp_last_error());
+    cr_expect_eq(len, 0u);
+    char path[] = "/tmp/cuproof-nul-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "ab\0cd", 5), 5);
+    close(fd);
+    char *text = cp_read_file_len(path, &len);
+    cr_assert_not_null(text, "%s", cp_last_error());
+    cr_expect_eq(len, 5u);
+    cr_expect_eq(strlen(text), 2u);
+    free(text);
+    unlink(path);
+}

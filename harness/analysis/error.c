@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Room for a compiler log's first errors as well as a call's message. */
 static _Thread_local char last_error[4096];
@@ -115,19 +116,56 @@ int cp_exit_worse(int a, int b)
     return exit_rank(a) >= exit_rank(b) ? a : b;
 }
 
+/* The count of a line "(and N more errors)" that an inner list's
+ * cp_errors_finish wrote; 0 for any other line. */
+static int more_of(const char *s, size_t len)
+{
+    int n = 0, end = 0;
+    char line[64];
+    if (len >= sizeof line)
+        return 0;
+    memcpy(line, s, len);
+    line[len] = '\0';
+    if (sscanf(line, "(and %d more error%*[s])%n", &n, &end) == 1 && end == (int)len)
+        return n;
+    end = 0;
+    return sscanf(line, "(and %d more error)%n", &n, &end) == 1 && end == (int)len ? n : 0;
+}
+
 void cp_errors_add(cp_errors *e, int code)
 {
     if (e->n++ == 0)
         e->first = code;
+    /* Line by line: a message of several errors (an inner list, finished)
+     * keeps each line that fits and counts the rest with its own count of
+     * those it had no room for, so that errors past the room are counted,
+     * never lost with the ones that fit. */
     const char *msg = cp_last_error();
-    int w = snprintf(e->text + e->used, sizeof e->text - e->used, "%s%s", e->used ? "\n  " : "",
-                     msg);
-    if (w < 0 || (size_t)w >= sizeof e->text - e->used) {
-        e->text[e->used] = '\0';
-        e->dropped++;
-        return;
+    for (const char *p = msg;;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        const char *s = p;
+        while (len && *s == ' ') { /* an inner list's indentation */
+            s++;
+            len--;
+        }
+        int more = more_of(s, len);
+        if (more > 0) {
+            e->dropped += more;
+        } else if (len || p == msg) {
+            size_t room = sizeof e->text - e->used;
+            int w = snprintf(e->text + e->used, room, "%s%.*s", e->used ? "\n  " : "", (int)len, s);
+            if (w < 0 || (size_t)w >= room) {
+                e->text[e->used] = '\0';
+                e->dropped++;
+            } else {
+                e->used += (size_t)w;
+            }
+        }
+        if (!nl)
+            break;
+        p = nl + 1;
     }
-    e->used += (size_t)w;
 }
 
 int cp_errors_finish(cp_errors *e)
@@ -135,6 +173,7 @@ int cp_errors_finish(cp_errors *e)
     if (e->n == 0)
         return 0;
     if (e->dropped)
-        return cp_failf(e->first, "%s\n  (and %d more errors)", e->text, e->dropped);
+        return cp_failf(e->first, "%s\n  (and %d more error%s)", e->text, e->dropped,
+                        e->dropped == 1 ? "" : "s");
     return cp_failf(e->first, "%s", e->text);
 }

@@ -827,3 +827,62 @@ int cp_expect_validate(const cp_expect_list *list, const char *const *scopes, si
     }
     return cp_errors_finish(&bad);
 }
+
+/* The lines of `text` that hold something (not blank, not a comment), and
+ * of them how many parse on their own. */
+static void count_lines(const char *text, int *lines, int *parsed)
+{
+    *lines = *parsed = 0;
+    for (const char *p = text; p && *p;) {
+        const char *stop = strchr(p, '\n');
+        size_t n = stop ? (size_t)(stop - p) : strlen(p);
+        size_t k = strspn(p, " \t\r");
+        if (k < n && p[k] != '#') {
+            (*lines)++;
+            char *line = malloc(n + 1);
+            if (line) {
+                memcpy(line, p, n);
+                line[n] = '\0';
+                cp_expect_list one = {0};
+                *parsed += cp_expect_parse(line, 1, &one) == 0;
+                cp_expect_list_free(&one);
+                free(line);
+            }
+        }
+        p = stop ? stop + 1 : NULL;
+    }
+}
+
+int cp_expect_parse_file(const char *text, size_t len, cp_expect_list *list)
+{
+    if (!text || !list)
+        return cp_failf(CP_EINVAL, "cp_expect_parse_file: NULL text or list");
+    size_t text_len = strlen(text);
+    if (text_len < len)
+        return cp_failf(CP_EPARSE, "not a text file (a NUL byte at byte %zu): an expectation file "
+                                   "holds one expectation a line",
+                        text_len);
+    int rc = cp_expect_parse_all(text, 1, list);
+    if (rc != CP_EPARSE)
+        return rc;
+    char *errors = strdup(cp_last_error()); /* counting the lines parses again */
+    if (!errors)
+        return cp_failf(CP_ENOMEM, "out of memory");
+    int lines = 0, parsed = 0;
+    count_lines(text, &lines, &parsed);
+    if (lines >= 3 && parsed == 0) {
+        /* Said first, then as many of the errors as the message holds,
+         * the rest counted (cp_errors). */
+        cp_errors all = {0};
+        cp_errors_add(&all, cp_failf(CP_EPARSE, "none of its %d lines is an expectation: is it "
+                                                "an expectation file? Its errors:",
+                                     lines));
+        cp_failf(CP_EPARSE, "%s", errors);
+        cp_errors_add(&all, CP_EPARSE);
+        rc = cp_errors_finish(&all);
+    } else {
+        cp_failf(CP_EPARSE, "%s", errors);
+    }
+    free(errors);
+    return rc;
+}

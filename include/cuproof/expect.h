@@ -120,6 +120,17 @@ CP_API int cp_expect_parse(const char *text, int first_line, cp_expect_list *lis
 CP_API int cp_expect_parse_all(const char *text, int first_line, cp_expect_list *list);
 
 /*
+ * An expectation file's `len` bytes (`text` NUL-terminated after them),
+ * as cp_expect_parse_all reads them, but saying first what the file is
+ * not: a file holding a NUL byte is "not a text file" (CP_EPARSE, with the
+ * byte's offset), and one of three lines or more, none of which parses, is
+ * named as no expectation file before its errors ("none of its 12 lines
+ * is an expectation: is it an expectation file?"). Returns what
+ * cp_expect_parse_all returns.
+ */
+CP_API int cp_expect_parse_file(const char *text, size_t len, cp_expect_list *list);
+
+/*
  * Releases every expectation of `list`, their strings and the array, and
  * leaves the list zeroed so that it can be filled again. A NULL list is
  * ignored.

@@ -13,6 +13,8 @@
 
 #include "../export.h"
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -23,6 +25,9 @@ CP_API int cp_write_file(const char *path, const char *text);
 /* Reads a whole file into a malloc'd, NUL-terminated string; NULL with
  * cp_last_error set (CP_EIO, CP_ENOMEM) when it cannot. */
 CP_API char *cp_read_file(const char *path);
+/* The same, with the number of bytes read in *len (a NUL byte among them
+ * shows as strlen(text) < *len). */
+CP_API char *cp_read_file_len(const char *path, size_t *len);
 
 /* Creates `dir` and its parents, and proves it writable. Returns 0;
  * CP_EIO when a component is not a directory or cannot be created, or the
