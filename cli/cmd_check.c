@@ -254,8 +254,9 @@ static int check_trace_files(const check_args *a)
         const cp_trace_file *tf = &files[f];
         if (bad[f])
             continue;
-        printf("%s: case %s, %zu variants, recorded on %s\n", a->traces[f], tf->case_name,
-               tf->nvariants, tf->device[0] ? tf->device : "an unnamed device");
+        printf("%s: case %s, %zu variant%s, recorded on %s\n", a->traces[f], tf->case_name,
+               tf->nvariants, tf->nvariants == 1 ? "" : "s",
+               tf->device[0] ? tf->device : "an unnamed device");
         for (size_t k = 0; k < a->list.n; k++) {
             const cp_expectation *e = &a->list.items[k];
             /* The variant scopes the file; what is evaluated is the rest. */

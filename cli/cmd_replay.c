@@ -350,9 +350,7 @@ int cp_cmd_replay(int argc, char **argv)
         printf("cuproof replay: %zu values of metrics newer than the recording were computed "
                "with nothing recorded to compare them to\n",
                t.metrics_unrecorded);
-    printf("cuproof: %zu cases: %zu passed, %zu failed, %zu inconclusive, %zu skipped; report "
-           "in %s/report.json and %s/report.html\n",
-           np + nf + ns + ni, np, nf, ni, ns, out_dir, out_dir);
+    cp_session_print_counts(s, out_dir, stdout);
     if (nbad)
         printf("cuproof replay: %zu case%s left out: %s trace file could not be read (named "
                "above)\n",

@@ -365,9 +365,7 @@ static int run_or_test(int argc, char **argv, bool test)
     size_t np, nf, ns, ni;
     cp_session_counts(s, &np, &nf, &ns, &ni);
     if (a.out_dir)
-        printf("cuproof: %zu cases: %zu passed, %zu failed, %zu inconclusive, %zu skipped; "
-               "report in %s/report.json and %s/report.html\n",
-               np + nf + ns + ni, np, nf, ni, ns, a.out_dir, a.out_dir);
+        cp_session_print_counts(s, a.out_dir, stdout);
     rc = status == CP_EXIT_OK && ni ? CP_EXIT_INCONCLUSIVE : status;
     if (test)
         rc = test_verdict(cp_session_report(s), rc);

@@ -103,6 +103,18 @@ void cp_session_counts(const cp_session *s, size_t *passed, size_t *failed, size
     }
 }
 
+void cp_session_print_counts(const cp_session *s, const char *out_dir, FILE *f)
+{
+    size_t np, nf, ns, ni;
+    cp_session_counts(s, &np, &nf, &ns, &ni);
+    size_t all = np + nf + ns + ni;
+    fprintf(f, "cuproof: %zu case%s: %zu passed, %zu failed, %zu inconclusive, %zu skipped",
+            all, all == 1 ? "" : "s", np, nf, ni, ns);
+    if (out_dir)
+        fprintf(f, "; report in %s/report.json and %s/report.html", out_dir, out_dir);
+    fprintf(f, "\n");
+}
+
 int cp_session_close(cp_session *s)
 {
     int first = 0;

@@ -1157,6 +1157,10 @@ Test(cli, check_a_recorded_h100_trace)
     cr_expect_eq(rc, 1, "%s", output);
     HAS("failed  serialised: peak_concurrent_kernels > 1  (measured 1 kernel)");
     /* Unscoped: every variant. */
+    /* A recording of one variant says "1 variant". */
+    rc = check("%s/conway-block-sync-h100-ci.trace.json --expect 'kernels >= 1'",
+               CUPROOF_FIXTURES);
+    HAS("case conway-block-sync, 1 variant, recorded on");
     rc = check("%s --expect 'kernels == 200'", H100_TRACE);
     cr_expect_eq(rc, 0, "%s", output);
     HAS("passed  sync: kernels == 200");
@@ -1904,9 +1908,12 @@ Test(cli, run_says_each_case_of_each_pass_as_it_goes)
     cr_expect_not_null(strstr(output, "cuproof: pass 2 of 2: [1/2] skipped"), "%s", output);
     cr_expect_not_null(strstr(output, "cuproof: pass 2 of 2: [2/2] skipped"), "%s", output);
     cr_expect_not_null(strstr(output, "left)"), "the time left: %s", output);
+    cr_expect_not_null(strstr(output, "cuproof: 2 cases: "), "%s", output);
     snprintf(args, sizeof args, "run --out %s vector-add", dir);
     cr_assert_eq(cuproof(args), 0, "%s", output);
     cr_expect_null(strstr(output, "pass 1 of 1"), "%s", output);
+    /* One case is "1 case", not "1 cases". */
+    cr_expect_not_null(strstr(output, "cuproof: 1 case: 0 passed, 0 failed"), "%s", output);
     snprintf(args, sizeof args, "rm -rf %s", dir);
     cr_assert_eq(system(args), 0);
 }

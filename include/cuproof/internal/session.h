@@ -82,6 +82,10 @@ CP_API void cp_session_on_run(cp_session *s, const cp_run_progress *p);
 CP_API void cp_session_counts(const cp_session *s, size_t *passed, size_t *failed,
                               size_t *skipped, size_t *inconclusive);
 
+/* The line that closes run, test and replay: the cases counted by status
+ * ("1 case", "21 cases") and, with out_dir, where the report is. */
+CP_API void cp_session_print_counts(const cp_session *s, const char *out_dir, FILE *f);
+
 /* Hands the whole report to every sink. Returns 0 or the first sink's error. */
 CP_API int cp_session_close(cp_session *s);
 
