@@ -96,8 +96,14 @@ static int parse_args(int argc, char **argv, exec_args *a)
         int rc = -1, secs = 0;
         if (kind == CP_ARG_BAD)
             return CP_EXIT_USAGE;
-        if (kind == CP_ARG_OPERAND || (g.valued && !val))
-            return cp_usage_error("exec: unknown option or missing value '%s'", argv[i]);
+        /* A word that is no option is the program, given without the --
+         * that goes before it. */
+        if (kind == CP_ARG_OPERAND)
+            return cp_usage_error("exec: '%s' is not an option: the program goes after -- "
+                                  "(cuproof exec [OPTIONS] -- PROGRAM [ARGS...])",
+                                  argv[i]);
+        if (g.valued && !val)
+            return cp_usage_error("exec: %s needs a value", opt);
         if (strcmp(opt, "--expect") == 0) {
             char source[64];
             snprintf(source, sizeof source, "--expect '%.40s'", val);

@@ -9,6 +9,7 @@
 
 #include <cuproof/error.h>
 #include <cuproof/case.h>
+#include <cuproof/internal/names.h>
 #include <cuproof/device.h>
 #include <cuproof/internal/runner.h>
 #include <cuproof/internal/session.h>
@@ -46,6 +47,24 @@ typedef struct run_args {
  * names into `a` (a->sel has room for every argument), and collects the
  * options a later pass keeps (their rows' `kept`) into a->kept. Returns
  * -1 when they are good, else the exit status. */
+/* "unknown case 'vectoradd' (did you mean 'vector-add'?)", or where list
+ * shows them. */
+static int unknown_case(const char *name)
+{
+    size_t n = cp_registry_count();
+    const char **names = calloc(n + 1, sizeof *names);
+    for (size_t i = 0; names && i < n; i++)
+        names[i] = cp_case_name(cp_registry_at(i));
+    const char *near = names ? cp_nearest_name(name, names, n, sizeof *names) : NULL;
+    char why[256];
+    if (near)
+        snprintf(why, sizeof why, "unknown case '%.100s' (did you mean '%.100s'?)", name, near);
+    else
+        snprintf(why, sizeof why, "unknown case '%.100s' (list shows the cases)", name);
+    free(names);
+    return cp_usage_error("%s", why);
+}
+
 static int parse_args(int argc, char **argv, bool test, run_args *a)
 {
     const cp_help_opt *table = test ? cp_opts_test : cp_opts_run;
@@ -58,7 +77,7 @@ static int parse_args(int argc, char **argv, bool test, run_args *a)
         if (kind == CP_ARG_OPERAND) {
             const cp_case_def *d = cp_registry_find(g.operand);
             if (!d)
-                return cp_usage_error("unknown case '%s' (list shows the cases)", g.operand);
+                return unknown_case(g.operand);
             a->sel[a->nsel++] = d;
             a->cases_given = true;
             continue;

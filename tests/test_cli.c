@@ -131,7 +131,10 @@ Test(cli, list_shows_the_cases)
 
 Test(cli, unknown_case)
 {
-    expect_usage_error("run no-such-case", "unknown case 'no-such-case'");
+    expect_usage_error("run no-such-case", "unknown case 'no-such-case' (list shows the cases)");
+    /* A typo is answered with the case meant. */
+    expect_usage_error("run vectoradd", "unknown case 'vectoradd' (did you mean 'vector-add'?)");
+    expect_usage_error("test multi-kernal", "(did you mean 'multi-kernel'?)");
 }
 
 Test(cli, bad_repeat)

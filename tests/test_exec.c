@@ -103,6 +103,11 @@ Test(exec_cli, usage_errors_exit_2)
     cr_expect_eq(exec("--frobnicate -- true"), 2);
     expect_output("unknown option");
     cr_expect_eq(exec("--timeout 0 -- true"), 2);
+    /* The program without the -- before it: said so, not "unknown option". */
+    cr_expect_eq(exec("--expect 'kernels > 1' true"), 2);
+    expect_output("'true' is not an option: the program goes after --");
+    cr_expect_eq(exec("--range"), 2);
+    expect_output("--range needs a value");
     /* An expectation file is input (5), not the command line. */
     cr_expect_eq(exec("--expect-file /nonexistent/file -- true"), CP_EXIT_INPUT);
     expect_output("/nonexistent/file");

@@ -9,6 +9,7 @@
  * parse too, so that one pass names every error.
  */
 #include <cuproof/expect.h>
+#include <cuproof/internal/names.h>
 
 #include <cuproof/error.h>
 
@@ -715,54 +716,12 @@ static void list_names(const void *defs, size_t n, size_t stride, char *out, siz
     }
 }
 
-/* Edit distance between a and b (insertions, deletions, substitutions,
- * and a swap of two neighbours), at most 63 characters each; 99 beyond. */
-static int distance(const char *a, const char *b)
-{
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 63 || m > 63)
-        return 99;
-    int d[64][64];
-    for (size_t i = 0; i <= n; i++)
-        d[i][0] = (int)i;
-    for (size_t j = 0; j <= m; j++)
-        d[0][j] = (int)j;
-    for (size_t i = 1; i <= n; i++)
-        for (size_t j = 1; j <= m; j++) {
-            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            best = d[i - 1][j] + 1 < best ? d[i - 1][j] + 1 : best;
-            best = d[i][j - 1] + 1 < best ? d[i][j - 1] + 1 : best;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[n][m];
-}
-
-/* The name of `defs` nearest to `name`, when it is near enough to be a
- * typo of it (at most 2 edits, or a fifth of its length), else NULL. */
-static const char *nearest(const char *name, const void *defs, size_t n, size_t stride)
-{
-    const char *best = NULL;
-    int least = (int)strlen(name) / 5 > 2 ? (int)strlen(name) / 5 : 2;
-    for (size_t i = 0; i < n; i++) {
-        const char *k = *(const char *const *)(const void *)((const char *)defs + i * stride);
-        int d = distance(name, k);
-        if (d <= least) {
-            least = d;
-            best = k;
-        }
-    }
-    return best;
-}
-
 /* "unknown WHAT 'NAME' (did you mean 'X'?)" when one is near, else the
  * whole list of known names. */
 static int unknown(const cp_expectation *e, int column, const char *what, const char *name,
                    const void *defs, size_t n, size_t stride, const char *plural)
 {
-    const char *near = nearest(name, defs, n, stride);
+    const char *near = cp_nearest_name(name, defs, n, stride);
     if (near)
         return cp_failf(CP_EINVAL, "line %d, column %d: unknown %s '%s' (did you mean '%s'?)",
                         e->line, column, what, name, near);
