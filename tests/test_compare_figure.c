@@ -151,6 +151,20 @@ static void compare(cp_report *o, cp_report *n, cp_comparison *c)
     cr_assert_eq(cp_compare_build(&so, &sn, NULL, c), 0, "%s", cp_last_error());
 }
 
+/* nv variants drawn by d against the same with the wall time `by` times
+ * longer, compared into *c (free with cp_comparison_free). */
+static void wall_moved(const draw *d, int nv, double by, cp_comparison *c)
+{
+    cp_report o, n;
+    report_of(&o, nv, d);
+    draw m = *d;
+    m.wall_by = by;
+    report_of(&n, nv, &m);
+    compare(&o, &n, c);
+    cp_report_free(&n);
+    cp_report_free(&o);
+}
+
 static size_t count(const cp_comparison *c, const char *verdict)
 {
     size_t k = 0;
@@ -282,13 +296,8 @@ Test(compare_figure, a_wall_time_variant_is_judged_at_the_host_threshold)
     double by[2] = {1.05, 2.5};
     const char *want[2] = {"same", "slower"};
     for (int k = 0; k < 2; k++) {
-        cp_report o, n;
-        report_of(&o, 4, &d);
-        draw m = d;
-        m.wall_by = by[k];
-        report_of(&n, 4, &m);
         cp_comparison c;
-        compare(&o, &n, &c);
+        wall_moved(&d, 4, by[k], &c);
         cr_expect_eq(c.on_declared_wall, 4u);
         for (size_t i = 0; i < c.nvariants; i++) {
             const cp_cmp_variant *v = &c.variants[i];
@@ -299,8 +308,6 @@ Test(compare_figure, a_wall_time_variant_is_judged_at_the_host_threshold)
                 cr_expect_not_null(strstr(v->why, "at the host threshold"), "%s", v->why);
         }
         cp_comparison_free(&c);
-        cp_report_free(&n);
-        cp_report_free(&o);
     }
 }
 
@@ -313,13 +320,8 @@ Test(compare_figure, wall_time_past_the_host_threshold_is_slower_beside_the_gpu)
               .wall_spread = 0.02, .gpu = true};
     double by[2] = {1.05, 2.5};
     for (int k = 0; k < 2; k++) {
-        cp_report o, n;
-        report_of(&o, 3, &d);
-        draw m = d;
-        m.wall_by = by[k];
-        report_of(&n, 3, &m);
         cp_comparison c;
-        compare(&o, &n, &c);
+        wall_moved(&d, 3, by[k], &c);
         for (size_t i = 0; i < c.nvariants; i++) {
             const cp_cmp_variant *v = &c.variants[i];
             cr_expect_eq(v->judged_on, CP_WORK_GPU);
@@ -335,8 +337,6 @@ Test(compare_figure, wall_time_past_the_host_threshold_is_slower_beside_the_gpu)
             cr_expect(v->new_wall_ms / v->old_wall_ms > (k ? 2 : 1));
         }
         cp_comparison_free(&c);
-        cp_report_free(&n);
-        cp_report_free(&o);
     }
 }
 
