@@ -159,11 +159,55 @@ static cp_expect_list sub_list(const check_args *a, const source *s)
                             .cap = s->to - s->from};
 }
 
-static void print_result(bool ok, const char *prefix, const char *text, const char *measured,
-                         size_t *passed, size_t *failed)
+/* What check's verdicts add up to, over every trace: the expectations
+ * that passed, failed, or could not be decided (hosts not aligned) or
+ * held on a trace that is not to be trusted (they count as neither
+ * passed nor failed); and the first reason a trace was not trusted. */
+typedef struct tally {
+    size_t passed, failed, inconclusive;
+    char why[1100];
+} tally;
+
+/* One expectation's verdict, on a trace trusted or not: a pass on an
+ * untrusted trace is said as judged, not passed (the trust rule: only a
+ * failure stands on it). */
+static void print_result(bool ok, bool trusted, const char *prefix, const char *text,
+                         const char *measured, tally *t)
 {
+    if (ok && !trusted) {
+        printf("judged  %s%s  (measured %s), but the trace's verdict is inconclusive\n", prefix,
+               text, measured);
+        t->inconclusive++;
+        return;
+    }
     printf("%s  %s%s  (measured %s)\n", ok ? "passed" : "failed", prefix, text, measured);
-    *(ok ? passed : failed) += 1;
+    *(ok ? &t->passed : &t->failed) += 1;
+}
+
+/* The summary line, and, when a verdict is inconclusive, why, as the last
+ * line of standard output (the exit status 3 said where it is read). */
+static void print_tally(const tally *t)
+{
+    printf("%zu passed, %zu failed", t->passed, t->failed);
+    if (t->inconclusive)
+        printf(", %zu inconclusive", t->inconclusive);
+    printf("\n");
+}
+
+static void print_inconclusive(const tally *t, int status)
+{
+    if (status == CP_EXIT_INCONCLUSIVE)
+        printf("inconclusive: %s\n",
+               t->why[0] ? t->why : "an expectation could not be decided (named above)");
+}
+
+/* The trust rule's verdict on a trace, kept in the tally when it is the
+ * first not trusted. */
+static void judge_trust(const cp_trust_in *in, cp_trust *t, tally *tl)
+{
+    cp_trust_judge(in, t);
+    if (!t->trusted && !tl->why[0])
+        snprintf(tl->why, sizeof tl->why, "%s", t->why);
 }
 
 static size_t device_work(const cp_trace *t)
@@ -193,7 +237,7 @@ static int print_trust(const cp_trust_in *in)
 static int check_trace_files(const check_args *a)
 {
     int status = CP_EXIT_OK, untrusted = CP_EXIT_OK;
-    size_t passed = 0, failed = 0;
+    tally tl = {0};
     cp_trace_file *files = calloc(a->ntraces, sizeof *files);
     const char **names = NULL;
     uint64_t *dropped = calloc(a->ntraces, sizeof *dropped);
@@ -244,9 +288,10 @@ static int check_trace_files(const check_args *a)
         }
         if (work == 0) {
             /* Nothing to judge in it: untrusted, named, left out. */
-            untrusted = cp_exit_worse(untrusted, print_trust(&(cp_trust_in){
-                                                     .what = a->traces[f],
-                                                     .traced_files = SIZE_MAX}));
+            cp_trust_in none = {.what = a->traces[f], .traced_files = SIZE_MAX};
+            cp_trust t;
+            judge_trust(&none, &t, &tl);
+            untrusted = cp_exit_worse(untrusted, print_trust(&none));
             bad[f] = true;
         }
     }
@@ -254,6 +299,13 @@ static int check_trace_files(const check_args *a)
         const cp_trace_file *tf = &files[f];
         if (bad[f])
             continue;
+        cp_trust trust;
+        judge_trust(&(cp_trust_in){.what = a->traces[f],
+                                   .traced_files = SIZE_MAX,
+                                   .device_work = 1, /* counted above */
+                                   .dropped = dropped[f],
+                                   .allow_dropped = a->allow_dropped},
+                    &trust, &tl);
         printf("%s: case %s, %zu variant%s, recorded on %s\n", a->traces[f], tf->case_name,
                tf->nvariants, tf->nvariants == 1 ? "" : "s",
                tf->device[0] ? tf->device : "an unnamed device");
@@ -276,12 +328,12 @@ static int check_trace_files(const check_args *a)
                 }
                 if (!e->scope[0])
                     snprintf(prefix, sizeof prefix, "%s: ", tf->variants[v].name);
-                print_result(ok, prefix, e->text, measured, &passed, &failed);
+                print_result(ok, trust.trusted, prefix, e->text, measured, &tl);
             }
         }
     }
-    printf("%zu passed, %zu failed\n", passed, failed);
-    status = cp_exit_worse(failed ? CP_EXIT_FAILED : CP_EXIT_OK, untrusted);
+    print_tally(&tl);
+    status = cp_exit_worse(tl.failed ? CP_EXIT_FAILED : CP_EXIT_OK, untrusted);
     if (nbad) {
         printf("%zu of %zu trace files could not be read (named above): no verdict on them\n",
                nbad, a->ntraces);
@@ -295,6 +347,7 @@ static int check_trace_files(const check_args *a)
                                            .device_work = 1, /* counted above */
                                            .dropped = dropped[f],
                                            .allow_dropped = a->allow_dropped}));
+    print_inconclusive(&tl, status);
 out:
     for (size_t i = 0; i < loaded; i++)
         cp_trace_file_free(&files[i]);
@@ -353,8 +406,7 @@ static int print_ranks(const cp_ranks *r)
 
 /* Each expectation's verdict, printed. Returns CP_EXIT_OK, or CP_EXIT_TOOL
  * when one could not be evaluated. */
-static int print_verdicts(const check_args *a, cp_program_stream *ps, size_t *passed,
-                          size_t *failed, size_t *undecided)
+static int print_verdicts(const check_args *a, cp_program_stream *ps, bool trusted, tally *tl)
 {
     for (size_t k = 0; k < a->list.n; k++) {
         cp_program_check v;
@@ -362,10 +414,12 @@ static int print_verdicts(const check_args *a, cp_program_stream *ps, size_t *pa
             return cp_tool_error();
         if (v.undecided) {
             printf("inconclusive  %s  (%s)\n", a->list.items[k].text, v.measured);
-            (*undecided)++;
+            tl->inconclusive++;
+            if (!tl->why[0])
+                snprintf(tl->why, sizeof tl->why, "%s: %s", a->list.items[k].text, v.measured);
             continue;
         }
-        print_result(v.ok, "", a->list.items[k].text, v.measured, passed, failed);
+        print_result(v.ok, trusted, "", a->list.items[k].text, v.measured, tl);
     }
     return CP_EXIT_OK;
 }
@@ -396,7 +450,7 @@ static int check_program(const check_args *a)
     int status = validate_sources(a);
     if (status != CP_EXIT_OK)
         return status;
-    size_t passed = 0, failed = 0, undecided = 0;
+    tally tl = {0};
     cp_stream_opts so = analysis_opts(a);
     cp_program_stream ps;
     /* The files are one program's, merged: one that cannot be read leaves
@@ -421,19 +475,23 @@ static int check_program(const check_args *a)
                       .device_work = work_of(j),
                       .dropped = ps.meta.dropped_records,
                       .allow_dropped = a->allow_dropped};
+    cp_trust trust;
+    judge_trust(&in, &trust, &tl);
     if (in.device_work == 0) {
         print_processes(&ps.meta, cp_expect_judge_first(j));
         status = print_trust(&in);
+        print_inconclusive(&tl, status);
         goto out;
     }
-    status = print_verdicts(a, &ps, &passed, &failed, &undecided);
+    status = print_verdicts(a, &ps, trust.trusted, &tl);
     if (status == CP_EXIT_TOOL)
         goto out;
-    printf("%zu passed, %zu failed%s\n", passed, failed, undecided ? ", some inconclusive" : "");
+    print_tally(&tl);
     print_processes(&ps.meta, cp_expect_judge_first(j));
-    status = cp_exit_worse(failed ? CP_EXIT_FAILED : CP_EXIT_OK, print_trust(&in));
+    status = cp_exit_worse(tl.failed ? CP_EXIT_FAILED : CP_EXIT_OK, print_trust(&in));
     /* An expectation not judged (hosts not aligned) is no pass. */
-    status = cp_exit_worse(status, undecided ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
+    status = cp_exit_worse(status, tl.inconclusive ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
+    print_inconclusive(&tl, status);
 out:
     cp_program_stream_free(&ps);
     return status;
@@ -449,7 +507,8 @@ static int check_rec(const check_args *a)
     int status = validate_sources(a);
     if (status != CP_EXIT_OK)
         return status;
-    size_t passed = 0, failed = 0, undecided = 0, nbad = 0;
+    tally tl = {0};
+    size_t nbad = 0;
     /* Each file is a trace of its own: one that cannot be read is named
      * and the others are still judged (then exit 5 whatever they say). */
     for (size_t f = 0; f < a->ntraces && status != CP_EXIT_TOOL; f++) {
@@ -476,24 +535,28 @@ static int check_rec(const check_args *a)
                m->kernels, m->copies, m->memsets, m->nlanes,
                cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
         in.device_work = work_of(j);
+        cp_trust trust;
+        judge_trust(&in, &trust, &tl);
         if (print_ranks(ps.ranks) < 0)
             status = cp_tool_error();
         else if (in.device_work == 0)
             status = cp_exit_worse(status, print_trust(&in));
         else
-            status = cp_exit_worse(status, print_verdicts(a, &ps, &passed, &failed, &undecided));
+            status = cp_exit_worse(status, print_verdicts(a, &ps, trust.trusted, &tl));
         if (status != CP_EXIT_TOOL) {
             print_processes(&ps.meta, cp_expect_judge_first(j));
             status = cp_exit_worse(status, print_trust(&in));
         }
         cp_program_stream_free(&ps);
     }
-    printf("%zu passed, %zu failed%s\n", passed, failed, undecided ? ", some inconclusive" : "");
+    print_tally(&tl);
     if (nbad)
         printf("%zu of %zu trace files could not be read (named above): no verdict on them\n",
                nbad, a->ntraces);
-    status = cp_exit_worse(status, failed ? CP_EXIT_FAILED : CP_EXIT_OK);
-    return cp_exit_worse(status, undecided ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
+    status = cp_exit_worse(status, tl.failed ? CP_EXIT_FAILED : CP_EXIT_OK);
+    status = cp_exit_worse(status, tl.inconclusive ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
+    print_inconclusive(&tl, status);
+    return status;
 }
 
 /* cuproof check TRACE... [--expect EXPR]... [--expect-file F] [--range NAME]
