@@ -643,6 +643,29 @@ Test(expect, a_file_that_is_no_expectation_file_says_so)
     cp_expect_list_free(&l);
 }
 
+/* Metric and finding names are matched whatever their case (every name
+ * is lower case): the line keeps its text, the name is the metric's; a
+ * misspelt one in capitals is still answered with the name meant. */
+Test(expect, names_in_capitals_are_the_metrics_and_findings)
+{
+    cp_expect_list l = {0};
+    cr_assert_eq(cp_expect_parse_all("PEAK_Concurrent_Kernels > 1\nfinding CUDA_MEMCPY_ASYNC\n", 1,
+                                     &l),
+                 0, "%s", cp_last_error());
+    cr_assert_eq(l.n, 2);
+    cr_expect_str_eq(l.items[0].name, "peak_concurrent_kernels");
+    cr_expect_str_eq(l.items[0].text, "PEAK_Concurrent_Kernels > 1");
+    cr_expect_str_eq(l.items[1].name, "cuda_memcpy_async");
+    cr_expect_eq(cp_expect_validate_name(&l.items[0]), 0, "%s", cp_last_error());
+    cr_expect_eq(cp_expect_validate_name(&l.items[1]), 0, "%s", cp_last_error());
+    cp_expect_list_free(&l);
+    cr_assert_eq(cp_expect_parse_all("KERNELZ > 1\n", 1, &l), 0);
+    cr_expect_eq(cp_expect_validate_name(&l.items[0]), CP_EINVAL);
+    cr_expect_not_null(strstr(cp_last_error(), "(did you mean 'kernels'?)"), "%s",
+                       cp_last_error());
+    cp_expect_list_free(&l);
+}
+
 /* A text with a syntax error and two misspelt names says all three at
  * once, each with its line and column and the name meant; the list is
  * left as it was. */

@@ -182,6 +182,17 @@ static char *dup_range(const char *p, const char *q)
     return s;
 }
 
+/* A metric's or finding's name as written, in lower case: every name is,
+ * so 'KERNELS > 1' means 'kernels > 1' (the line keeps its text). */
+static char *dup_name(const char *p, const char *end)
+{
+    char *s = dup_range(p, end);
+    for (char *c = s; c && *c; c++)
+        if (*c >= 'A' && *c <= 'Z')
+            *c = (char)(*c - 'A' + 'a'); /* ASCII, as the grammar's classes are */
+    return s;
+}
+
 static void item_free(cp_expectation *e)
 {
     free(e->scope);
@@ -321,7 +332,7 @@ static int parse_finding(const line_ctx *ln, const char *p, cp_expectation *e, c
         quote(f, f_end, shown);
         return fail_at(CP_EPARSE, ln, f, "invalid finding name %s", shown);
     }
-    if (!(e->name = dup_range(f, f_end)))
+    if (!(e->name = dup_name(f, f_end)))
         return no_memory();
     e->name_column = e->value_column = column(ln, f);
     *next = f_end;
@@ -353,7 +364,7 @@ static int parse_body(const line_ctx *ln, const char *p, cp_expectation *e, cons
     }
     e->kind = CP_EXPECT_COMPARE;
     e->name_column = column(ln, p);
-    if (!(e->name = dup_range(p, w_end)))
+    if (!(e->name = dup_name(p, w_end)))
         return no_memory();
     /* The whole run of operator characters is the operator, so that "=>"
      * or "<>" is named as written rather than half-accepted. */
