@@ -1080,6 +1080,11 @@ Test(cli, check_malformed_expectations)
     rc = check("'%s' --expect 'range(step): kernels > 1'", H100_TRACE);
     cr_expect_eq(rc, 2, "%s", output);
     HAS("is for traced programs");
+    /* A scope no program has either is a typo: said as one, with the
+     * scope meant (it was told "is for traced programs" too). */
+    rc = check("'%s' --expect 'rnage(step): kernels > 1'", H100_TRACE);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("unknown scope 'rnage(step)' (did you mean 'range'?)");
     /* Usage. */
     expect_usage_error("check", "check takes one or more traces");
     expect_usage_error("check " PROGRAM, "check needs an expectation");

@@ -331,6 +331,10 @@ Test(scope, validate_program)
     expect_invalid("device(1.5): kernels > 1", "line 1, column 1: device(1.5): the device must");
     expect_invalid("thread(1): kernels > 1", "line 1, column 1: unknown scope 'thread(1)' "
                                              "(scopes: range(NAME), process(PID), device(N))");
+    /* A misspelt scope is answered with the one meant. */
+    expect_invalid("rnage(step): kernels > 1",
+                   "line 1, column 1: unknown scope 'rnage(step)' (did you mean 'range'?)");
+    expect_invalid("devcie(0): kernels > 1", "unknown scope 'devcie(0)' (did you mean 'device'?)");
     expect_invalid("kernels > 1\nrange(step): kernelz > 1",
                    "line 2, column 14: unknown metric 'kernelz'");
     expect_invalid("process(1): finding gpu_gapz", "line 1, column 21: unknown finding 'gpu_gapz'");

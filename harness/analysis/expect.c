@@ -752,6 +752,15 @@ static int validate_one(const cp_expectation *e, const char *const *scopes, size
                         e->spread_ranks ? "'rank spread'"
                         : e->every_rank ? "'every rank'"
                                         : "rank(N)");
+    /* A scope no program has either is a typo, said as one. */
+    if (e->scope_arg && !cp_expect_scope_known(e->scope)) {
+        const char *near = cp_expect_scope_meant(e->scope);
+        return cp_failf(CP_EINVAL, "line %d, column %d: unknown scope '%s(%s)'%s%s%s",
+                        e->line, e->scope_column, e->scope, e->scope_arg,
+                        near ? " (did you mean '" : " (scopes: range(NAME), process(PID), "
+                                                    "device(N), and a case's variants",
+                        near ? near : "", near ? "'?)" : ")");
+    }
     if (e->scope_arg)
         return cp_failf(CP_EINVAL,
                         "line %d, column %d: scope '%s(%s)' is for traced programs; a case's "
@@ -855,4 +864,22 @@ int cp_expect_parse_file(const char *text, size_t len, cp_expect_list *list)
     }
     free(errors);
     return rc;
+}
+
+/* The scopes with an argument a traced program's expectation may name
+ * (scope.c reads them through these, since it calls this file). */
+static const char *const scope_names[] = {"range", "process", "device"};
+
+const char *cp_expect_scope_meant(const char *scope)
+{
+    return cp_nearest_name(scope, scope_names, sizeof scope_names / sizeof *scope_names,
+                           sizeof *scope_names);
+}
+
+bool cp_expect_scope_known(const char *scope)
+{
+    for (size_t i = 0; i < sizeof scope_names / sizeof *scope_names; i++)
+        if (strcmp(scope, scope_names[i]) == 0)
+            return true;
+    return false;
 }

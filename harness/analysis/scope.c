@@ -13,6 +13,7 @@
 
 static const char scope_list[] = "range(NAME), process(PID), device(N)";
 
+
 /* A failure that `why` carries as well as cp_last_error. */
 static int fail_why(int code, char *why, size_t whylen, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -139,6 +140,10 @@ static int scope_kind_of(const char *scope, const char *arg, scope_kind *kind, u
                             scope, arg, process ? "pid" : "device");
         return 0;
     }
+    const char *near = cp_expect_scope_meant(scope);
+    if (near)
+        return fail_why(CP_EINVAL, why, whylen, "unknown scope '%s(%s)' (did you mean '%s'?)",
+                        scope, arg, near);
     return fail_why(CP_EINVAL, why, whylen, "unknown scope '%s(%s)' (scopes: %s)", scope, arg,
                     scope_list);
 }

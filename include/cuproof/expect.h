@@ -370,6 +370,12 @@ CP_API int cp_expect_validate_program(const cp_expect_list *list);
  * (cp_ranks_unaligned) such an expectation is undecided. */
 CP_API bool cp_expect_crosses_hosts(const cp_expectation *e);
 
+/* Whether `scope` is one a traced program's expectation may name with an
+ * argument (range, process, device), and the one nearest a misspelt
+ * scope ("rnage": "range"; NULL when none is near). */
+CP_API bool cp_expect_scope_known(const char *scope);
+CP_API const char *cp_expect_scope_meant(const char *scope);
+
 #ifdef __cplusplus
 }
 #endif
