@@ -21,10 +21,13 @@
 #include <cuproof/internal/report.h>
 #include <cuproof/internal/session.h>
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct exec_args {
     const char *out_dir;
@@ -85,6 +88,36 @@ static bool api_value(const char *v, bool *all)
 
 /* Parses the options before "--" and the program after it. Returns -1
  * when they are good, else the exit status. */
+/* Whether `prog` names a program that can be started: a path that is an
+ * executable file, or a name found so in PATH (as posix_spawnp looks);
+ * else why not, in `why`. A program that cannot be found is the command
+ * line's mistake (exit 2), not cuproof's. */
+static bool program_found(const char *prog, char *why, size_t len)
+{
+    struct stat st;
+    if (strchr(prog, '/')) {
+        if (stat(prog, &st) != 0)
+            snprintf(why, len, "exec: no program %.150s: %s", prog, strerror(errno));
+        else if (S_ISDIR(st.st_mode) || access(prog, X_OK) != 0)
+            snprintf(why, len, "exec: %.150s is not an executable file", prog);
+        else
+            return true;
+        return false;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : ""; *p;) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char full[PATH_MAX];
+        if (snprintf(full, sizeof full, "%.*s/%s", (int)n, n ? p : ".", prog) < (int)sizeof full &&
+            stat(full, &st) == 0 && !S_ISDIR(st.st_mode) && access(full, X_OK) == 0)
+            return true;
+        p = end ? end + 1 : p + n;
+    }
+    snprintf(why, len, "exec: no program '%.150s' in PATH", prog);
+    return false;
+}
+
 static int parse_args(int argc, char **argv, exec_args *a)
 {
     const cp_help_opt *table = cp_opts_exec;
@@ -172,6 +205,9 @@ static int parse_args(int argc, char **argv, exec_args *a)
         return cp_usage_error("%s", "exec needs a program after '--': cuproof exec [options] -- "
                                     "PROGRAM [ARGS...]");
     a->program = &argv[i + 1];
+    char why[256];
+    if (!program_found(a->program[0], why, sizeof why))
+        return cp_usage_error("%s", why);
     if (a->trace_only && a->expect.n)
         return cp_usage_error("%s", "--trace-only judges nothing: give the expectations to "
                                     "`cuproof check OUT/proc` once every rank has ended");

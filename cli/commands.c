@@ -341,7 +341,8 @@ const cp_command cp_commands[] = {
              "belongs to the program, --help included.",
      .opts = cp_opts_exec,
      .exits = "0 every expectation held and the program succeeded, 1 an expectation failed, 2 "
-              "bad usage or a malformed --expect, 3 no verdict (another profiler holds CUPTI, no "
+              "bad usage, a malformed --expect, or a program that cannot be found or is not "
+              "executable (checked before anything runs), 3 no verdict (another profiler holds CUPTI, no "
               "process used CUDA, no device activity, dropped records), 4 the program failed "
               "(non-zero exit, a signal, the timeout), 5 an --expect-file that cannot be read or "
               "holds errors, 6 an output directory it cannot write or a launch that failed; 77 "

@@ -103,6 +103,14 @@ Test(exec_cli, usage_errors_exit_2)
     cr_expect_eq(exec("--frobnicate -- true"), 2);
     expect_output("unknown option");
     cr_expect_eq(exec("--timeout 0 -- true"), 2);
+    /* A program that cannot be found or run is the command line's
+     * mistake: exit 2, saying which (it was 6, a tool error). */
+    cr_expect_eq(exec("-- /nonexistent/program"), 2, "%s", output);
+    expect_output("exec: no program /nonexistent/program: No such file or directory");
+    cr_expect_eq(exec("-- no-such-program-on-the-path"), 2, "%s", output);
+    expect_output("exec: no program 'no-such-program-on-the-path' in PATH");
+    cr_expect_eq(exec("-- /etc/passwd"), 2, "%s", output);
+    expect_output("is not an executable file");
     /* The program without the -- before it: said so, not "unknown option". */
     cr_expect_eq(exec("--expect 'kernels > 1' true"), 2);
     expect_output("'true' is not an option: the program goes after --");
