@@ -145,6 +145,28 @@ static int parse_args(int argc, char **argv, bool test, run_args *a)
     }
     if (test && a->nsel != 1)
         return cp_usage_error("%s", "test takes exactly one case");
+    char which[512] = ""; /* the cases chosen by --param alone */
+    if (a->nsel == 0 && a->o.nparams) {
+        /* --param without case names: the cases that take every
+         * parameter given, said, rather than every case (of which the
+         * first that takes none would fail the run). */
+        for (size_t i = 0; i < cp_registry_count(); i++) {
+            const cp_case_def *d = cp_registry_at(i);
+            cp_clear_last_error();
+            if (cp_case_check_params(d, a->o.params, a->o.nparams) < 0 &&
+                strstr(cp_last_error(), "takes no such parameter"))
+                continue;
+            a->sel[a->nsel++] = d;
+            size_t used = strlen(which);
+            snprintf(which + used, sizeof which - used, "%s%s", used ? ", " : "",
+                     cp_case_name(d));
+        }
+        cp_clear_last_error();
+        if (a->nsel == 0)
+            return cp_usage_error("--param %s: no case takes it (run CASE --param X=1 says what "
+                                  "CASE takes)",
+                                  a->o.params[0]);
+    }
     if (a->nsel == 0)
         for (size_t i = 0; i < cp_registry_count(); i++)
             a->sel[a->nsel++] = cp_registry_at(i);
@@ -153,6 +175,10 @@ static int parse_args(int argc, char **argv, bool test, run_args *a)
     for (size_t i = 0; a->o.nparams && i < a->nsel; i++)
         if (cp_case_check_params(a->sel[i], a->o.params, a->o.nparams) < 0)
             return cp_usage_error("%s", cp_last_error());
+    if (which[0])
+        printf("cuproof: --param given without case names: running the cases that take it: "
+               "%s\n",
+               which);
     if (a->o.repeat && a->rule_set)
         return cp_usage_error("%s", "--repeat fixes the number of timed runs: it does not go "
                                     "with --min-samples, --max-samples, --max-noise, --min-time "

@@ -1381,6 +1381,14 @@ Test(cli, bad_param)
     cr_assert_not_null(mkdtemp(dir));
     snprintf(args, sizeof args, "run multi-kernel --param len=288512 --out %s", dir);
     cr_expect_eq(cuproof(args), 0, "%s", output);
+    /* Without case names: the cases that take it, said (the first case
+     * that takes none failed the run); none takes it: exit 2. */
+    snprintf(args, sizeof args, "run --param arrays=8 --out %s", dir);
+    cr_expect_eq(cuproof(args), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "running the cases that take it: multi-kernel\n"), "%s",
+                       output);
+    cr_expect_not_null(strstr(output, "1 case: "), "%s", output);
+    expect_usage_error("run --param nosuch=1", "--param nosuch=1: no case takes it");
     snprintf(args, sizeof args, "rm -rf %s", dir);
     cr_assert_eq(system(args), 0);
 }
