@@ -11,6 +11,7 @@
 #include "cli.h"
 
 #include <cuproof/error.h>
+#include <cuproof/units.h>
 #include <cuproof/expect.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/internal/rec.h>
@@ -381,12 +382,19 @@ static void print_processes(const cp_trace *t, uint64_t t0)
         char rank[32] = "";
         if (cp_process_rank(p) >= 0)
             snprintf(rank, sizeof rank, " (rank %d)", (int)cp_process_rank(p));
+        /* Where its trace stops, from the trace's first record (a clock's
+         * nanoseconds since the epoch say nothing to a reader); the raw
+         * stamp only where there is no start to count from. */
         printf("warning: process %u%s on %s (%s) is truncated: no end record (it died or left by "
-               "_exit); its trace stops at %llu ns",
-               p->pid, rank, p->host, p->command, (unsigned long long)p->last_ns);
-        if (t0 != UINT64_MAX && p->last_ns >= t0)
-            printf(" (+%.3f ms)", (double)(p->last_ns - t0) / 1e6);
-        printf("\n");
+               "_exit); its trace stops ",
+               p->pid, rank, p->host, p->command);
+        if (t0 != UINT64_MAX && p->last_ns >= t0) {
+            char at[32];
+            printf("%s after the trace's first record\n",
+                   cp_fmt_ms((double)(p->last_ns - t0) / 1e6, at, sizeof at));
+        } else {
+            printf("at %llu ns on its clock\n", (unsigned long long)p->last_ns);
+        }
     }
 }
 
