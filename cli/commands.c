@@ -192,6 +192,8 @@ static const cp_help_opt replay_examples[] = {
 static const cp_help_opt help_examples[] = {
     {"cuproof help run",
      "one command's help"},
+    {"cuproof help exit",
+     "the exit statuses every command shares"},
     {"cuproof help --markdown > docs/cli.md",
      "every command's, as docs/cli.md holds it"},
     {NULL, NULL},
@@ -361,12 +363,13 @@ const cp_command cp_commands[] = {
               "or a case's trace file, cannot be read (the case named and left out, the others "
               "replayed); 6 when OUT cannot be written."},
     {.name = "help",
-     .args = "[COMMAND]",
+     .args = "[COMMAND | exit]",
      .summary = "show this help, or one command's",
      .run = cp_cmd_help,
      .examples = help_examples,
      .text = "Shows the help of every command, or of COMMAND alone; `cuproof COMMAND --help` "
-             "does the same. The man page cuproof(1) holds the same text."},
+             "does the same, and points at the exit statuses every command shares, which "
+             "`cuproof help exit` prints. The man page cuproof(1) holds the same text."},
 };
 const size_t cp_ncommands = sizeof cp_commands / sizeof cp_commands[0];
 
@@ -749,7 +752,11 @@ void cp_help_print(FILE *out, const cp_command *c)
     char buf[160];
     fprintf(out, "%s\n\n", synopsis(c, buf, sizeof buf));
     command_body(out, FMT_TEXT, c);
-    exit_statuses(out, FMT_TEXT);
+    /* The one table is not repeated under every command: pointed at. */
+    heading(out, FMT_TEXT, "EXIT STATUS");
+    const char *shared = "The numbers above are the ones every command shares; when several "
+                         "apply, the worst wins: cuproof help exit prints the table.";
+    para(out, FMT_TEXT, shared, strlen(shared));
 }
 
 bool cp_help_wanted(int argc, char **argv)
@@ -774,7 +781,7 @@ static void options(FILE *out)
                         value ? "value" : "-", o->kept ? "kept" : "-");
 }
 
-/* cuproof help [COMMAND | --man | --markdown | --options] */
+/* cuproof help [COMMAND | exit | --man | --markdown | --options] */
 int cp_cmd_help(int argc, char **argv)
 {
     if (argc > 1)
@@ -793,6 +800,10 @@ int cp_cmd_help(int argc, char **argv)
     }
     if (strcmp(argv[0], "--options") == 0) {
         options(stdout);
+        return CP_EXIT_OK;
+    }
+    if (strcmp(argv[0], "exit") == 0) {
+        exit_statuses(stdout, FMT_TEXT);
         return CP_EXIT_OK;
     }
     const cp_command *c = cp_command_find(argv[0]);

@@ -95,6 +95,20 @@ Test(cli, help_forms)
             snprintf(row, sizeof row, " %d %s", s, cp_exit_meaning(s));
             cr_expect_not_null(strstr(flat, row), "help lacks the status row '%s'", row);
         }
+    /* `help exit`: the table alone, every row. */
+    cr_expect_eq(cuproof("help exit"), 0);
+    n = 0;
+    for (const char *p = output; *p; p++)
+        if (!(*p == ' ' || *p == '\n') || (n > 0 && flat[n - 1] != ' '))
+            flat[n++] = *p == '\n' ? ' ' : *p;
+    flat[n] = '\0';
+    for (int s = 0; s <= 77; s++)
+        if (cp_exit_meaning(s)) {
+            char row[512];
+            snprintf(row, sizeof row, " %d %s", s, cp_exit_meaning(s));
+            cr_expect_not_null(strstr(flat, row), "help exit lacks the row '%s'", row);
+        }
+    cr_expect_null(strstr(output, "usage: cuproof"), "%s", output);
 
     char one[sizeof output];
     cr_expect_eq(cuproof("help run"), 0);
@@ -110,7 +124,7 @@ Test(cli, help_forms)
     cr_expect_eq(cuproof("check --help"), 0);
     cr_expect_not_null(strstr(output, "--allow-dropped"), "%s", output);
     cr_expect_eq(cuproof("help --help"), 0);
-    cr_expect_not_null(strstr(output, "usage: cuproof help [COMMAND]"), "%s", output);
+    cr_expect_not_null(strstr(output, "usage: cuproof help [COMMAND | exit]"), "%s", output);
 
     expect_usage_error("help nosuchcommand", "help: unknown command 'nosuchcommand'");
     expect_usage_error("help run check", "help takes at most one command");
