@@ -219,18 +219,16 @@ static size_t device_work(const cp_trace *t)
     return n;
 }
 
-/* The trust rule's verdict on one trace, printed: its reason on stderr
- * when it is not trusted, its warning when it is. Returns the exit
- * status it gives (CP_EXIT_OK or CP_EXIT_INCONCLUSIVE). */
-static int print_trust(const cp_trust_in *in)
+/* The trust rule's verdict on one trace (judge_trust's), printed: its
+ * reason on stderr when it is not trusted, its warning when it is.
+ * Returns the exit status it gives (CP_EXIT_OK or CP_EXIT_INCONCLUSIVE). */
+static int print_trust(const cp_trust *t)
 {
-    cp_trust t;
-    cp_trust_judge(in, &t);
-    if (!t.trusted)
-        fprintf(stderr, "cuproof: %s\n", t.why);
-    else if (t.warning[0])
-        printf("warning: %s\n", t.warning);
-    return t.exit;
+    if (!t->trusted)
+        fprintf(stderr, "cuproof: %s\n", t->why);
+    else if (t->warning[0])
+        printf("warning: %s\n", t->warning);
+    return t->exit;
 }
 
 /* cuproof.trace/1 files: each expectation on each variant it names (every
@@ -246,9 +244,10 @@ static int check_trace_files(const check_args *a)
      * others are still checked (the run then exits 5 whatever they say).
      * One with no device work is left out too, untrusted (3). */
     bool *bad = calloc(a->ntraces, sizeof *bad);
+    cp_trust *trusts = calloc(a->ntraces, sizeof *trusts); /* each file's, once judged */
     size_t loaded = 0, nbad = 0;
     int read_status = CP_EXIT_OK;
-    if (!files || !dropped || !bad) {
+    if (!files || !dropped || !bad || !trusts) {
         fprintf(stderr, "cuproof: out of memory\n");
         status = CP_EXIT_TOOL;
         goto out;
@@ -292,7 +291,7 @@ static int check_trace_files(const check_args *a)
             cp_trust_in none = {.what = a->traces[f], .traced_files = SIZE_MAX};
             cp_trust t;
             judge_trust(&none, &t, &tl);
-            untrusted = cp_exit_worse(untrusted, print_trust(&none));
+            untrusted = cp_exit_worse(untrusted, print_trust(&t));
             bad[f] = true;
         }
     }
@@ -300,13 +299,14 @@ static int check_trace_files(const check_args *a)
         const cp_trace_file *tf = &files[f];
         if (bad[f])
             continue;
-        cp_trust trust;
+        /* Judged before its verdicts, said after the summary. */
+        const cp_trust *trust = &trusts[f];
         judge_trust(&(cp_trust_in){.what = a->traces[f],
                                    .traced_files = SIZE_MAX,
                                    .device_work = 1, /* counted above */
                                    .dropped = dropped[f],
                                    .allow_dropped = a->allow_dropped},
-                    &trust, &tl);
+                    &trusts[f], &tl);
         printf("%s: case %s, %zu variant%s, recorded on %s\n", a->traces[f], tf->case_name,
                tf->nvariants, tf->nvariants == 1 ? "" : "s",
                tf->device[0] ? tf->device : "an unnamed device");
@@ -329,7 +329,7 @@ static int check_trace_files(const check_args *a)
                 }
                 if (!e->scope[0])
                     snprintf(prefix, sizeof prefix, "%s: ", tf->variants[v].name);
-                print_result(ok, trust.trusted, prefix, e->text, measured, &tl);
+                print_result(ok, trust->trusted, prefix, e->text, measured, &tl);
             }
         }
     }
@@ -342,12 +342,7 @@ static int check_trace_files(const check_args *a)
     }
     for (size_t f = 0; f < a->ntraces; f++)
         if (!bad[f])
-            status = cp_exit_worse(status, print_trust(&(cp_trust_in){
-                                           .what = a->traces[f],
-                                           .traced_files = SIZE_MAX,
-                                           .device_work = 1, /* counted above */
-                                           .dropped = dropped[f],
-                                           .allow_dropped = a->allow_dropped}));
+            status = cp_exit_worse(status, print_trust(&trusts[f]));
     print_inconclusive(&tl, status);
 out:
     for (size_t i = 0; i < loaded; i++)
@@ -356,6 +351,7 @@ out:
     free(names);
     free(dropped);
     free(bad);
+    free(trusts);
     return status;
 }
 
@@ -487,7 +483,7 @@ static int check_program(const check_args *a)
     judge_trust(&in, &trust, &tl);
     if (in.device_work == 0) {
         print_processes(&ps.meta, cp_expect_judge_first(j));
-        status = print_trust(&in);
+        status = print_trust(&trust);
         print_inconclusive(&tl, status);
         goto out;
     }
@@ -496,7 +492,7 @@ static int check_program(const check_args *a)
         goto out;
     print_tally(&tl);
     print_processes(&ps.meta, cp_expect_judge_first(j));
-    status = cp_exit_worse(tl.failed ? CP_EXIT_FAILED : CP_EXIT_OK, print_trust(&in));
+    status = cp_exit_worse(tl.failed ? CP_EXIT_FAILED : CP_EXIT_OK, print_trust(&trust));
     /* An expectation not judged (hosts not aligned) is no pass. */
     status = cp_exit_worse(status, tl.inconclusive ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
     print_inconclusive(&tl, status);
@@ -548,12 +544,12 @@ static int check_rec(const check_args *a)
         if (print_ranks(ps.ranks) < 0)
             status = cp_tool_error();
         else if (in.device_work == 0)
-            status = cp_exit_worse(status, print_trust(&in));
+            status = cp_exit_worse(status, print_trust(&trust));
         else
             status = cp_exit_worse(status, print_verdicts(a, &ps, trust.trusted, &tl));
         if (status != CP_EXIT_TOOL) {
             print_processes(&ps.meta, cp_expect_judge_first(j));
-            status = cp_exit_worse(status, print_trust(&in));
+            status = cp_exit_worse(status, print_trust(&trust));
         }
         cp_program_stream_free(&ps);
     }

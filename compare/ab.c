@@ -97,7 +97,7 @@ static int run_build(const cp_ab_opts *o, char *const *cases, bool b, const char
 static double figure_ms(const cp_ab_variant *v, const cp_variant_result *r)
 {
     if (v->judged_on == CP_WORK_GPU && v->by_busy)
-        return r->traced ? (double)(r->metrics.kernel_busy_ns + r->metrics.copy_busy_ns) / 1e6 : 0;
+        return (double)cp_variant_busy_ns(r) / 1e6;
     if (v->judged_on == CP_WORK_GPU)
         return cp_variant_judged_on_gpu(r) ? r->gpu_timing.median_ms : 0;
     return r->timing.median_ms;

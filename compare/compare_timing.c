@@ -167,7 +167,7 @@ static int side_runs(const side_case *s, const char *vname, side_timing *t)
         } else {
             CP_TRY(add_run(t, i, v->timing.median_ms, v->timing.stddev_ms, v->samples_ms,
                            v->nsamples, &v->clocks_before, &v->clocks_after,
-                           v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0));
+                           cp_variant_busy_ns(v)));
             CP_TRY(add_gpu(t, v->gpu_timing.median_ms, v->gpu_samples_ms, v->ngpu_samples));
         }
         t->counted += v->timing.runs > 0 ? (size_t)v->timing.runs : 0;

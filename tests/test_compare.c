@@ -9,6 +9,7 @@
 #include <cuproof/internal/file.h>
 #include <cuproof/internal/report.h>
 #include <cuproof/error.h>
+#include "helpers.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -16,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The H100 the recorded reports name. */
+#define H100 "NVIDIA H100 80GB HBM3"
 
 /* multi-kernel alone on the H100, with every timed run kept. */
 #define FULL CUPROOF_FIXTURES "/compare-h100/mk-base2.report.json"
@@ -315,28 +319,13 @@ Test(compare, one_sides_reports_must_be_comparable_too)
         cp_report_free(&r[i]);
 }
 
-/* An empty passed case `name` in a fresh report of the ci profile on an
- * H100, which *r holds alone. */
-static cp_case_result *one_case_report(cp_report *r, const char *name)
-{
-    memset(r, 0, sizeof *r);
-    snprintf(r->profile, sizeof r->profile, "ci");
-    snprintf(r->env.gpu_name, sizeof r->env.gpu_name, "NVIDIA H100 80GB HBM3");
-    r->cases = calloc(1, sizeof *r->cases);
-    cr_assert_not_null(r->cases);
-    r->ncases = 1;
-    cp_case_result *c = &r->cases[0];
-    snprintf(c->name, sizeof c->name, "%s", name);
-    c->status = CP_STATUS_PASSED;
-    return c;
-}
-
 /* A report of one case "k" whose variants v0..v(nv-1) each have 3 passes
  * of 10 samples: pass p of variant i at base (1 + i) x `scale` x (1 +
  * 0.004 p) ms, run at `mhz`, its traced GPU time `busy` times the time. */
 static void passes_report(cp_report *r, int nv, double scale, unsigned mhz, double busy)
 {
-    cp_case_result *c = one_case_report(r, "k");
+    cp_case_result *c = one_case_report(r, "k", H100);
+    cr_assert_not_null(c);
     for (int i = 0; i < nv; i++) {
         cp_variant_result *v = cp_result_add_variant(c);
         cr_assert_not_null(v);
@@ -673,7 +662,8 @@ Test(compare, a_finding_raised_in_every_new_run_is_a_regression)
  * pass p at ratio[p]. */
 static void program_report(cp_report *r, const double ratio[3])
 {
-    cp_case_result *c = one_case_report(r, "streams_overlap");
+    cp_case_result *c = one_case_report(r, "streams_overlap", H100);
+    cr_assert_not_null(c);
     cp_check_result *k = cp_result_add_check(c);
     cr_assert_not_null(k);
     snprintf(k->name, sizeof k->name, "copy_kernel_overlap_ratio > 0.3");

@@ -11,6 +11,7 @@
 #include <cuproof/internal/compare_stats.h>
 #include <cuproof/internal/report.h>
 #include <cuproof/error.h>
+#include "helpers.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -117,23 +118,10 @@ static void add_variant(cp_report *r, const char *name, const draw *d)
     v->metrics.kernel_busy_ns = (uint64_t)(gpu * 1e6);
 }
 
-/* A report of case "k" on an H200, ci profile, empty. */
-static void empty_report(cp_report *r)
-{
-    memset(r, 0, sizeof *r);
-    snprintf(r->profile, sizeof r->profile, "ci");
-    snprintf(r->env.gpu_name, sizeof r->env.gpu_name, "NVIDIA H200");
-    r->cases = calloc(1, sizeof *r->cases);
-    cr_assert_not_null(r->cases);
-    r->ncases = 1;
-    snprintf(r->cases[0].name, sizeof r->cases[0].name, "k");
-    r->cases[0].status = CP_STATUS_PASSED;
-}
-
 /* A report of nv variants, each drawn by d with its own scale. */
 static void report_of(cp_report *r, int nv, const draw *d)
 {
-    empty_report(r);
+    cr_assert_not_null(one_case_report(r, "k", "NVIDIA H200"));
     for (int i = 0; i < nv; i++) {
         char name[16];
         snprintf(name, sizeof name, "v%d", i);

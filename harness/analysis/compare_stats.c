@@ -289,6 +289,11 @@ static bool has_metric(const cp_variant_result *v, const char *name)
     return false;
 }
 
+uint64_t cp_variant_busy_ns(const cp_variant_result *v)
+{
+    return v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0;
+}
+
 double cp_variant_device_share(const cp_variant_result *v, double median_ms)
 {
     const cp_metrics *m = &v->metrics;

@@ -5,6 +5,7 @@
 #include <cuproof/error.h>
 #include <cuproof/stats.h>
 #include <cuproof/units.h>
+#include <cuproof/internal/compare_stats.h>
 #include <cuproof/internal/grow.h>
 #include <cuproof/internal/ranks.h>
 
@@ -224,7 +225,7 @@ static int run_of(const cp_variant_result *v, int pid, cp_run_value *out)
     out->nprocesses = v->nprocesses;
     out->clocks_before = v->clocks_before;
     out->clocks_after = v->clocks_after;
-    out->device_busy_ns = v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0;
+    out->device_busy_ns = cp_variant_busy_ns(v);
     out->pid = pid;
     out->traced = v->traced;
     if (v->traced) {

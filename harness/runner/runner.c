@@ -290,7 +290,7 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     if (lent) {
         /* Timed before any tracing (cp_run_opts.timed): its runs stand
          * for this variant's; one traced warm-up before the traced run. */
-        double *room = realloc(samples, (lent->nsamples + 1) * sizeof *samples);
+        double *room = realloc(samples, lent->nsamples * sizeof *samples);
         if (!room)
             CP_TRY(CP_ENOMEM);
         samples = room;

@@ -148,6 +148,11 @@ CP_API int cp_compare_samples(const double *old_ms, size_t n_old, const double *
 struct cp_variant_result;
 CP_API double cp_variant_device_share(const struct cp_variant_result *v, double median_ms);
 
+/* The device time a variant's traced run kept kernels and copies busy,
+ * summed (a run's device_busy_ns; 0 untraced): what drift and the
+ * host-paced figure rest on. */
+CP_API uint64_t cp_variant_busy_ns(const struct cp_variant_result *v);
+
 /*
  * The figure rules compare and ab share, on one report's variant:
  * judged_on_gpu: its case judges it on the GPU's time and it measured it;
