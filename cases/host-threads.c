@@ -100,8 +100,18 @@ static int setup(cp_ctx *ctx)
     CP_CU(s->cu->DeviceGet(&s->device, cp_ctx_env(ctx)->device));
     s->cc_major = cp_ctx_env(ctx)->cc_major;
     s->cc_minor = cp_ctx_env(ctx)->cc_minor;
-    /* full: the source's 1M floats per array; ci: a quarter. */
-    s->len = cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 1 << 20 : 1 << 18;
+    /* full: the source's 1M floats per array; ci: a quarter. `--param
+     * len` scales the host's work (each thread's pageable copies) and the
+     * kernel's alike: how compare's host threshold is shown on the GPU
+     * (ci/device-issue40.sh, STEP=hostbound). mult_ker strides by its 64
+     * threads, so a multiple of 64. */
+    long len = 0;
+    CP_TRY(cp_param_int(ctx, "len", cp_ctx_profile(ctx) == CP_PROFILE_FULL ? 1 << 20 : 1 << 18,
+                        64, 1 << 22, &len));
+    if (len % 64 != 0)
+        return cp_failf(CP_EINVAL, "parameter len: %ld is not a multiple of mult_ker's 64 "
+                        "threads", len);
+    s->len = (int)len;
     /* A context per thread costs about 0.2 s of context creation and
      * compilation per thread and run; the ci profile stops at 8 threads
      * in that design (58 of its 73 contexts per run are in the counts
@@ -368,6 +378,7 @@ CUPROOF_CASE(host_threads,
     .variants = CP_VARIANTS("contexts-1", "contexts-2", "contexts-4", "contexts-8", "contexts-10",
                  "contexts-16", "contexts-32", "streams-1", "streams-2", "streams-4",
                  "streams-8", "streams-10", "streams-16", "streams-32"),
+    .params = CP_PARAMS({"len", 64, 1 << 22}),
     .setup = setup,
     .prepare = prepare,
     .run = run,

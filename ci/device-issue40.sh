@@ -6,6 +6,10 @@
 #   smoke     the harness's GPU tests (test_gpu: the gate, events) and a
 #             `run --runs 1` of the gated cases, with ci/gpu-figure.py's
 #             table of GPU time against the traced span
+#   gputests  tests/gpu_figure_test.sh (each variant's judged figure
+#             against CUPTI's account of the same timed runs: its table in
+#             figure-check.txt), then every other GPU test but the cases'
+#             (run1..3 run every case): `ctest -L gpu -E '^case\.'`
 #   figure    `run` of every case with CUPROOF_CHECK_GPU_TIME=1 (each
 #             timed run traced too): figure.json and ci/gpu-figure.py's
 #             table of each variant's GPU time against CUPTI's span of the
@@ -16,6 +20,9 @@
 #             runN.json
 #   param     multi-kernel --runs 3 twice: as it is and with 5% more work
 #             (--param len), param0.json and param5.json
+#   hostbound host-threads (judged on wall time) --runs 3 with 5% and four
+#             times the work of each thread (--param len): hb5pct.json and
+#             hbx4.json, compared afterwards against run1.json
 #   ab        `ab` of the build against itself over conway-streams,
 #             multi-kernel and broadcast (--max-time AB_TIME, default 240)
 #   abparam   `ab` of the build against itself with 5% more work in
@@ -74,6 +81,18 @@ if has smoke; then
     tail -4 "$out/smoke-figure.txt" | tee -a "$out/summary.txt"
 fi
 
+if has gputests; then
+    t0=$(date +%s)
+    bash tests/gpu_figure_test.sh . "$bin" > "$out/figure-check.txt" 2>&1
+    echo "figure check: rc $?, $(( $(date +%s) - t0 )) s; $(tail -1 "$out/figure-check.txt")" |
+        tee -a "$out/summary.txt"
+    t0=$(date +%s)
+    CUPROOF_REQUIRE_GPU=1 timeout "${GPUTESTS_TIME:-300}" ctest --test-dir build/default -L gpu \
+        -E '^case\.|the_judged_figure' --output-on-failure > "$out/ctest-gpu.log" 2>&1
+    echo "ctest -L gpu (not the cases): rc $?, $(( $(date +%s) - t0 )) s; $(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log")" |
+        tee -a "$out/summary.txt"
+fi
+
 if has figure; then
     # Every case judged on the GPU's time (host-threads and host-processes
     # are judged on wall time, and long).
@@ -99,6 +118,17 @@ if has param; then
     echo "param5: rc $?" | tee -a "$out/summary.txt"
     cp build/param0/report.json "$out/param0.json"
     cp build/param5/report.json "$out/param5.json"
+fi
+
+if has hostbound; then
+    # ci's len is 262144 floats a thread; x1.05 rounded to mult_ker's 64
+    # threads, and x4.
+    for k in 5pct:275264 x4:1048576; do
+        $bin run host-threads --runs 3 --param "len=${k#*:}" --out "build/hb${k%%:*}" \
+            > "$out/hb${k%%:*}.log" 2>&1
+        echo "host-threads len=${k#*:}: rc $?" | tee -a "$out/summary.txt"
+        cp "build/hb${k%%:*}/report.json" "$out/hb${k%%:*}.json"
+    done
 fi
 
 if has ab; then

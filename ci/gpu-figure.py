@@ -1,30 +1,54 @@
 #!/usr/bin/env python3
-"""Whether a report's GPU time (schema 1.14: timing.gpu_samples_ms, CUDA
-events around each timed run) is the right figure. With a report of
+"""Whether each variant's judged GPU figure is right. With a report of
 `CUPROOF_CHECK_GPU_TIME=1 cuproof run` (each timed run traced too), per
-variant: the events' time of each timed run against CUPTI's span of the
-same run's work (first kernel, copy or memset start to the last end, the
-gate kernels left out), the median of their per-run ratio; without it,
-against the traced run's span (another run, ungated and under CUPTI).
-For a report of --runs K, how much the GPU time and the wall time moved
-between its passes (the sd of the log of the passes' medians).
+variant judged on the GPU's time, the figure compare and ab judge it on
+(compare_stats.h, cp_variant_judged_on_busy):
+
+- its events, where its traced run's own busy time (span less idle less
+  pageable copies) is at least EVENTS_SHARE of their median: held against
+  CUPTI's span of the same timed runs' work (first kernel, copy or memset
+  start to the last end, the gate kernels left out), the median of the
+  per-run ratio;
+- else its traced run's own busy time (the events hold waits): held
+  against the median of CUPTI's own busy time of the timed runs
+  (timed_cupti_own_ms), so that the one traced run stands for them.
+
+Without those series (a report not made so), events against the traced
+run's span; a busy-time figure is then not checked. For a report of --runs K, how much the judged figure and the wall
+time moved between its passes (the sd of the log of the passes' values).
 
     ci/gpu-figure.py REPORT.json[.gz] [--within F]
 
-Exits 1 when a variant's GPU time and CUPTI's span differ by more than F
-(default 0.05) of the larger, naming each; the table is printed either
-way. Variants judged on wall time are listed apart."""
+Exits 1 when a variant's figure and CUPTI's differ by more than F
+(default 0.05) of the larger, naming each; 2 when none does but a
+variant judged on its own busy time could not be checked (no
+timed_cupti_own_ms); the table is printed either way. Variants judged on
+wall time are listed apart."""
 import gzip
 import json
 import math
 import statistics
 import sys
 
+# compare_stats.h's CP_CMP_EVENTS_SHARE: the rule is the C one; this is
+# its reading for the table (tests/test_compare_figure.c holds the C one).
+EVENTS_SHARE = 0.95
+
 
 def sd_log(xs):
     logs = [math.log(x) for x in xs]
     m = sum(logs) / len(logs)
     return math.sqrt(sum((a - m) ** 2 for a in logs) / (len(logs) - 1))
+
+
+def own_ns(m):
+    """compare_stats.c's cp_metrics_own_ns."""
+    pageable = m.get("pageable_copy_sum_ns") or (
+        m.get("copy_busy_ns", 0) if m.get("pageable_copies") else 0)
+    span, idle = m.get("span_ns", 0), m.get("idle_ns", 0)
+    if idle > span:
+        return 0
+    return max(0, span - idle - pageable)
 
 
 def main():
@@ -43,10 +67,10 @@ def main():
     except (OSError, ValueError) as e:
         sys.exit(f"gpu-figure: {path}: {e}")
     print(f"report schema {report.get('schema_version')}, {path}")
-    print("%-20s %-26s %5s %10s %10s %10s %-10s %7s %8s %8s" %
-          ("case", "variant", "gated", "wall ms", "gpu ms", "cupti ms", "of the", "gpu/cupti",
-           "wall sd", "gpu sd"))
-    bad, rows, wall_rows = [], [], []
+    print("%-20s %-26s %5s %-6s %10s %10s %10s %-10s %7s %8s %8s" %
+          ("case", "variant", "gated", "figure", "wall ms", "figure ms", "cupti ms", "of the",
+           "ratio", "wall sd", "fig sd"))
+    bad, unchecked, rows, wall_rows = [], [], [], []
     for c in report.get("cases") or []:
         for v in c.get("variants") or []:
             t = v.get("timing") or {}
@@ -57,31 +81,51 @@ def main():
                 continue
             gpu = t["gpu_median_ms"]
             series = {x.get("name"): x.get("values") or [] for x in v.get("series") or []}
-            ev, cu = series.get("timed_gpu_ms"), series.get("timed_cupti_span_ms")
+            ev = series.get("timed_gpu_ms")
+            cu, co = series.get("timed_cupti_span_ms"), series.get("timed_cupti_own_ms")
             tr = v.get("trace") or {}
-            span = (tr.get("metrics") or tr).get("span_ns", 0) / 1e6
+            m = tr.get("metrics") or tr
+            traced_own = own_ns(m) / 1e6
+            on_busy = bool(m) and traced_own < EVENTS_SHARE * gpu
             gated = bool(t.get("gated"))
-            if ev and cu and len(ev) == len(cu) and min(cu) > 0:
+            if on_busy:
+                fig = traced_own
+                if co and min(co) > 0:
+                    ref, how = statistics.median(co), "timed own"
+                    ratio = fig / ref if ref > 0 else float("nan")
+                else:
+                    # Its own figure against itself would prove nothing.
+                    ref, how, ratio = float("nan"), "unchecked", float("nan")
+            elif ev and cu and len(ev) == len(cu) and min(cu) > 0:
+                fig = gpu
                 ref = statistics.median(cu)
                 ratio = statistics.median(e / c for e, c in zip(ev, cu))
                 how = "same run"
             else:
-                ref = span
+                fig = gpu
+                ref = m.get("span_ns", 0) / 1e6
                 ratio = gpu / ref if ref > 0 else float("nan")
                 how = "traced run"
             passes = t.get("passes") or []
             wsd = gsd = None
             if len(passes) >= 2 and all(p.get("gpu_median_ms") for p in passes):
-                wsd = sd_log([p["median_ms"] for p in passes])
-                gsd = sd_log([p["gpu_median_ms"] for p in passes])
+                vals = ([own_ns(p.get("metrics") or {}) for p in passes] if on_busy
+                        else [p["gpu_median_ms"] for p in passes])
+                if min(vals) > 0:
+                    wsd = sd_log([p["median_ms"] for p in passes])
+                    gsd = sd_log(vals)
             rows.append((c["name"], v["name"], wsd, gsd, gated))
             off = abs(ratio - 1) / max(ratio, 1) if ratio == ratio else float("inf")
             mark = "" if off <= within else "  <- off by %.1f%%" % (100 * off)
-            if off > within:
+            if how == "unchecked":
+                mark = "  <- not checked: no timed_cupti_own_ms"
+                unchecked.append(f"{c['name']} {v['name']}")
+            elif off > within:
                 bad.append(f"{c['name']} {v['name']}")
-            print("%-20s %-26s %5s %10.4f %10.4f %10.4f %-10s %7.3f %8s %8s%s" %
-                  (c["name"], v["name"], "yes" if gated else "", t.get("median_ms", 0), gpu,
-                   ref, how, ratio, "-" if wsd is None else "%.2f%%" % (100 * wsd),
+            print("%-20s %-26s %5s %-6s %10.4f %10.4f %10.4f %-10s %7.3f %8s %8s%s" %
+                  (c["name"], v["name"], "yes" if gated else "", "busy" if on_busy else "events",
+                   t.get("median_ms", 0), fig, ref, how, ratio,
+                   "-" if wsd is None else "%.2f%%" % (100 * wsd),
                    "-" if gsd is None else "%.2f%%" % (100 * gsd), mark))
     if wall_rows:
         print("judged on wall time:")
@@ -89,14 +133,19 @@ def main():
             print("  %-20s %-26s %s" % r)
     spread = [r for r in rows if r[2] is not None]
     if spread:
-        print("between passes, median over %d variants: wall %.2f%%, GPU %.2f%%"
+        print("between passes, median over %d variants: wall %.2f%%, judged figure %.2f%%"
               % (len(spread), 100 * statistics.median(r[2] for r in spread),
                  100 * statistics.median(r[3] for r in spread)))
-    print("GPU time within %.0f%% of the traced figure: %d of %d variants"
-          % (100 * within, len(rows) - len(bad), len(rows)))
+    print("judged figure within %.0f%% of CUPTI's: %d of %d variants%s"
+          % (100 * within, len(rows) - len(bad) - len(unchecked), len(rows),
+             "; %d not checked" % len(unchecked) if unchecked else ""))
     if bad:
         print("off: " + ", ".join(bad))
         sys.exit(1)
+    if unchecked:
+        print("not checked (the report was not made with CUPROOF_CHECK_GPU_TIME=1 by a build "
+              "that records timed_cupti_own_ms): " + ", ".join(unchecked))
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -52,8 +52,9 @@ static const cp_help_opt environment[] = {
     {"CUPROOF_PROGRESS=plain", "progress as plain lines, even on a terminal"},
     {"CUPROOF_CHECK_GPU_TIME=1", "a check of the GPU-time figure: every timed run judged on the "
                                  "GPU's time is traced too, and the report's series "
-                                 "timed_gpu_ms and timed_cupti_span_ms hold its events against "
-                                 "CUPTI's span of the same run's work (ci/gpu-figure.py); its "
+                                 "timed_gpu_ms, timed_cupti_span_ms and timed_cupti_own_ms hold "
+                                 "its events against CUPTI's span and own busy time of the same "
+                                 "run's work (ci/gpu-figure.py); its "
                                  "timings are the tracer's, never for a report to compare"},
     {"CUPROOF_ASLR=1", "run and test keep address-space randomisation; by default they start "
                        "themselves again without it (as setarch -R does), so that a host-bound "
@@ -247,8 +248,8 @@ const cp_command cp_commands[] = {
              "the ratio of medians, its 95% bootstrap interval, a rank test's p, a verdict "
              "(same, faster, slower, noisy) and the runs it rests on, then the checks, case "
              "statuses, claims and findings that changed. A variant is judged on the GPU's "
-             "time (CUDA events, report schema 1.14; its traced runs' busy time where the host "
-             "paces the events) with its wall time beside it, or on wall time where its case "
+             "time (CUDA events, report schema 1.14; its traced runs' own busy time where the "
+             "events hold waits) with its wall time beside it, or on wall time where its case "
              "says so (at --host-threshold) or a report predates GPU time; each verdict names "
              "its figure. Reports that time no variant in "
              "common (exec without --repeat) compare the rest.",

@@ -97,7 +97,7 @@ static int run_build(const cp_ab_opts *o, char *const *cases, bool b, const char
 static double figure_ms(const cp_ab_variant *v, const cp_variant_result *r)
 {
     if (v->judged_on == CP_WORK_GPU && v->by_busy)
-        return (double)cp_variant_busy_ns(r) / 1e6;
+        return (double)cp_variant_own_ns(r) / 1e6;
     if (v->judged_on == CP_WORK_GPU)
         return cp_variant_judged_on_gpu(r) ? r->gpu_timing.median_ms : 0;
     return r->timing.median_ms;
@@ -113,7 +113,7 @@ static double threshold_of(const cp_ab_variant *v, const cp_ab_opts *o)
 /* The smallest change called a change for v (compare_stats.h). */
 static double min_effect_of(const cp_ab_variant *v, const cp_ab_opts *o)
 {
-    return cp_cmp_min_effect(v->judged_on == CP_WORK_GPU, o->min_effect);
+    return cp_cmp_min_effect(v->judged_on == CP_WORK_GPU, v->by_busy, o->min_effect);
 }
 
 /* The variants both reports timed, added on the first pair. */
@@ -139,7 +139,7 @@ static int list_variants(const cp_report *a, const cp_report *b, cp_ab_result *o
                                : CP_WORK_WALL;
             v->declared_wall = cp_variant_declared_wall(va) && cp_variant_declared_wall(vb);
             v->by_busy = v->judged_on == CP_WORK_GPU &&
-                         (cp_variant_host_paced(va) || cp_variant_host_paced(vb));
+                         (cp_variant_judged_on_busy(va) || cp_variant_judged_on_busy(vb));
         }
     return 0;
 }
@@ -340,7 +340,7 @@ void cp_ab_print(const cp_ab_result *r, const cp_ab_opts *o, FILE *f)
             fprintf(f, "%-7s %s/%s: B/A %.3f [%.3f, %.3f] over %zu pairs, %s",
                     cp_cmp_verdict_name(v->verdict.verdict), v->case_name, v->variant,
                     v->verdict.ratio, v->verdict.ci_low, v->verdict.ci_high, v->n,
-                    v->judged_on == CP_WORK_GPU && v->by_busy ? "on GPU busy time (traced)"
+                    v->judged_on == CP_WORK_GPU && v->by_busy ? "on GPU own busy time (traced)"
                     : v->judged_on == CP_WORK_GPU             ? "on GPU time"
                     : v->declared_wall          ? "on wall time at the host threshold"
                                                 : "on wall time");

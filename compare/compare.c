@@ -115,7 +115,7 @@ static int summarise(cp_comparison *c)
     if (c->nvariants)
         snprintf(c->figure_note, sizeof c->figure_note,
                  "%zu variant%s judged on the GPU's time (%zu of them on their traced runs' "
-                 "busy time: the host paces their events; wall time beside it, judged past "
+                 "own busy time: their events hold waits; wall time beside it, judged past "
                  "+%.0f%%), %zu on wall time by their case's choice (at the host threshold), "
                  "%zu on wall time only (a side without GPU time: a report before schema 1.14)",
                  c->on_gpu, c->on_gpu == 1 ? "" : "s", c->on_busy, 100 * c->host_threshold,

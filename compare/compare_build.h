@@ -85,7 +85,7 @@ static inline void mark_slower(cp_cmp_variant *v, const cp_comparison *c)
 /* The smallest change called a change for variant v (compare_stats.h). */
 static inline double min_effect_of(const cp_cmp_variant *v, const cp_comparison *c)
 {
-    return cp_cmp_min_effect(v->judged_on == CP_WORK_GPU, c->min_effect);
+    return cp_cmp_min_effect(v->judged_on == CP_WORK_GPU, v->by_busy, c->min_effect);
 }
 
 /* One case on one side, paired once: the case in each of the side's

@@ -480,7 +480,7 @@ static void reason_cell(html_buf *b, const cp_cmp_variant *v)
     char on[200];
     if (v->judged_on == CP_WORK_GPU)
         snprintf(on, sizeof on, "on the GPU's %s (wall %.3g ms -> %.3g ms beside it)",
-                 v->by_busy ? "busy time in the traced runs (the host paces its events)"
+                 v->by_busy ? "own busy time in the traced runs (its events hold waits)"
                             : "time by events",
                  v->old_wall_ms, v->new_wall_ms);
     else

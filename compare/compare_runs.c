@@ -40,7 +40,7 @@ static bool run_values(const cp_cmp_run *r, size_t n, run_figure f, double *out,
         else if (f == BY_CYCLES)
             out[i] = r[i].median_ms * r[i].sm_mhz; /* ms x MHz: SM kilocycles */
         else
-            out[i] = (double)r[i].device_busy_ns;
+            out[i] = (double)r[i].own_ns;
         if (!(out[i] > 0))
             return false;
         /* A run's own precision (rse may be NULL: not wanted): the

@@ -66,7 +66,7 @@ typedef struct side_timing {
     size_t *ngpu;
     bool every_gpu;    /* every run measured the GPU's time */
     bool gpu_figure;   /* every report judges the variant on it */
-    bool paced;        /* a report's events hold the host's pace (cp_variant_host_paced) */
+    bool paced;        /* a report's events hold waits (cp_variant_judged_on_busy) */
     bool wall_figure;  /* every report judges it on wall time, by the case's choice */
     char why[160];     /* the first report's reason for wall time */
     double share_gpu;  /* the device share of the GPU's time; NAN as share */
@@ -133,7 +133,7 @@ static int add_run(side_timing *t, size_t report, double median, double sd, cons
     r->median_ms = median;
     r->stddev_ms = sd;
     r->sm_mhz = sm_mhz;
-    r->device_busy_ns = busy;
+    r->own_ns = busy;
     r->throttle = before->throttle_reasons | after->throttle_reasons;
     if (ns) {
         if (!(r->samples_ms = malloc(ns * sizeof *s)))
@@ -160,19 +160,22 @@ static int side_runs(const side_case *s, const char *vname, side_timing *t)
         if (v->nruns) {
             for (size_t k = 0; k < v->nruns; k++) {
                 const cp_run_value *r = &v->runs[k];
+                /* A pass from before its metrics were kept (schema 1.9)
+                 * has only its busy time. */
+                uint64_t own = r->traced ? cp_metrics_own_ns(&r->metrics) : r->device_busy_ns;
                 CP_TRY(add_run(t, i, r->median_ms, NAN, r->samples_ms, r->nsamples,
-                               &r->clocks_before, &r->clocks_after, r->device_busy_ns));
+                               &r->clocks_before, &r->clocks_after, own));
                 CP_TRY(add_gpu(t, r->gpu_median_ms, r->gpu_samples_ms, r->ngpu_samples));
             }
         } else {
             CP_TRY(add_run(t, i, v->timing.median_ms, v->timing.stddev_ms, v->samples_ms,
                            v->nsamples, &v->clocks_before, &v->clocks_after,
-                           cp_variant_busy_ns(v)));
+                           cp_variant_own_ns(v)));
             CP_TRY(add_gpu(t, v->gpu_timing.median_ms, v->gpu_samples_ms, v->ngpu_samples));
         }
         t->counted += v->timing.runs > 0 ? (size_t)v->timing.runs : 0;
         t->gpu_figure &= v->figure == CP_WORK_GPU;
-        t->paced |= cp_variant_host_paced(v);
+        t->paced |= cp_variant_judged_on_busy(v);
         t->wall_figure &= cp_variant_declared_wall(v);
         if (first && v->figure == CP_WORK_WALL)
             snprintf(t->why, sizeof t->why, "%s", v->figure_why);
@@ -223,15 +226,14 @@ static void choose_figure(cp_cmp_variant *v, side_timing *a, side_timing *b)
         return;
     }
     v->judged_on = CP_WORK_GPU;
-    /* Events of an ungated body that the host paces (the GPU busy less
-     * than CP_CMP_DEVICE_SHARE of them: synchronous and pageable copies,
-     * launches one at a time) hold the host's time too; its GPU's own
-     * figure is then each run's traced busy time, where every run has one. */
+    /* Events that hold waits (the GPU busy with its own work less than
+     * CP_CMP_EVENTS_SHARE of them: cp_variant_judged_on_busy): the
+     * figure is then each run's own busy time, where every run has one. */
     bool paced = a->paced || b->paced;
     for (size_t i = 0; paced && i < a->n; i++)
-        paced = a->runs[i].device_busy_ns > 0;
+        paced = a->runs[i].own_ns > 0;
     for (size_t i = 0; paced && i < b->n; i++)
-        paced = b->runs[i].device_busy_ns > 0;
+        paced = b->runs[i].own_ns > 0;
     v->by_busy = paced;
     side_timing *sides[2] = {a, b};
     for (int s = 0; s < 2; s++) {
@@ -244,7 +246,7 @@ static void choose_figure(cp_cmp_variant *v, side_timing *a, side_timing *b)
             r->nsamples = paced ? 0 : t->ngpu[i];
             if (!paced)
                 t->gpu_samples[i] = NULL;
-            r->median_ms = paced ? (double)r->device_busy_ns / 1e6 : t->gpu_median[i];
+            r->median_ms = paced ? (double)r->own_ns / 1e6 : t->gpu_median[i];
             if (paced) {
                 r->stddev_ms = NAN;
                 continue;
@@ -357,7 +359,7 @@ out:
 void cp_cmp_host_rule(cp_cmp_variant *v, double share, const cp_comparison *c)
 {
     v->device_share = share;
-    /* The traced busy time is the GPU's own, however the host paced it. */
+    /* The own busy time is the GPU's, however the host paced it. */
     v->host_bound = !v->by_busy && !(share >= CP_CMP_DEVICE_SHARE);
     double moved = v->ratio >= 1 ? v->ratio - 1 : 1 / v->ratio - 1;
     bool changed = strcmp(v->verdict, "slower") == 0 || strcmp(v->verdict, "faster") == 0;

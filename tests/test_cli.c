@@ -1388,6 +1388,9 @@ Test(cli, bad_param)
                        "none)");
     expect_usage_error("run multi-kernel --param len=1",
                        "--param len=1: case multi-kernel's len is an integer from 64 to 16777216");
+    expect_usage_error("run host-threads --param len=8388608",
+                       "--param len=8388608: case host-threads's len is an integer from 64 to "
+                       "4194304");
     expect_usage_error("run multi-kernel --param arrays=1 --param bogus=3",
                        "--param bogus=3: case multi-kernel takes no such parameter (it takes: "
                        "arrays (2 to 4096), len (64 to 16777216))");

@@ -223,6 +223,93 @@ Test(compare_figure, gpu_time_rarely_abstains_and_never_cries_wolf)
            noisy, wrong, caught, wall_noisy, wall_total);
 }
 
+/* Each variant of *r (as report_of drew it, scale i) gated or not, its
+ * traced runs showing the GPU idle for `idle` of its GPU time and busy
+ * with its own work for the rest, times `own_by` (each pass within
+ * 0.2%; the events keep their draw). */
+static void traced_waits(cp_report *r, double gpu_ms, double idle, double own_by, bool gated)
+{
+    for (size_t i = 0; i < r->cases[0].nvariants; i++) {
+        cp_variant_result *v = &r->cases[0].variants[i];
+        double g = gpu_ms * (1 + 0.37 * (double)i) * 1e6;
+        v->gated = gated;
+        v->metrics.idle_ns = (uint64_t)(idle * g);
+        v->metrics.span_ns = v->metrics.idle_ns + (uint64_t)((1 - idle) * g * own_by);
+        v->metrics.kernel_busy_ns = v->metrics.span_ns - v->metrics.idle_ns;
+        for (size_t p = 0; p < v->nruns; p++) {
+            cp_run_value *run = &v->runs[p];
+            run->traced = true;
+            run->metrics = v->metrics;
+            run->metrics.span_ns = run->metrics.idle_ns +
+                                   (uint64_t)((1 - idle) * g * own_by * (1 + 0.002 * (double)p));
+            run->metrics.kernel_busy_ns = run->metrics.span_ns - run->metrics.idle_ns;
+        }
+    }
+}
+
+/* Events that hold waits (the traced run idle for 60% of them), gated or
+ * not, their passes 15% apart as conway-global 128's were on the H200:
+ * judged on each run's own busy time, which a 2.5% shift between
+ * invocations does not make slower (CP_CMP_BUSY_MIN_EFFECT) and 10% more
+ * work does. The control: idle for 2% of them, judged on the events. */
+Test(compare_figure, events_that_hold_waits_are_judged_on_the_own_busy_time)
+{
+    draw d = {.gpu_ms = 1, .gpu_by = 1, .gpu_spread = 0.15, .wall_ms = 2, .wall_by = 1,
+              .wall_spread = 0.12, .gpu = true};
+    const double by[2] = {1.025, 1.10};
+    for (int gated = 0; gated < 2; gated++)
+        for (int k = 0; k < 2; k++) {
+            cp_report o, n;
+            report_of(&o, 4, &d);
+            report_of(&n, 4, &d);
+            traced_waits(&o, d.gpu_ms, 0.6, 1, gated);
+            traced_waits(&n, d.gpu_ms, 0.6, by[k], gated);
+            cp_comparison c;
+            compare(&o, &n, &c);
+            cr_expect_eq(c.on_busy, 4u, "gated %d: %zu on busy time", gated, c.on_busy);
+            for (size_t i = 0; i < c.nvariants; i++) {
+                const cp_cmp_variant *v = &c.variants[i];
+                cr_expect(v->by_busy);
+                cr_expect_str_eq(v->verdict, k ? "slower" : "same", "x%.3f %s: %s %.4f [%.4f, %.4f]",
+                                 by[k], v->variant, v->verdict, v->ratio, v->ci_low, v->ci_high);
+            }
+            cp_comparison_free(&c);
+            cp_report_free(&n);
+            cp_report_free(&o);
+        }
+    cp_report o, n;
+    draw tight = d;
+    tight.gpu_spread = 0.005;
+    report_of(&o, 4, &tight);
+    report_of(&n, 4, &tight);
+    traced_waits(&o, d.gpu_ms, 0.02, 1, true);
+    traced_waits(&n, d.gpu_ms, 0.02, 1, true);
+    cp_comparison c;
+    compare(&o, &n, &c);
+    cr_expect_eq(c.on_busy, 0u, "busy the events' whole time: judged on the events");
+    cr_expect_eq(c.on_gpu, 4u);
+    cp_comparison_free(&c);
+    cp_report_free(&n);
+    cp_report_free(&o);
+}
+
+/* The GPU's own busy time leaves the CPU's staging of pageable copies
+ * out; a report from before pageable_copy_sum_ns counts all its copy
+ * time as theirs; idle longer than the span is no figure at all. */
+Test(compare_figure, own_busy_time_leaves_pageable_copies_out)
+{
+    cp_metrics m = {.span_ns = 400000, .idle_ns = 20000, .kernel_busy_ns = 25000,
+                    .copy_busy_ns = 355000, .pageable_copies = 1,
+                    .pageable_copy_sum_ns = 330000};
+    cr_expect_eq(cp_metrics_own_ns(&m), 50000u);
+    m.pageable_copy_sum_ns = 0; /* before the sum was kept */
+    cr_expect_eq(cp_metrics_own_ns(&m), 25000u);
+    m.pageable_copies = 0; /* page-locked: all of it the GPU's */
+    cr_expect_eq(cp_metrics_own_ns(&m), 380000u);
+    m.idle_ns = 500000;
+    cr_expect_eq(cp_metrics_own_ns(&m), 0u);
+}
+
 /* Reports without GPU time compare as before, each verdict marked wall
  * time only; a report with GPU time against one without says which side
  * lacks it. */
@@ -409,8 +496,9 @@ static void wall_time_only(cp_report *r)
 
 /* Three back-to-back `run --profile ci --runs 3` of one build on the
  * H200, compared in all six ordered pairs: no slower, faster or drift,
- * 59 variants on the GPU's time and 15 on wall time by their case's
- * choice, and at most the 17 of 74 noisy recorded (16-23%); the same
+ * 59 variants on the GPU's time (38 of them on their own busy time: their
+ * events hold waits) and 15 on wall time by their case's choice, and
+ * noisy in at most 10% of the 74 (issue 40: 5, 5, 6, 6, 2, 2); the same
  * reports without their GPU time are noisy in 46 or more. */
 Test(compare_figure, the_h200_runs_on_the_gpus_time, .timeout = 120)
 {
@@ -436,9 +524,10 @@ Test(compare_figure, the_h200_runs_on_the_gpus_time, .timeout = 120)
                 size_t noisy = count(&c, "noisy");
                 if (!wall) {
                     cr_expect_eq(c.on_gpu, 59u);
+                    cr_expect_eq(c.on_busy, 38u);
                     cr_expect_eq(c.on_declared_wall, 15u);
-                    cr_expect_leq(noisy, 17u, "run%d against run%d: %zu noisy", a + 1, b + 1,
-                                  noisy);
+                    cr_expect_leq(10 * noisy, c.nvariants, "run%d against run%d: %zu noisy",
+                                  a + 1, b + 1, noisy);
                 } else {
                     cr_expect_eq(c.wall_only, 74u);
                     cr_expect_geq(noisy, 46u, "wall time only, run%d against run%d: %zu noisy",

@@ -294,18 +294,38 @@ uint64_t cp_variant_busy_ns(const cp_variant_result *v)
     return v->traced ? v->metrics.kernel_busy_ns + v->metrics.copy_busy_ns : 0;
 }
 
+uint64_t cp_metrics_own_ns(const cp_metrics *m)
+{
+    /* A pageable copy of no time cannot be: a report from before
+     * pageable_copy_sum_ns reads 0 there, and all its copy time is taken
+     * as theirs. */
+    uint64_t pageable = m->pageable_copy_sum_ns ? m->pageable_copy_sum_ns
+                        : m->pageable_copies    ? m->copy_busy_ns
+                                                : 0;
+    if (m->idle_ns > m->span_ns)
+        return 0;
+    uint64_t busy = m->span_ns - m->idle_ns;
+    return busy > pageable ? busy - pageable : 0;
+}
+
+uint64_t cp_variant_own_ns(const cp_variant_result *v)
+{
+    return v->traced ? cp_metrics_own_ns(&v->metrics) : 0;
+}
+
 double cp_variant_device_share(const cp_variant_result *v, double median_ms)
 {
     const cp_metrics *m = &v->metrics;
     if (!v->traced || !has_metric(v, "span_ns") || !has_metric(v, "idle_ns"))
         return NAN;
-    double span = (double)m->span_ns, idle = (double)m->idle_ns;
-    if (!(span > 0) || idle > span || !(median_ms > 0))
+    if (!(m->span_ns > 0) || m->idle_ns > m->span_ns || !(median_ms > 0))
         return NAN;
-    double pageable = has_metric(v, "pageable_copy_sum_ns") ? (double)m->pageable_copy_sum_ns
-                      : m->pageable_copies > 0              ? (double)m->copy_busy_ns
-                                                            : 0;
-    return fmax(0, span - idle - pageable) / 1e6 / median_ms;
+    /* Before pageable_copy_sum_ns, a report with pageable copies counts
+     * all its copy time as theirs (cp_metrics_own_ns). */
+    cp_metrics own = *m;
+    if (!has_metric(v, "pageable_copy_sum_ns"))
+        own.pageable_copy_sum_ns = 0;
+    return (double)cp_metrics_own_ns(&own) / 1e6 / median_ms;
 }
 
 bool cp_variant_judged_on_gpu(const cp_variant_result *v)
@@ -318,8 +338,10 @@ bool cp_variant_declared_wall(const cp_variant_result *v)
     return v->figure == CP_WORK_WALL && v->figure_why[0] && strcmp(v->figure_why, CP_WALL_ONLY);
 }
 
-bool cp_variant_host_paced(const cp_variant_result *v)
+bool cp_variant_judged_on_busy(const cp_variant_result *v)
 {
-    return cp_variant_judged_on_gpu(v) && !v->gated && v->traced &&
-           !(cp_variant_device_share(v, v->gpu_timing.median_ms) >= CP_CMP_DEVICE_SHARE);
+    /* Gated or not: the gate takes the host's pace of queuing out, not
+     * the GPU's waits between what was queued. */
+    return cp_variant_judged_on_gpu(v) && v->traced &&
+           !(cp_variant_device_share(v, v->gpu_timing.median_ms) >= CP_CMP_EVENTS_SHARE);
 }

@@ -9,6 +9,7 @@
  * the rest), over the collect layer's tracer.
  */
 #include <cuproof/expect.h>
+#include <cuproof/internal/compare_stats.h>
 #include <cuproof/internal/runner.h>
 #include <cuproof/device.h>
 
@@ -220,29 +221,43 @@ static const cp_variant_result *timed_before(const cp_run_opts *o, const char *n
     return NULL;
 }
 
-/* The span of a traced window's GPU work in ms, from the first kernel,
- * copy or memset's start to the last one's end, the gate kernels left out
- * (the runner's and a case's own: neither is the body's work); 0 when it
- * holds none. */
-static double work_span_ms(const cp_trace *t)
+/* A traced window's GPU work in ms, the gate kernels left out (the
+ * runner's and a case's own: neither is the body's work), which are
+ * dropped from *t: its span, from the first kernel, copy or memset's
+ * start to the last one's end, into *span_ms; its own busy time
+ * (cp_metrics_own_ns: what compare judges a variant whose events hold
+ * waits on) into *own_ms. Each 0 when it holds none. */
+static int work_of(const cp_ctx *ctx, cp_trace *t, double *span_ms, double *own_ms)
 {
     uint64_t first = UINT64_MAX, last = 0;
+    size_t kept = 0;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
-        if (a->kind != CP_ACT_KERNEL && a->kind != CP_ACT_MEMCPY && a->kind != CP_ACT_MEMSET)
-            continue;
         if (a->kind == CP_ACT_KERNEL && a->name && strstr(a->name, "gate_ker"))
+            continue;
+        t->items[kept++] = *a;
+        if (a->kind != CP_ACT_KERNEL && a->kind != CP_ACT_MEMCPY && a->kind != CP_ACT_MEMSET)
             continue;
         first = a->start < first ? a->start : first;
         last = a->end > last ? a->end : last;
     }
-    return last > first ? (double)(last - first) / 1e6 : 0;
+    t->n = kept;
+    *span_ms = last > first ? (double)(last - first) / 1e6 : 0;
+    cp_timeline_opts to = {
+        .max_concurrent_kernels = cp_max_concurrent_kernels(ctx->env->cc_major, ctx->env->cc_minor)};
+    cp_metrics m;
+    int rc = cp_timeline_analyse(t, &to, &m);
+    *own_ms = rc == 0 ? (double)cp_metrics_own_ns(&m) / 1e6 : 0;
+    if (rc == 0)
+        cp_metrics_free(&m);
+    return rc;
 }
 
 /* CUPROOF_CHECK_GPU_TIME=1 (a check of the figure, never for a report
  * that is compared): each timed run judged on the GPU's time is traced
- * as well, so that its events can be held against CUPTI's span of the
- * same run's work: the series "timed_gpu_ms" and "timed_cupti_span_ms". */
+ * as well, so that its events can be held against CUPTI's account of the
+ * same run's work: the series "timed_gpu_ms", "timed_cupti_span_ms" and
+ * "timed_cupti_own_ms" (ci/gpu-figure.py). */
 static bool checking_gpu_time(const cp_ctx *ctx, bool on_gpu)
 {
     const char *e = getenv("CUPROOF_CHECK_GPU_TIME");
@@ -269,7 +284,7 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     size_t cap = (size_t)(o->repeat > 0 ? o->repeat : o->max_samples);
     double *samples = calloc(cap ? cap : 1, sizeof *samples);
     double *gpu_samples = calloc(cap ? cap : 1, sizeof *gpu_samples);
-    double *cupti_span = NULL; /* CUPROOF_CHECK_GPU_TIME */
+    double *cupti_span = NULL, *cupti_own = NULL; /* CUPROOF_CHECK_GPU_TIME */
     cp_gpu_timer timer = {0};
     if (!samples || !gpu_samples) {
         free(samples);
@@ -342,7 +357,8 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
         cp_gpu_clocks(ctx->env->device, &vr->clocks_before);
     double started = cp_now_ms();
     bool check = checking_gpu_time(ctx, on_gpu);
-    if (check && !(cupti_span = calloc(cap ? cap : 1, sizeof *cupti_span)))
+    if (check && (!(cupti_span = calloc(cap ? cap : 1, sizeof *cupti_span)) ||
+                  !(cupti_own = calloc(cap ? cap : 1, sizeof *cupti_own))))
         CP_TRY(CP_ENOMEM);
     do {
         announce(ctx, v, "timed", (int)n + 1, (int)cap, variant_started, NULL);
@@ -350,8 +366,8 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
         cp_trace_init(&checked);
         rc = one_run(ctx, v, vr, &samples[n], check ? &checked : NULL, on_gpu ? &timer : NULL,
                      &gpu_samples[n]);
-        if (check)
-            cupti_span[n] = work_span_ms(&checked);
+        if (check && rc == 0)
+            rc = work_of(ctx, &checked, &cupti_span[n], &cupti_own[n]);
         cp_trace_free(&checked);
         CP_TRY(rc);
         if (n == 0 && o->warmup == 0)
@@ -367,6 +383,7 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     if (check) {
         CP_TRY(cp_series_set(ctx, v, "timed_gpu_ms", "ms", gpu_samples, n));
         CP_TRY(cp_series_set(ctx, v, "timed_cupti_span_ms", "ms", cupti_span, n));
+        CP_TRY(cp_series_set(ctx, v, "timed_cupti_own_ms", "ms", cupti_own, n));
     }
 timed:
     CP_TRY(cp_timing_compute(samples, n, &vr->timing));
@@ -408,6 +425,7 @@ timed:
 out:
     cp_gpu_timer_free(&timer);
     free(cupti_span);
+    free(cupti_own);
     free(samples);
     free(gpu_samples);
     return rc;

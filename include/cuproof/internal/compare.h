@@ -58,10 +58,11 @@ typedef struct cp_cmp_run {
     double *samples_ms; /* owned; NULL when the report kept none */
     size_t nsamples;
     /* The GPU's SM clock over the run (the mean of before and after; 0
-     * unknown) and the device time its traced run measured (0 untraced):
-     * what tells drift from a regression. */
+     * unknown) and the GPU's own busy time in its traced run
+     * (cp_metrics_own_ns; 0 untraced): what tells drift from a
+     * regression, and the figure of one judged on busy time. */
     double sm_mhz;
-    uint64_t device_busy_ns;
+    uint64_t own_ns;
     unsigned long long throttle; /* NVML's clocks-event reasons around it (0: none) */
     /* The run's wall-time median, kept beside when the variant is judged
      * on the GPU's time (median_ms and samples_ms are then the GPU's). */
@@ -118,8 +119,8 @@ typedef struct cp_cmp_variant {
     cp_work_figure judged_on;
     char judged_why[160];
     bool declared_wall;
-    /* On the GPU's time, but each run's traced busy time instead of its
-     * events: an ungated body that the host paces (compare_timing.c). */
+    /* On the GPU's time, but each run's own busy time (traced) instead of
+     * its events: events that hold waits (cp_variant_judged_on_busy). */
     bool by_busy;
     double old_wall_ms, new_wall_ms;
     bool slower;      /* slower by more than the threshold, counted or not */
