@@ -93,6 +93,22 @@ if has gputests; then
         tee -a "$out/summary.txt"
 fi
 
+if has figurediag; then
+    # The figure check's run with --repeat 15 (as the GPU test) and by the
+    # stopping rule (as the figure step), reports kept.
+    for how in repeat rule; do
+        extra=()
+        [ $how = repeat ] && extra=(--repeat 15)
+        t0=$(date +%s)
+        CUPROOF_CHECK_GPU_TIME=1 $bin run conway-streams multi-kernel conway-global indexing \
+            "${extra[@]}" --out "build/fd-$how" > "$out/fd-$how.log" 2>&1
+        echo "figure diag $how: rc $?, $(( $(date +%s) - t0 )) s" | tee -a "$out/summary.txt"
+        cp "build/fd-$how/report.json" "$out/fd-$how.json"
+        python3 ci/gpu-figure.py "build/fd-$how/report.json" > "$out/fd-$how.txt" 2>&1
+        tail -2 "$out/fd-$how.txt" | tee -a "$out/summary.txt"
+    done
+fi
+
 if has figure; then
     # Every case judged on the GPU's time (host-threads and host-processes
     # are judged on wall time, and long).
