@@ -17,7 +17,13 @@ Without those series (a report not made so), events against the traced
 run's span; a busy-time figure is then not checked. For a report of --runs K, how much the judged figure and the wall
 time moved between its passes (the sd of the log of the passes' values).
 
-    ci/gpu-figure.py REPORT.json[.gz] [--within F]
+    ci/gpu-figure.py REPORT.json[.gz] [--within F] [--floor-us U]
+
+A figure within U microseconds (default 0.5) of CUPTI's agrees however
+small it is: a kernel of 5 us moves by up to 0.35 us between occasions of
+one process (rtc-unroll on the H200: its traced run 0.26 to 0.35 us, 5% to
+7%, from the median of the timed runs, beyond their own range), which no
+figure of one run can be closer than.
 
 Exits 1 when a variant's figure and CUPTI's differ by more than F
 (default 0.05) of the larger, naming each; 2 when none does but a
@@ -53,10 +59,14 @@ def own_ns(m):
 
 def main():
     args = sys.argv[1:]
-    within = 0.05
+    within, floor_ms = 0.05, 0.5e-3
     if "--within" in args:
         i = args.index("--within")
         within = float(args[i + 1])
+        del args[i:i + 2]
+    if "--floor-us" in args:
+        i = args.index("--floor-us")
+        floor_ms = float(args[i + 1]) / 1e3
         del args[i:i + 2]
     if len(args) != 1:
         sys.exit(__doc__)
@@ -86,8 +96,8 @@ def main():
             tr = v.get("trace") or {}
             m = tr.get("metrics") or tr
             traced_own = own_ns(m) / 1e6
-            on_busy = bool(m) and traced_own < EVENTS_SHARE * gpu
             gated = bool(t.get("gated"))
+            on_busy = bool(m) and not gated and traced_own < EVENTS_SHARE * gpu
             if on_busy:
                 fig = traced_own
                 if co and min(co) > 0:
@@ -116,6 +126,8 @@ def main():
                     gsd = sd_log(vals)
             rows.append((c["name"], v["name"], wsd, gsd, gated))
             off = abs(ratio - 1) / max(ratio, 1) if ratio == ratio else float("inf")
+            if off > within and abs(fig - ref) <= floor_ms:
+                off = 0  # within the floor: as close as one run can be
             mark = "" if off <= within else "  <- off by %.1f%%" % (100 * off)
             if how == "unchecked":
                 mark = "  <- not checked: no timed_cupti_own_ms"
@@ -136,8 +148,8 @@ def main():
         print("between passes, median over %d variants: wall %.2f%%, judged figure %.2f%%"
               % (len(spread), 100 * statistics.median(r[2] for r in spread),
                  100 * statistics.median(r[3] for r in spread)))
-    print("judged figure within %.0f%% of CUPTI's: %d of %d variants%s"
-          % (100 * within, len(rows) - len(bad) - len(unchecked), len(rows),
+    print("judged figure within %.0f%% (or %.2g us) of CUPTI's: %d of %d variants%s"
+          % (100 * within, floor_ms * 1e3, len(rows) - len(bad) - len(unchecked), len(rows),
              "; %d not checked" % len(unchecked) if unchecked else ""))
     if bad:
         print("off: " + ", ".join(bad))

@@ -247,50 +247,53 @@ static void traced_waits(cp_report *r, double gpu_ms, double idle, double own_by
     }
 }
 
-/* Events that hold waits (the traced run idle for 60% of them), gated or
- * not, their passes 15% apart as conway-global 128's were on the H200:
- * judged on each run's own busy time, which a 2.5% shift between
- * invocations does not make slower (CP_CMP_BUSY_MIN_EFFECT) and 10% more
- * work does. The control: idle for 2% of them, judged on the events. */
+/* Events that hold waits (the traced run idle for 60% of them), their
+ * passes 15% apart as indexing's were on the H200: judged on each run's
+ * own busy time, which a 2.5% shift between invocations does not make
+ * slower (CP_CMP_BUSY_MIN_EFFECT) and 10% more work does. The controls:
+ * the same gated, and idle for 2% of them, are judged on the events. */
 Test(compare_figure, events_that_hold_waits_are_judged_on_the_own_busy_time)
 {
     draw d = {.gpu_ms = 1, .gpu_by = 1, .gpu_spread = 0.15, .wall_ms = 2, .wall_by = 1,
               .wall_spread = 0.12, .gpu = true};
     const double by[2] = {1.025, 1.10};
-    for (int gated = 0; gated < 2; gated++)
-        for (int k = 0; k < 2; k++) {
-            cp_report o, n;
-            report_of(&o, 4, &d);
-            report_of(&n, 4, &d);
-            traced_waits(&o, d.gpu_ms, 0.6, 1, gated);
-            traced_waits(&n, d.gpu_ms, 0.6, by[k], gated);
-            cp_comparison c;
-            compare(&o, &n, &c);
-            cr_expect_eq(c.on_busy, 4u, "gated %d: %zu on busy time", gated, c.on_busy);
-            for (size_t i = 0; i < c.nvariants; i++) {
-                const cp_cmp_variant *v = &c.variants[i];
-                cr_expect(v->by_busy);
-                cr_expect_str_eq(v->verdict, k ? "slower" : "same", "x%.3f %s: %s %.4f [%.4f, %.4f]",
-                                 by[k], v->variant, v->verdict, v->ratio, v->ci_low, v->ci_high);
-            }
-            cp_comparison_free(&c);
-            cp_report_free(&n);
-            cp_report_free(&o);
+    for (int k = 0; k < 2; k++) {
+        cp_report o, n;
+        report_of(&o, 4, &d);
+        report_of(&n, 4, &d);
+        traced_waits(&o, d.gpu_ms, 0.6, 1, false);
+        traced_waits(&n, d.gpu_ms, 0.6, by[k], false);
+        cp_comparison c;
+        compare(&o, &n, &c);
+        cr_expect_eq(c.on_busy, 4u, "%zu on busy time", c.on_busy);
+        for (size_t i = 0; i < c.nvariants; i++) {
+            const cp_cmp_variant *v = &c.variants[i];
+            cr_expect(v->by_busy);
+            cr_expect_str_eq(v->verdict, k ? "slower" : "same", "x%.3f %s: %s %.4f [%.4f, %.4f]",
+                             by[k], v->variant, v->verdict, v->ratio, v->ci_low, v->ci_high);
         }
-    cp_report o, n;
-    draw tight = d;
-    tight.gpu_spread = 0.005;
-    report_of(&o, 4, &tight);
-    report_of(&n, 4, &tight);
-    traced_waits(&o, d.gpu_ms, 0.02, 1, true);
-    traced_waits(&n, d.gpu_ms, 0.02, 1, true);
-    cp_comparison c;
-    compare(&o, &n, &c);
-    cr_expect_eq(c.on_busy, 0u, "busy the events' whole time: judged on the events");
-    cr_expect_eq(c.on_gpu, 4u);
-    cp_comparison_free(&c);
-    cp_report_free(&n);
-    cp_report_free(&o);
+        cp_comparison_free(&c);
+        cp_report_free(&n);
+        cp_report_free(&o);
+    }
+    for (int gated = 0; gated < 2; gated++) {
+        cp_report o, n;
+        draw e = d;
+        e.gpu_spread = gated ? d.gpu_spread : 0.005; /* events the traced run accounts for */
+        report_of(&o, 4, &e);
+        report_of(&n, 4, &e);
+        double idle = gated ? 0.6 : 0.02;
+        traced_waits(&o, d.gpu_ms, idle, 1, gated);
+        traced_waits(&n, d.gpu_ms, idle, 1, gated);
+        cp_comparison c;
+        compare(&o, &n, &c);
+        cr_expect_eq(c.on_busy, 0u, "%s: judged on the events",
+                     gated ? "gated" : "busy the events' whole time");
+        cr_expect_eq(c.on_gpu, 4u);
+        cp_comparison_free(&c);
+        cp_report_free(&n);
+        cp_report_free(&o);
+    }
 }
 
 /* The GPU's own busy time leaves the CPU's staging of pageable copies
@@ -463,12 +466,12 @@ Test(compare_figure, gpu_time_is_written_and_read_back)
 
 /* The report of `cuproof run --profile ci --runs 3` number n on the H200
  * (samples/h200-gpu-time), read into *r through a gunzipped copy. */
-static void recorded(int n, cp_report *r)
+static void recorded(const char *dir, int n, cp_report *r)
 {
     char cmd[512], path[64];
     snprintf(path, sizeof path, "/tmp/cuproof-h200-run%d-%d.json", n, (int)getpid());
-    snprintf(cmd, sizeof cmd, "gzip -dc %s/../../samples/h200-gpu-time/run%d.json.gz > %s",
-             CUPROOF_FIXTURES, n, path);
+    snprintf(cmd, sizeof cmd, "gzip -dc %s/../../samples/h200-gpu-time/%srun%d.json.gz > %s",
+             CUPROOF_FIXTURES, dir, n, path);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     cr_assert_eq(cp_report_read(path, r), 0, "%s", cp_last_error());
     unlink(path);
@@ -495,21 +498,29 @@ static void wall_time_only(cp_report *r)
 }
 
 /* Three back-to-back `run --profile ci --runs 3` of one build on the
- * H200, compared in all six ordered pairs: no slower, faster or drift,
- * 59 variants on the GPU's time (38 of them on their own busy time: their
- * events hold waits) and 15 on wall time by their case's choice, and
- * noisy in at most 10% of the 74 (issue 40: 5, 5, 6, 6, 2, 2); the same
- * reports without their GPU time are noisy in 46 or more. */
+ * H200 (samples/h200-gpu-time, the second recording), compared in all
+ * six ordered pairs: no slower, faster or drift, 58 variants on the GPU's
+ * time (33 of them on their own busy time: their events hold waits) and
+ * 16 on wall time by their case's choice, and noisy in at most 10% of the
+ * 74 (issue 40; 2 or 3 in each); the same reports without their GPU time
+ * are noisy in 40 or more. The first recording (first/, a build that
+ * judged multi-kernel streams-pageable on the GPU's time): no false
+ * verdict either, 4 to 8 noisy. */
 Test(compare_figure, the_h200_runs_on_the_gpus_time, .timeout = 120)
 {
     cp_report r[3];
     for (int i = 0; i < 3; i++)
-        recorded(i + 1, &r[i]);
+        recorded("", i + 1, &r[i]);
     const char *paths[3] = {"run1.json", "run2.json", "run3.json"};
-    for (int wall = 0; wall < 2; wall++) {
-        if (wall)
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1)
             for (int i = 0; i < 3; i++)
                 wall_time_only(&r[i]);
+        if (pass == 2)
+            for (int i = 0; i < 3; i++) {
+                cp_report_free(&r[i]);
+                recorded("first/", i + 1, &r[i]);
+            }
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) {
                 if (a == b)
@@ -519,20 +530,25 @@ Test(compare_figure, the_h200_runs_on_the_gpus_time, .timeout = 120)
                 cr_assert_eq(cp_compare_build(&so, &sn, NULL, &c), 0, "%s", cp_last_error());
                 cr_expect_eq(c.nvariants, 74u);
                 cr_expect_eq(count(&c, "slower") + count(&c, "faster") + count(&c, "drift"), 0u,
-                             "run%d against run%d", a + 1, b + 1);
+                             "pass %d, run%d against run%d", pass, a + 1, b + 1);
                 cr_expect_eq(c.regressions, 0);
                 size_t noisy = count(&c, "noisy");
-                if (!wall) {
-                    cr_expect_eq(c.on_gpu, 59u);
-                    cr_expect_eq(c.on_busy, 38u);
-                    cr_expect_eq(c.on_declared_wall, 15u);
+                if (pass == 0) {
+                    cr_expect_eq(c.on_gpu, 58u);
+                    cr_expect_eq(c.on_busy, 33u);
+                    cr_expect_eq(c.on_declared_wall, 16u);
                     cr_expect_leq(10 * noisy, c.nvariants, "run%d against run%d: %zu noisy",
                                   a + 1, b + 1, noisy);
-                } else {
+                } else if (pass == 1) {
                     cr_expect_eq(c.wall_only, 74u);
-                    cr_expect_geq(noisy, 46u, "wall time only, run%d against run%d: %zu noisy",
+                    cr_expect_geq(noisy, 40u, "wall time only, run%d against run%d: %zu noisy",
+                                  a + 1, b + 1, noisy);
+                } else {
+                    cr_expect_leq(noisy, 8u, "first recording, run%d against run%d: %zu noisy",
                                   a + 1, b + 1, noisy);
                 }
+                if (getenv("SHOW_NOISY"))
+                    printf("pass %d run%d -> run%d: %zu noisy\n", pass, a + 1, b + 1, noisy);
                 cp_comparison_free(&c);
             }
     }

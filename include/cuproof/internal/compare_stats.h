@@ -32,12 +32,13 @@ extern "C" {
 #define CP_CMP_GPU_MIN_EFFECT 0.01
 /* The same, for a variant judged on its traced runs' own busy time (one
  * traced run a pass, no samples within it): the passes of one invocation
- * sit on one level that the next invocation need not share. Three
- * invocations of the ci profile on the H200, nothing changed, 38 such
- * variants: rtc-unroll unroll-4 4.97 against 4.86 us (2.2%, p 0.0005 at
- * 3 runs a side, each invocation's passes on one level), the most 3.2%
- * (indexing mask-empty); 3.2% to 5.3% where one pass stood apart
- * (elementwise-vs-handwritten: noisy, its interval wide). */
+ * sit on one level that the next invocation need not share. Two
+ * recordings of three invocations of the ci profile on the H200, nothing
+ * changed (samples/h200-gpu-time): rtc-unroll unroll-4 4.97 against
+ * 4.86 us (2.2%, p 0.0005 at 3 runs a side, each invocation's passes on
+ * one level), the most 3.2% (indexing mask-empty) and 2.8%
+ * (custom-elementwise piecewise-scale); more only where one pass stood
+ * apart (elementwise-vs-handwritten, 5.3%: noisy, its interval wide). */
 #define CP_CMP_BUSY_MIN_EFFECT 0.04
 #define CP_CMP_RESAMPLES 2000      /* bootstrap resamples */
 #define CP_CMP_LEVEL 0.95          /* confidence level of the interval */
@@ -181,15 +182,14 @@ CP_API uint64_t cp_variant_own_ns(const struct cp_variant_result *v);
  * judged_on_gpu: its case judges it on the GPU's time and it measured it;
  * declared_wall: its case judges it on wall time, saying why (not a
  * report before GPU time, nor a result the runner did not time);
- * judged_on_busy: judged on the GPU's time, and its traced run kept the
- * GPU busy with its own work (cp_metrics_own_ns) less than
+ * judged_on_busy: judged on the GPU's time, ungated, and its traced run
+ * kept the GPU busy with its own work (cp_metrics_own_ns) less than
  * CP_CMP_EVENTS_SHARE of its events' median: the events hold time the
- * GPU waited, for the host (launches one at a time, synchronous and
- * pageable copies) or between its own kernels and copies, and that
- * waiting moves between processes where the work does not (conway-global
- * 128 on the H200, gated: events 0.82 to 1.71 ms in nine passes, its own
- * busy time 0.45 ms within 0.3%). Its GPU figure is then each run's own
- * busy time (untraced: false, nothing to take it from).
+ * GPU waited for the host (launches one at a time, synchronous and
+ * pageable copies), which moves between processes where the work does
+ * not (indexing centre on the H200: events 0.49 ms, its own work 25 us).
+ * Its GPU figure is then each run's own busy time (untraced: false,
+ * nothing to take it from). A gated variant's events are its figure.
  */
 CP_API bool cp_variant_judged_on_gpu(const struct cp_variant_result *v);
 CP_API bool cp_variant_declared_wall(const struct cp_variant_result *v);

@@ -1,0 +1,54 @@
+#!/bin/bash
+# ci/gpu-figure.py, the check behind gpu.the_judged_figure_agrees_with_cupti,
+# on recorded H200 reports (samples/h200-gpu-time), so that each of its
+# verdicts is shown able to fail on the CPU: the recorded check passes; an
+# own busy figure and an events figure each moved 10% from CUPTI's are
+# named and exit 1; a report without the timed runs' own busy time (the
+# first recording) is "not checked", exit 2, never passed.
+set -u
+src=$1
+command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+s=$src/samples/h200-gpu-time
+fig=$src/ci/gpu-figure.py
+fail=0
+expect() { # WANT-RC LABEL PATTERN FILE
+    local got=$4
+    if [ "$(cat "$got.rc")" != "$1" ] || ! grep -q -- "$3" "$got"; then
+        echo "FAIL: $2: exit $(cat "$got.rc") (want $1), or no '$3' in:"
+        cat "$got"
+        fail=1
+    else
+        echo "ok: $2"
+    fi
+}
+run() { python3 "$fig" "$1" > "$2" 2>&1; echo $? > "$2.rc"; }
+
+run "$s/figure-check-4.json.gz" "$tmp/ok"
+expect 0 "the recorded check" "within 5% (or 0.5 us) of CUPTI's: 35 of 35" "$tmp/ok"
+
+# One series of one variant times 1.10, written back.
+moved() { # CASE VARIANT SERIES OUT
+    python3 - "$s/figure-check-4.json.gz" "$1" "$2" "$3" "$4" <<'PY'
+import gzip, json, sys
+src, case, variant, series, out = sys.argv[1:]
+r = json.load(gzip.open(src, "rt"))
+for c in r["cases"]:
+    for v in c["variants"]:
+        if c["name"] == case and v["name"] == variant:
+            for x in v["series"]:
+                if x["name"] == series:
+                    x["values"] = [1.10 * y for y in x["values"]]
+json.dump(r, open(out, "w"))
+PY
+}
+moved indexing centre timed_cupti_own_ms "$tmp/own.json"
+run "$tmp/own.json" "$tmp/own"
+expect 1 "an own busy figure 10% from CUPTI's" "off: indexing centre" "$tmp/own"
+moved conway-streams queued-16 timed_gpu_ms "$tmp/events.json"
+run "$tmp/events.json" "$tmp/events"
+expect 1 "an events figure 10% from CUPTI's" "off: conway-streams queued-16" "$tmp/events"
+run "$s/first/figure.json.gz" "$tmp/old"
+expect 2 "no timed own busy time" "not checked" "$tmp/old"
+exit $fail
