@@ -21,3 +21,10 @@ if [ $rc -gt 1 ]; then
     exit 1
 fi
 python3 "$src/ci/gpu-figure.py" "$out/report.json"
+rc=$?
+if [ $rc -ne 0 ]; then
+    # Kept for the diagnosis: its series hold every timed run's figures.
+    cp "$out/report.json" "$PWD/gpu-figure-failed-report.json" &&
+        echo "the report is kept in $PWD/gpu-figure-failed-report.json"
+fi
+exit $rc
