@@ -19,6 +19,7 @@
 #include <cuproof/program.h>
 #include <cuproof/trust.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,6 +447,30 @@ static uint64_t work_of(const cp_expect_judge *j)
     return (uint64_t)m->kernels + m->copies + m->memsets;
 }
 
+/* The traces of another kind in the directories given (a program's
+ * trace.json that exec wrote beside its per-process files, a .cprec),
+ * which a program's check does not read: named, never skipped silently. */
+static void name_other_traces(const check_args *a)
+{
+    for (size_t i = 0; i < a->ntraces; i++) {
+        if (!is_dir(a->traces[i]))
+            continue;
+        DIR *d = opendir(a->traces[i]);
+        struct dirent *e;
+        size_t n = 0;
+        while (d && (e = readdir(d))) {
+            if (!ends_with(e->d_name, ".trace.json") && !ends_with(e->d_name, ".cprec"))
+                continue;
+            printf("%s%s/%s", n++ ? ", " : "not judged: ", a->traces[i], e->d_name);
+        }
+        if (d)
+            closedir(d);
+        if (n)
+            printf(" (check takes one kind of trace at a time: give %s by name)\n",
+                   n == 1 ? "it" : "them");
+    }
+}
+
 /* Per-process files and directories of them: one program trace, judged
  * in bounded memory (cp_expect_judge): never held, read twice when a
  * scope needs it. */
@@ -454,6 +479,7 @@ static int check_program(const check_args *a)
     int status = validate_sources(a);
     if (status != CP_EXIT_OK)
         return status;
+    name_other_traces(a);
     tally tl = {0};
     cp_stream_opts so = analysis_opts(a);
     cp_program_stream ps;

@@ -1058,6 +1058,29 @@ Test(cli, check_a_program_trace)
     remove(path);
 }
 
+/* A directory of two separate programs' files (issue 41, item 6:
+ * tests/fixtures/exec-h100, two runs of a test program written before run
+ * ids, was judged as one, exit 0): exit 3, each program named, the last
+ * line saying why; the trace.json files beside them are named as not
+ * judged, not skipped silently. One program's tree still passes. */
+Test(cli, check_a_directory_of_separate_programs)
+{
+    int rc = check("%s/exec-h100 --expect 'kernels >= 1'", CUPROOF_FIXTURES);
+    cr_expect_eq(rc, 3, "%s", output);
+    HAS("the files hold 2 separate programs, not one: ");
+    HAS("process 1331 on vm (/tmp/t n)");
+    HAS("process 1367 on vm (/tmp/t x)");
+    HAS("0 passed, 0 failed, 1 inconclusive");
+    HAS("\ninconclusive: the files hold 2 separate programs");
+    HAS("not judged: ");
+    HAS("exec-h100/cupy-serial.trace.json");
+    HAS("exec-h100/cupy-streams.trace.json");
+    HAS("(check takes one kind of trace at a time: give them by name)");
+    rc = check("'%s' --expect 'kernels == 5'", PROGRAM);
+    cr_expect_eq(rc, 0, "%s", output);
+    cr_expect_null(strstr(output, "not judged"), "%s", output);
+}
+
 Test(cli, check_a_failing_expectation)
 {
     int rc = check("'%s' --expect 'process(4250): kernels > 1' --expect 'kernels == 5'", PROGRAM);

@@ -541,6 +541,50 @@ Test(trust, files_of_another_run_are_not_trusted)
     cp_trace_free(&t);
 }
 
+/* Files that name no run (writers before run ids), judged with no
+ * launcher: one tree of processes is one program; two processes whose
+ * parents were not traced are two programs (issue 41: two separate runs'
+ * files in tests/fixtures/exec-h100 were judged as one), unless they are
+ * ranks, which a launcher without CUDA starts. */
+Test(trust, separate_programs_without_run_ids_are_not_trusted)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    add_process(&t, 10, -1, "", true);
+    add_process(&t, 11, -1, "", true);
+    t.processes[1].ppid = 10; /* a child of the first: one tree */
+    cp_trust r = trust_of(&t, NULL);
+    cr_expect(r.trusted, "one tree: %s", r.why);
+    add_process(&t, 20, -1, "", true);
+    snprintf(t.processes[2].command, sizeof t.processes[2].command, "%s", "./other");
+    r = trust_of(&t, NULL);
+    cr_expect_not(r.trusted, "planted: a second program's file");
+    cr_expect_eq(r.exit, CP_EXIT_INCONCLUSIVE);
+    cr_expect_str_eq(r.why, "the files hold 2 separate programs, not one: process 10 on gpu-1 "
+                            "(), process 20 on gpu-1 (./other) have no traced parent and no run "
+                            "id says they are one run (files written before run ids); judge one "
+                            "program's files at a time");
+    /* The same parent pid on another host is not a parent. */
+    t.processes[2].ppid = 10;
+    r = trust_of(&t, NULL);
+    cr_expect(r.trusted, "%s", r.why);
+    snprintf(t.processes[2].host, sizeof t.processes[2].host, "gpu-2");
+    r = trust_of(&t, NULL);
+    cr_expect_not(r.trusted);
+    /* A launcher's run id, or a run id in the files: rule 2's other half. */
+    r = trust_of(&t, "gpu-1.9.100");
+    cr_expect(r.trusted, "%s", r.why);
+    cp_trace_free(&t);
+
+    /* Ranks started by an untraced launcher: one job. */
+    cp_trace_init(&t);
+    add_process(&t, 10, 0, "", true);
+    add_process(&t, 11, 1, "", true);
+    r = trust_of(&t, NULL);
+    cr_expect(r.trusted, "ranks: %s", r.why);
+    cp_trace_free(&t);
+}
+
 Test(trust, a_rank_claimed_twice_is_not_trusted)
 {
     cp_trace t;

@@ -57,6 +57,47 @@ static bool other_run(const cp_trust_in *in, cp_trust *out)
     return false;
 }
 
+/* Rule 2, where no file names a run and no launcher says which (a
+ * directory of files from writers before run ids): a program is one tree
+ * of processes, so two processes or more whose parents were not traced
+ * (on their host) are separate programs, unless each is a rank of a job
+ * (a launcher that did not use CUDA starts them). Quadratic in the
+ * processes, as rule 3. */
+static bool separate_programs(const cp_trust_in *in, cp_trust *out)
+{
+    const cp_trace *t = in->processes;
+    if (!t || (in->run && in->run[0]))
+        return false;
+    for (size_t i = 0; i < t->nprocesses; i++)
+        if (t->processes[i].run[0])
+            return false;
+    size_t roots = 0, unranked = 0;
+    char named[600] = "";
+    for (size_t i = 0; i < t->nprocesses; i++) {
+        const cp_process *p = &t->processes[i];
+        bool parent = false;
+        for (size_t k = 0; k < t->nprocesses && !parent; k++)
+            parent = k != i && t->processes[k].pid == p->ppid &&
+                     strcmp(t->processes[k].host, p->host) == 0;
+        if (parent)
+            continue;
+        roots++;
+        unranked += cp_process_rank(p) < 0;
+        if (roots <= 4)
+            add(named, sizeof named, "%sprocess %u on %.64s (%.80s)", roots > 1 ? ", " : "",
+                p->pid, p->host, p->command);
+    }
+    if (roots < 2 || unranked == 0)
+        return false;
+    if (roots > 4)
+        add(named, sizeof named, " and %zu more", roots - 4);
+    distrust(out, "the files hold %zu separate programs, not one: %s have no traced parent "
+                  "and no run id says they are one run (files written before run ids); "
+                  "judge one program's files at a time",
+             roots, named);
+    return true;
+}
+
 /* Rule 3: two processes of the trace with the same rank. Quadratic in
  * the processes, which are a job's ranks (hundreds at most). */
 static bool same_rank(const cp_trace *t, cp_trust *out)
@@ -100,7 +141,7 @@ void cp_trust_judge(const cp_trust_in *in, cp_trust *out)
                  in->dir && *in->dir ? in->dir : what);
         return;
     }
-    if (other_run(in, out) || same_rank(t, out))
+    if (other_run(in, out) || separate_programs(in, out) || same_rank(t, out))
         return;
     for (size_t i = 0; t && i < t->nprocesses; i++) {
         const char *why = t->processes[i].why;

@@ -15,6 +15,9 @@
  *      first file's that names one (a file naming no run, from a writer
  *      before run ids, is compared with nothing); the directory mixes
  *      programs, so no figure is this run's alone (docs/distributed.md);
+ *      or, where no file names a run and no launcher is given, two
+ *      processes or more have no traced parent on their host and are not
+ *      all ranks: separate programs, not one tree;
  *   3. two processes of the run claim the same rank: a launcher's
  *      variables leaked, or files of two jobs were merged, so a rank's
  *      figures would mix two processes;
