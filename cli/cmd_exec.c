@@ -348,12 +348,19 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
                    v->trace.processes[i].pid, v->trace.processes[i].command);
     if (j->trust.trusted && j->trust.warning[0])
         printf("  warning: %s\n", j->trust.warning);
+    /* The expectations' checks come last (cp_program_judge); one that
+     * held on a trace not to be trusted (--keep-going) is judged, not
+     * passed: only a failure stands on it (the trust rule). */
+    size_t first_expectation = c->nchecks - (j->checked ? j->expectations : 0);
     for (size_t i = 0; i < c->nchecks; i++) {
         char measured[sizeof c->checks[i].measured];
-        printf("  %-7s %s (measured %s)%s%s\n", cp_check_status_name(c->checks[i].status),
-               c->checks[i].name,
+        bool judged = !j->trust.trusted && i >= first_expectation &&
+                      c->checks[i].status == CP_CHECK_PASSED;
+        printf("  %-7s %s (measured %s)%s%s%s\n",
+               judged ? "judged" : cp_check_status_name(c->checks[i].status), c->checks[i].name,
                cp_fmt_measured(c->checks[i].measured, measured, sizeof measured),
-               c->checks[i].skip_reason[0] ? ": " : "", c->checks[i].skip_reason);
+               c->checks[i].skip_reason[0] ? ": " : "", c->checks[i].skip_reason,
+               judged ? ", but the program's verdict is inconclusive" : "");
     }
     if (v->timing.runs > 0)
         printf("  %d timed runs: median %s (min %s, max %s)\n", v->timing.runs,
@@ -392,6 +399,10 @@ static void print_tracing_cost(const cp_report *r, double total_ms)
                  cp_fmt_percent((double)r->records_read_during_run / (double)all, pc, sizeof pc),
                  r->read_after_exit_why[0] ? " (after it: " : "", r->read_after_exit_why,
                  r->read_after_exit_why[0] ? ")" : "");
+    if (!t->nprocesses) {
+        printf("  tracing: no process traced; post-processing %s%s\n", post, live);
+        return;
+    }
     if (!recorded) {
         printf("  tracing: cost not recorded (trace files from an earlier cuproof), %llu "
                "dropped; post-processing %s%s\n",
@@ -432,6 +443,11 @@ static void print_verdict(const exec_args *a, const cp_program_run *run, const c
     else
         printf("cuproof exec: %zu of %zu expectations met; report in %s/report.json; exit %d\n",
                j->met, j->expectations, a->out_dir, j->exit);
+    /* No verdict: why, as the last line, as check says it. */
+    if (j->exit == CP_EXIT_INCONCLUSIVE)
+        printf("inconclusive: %s\n",
+               !j->trust.trusted ? j->trust.why
+                                 : "an expectation could not be decided (named above)");
 }
 
 int cp_cmd_exec(int argc, char **argv)

@@ -283,9 +283,12 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
         undecided += checks[i].undecided;
     if (c->status == CP_STATUS_PASSED && undecided)
         c->status = CP_STATUS_INCONCLUSIVE;
+    /* No verdict, as the exit status says (3): inconclusive, with why,
+     * in report.json and on the page as on the terminal. */
     if (!j->trust.trusted) {
-        c->status = CP_STATUS_FAILED;
-        snprintf(c->error, sizeof c->error, "%s", j->trust.why);
+        c->status = CP_STATUS_INCONCLUSIVE;
+        snprintf(c->skip_reason, sizeof c->skip_reason, "%.*s", (int)sizeof c->skip_reason - 1,
+                 j->trust.why);
     }
     if (timing && timing->wall.n) {
         CP_TRY(put_timing(&c->variants[0], &timing->wall, "wall_ms"));

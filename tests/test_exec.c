@@ -541,6 +541,39 @@ Test(exec_cli, a_truncated_trace_is_reported_and_no_work_is_a_tool_error)
     expect_output("not checked");
 }
 
+/* No verdict (exit 3) is said the same everywhere (issue 41, item 2):
+ * the last line of output says why; report.json's status and the page's
+ * counts say inconclusive (they said failed, in red); nothing was traced,
+ * so no "earlier cuproof" is blamed for an unrecorded cost; and with
+ * --keep-going an expectation that held on the untrusted trace is judged,
+ * never passed. */
+Test(exec_cli, exit_3_reads_as_inconclusive_everywhere)
+{
+    cr_expect_eq(exec("--expect 'kernels >= 1' -- true"), 3, "%s", output);
+    const char *last = output + strlen(output);
+    while (last > output && last[-1] == '\n')
+        last--;
+    while (last > output && last[-1] != '\n')
+        last--;
+    cr_expect_eq(strncmp(last, "inconclusive: ", 14), 0, "last line: %s", last);
+    expect_output("  tracing: no process traced; post-processing ");
+    cr_expect_null(strstr(output, "earlier cuproof"), "%s", output);
+    cJSON *root = cJSON_Parse(out_file("report.json"));
+    cr_assert_not_null(root);
+    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "cases"), 0);
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(c, "status")), "inconclusive");
+    cJSON_Delete(root);
+    const char *page = out_file("report.html");
+    cr_expect_not_null(strstr(page, "data-failed=\"0\" data-inconclusive=\"1\""), "the page");
+
+    cr_expect_eq(exec("--keep-going --expect 'kernels >= 1' -- sh -c 'cp " CUPROOF_FIXTURES
+                      "/exec/ranks-twice/*.proc.jsonl \"$CUPROOF_EXEC_DIR/\"'"),
+                 3, "%s", output);
+    expect_output("  judged  kernels >= 1 (measured ");
+    expect_output("), but the program's verdict is inconclusive\n");
+    cr_expect_null(strstr(output, "passed  kernels"), "%s", output);
+}
+
 Test(exec_cli, the_timeout_kills_the_program)
 {
     time_t t0 = time(NULL);
