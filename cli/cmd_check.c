@@ -232,8 +232,33 @@ static int print_trust(const cp_trust *t)
     return t->exit;
 }
 
+/* Whether a cuproof.trace/1 file is a traced program's (exec's trace.json:
+ * one variant, the processes that wrote it), whose expectations take a
+ * program's scopes (range, process, device, rank), not a case's
+ * variants. */
+static bool program_trace_file(const cp_trace_file *tf)
+{
+    return tf->nvariants == 1 && tf->variants[0].trace.nprocesses > 0;
+}
+
+/* The list as a program's file reads it: a scope that is the file's one
+ * variant's name ("program: ...", as a case's file reads it) is the whole
+ * program, no scope. NULL when out of memory; free() it. */
+static cp_expectation *as_program(const cp_expect_list *l, const char *variant)
+{
+    cp_expectation *items = malloc((l->n ? l->n : 1) * sizeof *items);
+    for (size_t i = 0; items && i < l->n; i++) {
+        items[i] = l->items[i];
+        if (!items[i].scope_arg && strcmp(items[i].scope, variant) == 0)
+            items[i].scope = "";
+    }
+    return items;
+}
+
 /* cuproof.trace/1 files: each expectation on each variant it names (every
- * variant when it names none), as the runner checks a case. */
+ * variant when it names none), as the runner checks a case; a program's
+ * file (program_trace_file) with a program's scopes, as check judges its
+ * per-process files. */
 static int check_trace_files(const check_args *a)
 {
     int status = CP_EXIT_OK, untrusted = CP_EXIT_OK;
@@ -278,15 +303,28 @@ static int check_trace_files(const check_args *a)
             work += device_work(&tf->variants[v].trace);
             dropped[f] += tf->variants[v].trace.dropped_records;
         }
+        cp_expectation *prog = program_trace_file(tf) ? as_program(&a->list, names[0]) : NULL;
+        if (program_trace_file(tf) && !prog) {
+            fprintf(stderr, "cuproof: out of memory\n");
+            status = CP_EXIT_TOOL;
+            goto out;
+        }
         for (size_t s = 0; s < a->nsources; s++) {
             cp_expect_list one = sub_list(a, &a->sources[s]);
-            if (cp_expect_validate(&one, names, tf->nvariants) < 0) {
+            if (prog)
+                one.items = prog + a->sources[s].from;
+            int valid = prog ? cp_expect_validate_program(&one)
+                             : cp_expect_validate(&one, names, tf->nvariants);
+            if (valid < 0)
+                free(prog);
+            if (valid < 0) {
                 fprintf(stderr, "cuproof: %s: %s (in %s)\n", a->sources[s].label,
                         cp_last_error(), a->traces[f]);
                 status = a->sources[s].fault;
                 goto out;
             }
         }
+        free(prog);
         if (work == 0) {
             /* Nothing to judge in it: untrusted, named, left out. */
             cp_trust_in none = {.what = a->traces[f], .traced_files = SIZE_MAX};
@@ -308,31 +346,49 @@ static int check_trace_files(const check_args *a)
                                    .dropped = dropped[f],
                                    .allow_dropped = a->allow_dropped},
                     &trusts[f], &tl);
-        printf("%s: case %s, %zu variant%s, recorded on %s\n", a->traces[f], tf->case_name,
-               tf->nvariants, tf->nvariants == 1 ? "" : "s",
-               tf->device[0] ? tf->device : "an unnamed device");
+        bool program = program_trace_file(tf);
+        cp_expectation *prog = program ? as_program(&a->list, tf->variants[0].name) : NULL;
+        if (program && !prog) {
+            fprintf(stderr, "cuproof: out of memory\n");
+            status = CP_EXIT_TOOL;
+            goto out;
+        }
+        size_t np = tf->nvariants ? tf->variants[0].trace.nprocesses : 0;
+        if (program)
+            printf("%s: program %s, %zu process%s, recorded on %s\n", a->traces[f],
+                   tf->case_name, np, np == 1 ? "" : "es",
+                   tf->device[0] ? tf->device : "an unnamed device");
+        else
+            printf("%s: case %s, %zu variant%s, recorded on %s\n", a->traces[f], tf->case_name,
+                   tf->nvariants, tf->nvariants == 1 ? "" : "s",
+                   tf->device[0] ? tf->device : "an unnamed device");
         for (size_t k = 0; k < a->list.n; k++) {
-            const cp_expectation *e = &a->list.items[k];
-            /* The variant scopes the file; what is evaluated is the rest. */
+            const cp_expectation *e = program ? &prog[k] : &a->list.items[k];
+            /* The variant scopes a case's file, and what is evaluated is
+             * the rest; a program's scopes its records. */
             cp_expectation bare = *e;
-            bare.scope = "";
-            bare.scope_arg = NULL;
+            if (!program) {
+                bare.scope = "";
+                bare.scope_arg = NULL;
+            }
             for (size_t v = 0; v < tf->nvariants; v++) {
-                if (e->scope[0] && strcmp(e->scope, tf->variants[v].name) != 0)
+                if (!program && e->scope[0] && strcmp(e->scope, tf->variants[v].name) != 0)
                     continue;
                 char measured[256], prefix[80] = "";
                 bool ok = false;
                 cp_stream_opts so = analysis_opts(a);
                 if (cp_expect_eval_trace(&bare, &tf->variants[v].trace, &so.timeline, &ok, measured,
                                          sizeof measured) < 0) {
+                    free(prog);
                     status = cp_tool_error();
                     goto out;
                 }
-                if (!e->scope[0])
+                if (!e->scope[0] && !program)
                     snprintf(prefix, sizeof prefix, "%s: ", tf->variants[v].name);
                 print_result(ok, trust->trusted, prefix, e->text, measured, &tl);
             }
         }
+        free(prog);
     }
     print_tally(&tl);
     status = cp_exit_worse(tl.failed ? CP_EXIT_FAILED : CP_EXIT_OK, untrusted);

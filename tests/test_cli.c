@@ -1081,6 +1081,33 @@ Test(cli, check_a_directory_of_separate_programs)
     cr_expect_null(strstr(output, "not judged"), "%s", output);
 }
 
+/* A traced program's trace.json (exec's, the recorded CuPy program) takes
+ * a program's scopes (issue 41, item 5: "scope 'range(streams)' is for
+ * traced programs", exit 2, on one): its range, device and process; a
+ * range it lacks fails, named; a misspelt scope is told the scope meant. */
+Test(cli, check_a_programs_trace_json_with_scopes)
+{
+    const char *cupy = CUPROOF_FIXTURES "/exec-h100/cupy-streams.trace.json";
+    int rc = check("%s --expect 'range(streams): kernels >= 200' --expect 'device(0): copies == "
+                   "400'",
+                   cupy);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("cupy-streams.trace.json: program python3, 1 process, recorded on NVIDIA H100");
+    HAS("passed  range(streams): kernels >= 200  (measured 200 kernels)");
+    HAS("passed  device(0): copies == 400  (measured 400 copies)");
+    HAS("2 passed, 0 failed");
+    rc = check("%s --expect 'range(step): kernels >= 1'", cupy);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  range(step): kernels >= 1");
+    rc = check("%s --expect 'rnage(streams): kernels >= 1'", cupy);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("unknown scope 'rnage(streams)' (did you mean 'range'?)");
+    /* A case's file keeps a case's scopes: its variants. */
+    rc = check("%s --expect 'range(step): kernels >= 1'", H100_TRACE);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("is for traced programs");
+}
+
 Test(cli, check_a_failing_expectation)
 {
     int rc = check("'%s' --expect 'process(4250): kernels > 1' --expect 'kernels == 5'", PROGRAM);
