@@ -16,9 +16,9 @@ source ci/device-lib.sh
 nvidia-smi -L > "$out/gpus.txt" 2>&1
 # BIN: a cuproof already built (ci/device-issue27.sh passes its own);
 # else the main preset's tool and injection library are built here.
-bin=${BIN:-build/main/cuproof}
+bin=${BIN:-build/default/cuproof}
 if [ -z "${BIN:-}" ] && ! { cmake --preset main > "$out/configure.log" 2>&1 &&
-        cmake --build build/main --target cuproof cuproof_inject > "$out/build.log" 2>&1; }; then
+        cmake --build build/default --target cuproof cuproof_inject > "$out/build.log" 2>&1; }; then
     tail -20 "$out/build.log"
     exit 1
 fi
