@@ -4,9 +4,13 @@
 # verdicts is shown able to fail on the CPU: the recorded check passes; an
 # own busy figure and an events figure each moved 10% from CUPTI's are
 # named and exit 1; a report without the timed runs' own busy time (the
-# first recording) is "not checked", exit 2, never passed.
+# first recording) is "not checked", exit 2, never passed. And the script's
+# reading of the figure rule (which variants are judged on their own busy
+# time) is compare's own (cp_variant_judged_on_busy) on the same report.
+#
+# usage: gpu_figure_script_test.sh SOURCE_DIR CUPROOF
 set -u
-src=$1
+src=$1 cuproof=$2
 command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -51,4 +55,22 @@ run "$tmp/events.json" "$tmp/events"
 expect 1 "an events figure 10% from CUPTI's" "off: conway-streams queued-16" "$tmp/events"
 run "$s/first/figure.json.gz" "$tmp/old"
 expect 2 "no timed own busy time" "not checked" "$tmp/old"
+
+# The rule written twice, held to one answer: compare's by_busy variants
+# (the report against itself) are the script's "busy" rows.
+gzip -dc "$s/figure-check-4.json.gz" > "$tmp/r.json"
+"$cuproof" compare "$tmp/r.json" "$tmp/r.json" --format json > "$tmp/cmp.json" 2>/dev/null
+python3 - "$tmp/cmp.json" "$tmp/ok" <<'PY' > "$tmp/rule" 2>&1
+import json, sys
+c = json.load(open(sys.argv[1]))
+by_compare = sorted(f"{v['case']} {v['variant']}" for v in c["variants"]
+                    if v.get("judged_on") == "gpu_busy_time")
+by_script = sorted(" ".join(l.split()[:2]) for l in open(sys.argv[2])
+                   if len(l.split()) > 3 and "busy" in l.split()[2:4])
+print("compare:", by_compare)
+print("script: ", by_script)
+sys.exit(0 if by_compare == by_script and by_compare else 1)
+PY
+echo $? > "$tmp/rule.rc"
+expect 0 "the script's figure rule is compare's" "compare:" "$tmp/rule"
 exit $fail
