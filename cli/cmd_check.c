@@ -7,6 +7,7 @@
  * are the library's, shared with exec.
  */
 #include <cuproof/internal/file.h>
+#include <cuproof/internal/measure.h>
 #include <cuproof/internal/tracefile.h>
 #include "cli.h"
 
@@ -45,6 +46,7 @@ typedef struct check_args {
     bool allow_dropped;
     bool program; /* per-process files rather than cuproof.trace/1 files */
     bool rec;     /* cuproof.rec/1 files, one trace each */
+    bool json;    /* --format json: what the traces measured, as JSON */
 } check_args;
 
 static bool ends_with(const char *s, const char *suffix)
@@ -126,6 +128,10 @@ static int parse_args(int argc, char **argv, check_args *a)
                                       a->comm_pattern);
         } else if (strcmp(opt, "--allow-dropped") == 0) {
             a->allow_dropped = true;
+        } else if (strcmp(opt, "--format") == 0) {
+            if (strcmp(val, "json") != 0 && strcmp(val, "text") != 0)
+                return cp_usage_error("--format '%s': takes text or json", val);
+            a->json = strcmp(val, "json") == 0;
         } else {
             return cp_opt_unparsed(opt);
         }
@@ -135,8 +141,9 @@ static int parse_args(int argc, char **argv, check_args *a)
     if (a->ntraces == 0)
         return cp_usage_error("%s", "check takes one or more traces: TRACE.json files, "
                                     "*.proc.jsonl files or directories of them");
-    if (a->list.n == 0)
-        return cp_usage_error("%s", "check needs an expectation (--expect or --expect-file)");
+    if (a->json && a->list.n)
+        return cp_usage_error("%s", "--format json prints what the traces measured: it goes "
+                                    "without an expectation");
     if (a->range && !a->program && !a->rec)
         return cp_usage_error("%s", "--range is for per-process traces; a case's trace is "
                                     "scoped by its variants");
@@ -645,6 +652,43 @@ static int check_rec(const check_args *a)
     return status;
 }
 
+/* No expectation: what each trace measured, scope by scope, printed as
+ * text or JSON (internal/measure.h); exit 0, or the worst input error of
+ * a trace that could not be read (each named, the others still
+ * measured), or a tool error. A program's files are one trace; a case's
+ * and a rec file each its own. */
+static int measure(const check_args *a)
+{
+    int status = CP_EXIT_OK;
+    size_t ntraces = a->program ? 1 : a->ntraces;
+    bool first = true;
+    cp_stream_opts so = analysis_opts(a);
+    for (size_t f = 0; f < ntraces; f++) {
+        cp_measured m;
+        const char *what = a->program ? (a->ntraces == 1 ? a->traces[0] : "the program's files")
+                                      : a->traces[f];
+        int rc = a->program ? cp_measure_program(a->traces, a->ntraces, false, &so, &m)
+                 : a->rec   ? cp_measure_program(&a->traces[f], 1, true, &so, &m)
+                            : cp_measure_trace_file(a->traces[f], &so.timeline, &m);
+        if (rc < 0) {
+            fprintf(stderr, "cuproof: %s: %s\n", what, cp_last_error());
+            status = cp_exit_worse(status, rc == CP_ENOMEM ? CP_EXIT_TOOL : cp_input_error(rc));
+        } else if (a->json) {
+            cp_measured_print_json(stdout, &m, what, first);
+            first = false;
+        } else {
+            cp_measured_print_text(stdout, &m, what);
+        }
+        cp_measured_free(&m);
+    }
+    if (a->json) {
+        if (first)
+            fputs("{\"traces\":[", stdout);
+        cp_measured_print_json_end(stdout);
+    }
+    return status;
+}
+
 /* cuproof check TRACE... [--expect EXPR]... [--expect-file F] [--range NAME]
  * [--allow-dropped]: exit 0 when every expectation holds, 1 when one
  * fails, 2 for bad usage or a malformed or unknown --expect, 3 when a
@@ -668,7 +712,10 @@ int cp_cmd_check(int argc, char **argv)
     if (status == CP_EXIT_OK && cp_expect_scope_range(&a.list, a.range) < 0)
         status = cp_tool_error(); /* out of memory: the range was checked */
     if (status == CP_EXIT_OK)
-        status = a.rec ? check_rec(&a) : a.program ? check_program(&a) : check_trace_files(&a);
+        status = a.list.n == 0 ? measure(&a)
+                 : a.rec      ? check_rec(&a)
+                 : a.program  ? check_program(&a)
+                              : check_trace_files(&a);
 out:
     cp_expect_list_free(&a.list);
     free(a.traces);

@@ -327,9 +327,13 @@ const cp_command cp_commands[] = {
              "rank spread, and --range NAME for the "
              "unscoped (the records are streamed, never held: twice for scopes); or "
              "cuproof.rec files (*.cprec, each a trace: streamed in bounded memory, twice for "
-             "scopes).",
+             "scopes). Without an expectation it prints what each trace measured, scope by "
+             "scope as expectations name them (a case's variants; a program, each range, each "
+             "device where it ran on several, each rank): every metric with its value and "
+             "unit, and the findings, exit 0 (--format json for a program to read).",
      .opts = cp_opts_check,
-     .exits = "0 every expectation held, 1 one failed, 2 bad usage or a malformed or unknown "
+     .exits = "0 every expectation held (without one: measured), 1 one failed, 2 bad usage or a "
+              "malformed or unknown "
               "--expect, 3 a trace that holds no kernel, copy or memset, or lost records or was "
               "cut short (unless --allow-dropped); truncated processes are reported, not failed; "
               "5 a trace or an --expect-file that cannot be read or holds errors (each named, "

@@ -130,6 +130,8 @@ const cp_help_opt cp_opts_metrics[] = {
 const cp_help_opt cp_opts_check[] = {
     EXPECT_OPTS,
     {"--allow-dropped", "check a trace that lost records or was cut short instead of refusing it"},
+    {"--format text|json", "without an expectation: how what the traces measured is printed "
+                           "(default text)"},
     {NULL, NULL},
 };
 

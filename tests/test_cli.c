@@ -1108,6 +1108,56 @@ Test(cli, check_a_programs_trace_json_with_scopes)
     HAS("is for traced programs");
 }
 
+/* Without an expectation, check prints what each trace measured, scope
+ * by scope as expectations name them (issue 41, item 3: it was exit 2,
+ * "check needs an expectation"): a program's whole, each range, each
+ * device, each rank, every metric with its unit and the findings; a scope
+ * with no work says so; a case's file, each variant; --format json the
+ * same for a program to read. Exit 0. */
+Test(cli, check_without_an_expectation_prints_what_was_measured)
+{
+    int rc = check("'%s'", PROGRAM);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("program python3 train.py, 3 processes; what it measured, scope by scope");
+    HAS("the whole program:\n  span_ns                      8600 ns\n");
+    HAS("\n  kernels                      5 kernels\n");
+    HAS("\nrange(load):\n");
+    HAS("\n  copies                       1 copy\n");
+    HAS("range(checkpoint): not measured: no kernels, copies or memsets inside range "
+        "'checkpoint'");
+    HAS("\ndevice(1):\n");
+    rc = check("'%s/exec/ranks'", CUPROOF_FIXTURES);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("\nrank(0):\n");
+    HAS("\nrank(1):\n");
+    rc = check("%s", H100_TRACE);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("case multi-kernel, 8 variants; what each measured");
+    HAS("\nstreams-pinned (variant):\n");
+    HAS("  copy_kernel_overlap_ratio    0.823");
+    /* The values an expectation written from them is judged on. */
+    rc = check("%s --expect 'streams-pinned: copy_kernel_overlap_ratio > 0.82'", H100_TRACE);
+    cr_expect_eq(rc, 0, "%s", output);
+
+    rc = check("'%s' --format json", PROGRAM);
+    cr_expect_eq(rc, 0, "%s", output);
+    cJSON *root = cJSON_Parse(output);
+    cr_assert_not_null(root, "not JSON: %s", output);
+    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "traces"), 0);
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(t, "kind")), "program");
+    const cJSON *scopes = cJSON_GetObjectItem(t, "scopes");
+    const cJSON *whole = cJSON_GetArrayItem(scopes, 0);
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(whole, "scope")), "");
+    cr_expect_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(whole, "metrics"), "kernels")->valuedouble,
+                 5);
+    bool checkpoint = false;
+    for (const cJSON *s = scopes->child; s; s = s->next)
+        if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(s, "scope")), "range(checkpoint)"))
+            checkpoint = cJSON_IsFalse(cJSON_GetObjectItem(s, "measured"));
+    cr_expect(checkpoint, "range(checkpoint) is not measured: %s", output);
+    cJSON_Delete(root);
+}
+
 Test(cli, check_a_failing_expectation)
 {
     int rc = check("'%s' --expect 'process(4250): kernels > 1' --expect 'kernels == 5'", PROGRAM);
@@ -1154,7 +1204,10 @@ Test(cli, check_malformed_expectations)
     HAS("unknown scope 'rnage(step)' (did you mean 'range'?)");
     /* Usage. */
     expect_usage_error("check", "check takes one or more traces");
-    expect_usage_error("check " PROGRAM, "check needs an expectation");
+    expect_usage_error("check " PROGRAM " --format json --expect 'kernels > 1'",
+                       "--format json prints what the traces measured: it goes without an "
+                       "expectation");
+    expect_usage_error("check " PROGRAM " --format xml", "--format 'xml': takes text or json");
     expect_usage_error("check " PROGRAM " --expect", "--expect needs a value");
     expect_usage_error("check " PROGRAM " --expect 'kernels > 1' --fast", "unknown option '--fast'");
     expect_usage_error("check " H100_TRACE " " PROGRAM " --expect 'kernels > 1'", "one kind of trace at a time");
@@ -1166,7 +1219,8 @@ Test(cli, check_malformed_expectations)
     HAS("/nonexistent/expect.txt");
     cr_expect_eq(cuproof("--help"), 0);
     HAS("check TRACE... [--expect EXPR]");
-    HAS("5 a trace or an --expect-file");
+    HAS("5 a trace");
+    HAS("--expect-file that cannot be read");
 }
 
 Test(cli, check_unreadable_traces)

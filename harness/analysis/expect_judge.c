@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The distinct range names a trace's first pass saw, at most this many
+ * (cp_expect_judge_ranges). */
+#define MAX_RANGE_NAMES 64
+
 struct cp_expect_judge {
     cp_stream *s;
     uint64_t first;
@@ -16,7 +20,28 @@ struct cp_expect_judge {
     size_t nx;
     bool scoped, second, taken;
     cp_metrics m;
+    char *ranges[MAX_RANGE_NAMES];
+    size_t nranges;
+    bool more_ranges; /* names past MAX_RANGE_NAMES were seen */
 };
+
+/* Range a's name, kept when it is new. */
+static int note_range(cp_expect_judge *j, const cp_activity *a)
+{
+    if (a->kind != CP_ACT_RANGE || !a->name || !a->name[0])
+        return 0;
+    for (size_t i = 0; i < j->nranges; i++)
+        if (strcmp(j->ranges[i], a->name) == 0)
+            return 0;
+    if (j->nranges == MAX_RANGE_NAMES) {
+        j->more_ranges = true;
+        return 0;
+    }
+    if (!(j->ranges[j->nranges] = strdup(a->name)))
+        return cp_failf(CP_ENOMEM, "out of memory for range names");
+    j->nranges++;
+    return 0;
+}
 
 int cp_expect_judge_new(cp_expect_judge **out, const cp_expect_list *list,
                         const cp_stream_opts *opts)
@@ -52,6 +77,8 @@ int cp_expect_judge_record(void *judge, const cp_activity *a)
         return rc;
     if (a->start < j->first)
         j->first = a->start;
+    if ((rc = note_range(j, a)) < 0)
+        return rc;
     return cp_stream_add(j->s, a);
 }
 
@@ -96,6 +123,23 @@ int cp_expect_judge_verdict(cp_expect_judge *j, size_t k, bool *ok, char *measur
     return cp_expect_stream_finish(j->x[k], &j->m, ok, measured, len);
 }
 
+size_t cp_expect_judge_ranges(const cp_expect_judge *j, const char *const **names, bool *more)
+{
+    *names = (const char *const *)j->ranges;
+    if (more)
+        *more = j->more_ranges;
+    return j->nranges;
+}
+
+int cp_expect_judge_scope_metrics(cp_expect_judge *j, size_t k, cp_metrics *out, char *why,
+                                  size_t len)
+{
+    if (k >= j->nx || !j->second)
+        return cp_failf(CP_EINVAL, "expectation %zu of %zu%s", k, j->nx,
+                        j->second ? "" : ", before the second pass");
+    return cp_expect_stream_metrics(j->x[k], out, why, len);
+}
+
 void cp_expect_judge_take_metrics(cp_expect_judge *j, cp_metrics *out)
 {
     *out = j->m;
@@ -112,5 +156,7 @@ void cp_expect_judge_free(cp_expect_judge *j)
         cp_expect_stream_free(j->x[i]);
     free(j->x);
     cp_metrics_free(&j->m);
+    for (size_t i = 0; i < j->nranges; i++)
+        free(j->ranges[i]);
     free(j);
 }

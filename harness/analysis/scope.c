@@ -833,6 +833,27 @@ static int finish_part(const cp_expect_stream *x, part *p, const cp_metrics *who
     return 0;
 }
 
+int cp_expect_stream_metrics(cp_expect_stream *x, cp_metrics *out, char *why, size_t len)
+{
+    memset(out, 0, sizeof *out);
+    why[0] = '\0';
+    part *p = &x->one;
+    if (x->e->every_rank || !p->scope || !p->stream)
+        return cp_failf(CP_EINVAL, "'%s': the metrics of one scope, not of every rank or none",
+                        x->e->text);
+    if (p->missing[0]) {
+        snprintf(why, len, "%s", p->missing);
+        return 0;
+    }
+    if (p->work == 0) {
+        char where[192];
+        describe_scope(x->e, x->e->has_rank ? x->e->rank : -1, where, sizeof where);
+        snprintf(why, len, "no kernels, copies or memsets %s", where);
+        return 0;
+    }
+    return cp_stream_finish(p->stream, out);
+}
+
 int cp_expect_stream_finish(cp_expect_stream *x, const cp_metrics *whole, bool *ok, char *measured,
                             size_t len)
 {

@@ -309,6 +309,13 @@ CP_API int cp_expect_stream_ready(cp_expect_stream *x, const cp_trace *meta);
 CP_API int cp_expect_stream_add(cp_expect_stream *x, const cp_activity *a);
 CP_API int cp_expect_stream_finish(cp_expect_stream *x, const cp_metrics *whole, bool *ok,
                                    char *measured, size_t len);
+/* Instead of finish, for an expectation of one scope (not 'every rank',
+ * not none): the metrics of what the scope handed on, into *out (freed
+ * by the caller with cp_metrics_free), why "" ; or why the scope has
+ * none (its range, process, device or rank is absent, or it holds no
+ * kernel, copy or memset), *out zeroed. Returns 0, CP_EINVAL for an
+ * expectation of another kind, or the streaming analysis' error. */
+CP_API int cp_expect_stream_metrics(cp_expect_stream *x, cp_metrics *out, char *why, size_t len);
 CP_API void cp_expect_stream_free(cp_expect_stream *x);
 
 /*
@@ -349,6 +356,15 @@ CP_API void cp_expect_judge_put_ranks(cp_expect_judge *j, const struct cp_ranks 
 CP_API uint64_t cp_expect_judge_first(const cp_expect_judge *j);
 CP_API int cp_expect_judge_verdict(cp_expect_judge *j, size_t k, bool *ok, char *measured,
                                    size_t len);
+/* The distinct NVTX range names the first pass saw, in the order first
+ * seen (at most 64; *more, which may be NULL, says whether others were
+ * left out); the names live as long as the judge. */
+CP_API size_t cp_expect_judge_ranges(const cp_expect_judge *j, const char *const **names,
+                                     bool *more);
+/* Expectation k's scope's own metrics (cp_expect_stream_metrics), after
+ * the second pass, instead of its verdict. */
+CP_API int cp_expect_judge_scope_metrics(cp_expect_judge *j, size_t k, cp_metrics *out, char *why,
+                                         size_t len);
 /* Moves the whole trace's metrics into *out (freed by the caller with
  * cp_metrics_free); after it, verdicts can no longer be asked for. */
 CP_API void cp_expect_judge_take_metrics(cp_expect_judge *j, cp_metrics *out);

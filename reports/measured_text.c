@@ -1,0 +1,51 @@
+/*
+ * What a trace measured, scope by scope, as the terminal shows it
+ * (`cuproof check TRACE` without --expect; internal/measure.h): each
+ * scope as an expectation names it, then every metric it measured with
+ * its value and unit (cp_metric_format, as verdicts show them) and every
+ * finding raised; a scope without figures says why. The metrics a scope
+ * cannot measure (cp_metric_unmeasured) are left out, not printed as 0.
+ */
+#include <cuproof/internal/measure.h>
+
+#include <stdio.h>
+
+static void print_scope(FILE *f, const cp_measured *m, const cp_measured_scope *s)
+{
+    const char *label = s->scope[0] ? s->scope : "the whole program";
+    if (!s->measured) {
+        fprintf(f, "%s: not measured: %s\n", label, s->why);
+        return;
+    }
+    fprintf(f, "%s%s:\n", label, !m->program ? " (variant)" : "");
+    size_t n = 0;
+    const cp_metric_def *defs = cp_metric_defs(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (cp_metric_unmeasured(&s->m, defs[i].name))
+            continue;
+        char v[96];
+        cp_metric_format(&defs[i], cp_metric_value(&s->m, &defs[i]), v, sizeof v);
+        fprintf(f, "  %-28s %s\n", defs[i].name, v);
+    }
+    for (size_t i = 0; i < s->m.nfindings; i++)
+        fprintf(f, "  finding %s (raised %s): %s\n", s->m.findings[i].name,
+                s->m.findings[i].count == 1 ? "once" : "more than once",
+                s->m.findings[i].message);
+}
+
+void cp_measured_print_text(FILE *f, const cp_measured *m, const char *path)
+{
+    if (m->program)
+        fprintf(f, "%s: program %s, %zu process%s; what it measured, scope by scope (write "
+                   "expectations on these names: 'SCOPE: METRIC OP VALUE')\n",
+                path, m->name, m->processes, m->processes == 1 ? "" : "es");
+    else
+        fprintf(f, "%s: case %s, %zu variant%s; what each measured (write expectations on "
+                   "these names: 'VARIANT: METRIC OP VALUE')\n",
+                path, m->name, m->n, m->n == 1 ? "" : "s");
+    for (size_t i = 0; i < m->n; i++)
+        print_scope(f, m, &m->scopes[i]);
+    if (m->more_ranges)
+        fprintf(f, "(more range names than the first 64: name one with range(NAME) to measure "
+                   "it)\n");
+}
