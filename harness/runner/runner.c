@@ -548,8 +548,69 @@ static bool names_variant(const cp_case_def *def, const char *name)
     return false;
 }
 
+/* The line of source file `file` that holds line `line` of a case's
+ * declared text (its string literal, as written), or 0 when it cannot be
+ * told (no such line, an empty one, a file not at hand, as in an
+ * installed build): the first source line holding it whole. */
+static int source_line(const char *file, const char *text, int line)
+{
+    const char *p = text;
+    for (int l = 1; l < line && p; l++)
+        if ((p = strchr(p, '\n')))
+            p++;
+    if (!p)
+        return 0;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t len = strcspn(p, "\n");
+    while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r'))
+        len--;
+    char want[256];
+    if (!len || len >= sizeof want || !file)
+        return 0;
+    memcpy(want, p, len);
+    want[len] = '\0';
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return 0;
+    char buf[4096];
+    int n = 0, found = 0;
+    while (!found && fgets(buf, sizeof buf, f)) {
+        n++;
+        if (strstr(buf, want))
+            found = n;
+    }
+    fclose(f);
+    return found;
+}
+
+/* `why` (errors naming "line N, column C" of `text`) with each such place
+ * followed by its source line, " (FILE:LINE)", where it can be told. */
+static void at_source_lines(const char *file, const char *text, const char *why, char *out,
+                            size_t len)
+{
+    size_t o = 0;
+    for (const char *p = why; *p && o + 1 < len;) {
+        int line = 0, column = 0, used = 0;
+        if (strncmp(p, "line ", 5) == 0 &&
+            sscanf(p, "line %d, column %d%n", &line, &column, &used) == 2 && used > 0) {
+            int s = source_line(file, text, line);
+            int w = s ? snprintf(out + o, len - o, "%.*s (%s:%d)", used, p, file, s)
+                      : snprintf(out + o, len - o, "%.*s", used, p);
+            o += w > 0 ? (size_t)w : 0;
+            p += used;
+            if (o >= len)
+                o = len - 1;
+            continue;
+        }
+        out[o++] = *p++;
+    }
+    out[o < len ? o : len - 1] = '\0';
+}
+
 /* One declared text of the case checked (cp_case_validate): each error
- * prefixed with the file, the case and which text it is. */
+ * prefixed with the file, the case and which text it is, and each place
+ * in the text followed by its line in the case's source file. */
 static void validate_text(const cp_case_def *def, const char *text, const char *which,
                           cp_errors *bad)
 {
@@ -562,7 +623,7 @@ static void validate_text(const cp_case_def *def, const char *text, const char *
     cp_expect_list_free(&list);
     if (rc < 0) {
         char why[3000];
-        snprintf(why, sizeof why, "%s", cp_last_error());
+        at_source_lines(def->file, text, cp_last_error(), why, sizeof why);
         cp_errors_add(bad, cp_failf(rc, "%s: case %s: its %s, %s",
                                     def->file ? def->file : "(unknown file)", cp_case_name(def),
                                     which, why));
