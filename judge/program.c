@@ -378,10 +378,22 @@ static int read_aligned(const program_reader *r, const cp_timeline_opts *t, cp_r
     return rc;
 }
 
-/* Whether expectation `e` cannot be judged: its part may span hosts that
- * could not be aligned (why in `why`). */
+/* Whether expectation `e` asks for a figure across ranks: a program-wide
+ * metric (the collectives', the straggler's) or the straggler finding. */
+static bool across_ranks(const cp_expectation *e)
+{
+    return e->kind == CP_EXPECT_COMPARE ? cp_metric_is_program_wide(e->name)
+                                        : strcmp(e->name, "straggler") == 0;
+}
+
+/* Whether expectation `e` cannot be judged (why in `why`): it asks for a
+ * figure across ranks, or spans hosts, and the collectives could not be
+ * matched; or its part may span hosts that could not be aligned. */
 static bool undecided(const cp_expectation *e, const cp_ranks *r, char *why, size_t len)
 {
+    if ((across_ranks(e) || (r && r->nhosts > 1 && cp_expect_crosses_hosts(e))) &&
+        cp_ranks_unmatched(r, why, len))
+        return true;
     return cp_expect_crosses_hosts(e) && cp_ranks_unaligned(r, why, len);
 }
 

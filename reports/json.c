@@ -267,6 +267,11 @@ static void ranks_json(builder *b, cJSON *o, const cp_ranks *r)
     add_num(b, rj, "median_start_spread_ns", (double)r->median_start_spread_ns);
     add_num(b, rj, "median_end_spread_ns", (double)r->median_end_spread_ns);
     add_bool(b, rj, "all_aligned", r->all_aligned);
+    /* Why the collectives were not matched (absent when they were). */
+    if (r->unmatched[0])
+        add_str(b, rj, "unmatched", r->unmatched);
+    if (r->partial[0])
+        add_str(b, rj, "partial", r->partial);
     if (!r->straggler) {
         b->ok = b->ok && cJSON_AddNullToObject(rj, "straggler");
         return;

@@ -72,8 +72,17 @@ static void after_table(FILE *f, const cp_ranks *r, const char *indent)
                 cp_fmt_ms((double)r->straggler_mean_lag_ns / 1e6, mean, sizeof mean),
                 cp_fmt_ms((double)r->straggler_median_lag_ns / 1e6, median, sizeof median),
                 cp_fmt_ms((double)r->straggler_max_lag_ns / 1e6, most, sizeof most));
+    if (r->unmatched[0])
+        fprintf(f, "%snot matched: %s; no figure across ranks is given\n", indent,
+                r->unmatched);
+    else if (r->partial[0])
+        fprintf(f, "%swarning: %s\n", indent, r->partial);
     for (size_t h = 1; h < r->nhosts; h++)
-        if (!r->hosts[h].aligned)
+        if (!r->hosts[h].aligned && r->unmatched[0])
+            fprintf(f, "%shost %s: clock not aligned (its collectives could not be matched); its "
+                       "ranks' times are on its own clock\n",
+                    indent, r->hosts[h].name);
+        else if (!r->hosts[h].aligned)
             fprintf(f, "%shost %s: clock not aligned (it shares no collective with %s); its "
                        "ranks' times are on its own clock\n",
                     indent, r->hosts[h].name, r->hosts[0].name);

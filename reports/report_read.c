@@ -330,6 +330,8 @@ static int read_ranks_into(const where *w, const cJSON *o, cp_ranks *r)
     RANK_U(o, "ranks", "median_start_spread_ns", r->median_start_spread_ns);
     RANK_U(o, "ranks", "median_end_spread_ns", r->median_end_spread_ns);
     r->all_aligned = flag(o, "all_aligned");
+    str(o, "unmatched", r->unmatched, sizeof r->unmatched);
+    str(o, "partial", r->partial, sizeof r->partial);
     CP_TRY(read_straggler(w, item(o, "straggler"), r));
 out:
     return rc;

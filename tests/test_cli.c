@@ -1158,6 +1158,67 @@ Test(cli, check_without_an_expectation_prints_what_was_measured)
     cJSON_Delete(root);
 }
 
+/* The recorded DDP run with no slow rank (exec-h100x2-ddp/overlap.cprec)
+ * with process 1's NCCL kernels edited, written to `out`: the one
+ * numbered `drop` (from 0) removed, and every one from `cut` on. */
+static void ddp_edited(uint32_t drop, uint32_t cut, const char *out)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    bool truncated = false;
+    cr_assert_eq(cp_rec_read_trace(CUPROOF_FIXTURES "/exec-h100x2-ddp/overlap.cprec", &t,
+                                   &truncated),
+                 0, "%s", cp_last_error());
+    size_t kept = 0;
+    uint32_t seen = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        const cp_activity *a = &t.items[i];
+        bool nccl = a->kind == CP_ACT_KERNEL && a->process == 1 && a->name &&
+                    strstr(a->name, "ncclDevKernel");
+        uint32_t k = nccl ? seen++ : 0;
+        if (nccl && (k == drop || k >= cut))
+            continue;
+        t.items[kept++] = *a;
+    }
+    t.n = kept;
+    cr_assert_eq(cp_rec_write_trace(out, &t), 0, "%s", cp_last_error());
+    cp_trace_free(&t);
+}
+
+/* Issue 42's false straggler, end to end: one NCCL kernel removed from
+ * rank 1 of the run with no slow rank made 'no finding straggler' fail
+ * ("rank 1 arrived last at 80 of 81"). Now the collectives are not
+ * matched, the ranks' table says why, and the expectation is
+ * inconclusive (exit 3); a rank cut short is matched over what both
+ * completed, with a warning. Control: the recording as it is passes. */
+Test(cli, a_collective_missing_in_between_makes_no_false_straggler)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/cuproof-ddp-%d.cprec", (int)getpid());
+    int rc = check("%s/exec-h100x2-ddp/overlap.cprec --expect 'no finding straggler'",
+                   CUPROOF_FIXTURES);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("passed  no finding straggler");
+    cr_expect_null(strstr(output, "not matched"), "%s", output);
+
+    ddp_edited(40, UINT32_MAX, path);
+    rc = check("%s --expect 'no finding straggler' --expect 'kernels > 100'", path);
+    cr_expect_eq(rc, 3, "%s", output);
+    /* Process 1 is rank 0 (its RANK), process 2 rank 1. */
+    HAS("not matched: collectives cannot be matched by position: on communicator 0, rank 0 ran "
+        "79 and rank 1 ran 80");
+    HAS("inconclusive  no finding straggler  (collectives cannot be matched by position");
+    HAS("passed  kernels > 100");
+    cr_expect_null(strstr(output, "straggler: rank"), "%s", output);
+
+    ddp_edited(UINT32_MAX, 60, path);
+    rc = check("%s --expect 'no finding straggler'", path);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("warning: rank 0's trace ends first: on communicator 0 it ran 58 collectives");
+    HAS("passed  no finding straggler");
+    unlink(path);
+}
+
 Test(cli, check_a_failing_expectation)
 {
     int rc = check("'%s' --expect 'process(4250): kernels > 1' --expect 'kernels == 5'", PROGRAM);

@@ -194,3 +194,87 @@ Test(collectives, the_recorded_ddp_straggler_is_named)
                 r.straggler_mean_lag_ns / 1e6, r.straggler_max_lag_ns / 1e6);
     cp_collectives_result_free(&r);
 }
+
+/* The recorded overlap run (no slow rank) with process 1's NCCL kernels
+ * edited: `drop` (from 0) removed, or every one from `cut` on. */
+typedef struct edited {
+    cp_collectives *c;
+    uint32_t seen, drop, cut;
+} edited;
+
+static int add_edited(void *ctx, const cp_activity *a)
+{
+    edited *e = ctx;
+    if (a->kind != CP_ACT_KERNEL || !a->name || !strstr(a->name, "ncclDevKernel"))
+        return 0;
+    if (a->process == 1) {
+        uint32_t k = e->seen++;
+        if (k == e->drop || k >= e->cut)
+            return 0;
+    }
+    return cp_collectives_add(e->c, a->process, 0, a->stream, a->start, a->end);
+}
+
+static cp_collectives_result overlap_edited(uint32_t drop, uint32_t cut)
+{
+    edited e = {.drop = drop, .cut = cut};
+    cr_assert_eq(cp_collectives_new(&e.c), 0);
+    cr_assert_eq(cp_rec_stream(CUPROOF_FIXTURES "/exec-h100x2-ddp/overlap.cprec", NULL, add_edited,
+                               &e, NULL, NULL, 0),
+                 0, "%s", cp_last_error());
+    cp_collectives_result r;
+    cr_assert_eq(cp_collectives_analyse(e.c, CP_STRAGGLER_MIN_LAG_NS, &r), 0);
+    cp_collectives_free(e.c);
+    return r;
+}
+
+/* Issue 42's false straggler: one NCCL kernel removed from rank 1 of the
+ * run with no slow rank made the position match shift by one after it,
+ * and rank 1 "arrived last at 80 of 81". Its ends part from rank 0's
+ * there: not matched at all, said with the counts, no straggler, no
+ * collective matched. Control: the file as recorded is matched whole. */
+Test(collectives, a_kernel_missing_in_between_leaves_them_unmatched)
+{
+    cp_collectives_result r = overlap_edited(UINT32_MAX, UINT32_MAX);
+    cr_expect_eq(r.unmatched[0], '\0', "%s", r.unmatched);
+    cr_expect_eq(r.partial[0], '\0', "%s", r.partial);
+    cr_expect_geq(r.matched, 70);
+    uint32_t whole = r.matched;
+    cr_expect_not(r.straggler);
+    cp_collectives_result_free(&r);
+
+    r = overlap_edited(40, UINT32_MAX);
+    cr_expect_not_null(strstr(r.unmatched, "collectives cannot be matched by position"), "%s",
+                       r.unmatched);
+    /* The recording's processes 1 and 2 are its ranks (0: the launcher),
+     * their 82 collectives 80 on one communicator and 2 on another. */
+    cr_expect_not_null(strstr(r.unmatched, "rank 1 ran 79 and rank 2 ran 80"), "%u: %s", whole,
+                       r.unmatched);
+    cr_expect_not_null(strstr(r.unmatched, "their ends part in "), "%s", r.unmatched);
+    cr_expect_not(r.straggler, "a shifted match names no straggler");
+    cr_expect_eq(r.matched, 0);
+    cp_collectives_result_free(&r);
+}
+
+/* Issue 42's truncated rank: rank 1's trace ends first (its kernels from
+ * the 60th on gone). The collectives both completed are matched, the rest
+ * left out and said, no straggler; cut before half, not matched at all. */
+Test(collectives, a_rank_cut_short_is_matched_over_what_all_completed)
+{
+    cp_collectives_result r = overlap_edited(UINT32_MAX, 60);
+    cr_expect_eq(r.unmatched[0], '\0', "%s", r.unmatched);
+    cr_expect_not_null(strstr(r.partial, "rank 1's trace ends first"), "%s", r.partial);
+    cr_expect_not_null(strstr(r.partial, "it ran 58 collectives and rank 2 ran 80; figures across "
+                                         "ranks rest on the 58 all ranks completed there"),
+                       "%s", r.partial);
+    cr_expect_leq(r.matched, 60);
+    cr_expect_geq(r.matched, 55);
+    cr_expect_not(r.straggler);
+    cp_collectives_result_free(&r);
+
+    r = overlap_edited(UINT32_MAX, 30);
+    cr_expect_not_null(strstr(r.unmatched, "fewer than half of them"), "%s", r.unmatched);
+    cr_expect_eq(r.matched, 0);
+    cr_expect_not(r.straggler);
+    cp_collectives_result_free(&r);
+}

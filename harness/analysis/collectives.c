@@ -9,8 +9,13 @@
 #include <cuproof/error.h>
 #include <cuproof/internal/grow.h>
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The communicator of a kernel left out of the matching (check_counts). */
+#define LEFT_OUT UINT32_MAX
 
 typedef struct comm_kernel {
     uint32_t rank, host, stream;
@@ -23,6 +28,8 @@ struct cp_collectives {
     size_t n, cap;
     uint32_t *host_of; /* per rank + 1; 0: not seen */
     uint32_t nranks, nhosts;
+    char unmatched[400]; /* why position cannot match them ("" when it can) */
+    char partial[300];   /* which rank's collectives were left out, matched without them */
 };
 
 int cp_collectives_new(cp_collectives **out)
@@ -114,6 +121,116 @@ static int64_t median(int64_t *v, size_t n)
     return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 
+/* A jump of the difference of two ranks' ends, from one collective to the
+ * next, larger than this is no clock's drift: a true pair's ends coincide
+ * (none can finish before the last rank arrived), a pair shifted by one
+ * is a collective's interval apart. More than one in ten such jumps in
+ * the second half of a rank's collectives (3 at least) is a shift. */
+#define GAP_JUMP_NS 50000
+
+/* Whether matching by position can be trusted (c sorted by rank, stream
+ * and start, numbered), and over which collectives. Every rank that ran
+ * collectives must have run as many on each communicator; where one ran
+ * fewer and its ends keep pace with the fullest rank's (no jump: its
+ * trace ends first, cut short), the collectives every rank completed are
+ * matched and the rest are left out (c->partial says how many); where its
+ * ends part (a kernel missing in between: a dropped record, a collective
+ * of a subgroup), or fewer than half would match, nothing is
+ * (c->unmatched says where). Returns 0 or CP_ENOMEM. */
+static int check_counts(cp_collectives *c)
+{
+    c->unmatched[0] = c->partial[0] = '\0';
+    uint32_t most = 0;
+    for (size_t i = 0; i < c->n; i++)
+        most = c->k[i].comm + 1 > most ? c->k[i].comm + 1 : most;
+    size_t cells = (size_t)(c->nranks ? c->nranks : 1) * (most ? most : 1);
+    uint32_t *count = calloc(cells, sizeof *count);
+    size_t *from = calloc(cells, sizeof *from);
+    uint32_t *keep = calloc(most ? most : 1, sizeof *keep);
+    int64_t *jump = malloc((c->n + 1) * sizeof *jump);
+    int rc = count && from && keep && jump ? 0 : cp_failf(CP_ENOMEM, "out of memory counting "
+                                                                     "collectives");
+    for (size_t i = 0; rc == 0 && i < c->n; i++) {
+        size_t at = (size_t)c->k[i].rank * most + c->k[i].comm;
+        if (!count[at]++)
+            from[at] = i;
+    }
+    bool *ran = rc == 0 ? calloc(c->nranks ? c->nranks : 1, sizeof *ran) : NULL;
+    if (rc == 0 && !ran)
+        rc = cp_failf(CP_ENOMEM, "out of memory counting collectives");
+    for (size_t i = 0; rc == 0 && i < c->n; i++)
+        ran[c->k[i].rank] = true;
+    size_t left_out = 0;
+    for (uint32_t m = 0; rc == 0 && m < most && !c->unmatched[0]; m++) {
+        uint32_t ref = 0, full = 0;
+        for (uint32_t r = 0; r < c->nranks; r++)
+            if (ran[r] && count[(size_t)r * most + m] > full) {
+                full = count[(size_t)r * most + m];
+                ref = r;
+            }
+        keep[m] = full;
+        for (uint32_t r = 0; r < c->nranks && !c->unmatched[0]; r++) {
+            uint32_t n = count[(size_t)r * most + m];
+            if (!ran[r] || n == full)
+                continue;
+            const comm_kernel *a = &c->k[from[(size_t)ref * most + m]],
+                              *b = &c->k[from[(size_t)r * most + m]];
+            /* The jumps of the ends' difference from one collective to the
+             * next: a true pair's stays put but for the warm-up's few (6
+             * of 57 past 50 us on the recorded DDP run, none in its second
+             * half); a shift by one makes it follow the intervals between
+             * collectives (23 of 78 with rank 1's 41st kernel removed, 15
+             * of 39 in the second half). */
+            for (uint32_t k = 1; k < n; k++) {
+                int64_t d1 = (int64_t)b[k].end - (int64_t)a[k].end,
+                        d0 = (int64_t)b[k - 1].end - (int64_t)a[k - 1].end;
+                jump[k - 1] = llabs(d1 - d0);
+            }
+            uint32_t late = 0, big = 0;
+            int64_t gap = 0;
+            for (uint32_t k = n / 2; k + 1 < n; k++, late++)
+                if (jump[k] > GAP_JUMP_NS) {
+                    big++;
+                    gap = gap > jump[k] ? gap : jump[k];
+                }
+            if (big < 3 || 10 * big <= late)
+                gap = 0;
+            if (gap)
+                snprintf(c->unmatched, sizeof c->unmatched,
+                         "collectives cannot be matched by position: on communicator %u, rank "
+                         "%u ran %u and rank %u ran %u, and their ends part in %u of the last "
+                         "%u (by up to %.3f ms: a kernel missing before them, a dropped record "
+                         "or a collective some ranks ran); with nothing in the trace to tell "
+                         "which collective a kernel is, every match after it would be shifted",
+                         m, r, n, ref, full, big, late, (double)gap / 1e6);
+            else if (2 * (size_t)n < full)
+                snprintf(c->unmatched, sizeof c->unmatched,
+                         "collectives cannot be matched: on communicator %u, rank %u ran %u and "
+                         "rank %u ran %u, fewer than half of them (its trace ends first)",
+                         m, r, n, ref, full);
+            else if (n < keep[m]) {
+                left_out += keep[m] - n;
+                keep[m] = n;
+                snprintf(c->partial, sizeof c->partial,
+                         "rank %u's trace ends first: on communicator %u it ran %u collectives "
+                         "and rank %u ran %u; figures across ranks rest on the %u all ranks "
+                         "completed there",
+                         r, m, n, ref, full, n);
+            }
+        }
+    }
+    /* The collectives past what every rank completed take no part. */
+    for (size_t i = 0; rc == 0 && !c->unmatched[0] && left_out && i < c->n; i++)
+        if (c->k[i].seq >= keep[c->k[i].comm])
+            c->k[i].comm = LEFT_OUT;
+    free(count);
+    free(from);
+    free(keep);
+    free(jump);
+    free(ran);
+    return rc;
+}
+
 /* Numbers each rank's kernels: its streams in the order of their first
  * kernel's start are communicators 0, 1, ...; the k-th kernel of one is
  * collective (comm, k). */
@@ -157,8 +274,7 @@ static int number(cp_collectives *c)
         free(first);
         i = r_end;
     }
-    qsort(c->k, c->n, sizeof *c->k, by_collective);
-    return 0;
+    return check_counts(c) < 0 ? CP_ENOMEM : (qsort(c->k, c->n, sizeof *c->k, by_collective), 0);
 }
 
 /* What an analysis works in: two arrays of a value per rank, each host's
@@ -238,7 +354,7 @@ static void align_hosts(const cp_collectives *c, scratch *s, cp_collectives_resu
 {
     for (size_t i = 0, j; i < c->n; i = j) {
         j = collective_end(c, i);
-        if (j - i < 2)
+        if (j - i < 2 || c->k[i].comm == LEFT_OUT)
             continue;
         size_t nref = 0;
         for (size_t t = i; t < j; t++)
@@ -281,6 +397,8 @@ static void find_arrivals(const cp_collectives *c, scratch *s, cp_collectives_re
 {
     for (size_t i = 0, j; i < c->n; i = j) {
         j = collective_end(c, i);
+        if (c->k[i].comm == LEFT_OUT)
+            continue;
         size_t m = 0;
         int64_t lo_s = INT64_MAX, hi_s = INT64_MIN, lo_e = INT64_MAX, hi_e = INT64_MIN;
         size_t last = j;
@@ -363,11 +481,18 @@ int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collective
     int rc = number(c);
     if (rc < 0)
         return rc;
+    snprintf(out->unmatched, sizeof out->unmatched, "%s", c->unmatched);
+    snprintf(out->partial, sizeof out->partial, "%s", c->partial);
     scratch s = {0};
-    if ((rc = alloc_scratch(c, &s, out)) == 0) {
+    if ((rc = alloc_scratch(c, &s, out)) == 0 && !out->unmatched[0]) {
         align_hosts(c, &s, out);
         find_arrivals(c, &s, out);
         name_straggler(c, &s, min_lag_ns, out);
+    } else if (rc == 0) {
+        /* No figure across ranks rests on a match by position that the
+         * counts deny: no alignment, arrival or straggler. */
+        out->hosts_of[0].aligned = c->nhosts > 0;
+        out->all_aligned = c->nhosts <= 1;
     }
     free_scratch(c, &s);
     if (rc < 0)

@@ -305,6 +305,8 @@ int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks 
     }
     qsort(r->rows, r->nrows, sizeof *r->rows, row_cmp);
     r->collectives = c.matched;
+    snprintf(r->unmatched, sizeof r->unmatched, "%s", c.unmatched);
+    snprintf(r->partial, sizeof r->partial, "%s", c.partial);
     r->median_start_spread_ns = c.median_start_spread_ns;
     r->median_end_spread_ns = c.median_end_spread_ns;
     r->straggler = c.straggler;
@@ -451,6 +453,14 @@ void cp_ranks_put_metrics(const cp_ranks *r, cp_metrics *m)
              (int)r->straggler_rank, s ? s->arrived_last : 0, s ? s->collectives : 0,
              (double)r->straggler_median_lag_ns / 1e6, (double)r->straggler_mean_lag_ns / 1e6,
              (double)r->straggler_max_lag_ns / 1e6);
+}
+
+bool cp_ranks_unmatched(const cp_ranks *r, char *why, size_t len)
+{
+    if (!r || !r->unmatched[0])
+        return false;
+    snprintf(why, len, "%s", r->unmatched);
+    return true;
 }
 
 bool cp_ranks_unaligned(const cp_ranks *r, char *why, size_t len)

@@ -6,7 +6,16 @@
  * per communicator. The k-th kernel of a rank's i-th communication stream
  * (streams numbered by their first kernel's start) is collective (i, k):
  * every rank of the communicator runs it, and its ends nearly coincide on
- * every rank, since none can finish before the last has arrived.
+ * every rank, since none can finish before the last has arrived. Only
+ * where every rank that ran collectives ran as many on each communicator:
+ * a rank with fewer whose ends keep pace with the fullest rank's (its
+ * trace ends first) is matched over the collectives every rank completed,
+ * the rest left out and said (`partial`); one whose ends part from the
+ * fullest rank's (a kernel missing in between: a dropped record, a
+ * collective some ranks run), or that completed fewer than half, leaves
+ * the trace not matched at all, saying why (`unmatched`), and no figure
+ * across ranks stands (issue 42: one NCCL kernel removed from rank 1 of a
+ * run with no slow rank named rank 1 a straggler at 80 of 81).
  *
  * Clock alignment. Ranks on different hosts stamp their records with
  * different clocks, which disagree by up to milliseconds. For each host,
@@ -91,6 +100,15 @@ typedef struct cp_collectives_result {
     uint32_t matched;           /* collectives that two or more ranks ran */
     cp_host_offset *hosts_of;   /* `hosts` entries, by host */
     bool all_aligned;
+    /* Why the kernels cannot be matched by position: ranks ran different
+     * numbers of collectives on a communicator (counts and streams
+     * named); then nothing is aligned, matched or named a straggler. ""
+     * when they can. */
+    char unmatched[400];
+    /* Matched without the collectives past what every rank completed
+     * (a rank's trace ends first): which rank, and how many ("" when
+     * every rank ran them all). */
+    char partial[300];
     cp_rank_arrival *ranks_of;  /* `ranks` entries, by rank */
     uint64_t median_start_spread_ns, median_end_spread_ns;
     bool straggler;             /* the rule above found one */

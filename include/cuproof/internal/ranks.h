@@ -96,6 +96,8 @@ typedef struct cp_ranks {
     cp_host_clock *hosts; /* by host index; owned */
     size_t nhosts;
     bool all_aligned;    /* every host's clock could be put on host 0's */
+    char unmatched[400]; /* why the collectives could not be matched ("" when they were) */
+    char partial[300];   /* matched without a rank's last ones, and why ("" when all) */
     uint32_t collectives; /* matched across two or more ranks */
     uint64_t median_start_spread_ns, median_end_spread_ns;
     bool straggler; /* the rule of cuproof/internal/collectives.h found one */
@@ -173,6 +175,12 @@ CP_API int cp_ranks_shift_processes(cp_trace *meta, const int64_t *offsets, size
  * inconclusive rather than judged on clocks that disagree. False for r
  * NULL or one host. */
 CP_API bool cp_ranks_unaligned(const cp_ranks *r, char *why, size_t len);
+
+/* Whether the collectives could not be matched (cp_ranks.unmatched), with
+ * why in `why`: an expectation on a figure across ranks (the program-wide
+ * metrics, the straggler finding) is then undecided, never judged on a
+ * shifted match. False for r NULL. */
+CP_API bool cp_ranks_unmatched(const cp_ranks *r, char *why, size_t len);
 
 /* The row of rank `rank`, or NULL. */
 CP_API const cp_rank_row *cp_ranks_row(const cp_ranks *r, int32_t rank);
