@@ -180,8 +180,9 @@ if [ "$mode" = install ] || [ "$mode" = all ]; then
     rc=0
     said=$(installed "$tmp/typo/copy-overlap" list 2>&1 >/dev/null) || rc=$?
     [ "$rc" = 2 ] || fail "copy-overlap list with a typo exited $rc, not 2: $said"
-    grep -q "copy_overlap.c: case copy-overlap: its expectations, line 3, column 10: unknown metric 'peak_concurent_kernels' (did you mean 'peak_concurrent_kernels'?)" <<<"$said" ||
-        fail "copy-overlap list with a typo did not name the file, line and column: $said"
+    # The place in the .expect text, and the line of the source holding it.
+    grep -qE "copy_overlap.c: case copy-overlap: its expectations, line 3, column 10 \(.*copy_overlap.c:[0-9]+\): unknown metric 'peak_concurent_kernels' \(did you mean 'peak_concurrent_kernels'\?\)" <<<"$said" ||
+        fail "copy-overlap list with a typo did not name the file, line and column and the source line: $said"
     echo "ci/example.sh: ok: list names the typo: $said"
     rc=0
     out=$(ctest --test-dir "$tmp/typo" -R 'case[.]copy-overlap$' --output-on-failure 2>&1) || rc=$?
