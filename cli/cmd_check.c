@@ -239,15 +239,6 @@ static int print_trust(const cp_trust *t)
     return t->exit;
 }
 
-/* Whether a cuproof.trace/1 file is a traced program's (exec's trace.json:
- * one variant, the processes that wrote it), whose expectations take a
- * program's scopes (range, process, device, rank), not a case's
- * variants. */
-static bool program_trace_file(const cp_trace_file *tf)
-{
-    return tf->nvariants == 1 && tf->variants[0].trace.nprocesses > 0;
-}
-
 /* The list as a program's file reads it: a scope that is the file's one
  * variant's name ("program: ...", as a case's file reads it) is the whole
  * program, no scope. NULL when out of memory; free() it. */
@@ -264,7 +255,7 @@ static cp_expectation *as_program(const cp_expect_list *l, const char *variant)
 
 /* cuproof.trace/1 files: each expectation on each variant it names (every
  * variant when it names none), as the runner checks a case; a program's
- * file (program_trace_file) with a program's scopes, as check judges its
+ * file (cp_trace_file_is_program) with a program's scopes, as check judges its
  * per-process files. */
 static int check_trace_files(const check_args *a)
 {
@@ -310,8 +301,8 @@ static int check_trace_files(const check_args *a)
             work += device_work(&tf->variants[v].trace);
             dropped[f] += tf->variants[v].trace.dropped_records;
         }
-        cp_expectation *prog = program_trace_file(tf) ? as_program(&a->list, names[0]) : NULL;
-        if (program_trace_file(tf) && !prog) {
+        cp_expectation *prog = cp_trace_file_is_program(tf) ? as_program(&a->list, names[0]) : NULL;
+        if (cp_trace_file_is_program(tf) && !prog) {
             fprintf(stderr, "cuproof: out of memory\n");
             status = CP_EXIT_TOOL;
             goto out;
@@ -353,7 +344,7 @@ static int check_trace_files(const check_args *a)
                                    .dropped = dropped[f],
                                    .allow_dropped = a->allow_dropped},
                     &trusts[f], &tl);
-        bool program = program_trace_file(tf);
+        bool program = cp_trace_file_is_program(tf);
         cp_expectation *prog = program ? as_program(&a->list, tf->variants[0].name) : NULL;
         if (program && !prog) {
             fprintf(stderr, "cuproof: out of memory\n");

@@ -191,7 +191,7 @@ int cp_measure_trace_file(const char *path, const cp_timeline_opts *opts, cp_mea
     if (rc < 0)
         return rc;
     snprintf(out->name, sizeof out->name, "%s", tf.case_name);
-    out->program = tf.nvariants == 1 && tf.variants[0].trace.nprocesses > 0;
+    out->program = cp_trace_file_is_program(&tf);
     for (size_t v = 0; rc == 0 && !out->program && v < tf.nvariants; v++) {
         cp_measured_scope *sc = add_scope(out, "%s", tf.variants[v].name, 0);
         rc = sc ? measure_part(&tf.variants[v].trace, "", NULL, -1, opts, sc) : CP_ENOMEM;

@@ -1178,6 +1178,11 @@ int cp_trace_file_read(const char *path, cp_trace_file *out)
     return rc;
 }
 
+bool cp_trace_file_is_program(const cp_trace_file *f)
+{
+    return f->nvariants == 1 && f->variants[0].trace.nprocesses > 0;
+}
+
 void cp_trace_file_free(cp_trace_file *f)
 {
     for (size_t i = 0; i < f->nvariants; i++) {

@@ -15,6 +15,8 @@
 
 #include "../result.h"
 
+#include <stdbool.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -54,6 +56,11 @@ struct cp_trace_file {
 CP_API int cp_trace_file_read(const char *path, cp_trace_file *out);
 CP_API int cp_trace_file_parse(const char *text, cp_trace_file *out);
 CP_API void cp_trace_file_free(cp_trace_file *f);
+
+/* Whether a trace file is a traced program's (exec's trace.json: one
+ * variant and the processes that wrote it), whose scopes are a program's
+ * (range, process, device, rank), not a case's variants. */
+CP_API bool cp_trace_file_is_program(const cp_trace_file *f);
 
 /* A page of timelines drawn from recorded trace files (cuproof timeline),
  * with the same drawing as report.html. Returns a malloc'd string, or NULL
