@@ -67,7 +67,7 @@ extern "C" {
     XX(ranks, U32, "Ranks", "ranks", "distinct ranks among the program's processes (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK)") \
     XX(hosts, U32, "Hosts", "hosts", "distinct hosts among the program's processes") \
     XX(clock_residual_ns, U64, "Clock alignment residual", "ns", "the largest residual of a host's clock offset: the median distance of the collectives' ends from it (0 on one host)") \
-    XX(collectives, U32, "Collectives", "collectives", "collectives two or more ranks ran (the k-th kernel of each rank's i-th communication stream), on aligned clocks") \
+    XX(collectives, U32, "Collectives", "collectives", "collectives two or more ranks ran (the k-th kernel of each rank's i-th communication stream, where the ranks' counts agree or one rank's trace ends first), on aligned clocks") \
     XX(collective_start_spread_ns, U64, "Collective arrival spread", "ns", "median over the collectives of the last rank's start minus the first's") \
     XX(straggler_lag_ns, U64, "Straggler lag", "ns", "the rank that arrived last at the most collectives: its median lag there (its start minus the others' median start)")
 
