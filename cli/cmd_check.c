@@ -547,7 +547,8 @@ static int check_program(const check_args *a)
         goto out;
     }
     cp_expect_judge *j = ps.judge;
-    printf("program: %zu processes from %zu files (streamed%s)\n", ps.meta.nprocesses, ps.files,
+    printf("program: %zu process%s from %zu file%s (streamed%s)\n", ps.meta.nprocesses,
+           ps.meta.nprocesses == 1 ? "" : "es", ps.files, ps.files == 1 ? "" : "s",
            cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
     if (print_ranks(ps.ranks) < 0) {
         status = cp_tool_error();

@@ -272,6 +272,8 @@ static void ranks_json(builder *b, cJSON *o, const cp_ranks *r)
         add_str(b, rj, "unmatched", r->unmatched);
     if (r->partial[0])
         add_str(b, rj, "partial", r->partial);
+    if (r->missing[0])
+        add_str(b, rj, "missing", r->missing);
     if (!r->straggler) {
         b->ok = b->ok && cJSON_AddNullToObject(rj, "straggler");
         return;

@@ -72,6 +72,8 @@ static void after_table(FILE *f, const cp_ranks *r, const char *indent)
                 cp_fmt_ms((double)r->straggler_mean_lag_ns / 1e6, mean, sizeof mean),
                 cp_fmt_ms((double)r->straggler_median_lag_ns / 1e6, median, sizeof median),
                 cp_fmt_ms((double)r->straggler_max_lag_ns / 1e6, most, sizeof most));
+    if (r->missing[0])
+        fprintf(f, "%smissing: %s\n", indent, r->missing);
     if (r->unmatched[0])
         fprintf(f, "%snot matched: %s; no figure across ranks is given\n", indent,
                 r->unmatched);

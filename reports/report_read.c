@@ -332,6 +332,7 @@ static int read_ranks_into(const where *w, const cJSON *o, cp_ranks *r)
     r->all_aligned = flag(o, "all_aligned");
     str(o, "unmatched", r->unmatched, sizeof r->unmatched);
     str(o, "partial", r->partial, sizeof r->partial);
+    str(o, "missing", r->missing, sizeof r->missing);
     CP_TRY(read_straggler(w, item(o, "straggler"), r));
 out:
     return rc;

@@ -1219,6 +1219,31 @@ Test(cli, a_collective_missing_in_between_makes_no_false_straggler)
     unlink(path);
 }
 
+/* Issue 42's missing rank: every header says world size 2 and rank 1's
+ * file is absent. 'every rank:' was judged on rank 0 alone and passed;
+ * now it is inconclusive (exit 3), naming the rank missing, while an
+ * expectation on the program as traced is still judged. Control: both
+ * files, every rank judged. */
+Test(cli, a_rank_without_a_trace_leaves_every_rank_undecided)
+{
+    char dir[64], cmd[256];
+    snprintf(dir, sizeof dir, "/tmp/cuproof-onerank-%d", (int)getpid());
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/exec/ranks/gpu-1.4101.proc.jsonl %s", dir,
+             CUPROOF_FIXTURES, dir);
+    cr_assert_eq(system(cmd), 0);
+    int rc = check("%s --expect 'every rank: kernels >= 1' --expect 'kernels >= 1'", dir);
+    cr_expect_eq(rc, 3, "%s", output);
+    HAS("program: 1 process from 1 file (streamed");
+    HAS("missing: rank 1 of the job's 2 (its world size) has no trace here");
+    HAS("inconclusive  every rank: kernels >= 1  (rank 1 of the job's 2");
+    HAS("passed  kernels >= 1");
+    rc = check("%s/exec/ranks --expect 'every rank: kernels >= 1'", CUPROOF_FIXTURES);
+    cr_expect_eq(rc, 0, "%s", output);
+    cr_expect_null(strstr(output, "missing:"), "%s", output);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 Test(cli, check_a_failing_expectation)
 {
     int rc = check("'%s' --expect 'process(4250): kernels > 1' --expect 'kernels == 5'", PROGRAM);

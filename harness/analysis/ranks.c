@@ -254,6 +254,34 @@ static int add_idle_ranks(cp_ranks_builder *b, const cp_trace *meta)
     return 0;
 }
 
+/* The ranks the processes' world size promises that no process is (the
+ * files of a rank left out, or never written), into r->missing. */
+static void missing_ranks(cp_ranks *r, const cp_trace *meta)
+{
+    int32_t world = 0;
+    for (size_t p = 0; p < meta->nprocesses; p++)
+        if (cp_process_rank(&meta->processes[p]) >= 0 && meta->processes[p].world_size > world)
+            world = meta->processes[p].world_size;
+    size_t used = 0, n = 0;
+    char list[200] = "";
+    for (int32_t k = 0; k < world; k++) {
+        bool seen = false;
+        for (size_t i = 0; i < r->nrows && !seen; i++)
+            seen = r->rows[i].rank == k;
+        if (seen)
+            continue;
+        if (n++ < 16 && used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", n > 1 ? ", " : "",
+                                     (int)k);
+    }
+    if (n)
+        snprintf(r->missing, sizeof r->missing,
+                 "%s %s%s of the job's %d (its world size) %s no trace here: a figure across "
+                 "ranks, or on every rank, would be of the %zu present alone",
+                 n == 1 ? "rank" : "ranks", list, n > 16 ? " and more" : "", (int)world,
+                 n == 1 ? "has" : "have", r->nrows);
+}
+
 int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks **out)
 {
     *out = NULL;
@@ -295,6 +323,8 @@ int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks 
             cp_metrics_free(&m);
         }
     }
+    if (rc == 0)
+        missing_ranks(r, meta);
     cp_collectives_result c;
     memset(&c, 0, sizeof c);
     if (rc == 0)
@@ -453,6 +483,14 @@ void cp_ranks_put_metrics(const cp_ranks *r, cp_metrics *m)
              (int)r->straggler_rank, s ? s->arrived_last : 0, s ? s->collectives : 0,
              (double)r->straggler_median_lag_ns / 1e6, (double)r->straggler_mean_lag_ns / 1e6,
              (double)r->straggler_max_lag_ns / 1e6);
+}
+
+bool cp_ranks_incomplete(const cp_ranks *r, char *why, size_t len)
+{
+    if (!r || !r->missing[0])
+        return false;
+    snprintf(why, len, "%s", r->missing);
+    return true;
 }
 
 bool cp_ranks_unmatched(const cp_ranks *r, char *why, size_t len)

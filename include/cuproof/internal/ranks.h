@@ -98,6 +98,7 @@ typedef struct cp_ranks {
     bool all_aligned;    /* every host's clock could be put on host 0's */
     char unmatched[400]; /* why the collectives could not be matched ("" when they were) */
     char partial[300];   /* matched without a rank's last ones, and why ("" when all) */
+    char missing[400];   /* the ranks the world size promises that have no trace ("" none) */
     uint32_t collectives; /* matched across two or more ranks */
     uint64_t median_start_spread_ns, median_end_spread_ns;
     bool straggler; /* the rule of cuproof/internal/collectives.h found one */
@@ -181,6 +182,11 @@ CP_API bool cp_ranks_unaligned(const cp_ranks *r, char *why, size_t len);
  * metrics, the straggler finding) is then undecided, never judged on a
  * shifted match. False for r NULL. */
 CP_API bool cp_ranks_unmatched(const cp_ranks *r, char *why, size_t len);
+
+/* Whether ranks the processes' world size promises have no trace
+ * (cp_ranks.missing), with why: an expectation across ranks or on every
+ * rank is then undecided, never judged on the ranks present alone. */
+CP_API bool cp_ranks_incomplete(const cp_ranks *r, char *why, size_t len);
 
 /* The row of rank `rank`, or NULL. */
 CP_API const cp_rank_row *cp_ranks_row(const cp_ranks *r, int32_t rank);
