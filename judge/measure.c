@@ -27,6 +27,8 @@ void cp_measured_free(cp_measured *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The next scope of m, named by fmt with arg (or num); NULL when out of
+ * memory. The array may move: a pointer into it is good until the next. */
 static cp_measured_scope *add_scope(cp_measured *m, const char *fmt, const char *arg, long num)
 {
     cp_measured_scope *s = realloc(m->scopes, (m->n + 1) * sizeof *s);
@@ -44,53 +46,74 @@ static cp_measured_scope *add_scope(cp_measured *m, const char *fmt, const char 
     return s;
 }
 
-/* The scopes a program's trace holds beyond the whole: each range name,
- * each device when it ran on several, each rank. */
+/* The scopes a program's trace holds beyond the whole: each range name
+ * (at most CP_MAX_RANGE_NAMES), each device where it ran on several (their
+ * ids), each rank. */
 typedef struct scopes_of {
     const char *const *ranges;
     size_t nranges;
-    const cp_metrics *whole;
+    uint32_t *devices;
+    uint32_t ndevices;
     int32_t *ranks;
     long nranks;
 } scopes_of;
 
-static size_t count_scopes(const scopes_of *s)
+/* The devices of `whole` into s, where it ran on several; its metrics
+ * need not outlive s. Returns 0 or CP_ENOMEM. */
+static int devices_of(const cp_metrics *whole, scopes_of *s)
 {
-    return s->nranges + (s->whole->devices > 1 ? s->whole->devices : 0) +
-           (s->nranks > 0 ? (size_t)s->nranks : 0);
+    uint32_t n = whole->devices > 1 ? whole->devices : 0;
+    if (n && !(s->devices = malloc(n * sizeof *s->devices)))
+        return cp_failf(CP_ENOMEM, "out of memory measuring %u devices", n);
+    for (uint32_t d = 0; d < n; d++)
+        s->devices[d] = whole->device_metrics ? whole->device_metrics[d].device : d;
+    s->ndevices = n;
+    return 0;
 }
 
-/* Expectation k of the scopes (`kernels >= 0` in it: only its scope is
- * read), into e; the scope's name into m's next scope. */
-static int scope_expectation(const scopes_of *s, size_t k, cp_expectation *e, cp_measured *m)
+/* Each scope of s beyond the whole, in this order (ranges, devices,
+ * ranks): a measured scope added to out, and the expectation that names
+ * it (`kernels >= 0`: only its scope is read) into (*items)[i], its device
+ * number in (*args)[i]. *k gets their count; the caller frees both lists,
+ * which hold pointers into out's scopes and s. Returns 0 or CP_ENOMEM. */
+static int scope_list(const scopes_of *s, cp_measured *out, cp_expectation **items,
+                      char (**args)[12], size_t *k)
 {
     static char kernels[] = "kernels", range[] = "range", device[] = "device", none[] = "";
-    memset(e, 0, sizeof *e);
-    e->kind = CP_EXPECT_COMPARE;
-    e->name = kernels;
-    e->op = CP_OP_GE;
-    e->scope = none;
-    cp_measured_scope *sc;
-    if (k < s->nranges) {
-        e->scope = range;
-        e->scope_arg = (char *)s->ranges[k];
-        sc = add_scope(m, "range(%s)", s->ranges[k], 0);
-    } else if ((k -= s->nranges) < (s->whole->devices > 1 ? s->whole->devices : 0)) {
-        static char numbers[64][12];
-        uint32_t dev = s->whole->device_metrics ? s->whole->device_metrics[k].device : (uint32_t)k;
-        snprintf(numbers[k % 64], sizeof numbers[0], "%u", dev);
-        e->scope = device;
-        e->scope_arg = numbers[k % 64];
-        sc = add_scope(m, "device(%ld)", NULL, (long)dev);
-    } else {
-        k -= s->whole->devices > 1 ? s->whole->devices : 0;
-        e->has_rank = true;
-        e->rank = s->ranks[k];
-        sc = add_scope(m, "rank(%ld)", NULL, (long)s->ranks[k]);
+    *k = s->nranges + s->ndevices + (s->nranks > 0 ? (size_t)s->nranks : 0);
+    *items = calloc(*k ? *k : 1, sizeof **items);
+    *args = calloc(*k ? *k : 1, sizeof **args);
+    if (!*items || !*args)
+        return cp_failf(CP_ENOMEM, "out of memory measuring %zu scopes", *k);
+    size_t first = out->n;
+    for (size_t i = 0; i < *k; i++) {
+        cp_expectation *e = &(*items)[i];
+        e->kind = CP_EXPECT_COMPARE;
+        e->name = kernels;
+        e->op = CP_OP_GE;
+        e->scope = none;
+        cp_measured_scope *sc;
+        if (i < s->nranges) {
+            e->scope = range;
+            e->scope_arg = (char *)s->ranges[i];
+            sc = add_scope(out, "range(%s)", s->ranges[i], 0);
+        } else if (i - s->nranges < s->ndevices) {
+            uint32_t dev = s->devices[i - s->nranges];
+            snprintf((*args)[i], sizeof (*args)[i], "%u", dev);
+            e->scope = device;
+            e->scope_arg = (*args)[i];
+            sc = add_scope(out, "device(%ld)", NULL, (long)dev);
+        } else {
+            e->has_rank = true;
+            e->rank = s->ranks[i - s->nranges - s->ndevices];
+            sc = add_scope(out, "rank(%ld)", NULL, (long)e->rank);
+        }
+        if (!sc)
+            return CP_ENOMEM;
     }
-    if (!sc)
-        return CP_ENOMEM;
-    e->text = sc->scope;
+    /* Named once the scopes stopped moving. */
+    for (size_t i = 0; i < *k; i++)
+        (*items)[i].text = out->scopes[first + i].scope;
     return 0;
 }
 
@@ -103,6 +126,8 @@ int cp_measure_program(const char *const *paths, size_t n, bool rec, const cp_st
     cp_program_stream first, second;
     memset(&second, 0, sizeof second);
     cp_expectation *items = NULL;
+    char (*args)[12] = NULL;
+    size_t k = 0;
     scopes_of s = {0};
     int rc = cp_program_stream_judge(paths, n, rec, &none, opts, &first);
     if (rc < 0)
@@ -119,28 +144,14 @@ int cp_measure_program(const char *const *paths, size_t n, bool rec, const cp_st
     }
     cp_expect_judge_take_metrics(first.judge, &whole->m);
     whole->measured = true;
-    s.whole = &whole->m;
     s.nranges = cp_expect_judge_ranges(first.judge, &s.ranges, &out->more_ranges);
+    if ((rc = devices_of(&whole->m, &s)) < 0)
+        goto out;
     if ((s.nranks = cp_trace_ranks(&first.meta, &s.ranks)) < 0) {
         rc = (int)s.nranks;
         goto out;
     }
-    size_t k = count_scopes(&s);
-    if (k == 0)
-        goto out;
-    if (!(items = calloc(k, sizeof *items))) {
-        rc = cp_failf(CP_ENOMEM, "out of memory measuring %zu scopes", k);
-        goto out;
-    }
-    /* The whole scope is scopes[0]; adding may move the array, so the
-     * whole program's metrics are reached through the index from here. */
-    for (size_t i = 0; rc == 0 && i < k; i++) {
-        s.whole = &out->scopes[0].m;
-        rc = scope_expectation(&s, i, &items[i], out);
-    }
-    for (size_t i = 0; rc == 0 && i < k; i++)
-        items[i].text = out->scopes[1 + i].scope;
-    if (rc < 0)
+    if ((rc = scope_list(&s, out, &items, &args, &k)) < 0 || k == 0)
         goto out;
     cp_expect_list list = {.items = items, .n = k, .cap = k};
     if ((rc = cp_program_stream_judge(paths, n, rec, &list, opts, &second)) < 0)
@@ -152,6 +163,8 @@ int cp_measure_program(const char *const *paths, size_t n, bool rec, const cp_st
     }
 out:
     free(items);
+    free(args);
+    free(s.devices);
     free(s.ranks);
     cp_program_stream_free(&first);
     cp_program_stream_free(&second);
@@ -199,45 +212,40 @@ int cp_measure_trace_file(const char *path, const cp_timeline_opts *opts, cp_mea
     if (out->program) {
         const cp_trace *t = &tf.variants[0].trace;
         out->processes = t->nprocesses;
-        cp_measured_scope *sc = add_scope(out, "%s", "", 0);
-        rc = sc ? measure_part(t, "", NULL, -1, opts, sc) : CP_ENOMEM;
-        /* The range names in order first seen, each once. */
+        cp_measured_scope *whole = add_scope(out, "%s", "", 0);
+        rc = whole ? measure_part(t, "", NULL, -1, opts, whole) : CP_ENOMEM;
+        /* The range names in order first seen, each once, as the
+         * streaming judge collects them (cp_expect_judge_ranges). */
+        const char *names[CP_MAX_RANGE_NAMES];
+        scopes_of s = {.ranges = names};
         for (size_t i = 0; rc == 0 && i < t->n; i++) {
             const cp_activity *a = &t->items[i];
             if (a->kind != CP_ACT_RANGE || !a->name || !a->name[0])
                 continue;
-            char want[192];
-            snprintf(want, sizeof want, "range(%s)", a->name);
             bool seen = false;
-            for (size_t k = 0; k < out->n && !seen; k++)
-                seen = strcmp(out->scopes[k].scope, want) == 0;
-            if (seen)
-                continue;
-            if (out->n > 64) {
+            for (size_t k = 0; k < s.nranges && !seen; k++)
+                seen = strcmp(names[k], a->name) == 0;
+            if (!seen && s.nranges == CP_MAX_RANGE_NAMES)
                 out->more_ranges = true;
-                continue;
-            }
-            sc = add_scope(out, "range(%s)", a->name, 0);
-            rc = sc ? measure_part(t, "range", a->name, -1, opts, sc) : CP_ENOMEM;
+            else if (!seen)
+                names[s.nranges++] = a->name;
         }
-        uint32_t devices = out->n && out->scopes[0].measured ? out->scopes[0].m.devices : 0;
-        for (uint32_t d = 0; rc == 0 && devices > 1 && d < devices; d++) {
-            uint32_t dev = out->scopes[0].m.device_metrics ? out->scopes[0].m.device_metrics[d].device
-                                                            : d;
-            char num[16];
-            snprintf(num, sizeof num, "%u", dev);
-            sc = add_scope(out, "device(%ld)", NULL, (long)dev);
-            rc = sc ? measure_part(t, "device", num, -1, opts, sc) : CP_ENOMEM;
-        }
-        int32_t *ranks = NULL;
-        long nr = rc == 0 ? cp_trace_ranks(t, &ranks) : 0;
-        if (nr < 0)
-            rc = (int)nr;
-        for (long r = 0; rc == 0 && r < nr; r++) {
-            sc = add_scope(out, "rank(%ld)", NULL, (long)ranks[r]);
-            rc = sc ? measure_part(t, "", NULL, ranks[r], opts, sc) : CP_ENOMEM;
-        }
-        free(ranks);
+        if (rc == 0 && out->scopes[0].measured)
+            rc = devices_of(&out->scopes[0].m, &s);
+        if (rc == 0 && (s.nranks = cp_trace_ranks(t, &s.ranks)) < 0)
+            rc = (int)s.nranks;
+        cp_expectation *items = NULL;
+        char (*args)[12] = NULL;
+        size_t k = 0;
+        if (rc == 0)
+            rc = scope_list(&s, out, &items, &args, &k);
+        for (size_t i = 0; rc == 0 && i < k; i++)
+            rc = measure_part(t, items[i].scope, items[i].scope_arg,
+                              items[i].has_rank ? items[i].rank : -1, opts, &out->scopes[1 + i]);
+        free(items);
+        free(args);
+        free(s.devices);
+        free(s.ranks);
     }
     cp_trace_file_free(&tf);
     return rc;

@@ -9,10 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The distinct range names a trace's first pass saw, at most this many
- * (cp_expect_judge_ranges). */
-#define MAX_RANGE_NAMES 64
-
 struct cp_expect_judge {
     cp_stream *s;
     uint64_t first;
@@ -20,9 +16,9 @@ struct cp_expect_judge {
     size_t nx;
     bool scoped, second, taken;
     cp_metrics m;
-    char *ranges[MAX_RANGE_NAMES];
+    char *ranges[CP_MAX_RANGE_NAMES];
     size_t nranges;
-    bool more_ranges; /* names past MAX_RANGE_NAMES were seen */
+    bool more_ranges; /* names past CP_MAX_RANGE_NAMES were seen */
 };
 
 /* Range a's name, kept when it is new. */
@@ -33,7 +29,7 @@ static int note_range(cp_expect_judge *j, const cp_activity *a)
     for (size_t i = 0; i < j->nranges; i++)
         if (strcmp(j->ranges[i], a->name) == 0)
             return 0;
-    if (j->nranges == MAX_RANGE_NAMES) {
+    if (j->nranges == CP_MAX_RANGE_NAMES) {
         j->more_ranges = true;
         return 0;
     }

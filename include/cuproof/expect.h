@@ -357,8 +357,9 @@ CP_API uint64_t cp_expect_judge_first(const cp_expect_judge *j);
 CP_API int cp_expect_judge_verdict(cp_expect_judge *j, size_t k, bool *ok, char *measured,
                                    size_t len);
 /* The distinct NVTX range names the first pass saw, in the order first
- * seen (at most 64; *more, which may be NULL, says whether others were
- * left out); the names live as long as the judge. */
+ * seen (at most CP_MAX_RANGE_NAMES; *more, which may be NULL, says whether
+ * others were left out); the names live as long as the judge. */
+#define CP_MAX_RANGE_NAMES 64
 CP_API size_t cp_expect_judge_ranges(const cp_expect_judge *j, const char *const **names,
                                      bool *more);
 /* Expectation k's scope's own metrics (cp_expect_stream_metrics), after
