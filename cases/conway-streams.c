@@ -196,7 +196,7 @@ static int run(cp_ctx *ctx, const cp_variant *v)
         gate[0] = 0;
         gate[1] = 0;
         queue_start = cp_now_ms();
-        CP_CUDA(cp_gate_launch(gate, GATE_TIMEOUT_NS, s->gate + 1, s->origin));
+        CP_TRY(cp_gate_launch(gate, GATE_TIMEOUT_NS, s->gate + 1, s->origin));
         held = true;
         CP_CUDA(cudaEventRecord(s->opened, s->origin));
         for (int k = 0; k < n; k++)
@@ -253,7 +253,7 @@ static uint64_t work_span_ns(const cp_variant_result *v)
     uint64_t first = UINT64_MAX, last = 0;
     for (size_t i = 0; v && v->traced && i < v->trace.n; i++) {
         const cp_activity *a = &v->trace.items[i];
-        if (!cp_activity_is_device_work(a) || (a->name && strcmp(a->name, "gate_ker") == 0))
+        if (!cp_activity_is_device_work(a) || (a->name && strcmp(a->name, CP_GATE_KERNEL) == 0))
             continue;
         first = a->start < first ? a->start : first;
         last = a->end > last ? a->end : last;
@@ -266,7 +266,7 @@ static uint64_t gate_ns(const cp_variant_result *v)
 {
     for (size_t i = 0; v && v->traced && i < v->trace.n; i++) {
         const cp_activity *a = &v->trace.items[i];
-        if (a->kind == CP_ACT_KERNEL && a->name && strcmp(a->name, "gate_ker") == 0)
+        if (a->kind == CP_ACT_KERNEL && a->name && strcmp(a->name, CP_GATE_KERNEL) == 0)
             return a->end - a->start;
     }
     return 0;

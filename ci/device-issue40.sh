@@ -28,6 +28,25 @@
 #   abparam   `ab` of the build against itself with 5% more work in
 #             multi-kernel (a wrapper that adds --param len; --max-time
 #             AB5_TIME, default 150)
+#   figure2   tests/gpu_figure_test.sh once more (figure-check-2.txt):
+#             with gputests first, the first and a later GPU use of a
+#             fresh machine side by side
+#   centre    CUPROOF_CHECK_GPU_TIME=1 run indexing --repeat 15 in 8
+#             processes (centre-N.*): the runner's listing of a traced run
+#             whose own busy time is off the timed runs'
+#   centre2   the figure check's command twice, its listings kept, and
+#             vector-add then indexing alone (centre2-*)
+#   topo      the machine's CPUs, NUMA nodes and the GPU's place among
+#             them (topo.txt)
+#   queued    conway-streams --runs 3 --processes 5, as it is and pinned to
+#             the GPU's CPUs (CUPROOF_CPU_AFFINITY=gpu): queued-all.json
+#             and queued-gpu.json, 15 processes' GPU time each
+#   mainexec  issue 41: the main job's build (preset main) of a copy of the
+#             tree without build/, and its binary's `exec` of
+#             tests/exec/cupy_streams.py with its expectations
+#             (mainexec.log); install-deps is not run (no network there:
+#             the libraries come from .gpu-deps)
+#   gpufull   every GPU test, the cases' too: `ctest -L gpu`
 #   PROGRESS=1 (the step of before): one run --runs 3 with its progress
 # The comparisons of the recorded reports run on the CPU afterwards
 # (ci/gpu-figure.py, cuproof compare): GPU time is scarce.
@@ -90,6 +109,81 @@ if has gputests; then
     CUPROOF_REQUIRE_GPU=1 timeout "${GPUTESTS_TIME:-300}" ctest --test-dir build/default -L gpu \
         -E '^case\.|the_judged_figure' --output-on-failure > "$out/ctest-gpu.log" 2>&1
     echo "ctest -L gpu (not the cases): rc $?, $(( $(date +%s) - t0 )) s; $(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log")" |
+        tee -a "$out/summary.txt"
+fi
+
+if has figure2; then
+    t0=$(date +%s)
+    bash tests/gpu_figure_test.sh . "$bin" > "$out/figure-check-2.txt" 2>&1
+    echo "figure check again: rc $?, $(( $(date +%s) - t0 )) s; $(tail -1 "$out/figure-check-2.txt")" |
+        tee -a "$out/summary.txt"
+    [ -f gpu-figure-failed-report.json ] && gzip -c gpu-figure-failed-report.json > "$out/figure-check-2.json.gz"
+fi
+
+if has centre; then
+    # indexing with every timed run traced, in 8 processes: where the one
+    # traced run's own busy time is off the timed runs' (indexing centre,
+    # 5.5-6.6% in 3 of 4 checks), the runner lists both runs on stderr.
+    for i in 1 2 3 4 5 6 7 8; do
+        CUPROOF_CHECK_GPU_TIME=1 $bin run indexing --repeat 15 --out "build/centre-$i" \
+            > "$out/centre-$i.log" 2>&1
+        python3 ci/gpu-figure.py "build/centre-$i/report.json" > "$out/centre-$i.txt" 2>&1
+        echo "centre $i: rc $?; $(grep -E '^indexing +centre' "$out/centre-$i.txt" | tr -s ' ')" |
+            tee -a "$out/summary.txt"
+        gzip -c "build/centre-$i/report.json" > "$out/centre-$i.json.gz"
+    done
+fi
+
+if has centre2; then
+    # The figure check's command with its listings kept (centre2-all-N),
+    # and vector-add then indexing alone (centre2-va-N).
+    for i in 1 2; do
+        CUPROOF_CHECK_GPU_TIME=1 $bin run vector-add indexing rtc-unroll conway-global \
+            conway-streams multi-kernel mandelbrot --repeat 15 --out "build/c2-all-$i" \
+            > "$out/centre2-all-$i.log" 2>&1
+        python3 ci/gpu-figure.py "build/c2-all-$i/report.json" > "$out/centre2-all-$i.txt" 2>&1
+        echo "centre2 all $i: rc $?; $(tail -1 "$out/centre2-all-$i.txt")" | tee -a "$out/summary.txt"
+        CUPROOF_CHECK_GPU_TIME=1 $bin run vector-add indexing --repeat 15 --out "build/c2-va-$i" \
+            > "$out/centre2-va-$i.log" 2>&1
+        python3 ci/gpu-figure.py "build/c2-va-$i/report.json" > "$out/centre2-va-$i.txt" 2>&1
+        echo "centre2 vector-add, indexing $i: rc $?; $(tail -1 "$out/centre2-va-$i.txt")" |
+            tee -a "$out/summary.txt"
+    done
+fi
+
+if has topo; then
+    { nvidia-smi topo -m; lscpu; numactl -H; nvidia-smi -q -d PERFORMANCE,CLOCK; } > "$out/topo.txt" 2>&1
+    grep -E "NUMA node|^Model name|CPU\(s\):" "$out/topo.txt" | head -6 | tee -a "$out/summary.txt"
+fi
+
+if has queued; then
+    for aff in all gpu; do
+        t0=$(date +%s)
+        CUPROOF_CPU_AFFINITY=$aff $bin run conway-streams --runs 3 --processes 5 \
+            --out "build/queued-$aff" > "$out/queued-$aff.log" 2>&1
+        echo "queued, affinity $aff: rc $?, $(( $(date +%s) - t0 )) s" | tee -a "$out/summary.txt"
+        cp "build/queued-$aff/report.json" "$out/queued-$aff.json"
+    done
+fi
+
+if has mainexec; then
+    fresh=$(mktemp -d)
+    tar --exclude=./build --exclude=./.gpu-deps -cf - . | tar -xf - -C "$fresh"
+    t0=$(date +%s)
+    ( cd "$fresh" && cmake --preset main && cmake --build --preset main ) > "$out/mainexec-build.log" 2>&1
+    echo "main preset build: rc $?, $(( $(date +%s) - t0 )) s; built: $(ls "$fresh/build/default" | tr '\n' ' ')" |
+        tee -a "$out/summary.txt"
+    ( cd "$fresh" && ./build/default/cuproof exec --expect-file tests/exec/cupy_streams.expect \
+        --out "$fresh/exec-out" -- python3 tests/exec/cupy_streams.py ) > "$out/mainexec.log" 2>&1
+    echo "main job's binary, exec cupy_streams.py: rc $?" | tee -a "$out/summary.txt"
+    cp "$fresh/exec-out/report.json" "$out/mainexec-report.json" 2>/dev/null
+fi
+
+if has gpufull; then
+    t0=$(date +%s)
+    CUPROOF_REQUIRE_GPU=1 timeout "${GPUTESTS_TIME:-420}" ctest --test-dir build/default -L gpu \
+        --output-on-failure > "$out/ctest-gpu-all.log" 2>&1
+    echo "ctest -L gpu (every one): rc $?, $(( $(date +%s) - t0 )) s; $(grep -E 'tests passed|tests failed' "$out/ctest-gpu-all.log")" |
         tee -a "$out/summary.txt"
 fi
 

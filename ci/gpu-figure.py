@@ -13,6 +13,9 @@ variant judged on the GPU's time, the figure compare and ab judge it on
   against the median of CUPTI's own busy time of the timed runs
   (timed_cupti_own_ms), so that the one traced run stands for them.
 
+A gated variant's run in which no gate kernel was recognised (the series
+timed_cupti_gates) is named beside its row.
+
 Without those series (a report not made so), events against the traced
 run's span; a busy-time figure is then not checked. For a report of --runs K, how much the judged figure and the wall
 time moved between its passes (the sd of the log of the passes' values).
@@ -134,6 +137,13 @@ def main():
                 unchecked.append(f"{c['name']} {v['name']}")
             elif off > within:
                 bad.append(f"{c['name']} {v['name']}")
+            # A gated variant's runs each hold the runner's gate kernel;
+            # one with none recognised (timed_cupti_gates) says why its
+            # span is off (the runner lists that run on stderr).
+            gates = series.get("timed_cupti_gates")
+            if gated and gates and min(gates) < 1:
+                mark += "  <- no gate kernel recognised in %d of %d runs" % (
+                    sum(1 for g in gates if g < 1), len(gates))
             print("%-20s %-26s %5s %-6s %10.4f %10.4f %10.4f %-10s %7.3f %8s %8s%s" %
                   (c["name"], v["name"], "yes" if gated else "", "busy" if on_busy else "events",
                    t.get("median_ms", 0), fig, ref, how, ratio,

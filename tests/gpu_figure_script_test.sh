@@ -3,7 +3,8 @@
 # on recorded H200 reports (samples/h200-gpu-time), so that each of its
 # verdicts is shown able to fail on the CPU: the recorded check passes; an
 # own busy figure and an events figure each moved 10% from CUPTI's are
-# named and exit 1; a report without the timed runs' own busy time (the
+# named and exit 1; a gated run without a recognised gate kernel is
+# named; a report without the timed runs' own busy time (the
 # first recording) is "not checked", exit 2, never passed. And the script's
 # reading of the figure rule (which variants are judged on their own busy
 # time) is compare's own (cp_variant_judged_on_busy) on the same report.
@@ -53,6 +54,20 @@ expect 1 "an own busy figure 10% from CUPTI's" "off: indexing centre" "$tmp/own"
 moved conway-streams queued-16 timed_gpu_ms "$tmp/events.json"
 run "$tmp/events.json" "$tmp/events"
 expect 1 "an events figure 10% from CUPTI's" "off: conway-streams queued-16" "$tmp/events"
+# A gated variant whose runs recognised no gate kernel is named so.
+python3 - "$s/figure-check-4.json.gz" "$tmp/nogate.json" <<'PY'
+import gzip, json, sys
+r = json.load(gzip.open(sys.argv[1], "rt"))
+for c in r["cases"]:
+    for v in c["variants"]:
+        if c["name"] == "conway-streams" and v["name"] == "queued-4":
+            n = len(v["timing"]["gpu_samples_ms"])
+            v["series"].append({"name": "timed_cupti_gates", "unit": "count",
+                                "values": [1] * (n - 2) + [0, 0]})
+json.dump(r, open(sys.argv[2], "w"))
+PY
+run "$tmp/nogate.json" "$tmp/nogate"
+expect 0 "a gate not recognised is named" "queued-4 .*no gate kernel recognised in 2 of" "$tmp/nogate"
 run "$s/first/figure.json.gz" "$tmp/old"
 expect 2 "no timed own busy time" "not checked" "$tmp/old"
 

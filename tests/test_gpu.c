@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include <cuproof/device.h>
 #include <cuproof/driver.h>
+#include <cuproof/gate.h>
 #include <cuproof/rtc.h>
 #include <cuproof/internal/runner.h>
 #include "runner/window.h"
@@ -257,6 +258,61 @@ Test(gpu, run_time_kernels_keep_their_names, .timeout = 300)
     cudaFree(d);
     for (int i = 0; i < 2; i++)
         cp_rtc_program_free(&p[i]);
+    cp_tracer_shutdown();
+}
+
+/* The figure check on the H200 (issue 40) found gate_ker traced as
+ * scale_unroll, rtc-unroll's NVRTC kernel, unloaded earlier in the same
+ * process before the gate's module was first loaded: the runner then kept
+ * the gate's spin in a run's work. The same order here, in a process of
+ * its own (Criterion's): run-time kernels loaded, launched and unloaded,
+ * then the first gate: cp_gate_launch must be traced as CP_GATE_KERNEL
+ * whatever CUPTI calls it (how often CUPTI was wrong is printed). */
+Test(gpu, the_gate_keeps_its_name_after_unloaded_kernels, .timeout = 300)
+{
+    cp_env env;
+    gpu_test_begin(&env);
+    cr_assert(cp_tracer_available(), "%s", cp_tracer_unavailable_reason());
+    char *src = cp_rtc_elementwise("scale_unroll", "float *x", "x[i] = 2.0f * x[i]");
+    cr_assert_not_null(src, "%s", cp_last_error());
+    cp_rtc_program p = {0};
+    cr_assert_eq(cp_rtc_compile(src, "scale_unroll", env.cc_major, env.cc_minor, NULL, 0, &p), 0,
+                 "%s", cp_last_error());
+    free(src);
+    float *d = NULL;
+    cr_assert_eq(cudaMalloc((void **)&d, 1024 * sizeof(float)), cudaSuccess);
+    cp_trace t;
+    cp_trace_init(&t);
+    uint64_t renamed = 0;
+    for (int i = 0; i < 4; i++)
+        traced_name(&p, "scale_unroll", true, d, &t, &renamed);
+    int *gate = NULL, *flag = NULL;
+    cr_assert_eq(cudaHostAlloc((void **)&gate, 2 * sizeof *gate, cudaHostAllocMapped), cudaSuccess);
+    cr_assert_eq(cudaHostGetDevicePointer((void **)&flag, gate, 0), cudaSuccess);
+    gate[0] = 1; /* open already: the gate ends at once */
+    gate[1] = 0;
+    cr_assert_eq(cp_tracer_begin(&t), 0, "%s", cp_last_error());
+    cr_assert_eq(cp_gate_launch(flag, 1000000000ull, flag + 1, 0), 0, "%s", cp_last_error());
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    cr_assert_eq(cp_tracer_end(), 0, "%s", cp_last_error());
+    const char *name = NULL;
+    int kernels = 0;
+    for (size_t i = 0; i < t.n; i++)
+        if (t.items[i].kind == CP_ACT_KERNEL) {
+            kernels++;
+            name = t.items[i].name;
+        }
+    cr_expect_eq(kernels, 1);
+    cr_expect(name && strcmp(name, CP_GATE_KERNEL) == 0, "the gate is traced as %s",
+              name ? name : "(no kernel)");
+    cr_expect_eq(gate[1], 0, "the open gate did not time out");
+    fprintf(stderr, "cuproof-test: the gate after unloaded run-time kernels: CUPTI named it "
+                    "%s (%llu corrected)\n",
+            t.renamed_kernels ? "wrongly" : "rightly", (unsigned long long)t.renamed_kernels);
+    cp_trace_free(&t);
+    cudaFreeHost(gate);
+    cudaFree(d);
+    cp_rtc_program_free(&p);
     cp_tracer_shutdown();
 }
 

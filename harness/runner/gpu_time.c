@@ -26,7 +26,7 @@ int cp_gpu_timer_begin(cp_gpu_timer *t, int device, bool gated, void *const *str
         __atomic_store_n(&t->gate[1], 0, __ATOMIC_SEQ_CST);
         int *flag = NULL;
         CP_CUDA(cudaHostGetDevicePointer((void **)&flag, t->gate, 0));
-        CP_CUDA(cp_gate_launch(flag, CP_GATE_TIMEOUT_NS, flag + 1, cudaStreamLegacy));
+        CP_TRY(cp_gate_launch(flag, CP_GATE_TIMEOUT_NS, flag + 1, cudaStreamLegacy));
         t->held = true;
     }
     CP_CUDA(cudaEventRecord(t->start, cudaStreamLegacy));

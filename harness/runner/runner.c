@@ -10,6 +10,7 @@
  */
 #include <cuproof/expect.h>
 #include <cuproof/internal/compare_stats.h>
+#include <cuproof/internal/run_stats.h>
 #include <cuproof/internal/runner.h>
 #include <cuproof/device.h>
 
@@ -18,6 +19,7 @@
 
 #include <cuproof/nvtx.h>
 #include "runner/gpu_time.h"
+#include <cuproof/gate.h>
 #include "runner/window.h"
 
 #include <cuda_runtime_api.h>
@@ -223,18 +225,22 @@ static const cp_variant_result *timed_before(const cp_run_opts *o, const char *n
 
 /* A traced window's GPU work in ms, the gate kernels left out (the
  * runner's and a case's own: neither is the body's work), which are
- * dropped from *t: its span, from the first kernel, copy or memset's
- * start to the last one's end, into *span_ms; its own busy time
- * (cp_metrics_own_ns: what compare judges a variant whose events hold
- * waits on) into *own_ms. Each 0 when it holds none. */
-static int work_of(const cp_ctx *ctx, cp_trace *t, double *span_ms, double *own_ms)
+ * dropped from *t and counted into *gates: its span, from the first
+ * kernel, copy or memset's start to the last one's end, into *span_ms;
+ * its own busy time (cp_metrics_own_ns: what compare judges a variant
+ * whose events hold waits on) into *own_ms. Each 0 when it holds none. */
+static int work_of(const cp_ctx *ctx, cp_trace *t, double *span_ms, double *own_ms,
+                   double *gates)
 {
     uint64_t first = UINT64_MAX, last = 0;
     size_t kept = 0;
+    *gates = 0;
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
-        if (a->kind == CP_ACT_KERNEL && a->name && strstr(a->name, "gate_ker"))
+        if (a->kind == CP_ACT_KERNEL && a->name && strcmp(a->name, CP_GATE_KERNEL) == 0) {
+            ++*gates;
             continue;
+        }
         t->items[kept++] = *a;
         if (a->kind != CP_ACT_KERNEL && a->kind != CP_ACT_MEMCPY && a->kind != CP_ACT_MEMSET)
             continue;
@@ -256,12 +262,79 @@ static int work_of(const cp_ctx *ctx, cp_trace *t, double *span_ms, double *own_
 /* CUPROOF_CHECK_GPU_TIME=1 (a check of the figure, never for a report
  * that is compared): each timed run judged on the GPU's time is traced
  * as well, so that its events can be held against CUPTI's account of the
- * same run's work: the series "timed_gpu_ms", "timed_cupti_span_ms" and
- * "timed_cupti_own_ms" (ci/gpu-figure.py). */
+ * same run's work: the series "timed_gpu_ms", "timed_cupti_span_ms",
+ * "timed_cupti_own_ms" and "timed_cupti_gates" (the gate kernels left
+ * out of each) (ci/gpu-figure.py). */
 static bool checking_gpu_time(const cp_ctx *ctx, bool on_gpu)
 {
     const char *e = getenv("CUPROOF_CHECK_GPU_TIME");
     return on_gpu && e && strcmp(e, "1") == 0 && cp_tracer_available() && !ctx->def->cpu_only;
+}
+
+/* Under CUPROOF_CHECK_GPU_TIME, where a figure and CUPTI's account of the
+ * same work differ by more than 5% and 0.5 us (ci/gpu-figure.py's
+ * bounds): the activities of the run (or runs) behind it on stderr, from
+ * the window's first, so that the reason (a gate not recognised, work
+ * not held behind it, kernels slower in one run than another) is there
+ * to be read, which the report's figures alone cannot give. */
+static bool off_by_more(double a, double b)
+{
+    double off = fabs(a - b);
+    return off > 0.0005 && off > 0.05 * fmax(a, b);
+}
+
+static void list_trace(const char *title, const cp_trace *t)
+{
+    uint64_t t0 = UINT64_MAX;
+    for (size_t i = 0; i < t->n; i++)
+        t0 = t->items[i].start < t0 ? t->items[i].start : t0;
+    fprintf(stderr, "  %s, %zu activities (us from the first):\n", title, t->n);
+    for (size_t i = 0; i < t->n && i < 48; i++) {
+        const cp_activity *a = &t->items[i];
+        fprintf(stderr, "    %-8s %10.3f %10.3f  stream %u  grid %u block %u  %s\n",
+                cp_act_kind_name(a->kind), (double)(a->start - t0) / 1e3,
+                (double)(a->end - a->start) / 1e3, a->stream, a->grid[0], a->block[0],
+                a->name ? a->name : "(no name)");
+    }
+}
+
+/* A gated variant's first timed run whose span of the work (t, its gates
+ * left out and counted in `gates`) is off its events. */
+static void list_if_span_off(const cp_ctx *ctx, const cp_variant *v, const cp_trace *t,
+                             double events_ms, double span_ms, double gates, bool *listed)
+{
+    if (*listed || !ctx->settings[v->index].gated || !off_by_more(span_ms, events_ms))
+        return;
+    *listed = true;
+    fprintf(stderr,
+            "cuproof: %s %s: CUPTI's span of a timed run's work %.4f ms, its events %.4f ms, "
+            "%.0f gate kernel(s) left out\n",
+            ctx->def->id, v->name, span_ms, events_ms, gates);
+    list_trace("the timed run, its gates left out", t);
+}
+
+/* An ungated variant whose traced run's own busy time (what compare
+ * judges where its events hold waits) is off the timed runs' median own
+ * busy time: the traced run and the last timed run. */
+static void list_if_own_off(const cp_variant *v, const cp_variant_result *vr,
+                            const double *timed_own, size_t n, const cp_trace *last_timed)
+{
+    if (vr->gated || !vr->traced || n == 0)
+        return;
+    double *sorted = malloc(n * sizeof *sorted);
+    if (!sorted)
+        return;
+    memcpy(sorted, timed_own, n * sizeof *sorted);
+    double median = cp_median_inplace(sorted, n);
+    free(sorted);
+    double own = (double)cp_variant_own_ns(vr) / 1e6;
+    if (!off_by_more(own, median))
+        return;
+    fprintf(stderr,
+            "cuproof: %s: the traced run's own busy time %.4f ms, the timed runs' median %.4f ms\n",
+            v->name, own, median);
+    list_trace("the traced run", &vr->trace);
+    list_trace("the last timed run", last_timed);
 }
 
 /* The variant's figure and how its GPU time is taken, into vr. */
@@ -284,7 +357,11 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     size_t cap = (size_t)(o->repeat > 0 ? o->repeat : o->max_samples);
     double *samples = calloc(cap ? cap : 1, sizeof *samples);
     double *gpu_samples = calloc(cap ? cap : 1, sizeof *gpu_samples);
-    double *cupti_span = NULL, *cupti_own = NULL; /* CUPROOF_CHECK_GPU_TIME */
+    /* CUPROOF_CHECK_GPU_TIME */
+    double *cupti_span = NULL, *cupti_own = NULL, *cupti_gates = NULL;
+    bool listed = false;
+    cp_trace last_checked;
+    cp_trace_init(&last_checked);
     cp_gpu_timer timer = {0};
     if (!samples || !gpu_samples) {
         free(samples);
@@ -298,6 +375,7 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
      * launch (about 1 ms on an H100), which must not land in the trace
      * that checks read. */
     bool trace_warmup = o->trace && !ctx->def->cpu_only && cp_tracer_available();
+    bool check = checking_gpu_time(ctx, on_gpu);
     size_t first_free = 0;
     long long timed_leak = 0;
     const cp_variant_result *lent = timed_before(o, v->name);
@@ -356,9 +434,9 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
     if (!ctx->def->cpu_only)
         cp_gpu_clocks(ctx->env->device, &vr->clocks_before);
     double started = cp_now_ms();
-    bool check = checking_gpu_time(ctx, on_gpu);
     if (check && (!(cupti_span = calloc(cap ? cap : 1, sizeof *cupti_span)) ||
-                  !(cupti_own = calloc(cap ? cap : 1, sizeof *cupti_own))))
+                  !(cupti_own = calloc(cap ? cap : 1, sizeof *cupti_own)) ||
+                  !(cupti_gates = calloc(cap ? cap : 1, sizeof *cupti_gates))))
         CP_TRY(CP_ENOMEM);
     do {
         announce(ctx, v, "timed", (int)n + 1, (int)cap, variant_started, NULL);
@@ -366,9 +444,13 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
         cp_trace_init(&checked);
         rc = one_run(ctx, v, vr, &samples[n], check ? &checked : NULL, on_gpu ? &timer : NULL,
                      &gpu_samples[n]);
-        if (check && rc == 0)
-            rc = work_of(ctx, &checked, &cupti_span[n], &cupti_own[n]);
-        cp_trace_free(&checked);
+        if (check && rc == 0) {
+            rc = work_of(ctx, &checked, &cupti_span[n], &cupti_own[n], &cupti_gates[n]);
+            list_if_span_off(ctx, v, &checked, gpu_samples[n], cupti_span[n], cupti_gates[n],
+                             &listed);
+        }
+        cp_trace_free(&last_checked);
+        last_checked = checked; /* kept for list_if_own_off */
         CP_TRY(rc);
         if (n == 0 && o->warmup == 0)
             CP_TRY(free_memory(ctx, &first_free));
@@ -384,6 +466,7 @@ static int run_variant(cp_ctx *ctx, const cp_variant *v, const cp_run_opts *o,
         CP_TRY(cp_series_set(ctx, v, "timed_gpu_ms", "ms", gpu_samples, n));
         CP_TRY(cp_series_set(ctx, v, "timed_cupti_span_ms", "ms", cupti_span, n));
         CP_TRY(cp_series_set(ctx, v, "timed_cupti_own_ms", "ms", cupti_own, n));
+        CP_TRY(cp_series_set(ctx, v, "timed_cupti_gates", "count", cupti_gates, n));
     }
 timed:
     CP_TRY(cp_timing_compute(samples, n, &vr->timing));
@@ -409,6 +492,8 @@ timed:
     else {
         announce(ctx, v, "traced", 1, 1, variant_started, NULL);
         CP_TRY(traced_run(ctx, v, vr));
+        if (cupti_own) /* checked here, not lent */
+            list_if_own_off(v, vr, cupti_own, n, &last_checked);
     }
     /* Free memory is device-wide: with other processes on the GPU (the
      * sanitizer runs side by side, say) it measures them too, so it is not
@@ -426,6 +511,8 @@ out:
     cp_gpu_timer_free(&timer);
     free(cupti_span);
     free(cupti_own);
+    free(cupti_gates);
+    cp_trace_free(&last_checked);
     free(samples);
     free(gpu_samples);
     return rc;
