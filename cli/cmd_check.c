@@ -559,7 +559,8 @@ static int check_program(const check_args *a)
                       .processes = &ps.meta,
                       .device_work = work_of(j),
                       .dropped = ps.meta.dropped_records,
-                      .allow_dropped = a->allow_dropped};
+                      .allow_dropped = a->allow_dropped,
+                      .ranks = ps.ranks};
     cp_trust trust;
     judge_trust(&in, &trust, &tl);
     if (in.device_work == 0) {
@@ -614,7 +615,8 @@ static int check_rec(const check_args *a)
                           .dropped = ps.meta.dropped_records,
                           .cut_short = ps.truncated,
                           .cut_why = ps.why,
-                          .allow_dropped = a->allow_dropped};
+                          .allow_dropped = a->allow_dropped,
+                          .ranks = ps.ranks};
         const cp_metrics *m = cp_expect_judge_metrics(j);
         printf("%s: %u kernels, %u copies, %u memsets, %zu lanes (streamed%s)\n", path,
                m->kernels, m->copies, m->memsets, m->nlanes,

@@ -258,6 +258,7 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
         .allow_dropped = o->allow_dropped,
         .run = run->id,
         .no_device = o->no_device,
+        .ranks = v->ranks,
     };
     cp_trust_judge(&in, &j->trust);
     /* A trace that cannot be read is untrusted before any rule. */

@@ -387,12 +387,14 @@ static bool across_ranks(const cp_expectation *e)
 }
 
 /* Whether expectation `e` cannot be judged (why in `why`): it asks for a
- * figure across ranks or on every rank and a rank has no trace; it asks
+ * figure across ranks or on every rank and a rank has no trace or the
+ * ranks are not one job; it asks
  * for one across ranks, or spans hosts, and the collectives could not be
  * matched; or its part may span hosts that could not be aligned. */
 static bool undecided(const cp_expectation *e, const cp_ranks *r, char *why, size_t len)
 {
-    if ((across_ranks(e) || e->every_rank) && cp_ranks_incomplete(r, why, len))
+    if ((across_ranks(e) || e->every_rank) &&
+        (cp_ranks_incomplete(r, why, len) || cp_ranks_not_one_job(r, why, len)))
         return true;
     if ((across_ranks(e) || (r && r->nhosts > 1 && cp_expect_crosses_hosts(e))) &&
         cp_ranks_unmatched(r, why, len))

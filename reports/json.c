@@ -274,6 +274,8 @@ static void ranks_json(builder *b, cJSON *o, const cp_ranks *r)
         add_str(b, rj, "partial", r->partial);
     if (r->missing[0])
         add_str(b, rj, "missing", r->missing);
+    if (r->not_one_job[0])
+        add_str(b, rj, "not_one_job", r->not_one_job);
     if (!r->straggler) {
         b->ok = b->ok && cJSON_AddNullToObject(rj, "straggler");
         return;

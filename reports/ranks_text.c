@@ -74,6 +74,8 @@ static void after_table(FILE *f, const cp_ranks *r, const char *indent)
                 cp_fmt_ms((double)r->straggler_max_lag_ns / 1e6, most, sizeof most));
     if (r->missing[0])
         fprintf(f, "%smissing: %s\n", indent, r->missing);
+    if (r->not_one_job[0])
+        fprintf(f, "%snot one job: %s\n", indent, r->not_one_job);
     if (r->unmatched[0])
         fprintf(f, "%snot matched: %s; no figure across ranks is given\n", indent,
                 r->unmatched);

@@ -333,6 +333,7 @@ static int read_ranks_into(const where *w, const cJSON *o, cp_ranks *r)
     str(o, "unmatched", r->unmatched, sizeof r->unmatched);
     str(o, "partial", r->partial, sizeof r->partial);
     str(o, "missing", r->missing, sizeof r->missing);
+    str(o, "not_one_job", r->not_one_job, sizeof r->not_one_job);
     CP_TRY(read_straggler(w, item(o, "straggler"), r));
 out:
     return rc;

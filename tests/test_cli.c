@@ -1219,6 +1219,56 @@ Test(cli, a_collective_missing_in_between_makes_no_false_straggler)
     unlink(path);
 }
 
+/* The recorded DDP run with no slow rank with every record of process 2
+ * (rank 1) moved `shift_ns` later, written to `out`: two runs' files
+ * with one run id, as a copied id or files of before run ids are. */
+static void ddp_shifted(uint64_t shift_ns, const char *out)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    bool truncated = false;
+    cr_assert_eq(cp_rec_read_trace(CUPROOF_FIXTURES "/exec-h100x2-ddp/overlap.cprec", &t,
+                                   &truncated),
+                 0, "%s", cp_last_error());
+    for (size_t i = 0; i < t.n; i++)
+        if (t.items[i].process == 2) {
+            t.items[i].start += shift_ns;
+            t.items[i].end += shift_ns;
+        }
+    cr_assert_eq(cp_rec_write_trace(out, &t), 0, "%s", cp_last_error());
+    cp_trace_free(&t);
+}
+
+/* Issue 42's implausible timing: two runs' files judged as one job gave a
+ * straggler with a median lag of 29.3 s. Rank 1's records 29.3 s later:
+ * its collectives end 29.3 s after rank 0's on the same host, more than
+ * one collective is from the next, so the files are not one job and
+ * nothing is judged (exit 3), the straggler not named. Control: 0.5 ms
+ * later (under the 1 ms floor and the interval) is one job still. */
+Test(cli, two_runs_files_are_not_one_job)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/cuproof-ddp2-%d.cprec", (int)getpid());
+    ddp_shifted(29300000000ull, path);
+    int rc = check("%s --expect 'no finding straggler' --expect 'kernels > 100'", path);
+    cr_expect_eq(rc, 3, "%s", output);
+    HAS("not one job: on host ");
+    HAS("the ranks' collectives end a median 29299.982 ms apart (ranks 0 and 1 the farthest, "
+        "over 82 collectives), more than the 0.950 ms between one collective and the next");
+    HAS("inconclusive  no finding straggler  (on host ");
+    HAS("judged  kernels > 100  (measured");
+    HAS("but the trace's verdict is inconclusive");
+    HAS("inconclusive: not one job:");
+    cr_expect_null(strstr(output, "passed  "), "%s", output);
+    cr_expect_null(strstr(output, "straggler: rank"), "%s", output);
+
+    ddp_shifted(500000, path);
+    rc = check("%s --expect 'kernels > 100'", path);
+    cr_expect_eq(rc, 0, "%s", output);
+    cr_expect_null(strstr(output, "not one job"), "%s", output);
+    unlink(path);
+}
+
 /* Issue 42's missing rank: every header says world size 2 and rank 1's
  * file is absent. 'every rank:' was judged on rank 0 alone and passed;
  * now it is inconclusive (exit 3), naming the rank missing, while an

@@ -99,6 +99,52 @@ Test(collectives, a_host_without_collectives_is_not_aligned)
     cp_collectives_free(c);
 }
 
+/* Two ranks on one host, a collective a millisecond, rank 1's clock
+ * reading `shift` ns on (its files another run's): 5 s apart is not one
+ * job (nothing matched, no straggler); 0.5 ms is (under the 1 ms floor
+ * and the interval). On two hosts the same 5 s is a clock offset, which
+ * the alignment takes out: one job. */
+static cp_collectives_result shifted(uint64_t shift, uint32_t host_of_1)
+{
+    cp_collectives *c;
+    cr_assert_eq(cp_collectives_new(&c), 0);
+    for (uint32_t k = 0; k < 40; k++) {
+        uint64_t start = 1000000000ull + (uint64_t)k * 1000000, end = start + 100000 + k % 3;
+        cr_assert_eq(cp_collectives_add(c, 0, 0, 17, start, end), 0);
+        cr_assert_eq(cp_collectives_add(c, 1, host_of_1, 17, start + 20000 + shift, end + shift), 0);
+    }
+    cp_collectives_result r;
+    cr_assert_eq(cp_collectives_analyse(c, 100000, &r), 0);
+    cp_collectives_free(c);
+    return r;
+}
+
+Test(collectives, ranks_whose_ends_are_seconds_apart_are_not_one_job)
+{
+    cp_collectives_result r = shifted(5000000000ull, 0);
+    cr_expect(r.not_one_job);
+    cr_expect_eq(r.apart_host, 0);
+    cr_expect_eq(r.apart_ranks[0], 0);
+    cr_expect_eq(r.apart_ranks[1], 1);
+    cr_expect_geq(r.apart_median_ns, 4999000000ull);
+    cr_expect_leq(r.apart_median_ns, 5001000000ull);
+    cr_expect_leq(r.apart_interval_ns - 999998, 4, "%llu", (unsigned long long)r.apart_interval_ns);
+    cr_expect_eq(r.matched, 0);
+    cr_expect_not(r.straggler);
+    cp_collectives_result_free(&r);
+
+    r = shifted(500000, 0);
+    cr_expect_not(r.not_one_job);
+    cr_expect_eq(r.matched, 40);
+    cp_collectives_result_free(&r);
+
+    r = shifted(5000000000ull, 1);
+    cr_expect_not(r.not_one_job, "a clock offset between hosts is aligned");
+    cr_expect(r.all_aligned);
+    cr_expect_eq(r.matched, 40);
+    cp_collectives_result_free(&r);
+}
+
 /* Rank 2 of 4 arrives 500 us late in 9 collectives of 10: it is named,
  * with a median lag near 500 us; on time, nobody is (the control). */
 Test(collectives, the_straggler_is_named_by_arrival)

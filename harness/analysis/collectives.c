@@ -390,6 +390,98 @@ static void align_hosts(const cp_collectives *c, scratch *s, cp_collectives_resu
     }
 }
 
+/* One job's collective ends on one host lie closer together than the
+ * interval between its collectives (none ends before the last rank
+ * arrives); two runs' files, whose ends are seconds apart, do not. The
+ * least such distance that says so, below which a job's own jitter and
+ * back-to-back collectives could not be told from it. */
+#define ONE_JOB_FLOOR_NS 1000000
+
+/* Whether the ranks that share a host are one job (c sorted by
+ * collective): per matched collective, the spread of the ends of the
+ * ranks on each host (their clock is one, nothing to align), the largest
+ * over hosts, against the interval from the previous collective on the
+ * same communicator (the first kernel's end of each). Where the median
+ * spread exceeds the median interval (and ONE_JOB_FLOOR_NS), out says
+ * which ranks and by how much (not_one_job). */
+static int check_one_job(const cp_collectives *c, scratch *s, cp_collectives_result *out)
+{
+    /* Per host, the earliest and latest end in the collective at hand
+     * and the ranks that had them. */
+    int64_t *lo = malloc((c->nhosts + 1) * sizeof *lo), *hi = malloc((c->nhosts + 1) * sizeof *hi);
+    uint32_t *lo_rank = malloc((c->nhosts + 1) * sizeof *lo_rank),
+             *hi_rank = malloc((c->nhosts + 1) * sizeof *hi_rank);
+    if (!lo || !hi || !lo_rank || !hi_rank) {
+        free(lo);
+        free(hi);
+        free(lo_rank);
+        free(hi_rank);
+        return cp_failf(CP_ENOMEM, "out of memory comparing the ranks' collectives");
+    }
+    /* The intervals go in spread_s and the spreads in spread_e, which
+     * find_arrivals fills afresh after. */
+    size_t nspread = 0, ninterval = 0;
+    int64_t prev_end = 0, far = -1;
+    uint32_t prev_comm = LEFT_OUT, far_a = 0, far_b = 0, far_host = 0;
+    for (size_t i = 0, j; i < c->n; i = j) {
+        j = collective_end(c, i);
+        if (c->k[i].comm == LEFT_OUT)
+            continue;
+        if (c->k[i].comm == prev_comm && (int64_t)c->k[i].end > prev_end)
+            s->spread_s[ninterval++] = (int64_t)c->k[i].end - prev_end;
+        prev_comm = c->k[i].comm;
+        prev_end = (int64_t)c->k[i].end;
+        for (uint32_t h = 0; h < c->nhosts; h++) {
+            lo[h] = INT64_MAX;
+            hi[h] = INT64_MIN;
+        }
+        for (size_t t = i; t < j; t++) {
+            uint32_t h = c->k[t].host;
+            int64_t e = (int64_t)c->k[t].end;
+            if (e < lo[h]) {
+                lo[h] = e;
+                lo_rank[h] = c->k[t].rank;
+            }
+            if (e > hi[h]) {
+                hi[h] = e;
+                hi_rank[h] = c->k[t].rank;
+            }
+        }
+        int64_t widest = -1;
+        for (uint32_t h = 0; h < c->nhosts; h++) {
+            if (lo[h] == INT64_MAX || lo_rank[h] == hi_rank[h])
+                continue;
+            int64_t d = hi[h] - lo[h];
+            widest = d > widest ? d : widest;
+            if (d > far) {
+                far = d;
+                far_a = lo_rank[h] < hi_rank[h] ? lo_rank[h] : hi_rank[h];
+                far_b = lo_rank[h] < hi_rank[h] ? hi_rank[h] : lo_rank[h];
+                far_host = h;
+            }
+        }
+        if (widest >= 0)
+            s->spread_e[nspread++] = widest;
+    }
+    free(lo);
+    free(hi);
+    free(lo_rank);
+    free(hi_rank);
+    if (nspread < 3 || ninterval < 2)
+        return 0;
+    int64_t spread = median(s->spread_e, nspread), interval = median(s->spread_s, ninterval);
+    if (spread <= interval || spread <= ONE_JOB_FLOOR_NS)
+        return 0;
+    out->not_one_job = true;
+    out->apart_host = far_host;
+    out->apart_ranks[0] = far_a;
+    out->apart_ranks[1] = far_b;
+    out->apart_median_ns = (uint64_t)spread;
+    out->apart_interval_ns = (uint64_t)interval;
+    out->apart_collectives = (uint32_t)nspread;
+    return 0;
+}
+
 /* Second pass: arrivals on aligned clocks. Each collective that two or
  * more aligned ranks ran is matched; its spreads of starts and of ends
  * are kept, and the rank that started it last is charged its lag. */
@@ -484,7 +576,9 @@ int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collective
     snprintf(out->unmatched, sizeof out->unmatched, "%s", c->unmatched);
     snprintf(out->partial, sizeof out->partial, "%s", c->partial);
     scratch s = {0};
-    if ((rc = alloc_scratch(c, &s, out)) == 0 && !out->unmatched[0]) {
+    if ((rc = alloc_scratch(c, &s, out)) == 0 && !out->unmatched[0])
+        rc = check_one_job(c, &s, out);
+    if (rc == 0 && !out->unmatched[0] && !out->not_one_job) {
         align_hosts(c, &s, out);
         find_arrivals(c, &s, out);
         name_straggler(c, &s, min_lag_ns, out);

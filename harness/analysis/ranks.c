@@ -337,6 +337,17 @@ int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks 
     r->collectives = c.matched;
     snprintf(r->unmatched, sizeof r->unmatched, "%s", c.unmatched);
     snprintf(r->partial, sizeof r->partial, "%s", c.partial);
+    if (c.not_one_job) {
+        const char *host = c.apart_host < r->nhosts ? r->hosts[c.apart_host].name : "";
+        snprintf(r->not_one_job, sizeof r->not_one_job,
+                 "on host %.64s the ranks' collectives end a median %.3f ms apart (ranks %u "
+                 "and %u the farthest, over %u collectives), more than the %.3f ms between one "
+                 "collective and the next; one job's collectives end together, so these files "
+                 "are not one run of one job (files of two runs without run ids, or a run id copied): "
+                 "judge each run's files alone",
+                 host, (double)c.apart_median_ns / 1e6, c.apart_ranks[0], c.apart_ranks[1],
+                 c.apart_collectives, (double)c.apart_interval_ns / 1e6);
+    }
     r->median_start_spread_ns = c.median_start_spread_ns;
     r->median_end_spread_ns = c.median_end_spread_ns;
     r->straggler = c.straggler;
@@ -490,6 +501,14 @@ bool cp_ranks_incomplete(const cp_ranks *r, char *why, size_t len)
     if (!r || !r->missing[0])
         return false;
     snprintf(why, len, "%s", r->missing);
+    return true;
+}
+
+bool cp_ranks_not_one_job(const cp_ranks *r, char *why, size_t len)
+{
+    if (!r || !r->not_one_job[0])
+        return false;
+    snprintf(why, len, "%s", r->not_one_job);
     return true;
 }
 

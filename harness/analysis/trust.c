@@ -3,6 +3,7 @@
 #include <cuproof/trust.h>
 
 #include <cuproof/exit.h>
+#include <cuproof/internal/ranks.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -143,6 +144,11 @@ void cp_trust_judge(const cp_trust_in *in, cp_trust *out)
     }
     if (other_run(in, out) || separate_programs(in, out) || same_rank(t, out))
         return;
+    char apart[512];
+    if (cp_ranks_not_one_job(in->ranks, apart, sizeof apart)) {
+        distrust(out, "not one job: %.500s", apart);
+        return;
+    }
     for (size_t i = 0; t && i < t->nprocesses; i++) {
         const char *why = t->processes[i].why;
         bool on_purpose = strncmp(why, CP_WHY_NOT_TRACED ": ", sizeof CP_WHY_NOT_TRACED + 1) == 0;

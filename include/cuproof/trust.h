@@ -20,7 +20,10 @@
  *      all ranks: separate programs, not one tree;
  *   3. two processes of the run claim the same rank: a launcher's
  *      variables leaked, or files of two jobs were merged, so a rank's
- *      figures would mix two processes;
+ *      figures would mix two processes; or the ranks of one host are
+ *      not one job: their collectives end further apart than one
+ *      collective is from the next (cp_ranks.not_one_job), so the files
+ *      are two runs' that no run id told apart;
  *   4. a process could not have CUPTI (another tool held it): its work is
  *      missing whatever the others show;
  *   5. no device work at all: no kernel, copy or memset to check;
@@ -46,6 +49,8 @@
 extern "C" {
 #endif
 
+struct cp_ranks;
+
 typedef struct cp_trust_in {
     /* What the trace is, in the messages: "the program's trace", a path. */
     const char *what;
@@ -66,6 +71,9 @@ typedef struct cp_trust_in {
     /* Why this machine has no usable GPU (cp_env.no_device_reason), for
      * rule 1's message; NULL or "" when it has one. */
     const char *no_device;
+    /* The ranks' analysis (internal/ranks.h), for rule 3's one job; NULL
+     * for a trace without ranks. */
+    const struct cp_ranks *ranks;
 } cp_trust_in;
 
 typedef struct cp_trust {

@@ -17,6 +17,14 @@
  * across ranks stands (issue 42: one NCCL kernel removed from rank 1 of a
  * run with no slow rank named rank 1 a straggler at 80 of 81).
  *
+ * One job. The ends of a collective on the ranks of one host (one clock)
+ * nearly coincide; where their median distance exceeds the median
+ * interval between one collective and the next (and 1 ms), the files are
+ * not one run of one job (two runs' files without run ids, a forged id:
+ * issue 42 saw a median lag of 29.3 s judged as a straggler) and no
+ * figure across ranks stands (`not_one_job`). Ranks on different hosts
+ * cannot show it: their offset is what the alignment takes out.
+ *
  * Clock alignment. Ranks on different hosts stamp their records with
  * different clocks, which disagree by up to milliseconds. For each host,
  * the offset to the reference host (host 0) is the median over the
@@ -109,6 +117,14 @@ typedef struct cp_collectives_result {
      * (a rank's trace ends first): which rank, and how many ("" when
      * every rank ran them all). */
     char partial[300];
+    /* Not one job: on host `apart_host`, matched collectives' ends are a
+     * median apart_median_ns apart (ranks apart_ranks the farthest), more
+     * than the median apart_interval_ns between one collective and the
+     * next (over apart_collectives). Then, as for `unmatched`, nothing is
+     * aligned, matched or named a straggler. */
+    bool not_one_job;
+    uint32_t apart_host, apart_ranks[2], apart_collectives;
+    uint64_t apart_median_ns, apart_interval_ns;
     cp_rank_arrival *ranks_of;  /* `ranks` entries, by rank */
     uint64_t median_start_spread_ns, median_end_spread_ns;
     bool straggler;             /* the rule above found one */

@@ -99,6 +99,11 @@ typedef struct cp_ranks {
     char unmatched[400]; /* why the collectives could not be matched ("" when they were) */
     char partial[300];   /* matched without a rank's last ones, and why ("" when all) */
     char missing[400];   /* the ranks the world size promises that have no trace ("" none) */
+    /* Why the files are not one job: ranks of one host whose collectives
+     * end far apart (cuproof/internal/collectives.h, "One job"); "" when
+     * they are. Then nothing across ranks is given, and the trust rule
+     * does not trust the trace. */
+    char not_one_job[400];
     uint32_t collectives; /* matched across two or more ranks */
     uint64_t median_start_spread_ns, median_end_spread_ns;
     bool straggler; /* the rule of cuproof/internal/collectives.h found one */
@@ -187,6 +192,10 @@ CP_API bool cp_ranks_unmatched(const cp_ranks *r, char *why, size_t len);
  * (cp_ranks.missing), with why: an expectation across ranks or on every
  * rank is then undecided, never judged on the ranks present alone. */
 CP_API bool cp_ranks_incomplete(const cp_ranks *r, char *why, size_t len);
+
+/* Whether the ranks' files are not one job (r->not_one_job), why in
+ * `why`. False for NULL. */
+CP_API bool cp_ranks_not_one_job(const cp_ranks *r, char *why, size_t len);
 
 /* The row of rank `rank`, or NULL. */
 CP_API const cp_rank_row *cp_ranks_row(const cp_ranks *r, int32_t rank);
