@@ -363,14 +363,17 @@ static int check_trace_files(const check_args *a)
         for (size_t k = 0; k < a->list.n; k++) {
             const cp_expectation *e = program ? &prog[k] : &a->list.items[k];
             /* The variant scopes a case's file, and what is evaluated is
-             * the rest; a program's scopes its records. */
+             * the rest; a program's scopes its records, and device(N)
+             * each variant's (every trace has devices). */
+            bool on_device = cp_expect_on_device(e);
             cp_expectation bare = *e;
-            if (!program) {
+            if (!program && !on_device) {
                 bare.scope = "";
                 bare.scope_arg = NULL;
             }
             for (size_t v = 0; v < tf->nvariants; v++) {
-                if (!program && e->scope[0] && strcmp(e->scope, tf->variants[v].name) != 0)
+                if (!program && !on_device && e->scope[0] &&
+                    strcmp(e->scope, tf->variants[v].name) != 0)
                     continue;
                 char measured[256], prefix[80] = "";
                 bool ok = false;
@@ -381,7 +384,7 @@ static int check_trace_files(const check_args *a)
                     status = cp_tool_error();
                     goto out;
                 }
-                if (!e->scope[0] && !program)
+                if ((!e->scope[0] || on_device) && !program)
                     snprintf(prefix, sizeof prefix, "%s: ", tf->variants[v].name);
                 print_result(ok, trust->trusted, prefix, e->text, measured, &tl);
             }

@@ -322,7 +322,7 @@ const cp_command cp_commands[] = {
      .run = cp_cmd_check,
      .examples = check_examples,
      .text = "Checks expectations on recorded traces: TRACE.json files (per variant, as a "
-             "case's); or a program's *.proc.jsonl files and directories of them, merged, with "
+             "case's, with device(N) for each variant's part on GPU N); or a program's *.proc.jsonl files and directories of them, merged, with "
              "the scopes range(NAME), process(PID), device(N) and rank(N), every rank and "
              "rank spread, and --range NAME for the "
              "unscoped (the records are streamed, never held: twice for scopes); or "

@@ -1269,6 +1269,55 @@ Test(cli, two_runs_files_are_not_one_job)
     unlink(path);
 }
 
+/* Issue 42: device(N) was refused on a case's trace.json (exit 2), so a
+ * multi-GPU case could not be judged per device. Now each variant is
+ * judged on that device's part of its trace: multi-gpu's one-gpu variant
+ * has no device 1 (failed, said), all-gpus has; range(NAME) stays a
+ * program's scope. */
+Test(cli, device_scopes_judge_a_cases_trace)
+{
+    int rc = check("%s/multi-gpu-h200x2-ci.trace.json --expect 'device(1): kernels >= 1'",
+                   CUPROOF_FIXTURES);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  one-gpu: device(1): kernels >= 1  (measured no device 1 in the trace)");
+    HAS("passed  all-gpus: device(1): kernels >= 1  (measured 32 kernels)");
+    HAS("passed  in-turn: device(1): kernels >= 1  (measured 32 kernels)");
+    rc = check("%s/multi-gpu-h200x2-ci.trace.json --expect 'range(x): kernels >= 1'",
+               CUPROOF_FIXTURES);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("is for traced programs; a case's expectations are scoped by variant or by device(N)");
+}
+
+/* Issue 42: an overlap ratio on a device that ran no copy was 0, so
+ * 'device(1): copy_kernel_overlap_ratio < 0.5' passed on nothing. The
+ * DDP recording with every copy of device 1 removed: not measured, the
+ * expectation fails saying so; device 0 (its copies kept) is judged. */
+Test(cli, an_overlap_ratio_without_copies_is_not_measured)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/cuproof-nocopy-%d.cprec", (int)getpid());
+    cp_trace t;
+    cp_trace_init(&t);
+    bool truncated = false;
+    cr_assert_eq(cp_rec_read_trace(CUPROOF_FIXTURES "/exec-h100x2-ddp/overlap.cprec", &t,
+                                   &truncated),
+                 0, "%s", cp_last_error());
+    size_t kept = 0;
+    for (size_t i = 0; i < t.n; i++)
+        if (!(t.items[i].device == 1 && t.items[i].kind == CP_ACT_MEMCPY))
+            t.items[kept++] = t.items[i];
+    t.n = kept;
+    cr_assert_eq(cp_rec_write_trace(path, &t), 0, "%s", cp_last_error());
+    cp_trace_free(&t);
+    int rc = check("%s --expect 'device(1): copy_kernel_overlap_ratio < 0.5' "
+                   "--expect 'device(0): copy_kernel_overlap_ratio < 0.5'",
+                   path);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  device(1): copy_kernel_overlap_ratio < 0.5  (measured not measured: no copy)");
+    HAS("passed  device(0): copy_kernel_overlap_ratio < 0.5  (measured ");
+    unlink(path);
+}
+
 /* Issue 42's missing rank: every header says world size 2 and rank 1's
  * file is absent. 'every rank:' was judged on rank 0 alone and passed;
  * now it is inconclusive (exit 3), naming the rank missing, while an

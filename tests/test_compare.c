@@ -673,12 +673,14 @@ static void program_report(cp_report *r, const double ratio[3])
     snprintf(v->name, sizeof v->name, "program");
     v->ran = v->traced = true;
     v->metrics.copy_kernel_overlap_ratio = ratio[0];
+    v->metrics.copy_busy_ns = 1000; /* a ratio of copies that ran */
     v->runs = calloc(3, sizeof *v->runs);
     cr_assert_not_null(v->runs);
     v->nruns = 3;
     for (int p = 0; p < 3; p++) {
         v->runs[p].traced = true;
         v->runs[p].metrics.copy_kernel_overlap_ratio = ratio[p];
+        v->runs[p].metrics.copy_busy_ns = 1000;
     }
 }
 

@@ -490,7 +490,7 @@ Test(expect, measured_values_are_written_whole_or_to_six_digits)
 {
     cp_expect_list l = {0};
     cr_assert_eq(cp_expect_parse("kernels > 0\ncopy_kernel_overlap_ratio > 0.5\n", 1, &l), 0);
-    cp_metrics m = {.kernels = 3198480, .copy_kernel_overlap_ratio = 0.8234567};
+    cp_metrics m = {.kernels = 3198480, .copy_busy_ns = 1000, .copy_kernel_overlap_ratio = 0.8234567};
     char measured[128];
     cr_expect(cp_expect_eval(&l.items[0], &m, measured, sizeof measured));
     cr_expect_str_eq(measured, "3198480 kernels");

@@ -52,6 +52,7 @@ static void traced(cp_case_result *c, double ratio, const char *line)
     cp_variant_result *v = &c->variants[0];
     v->traced = true;
     v->metrics.copy_kernel_overlap_ratio = ratio;
+    v->metrics.copy_busy_ns = 1000; /* a ratio of copies that ran */
     v->metrics.kernel_busy_ns = 1000;
     v->metrics.findings[0] = (cp_finding){.name = "cuda_memcpy_async", .count = 2};
     v->metrics.nfindings = 1;
@@ -211,7 +212,7 @@ Test(passes, report_keeps_each_pass_and_reads_it_back)
     cr_expect(b->runs[0].traced && b->runs[1].traced);
     cr_expect_float_eq(b->runs[0].metrics.copy_kernel_overlap_ratio, 0.75, 1e-12);
     cr_expect_float_eq(b->runs[1].metrics.copy_kernel_overlap_ratio, 0.70, 1e-12);
-    cr_expect_eq(b->runs[0].device_busy_ns, 1000);
+    cr_expect_eq(b->runs[0].device_busy_ns, 2000); /* kernels 1000, copies 1000 */
     cr_assert_eq(b->runs[0].metrics.nfindings, 1);
     cr_expect_str_eq(b->runs[0].metrics.findings[0].name, "cuda_memcpy_async");
     cr_expect_eq(b->runs[0].metrics.findings[0].count, 2);

@@ -742,6 +742,20 @@ static int unknown(const cp_expectation *e, int column, const char *what, const 
                     what, name, plural, known);
 }
 
+bool cp_expect_scope_number(const char *s, uint32_t *out)
+{
+    uint64_t v = 0;
+    size_t n = strspn(s, "0123456789");
+    if (n == 0 || n > 10 || s[n] != '\0')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    if (v > UINT32_MAX)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
 static int validate_one(const cp_expectation *e, const char *const *scopes, size_t nscopes)
 {
     if (e->has_rank || e->every_rank)
@@ -761,12 +775,19 @@ static int validate_one(const cp_expectation *e, const char *const *scopes, size
                                                     "device(N), and a case's variants",
                         near ? near : "", near ? "'?)" : ")");
     }
-    if (e->scope_arg)
+    /* device(N) is every trace's: a case's variant on N GPUs has one
+     * timeline per device. range and process are a traced program's. */
+    if (e->scope_arg && strcmp(e->scope, "device") != 0)
         return cp_failf(CP_EINVAL,
                         "line %d, column %d: scope '%s(%s)' is for traced programs; a case's "
-                        "expectations are scoped by variant",
+                        "expectations are scoped by variant or by device(N)",
                         e->line, e->scope_column, e->scope, e->scope_arg);
-    if (e->scope[0]) {
+    uint32_t device;
+    if (e->scope_arg && !cp_expect_scope_number(e->scope_arg, &device))
+        return cp_failf(CP_EINVAL,
+                        "line %d, column %d: device(%s): the device must be a decimal integer",
+                        e->line, e->scope_column, e->scope_arg);
+    if (!e->scope_arg && e->scope[0]) {
         bool found = false;
         for (size_t i = 0; i < nscopes && !found; i++)
             found = strcmp(scopes[i], e->scope) == 0;

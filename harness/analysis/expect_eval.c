@@ -37,9 +37,16 @@ bool cp_expect_eval(const cp_expectation *e, const cp_metrics *m, char *measured
     return (f != NULL) == (e->kind == CP_EXPECT_FINDING);
 }
 
+bool cp_expect_on_device(const cp_expectation *e)
+{
+    return e->scope_arg && strcmp(e->scope, "device") == 0;
+}
+
 void cp_expect_check_name(const cp_expectation *e, const char *variant, char *buf, size_t size)
 {
-    if (e->scope[0] || e->has_rank || e->every_rank)
+    /* A variant's scope, or a rank's, names it in the text; device(N) on
+     * a case is each variant's. */
+    if ((e->scope[0] && !cp_expect_on_device(e)) || e->has_rank || e->every_rank)
         snprintf(buf, size, "%s", e->text);
     else
         snprintf(buf, size, "%s: %s", variant, e->text);

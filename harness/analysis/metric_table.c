@@ -112,6 +112,7 @@ bool cp_metric_is_program_wide(const char *name)
  * may not hold, and the count that says whether it holds it:
  * XX(name, count, missing). */
 #define CP_METRIC_NEEDS_MAP(XX)                                                              \
+    XX(copy_kernel_overlap_ratio, copy_busy_ns, "no copy")                                   \
     XX(comm_compute_overlap_ns, comm_busy_ns, "no communication kernel")                     \
     XX(comm_compute_overlap_ratio, comm_busy_ns, "no communication kernel")                  \
     XX(exposed_comm_ns, comm_busy_ns, "no communication kernel")                             \

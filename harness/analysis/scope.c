@@ -30,21 +30,6 @@ static int fail_why(int code, char *why, size_t whylen, const char *fmt, ...)
     return cp_failf(code, "%s", msg);
 }
 
-/* A decimal integer below 2^32, digits only. */
-static bool parse_u32(const char *s, uint32_t *out)
-{
-    uint64_t v = 0;
-    size_t n = strspn(s, "0123456789");
-    if (n == 0 || n > 10 || s[n] != '\0')
-        return false;
-    for (size_t i = 0; i < n; i++)
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    if (v > UINT32_MAX)
-        return false;
-    *out = (uint32_t)v;
-    return true;
-}
-
 /* A record's end, a reversed one taken as empty (as the analysis does). */
 static uint64_t end_of(const cp_activity *a)
 {
@@ -135,7 +120,7 @@ static int scope_kind_of(const char *scope, const char *arg, scope_kind *kind, u
     bool process = strcmp(scope, "process") == 0;
     if (process || strcmp(scope, "device") == 0) {
         *kind = process ? SCOPE_PROCESS : SCOPE_DEVICE;
-        if (!parse_u32(arg, number))
+        if (!cp_expect_scope_number(arg, number))
             return fail_why(CP_EINVAL, why, whylen, "%s(%s): the %s must be a decimal integer",
                             scope, arg, process ? "pid" : "device");
         return 0;

@@ -583,11 +583,23 @@ static void add_expectation_checks(cp_ctx *ctx, const cp_expect_list *list, bool
         const cp_expectation *e = &list->items[k];
         for (int i = 0; i < ctx->nvariants; i++) {
             const char *variant = ctx->def->variants[i];
-            if (e->scope[0] && strcmp(e->scope, variant) != 0)
+            bool on_device = cp_expect_on_device(e);
+            if (e->scope[0] && !on_device && strcmp(e->scope, variant) != 0)
                 continue;
             const cp_variant_result *v = cp_variant_result_get(ctx, variant);
             char measured[96] = "not measured", name[320];
-            bool ok = v && cp_expect_eval(e, &v->metrics, measured, sizeof measured);
+            bool ok = false;
+            if (v && on_device && v->traced) {
+                /* That device's part of the variant's trace. */
+                cp_timeline_opts to = {.max_concurrent_kernels = cp_max_concurrent_kernels(
+                                           ctx->env->cc_major, ctx->env->cc_minor)};
+                if (cp_expect_eval_trace(e, &v->trace, &to, &ok, measured, sizeof measured) < 0) {
+                    ok = false;
+                    snprintf(measured, sizeof measured, "%.80s", cp_last_error());
+                }
+            } else if (v) {
+                ok = cp_expect_eval(e, &v->metrics, measured, sizeof measured);
+            }
             cp_expect_check_name(e, variant, name, sizeof name);
             cp_check_trace(ctx, variant, name, ok, e->text, "%s", measured);
             if (essential)

@@ -165,10 +165,12 @@ CP_API bool cp_expect_compare(double measured, cp_expect_op op, double value);
 /*
  * Checks the names in every expectation of `list` against what exists:
  * each metric must be in CP_METRIC_MAP, each finding in CP_FINDING_MAP, and
- * each scope one of the n names in `scopes` (a case's variants). Scopes
- * with an argument, such as range(step), belong to traced programs and are
- * refused here. Returns 0, or CP_EINVAL with cp_last_error naming the
- * line, the column, the unknown name and the names that would do.
+ * each scope one of the n names in `scopes` (a case's variants) or
+ * device(N), which every variant has (each device's part of its trace).
+ * The other scopes with an argument, range(step) and process(PID),
+ * belong to traced programs and are refused here. Returns 0, or CP_EINVAL
+ * with cp_last_error naming the line, the column, the unknown name and
+ * the names that would do.
  */
 CP_API int cp_expect_validate(const cp_expect_list *list, const char *const *scopes, size_t nscopes);
 
@@ -178,9 +180,18 @@ CP_API int cp_expect_validate_name(const cp_expectation *e);
 
 /* The name of the check that expectation e becomes for a case's variant:
  * its text when e names the variant, else "VARIANT: TEXT" (the runner's
- * checks, and a replay's that must find them again). */
+ * checks, and a replay's that must find them again; device(N) names no
+ * variant). */
 CP_API void cp_expect_check_name(const cp_expectation *e, const char *variant, char *buf,
                                  size_t size);
+
+/* A scope's number (the PID of process(PID), the N of device(N)) into
+ * *out: a decimal integer below 2^32, digits only. */
+CP_API bool cp_expect_scope_number(const char *s, uint32_t *out);
+
+/* Whether e is scoped by device(N): for a case, evaluated on each variant
+ * it applies to, on that device's part of its trace (cp_expect_eval_trace). */
+CP_API bool cp_expect_on_device(const cp_expectation *e);
 
 /*
  * Evaluates one expectation on the metrics of a traced run: a comparison

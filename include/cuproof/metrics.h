@@ -31,7 +31,7 @@ extern "C" {
     XX(copy_busy_ns, U64, "Copy busy time", "ns", "per device, the length of the union of its copy intervals; summed over devices")                    \
     XX(copy_kernel_overlap_ns, U64, "Copy and kernel overlap", "ns", "time with a copy and a kernel in flight on the same device, summed over devices") \
     XX(copy_kernel_overlap_ratio, DOUBLE, "Copy time overlapping kernels", "ratio",                                           \
-       "copy_kernel_overlap_ns / copy_busy_ns (0 when no copies)")                           \
+       "copy_kernel_overlap_ns / copy_busy_ns (not measured without copies)")                           \
     XX(h2d_d2h_overlap_ns, U64, "Both copy directions at once", "ns",                                                        \
        "time with a host-to-device and a device-to-host copy in flight on the same device, summed over devices")                     \
     XX(devices, U32, "Devices", "devices", "devices with work in the trace")                            \
