@@ -516,7 +516,9 @@ static void name_other_traces(const check_args *a)
         struct dirent *e;
         size_t n = 0;
         while (d && (e = readdir(d))) {
-            if (!ends_with(e->d_name, ".trace.json") && !ends_with(e->d_name, ".cprec"))
+            /* A program's own rec files (HOST.PID.proc.cprec) are judged. */
+            if ((!ends_with(e->d_name, ".trace.json") && !ends_with(e->d_name, ".cprec")) ||
+                cp_proc_is_trace_file(e->d_name))
                 continue;
             printf("%s%s/%s", n++ ? ", " : "not judged: ", a->traces[i], e->d_name);
         }

@@ -1269,6 +1269,29 @@ Test(cli, two_runs_files_are_not_one_job)
     unlink(path);
 }
 
+/* A directory of a program's rec files (HOST.PID.proc.cprec, exec
+ * --format rec) is judged as its processes; a rec file of another name
+ * beside them is named as not judged. The program's own were named "not
+ * judged" too, above the verdicts on them. */
+Test(cli, a_programs_rec_files_are_judged_not_named_as_left_out)
+{
+    char dir[64], cmd[512];
+    snprintf(dir, sizeof dir, "/tmp/cuproof-procrec-%d", (int)getpid());
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s && cp %s/exec-h100x2-ddp/overlap.cprec %s/gpu.1.proc.cprec && "
+             "cp %s/exec-h100x2-ddp/serial.cprec %s/other.cprec",
+             dir, CUPROOF_FIXTURES, dir, CUPROOF_FIXTURES, dir);
+    cr_assert_eq(system(cmd), 0);
+    int rc = check("%s --expect 'kernels > 0'", dir);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("not judged: ");
+    HAS("/other.cprec (check takes one kind of trace at a time: give it by name)");
+    cr_expect_null(strstr(output, "gpu.1.proc.cprec"), "%s", output);
+    HAS("program: 3 processes from 1 file");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* Issue 42: device(N) was refused on a case's trace.json (exit 2), so a
  * multi-GPU case could not be judged per device. Now each variant is
  * judged on that device's part of its trace: multi-gpu's one-gpu variant
@@ -1632,8 +1655,15 @@ Test(cli, check_rec_files)
     rc = check("%s --expect 'peak_concurrent_kernels > 1'", serial);
     cr_expect_eq(rc, 1, "%s", output);
     HAS("failed  peak_concurrent_kernels > 1  (measured 1 kernel)");
+    /* A device's part is known record by record: one pass; a range's
+     * needs the ranges first: two. */
     rc = check("%s --expect 'device(0): kernels == 200'", pinned);
     cr_expect_eq(rc, 0, "%s", output);
+    HAS("400 copies, 0 memsets, 200 lanes (streamed)\n");
+    HAS("passed  device(0): kernels == 200");
+    rc = check("%s --expect 'device(0): kernels == 200' --expect 'range(nothing): kernels >= 0'",
+               pinned);
+    cr_expect_eq(rc, 1, "%s", output);
     HAS("(streamed twice, for the scopes)");
     HAS("passed  device(0): kernels == 200");
 

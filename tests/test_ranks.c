@@ -334,6 +334,13 @@ Test(scope, rank_keeps_its_processes_and_its_own_ranges)
     cr_expect(judge(&t, "range(step): kernels == 7", m, sizeof m), "unscoped by rank: %s", m);
     cr_expect(judge(&t, "rank(0) device(0): kernels == 1", m, sizeof m), "%s", m);
     cr_expect(judge(&t, "rank(2) process(102): kernels == 3", m, sizeof m), "%s", m);
+    /* device(N) of no rank is fed on the first pass (one_pass), with the
+     * same answers as the whole trace's scope. */
+    cr_expect(judge(&t, "device(2): kernels == 3", m, sizeof m), "%s", m);
+    cr_expect(judge(&t, "device(2): kernel_busy_ns == 300", m, sizeof m), "%s", m);
+    cr_expect_not(judge(&t, "device(2): kernels == 4", m, sizeof m), "planted: %s", m);
+    cr_expect_not(judge(&t, "device(9): kernels >= 0", m, sizeof m));
+    cr_expect_str_eq(m, "no device 9 in the trace");
 
     /* Nothing passes vacuously. */
     cr_expect_not(judge(&t, "rank(5): kernels >= 0", m, sizeof m));

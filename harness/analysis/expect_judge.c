@@ -52,8 +52,7 @@ int cp_expect_judge_new(cp_expect_judge **out, const cp_expect_list *list,
         rc = cp_failf(CP_ENOMEM, "out of memory for %zu expectations", list->n);
     for (; rc == 0 && j->nx < list->n; j->nx++) {
         rc = cp_expect_stream_new(&j->x[j->nx], &list->items[j->nx], opts);
-        j->scoped = j->scoped || list->items[j->nx].scope[0] || list->items[j->nx].has_rank ||
-                    list->items[j->nx].every_rank;
+        j->scoped = j->scoped || (rc == 0 && !cp_expect_stream_one_pass(j->x[j->nx]));
     }
     if (rc < 0) {
         cp_expect_judge_free(j);

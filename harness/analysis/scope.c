@@ -645,6 +645,10 @@ struct cp_expect_stream {
     part *ranks;      /* 'every rank': a part per rank of the trace */
     size_t nranks;
     bool no_ranks;    /* 'every rank' on a trace of no rank */
+    /* device(N) of no rank: what it hands on is known from each record
+     * alone (its device; every process kept), so it is fed on the first
+     * pass as it learns, and needs no second (cp_expect_stream_one_pass). */
+    bool one_pass;
 };
 
 int cp_expect_stream_new(cp_expect_stream **out, const cp_expectation *e,
@@ -667,6 +671,8 @@ int cp_expect_stream_new(cp_expect_stream **out, const cp_expectation *e,
             rc = cp_scope_set_rank(x->one.scope, e->rank);
         if (rc == 0 && !e->every_rank)
             rc = cp_stream_new(&x->one.stream, opts);
+        x->one_pass = rc == 0 && x->one.scope->kind == SCOPE_DEVICE && !e->has_rank &&
+                      !e->every_rank;
     }
     if (rc < 0) {
         cp_expect_stream_free(x);
@@ -676,9 +682,23 @@ int cp_expect_stream_new(cp_expect_stream **out, const cp_expectation *e,
     return 0;
 }
 
+static int to_part(void *ctx, const cp_activity *a);
+
 int cp_expect_stream_learn(cp_expect_stream *x, const cp_activity *a)
 {
-    return x->one.scope ? cp_scope_learn(x->one.scope, a) : 0;
+    if (!x->one.scope)
+        return 0;
+    int rc = cp_scope_learn(x->one.scope, a);
+    /* cp_scope_emit's rule for a device scope that keeps every process. */
+    if (rc == 0 && x->one_pass &&
+        !(cp_activity_is_device_work(a) && a->device != x->one.scope->number))
+        rc = to_part(&x->one, a);
+    return rc;
+}
+
+bool cp_expect_stream_one_pass(const cp_expect_stream *x)
+{
+    return !x->one.scope || x->one_pass;
 }
 
 /* A copy of scope `s` as it learnt (not yet ready), for rank `rank`. */
@@ -778,6 +798,8 @@ static int add_part(part *p, const cp_activity *a)
 
 int cp_expect_stream_add(cp_expect_stream *x, const cp_activity *a)
 {
+    if (x->one_pass)
+        return 0; /* fed as it learnt */
     if (!x->e->every_rank)
         return add_part(&x->one, a);
     for (size_t i = 0; i < x->nranks; i++) {

@@ -305,6 +305,9 @@ CP_API int cp_expect_eval_trace(const cp_expectation *e, const cp_trace *t,
  *
  * An expectation without a scope needs neither pass: the whole trace's
  * metrics (`whole`, from the caller's own streaming analysis) answer it.
+ * Nor does device(N) of no rank need the second: a record's device says
+ * whether it is the scope's, so learn hands it on and add does nothing
+ * (cp_expect_stream_one_pass says which).
  * `e` must outlive the evaluator. new returns 0, CP_EINVAL (a scope that
  * cp_expect_validate_program refuses) or CP_ENOMEM; learn, ready and add
  * 0 or CP_ENOMEM / CP_EIO (a missing range, process or device is a
@@ -318,6 +321,7 @@ CP_API int cp_expect_stream_new(cp_expect_stream **out, const cp_expectation *e,
 CP_API int cp_expect_stream_learn(cp_expect_stream *x, const cp_activity *a);
 CP_API int cp_expect_stream_ready(cp_expect_stream *x, const cp_trace *meta);
 CP_API int cp_expect_stream_add(cp_expect_stream *x, const cp_activity *a);
+CP_API bool cp_expect_stream_one_pass(const cp_expect_stream *x);
 CP_API int cp_expect_stream_finish(cp_expect_stream *x, const cp_metrics *whole, bool *ok,
                                    char *measured, size_t len);
 /* Instead of finish, for an expectation of one scope (not 'every rank',
