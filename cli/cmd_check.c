@@ -466,6 +466,20 @@ static int print_ranks(const cp_ranks *r)
     return 0;
 }
 
+/* Prints the per-collective table of `m` (nothing without communication
+ * kernels), after the ranks'. Returns 0 or CP_ENOMEM. */
+static int print_collectives(const cp_metrics *m)
+{
+    if (!m->ncollective_rows)
+        return 0;
+    char *text = cp_collectives_text(m, "");
+    if (!text)
+        return cp_failf(CP_ENOMEM, "out of memory printing the collectives' table");
+    fputs(text, stdout);
+    free(text);
+    return 0;
+}
+
 /* Each expectation's verdict, printed. Returns CP_EXIT_OK, or CP_EXIT_TOOL
  * when one could not be evaluated. */
 static int print_verdicts(const check_args *a, cp_program_stream *ps, bool trusted, tally *tl)
@@ -555,7 +569,7 @@ static int check_program(const check_args *a)
     printf("program: %zu process%s from %zu file%s (streamed%s)\n", ps.meta.nprocesses,
            ps.meta.nprocesses == 1 ? "" : "es", ps.files, ps.files == 1 ? "" : "s",
            cp_expect_judge_second_pass(j) ? " twice, for the scopes" : "");
-    if (print_ranks(ps.ranks) < 0) {
+    if (print_ranks(ps.ranks) < 0 || print_collectives(cp_expect_judge_metrics(j)) < 0) {
         status = cp_tool_error();
         goto out;
     }
@@ -629,7 +643,7 @@ static int check_rec(const check_args *a)
         in.device_work = work_of(j);
         cp_trust trust;
         judge_trust(&in, &trust, &tl);
-        if (print_ranks(ps.ranks) < 0)
+        if (print_ranks(ps.ranks) < 0 || print_collectives(m) < 0)
             status = cp_tool_error();
         else if (in.device_work == 0)
             status = cp_exit_worse(status, print_trust(&trust));

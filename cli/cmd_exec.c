@@ -304,6 +304,15 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
             fprintf(stderr, "cuproof exec: out of memory printing the ranks' table\n");
         free(ranks);
     }
+    /* Then its collectives, by operation, algorithm and protocol. */
+    if (m->ncollective_rows) {
+        char *coll = cp_collectives_text(m, "  ");
+        if (coll)
+            fputs(coll, stdout);
+        else
+            fprintf(stderr, "cuproof exec: out of memory printing the collectives' table\n");
+        free(coll);
+    }
     bool several = m->devices > 1;
     /* Nothing is said of what the trace does not hold: no "0% of copy
      * time" without a copy, no concurrency without a kernel. */

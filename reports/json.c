@@ -216,6 +216,22 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
         add_str(b, j, "bound", d->bound);
     }
     breakdown_json(b, o, m);
+    /* The per-collective table (cp_collective_row), absent without
+     * communication kernels. */
+    cJSON *coll = m->ncollective_rows ? add_arr(b, o, "collectives_by_operation") : NULL;
+    for (size_t i = 0; coll && i < m->ncollective_rows; i++) {
+        const cp_collective_row *r = &m->collective_rows[i];
+        cJSON *j = push_obj(b, coll);
+        if (!j)
+            return;
+        add_str(b, j, "operation", r->op);
+        add_str(b, j, "algorithm", r->algo);
+        add_str(b, j, "protocol", r->proto);
+        add_num(b, j, "count", r->count);
+        add_num(b, j, "total_ns", (double)r->total_ns);
+        add_num(b, j, "median_ns", (double)r->median_ns);
+        add_num(b, j, "exposed_ns", (double)r->exposed_ns);
+    }
 }
 
 /* 1.7: a distributed program's ranks (cuproof/internal/ranks.h): a row per rank

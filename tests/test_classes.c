@@ -2,6 +2,8 @@
  * held to the real demangler, and the communication rule on them. */
 #include <cuproof/metrics.h>
 
+#include "analysis/coll_rows.h"
+
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <stdlib.h>
@@ -151,3 +153,36 @@ Test(classes, malformed_names_stay_inside)
     const char *o;
     cr_expect_eq(cp_name_leading("_ZN1aIUlvEU", &o), 0);
 }
+
+/* NCCL's kernel names read into the per-collective table's classes, from
+ * the mangled name CUPTI gives and from the demangled one alike. */
+Test(classes, nccl_kernel_names_give_operation_algorithm_and_protocol)
+{
+    static const struct {
+        const char *name, *op, *algo, *proto;
+    } cases[] = {
+        {"_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+         "AllReduce", "RING", "LL"},
+        {"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "AllGather", "RING",
+         "LL"},
+        {"_Z47ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL12824ncclDevKernelArgsStorageILm4096EE",
+         "ReduceScatter", "RING", "LL128"},
+        {"ncclDevKernel_AllReduce_Sum_f32_COLLNET_DIRECT_SIMPLE", "AllReduce", "COLLNET_DIRECT",
+         "SIMPLE"},
+        {"ncclDevKernel_AllReduce_Sum_f16_NVLS_TREE_SIMPLE", "AllReduce", "NVLS_TREE", "SIMPLE"},
+        {"_Z22ncclDevKernel_SendRecv24ncclDevKernelArgsStorageILm4096EE", "SendRecv", "", ""},
+        {"ncclKernel_Broadcast_RING_LL_Sum_int8_t", "Broadcast", "RING", "LL"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        coll_class k;
+        cr_expect(cp__coll_class_of(cases[i].name, &k), "%s", cases[i].name);
+        cr_expect_str_eq(k.op, cases[i].op, "%s", cases[i].name);
+        cr_expect_str_eq(k.algo, cases[i].algo, "%s", cases[i].name);
+        cr_expect_str_eq(k.proto, cases[i].proto, "%s", cases[i].name);
+    }
+    coll_class k;
+    cr_expect_not(cp__coll_class_of("_Z10add_kernelPfS_", &k));
+    cr_expect_not(cp__coll_class_of("ncclDevKernel_", &k), "no operation");
+    cr_expect_not(cp__coll_class_of(NULL, &k));
+}
+

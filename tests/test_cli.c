@@ -1292,6 +1292,27 @@ Test(cli, a_programs_rec_files_are_judged_not_named_as_left_out)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* Issue 42, item 3: the collectives by operation, algorithm and protocol
+ * on the terminal (check of a rec file), with the overlapping run's
+ * AllReduce under half exposed and the serial control's all of it. */
+Test(cli, check_prints_the_collectives_by_operation)
+{
+    int rc = check("%s/exec-h100x2-ddp/overlap.cprec --expect 'kernels > 0'", CUPROOF_FIXTURES);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("collectives (NCCL's kernels by operation, algorithm and protocol");
+    HAS("  AllReduce        RING           LL          148      79.9 ms      354 µs      35.4 ms    "
+        "44.3%");
+    HAS("  Broadcast        RING           LL           14");
+    HAS("  AllGather        RING           LL            2");
+    rc = check("%s/exec-h100x2-ddp/serial.cprec --expect 'kernels > 0'", CUPROOF_FIXTURES);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("  AllReduce        RING           LL           22      95.6 ms      1.72 ms      95.6 ms   "
+        "100.0%");
+    /* No communication, no table. */
+    rc = check("%s --expect 'kernels > 0'", H100_TRACE);
+    cr_expect_null(strstr(output, "collectives ("), "%s", output);
+}
+
 /* Issue 42: device(N) was refused on a case's trace.json (exit 2), so a
  * multi-GPU case could not be judged per device. Now each variant is
  * judged on that device's part of its trace: multi-gpu's one-gpu variant

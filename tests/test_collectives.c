@@ -5,6 +5,7 @@
  * negative control, and the DDP programs recorded on two H100s.
  */
 #include <cuproof/internal/collectives.h>
+#include <cuproof/metrics.h>
 #include <cuproof/error.h>
 #include <cuproof/internal/rec.h>
 #include <cuproof/internal/ranks.h>
@@ -323,4 +324,56 @@ Test(collectives, a_rank_cut_short_is_matched_over_what_all_completed)
     cr_expect_eq(r.matched, 0);
     cr_expect_not(r.straggler);
     cp_collectives_result_free(&r);
+}
+
+/* The per-collective table (issue 42, item 3) on the three recorded DDP
+ * runs, as the whole-trace analysis and the streaming one make it: the
+ * same rows both ways; their kernel time and exposed time sum to the
+ * trace's communication time and exposed communication (no two
+ * collectives ran at once on one device there); AllReduce, Broadcast and
+ * AllGather apart; and the serial run (backward under no_sync, then one
+ * all-reduce: the control that cannot overlap) exposes its AllReduce
+ * whole, where the overlapping run hides more than half of it. */
+Test(collectives, the_table_by_operation_sums_to_the_communication_figures)
+{
+    static const char *const modes[] = {"overlap", "serial", "straggler"};
+    double allreduce_exposed[3] = {0};
+    for (int k = 0; k < 3; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/exec-h100x2-ddp/%s.cprec", CUPROOF_FIXTURES, modes[k]);
+        cp_trace t;
+        cp_trace_init(&t);
+        bool truncated = false;
+        cr_assert_eq(cp_rec_read_trace(path, &t, &truncated), 0, "%s", cp_last_error());
+        cp_metrics whole, streamed;
+        cr_assert_eq(cp_timeline_analyse(&t, NULL, &whole), 0, "%s", cp_last_error());
+        cr_assert_eq(cp_rec_analyse(path, NULL, &streamed, NULL, NULL, NULL, 0), 0, "%s",
+                     cp_last_error());
+        cr_assert_eq(whole.ncollective_rows, 3, "%s: %zu rows", modes[k], whole.ncollective_rows);
+        cr_assert_eq(streamed.ncollective_rows, whole.ncollective_rows);
+        uint64_t total = 0, exposed = 0;
+        for (size_t i = 0; i < whole.ncollective_rows; i++) {
+            const cp_collective_row *a = &whole.collective_rows[i], *b = &streamed.collective_rows[i];
+            cr_expect_str_eq(a->op, b->op);
+            cr_expect_str_eq(a->algo, "RING");
+            cr_expect_str_eq(a->proto, "LL");
+            cr_expect_eq(a->count, b->count);
+            cr_expect_eq(a->total_ns, b->total_ns);
+            cr_expect_eq(a->median_ns, b->median_ns);
+            cr_expect_eq(a->exposed_ns, b->exposed_ns, "%s %s", modes[k], a->op);
+            cr_expect_leq(a->exposed_ns, a->total_ns);
+            total += a->total_ns;
+            exposed += a->exposed_ns;
+            if (strcmp(a->op, "AllReduce") == 0)
+                allreduce_exposed[k] = (double)a->exposed_ns / (double)a->total_ns;
+        }
+        cr_expect_str_eq(whole.collective_rows[0].op, "AllReduce", "the most time first");
+        cr_expect_eq(total, whole.comm_busy_ns, "%s", modes[k]);
+        cr_expect_eq(exposed, whole.exposed_comm_ns, "%s", modes[k]);
+        cp_metrics_free(&whole);
+        cp_metrics_free(&streamed);
+        cp_trace_free(&t);
+    }
+    cr_expect_gt(allreduce_exposed[1], 0.99, "serial: %.3f", allreduce_exposed[1]);
+    cr_expect_lt(allreduce_exposed[0], 0.5, "overlap: %.3f", allreduce_exposed[0]);
 }

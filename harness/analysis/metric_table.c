@@ -193,6 +193,9 @@ void cp_metrics_free(cp_metrics *m)
     free(m->kernel_stats);
     m->kernel_stats = NULL;
     m->nkernel_stats = 0;
+    free(m->collective_rows);
+    m->collective_rows = NULL;
+    m->ncollective_rows = 0;
 }
 
 const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name)

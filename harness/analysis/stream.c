@@ -5,6 +5,7 @@
 #include <cuproof/error.h>
 #include <cuproof/internal/grow.h>
 
+#include "coll_rows.h"
 #include "sweep.h"
 
 #include <errno.h>
@@ -60,6 +61,7 @@ struct cp_stream {
     size_t graph_index_cap;
     launch_set launches;
     kernel_table kernels; /* the breakdown: grows with the distinct kernel names */
+    coll_rows coll;       /* the per-collective table: grows with the communication kernels */
     /* The chunk being filled, and the runs spilled to one temporary file. */
     srec *chunk, *scratch;
     size_t nchunk;
@@ -114,6 +116,7 @@ void cp_stream_free(cp_stream *s)
     free(s->graph_index);
     cp__launch_set_free(&s->launches);
     cp__kernel_table_free(&s->kernels);
+    cp__coll_free(&s->coll);
     cp__copy_counts_free(&s->counted);
     free(s->chunk);
     free(s->scratch);
@@ -323,6 +326,14 @@ int cp_stream_add(cp_stream *s, const cp_activity *a)
         rc = cls;
         goto out;
     }
+    if (cls == CP_CLASS_COMMUNICATION) {
+        /* Its slot, found again in the sweep by its lane and start. */
+        long k = cp__coll_add(&s->coll, a, end);
+        if (k < 0 || (rc = cp__coll_key_put(&s->coll, (uint32_t)lane, a->start, (uint32_t)k)) < 0) {
+            rc = k < 0 ? (int)k : rc;
+            goto out;
+        }
+    }
     if (graph) {
         int fresh = cp__launch_set_add(&s->launches, a);
         if (fresh < 0) {
@@ -400,6 +411,7 @@ typedef struct pending {
     uint64_t t;
     uint32_t lane_kind, graph;
     uint32_t slot;
+    uint32_t coll; /* a communication kernel's slot + 1 in the collectives' table */
     uint8_t other;
 } pending;
 
@@ -543,7 +555,7 @@ static void apply_end(sweep_state *st, legacy_rule *lr, const pending *e)
     }
     cp__sweep_apply(st, e->t, packed_lane(e->lane_kind), e->graph, false,
                     packed_kind(e->lane_kind), packed_dir(e->lane_kind),
-                    packed_comm(e->lane_kind), packed_pageable_async(e->lane_kind));
+                    packed_comm(e->lane_kind), packed_pageable_async(e->lane_kind), e->coll);
 }
 
 static int sweep(cp_stream *s, source *src, size_t nsrc, sweep_state *st, legacy_rule *lr)
@@ -595,7 +607,8 @@ static int sweep(cp_stream *s, source *src, size_t nsrc, sweep_state *st, legacy
         legacy_advance(lr, r.start);
         uint32_t lane = packed_lane(r.lane_kind);
         bool legacy = lane == lr->lane;
-        pending p = {r.end, r.lane_kind, r.graph, 0, 0};
+        uint32_t coll = packed_comm(r.lane_kind) ? cp__coll_key_get(&s->coll, lane, r.start) : 0;
+        pending p = {r.end, r.lane_kind, r.graph, 0, coll, 0};
         if (legacy && r.end == r.start) {
             if (lr->nzero == lr->zero_cap) {
                 size_t cap = lr->zero_cap ? 2 * lr->zero_cap : 8;
@@ -622,7 +635,7 @@ static int sweep(cp_stream *s, source *src, size_t nsrc, sweep_state *st, legacy
         }
         cp__sweep_apply(st, r.start, lane, r.graph, true, packed_kind(r.lane_kind),
                         packed_dir(r.lane_kind), packed_comm(r.lane_kind),
-                        packed_pageable_async(r.lane_kind));
+                        packed_pageable_async(r.lane_kind), coll);
         if ((rc = heap_push(&ends, p)) < 0)
             break;
     }
@@ -682,7 +695,8 @@ int cp_stream_finish(cp_stream *s, cp_metrics *m)
         return 0;
     int rc = 0;
     size_t nl = s->nlanes, ng = s->ngraphs;
-    sweep_state st = {.m = m, .lanes = s->lanes, .graphs = s->graphs, .prev = s->first};
+    sweep_state st = {.m = m, .lanes = s->lanes, .graphs = s->graphs, .prev = s->first,
+                      .coll = s->coll.slots};
     legacy_rule lr = {.lane = UINT32_MAX, .other_min = UINT64_MAX};
     source *src = calloc(s->nruns + 1, sizeof *src);
     uint32_t *lane_ids = sorted_ids(s->lanes, sizeof *s->lanes, nl, cp__lane_cmp);
@@ -760,6 +774,8 @@ int cp_stream_finish(cp_stream *s, cp_metrics *m)
     cp__sweep_finish(&st, s->first, s->last, s->opts.timeline.max_concurrent_kernels, &s->counted,
                      lr.count);
     cp__kernel_table_finish(&s->kernels, m);
+    if ((rc = cp__coll_finish(&s->coll, m)) < 0)
+        goto out;
 out:
     for (size_t i = 0; src && i < s->nruns; i++)
         free(src[i].buf);

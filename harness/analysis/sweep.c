@@ -15,6 +15,7 @@
 #include <cuproof/units.h>
 
 #include "api_calls.h"
+#include "coll_rows.h"
 #include "sweep.h"
 
 #include <stdarg.h>
@@ -335,6 +336,8 @@ static void device_segment(sweep_device *dv, cp_device_metrics *o, uint64_t t, u
             dv->pageable_async_overlap_ns += seg;
     }
     /* Compute kernels are the kernels that are not communication. */
+    if (dv->kernels <= dv->comm)
+        dv->compute_free += seg;
     if (dv->comm > 0) {
         o->comm_busy_ns += seg;
         if (dv->kernels > dv->comm)
@@ -352,7 +355,7 @@ static void device_segment(sweep_device *dv, cp_device_metrics *o, uint64_t t, u
 }
 
 void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
-                     uint8_t kind, uint8_t dir, bool comm, bool pageable_async)
+                     uint8_t kind, uint8_t dir, bool comm, bool pageable_async, uint32_t coll)
 {
     cp_metrics *m = st->m;
     /* Between consecutive event times the counts are constant, so each
@@ -370,6 +373,13 @@ void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph,
     uint32_t di = st->lane_device[lane];
     sweep_device *dv = &st->dev[di];
     device_segment(dv, &st->dev_out[di], t, m->gap_threshold_ns);
+    if (coll && st->coll) {
+        struct coll_slot *k = &st->coll[coll - 1];
+        if (is_start)
+            k->free_at_start = dv->compute_free;
+        else
+            k->exposed_ns = dv->compute_free - k->free_at_start;
+    }
     long d = is_start ? 1 : -1;
     uint64_t signed_t = is_start ? (uint64_t)0 - t : t; /* sum of ends minus starts */
     dv->busy += d;

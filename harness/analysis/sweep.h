@@ -34,6 +34,9 @@ typedef struct sweep_device {
      * evidence). */
     long pageable_async;
     uint64_t pageable_async_ns, pageable_async_overlap_ns;
+    /* Its time with no compute kernel in flight, so far: a communication
+     * kernel's exposed time is its growth over the kernel (coll_rows.h). */
+    uint64_t compute_free;
 } sweep_device;
 
 /* The counts in flight, and the per-lane, per-device and per-graph state
@@ -55,6 +58,7 @@ typedef struct sweep_state {
     cp_graph *graphs;      /* per graph (index + 1 in events; 0: none) */
     int32_t *graph_open;
     uint64_t *graph_since;
+    struct coll_slot *coll; /* the communication kernels' slots (coll_rows.h); may be NULL */
 } sweep_state;
 
 /* Allocates the per-lane, per-device and per-graph state for nl lanes and
@@ -67,9 +71,10 @@ void cp__sweep_state_free(sweep_state *st);
  * the segment since the previous event adds its length to whatever was in
  * flight, then the event changes what is. A zero-length interval's end may
  * come before its start: counts dip below zero for an instant in which no
- * time passes. */
+ * time passes. `coll`: a communication kernel's slot + 1 in st->coll (0:
+ * none), whose exposed time its start and end measure. */
 void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
-                     uint8_t kind, uint8_t dir, bool comm, bool pageable_async);
+                     uint8_t kind, uint8_t dir, bool comm, bool pageable_async, uint32_t coll);
 
 /* After the last event: each device's metrics, the program's as their
  * summary (sums of device time, the largest peak and gap, the largest

@@ -11,6 +11,7 @@
 
 #include <cuproof/error.h>
 
+#include "coll_rows.h"
 #include "sweep.h"
 
 #include <stdlib.h>
@@ -26,6 +27,7 @@ typedef struct sweep_event {
     uint8_t dir;  /* cp_copy_dir */
     uint8_t comm; /* a communication kernel (cp_activity_class) */
     uint8_t pageable_async; /* an asynchronous copy from pageable memory */
+    uint32_t coll; /* a communication kernel's slot + 1 (coll_rows.h); 0: none */
 } sweep_event;
 
 static int event_cmp(const void *a, const void *b)
@@ -142,6 +144,7 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     cp_graph *graphs = NULL;
     launch_set launches = {0};
     kernel_table kernels = {0};
+    coll_rows coll = {0};
     sweep_state st = {.m = m};
     copy_counts counted = {0};
     if (!ev || !lanes) {
@@ -226,16 +229,26 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
         if (end > last)
             last = end;
         uint8_t comm = cls == CP_CLASS_COMMUNICATION, pa = cp__is_pageable_async(a);
+        uint32_t slot = 0;
+        if (comm) {
+            long k = cp__coll_add(&coll, a, end);
+            if (k < 0) {
+                rc = (int)k;
+                goto out;
+            }
+            slot = (uint32_t)k + 1;
+        }
         ev[ne++] = (sweep_event){a->start, lane, graph, 1, (uint8_t)a->kind, (uint8_t)a->copy_dir,
-                                 comm, pa};
+                                 comm, pa, slot};
         ev[ne++] = (sweep_event){end, lane, graph, 0, (uint8_t)a->kind, (uint8_t)a->copy_dir,
-                                 comm, pa};
+                                 comm, pa, slot};
     }
     qsort(ev, ne, sizeof *ev, event_cmp);
     st.prev = first;
+    st.coll = coll.slots;
     for (size_t i = 0; i < ne; i++)
         cp__sweep_apply(&st, ev[i].t, ev[i].lane, ev[i].graph, ev[i].is_start, ev[i].kind,
-                        ev[i].dir, ev[i].comm, ev[i].pageable_async);
+                        ev[i].dir, ev[i].comm, ev[i].pageable_async, ev[i].coll);
 
     m->lanes = lanes;
     m->nlanes = nl;
@@ -251,9 +264,12 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     }
     cp__sweep_finish(&st, first, last, opts ? opts->max_concurrent_kernels : 0, &counted, legacy);
     cp__kernel_table_finish(&kernels, m);
+    if ((rc = cp__coll_finish(&coll, m)) < 0)
+        cp_metrics_free(m);
 out:
     cp__copy_counts_free(&counted);
     cp__kernel_table_free(&kernels);
+    cp__coll_free(&coll);
     free(ev);
     free(lanes);
     free(graphs);

@@ -261,6 +261,19 @@ typedef struct cp_kernel_stat {
     uint64_t total_ns, min_ns, max_ns;
 } cp_kernel_stat;
 
+/* One row of the per-collective table: NCCL's communication kernels of
+ * one operation, algorithm and protocol, as their names say
+ * (`ncclDevKernel_AllReduce_Sum_f32_RING_LL`: AllReduce, RING, LL; ""
+ * where the name says none): how many ran, their device time in all and
+ * the median of one, and the part of it during which no compute kernel
+ * ran on the same device (exposed: summed kernel by kernel, so two
+ * collectives in flight at once count twice). */
+typedef struct cp_collective_row {
+    char op[24], algo[24], proto[12];
+    uint32_t count;
+    uint64_t total_ns, median_ns, exposed_ns;
+} cp_collective_row;
+
 typedef struct cp_metrics {
     uint64_t span_ns;
     uint64_t kernel_busy_ns, copy_busy_ns;
@@ -320,6 +333,10 @@ typedef struct cp_metrics {
      * name); owned; NULL when there is none. */
     cp_kernel_stat *kernel_stats;
     size_t nkernel_stats;
+    /* The per-collective table, the most device time first (ties by
+     * operation, algorithm, protocol); owned; NULL without communication. */
+    cp_collective_row *collective_rows;
+    size_t ncollective_rows;
     cp_finding findings[CP_MAX_FINDINGS];
     size_t nfindings;
 } cp_metrics;

@@ -69,6 +69,11 @@ CP_API int cp_report_read(const char *path, cp_report *r);
  */
 CP_API char *cp_ranks_text(const cp_ranks *r, const char *indent);
 
+/* The per-collective table of `m` (cp_collective_row), each line led by
+ * `indent`: a string the caller frees, or NULL when m has no row (or out
+ * of memory). */
+CP_API char *cp_collectives_text(const cp_metrics *m, const char *indent);
+
 /* Frees every case of a report from cp_report_read and empties it. */
 CP_API void cp_report_free(cp_report *r);
 

@@ -1,0 +1,67 @@
+/*
+ * The per-collective table as both analyses build it (coll_rows.c; the
+ * row is cp_collective_row in cuproof/metrics.h): each communication
+ * kernel a slot with its class (NCCL's operation, algorithm and protocol,
+ * read from its name) and its time; the sweep (sweep.h) fills in the part
+ * of that time during which no compute kernel ran on its device; the rows
+ * are the slots grouped by class. Memory grows with the communication
+ * kernels, which are few beside the records.
+ */
+#ifndef CUPROOF_COLL_ROWS_H
+#define CUPROOF_COLL_ROWS_H
+
+#include <cuproof/metrics.h>
+#include <cuproof/trace.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct coll_slot {
+    uint64_t dur_ns;
+    uint64_t free_at_start; /* the device's compute-free time when it started */
+    uint64_t exposed_ns;    /* its compute-free time, once it ended */
+    uint32_t cls;           /* index into coll_rows.classes */
+} coll_slot;
+
+typedef struct coll_class {
+    char op[24], algo[24], proto[12];
+} coll_class;
+
+/* The streaming analysis's index from a kernel's lane and start to its
+ * slot (the sweep meets it again by those). */
+typedef struct coll_key {
+    uint64_t start;
+    uint32_t lane1; /* lane + 1; 0 empty */
+    uint32_t slot;
+} coll_key;
+
+typedef struct coll_rows {
+    coll_slot *slots;
+    size_t n, cap;
+    coll_class *classes;
+    size_t nclasses, classes_cap;
+    coll_key *keys;
+    size_t nkeys, keys_cap;
+} coll_rows;
+
+/* The operation, algorithm and protocol NCCL's kernel name says (mangled
+ * or not: cp_name_leading's identifier), each "" where it says none.
+ * Returns false for a name that is not NCCL's kernel. */
+bool cp__coll_class_of(const char *name, coll_class *out);
+
+/* A slot for communication kernel `a` (ending at `end`): its index, or
+ * CP_ENOMEM. */
+long cp__coll_add(coll_rows *c, const cp_activity *a, uint64_t end);
+
+/* The streaming analysis's index: put slot `slot` under (lane, start);
+ * get returns slot + 1, or 0 when none is there (a second kernel on one
+ * lane at one instant shares the first's). put returns 0 or CP_ENOMEM. */
+int cp__coll_key_put(coll_rows *c, uint32_t lane, uint64_t start, uint32_t slot);
+uint32_t cp__coll_key_get(const coll_rows *c, uint32_t lane, uint64_t start);
+
+/* The rows into m (collective_rows), the slots' classes grouped; the
+ * table is emptied. Returns 0 or CP_ENOMEM. */
+int cp__coll_finish(coll_rows *c, cp_metrics *m);
+void cp__coll_free(coll_rows *c);
+
+#endif

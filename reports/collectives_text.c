@@ -1,0 +1,41 @@
+/* The terminal's per-collective table (cuproof/metrics.h,
+ * cp_collective_row): a line per NCCL operation, algorithm and protocol
+ * with its kernels, their device time, the median of one and the part of
+ * it no compute kernel ran beside (exposed). The commands print it; the
+ * words are here, in the library. */
+#include <cuproof/internal/report.h>
+#include <cuproof/units.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+char *cp_collectives_text(const cp_metrics *m, const char *indent)
+{
+    if (!m->ncollective_rows)
+        return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    fprintf(f, "%scollectives (NCCL's kernels by operation, algorithm and protocol; exposed: "
+               "no compute kernel beside them on their device):\n",
+            indent);
+    fprintf(f, "%s  %-16s %-14s %-6s %8s %12s %12s %12s %8s\n", indent, "operation",
+            "algorithm", "proto", "kernels", "total", "median", "exposed", "exposed%");
+    for (size_t i = 0; i < m->ncollective_rows; i++) {
+        const cp_collective_row *r = &m->collective_rows[i];
+        char total[32], median[32], exposed[32];
+        fprintf(f, "%s  %-16s %-14s %-6s %8u %12s %12s %12s %7.1f%%\n", indent, r->op,
+                r->algo[0] ? r->algo : "-", r->proto[0] ? r->proto : "-", r->count,
+                cp_fmt_ms((double)r->total_ns / 1e6, total, sizeof total),
+                cp_fmt_ms((double)r->median_ns / 1e6, median, sizeof median),
+                cp_fmt_ms((double)r->exposed_ns / 1e6, exposed, sizeof exposed),
+                r->total_ns ? 100.0 * (double)r->exposed_ns / (double)r->total_ns : 0.0);
+    }
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
