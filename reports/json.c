@@ -292,6 +292,20 @@ static void ranks_json(builder *b, cJSON *o, const cp_ranks *r)
         add_str(b, rj, "missing", r->missing);
     if (r->not_one_job[0])
         add_str(b, rj, "not_one_job", r->not_one_job);
+    /* The matched collectives by operation: waiting for the last rank and
+     * transfer (absent when none was matched). */
+    cJSON *waits = r->nwaits ? add_arr(b, rj, "collectives_by_operation") : NULL;
+    for (size_t i = 0; waits && i < r->nwaits; i++) {
+        cJSON *j = push_obj(b, waits);
+        if (!j)
+            return;
+        add_str(b, j, "operation", r->waits[i].op);
+        add_str(b, j, "algorithm", r->waits[i].algo);
+        add_str(b, j, "protocol", r->waits[i].proto);
+        add_num(b, j, "matched", r->waits[i].matched);
+        add_num(b, j, "wait_ns", (double)r->waits[i].wait_ns);
+        add_num(b, j, "transfer_ns", (double)r->waits[i].transfer_ns);
+    }
     if (!r->straggler) {
         b->ok = b->ok && cJSON_AddNullToObject(rj, "straggler");
         return;

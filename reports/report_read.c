@@ -334,6 +334,22 @@ static int read_ranks_into(const where *w, const cJSON *o, cp_ranks *r)
     str(o, "partial", r->partial, sizeof r->partial);
     str(o, "missing", r->missing, sizeof r->missing);
     str(o, "not_one_job", r->not_one_job, sizeof r->not_one_job);
+    const cJSON *waits = item(o, "collectives_by_operation");
+    int nw = cJSON_IsArray(waits) ? cJSON_GetArraySize(waits) : 0;
+    if (nw > 0 && !(r->waits = calloc((size_t)nw, sizeof *r->waits)))
+        return CP_ENOMEM;
+    const cJSON *each = nw > 0 ? waits : NULL;
+    cJSON_ArrayForEach(x, each)
+    {
+        cp_collective_wait *k = &r->waits[r->nwaits++];
+        snprintf(at, sizeof at, "ranks.collectives_by_operation[%zu]", r->nwaits - 1);
+        str(x, "operation", k->op, sizeof k->op);
+        str(x, "algorithm", k->algo, sizeof k->algo);
+        str(x, "protocol", k->proto, sizeof k->proto);
+        RANK_U(x, at, "matched", k->matched);
+        RANK_U(x, at, "wait_ns", k->wait_ns);
+        RANK_U(x, at, "transfer_ns", k->transfer_ns);
+    }
     CP_TRY(read_straggler(w, item(o, "straggler"), r));
 out:
     return rc;

@@ -1304,6 +1304,9 @@ Test(cli, check_prints_the_collectives_by_operation)
         "44.3%");
     HAS("  Broadcast        RING           LL           14");
     HAS("  AllGather        RING           LL            2");
+    /* Across ranks: the waiting for the last rank apart from the transfer. */
+    HAS("AllReduce RING LL: 74 matched; the ranks' kernels waited 35.5 ms for the last rank "
+        "(44.4%), transferred 44.5 ms");
     rc = check("%s/exec-h100x2-ddp/serial.cprec --expect 'kernels > 0'", CUPROOF_FIXTURES);
     cr_expect_eq(rc, 0, "%s", output);
     HAS("  AllReduce        RING           LL           22      95.6 ms      1.72 ms      95.6 ms   "

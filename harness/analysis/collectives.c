@@ -9,6 +9,8 @@
 #include <cuproof/error.h>
 #include <cuproof/internal/grow.h>
 
+#include "coll_rows.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 typedef struct comm_kernel {
     uint32_t rank, host, stream;
     uint32_t comm, seq; /* the collective it is, once numbered */
+    uint32_t cls;       /* its operation, algorithm and protocol: an index into classes */
     uint64_t start, end;
 } comm_kernel;
 
@@ -30,6 +33,8 @@ struct cp_collectives {
     uint32_t nranks, nhosts;
     char unmatched[400]; /* why position cannot match them ("" when it can) */
     char partial[300];   /* which rank's collectives were left out, matched without them */
+    coll_class *classes; /* the operations named so far; 0 is "other" */
+    size_t nclasses, classes_cap;
 };
 
 int cp_collectives_new(cp_collectives **out)
@@ -44,6 +49,7 @@ void cp_collectives_free(cp_collectives *c)
         return;
     free(c->k);
     free(c->host_of);
+    free(c->classes);
     free(c);
 }
 
@@ -67,17 +73,56 @@ int cp_collectives_add_rank(cp_collectives *c, uint32_t rank, uint32_t host)
     return 0;
 }
 
+/* The index of the kernel name's class, added when new (0: "other"). */
+static long class_of(cp_collectives *c, const char *name)
+{
+    coll_class k;
+    if (!cp__coll_class_of(name, &k)) {
+        memset(&k, 0, sizeof k);
+        snprintf(k.op, sizeof k.op, "other");
+    }
+    if (!c->nclasses) {
+        coll_class *p = cp_grow(c->classes, &c->classes_cap, 0, sizeof *p, 8);
+        if (!p)
+            return cp_failf(CP_ENOMEM, "out of memory");
+        c->classes = p;
+        memset(&c->classes[0], 0, sizeof c->classes[0]);
+        snprintf(c->classes[0].op, sizeof c->classes[0].op, "other");
+        c->nclasses = 1;
+    }
+    for (size_t i = 0; i < c->nclasses; i++)
+        if (strcmp(c->classes[i].op, k.op) == 0 && strcmp(c->classes[i].algo, k.algo) == 0 &&
+            strcmp(c->classes[i].proto, k.proto) == 0)
+            return (long)i;
+    coll_class *p = cp_grow(c->classes, &c->classes_cap, c->nclasses, sizeof *p, 8);
+    if (!p)
+        return cp_failf(CP_ENOMEM, "out of memory");
+    c->classes = p;
+    c->classes[c->nclasses] = k;
+    return (long)c->nclasses++;
+}
+
 int cp_collectives_add(cp_collectives *c, uint32_t rank, uint32_t host, uint32_t stream,
                        uint64_t start, uint64_t end)
+{
+    return cp_collectives_add_named(c, rank, host, stream, start, end, NULL);
+}
+
+int cp_collectives_add_named(cp_collectives *c, uint32_t rank, uint32_t host, uint32_t stream,
+                             uint64_t start, uint64_t end, const char *name)
 {
     int rc = cp_collectives_add_rank(c, rank, host);
     if (rc < 0)
         return rc;
+    long cls = class_of(c, name);
+    if (cls < 0)
+        return (int)cls;
     comm_kernel *p = cp_grow(c->k, &c->cap, c->n, sizeof *p, 256);
     if (!p)
         return cp_failf(CP_ENOMEM, "out of memory keeping %zu collectives", c->n);
     c->k = p;
-    c->k[c->n++] = (comm_kernel){.rank = rank, .host = host, .stream = stream, .start = start,
+    c->k[c->n++] = (comm_kernel){.rank = rank, .host = host, .stream = stream,
+                                 .cls = (uint32_t)cls, .start = start,
                                  .end = end < start ? start : end};
     return 0;
 }
@@ -285,6 +330,7 @@ typedef struct scratch {
     size_t *ndiffs, *nlags;
     int64_t *spread_s, *spread_e;
     size_t ngroups;
+    cp_collective_wait *waits; /* per class, as c->classes */
 } scratch;
 
 /* Allocates the result's hosts and ranks (each rank on its host) and the
@@ -302,8 +348,9 @@ static int alloc_scratch(const cp_collectives *c, scratch *s, cp_collectives_res
     s->nlags = calloc(c->nranks + 1, sizeof *s->nlags);
     s->spread_s = malloc((c->n + 1) * sizeof *s->spread_s);
     s->spread_e = malloc((c->n + 1) * sizeof *s->spread_e);
+    s->waits = calloc(c->nclasses + 1, sizeof *s->waits);
     if (!out->hosts_of || !out->ranks_of || !s->a || !s->b || !s->diffs || !s->ndiffs ||
-        !s->lags || !s->nlags || !s->spread_s || !s->spread_e)
+        !s->lags || !s->nlags || !s->spread_s || !s->spread_e || !s->waits)
         return cp_failf(CP_ENOMEM, "out of memory matching %zu collectives", c->n);
     for (uint32_t r = 0; r < c->nranks; r++)
         out->ranks_of[r] =
@@ -334,6 +381,7 @@ static void free_scratch(const cp_collectives *c, scratch *s)
     free(s->nlags);
     free(s->spread_s);
     free(s->spread_e);
+    free(s->waits);
 }
 
 /* The end of the run of kernels from i that are one collective (c is
@@ -531,6 +579,85 @@ static void find_arrivals(const cp_collectives *c, scratch *s, cp_collectives_re
         out->ranks_of[r].mean_lag_ns += (uint64_t)lag; /* the sum, divided in name_straggler */
         if ((uint64_t)lag > out->ranks_of[r].max_lag_ns)
             out->ranks_of[r].max_lag_ns = (uint64_t)lag;
+        /* Each rank's kernel before the last arrived waited for it; the
+         * rest is the transfer. One class a collective (check_identity). */
+        cp_collective_wait *w = &s->waits[c->k[i].cls];
+        w->matched++;
+        for (size_t t = i; t < j; t++) {
+            const cp_host_offset *o = &out->hosts_of[c->k[t].host];
+            if (!o->aligned)
+                continue;
+            int64_t st = (int64_t)c->k[t].start + o->offset_ns,
+                    e = (int64_t)c->k[t].end + o->offset_ns;
+            int64_t from = st > hi_s ? st : hi_s;
+            w->wait_ns += (uint64_t)(hi_s - st > 0 ? (hi_s < e ? hi_s : e) - st : 0);
+            w->transfer_ns += (uint64_t)(e > from ? e - from : 0);
+        }
+    }
+}
+
+static int wait_cmp(const void *x, const void *y)
+{
+    const cp_collective_wait *a = x, *b = y;
+    uint64_t ta = a->wait_ns + a->transfer_ns, tb = b->wait_ns + b->transfer_ns;
+    if (ta != tb)
+        return ta > tb ? -1 : 1;
+    return strcmp(a->op, b->op);
+}
+
+/* The classes with matched collectives into out->waits. */
+static int put_waits(const cp_collectives *c, scratch *s, cp_collectives_result *out)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < c->nclasses; k++)
+        n += s->waits[k].matched > 0;
+    if (!n)
+        return 0;
+    if (!(out->waits = calloc(n, sizeof *out->waits)))
+        return cp_failf(CP_ENOMEM, "out of memory");
+    for (size_t k = 0; k < c->nclasses; k++) {
+        if (!s->waits[k].matched)
+            continue;
+        cp_collective_wait *w = &out->waits[out->nwaits++];
+        *w = s->waits[k];
+        memcpy(w->op, c->classes[k].op, sizeof w->op);
+        memcpy(w->algo, c->classes[k].algo, sizeof w->algo);
+        memcpy(w->proto, c->classes[k].proto, sizeof w->proto);
+    }
+    qsort(out->waits, out->nwaits, sizeof *out->waits, wait_cmp);
+    return 0;
+}
+
+/* "AllReduce RING LL", what of it the name said. */
+static void class_text(const coll_class *k, char *out, size_t len)
+{
+    snprintf(out, len, "%s%s%s%s%s", k->op, k->algo[0] ? " " : "", k->algo, k->proto[0] ? " " : "",
+             k->proto);
+}
+
+/* Identity where the names give one: the kernels of one matched
+ * collective must be of one operation, algorithm and protocol on every
+ * rank; where they are not, the match by position is wrong (c sorted by
+ * collective), said in c->unmatched. */
+static void check_identity(cp_collectives *c)
+{
+    for (size_t i = 0, j; i < c->n && !c->unmatched[0]; i = j) {
+        j = collective_end(c, i);
+        if (c->k[i].comm == LEFT_OUT)
+            continue;
+        for (size_t t = i + 1; t < j; t++) {
+            if (c->k[t].cls == c->k[i].cls)
+                continue;
+            char a[64], b[64];
+            class_text(&c->classes[c->k[i].cls], a, sizeof a);
+            class_text(&c->classes[c->k[t].cls], b, sizeof b);
+            snprintf(c->unmatched, sizeof c->unmatched,
+                     "collectives cannot be matched by position: collective %u on communicator "
+                     "%u is %s on rank %u and %s on rank %u (the ranks ran different "
+                     "collectives there, or a kernel is missing before it)",
+                     c->k[i].seq + 1, c->k[i].comm, a, c->k[i].rank, b, c->k[t].rank);
+            break;
+        }
     }
 }
 
@@ -573,6 +700,8 @@ int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collective
     int rc = number(c);
     if (rc < 0)
         return rc;
+    if (!c->unmatched[0])
+        check_identity(c);
     snprintf(out->unmatched, sizeof out->unmatched, "%s", c->unmatched);
     snprintf(out->partial, sizeof out->partial, "%s", c->partial);
     scratch s = {0};
@@ -582,6 +711,7 @@ int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collective
         align_hosts(c, &s, out);
         find_arrivals(c, &s, out);
         name_straggler(c, &s, min_lag_ns, out);
+        rc = put_waits(c, &s, out);
     } else if (rc == 0) {
         /* No figure across ranks rests on a match by position that the
          * counts deny: no alignment, arrival or straggler. */
@@ -598,5 +728,6 @@ void cp_collectives_result_free(cp_collectives_result *r)
 {
     free(r->hosts_of);
     free(r->ranks_of);
+    free(r->waits);
     memset(r, 0, sizeof *r);
 }

@@ -208,7 +208,8 @@ int cp_ranks_builder_add(cp_ranks_builder *b, const cp_trace *meta, const cp_act
         /* The stream of one communicator: the process's context and
          * stream, since stream ids repeat across contexts. */
         uint32_t stream = a->context * 65599u ^ a->stream;
-        rc = cp_collectives_add(b->coll, (uint32_t)r->rank, r->host, stream, a->start, a->end);
+        rc = cp_collectives_add_named(b->coll, (uint32_t)r->rank, r->host, stream, a->start,
+                                      a->end, a->name);
         if (rc < 0)
             return rc;
     }
@@ -348,6 +349,12 @@ int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks 
                  host, (double)c.apart_median_ns / 1e6, c.apart_ranks[0], c.apart_ranks[1],
                  c.apart_collectives, (double)c.apart_interval_ns / 1e6);
     }
+    if (c.nwaits) {
+        r->waits = c.waits; /* taken from the result */
+        r->nwaits = c.nwaits;
+        c.waits = NULL;
+        c.nwaits = 0;
+    }
     r->median_start_spread_ns = c.median_start_spread_ns;
     r->median_end_spread_ns = c.median_end_spread_ns;
     r->straggler = c.straggler;
@@ -403,6 +410,7 @@ void cp_ranks_free(cp_ranks *r)
         return;
     free(r->rows);
     free(r->hosts);
+    free(r->waits);
     free(r);
 }
 

@@ -78,6 +78,15 @@ CP_API int cp_collectives_new(cp_collectives **out);
 CP_API int cp_collectives_add(cp_collectives *c, uint32_t rank, uint32_t host, uint32_t stream,
                               uint64_t start, uint64_t end);
 
+/* cp_collectives_add with the kernel's name (as the trace gives it), from
+ * which its operation, algorithm and protocol are read (NCCL's names;
+ * others are "other"): a matched collective whose kernels say different
+ * operations on different ranks is no collective, and its time is split
+ * by operation into waiting for the last rank and transfer. */
+CP_API int cp_collectives_add_named(cp_collectives *c, uint32_t rank, uint32_t host,
+                                    uint32_t stream, uint64_t start, uint64_t end,
+                                    const char *name);
+
 /* Declares rank `rank` on host `host` whether or not it ran a collective,
  * so that a host none of whose ranks did is seen, and reported as not
  * aligned. Returns as cp_collectives_add. */
@@ -92,6 +101,16 @@ typedef struct cp_host_offset {
     uint64_t residual_ns;   /* median distance of the matches from the offset */
     uint32_t shared;        /* collectives it shares with host 0 */
 } cp_host_offset;
+
+/* Per operation, algorithm and protocol, over the matched collectives on
+ * aligned clocks: how many, and their ranks' kernel time before the last
+ * rank arrived (waiting for it) and after (the transfer), summed over the
+ * ranks' kernels. */
+typedef struct cp_collective_wait {
+    char op[24], algo[24], proto[12];
+    uint32_t matched;
+    uint64_t wait_ns, transfer_ns;
+} cp_collective_wait;
 
 /* Per rank: how it arrived at the collectives. */
 typedef struct cp_rank_arrival {
@@ -126,6 +145,8 @@ typedef struct cp_collectives_result {
     uint32_t apart_host, apart_ranks[2], apart_collectives;
     uint64_t apart_median_ns, apart_interval_ns;
     cp_rank_arrival *ranks_of;  /* `ranks` entries, by rank */
+    cp_collective_wait *waits;  /* by operation, the most time first; owned */
+    size_t nwaits;
     uint64_t median_start_spread_ns, median_end_spread_ns;
     bool straggler;             /* the rule above found one */
     uint32_t straggler_rank;

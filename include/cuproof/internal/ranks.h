@@ -23,6 +23,7 @@
 #define CUPROOF_RANKS_H
 
 #include "../export.h"
+#include "collectives.h"
 
 #include "../metrics.h"
 #include "../trace.h"
@@ -104,6 +105,11 @@ typedef struct cp_ranks {
      * they are. Then nothing across ranks is given, and the trust rule
      * does not trust the trace. */
     char not_one_job[400];
+    /* The matched collectives by operation: their ranks' time waiting for
+     * the last rank and transferring (cuproof/internal/collectives.h);
+     * owned; NULL when none was matched. */
+    cp_collective_wait *waits;
+    size_t nwaits;
     uint32_t collectives; /* matched across two or more ranks */
     uint64_t median_start_spread_ns, median_end_spread_ns;
     bool straggler; /* the rule of cuproof/internal/collectives.h found one */
