@@ -34,6 +34,11 @@ int cp_cmd_metrics(int argc, char **argv)
         printf("\n| finding | label | raised when |\n|---|---|---|\n");
         for (size_t i = 0; i < nf; i++)
             printf("| `%s` | %s | %s |\n", f[i].name, f[i].label, f[i].meaning);
+        size_t nc = 0;
+        const cp_metric_def *cm = cp_collective_metric_defs(&nc);
+        printf("\n| collective(OP) metric | label | unit | definition |\n|---|---|---|---|\n");
+        for (size_t i = 0; i < nc; i++)
+            printf("| `%s` | %s | %s | %s |\n", cm[i].name, cm[i].label, cm[i].unit, cm[i].meaning);
         printf("\n| class | rule |\n|---|---|\n");
         for (int c = 0; c < CP_CLASS_COUNT; c++)
             printf("| `%s` | %s |\n", cp_work_class_name((cp_work_class)c),
@@ -45,6 +50,11 @@ int cp_cmd_metrics(int argc, char **argv)
     printf("\nfindings:\n");
     for (size_t i = 0; i < nf; i++)
         printf("%-28s %s\n", f[i].name, f[i].meaning);
+    size_t nc = 0;
+    const cp_metric_def *cm = cp_collective_metric_defs(&nc);
+    printf("\ncollective(OP) (NCCL's kernels of operation OP: AllReduce, AllGather, ...):\n");
+    for (size_t i = 0; i < nc; i++)
+        printf("%-28s %-8s %s\n", cm[i].name, cm[i].unit, cm[i].meaning);
     printf("\nwork classes (the communication metrics' rules):\n");
     for (int c = 0; c < CP_CLASS_COUNT; c++)
         printf("%-28s %s\n", cp_work_class_name((cp_work_class)c),

@@ -323,7 +323,8 @@ const cp_command cp_commands[] = {
      .examples = check_examples,
      .text = "Checks expectations on recorded traces: TRACE.json files (per variant, as a "
              "case's, with device(N) for each variant's part on GPU N); or a program's *.proc.jsonl files and directories of them, merged, with "
-             "the scopes range(NAME), process(PID), device(N) and rank(N), every rank and "
+             "the scopes range(NAME), process(PID), device(N), rank(N) and collective(OP), "
+             "every rank and "
              "rank spread, and --range NAME for the "
              "unscoped (the records are streamed, never held: twice for scopes); or "
              "cuproof.rec files (*.cprec, each a trace: streamed in bounded memory, twice for "

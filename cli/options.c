@@ -115,7 +115,9 @@ const cp_help_opt cp_opts_metrics[] = {
 #define EXPECT_OPTS                                                                        \
     {"--expect EXPR", "an expectation (repeatable): [SCOPE:] METRIC OP NUMBER, [SCOPE:] "  \
                       "[no] finding NAME; SCOPE range(NAME), process(PID), device(N) or "  \
-                      "rank(N), which may precede one other (rank(1) range(step):); "      \
+                      "rank(N), which may precede one other (rank(1) range(step):), or "   \
+                      "collective(OP) with its own metrics (collective(AllGather): "        \
+                      "exposed_share < 0.3); "                                             \
                       "none = the whole program; 'every rank:' or 'rank spread:' first "   \
                       "judges each rank or the largest minus the smallest; `cuproof "      \
                       "metrics` lists the metrics and findings"},                          \

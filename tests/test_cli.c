@@ -4,6 +4,7 @@
 #include <cuproof/internal/tracefile.h>
 #include <cuproof/case.h>
 #include <cuproof/exit.h>
+#include <cuproof/expect.h>
 #include <cuproof/internal/rec.h>
 #include <cuproof/internal/report.h>
 
@@ -1314,6 +1315,52 @@ Test(cli, check_prints_the_collectives_by_operation)
     /* No communication, no table. */
     rc = check("%s --expect 'kernels > 0'", H100_TRACE);
     cr_expect_null(strstr(output, "collectives ("), "%s", output);
+}
+
+/* Issue 42, item 3: collective(OP) in the grammar, on the per-collective
+ * table: the overlapping run's AllReduce under half exposed passes, the
+ * serial control's (all of it exposed) fails; an operation the trace
+ * lacks is not measured, never passed; a typo is named with the metric
+ * meant; a rank is refused. The streamed verdict equals the one on the
+ * trace held in memory (cp_expect_eval_trace). */
+Test(cli, collective_scopes_judge_the_table)
+{
+    const char *f = CUPROOF_FIXTURES "/exec-h100x2-ddp";
+    int rc = check("%s/overlap.cprec --expect 'collective(AllReduce): exposed_share < 0.5' "
+                   "--expect 'collective(AllGather): kernels == 2'",
+                   f);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("passed  collective(AllReduce): exposed_share < 0.5  (measured 0.442627 (44.3%))");
+    HAS("passed  collective(AllGather): kernels == 2  (measured 2 kernels)");
+    rc = check("%s/serial.cprec --expect 'collective(AllReduce): exposed_share < 0.5'", f);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("failed  collective(AllReduce): exposed_share < 0.5  (measured 1 (100%))");
+    rc = check("%s/overlap.cprec --expect 'collective(ReduceScatter): kernels >= 0'", f);
+    cr_expect_eq(rc, 1, "%s", output);
+    HAS("(measured not measured: no ReduceScatter collective in the trace (its collectives: "
+        "AllReduce, Broadcast, AllGather))");
+    rc = check("%s/overlap.cprec --expect 'collective(AllReduce): exposed_sahre < 0.5'", f);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("not 'exposed_sahre' (did you mean 'exposed_share'?)");
+    rc = check("%s/overlap.cprec --expect 'rank(0) collective(AllReduce): kernels > 1'", f);
+    cr_expect_eq(rc, 2, "%s", output);
+    HAS("it takes no rank");
+
+    cp_trace t;
+    cp_trace_init(&t);
+    bool truncated = false;
+    cr_assert_eq(cp_rec_read_trace(CUPROOF_FIXTURES "/exec-h100x2-ddp/overlap.cprec", &t,
+                                   &truncated),
+                 0, "%s", cp_last_error());
+    cp_expect_list l = {0};
+    cr_assert_eq(cp_expect_parse("collective(AllReduce): exposed_share < 0.5", 1, &l), 0);
+    bool ok = false;
+    char measured[256];
+    cr_assert_eq(cp_expect_eval_trace(&l.items[0], &t, NULL, &ok, measured, sizeof measured), 0);
+    cr_expect(ok);
+    cr_expect_str_eq(measured, "0.442627 (44.3%)");
+    cp_expect_list_free(&l);
+    cp_trace_free(&t);
 }
 
 /* Issue 42: device(N) was refused on a case's trace.json (exit 2), so a

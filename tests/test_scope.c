@@ -329,8 +329,9 @@ Test(scope, validate_program)
     expect_invalid("\n\n  process(abc): kernels > 1",
                    "line 3, column 3: process(abc): the pid must be a decimal integer");
     expect_invalid("device(1.5): kernels > 1", "line 1, column 1: device(1.5): the device must");
-    expect_invalid("thread(1): kernels > 1", "line 1, column 1: unknown scope 'thread(1)' "
-                                             "(scopes: range(NAME), process(PID), device(N))");
+    expect_invalid("thread(1): kernels > 1",
+                   "line 1, column 1: unknown scope 'thread(1)' "
+                   "(scopes: range(NAME), process(PID), device(N), collective(OP))");
     /* A misspelt scope is answered with the one meant. */
     expect_invalid("rnage(step): kernels > 1",
                    "line 1, column 1: unknown scope 'rnage(step)' (did you mean 'range'?)");

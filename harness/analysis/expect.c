@@ -889,7 +889,7 @@ int cp_expect_parse_file(const char *text, size_t len, cp_expect_list *list)
 
 /* The scopes with an argument a traced program's expectation may name
  * (scope.c reads them through these, since it calls this file). */
-static const char *const scope_names[] = {"range", "process", "device"};
+static const char *const scope_names[] = {"range", "process", "device", "collective"};
 
 const char *cp_expect_scope_meant(const char *scope)
 {

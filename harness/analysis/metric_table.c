@@ -131,6 +131,63 @@ const char *cp_metric_unmeasured(const cp_metrics *m, const char *name)
     return NULL;
 }
 
+static const cp_metric_def collective_metric_defs[] = {
+#define CP_COLLECTIVE_DEF_(name, type, label, unit, meaning) \
+    {#name, label, unit, meaning, CP_METRIC_##type, offsetof(cp_collective_figures, name)},
+    CP_COLLECTIVE_METRIC_MAP(CP_COLLECTIVE_DEF_)
+#undef CP_COLLECTIVE_DEF_
+};
+
+const cp_metric_def *cp_collective_metric_defs(size_t *n)
+{
+    *n = sizeof collective_metric_defs / sizeof collective_metric_defs[0];
+    return collective_metric_defs;
+}
+
+const cp_metric_def *cp_collective_metric_find(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof collective_metric_defs / sizeof *collective_metric_defs;
+         i++)
+        if (strcmp(collective_metric_defs[i].name, name) == 0)
+            return &collective_metric_defs[i];
+    return NULL;
+}
+
+bool cp_collective_figures_of(const cp_metrics *m, const char *op, cp_collective_figures *out,
+                              bool *several, char *why, size_t len)
+{
+    memset(out, 0, sizeof *out);
+    *several = false;
+    size_t rows = 0, used = 0;
+    char ops[160] = "";
+    for (size_t i = 0; i < m->ncollective_rows; i++) {
+        const cp_collective_row *r = &m->collective_rows[i];
+        if (used < sizeof ops) {
+            int w = snprintf(ops + used, sizeof ops - used, "%s%s", i ? ", " : "", r->op);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        if (strcmp(r->op, op) != 0)
+            continue;
+        rows++;
+        out->kernels += r->count;
+        out->total_ns += r->total_ns;
+        out->exposed_ns += r->exposed_ns;
+        out->median_ns = r->median_ns;
+    }
+    if (!rows) {
+        snprintf(why, len, "no %s collective in the trace (%s%s)", op,
+                 m->ncollective_rows ? "its collectives: " : "no communication kernel",
+                 m->ncollective_rows ? ops : "");
+        return false;
+    }
+    if (rows > 1) {
+        *several = true;
+        out->median_ns = 0;
+    }
+    out->exposed_share = out->total_ns ? (double)out->exposed_ns / (double)out->total_ns : 0.0;
+    return true;
+}
+
 const cp_metric_def *cp_device_metric_defs(size_t *n)
 {
     *n = sizeof device_metric_defs / sizeof device_metric_defs[0];

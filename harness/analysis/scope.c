@@ -4,14 +4,16 @@
 #include <cuproof/expect.h>
 
 #include <cuproof/error.h>
+#include <cuproof/internal/names.h>
 #include <cuproof/internal/grow.h>
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char scope_list[] = "range(NAME), process(PID), device(N)";
+static const char scope_list[] = "range(NAME), process(PID), device(N), collective(OP)";
 
 
 /* A failure that `why` carries as well as cp_last_error. */
@@ -98,7 +100,41 @@ static int emit_clipped(const cp_activity *a, const interval *u, size_t n, cp_ac
     return 0;
 }
 
-typedef enum { SCOPE_ALL, SCOPE_RANGE, SCOPE_PROCESS, SCOPE_DEVICE } scope_kind;
+typedef enum { SCOPE_ALL, SCOPE_RANGE, SCOPE_PROCESS, SCOPE_DEVICE, SCOPE_COLLECTIVE } scope_kind;
+
+/* collective(OP): the per-collective table's rows of operation OP, which
+ * the whole trace's analysis makes; no record is scoped. */
+static bool is_collective(const cp_expectation *e)
+{
+    return e->scope_arg && strcmp(e->scope, "collective") == 0;
+}
+
+/* An expectation on collective(OP), on `m`'s per-collective table. */
+static bool eval_collective(const cp_expectation *e, const cp_metrics *m, char *measured,
+                            size_t len)
+{
+    cp_collective_figures f;
+    bool several = false;
+    const cp_metric_def *d = cp_collective_metric_find(e->name);
+    char why[224];
+    if (!d) {
+        snprintf(measured, len, "no metric '%s' of a collective", e->name);
+        return false;
+    }
+    if (!cp_collective_figures_of(m, e->scope_arg, &f, &several, why, sizeof why)) {
+        snprintf(measured, len, "not measured: %s", why);
+        return false;
+    }
+    if (several && strcmp(e->name, "median_ns") == 0) {
+        snprintf(measured, len, "not measured: %s ran with several algorithms or protocols, "
+                                "each with its own median",
+                 e->scope_arg);
+        return false;
+    }
+    double v = cp_field_value(&f, d);
+    cp_metric_format(d, v, measured, len);
+    return cp_expect_compare(v, e->op, e->value);
+}
 
 /* Which scope `scope` with `arg` is; CP_EINVAL (with `why`) for none. */
 static int scope_kind_of(const char *scope, const char *arg, scope_kind *kind, uint32_t *number,
@@ -116,6 +152,18 @@ static int scope_kind_of(const char *scope, const char *arg, scope_kind *kind, u
     if (strcmp(scope, "range") == 0) {
         *kind = SCOPE_RANGE;
         return 0;
+    }
+    if (strcmp(scope, "collective") == 0) {
+        *kind = SCOPE_COLLECTIVE;
+        for (const char *p = arg; *p; p++)
+            if (!isalnum((unsigned char)*p))
+                return fail_why(CP_EINVAL, why, whylen,
+                                "collective(%s): the operation is a name of letters and digits, "
+                                "as NCCL's kernels say it (AllReduce, AllGather, ReduceScatter, "
+                                "Broadcast, SendRecv)",
+                                arg);
+        return *arg ? 0
+                    : fail_why(CP_EINVAL, why, whylen, "collective(): it names no operation");
     }
     bool process = strcmp(scope, "process") == 0;
     if (process || strcmp(scope, "device") == 0) {
@@ -557,7 +605,8 @@ static int eval_scoped(const cp_expectation *e, const cp_trace *t, const cp_time
     cp_trace_init(&scoped);
     const cp_trace *use = t;
     *ok = false;
-    if (e->scope[0] || e->scope_arg || rank >= 0) {
+    bool collective = is_collective(e);
+    if (!collective && (e->scope[0] || e->scope_arg || rank >= 0)) {
         char why[256];
         rc = cp_trace_scope_rank(t, rank, e->scope, e->scope_arg, &scoped, why, sizeof why);
         if (rc == CP_ENOENT) {
@@ -583,7 +632,7 @@ static int eval_scoped(const cp_expectation *e, const cp_trace *t, const cp_time
         rc = cp_failf(CP_ENOMEM, "out of memory analysing the trace for '%s'", e->text);
         goto out;
     }
-    *ok = eval_metrics(e, &m, r, measured, len);
+    *ok = collective ? eval_collective(e, &m, measured, len) : eval_metrics(e, &m, r, measured, len);
     cp_metrics_free(&m);
 out:
     cp_trace_free(&scoped);
@@ -649,6 +698,7 @@ struct cp_expect_stream {
      * alone (its device; every process kept), so it is fed on the first
      * pass as it learns, and needs no second (cp_expect_stream_one_pass). */
     bool one_pass;
+    bool collective; /* collective(OP): answered by the whole's per-collective table */
 };
 
 int cp_expect_stream_new(cp_expect_stream **out, const cp_expectation *e,
@@ -665,7 +715,8 @@ int cp_expect_stream_new(cp_expect_stream **out, const cp_expectation *e,
         x->opts = *opts;
     }
     int rc = 0;
-    if (e->scope[0] || e->scope_arg || e->has_rank || e->every_rank) {
+    x->collective = is_collective(e);
+    if (!x->collective && (e->scope[0] || e->scope_arg || e->has_rank || e->every_rank)) {
         rc = cp_scope_new(&x->one.scope, e->scope, e->scope_arg, NULL, 0);
         if (rc == 0 && e->has_rank)
             rc = cp_scope_set_rank(x->one.scope, e->rank);
@@ -828,7 +879,8 @@ static int finish_part(const cp_expect_stream *x, part *p, const cp_metrics *who
         return 0;
     }
     if (!p->scope) {
-        *ok = eval_metrics(x->e, whole, r, measured, len);
+        *ok = x->collective ? eval_collective(x->e, whole, measured, len)
+                            : eval_metrics(x->e, whole, r, measured, len);
         return 0;
     }
     cp_metrics m;
@@ -915,6 +967,35 @@ int cp_expect_validate_program(const cp_expect_list *list)
             continue;
         }
         int rc = 0;
+        if (kind == SCOPE_COLLECTIVE) {
+            /* Its own metrics, of the whole program's table. */
+            size_t n = 0;
+            const cp_metric_def *defs = cp_collective_metric_defs(&n);
+            char names[256] = "";
+            for (size_t k = 0, used = 0; k < n && used < sizeof names; k++) {
+                int w = snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "",
+                                 defs[k].name);
+                used += w > 0 ? (size_t)w : 0;
+            }
+            if (e->has_rank || e->every_rank)
+                rc = cp_failf(CP_EINVAL,
+                              "line %d, column %d: collective(%s) is the whole program's table; "
+                              "it takes no rank",
+                              e->line, e->scope_column, e->scope_arg);
+            else if (e->kind != CP_EXPECT_COMPARE || !cp_collective_metric_find(e->name)) {
+                const char *near = e->kind == CP_EXPECT_COMPARE
+                                       ? cp_nearest_name(e->name, defs, n, sizeof *defs)
+                                       : NULL;
+                rc = cp_failf(CP_EINVAL,
+                              "line %d, column %d: collective(%s) measures %s, not '%s'%s%s%s",
+                              e->line, e->name_column, e->scope_arg, names, e->name,
+                              near ? " (did you mean '" : "", near ? near : "",
+                              near ? "'?)" : "");
+            }
+            if (rc < 0)
+                cp_errors_add(&bad, rc);
+            continue;
+        }
         if (cp_metric_is_program_wide(e->name) &&
             (e->scope[0] || e->scope_arg || e->has_rank || e->every_rank))
             rc = cp_failf(CP_EINVAL,

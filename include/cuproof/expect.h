@@ -37,6 +37,13 @@
  * `spread` are keywords only there: a variant called "rank" is
  * `rank: ...`.
  *
+ * Collectives (traced programs): `collective(OP)` takes the rows of the
+ * per-collective table of operation OP (cp_collective_row: NCCL's
+ * kernels' AllReduce, AllGather, ...) together, with their own metrics
+ * (CP_COLLECTIVE_METRIC_MAP: `collective(AllGather): exposed_share <
+ * 0.3`); an operation the trace lacks is not measured, and it takes no
+ * rank.
+ *
  * This module only parses: which metrics, variants and findings exist is
  * checked by its callers, who can name the offending token through the
  * columns that each expectation keeps.

@@ -274,6 +274,28 @@ typedef struct cp_collective_row {
     uint64_t total_ns, median_ns, exposed_ns;
 } cp_collective_row;
 
+/* What an expectation scoped by collective(OP) measures: the rows of
+ * that operation (every algorithm and protocol) taken together. XX(name,
+ * type, label, unit, meaning). */
+#define CP_COLLECTIVE_METRIC_MAP(XX)                                                          \
+    XX(kernels, U32, "Kernels of the operation", "kernels", "its communication kernels, on every device and rank")            \
+    XX(total_ns, U64, "Their device time", "ns", "the sum of their durations")                 \
+    XX(median_ns, U64, "Median kernel", "ns", "the median duration of one (of one algorithm and protocol: not measured when the operation ran with several)") \
+    XX(exposed_ns, U64, "Exposed time", "ns", "the part of their time with no compute kernel on their device, summed kernel by kernel") \
+    XX(exposed_share, DOUBLE, "Exposed share", "ratio", "exposed_ns / total_ns")
+
+typedef struct cp_collective_figures {
+#define CP_COLLECTIVE_FIELD_U32(name) uint32_t name;
+#define CP_COLLECTIVE_FIELD_U64(name) uint64_t name;
+#define CP_COLLECTIVE_FIELD_DOUBLE(name) double name;
+#define CP_COLLECTIVE_FIELD_(name, type, label, unit, meaning) CP_COLLECTIVE_FIELD_##type(name)
+    CP_COLLECTIVE_METRIC_MAP(CP_COLLECTIVE_FIELD_)
+#undef CP_COLLECTIVE_FIELD_
+#undef CP_COLLECTIVE_FIELD_U32
+#undef CP_COLLECTIVE_FIELD_U64
+#undef CP_COLLECTIVE_FIELD_DOUBLE
+} cp_collective_figures;
+
 typedef struct cp_metrics {
     uint64_t span_ns;
     uint64_t kernel_busy_ns, copy_busy_ns;
@@ -435,6 +457,19 @@ CP_API const char *cp_metric_unmeasured(const cp_metrics *m, const char *name);
  * cp_metric_defs is (label, unit and meaning NULL), and the value of one
  * of its figures in `dm`. */
 CP_API const cp_metric_def *cp_device_metric_defs(size_t *n);
+
+/* The metrics of collective(OP) (CP_COLLECTIVE_METRIC_MAP) in its order,
+ * and the one named `name` (NULL for none). */
+CP_API const cp_metric_def *cp_collective_metric_defs(size_t *n);
+CP_API const cp_metric_def *cp_collective_metric_find(const char *name);
+
+/* The figures of operation `op` (cp_collective_row.op) in m's
+ * per-collective table into *out: false, with why in `why`, when no row
+ * is of that operation; a median of several rows is not measured
+ * (median_ns 0, *several true). */
+CP_API bool cp_collective_figures_of(const cp_metrics *m, const char *op,
+                                     cp_collective_figures *out, bool *several, char *why,
+                                     size_t len);
 CP_API double cp_device_metric_value(const cp_device_metrics *dm, const cp_metric_def *d);
 
 /* A field of any record that a cp_metric_def describes (cp_metrics,
