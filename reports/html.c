@@ -706,6 +706,26 @@ static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m
         }
     }
     html_raw(b, "</table>");
+    /* The collectives by operation (cp_collective_row). */
+    if (m->ncollective_rows)
+        html_raw(b, "<table><tr><th>Collective</th><th>Algorithm</th><th>Protocol</th>"
+                    "<th>Kernels</th><th>Total</th><th>Median</th><th>Exposed</th></tr>");
+    for (size_t i = 0; i < m->ncollective_rows; i++) {
+        const cp_collective_row *r = &m->collective_rows[i];
+        html_raw(b, "<tr><td>");
+        html_text(b, r->op);
+        html_raw(b, "</td><td>");
+        html_text(b, r->algo);
+        html_raw(b, "</td><td>");
+        html_text(b, r->proto);
+        html_fmt(b, "</td><td>%u</td>", r->count);
+        time_cell(b, (double)r->total_ns / 1e6);
+        time_cell(b, (double)r->median_ns / 1e6);
+        time_cell(b, (double)r->exposed_ns / 1e6);
+        html_raw(b, "</tr>");
+    }
+    if (m->ncollective_rows)
+        html_raw(b, "</table>");
 }
 
 static void case_html(html_buf *b, const cp_case_result *c, bool replay)
@@ -969,6 +989,27 @@ static void ranks_html(html_buf *b, const cp_case_result *c, const cp_variant_re
         html_text(b, cp_fmt_ms((double)r->straggler_max_lag_ns / 1e6, t, sizeof t));
         html_raw(b, ".</p>");
     }
+    /* The matched collectives' time split at the last rank's arrival. */
+    if (r->nwaits)
+        html_raw(b, "<table><tr><th>Collective</th><th>Matched</th><th>Waiting for the last "
+                    "rank</th><th>Transfer</th></tr>");
+    for (size_t i = 0; i < r->nwaits; i++) {
+        const cp_collective_wait *w = &r->waits[i];
+        char ms[32];
+        html_raw(b, "<tr><td>");
+        html_text(b, w->op);
+        html_raw(b, " ");
+        html_text(b, w->algo);
+        html_raw(b, " ");
+        html_text(b, w->proto);
+        html_fmt(b, "</td><td>%u</td><td>", w->matched);
+        html_text(b, cp_fmt_ms((double)w->wait_ns / 1e6, ms, sizeof ms));
+        html_raw(b, "</td><td>");
+        html_text(b, cp_fmt_ms((double)w->transfer_ns / 1e6, ms, sizeof ms));
+        html_raw(b, "</td></tr>");
+    }
+    if (r->nwaits)
+        html_raw(b, "</table>");
     hosts_html(b, r);
     html_raw(b, "</section>");
 }

@@ -493,3 +493,37 @@ Test(ranks_report, html_hosts_only_with_several_and_no_ranks_no_table)
     free(html);
     cp_case_result_free(&c);
 }
+
+/* Issue 42, item 3, on the page: the collectives by operation in the
+ * variant's kernel section and the matched collectives' waiting and
+ * transfer in the ranks' section, as the terminal shows them. */
+Test(ranks_report, html_collectives_by_operation)
+{
+    cp_report rep;
+    cp_case_result c;
+    cp_ranks *ranks = two_ranks(2);
+    ranks->waits = calloc(1, sizeof *ranks->waits);
+    cr_assert_not_null(ranks->waits);
+    ranks->nwaits = 1;
+    ranks->waits[0] = (cp_collective_wait){.op = "AllReduce", .algo = "RING", .proto = "LL",
+                                           .matched = 74, .wait_ns = 35500000,
+                                           .transfer_ns = 44500000};
+    job_report(&rep, &c, ranks);
+    cp_metrics *m = &c.variants[0].metrics;
+    m->collective_rows = calloc(1, sizeof *m->collective_rows);
+    cr_assert_not_null(m->collective_rows);
+    m->ncollective_rows = 1;
+    m->collective_rows[0] = (cp_collective_row){.op = "AllReduce", .algo = "RING", .proto = "LL",
+                                                .count = 148, .total_ns = 79900000,
+                                                .median_ns = 354000, .exposed_ns = 35400000};
+    char *html = cp_report_html(&rep);
+    cr_assert_not_null(html);
+    cr_expect_not_null(strstr(html, "<tr><td>AllReduce RING LL</td><td>74</td><td>35.5 ms</td>"
+                                    "<td>44.5 ms</td></tr>"),
+                       "%s", html);
+    cr_expect_not_null(strstr(html, "<tr><td>AllReduce</td><td>RING</td><td>LL</td><td>148</td>"
+                                    "<td>79.9 ms</td><td>354 µs</td><td>35.4 ms</td></tr>"),
+                       "%s", html);
+    free(html);
+    cp_case_result_free(&c);
+}
