@@ -530,6 +530,17 @@ static int check_one_job(const cp_collectives *c, scratch *s, cp_collectives_res
     return 0;
 }
 
+/* Kernel t's start and end on host 0's clock; false when its host could
+ * not be aligned. */
+static bool aligned_times(const cp_collectives *c, const cp_collectives_result *out, size_t t,
+                          int64_t *st, int64_t *e)
+{
+    const cp_host_offset *o = &out->hosts_of[c->k[t].host];
+    *st = (int64_t)c->k[t].start + o->offset_ns;
+    *e = (int64_t)c->k[t].end + o->offset_ns;
+    return o->aligned;
+}
+
 /* Second pass: arrivals on aligned clocks. Each collective that two or
  * more aligned ranks ran is matched; its spreads of starts and of ends
  * are kept, and the rank that started it last is charged its lag. */
@@ -543,11 +554,9 @@ static void find_arrivals(const cp_collectives *c, scratch *s, cp_collectives_re
         int64_t lo_s = INT64_MAX, hi_s = INT64_MIN, lo_e = INT64_MAX, hi_e = INT64_MIN;
         size_t last = j;
         for (size_t t = i; t < j; t++) {
-            const cp_host_offset *o = &out->hosts_of[c->k[t].host];
-            if (!o->aligned)
+            int64_t st, e;
+            if (!aligned_times(c, out, t, &st, &e))
                 continue;
-            int64_t st = (int64_t)c->k[t].start + o->offset_ns,
-                    e = (int64_t)c->k[t].end + o->offset_ns;
             s->a[m++] = st;
             lo_s = st < lo_s ? st : lo_s;
             lo_e = e < lo_e ? e : lo_e;
@@ -568,9 +577,9 @@ static void find_arrivals(const cp_collectives *c, scratch *s, cp_collectives_re
         /* The last one's lag: its start minus the others' median. */
         size_t no = 0;
         for (size_t t = i; t < j; t++) {
-            const cp_host_offset *o = &out->hosts_of[c->k[t].host];
-            if (o->aligned && t != last)
-                s->b[no++] = (int64_t)c->k[t].start + o->offset_ns;
+            int64_t st, e;
+            if (aligned_times(c, out, t, &st, &e) && t != last)
+                s->b[no++] = st;
         }
         uint32_t r = c->k[last].rank;
         out->ranks_of[r].arrived_last++;
@@ -584,11 +593,9 @@ static void find_arrivals(const cp_collectives *c, scratch *s, cp_collectives_re
         cp_collective_wait *w = &s->waits[c->k[i].cls];
         w->matched++;
         for (size_t t = i; t < j; t++) {
-            const cp_host_offset *o = &out->hosts_of[c->k[t].host];
-            if (!o->aligned)
+            int64_t st, e;
+            if (!aligned_times(c, out, t, &st, &e))
                 continue;
-            int64_t st = (int64_t)c->k[t].start + o->offset_ns,
-                    e = (int64_t)c->k[t].end + o->offset_ns;
             int64_t from = st > hi_s ? st : hi_s;
             w->wait_ns += (uint64_t)(hi_s - st > 0 ? (hi_s < e ? hi_s : e) - st : 0);
             w->transfer_ns += (uint64_t)(e > from ? e - from : 0);

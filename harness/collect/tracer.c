@@ -357,6 +357,14 @@ out:
     return rc;
 }
 
+int cp_tracer_launch_named_end(bool pushed, int rc)
+{
+    if (!pushed)
+        return rc;
+    int pop_rc = cp_tracer_pop_launch_name();
+    return rc == 0 ? pop_rc : rc;
+}
+
 void cp_tracer_shutdown(void)
 {
     if (!tr.available)

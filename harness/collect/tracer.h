@@ -80,6 +80,9 @@ void cp_tracer_add_range(const char *name, uint64_t start, uint64_t end, uint32_
  */
 int cp_tracer_push_launch_name(const char *name);
 int cp_tracer_pop_launch_name(void);
+/* A named launch's end: pops the name when `pushed`, and returns the
+ * launch's own error `rc` first, else the pop's. */
+int cp_tracer_launch_named_end(bool pushed, int rc);
 
 /* Flushes CUPTI and frees the tracer's buffers; call
  * before the process exits. Safe to call when unavailable. */

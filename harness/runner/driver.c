@@ -106,10 +106,5 @@ int cp_cu_launch(const cp_driver *cu, CUfunction fn, const char *name, unsigned 
     named = true;
     CP_CU(cu->LaunchKernel(fn, grid_x, 1, 1, block_x, 1, 1, 0, stream, args, NULL));
 out:
-    if (named) {
-        int pop_rc = cp_tracer_pop_launch_name();
-        if (rc == 0)
-            rc = pop_rc;
-    }
-    return rc;
+    return cp_tracer_launch_named_end(named, rc);
 }

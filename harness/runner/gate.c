@@ -20,10 +20,5 @@ int cp_gate_launch(volatile int *flag, unsigned long long timeout_ns, int *timed
     named = true;
     CP_CUDA(cp_gate_kernel_launch(flag, timeout_ns, timed_out, stream));
 out:
-    if (named) {
-        int pop_rc = cp_tracer_pop_launch_name();
-        if (rc == 0)
-            rc = pop_rc;
-    }
-    return rc;
+    return cp_tracer_launch_named_end(named, rc);
 }

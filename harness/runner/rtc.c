@@ -154,12 +154,7 @@ int cp_rtc_launch(const cp_rtc_kernel *k, dim3 grid, dim3 block, void **args, si
     CP_CUDA(cudaLaunchKernel((const void *)k->kernel, grid, block, args, shmem, stream));
     CP_CUDA(cudaGetLastError());
 out:
-    if (named) {
-        int pop_rc = cp_tracer_pop_launch_name();
-        if (rc == 0)
-            rc = pop_rc;
-    }
-    return rc;
+    return cp_tracer_launch_named_end(named, rc);
 }
 
 char *cp_rtc_elementwise(const char *name, const char *params, const char *body)
