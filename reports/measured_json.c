@@ -5,7 +5,10 @@
  * "scopes": [{"scope", "measured", "why"?, "metrics": {NAME: value},
  * "findings": [{"name", "count", "message"}]}], "more_ranges"}, the
  * metrics a scope cannot measure left out. Values are the metric table's
- * (cp_metric_value), in its units (ns, counts, fractions).
+ * (cp_metric_value), in its units (ns, counts, fractions). A program's
+ * whole is followed by a scope per operation of its per-collective table,
+ * "collective(OP)", with that scope's own metrics
+ * (CP_COLLECTIVE_METRIC_MAP).
  */
 #include <cuproof/internal/measure.h>
 
@@ -13,6 +16,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static void put_scope(FILE *f, const cp_measured_scope *s)
 {
@@ -45,6 +49,37 @@ static void put_scope(FILE *f, const cp_measured_scope *s)
     fputs("]}", f);
 }
 
+/* After the whole program: each operation of its per-collective table as
+ * a scope of its own, "collective(OP)", with that scope's metrics. */
+static void put_collectives(FILE *f, const cp_metrics *whole)
+{
+    size_t n = 0;
+    const cp_metric_def *defs = cp_collective_metric_defs(&n);
+    for (size_t r = 0; r < whole->ncollective_rows; r++) {
+        const char *op = whole->collective_rows[r].op;
+        bool seen = false;
+        for (size_t k = 0; k < r && !seen; k++)
+            seen = strcmp(whole->collective_rows[k].op, op) == 0;
+        cp_collective_figures c;
+        bool several = false;
+        char why[224], scope[64];
+        if (seen || !cp_collective_figures_of(whole, op, &c, &several, why, sizeof why))
+            continue;
+        snprintf(scope, sizeof scope, "collective(%s)", op);
+        fputs(",{\"scope\":", f);
+        cp_json_put_string(f, scope);
+        fputs(",\"measured\":true,\"metrics\":{", f);
+        size_t put = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (several && strcmp(defs[i].name, "median_ns") == 0)
+                continue;
+            fprintf(f, "%s\"%s\":%.17g", put++ ? "," : "", defs[i].name,
+                    cp_field_value(&c, &defs[i]));
+        }
+        fputs("},\"findings\":[]}", f);
+    }
+}
+
 void cp_measured_print_json(FILE *f, const cp_measured *m, const char *path, bool first)
 {
     fputs(first ? "{\"traces\":[" : ",", f);
@@ -58,6 +93,8 @@ void cp_measured_print_json(FILE *f, const cp_measured *m, const char *path, boo
         if (i)
             fputc(',', f);
         put_scope(f, &m->scopes[i]);
+        if (m->program && !m->scopes[i].scope[0] && m->scopes[i].measured)
+            put_collectives(f, &m->scopes[i].m);
     }
     fputs("]}", f);
 }

@@ -5,10 +5,13 @@
  * its value and unit (cp_metric_format, as verdicts show them) and every
  * finding raised; a scope without figures says why. The metrics a scope
  * cannot measure (cp_metric_unmeasured) are left out, not printed as 0.
+ * A program's whole is followed by each operation of its per-collective
+ * table as collective(OP) names it.
  */
 #include <cuproof/internal/measure.h>
 
 #include <stdio.h>
+#include <string.h>
 
 static void print_scope(FILE *f, const cp_measured *m, const cp_measured_scope *s)
 {
@@ -33,6 +36,33 @@ static void print_scope(FILE *f, const cp_measured *m, const cp_measured_scope *
                 s->m.findings[i].message);
 }
 
+/* After the whole program: each operation of its per-collective table as
+ * collective(OP) names it, with that scope's metrics. */
+static void print_collectives(FILE *f, const cp_metrics *whole)
+{
+    size_t n = 0;
+    const cp_metric_def *defs = cp_collective_metric_defs(&n);
+    for (size_t r = 0; r < whole->ncollective_rows; r++) {
+        const char *op = whole->collective_rows[r].op;
+        bool seen = false;
+        for (size_t k = 0; k < r && !seen; k++)
+            seen = strcmp(whole->collective_rows[k].op, op) == 0;
+        cp_collective_figures c;
+        bool several = false;
+        char why[224];
+        if (seen || !cp_collective_figures_of(whole, op, &c, &several, why, sizeof why))
+            continue;
+        fprintf(f, "collective(%s):\n", op);
+        for (size_t i = 0; i < n; i++) {
+            if (several && strcmp(defs[i].name, "median_ns") == 0)
+                continue;
+            char v[96];
+            cp_metric_format(&defs[i], cp_field_value(&c, &defs[i]), v, sizeof v);
+            fprintf(f, "  %-28s %s\n", defs[i].name, v);
+        }
+    }
+}
+
 void cp_measured_print_text(FILE *f, const cp_measured *m, const char *path)
 {
     if (m->program)
@@ -43,8 +73,11 @@ void cp_measured_print_text(FILE *f, const cp_measured *m, const char *path)
         fprintf(f, "%s: case %s, %zu variant%s; what each measured (write expectations on "
                    "these names: 'VARIANT: METRIC OP VALUE')\n",
                 path, m->name, m->n, m->n == 1 ? "" : "s");
-    for (size_t i = 0; i < m->n; i++)
+    for (size_t i = 0; i < m->n; i++) {
         print_scope(f, m, &m->scopes[i]);
+        if (m->program && !m->scopes[i].scope[0] && m->scopes[i].measured)
+            print_collectives(f, &m->scopes[i].m);
+    }
     if (m->more_ranges)
         fprintf(f, "(more range names than the first 64: name one with range(NAME) to measure "
                    "it)\n");

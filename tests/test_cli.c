@@ -1321,8 +1321,9 @@ Test(cli, check_prints_the_collectives_by_operation)
  * table: the overlapping run's AllReduce under half exposed passes, the
  * serial control's (all of it exposed) fails; an operation the trace
  * lacks is not measured, never passed; a typo is named with the metric
- * meant; a rank is refused. The streamed verdict equals the one on the
- * trace held in memory (cp_expect_eval_trace). */
+ * meant; a rank is refused; check without an expectation lists each
+ * operation's scope. The streamed verdict equals the one on the trace
+ * held in memory (cp_expect_eval_trace). */
 Test(cli, collective_scopes_judge_the_table)
 {
     const char *f = CUPROOF_FIXTURES "/exec-h100x2-ddp";
@@ -1345,6 +1346,11 @@ Test(cli, collective_scopes_judge_the_table)
     rc = check("%s/overlap.cprec --expect 'rank(0) collective(AllReduce): kernels > 1'", f);
     cr_expect_eq(rc, 2, "%s", output);
     HAS("it takes no rank");
+    /* Without an expectation, check lists them among the scopes. */
+    rc = check("%s/overlap.cprec", f);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("collective(AllReduce):\n  kernels                      148 kernels\n");
+    HAS("  exposed_share                0.442627 (44.3%)\n");
 
     cp_trace t;
     cp_trace_init(&t);
