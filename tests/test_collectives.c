@@ -5,6 +5,7 @@
  * negative control, and the DDP programs recorded on two H100s.
  */
 #include <cuproof/internal/collectives.h>
+#include <cuproof/expect.h>
 #include <cuproof/metrics.h>
 #include <cuproof/error.h>
 #include <cuproof/internal/rec.h>
@@ -453,4 +454,32 @@ Test(collectives, the_wait_for_the_last_rank_is_apart_from_the_transfer)
     cr_expect_eq(a.matched, 0);
     cr_expect_eq(a.nwaits, 0);
     cp_collectives_result_free(&a);
+}
+
+/* A collective that crosses the gap between two ranges of a scope is one
+ * kernel in two pieces: the row counts it once and adds both pieces'
+ * time, as the kernel breakdown does. */
+Test(collectives, a_clipped_collective_is_one_kernel)
+{
+    cp_trace t, scoped;
+    cp_trace_init(&t);
+    cp_trace_init(&scoped);
+    cp_activity r1 = {.kind = CP_ACT_RANGE, .start = 0, .end = 100, .name = "step"};
+    cp_activity r2 = {.kind = CP_ACT_RANGE, .start = 200, .end = 300, .name = "step"};
+    cp_activity k = {.kind = CP_ACT_KERNEL, .start = 50, .end = 250, .stream = 7,
+                     .name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"};
+    cr_assert_eq(cp_trace_add(&t, &r1), 0);
+    cr_assert_eq(cp_trace_add(&t, &r2), 0);
+    cr_assert_eq(cp_trace_add(&t, &k), 0);
+    char why[256];
+    cr_assert_eq(cp_trace_scope(&t, "range", "step", &scoped, why, sizeof why), 0, "%s", why);
+    cp_metrics m;
+    cr_assert_eq(cp_timeline_analyse(&scoped, NULL, &m), 0, "%s", cp_last_error());
+    cr_assert_eq(m.ncollective_rows, 1);
+    cr_expect_eq(m.collective_rows[0].count, 1);
+    cr_expect_eq(m.collective_rows[0].total_ns, 100);
+    cr_expect_eq(m.collective_rows[0].exposed_ns, 100, "no compute kernel beside it");
+    cp_metrics_free(&m);
+    cp_trace_free(&scoped);
+    cp_trace_free(&t);
 }

@@ -114,7 +114,15 @@ Test(ranks_report, json_round_trip)
 {
     cp_report rep;
     cp_case_result c;
-    program_report(&rep, &c, two_ranks(2));
+    cp_ranks *with_waits = two_ranks(2);
+    /* The matched collectives' waiting and transfer, by operation. */
+    with_waits->waits = calloc(1, sizeof *with_waits->waits);
+    cr_assert_not_null(with_waits->waits);
+    with_waits->nwaits = 1;
+    with_waits->waits[0] = (cp_collective_wait){.op = "AllGather", .algo = "RING",
+                                                .proto = "LL128", .matched = 12,
+                                                .wait_ns = 1500000, .transfer_ns = 3250000};
+    program_report(&rep, &c, with_waits);
     char dir[] = "/tmp/cuproof-ranks-json-XXXXXX", path[300];
     tmp_dir(dir);
     snprintf(path, sizeof path, "%s/report.json", dir);
@@ -169,6 +177,13 @@ Test(ranks_report, json_round_trip)
     cr_expect_eq(b->straggler_median_lag_ns, 690000);
     cr_expect_eq(b->straggler_mean_lag_ns, 4100000);
     cr_expect_eq(b->straggler_max_lag_ns, 20500000);
+    cr_assert_eq(b->nwaits, 1);
+    cr_expect_str_eq(b->waits[0].op, "AllGather");
+    cr_expect_str_eq(b->waits[0].algo, "RING");
+    cr_expect_str_eq(b->waits[0].proto, "LL128");
+    cr_expect_eq(b->waits[0].matched, 12);
+    cr_expect_eq(b->waits[0].wait_ns, 1500000);
+    cr_expect_eq(b->waits[0].transfer_ns, 3250000);
     cp_report_free(&back);
     cp_case_result_free(&c);
     rm_dir(dir);

@@ -96,7 +96,7 @@ long cp__coll_add(coll_rows *c, const cp_activity *a, uint64_t end)
     if (!s)
         return cp_failf(CP_ENOMEM, "out of memory for the collectives' table");
     c->slots = s;
-    c->slots[c->n] = (coll_slot){.dur_ns = end - a->start, .cls = (uint32_t)cls};
+    c->slots[c->n] = (coll_slot){.dur_ns = end - a->start, .cls = (uint32_t)cls, .piece = a->piece};
     return (long)c->n++;
 }
 
@@ -181,7 +181,10 @@ int cp__coll_finish(coll_rows *c, cp_metrics *m)
         for (size_t i = 0; i < c->n; i++) {
             if (c->slots[i].cls != k)
                 continue;
-            dur[n++] = c->slots[i].dur_ns;
+            /* A clipped kernel's later pieces add time, not a kernel (as
+             * the kernel breakdown counts them). */
+            if (!c->slots[i].piece)
+                dur[n++] = c->slots[i].dur_ns;
             r->total_ns += c->slots[i].dur_ns;
             r->exposed_ns += c->slots[i].exposed_ns;
         }

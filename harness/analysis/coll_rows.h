@@ -21,6 +21,7 @@ typedef struct coll_slot {
     uint64_t free_at_start; /* the device's compute-free time when it started */
     uint64_t exposed_ns;    /* its compute-free time, once it ended */
     uint32_t cls;           /* index into coll_rows.classes */
+    bool piece;             /* a later piece of a clipped kernel: its time counts, not it */
 } coll_slot;
 
 typedef struct coll_class {
