@@ -995,13 +995,10 @@ static void ranks_html(html_buf *b, const cp_case_result *c, const cp_variant_re
                     "rank</th><th>Transfer</th></tr>");
     for (size_t i = 0; i < r->nwaits; i++) {
         const cp_collective_wait *w = &r->waits[i];
-        char ms[32];
+        char ms[32], label[64];
+        cp_collective_label(w->op, w->algo, w->proto, label, sizeof label);
         html_raw(b, "<tr><td>");
-        html_text(b, w->op);
-        html_raw(b, " ");
-        html_text(b, w->algo);
-        html_raw(b, " ");
-        html_text(b, w->proto);
+        html_text(b, label);
         html_fmt(b, "</td><td>%u</td><td>", w->matched);
         html_text(b, cp_fmt_ms((double)w->wait_ns / 1e6, ms, sizeof ms));
         html_raw(b, "</td><td>");

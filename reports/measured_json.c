@@ -16,7 +16,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 static void put_scope(FILE *f, const cp_measured_scope *s)
 {
@@ -53,25 +52,20 @@ static void put_scope(FILE *f, const cp_measured_scope *s)
  * a scope of its own, "collective(OP)", with that scope's metrics. */
 static void put_collectives(FILE *f, const cp_metrics *whole)
 {
-    size_t n = 0;
+    size_t n = 0, row = 0;
     const cp_metric_def *defs = cp_collective_metric_defs(&n);
-    for (size_t r = 0; r < whole->ncollective_rows; r++) {
-        const char *op = whole->collective_rows[r].op;
-        bool seen = false;
-        for (size_t k = 0; k < r && !seen; k++)
-            seen = strcmp(whole->collective_rows[k].op, op) == 0;
-        cp_collective_figures c;
-        bool several = false;
-        char why[224], scope[64];
-        if (seen || !cp_collective_figures_of(whole, op, &c, &several, why, sizeof why))
-            continue;
+    const char *op = NULL;
+    cp_collective_figures c;
+    bool several = false;
+    while (cp_collective_next(whole, &row, &op, &c, &several)) {
+        char scope[64];
         snprintf(scope, sizeof scope, "collective(%s)", op);
         fputs(",{\"scope\":", f);
         cp_json_put_string(f, scope);
         fputs(",\"measured\":true,\"metrics\":{", f);
         size_t put = 0;
         for (size_t i = 0; i < n; i++) {
-            if (several && strcmp(defs[i].name, "median_ns") == 0)
+            if (cp_collective_unmeasured(defs[i].name, several))
                 continue;
             fprintf(f, "%s\"%s\":%.17g", put++ ? "," : "", defs[i].name,
                     cp_field_value(&c, &defs[i]));

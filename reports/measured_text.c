@@ -11,7 +11,6 @@
 #include <cuproof/internal/measure.h>
 
 #include <stdio.h>
-#include <string.h>
 
 static void print_scope(FILE *f, const cp_measured *m, const cp_measured_scope *s)
 {
@@ -40,21 +39,15 @@ static void print_scope(FILE *f, const cp_measured *m, const cp_measured_scope *
  * collective(OP) names it, with that scope's metrics. */
 static void print_collectives(FILE *f, const cp_metrics *whole)
 {
-    size_t n = 0;
+    size_t n = 0, row = 0;
     const cp_metric_def *defs = cp_collective_metric_defs(&n);
-    for (size_t r = 0; r < whole->ncollective_rows; r++) {
-        const char *op = whole->collective_rows[r].op;
-        bool seen = false;
-        for (size_t k = 0; k < r && !seen; k++)
-            seen = strcmp(whole->collective_rows[k].op, op) == 0;
-        cp_collective_figures c;
-        bool several = false;
-        char why[224];
-        if (seen || !cp_collective_figures_of(whole, op, &c, &several, why, sizeof why))
-            continue;
+    const char *op = NULL;
+    cp_collective_figures c;
+    bool several = false;
+    while (cp_collective_next(whole, &row, &op, &c, &several)) {
         fprintf(f, "collective(%s):\n", op);
         for (size_t i = 0; i < n; i++) {
-            if (several && strcmp(defs[i].name, "median_ns") == 0)
+            if (cp_collective_unmeasured(defs[i].name, several))
                 continue;
             char v[96];
             cp_metric_format(&defs[i], cp_field_value(&c, &defs[i]), v, sizeof v);

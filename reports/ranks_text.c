@@ -74,12 +74,12 @@ static void after_table(FILE *f, const cp_ranks *r, const char *indent)
                 cp_fmt_ms((double)r->straggler_max_lag_ns / 1e6, most, sizeof most));
     for (size_t i = 0; i < r->nwaits; i++) {
         const cp_collective_wait *w = &r->waits[i];
-        char wait[32], transfer[32];
+        char wait[32], transfer[32], label[64];
         uint64_t all = w->wait_ns + w->transfer_ns;
-        fprintf(f, "%s%s%s%s%s%s: %u matched; the ranks' kernels waited %s for the last rank "
+        cp_collective_label(w->op, w->algo, w->proto, label, sizeof label);
+        fprintf(f, "%s%s: %u matched; the ranks' kernels waited %s for the last rank "
                    "(%.1f%%), transferred %s\n",
-                indent, w->op, w->algo[0] ? " " : "", w->algo, w->proto[0] ? " " : "", w->proto,
-                w->matched, cp_fmt_ms((double)w->wait_ns / 1e6, wait, sizeof wait),
+                indent, label, w->matched, cp_fmt_ms((double)w->wait_ns / 1e6, wait, sizeof wait),
                 all ? 100.0 * (double)w->wait_ns / (double)all : 0.0,
                 cp_fmt_ms((double)w->transfer_ns / 1e6, transfer, sizeof transfer));
     }

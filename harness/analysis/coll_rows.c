@@ -75,23 +75,28 @@ bool cp__coll_class_of(const char *name, coll_class *out)
     return out->op[0] != '\0';
 }
 
-long cp__coll_add(coll_rows *c, const cp_activity *a, uint64_t end)
+long cp__coll_class_intern(coll_class **classes, size_t *n, size_t *cap, const char *name)
 {
     coll_class k;
-    if (!cp__coll_class_of(a->name, &k))
-        snprintf(k.op, sizeof k.op, "%s", "other"); /* communication by the pattern, not NCCL's */
-    size_t cls = 0;
-    while (cls < c->nclasses && (strcmp(c->classes[cls].op, k.op) != 0 ||
-                                 strcmp(c->classes[cls].algo, k.algo) != 0 ||
-                                 strcmp(c->classes[cls].proto, k.proto) != 0))
-        cls++;
-    if (cls == c->nclasses) {
-        coll_class *p = cp_grow(c->classes, &c->classes_cap, c->nclasses, sizeof *p, 8);
-        if (!p)
-            return cp_failf(CP_ENOMEM, "out of memory for the collectives' table");
-        c->classes = p;
-        c->classes[c->nclasses++] = k;
-    }
+    if (!cp__coll_class_of(name, &k))
+        snprintf(k.op, sizeof k.op, "%s", "other");
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*classes)[i].op, k.op) == 0 && strcmp((*classes)[i].algo, k.algo) == 0 &&
+            strcmp((*classes)[i].proto, k.proto) == 0)
+            return (long)i;
+    coll_class *p = cp_grow(*classes, cap, *n, sizeof *p, 8);
+    if (!p)
+        return cp_failf(CP_ENOMEM, "out of memory for the collectives' classes");
+    *classes = p;
+    p[*n] = k;
+    return (long)(*n)++;
+}
+
+long cp__coll_add(coll_rows *c, const cp_activity *a, uint64_t end)
+{
+    long cls = cp__coll_class_intern(&c->classes, &c->nclasses, &c->classes_cap, a->name);
+    if (cls < 0)
+        return cls;
     coll_slot *s = cp_grow(c->slots, &c->cap, c->n, sizeof *s, 256);
     if (!s)
         return cp_failf(CP_ENOMEM, "out of memory for the collectives' table");

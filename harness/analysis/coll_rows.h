@@ -50,6 +50,13 @@ typedef struct coll_rows {
  * Returns false for a name that is not NCCL's kernel. */
 bool cp__coll_class_of(const char *name, coll_class *out);
 
+/* The index in *classes (n of them, room for *cap) of the class kernel
+ * name `name` says (cp__coll_class_of; "other" for a name that is not
+ * NCCL's: communication by the pattern), added when new. Returns it, or
+ * CP_ENOMEM. Both the per-collective table and the collectives' match
+ * (collectives.c) keep their classes so. */
+long cp__coll_class_intern(coll_class **classes, size_t *n, size_t *cap, const char *name);
+
 /* A slot for communication kernel `a` (ending at `end`): its index, or
  * CP_ENOMEM. */
 long cp__coll_add(coll_rows *c, const cp_activity *a, uint64_t end);

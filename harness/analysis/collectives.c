@@ -33,7 +33,7 @@ struct cp_collectives {
     uint32_t nranks, nhosts;
     char unmatched[400]; /* why position cannot match them ("" when it can) */
     char partial[300];   /* which rank's collectives were left out, matched without them */
-    coll_class *classes; /* the operations named so far; 0 is "other" */
+    coll_class *classes; /* the operations named so far (cp__coll_class_intern) */
     size_t nclasses, classes_cap;
 };
 
@@ -73,35 +73,6 @@ int cp_collectives_add_rank(cp_collectives *c, uint32_t rank, uint32_t host)
     return 0;
 }
 
-/* The index of the kernel name's class, added when new (0: "other"). */
-static long class_of(cp_collectives *c, const char *name)
-{
-    coll_class k;
-    if (!cp__coll_class_of(name, &k)) {
-        memset(&k, 0, sizeof k);
-        snprintf(k.op, sizeof k.op, "other");
-    }
-    if (!c->nclasses) {
-        coll_class *p = cp_grow(c->classes, &c->classes_cap, 0, sizeof *p, 8);
-        if (!p)
-            return cp_failf(CP_ENOMEM, "out of memory");
-        c->classes = p;
-        memset(&c->classes[0], 0, sizeof c->classes[0]);
-        snprintf(c->classes[0].op, sizeof c->classes[0].op, "other");
-        c->nclasses = 1;
-    }
-    for (size_t i = 0; i < c->nclasses; i++)
-        if (strcmp(c->classes[i].op, k.op) == 0 && strcmp(c->classes[i].algo, k.algo) == 0 &&
-            strcmp(c->classes[i].proto, k.proto) == 0)
-            return (long)i;
-    coll_class *p = cp_grow(c->classes, &c->classes_cap, c->nclasses, sizeof *p, 8);
-    if (!p)
-        return cp_failf(CP_ENOMEM, "out of memory");
-    c->classes = p;
-    c->classes[c->nclasses] = k;
-    return (long)c->nclasses++;
-}
-
 int cp_collectives_add(cp_collectives *c, uint32_t rank, uint32_t host, uint32_t stream,
                        uint64_t start, uint64_t end)
 {
@@ -114,7 +85,7 @@ int cp_collectives_add_named(cp_collectives *c, uint32_t rank, uint32_t host, ui
     int rc = cp_collectives_add_rank(c, rank, host);
     if (rc < 0)
         return rc;
-    long cls = class_of(c, name);
+    long cls = cp__coll_class_intern(&c->classes, &c->nclasses, &c->classes_cap, name);
     if (cls < 0)
         return (int)cls;
     comm_kernel *p = cp_grow(c->k, &c->cap, c->n, sizeof *p, 256);
@@ -635,13 +606,6 @@ static int put_waits(const cp_collectives *c, scratch *s, cp_collectives_result 
     return 0;
 }
 
-/* "AllReduce RING LL", what of it the name said. */
-static void class_text(const coll_class *k, char *out, size_t len)
-{
-    snprintf(out, len, "%s%s%s%s%s", k->op, k->algo[0] ? " " : "", k->algo, k->proto[0] ? " " : "",
-             k->proto);
-}
-
 /* Identity where the names give one: the kernels of one matched
  * collective must be of one operation, algorithm and protocol on every
  * rank; where they are not, the match by position is wrong (c sorted by
@@ -656,8 +620,9 @@ static void check_identity(cp_collectives *c)
             if (c->k[t].cls == c->k[i].cls)
                 continue;
             char a[64], b[64];
-            class_text(&c->classes[c->k[i].cls], a, sizeof a);
-            class_text(&c->classes[c->k[t].cls], b, sizeof b);
+            const coll_class *ka = &c->classes[c->k[i].cls], *kb = &c->classes[c->k[t].cls];
+            cp_collective_label(ka->op, ka->algo, ka->proto, a, sizeof a);
+            cp_collective_label(kb->op, kb->algo, kb->proto, b, sizeof b);
             snprintf(c->unmatched, sizeof c->unmatched,
                      "collectives cannot be matched by position: collective %u on communicator "
                      "%u is %s on rank %u and %s on rank %u (the ranks ran different "

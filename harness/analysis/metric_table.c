@@ -188,6 +188,37 @@ bool cp_collective_figures_of(const cp_metrics *m, const char *op, cp_collective
     return true;
 }
 
+bool cp_collective_next(const cp_metrics *m, size_t *row, const char **op,
+                        cp_collective_figures *out, bool *several)
+{
+    for (; *row < m->ncollective_rows; ++*row) {
+        const char *name = m->collective_rows[*row].op;
+        bool seen = false;
+        for (size_t k = 0; k < *row && !seen; k++)
+            seen = strcmp(m->collective_rows[k].op, name) == 0;
+        char why[224];
+        if (seen || !cp_collective_figures_of(m, name, out, several, why, sizeof why))
+            continue;
+        *op = name;
+        ++*row;
+        return true;
+    }
+    return false;
+}
+
+const char *cp_collective_unmeasured(const char *name, bool several)
+{
+    return several && strcmp(name, "median_ns") == 0
+               ? "ran with several algorithms or protocols, each with its own median"
+               : NULL;
+}
+
+void cp_collective_label(const char *op, const char *algo, const char *proto, char *out,
+                         size_t len)
+{
+    snprintf(out, len, "%s%s%s%s%s", op, algo[0] ? " " : "", algo, proto[0] ? " " : "", proto);
+}
+
 const cp_metric_def *cp_device_metric_defs(size_t *n)
 {
     *n = sizeof device_metric_defs / sizeof device_metric_defs[0];

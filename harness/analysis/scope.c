@@ -125,10 +125,9 @@ static bool eval_collective(const cp_expectation *e, const cp_metrics *m, char *
         snprintf(measured, len, "not measured: %s", why);
         return false;
     }
-    if (several && strcmp(e->name, "median_ns") == 0) {
-        snprintf(measured, len, "not measured: %s ran with several algorithms or protocols, "
-                                "each with its own median",
-                 e->scope_arg);
+    const char *unmeasured = cp_collective_unmeasured(e->name, several);
+    if (unmeasured) {
+        snprintf(measured, len, "not measured: %s %s", e->scope_arg, unmeasured);
         return false;
     }
     double v = cp_field_value(&f, d);

@@ -470,6 +470,23 @@ CP_API const cp_metric_def *cp_collective_metric_find(const char *name);
 CP_API bool cp_collective_figures_of(const cp_metrics *m, const char *op,
                                      cp_collective_figures *out, bool *several, char *why,
                                      size_t len);
+
+/* Each operation of m's per-collective table once, in the table's order:
+ * from *row on, the next row whose operation no earlier row had, into
+ * *op with its figures (cp_collective_figures_of), *row moved past it.
+ * Returns false when none is left. */
+CP_API bool cp_collective_next(const cp_metrics *m, size_t *row, const char **op,
+                               cp_collective_figures *out, bool *several);
+
+/* Why collective metric `name` is not measured for an operation whose
+ * figures said `several` (rows of several algorithms or protocols: one
+ * median each), or NULL when it is. */
+CP_API const char *cp_collective_unmeasured(const char *name, bool several);
+
+/* "AllReduce RING LL": an operation with what of its algorithm and
+ * protocol is known, as the terminal and the page show it. */
+CP_API void cp_collective_label(const char *op, const char *algo, const char *proto, char *out,
+                                size_t len);
 CP_API double cp_device_metric_value(const cp_device_metrics *dm, const cp_metric_def *d);
 
 /* A field of any record that a cp_metric_def describes (cp_metrics,
