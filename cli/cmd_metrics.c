@@ -1,9 +1,10 @@
-/* cuproof metrics: the metric and finding tables that expectations use,
- * and the rules of the work classes the communication metrics rest on
+/* cuproof metrics: the metric and finding tables that expectations use
+ * (the program's, collective(OP)'s and per step's), and the rules of the work classes the communication metrics rest on
  * (CP_WORK_CLASS_MAP), as plain text or as the Markdown of docs/DESIGN.md. */
 #include "cli.h"
 
 #include <cuproof/metrics.h>
+#include <cuproof/internal/steps.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +40,11 @@ int cp_cmd_metrics(int argc, char **argv)
         printf("\n| collective(OP) metric | label | unit | definition |\n|---|---|---|---|\n");
         for (size_t i = 0; i < nc; i++)
             printf("| `%s` | %s | %s | %s |\n", cm[i].name, cm[i].label, cm[i].unit, cm[i].meaning);
+        size_t ns = 0;
+        const cp_metric_def *sm = cp_step_metric_defs(&ns);
+        printf("\n| per step metric | label | unit | definition |\n|---|---|---|---|\n");
+        for (size_t i = 0; i < ns; i++)
+            printf("| `%s` | %s | %s | %s |\n", sm[i].name, sm[i].label, sm[i].unit, sm[i].meaning);
         printf("\n| class | rule |\n|---|---|\n");
         for (int c = 0; c < CP_CLASS_COUNT; c++)
             printf("| `%s` | %s |\n", cp_work_class_name((cp_work_class)c),
@@ -55,6 +61,12 @@ int cp_cmd_metrics(int argc, char **argv)
     printf("\ncollective(OP) (NCCL's kernels of operation OP: AllReduce, AllGather, ...):\n");
     for (size_t i = 0; i < nc; i++)
         printf("%-28s %-8s %s\n", cm[i].name, cm[i].unit, cm[i].meaning);
+    size_t ns = 0;
+    const cp_metric_def *sm = cp_step_metric_defs(&ns);
+    printf("\nper step (each occurrence of an NVTX range alone: 'per step: METRIC OP N', "
+           "'per step(NAME) p95: ...'):\n");
+    for (size_t i = 0; i < ns; i++)
+        printf("%-28s %-8s %s\n", sm[i].name, sm[i].unit, sm[i].meaning);
     printf("\nwork classes (the communication metrics' rules):\n");
     for (int c = 0; c < CP_CLASS_COUNT; c++)
         printf("%-28s %s\n", cp_work_class_name((cp_work_class)c),

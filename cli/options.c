@@ -119,7 +119,9 @@ const cp_help_opt cp_opts_metrics[] = {
                       "collective(OP) with its own metrics (collective(AllGather): "        \
                       "exposed_share < 0.3); "                                             \
                       "none = the whole program; 'every rank:' or 'rank spread:' first "   \
-                      "judges each rank or the largest minus the smallest; `cuproof "      \
+                      "judges each rank or the largest minus the smallest; 'per step:' "   \
+                      "each occurrence of NVTX range step alone (per step(NAME) p95: "     \
+                      "step_ns < 2e7 judges the p95); `cuproof "                           \
                       "metrics` lists the metrics and findings"},                          \
     {"--expect-file F", "expectations, one per line (# comments; a line "                   \
                         "'#! comm-pattern: PREFIX' sets the communication pattern)"},      \

@@ -13,6 +13,7 @@
 #include <cuproof/expect.h>
 #include <cuproof/program.h>
 #include <cuproof/trace.h>
+#include <cuproof/internal/steps.h>
 #include <cuproof/internal/tracefile.h>
 
 #include <stdio.h>
@@ -21,8 +22,10 @@
 
 void cp_measured_free(cp_measured *m)
 {
-    for (size_t i = 0; m->scopes && i < m->n; i++)
+    for (size_t i = 0; m->scopes && i < m->n; i++) {
         cp_metrics_free(&m->scopes[i].m);
+        free(m->scopes[i].steps);
+    }
     free(m->scopes);
     memset(m, 0, sizeof *m);
 }
@@ -52,6 +55,10 @@ static cp_measured_scope *add_scope(cp_measured *m, const char *fmt, const char 
 typedef struct scopes_of {
     const char *const *ranges;
     size_t nranges;
+    /* The range names whose steps are measured: those that came more
+     * than once, the first CP_MEASURE_STEP_RANGES of them. */
+    const char *step_ranges[CP_MEASURE_STEP_RANGES];
+    size_t nstep_ranges;
     uint32_t *devices;
     uint32_t ndevices;
     int32_t *ranks;
@@ -71,6 +78,31 @@ static int devices_of(const cp_metrics *whole, scopes_of *s)
     return 0;
 }
 
+/* Whether ranges called `name` may be a program's steps: not the
+ * communication library's own ranges (NCCL's ncclAllReduce and the like,
+ * one a call, by the communication pattern's prefix). */
+static bool may_be_steps(const char *name, const cp_timeline_opts *opts)
+{
+    const char *pattern = opts && opts->comm_pattern ? opts->comm_pattern : CP_COMM_PATTERN_DEFAULT;
+    return strncmp(name, pattern, strlen(pattern)) != 0;
+}
+
+/* Drops the 'per step' scopes of fewer than two steps (a range each
+ * process ran once is no loop), freeing them. */
+static void drop_single_steps(cp_measured *m)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        cp_measured_scope *sc = &m->scopes[i];
+        if (sc->per_step && sc->nsteps < 2) {
+            free(sc->steps);
+            continue;
+        }
+        m->scopes[k++] = *sc;
+    }
+    m->n = k;
+}
+
 /* Each scope of s beyond the whole, in this order (ranges, devices,
  * ranks): a measured scope added to out, and the expectation that names
  * it (`kernels >= 0`: only its scope is read) into (*items)[i], its device
@@ -79,8 +111,10 @@ static int devices_of(const cp_metrics *whole, scopes_of *s)
 static int scope_list(const scopes_of *s, cp_measured *out, cp_expectation **items,
                       char (**args)[12], size_t *k)
 {
-    static char kernels[] = "kernels", range[] = "range", device[] = "device", none[] = "";
-    *k = s->nranges + s->ndevices + (s->nranks > 0 ? (size_t)s->nranks : 0);
+    static char kernels[] = "kernels", range[] = "range", device[] = "device", none[] = "",
+                step_ns[] = "step_ns";
+    size_t ranks = s->nranks > 0 ? (size_t)s->nranks : 0;
+    *k = s->nranges + s->ndevices + ranks + s->nstep_ranges;
     *items = calloc(*k ? *k : 1, sizeof **items);
     *args = calloc(*k ? *k : 1, sizeof **args);
     if (!*items || !*args)
@@ -103,10 +137,17 @@ static int scope_list(const scopes_of *s, cp_measured *out, cp_expectation **ite
             e->scope = device;
             e->scope_arg = (*args)[i];
             sc = add_scope(out, "device(%ld)", NULL, (long)dev);
-        } else {
+        } else if (i - s->nranges - s->ndevices < ranks) {
             e->has_rank = true;
             e->rank = s->ranks[i - s->nranges - s->ndevices];
             sc = add_scope(out, "rank(%ld)", NULL, (long)e->rank);
+        } else {
+            e->per_step = true;
+            e->name = step_ns;
+            e->step_range = (char *)s->step_ranges[i - s->nranges - s->ndevices - ranks];
+            sc = add_scope(out, "per step(%s)", e->step_range, 0);
+            if (sc)
+                sc->per_step = true;
         }
         if (!sc)
             return CP_ENOMEM;
@@ -145,6 +186,9 @@ int cp_measure_program(const char *const *paths, size_t n, bool rec, const cp_st
     cp_expect_judge_take_metrics(first.judge, &whole->m);
     whole->measured = true;
     s.nranges = cp_expect_judge_ranges(first.judge, &s.ranges, &out->more_ranges);
+    for (size_t i = 0; i < s.nranges && s.nstep_ranges < CP_MEASURE_STEP_RANGES; i++)
+        if (cp_expect_judge_range_count(first.judge, i) > 1 && may_be_steps(s.ranges[i], opts ? &opts->timeline : NULL))
+            s.step_ranges[s.nstep_ranges++] = s.ranges[i];
     if ((rc = devices_of(&whole->m, &s)) < 0)
         goto out;
     if ((s.nranks = cp_trace_ranks(&first.meta, &s.ranks)) < 0) {
@@ -158,9 +202,13 @@ int cp_measure_program(const char *const *paths, size_t n, bool rec, const cp_st
         goto out;
     for (size_t i = 0; rc == 0 && i < k; i++) {
         cp_measured_scope *sc = &out->scopes[1 + i];
-        rc = cp_expect_judge_scope_metrics(second.judge, i, &sc->m, sc->why, sizeof sc->why);
+        rc = sc->per_step ? cp_expect_judge_steps(second.judge, i, &sc->steps, &sc->nsteps,
+                                                  sc->why, sizeof sc->why)
+                          : cp_expect_judge_scope_metrics(second.judge, i, &sc->m, sc->why,
+                                                          sizeof sc->why);
         sc->measured = rc == 0 && !sc->why[0];
     }
+    drop_single_steps(out);
 out:
     free(items);
     free(args);
@@ -196,6 +244,22 @@ static int measure_part(const cp_trace *t, const char *scope, const char *arg, i
     return rc;
 }
 
+/* The steps of range `range` of trace t into sc. */
+static int measure_steps(const cp_trace *t, const char *range, const cp_timeline_opts *opts,
+                         cp_measured_scope *sc)
+{
+    cp_step_windows w;
+    long n = cp_step_rows_of_trace(t, range, opts, &w, &sc->steps);
+    cp_step_windows_free(&w);
+    if (n < 0)
+        return (int)n;
+    sc->nsteps = (size_t)n;
+    sc->measured = n > 0;
+    if (n == 0)
+        snprintf(sc->why, sizeof sc->why, "no range named '%s' in the trace: no steps", range);
+    return 0;
+}
+
 int cp_measure_trace_file(const char *path, const cp_timeline_opts *opts, cp_measured *out)
 {
     memset(out, 0, sizeof *out);
@@ -217,19 +281,25 @@ int cp_measure_trace_file(const char *path, const cp_timeline_opts *opts, cp_mea
         /* The range names in order first seen, each once, as the
          * streaming judge collects them (cp_expect_judge_ranges). */
         const char *names[CP_MAX_RANGE_NAMES];
+        uint64_t counts[CP_MAX_RANGE_NAMES] = {0};
         scopes_of s = {.ranges = names};
         for (size_t i = 0; rc == 0 && i < t->n; i++) {
             const cp_activity *a = &t->items[i];
             if (a->kind != CP_ACT_RANGE || !a->name || !a->name[0])
                 continue;
-            bool seen = false;
-            for (size_t k = 0; k < s.nranges && !seen; k++)
-                seen = strcmp(names[k], a->name) == 0;
-            if (!seen && s.nranges == CP_MAX_RANGE_NAMES)
+            size_t seen = 0;
+            while (seen < s.nranges && strcmp(names[seen], a->name) != 0)
+                seen++;
+            if (seen < s.nranges)
+                counts[seen]++;
+            else if (s.nranges == CP_MAX_RANGE_NAMES)
                 out->more_ranges = true;
-            else if (!seen)
-                names[s.nranges++] = a->name;
+            else
+                counts[s.nranges] = 1, names[s.nranges++] = a->name;
         }
+        for (size_t i = 0; i < s.nranges && s.nstep_ranges < CP_MEASURE_STEP_RANGES; i++)
+            if (counts[i] > 1 && may_be_steps(names[i], opts))
+                s.step_ranges[s.nstep_ranges++] = names[i];
         if (rc == 0 && out->scopes[0].measured)
             rc = devices_of(&out->scopes[0].m, &s);
         if (rc == 0 && (s.nranks = cp_trace_ranks(t, &s.ranks)) < 0)
@@ -240,12 +310,16 @@ int cp_measure_trace_file(const char *path, const cp_timeline_opts *opts, cp_mea
         if (rc == 0)
             rc = scope_list(&s, out, &items, &args, &k);
         for (size_t i = 0; rc == 0 && i < k; i++)
-            rc = measure_part(t, items[i].scope, items[i].scope_arg,
-                              items[i].has_rank ? items[i].rank : -1, opts, &out->scopes[1 + i]);
+            rc = items[i].per_step
+                     ? measure_steps(t, items[i].step_range, opts, &out->scopes[1 + i])
+                     : measure_part(t, items[i].scope, items[i].scope_arg,
+                                    items[i].has_rank ? items[i].rank : -1, opts,
+                                    &out->scopes[1 + i]);
         free(items);
         free(args);
         free(s.devices);
         free(s.ranks);
+        drop_single_steps(out);
     }
     cp_trace_file_free(&tf);
     return rc;

@@ -8,14 +8,50 @@
  * (cp_metric_value), in its units (ns, counts, fractions). A program's
  * whole is followed by a scope per operation of its per-collective table,
  * "collective(OP)", with that scope's own metrics
- * (CP_COLLECTIVE_METRIC_MAP).
+ * (CP_COLLECTIVE_METRIC_MAP). A "per step(NAME)" scope has "steps" and,
+ * per metric of CP_STEP_METRIC_MAP, {"measured_steps", "median", "p95",
+ * "max", "max_step", "min", "min_step"}.
  */
 #include <cuproof/internal/measure.h>
+#include <cuproof/internal/steps.h>
 
 #include "analysis/json_put.h"
 
 #include <math.h>
 #include <stdio.h>
+
+static void put_number(FILE *f, const char *key, double v, bool comma)
+{
+    fprintf(f, "%s\"%s\":", comma ? "," : "", key);
+    if (isfinite(v))
+        fprintf(f, "%.17g", v);
+    else
+        fputs("null", f);
+}
+
+/* A 'per step' scope: "steps" and, per metric measured in a step, its
+ * summary over the steps. */
+static void put_steps(FILE *f, const cp_measured_scope *s)
+{
+    fprintf(f, ",\"steps\":%zu,\"metrics\":{", s->nsteps);
+    size_t n = 0, put = 0;
+    const cp_metric_def *defs = cp_step_metric_defs(&n);
+    for (size_t i = 0; i < n; i++) {
+        cp_step_summary sum;
+        cp_step_summarise(s->steps, s->nsteps, &defs[i], &sum);
+        if (sum.measured == 0)
+            continue;
+        fprintf(f, "%s\"%s\":{\"measured_steps\":%zu", put++ ? "," : "", defs[i].name,
+                sum.measured);
+        put_number(f, "median", sum.p50, true);
+        put_number(f, "p95", sum.p95, true);
+        put_number(f, "max", sum.max, true);
+        fprintf(f, ",\"max_step\":%u", sum.max_step);
+        put_number(f, "min", sum.min, true);
+        fprintf(f, ",\"min_step\":%u}", sum.min_step);
+    }
+    fputs("}}", f);
+}
 
 static void put_scope(FILE *f, const cp_measured_scope *s)
 {
@@ -26,6 +62,10 @@ static void put_scope(FILE *f, const cp_measured_scope *s)
         fputs(",\"why\":", f);
         cp_json_put_string(f, s->why);
         fputs("}", f);
+        return;
+    }
+    if (s->per_step) {
+        put_steps(f, s);
         return;
     }
     fputs(",\"metrics\":{", f);

@@ -6,17 +6,51 @@
  * finding raised; a scope without figures says why. The metrics a scope
  * cannot measure (cp_metric_unmeasured) are left out, not printed as 0.
  * A program's whole is followed by each operation of its per-collective
- * table as collective(OP) names it.
+ * table as collective(OP) names it; a 'per step(NAME)' scope prints each
+ * per-step metric's median, p95 and largest with its step.
  */
 #include <cuproof/internal/measure.h>
+#include <cuproof/internal/steps.h>
+#include <cuproof/units.h>
 
 #include <stdio.h>
+
+/* A 'per step' scope: each per-step metric's median, p95 and largest over
+ * the steps, with the step of the largest (internal/steps.h). */
+static void print_steps(FILE *f, const cp_measured_scope *s)
+{
+    fprintf(f, "%s: %zu step%s (median, p95, max and its step; 'per step(NAME): METRIC OP "
+               "VALUE' judges every step, 'per step(NAME) p95: ...' the p95):\n",
+            s->scope, s->nsteps, s->nsteps == 1 ? "" : "s");
+    size_t n = 0;
+    const cp_metric_def *defs = cp_step_metric_defs(&n);
+    for (size_t i = 0; i < n; i++) {
+        cp_step_summary sum;
+        cp_step_summarise(s->steps, s->nsteps, &defs[i], &sum);
+        if (sum.measured == 0)
+            continue;
+        /* Counts without their unit, which the name says. */
+        const char *unit = defs[i].type == CP_METRIC_U32 ? "" : defs[i].unit;
+        char p50[48], p95[48], mx[48];
+        cp_fmt_value(sum.p50, unit, p50, sizeof p50);
+        cp_fmt_value(sum.p95, unit, p95, sizeof p95);
+        cp_fmt_value(sum.max, unit, mx, sizeof mx);
+        fprintf(f, "  %-28s %10s %10s %10s (step %u)", defs[i].name, p50, p95, mx, sum.max_step);
+        if (sum.measured < s->nsteps)
+            fprintf(f, " over %zu steps", sum.measured);
+        fputc('\n', f);
+    }
+}
 
 static void print_scope(FILE *f, const cp_measured *m, const cp_measured_scope *s)
 {
     const char *label = s->scope[0] ? s->scope : "the whole program";
     if (!s->measured) {
         fprintf(f, "%s: not measured: %s\n", label, s->why);
+        return;
+    }
+    if (s->per_step) {
+        print_steps(f, s);
         return;
     }
     fprintf(f, "%s%s:\n", label, !m->program ? " (variant)" : "");

@@ -52,6 +52,10 @@ static const char *const expectations[] = {
     "process(4294967295): kernels >= 1",
     "device(0): copy_kernel_overlap_ratio > 0",
     "device(7): kernels >= 1",
+    "per step: kernel_busy_ns > 0",
+    "per step p95: step_ns < 1e10",
+    "per step: copy_kernel_overlap_ratio > 0.1",
+    "per step(no-such-range): step_ns > 0",
 };
 #define NEXPECT (sizeof expectations / sizeof expectations[0])
 

@@ -199,6 +199,7 @@ static void item_free(cp_expectation *e)
     free(e->scope_arg);
     free(e->name);
     free(e->text);
+    free(e->step_range);
     memset(e, 0, sizeof *e);
 }
 
@@ -453,6 +454,65 @@ static int parse_ranks(const line_ctx *ln, const char **p, cp_expectation *e)
     return 0;
 }
 
+/* 'per step [(NAME)] [pNN]:' at *p (cuproof/expect.h), which moves past
+ * it to the body; anything else leaves *p where it was. */
+static int parse_per_step(const line_ctx *ln, const char **p, cp_expectation *e)
+{
+    const char *w = *p, *w_end = skip_word(w, ln->end);
+    const char *s = skip_space(w_end, ln->end);
+    const char *s_end = skip_word(s, ln->end);
+    if (!word_is(w, w_end, "per") || s == w_end || !word_is(s, s_end, "step"))
+        return 0;
+    e->per_step = true;
+    e->step_column = column(ln, w);
+    const char *q = skip_space(s_end, ln->end);
+    const char *name = "step", *name_end = name + 4;
+    if (q < ln->end && *q == '(') {
+        const char *a = skip_space(q + 1, ln->end);
+        const char *close = memchr(a, ')', (size_t)(ln->end - a));
+        if (!close)
+            return expected(ln, ln->end, "')' after per step(NAME");
+        const char *b = close;
+        while (b > a && is_space(b[-1]))
+            b--;
+        if (a == b)
+            return expected(ln, a, "a range's name in per step(NAME)");
+        name = a;
+        name_end = b;
+        q = skip_space(close + 1, ln->end);
+    }
+    if (!(e->step_range = dup_range(name, name_end)))
+        return no_memory();
+    if (q < ln->end && *q == 'p') {
+        const char *d = q + 1, *d_end = skip_word(d, ln->end);
+        int v = 0;
+        bool ok = d < d_end && d_end - d <= 3;
+        for (const char *c = d; ok && c < d_end; c++) {
+            ok = is_digit(*c);
+            v = v * 10 + (*c - '0');
+        }
+        if (!ok || v < 1 || v > 100) {
+            shown_token shown;
+            quote(q, d_end, shown);
+            return fail_at(CP_EPARSE, ln, q,
+                           "a percentile after 'per step' is p1 to p100 (p50, p95), not %s",
+                           shown);
+        }
+        e->step_quantile = v;
+        q = skip_space(d_end, ln->end);
+    }
+    if (q >= ln->end || *q != ':')
+        return expected(ln, q, "':' after 'per step' (per step: METRIC OP NUMBER, per "
+                               "step(NAME) p95: ...)");
+    *p = skip_space(q + 1, ln->end);
+    const char *n_end = skip_word(*p, ln->end);
+    const char *sep = skip_space(n_end, ln->end);
+    if (sep < ln->end && (*sep == ':' || *sep == '('))
+        return fail_at(CP_EPARSE, ln, *p, "'per step' takes no other scope: each step is "
+                                          "judged whole (per step: METRIC OP NUMBER)");
+    return 0;
+}
+
 /* Parses the line [start, stop) into e. Returns 1 when it held an
  * expectation, 0 when it was blank or a comment, or a negative code with e
  * left empty. */
@@ -473,7 +533,9 @@ static int parse_line(const char *start, const char *stop, int number, cp_expect
         rc = no_memory();
         goto out;
     }
-    if ((rc = parse_ranks(&ln, &p, e)) < 0)
+    if ((rc = parse_per_step(&ln, &p, e)) < 0)
+        goto out;
+    if (!e->per_step && (rc = parse_ranks(&ln, &p, e)) < 0)
         goto out;
     /* A scope is a first word followed by ':' or '(': no body has either
      * there, so nothing else needs to be tried first. */
@@ -669,8 +731,9 @@ int cp_expect_scope_range(cp_expect_list *list, const char *range)
 {
     for (size_t i = 0; list && range && *range && i < list->n; i++) {
         cp_expectation *e = &list->items[i];
-        /* rank(N) and 'every rank' are scopes too: they keep what they say. */
-        if (e->scope[0] || e->scope_arg || e->has_rank || e->every_rank)
+        /* rank(N), 'every rank' and 'per step' are scopes too: they keep
+         * what they say. */
+        if (e->scope[0] || e->scope_arg || e->has_rank || e->every_rank || e->per_step)
             continue;
         size_t len = strlen(range) + strlen(e->text) + 10;
         char *scope = strdup("range"), *arg = strdup(range), *text = malloc(len);
@@ -758,6 +821,11 @@ bool cp_expect_scope_number(const char *s, uint32_t *out)
 
 static int validate_one(const cp_expectation *e, const char *const *scopes, size_t nscopes)
 {
+    if (e->per_step)
+        return cp_failf(CP_EINVAL,
+                        "line %d, column %d: 'per step' is for traced programs (their NVTX "
+                        "ranges); a case's expectations are scoped by variant",
+                        e->line, e->step_column);
     if (e->has_rank || e->every_rank)
         return cp_failf(CP_EINVAL,
                         "line %d, column %d: %s is for traced programs; a case's expectations "
@@ -813,7 +881,7 @@ int cp_expect_validate_name(const cp_expectation *e)
     cp_expectation bare = *e;
     bare.scope = "";
     bare.scope_arg = NULL;
-    bare.has_rank = bare.every_rank = bare.spread_ranks = false;
+    bare.has_rank = bare.every_rank = bare.spread_ranks = bare.per_step = false;
     return validate_one(&bare, NULL, 0);
 }
 

@@ -5,6 +5,7 @@
 
 #include <cuproof/error.h>
 #include <cuproof/internal/ranks.h>
+#include <cuproof/internal/steps.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ struct cp_expect_judge {
     bool scoped, second, taken;
     cp_metrics m;
     char *ranges[CP_MAX_RANGE_NAMES];
+    uint64_t range_count[CP_MAX_RANGE_NAMES]; /* occurrences of each */
     size_t nranges;
     bool more_ranges; /* names past CP_MAX_RANGE_NAMES were seen */
 };
@@ -27,15 +29,17 @@ static int note_range(cp_expect_judge *j, const cp_activity *a)
     if (a->kind != CP_ACT_RANGE || !a->name || !a->name[0])
         return 0;
     for (size_t i = 0; i < j->nranges; i++)
-        if (strcmp(j->ranges[i], a->name) == 0)
+        if (strcmp(j->ranges[i], a->name) == 0) {
+            j->range_count[i]++;
             return 0;
+        }
     if (j->nranges == CP_MAX_RANGE_NAMES) {
         j->more_ranges = true;
         return 0;
     }
     if (!(j->ranges[j->nranges] = strdup(a->name)))
         return cp_failf(CP_ENOMEM, "out of memory for range names");
-    j->nranges++;
+    j->range_count[j->nranges++] = 1;
     return 0;
 }
 
@@ -116,6 +120,20 @@ int cp_expect_judge_verdict(cp_expect_judge *j, size_t k, bool *ok, char *measur
         return cp_failf(CP_EINVAL, "expectation %zu of %zu%s", k, j->nx,
                         j->taken ? ", after the metrics were taken" : "");
     return cp_expect_stream_finish(j->x[k], &j->m, ok, measured, len);
+}
+
+uint64_t cp_expect_judge_range_count(const cp_expect_judge *j, size_t k)
+{
+    return k < j->nranges ? j->range_count[k] : 0;
+}
+
+int cp_expect_judge_steps(cp_expect_judge *j, size_t k, cp_step_row **rows, size_t *n, char *why,
+                          size_t len)
+{
+    if (k >= j->nx || !j->second)
+        return cp_failf(CP_EINVAL, "expectation %zu of %zu%s", k, j->nx,
+                        j->second ? "" : ", before the second pass");
+    return cp_expect_stream_steps(j->x[k], rows, n, why, len);
 }
 
 size_t cp_expect_judge_ranges(const cp_expect_judge *j, const char *const **names, bool *more)

@@ -284,6 +284,9 @@ void cp_metrics_free(cp_metrics *m)
     free(m->collective_rows);
     m->collective_rows = NULL;
     m->ncollective_rows = 0;
+    free(m->step_parts);
+    m->step_parts = NULL;
+    m->nstep_parts = 0;
 }
 
 const cp_finding *cp_metrics_finding(const cp_metrics *m, const char *name)

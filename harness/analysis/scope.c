@@ -6,6 +6,7 @@
 #include <cuproof/error.h>
 #include <cuproof/internal/names.h>
 #include <cuproof/internal/grow.h>
+#include <cuproof/internal/steps.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -641,6 +642,8 @@ out:
 int cp_expect_eval_trace(const cp_expectation *e, const cp_trace *t, const cp_timeline_opts *opts,
                          bool *ok, char *measured, size_t len)
 {
+    if (e->per_step)
+        return cp_step_eval_trace(e, t, opts, ok, measured, len);
     if (!e->every_rank)
         return eval_scoped(e, t, opts, e->has_rank ? e->rank : -1, ok, NULL, measured, len);
     *ok = false;
@@ -698,6 +701,10 @@ struct cp_expect_stream {
      * pass as it learns, and needs no second (cp_expect_stream_one_pass). */
     bool one_pass;
     bool collective; /* collective(OP): answered by the whole's per-collective table */
+    /* 'per step': the step range's windows, learnt on the first pass; the
+     * whole trace, on the second, through one.stream measuring them. */
+    bool per_step;
+    cp_step_windows steps;
 };
 
 int cp_expect_stream_new(cp_expect_stream **out, const cp_expectation *e,
@@ -715,6 +722,15 @@ int cp_expect_stream_new(cp_expect_stream **out, const cp_expectation *e,
     }
     int rc = 0;
     x->collective = is_collective(e);
+    if (e->per_step) {
+        x->per_step = true;
+        if ((rc = cp_step_windows_init(&x->steps, e->step_range)) < 0) {
+            cp_expect_stream_free(x);
+            return rc;
+        }
+        *out = x;
+        return 0;
+    }
     if (!x->collective && (e->scope[0] || e->scope_arg || e->has_rank || e->every_rank)) {
         rc = cp_scope_new(&x->one.scope, e->scope, e->scope_arg, NULL, 0);
         if (rc == 0 && e->has_rank)
@@ -736,6 +752,8 @@ static int to_part(void *ctx, const cp_activity *a);
 
 int cp_expect_stream_learn(cp_expect_stream *x, const cp_activity *a)
 {
+    if (x->per_step)
+        return cp_step_windows_learn(&x->steps, a);
     if (!x->one.scope)
         return 0;
     int rc = cp_scope_learn(x->one.scope, a);
@@ -748,6 +766,8 @@ int cp_expect_stream_learn(cp_expect_stream *x, const cp_activity *a)
 
 bool cp_expect_stream_one_pass(const cp_expect_stream *x)
 {
+    if (x->per_step)
+        return false;
     return !x->one.scope || x->one_pass;
 }
 
@@ -797,6 +817,19 @@ static int ready_part(part *p, const cp_trace *meta)
 
 int cp_expect_stream_ready(cp_expect_stream *x, const cp_trace *meta)
 {
+    if (x->per_step) {
+        /* The windows, numbered, are what the second pass's analysis
+         * measures the whole trace over. */
+        cp_step_windows_finish(&x->steps);
+        cp_stream_opts o = x->has_opts ? x->opts : (cp_stream_opts){0};
+        o.timeline.steps = x->steps.w;
+        o.timeline.nsteps = x->steps.n;
+        int rc = cp_stream_new(&x->one.stream, &o);
+        if (rc == 0 && meta->has_legacy_stream)
+            cp_stream_set_legacy(x->one.stream, meta->legacy_device, meta->legacy_context,
+                                 meta->legacy_stream);
+        return rc;
+    }
     if (!x->one.scope)
         return 0;
     if (!x->e->every_rank)
@@ -848,6 +881,8 @@ static int add_part(part *p, const cp_activity *a)
 
 int cp_expect_stream_add(cp_expect_stream *x, const cp_activity *a)
 {
+    if (x->per_step)
+        return x->one.stream ? cp_stream_add(x->one.stream, a) : 0;
     if (x->one_pass)
         return 0; /* fed as it learnt */
     if (!x->e->every_rank)
@@ -912,10 +947,54 @@ int cp_expect_stream_metrics(cp_expect_stream *x, cp_metrics *out, char *why, si
     return cp_stream_finish(p->stream, out);
 }
 
+/* A 'per step' expectation's rows, from the second pass's analysis. */
+static long step_rows(cp_expect_stream *x, cp_step_row **rows)
+{
+    *rows = NULL;
+    cp_metrics m;
+    int rc = x->one.stream ? cp_stream_finish(x->one.stream, &m)
+                           : cp_failf(CP_EINVAL, "'%s': judged before its second pass", x->e->text);
+    if (rc < 0)
+        return rc;
+    long n = cp_step_rows(&x->steps, m.step_parts, rows);
+    cp_metrics_free(&m);
+    return n;
+}
+
+static int finish_steps(cp_expect_stream *x, bool *ok, char *measured, size_t len)
+{
+    cp_step_row *rows;
+    long n = step_rows(x, &rows);
+    if (n < 0)
+        return (int)n;
+    *ok = cp_step_judge(x->e, &x->steps, rows, (size_t)n, measured, len);
+    free(rows);
+    return 0;
+}
+
+int cp_expect_stream_steps(cp_expect_stream *x, cp_step_row **rows, size_t *n, char *why,
+                           size_t len)
+{
+    *rows = NULL;
+    *n = 0;
+    why[0] = '\0';
+    if (!x->per_step)
+        return cp_failf(CP_EINVAL, "'%s' is no 'per step' expectation", x->e->text);
+    long k = step_rows(x, rows);
+    if (k < 0)
+        return (int)k;
+    *n = (size_t)k;
+    if (k == 0)
+        snprintf(why, len, "no range named '%s' in the trace: no steps", x->steps.range);
+    return 0;
+}
+
 int cp_expect_stream_finish(cp_expect_stream *x, const cp_metrics *whole, bool *ok, char *measured,
                             size_t len)
 {
     *ok = false;
+    if (x->per_step)
+        return finish_steps(x, ok, measured, len);
     if (!x->e->every_rank)
         return finish_part(x, &x->one, whole, ok, NULL, measured, len);
     if (x->no_ranks || x->nranks == 0) {
@@ -949,6 +1028,7 @@ void cp_expect_stream_free(cp_expect_stream *x)
         cp_stream_free(x->ranks[i].stream);
     }
     free(x->ranks);
+    cp_step_windows_free(&x->steps);
     free(x);
 }
 
@@ -960,6 +1040,29 @@ int cp_expect_validate_program(const cp_expect_list *list)
         scope_kind kind;
         uint32_t number;
         char why[256];
+        if (e->per_step) {
+            /* The per-step table's metrics, each step judged whole. */
+            if (e->kind != CP_EXPECT_COMPARE || !cp_step_metric_find(e->name)) {
+                size_t n = 0;
+                const cp_metric_def *defs = cp_step_metric_defs(&n);
+                char names[400] = "";
+                for (size_t k = 0, used = 0; k < n && used < sizeof names; k++) {
+                    int w = snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "",
+                                     defs[k].name);
+                    used += w > 0 ? (size_t)w : 0;
+                }
+                const char *near = e->kind == CP_EXPECT_COMPARE
+                                       ? cp_nearest_name(e->name, defs, n, sizeof *defs)
+                                       : NULL;
+                cp_errors_add(&bad, cp_failf(CP_EINVAL,
+                                             "line %d, column %d: per step measures %s, not "
+                                             "'%s'%s%s%s",
+                                             e->line, e->name_column, names, e->name,
+                                             near ? " (did you mean '" : "", near ? near : "",
+                                             near ? "'?)" : ""));
+            }
+            continue;
+        }
         if (scope_kind_of(e->scope, e->scope_arg, &kind, &number, why, sizeof why) < 0) {
             cp_errors_add(&bad, cp_failf(CP_EINVAL, "line %d, column %d: %s", e->line,
                                          e->scope_column, why));
@@ -1018,5 +1121,8 @@ bool cp_expect_crosses_hosts(const cp_expectation *e)
 {
     bool one_rank = e->has_rank || e->every_rank || e->spread_ranks;
     bool one_process = e->scope_arg && strcmp(e->scope, "process") == 0;
-    return !one_rank && !one_process;
+    /* A step's figures are each process's own, measured on its clock over
+     * its own window, and only summed: no time of one host meets
+     * another's. */
+    return !one_rank && !one_process && !e->per_step;
 }

@@ -716,6 +716,8 @@ int cp_stream_finish(cp_stream *s, cp_metrics *m)
             m->devices++;
         st.lane_device[lane_ids[i]] = m->devices - 1;
     }
+    if ((rc = cp__sweep_steps_init(&st, s->opts.timeline.steps, s->opts.timeline.nsteps)) < 0)
+        goto out;
     if (s->has_legacy)
         for (size_t i = 0; i < nl; i++) {
             const cp_lane *l = &s->lanes[i];

@@ -293,6 +293,10 @@ int cp__sweep_state_alloc(sweep_state *st, size_t nl, size_t ng)
 
 void cp__sweep_state_free(sweep_state *st)
 {
+    free(st->steps.bounds);
+    free(st->steps.parts);
+    free(st->steps.proc_first);
+    free(st->steps.proc_dev);
     free(st->lane_open);
     free(st->lane_since);
     free(st->lane_device);
@@ -354,10 +358,135 @@ static void device_segment(sweep_device *dv, cp_device_metrics *o, uint64_t t, u
     dv->prev = t;
 }
 
+/* ---- Per step ---- */
+
+static int bound_cmp(const void *a, const void *b)
+{
+    const step_bound *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->is_end != y->is_end)
+        return x->is_end ? 1 : -1; /* an empty window opens before it closes */
+    return (x->window > y->window) - (x->window < y->window);
+}
+
+int cp__sweep_steps_init(sweep_state *st, const cp_step_window *w, size_t n)
+{
+    sweep_steps *s = &st->steps;
+    if (n == 0)
+        return 0;
+    uint32_t np = 0;
+    for (size_t i = 0; i < st->nlanes; i++)
+        if (st->lanes[i].process + 1 > np)
+            np = st->lanes[i].process + 1;
+    s->windows = w;
+    s->nwindows = n;
+    s->nprocesses = np;
+    s->bounds = malloc(2 * n * sizeof *s->bounds);
+    s->parts = calloc(n, sizeof *s->parts);
+    s->proc_first = calloc((size_t)np + 1, sizeof *s->proc_first);
+    /* At most one entry per lane: a process's distinct devices. */
+    s->proc_dev = malloc((st->nlanes + 1) * sizeof *s->proc_dev);
+    if (!s->bounds || !s->parts || !s->proc_first || !s->proc_dev)
+        return CP_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        s->bounds[2 * i] = (step_bound){w[i].start, (uint32_t)i, false};
+        s->bounds[2 * i + 1] = (step_bound){w[i].end < w[i].start ? w[i].start : w[i].end,
+                                            (uint32_t)i, true};
+    }
+    qsort(s->bounds, 2 * n, sizeof *s->bounds, bound_cmp);
+    /* Lanes come sorted by device, then process: a process's devices are
+     * found in device order, each once. */
+    size_t k = 0;
+    for (uint32_t p = 0; p < np; p++) {
+        s->proc_first[p] = (uint32_t)k;
+        for (size_t i = 0; i < st->nlanes; i++) {
+            if (st->lanes[i].process != p)
+                continue;
+            uint32_t d = st->lane_device[i];
+            if (k > s->proc_first[p] && s->proc_dev[k - 1] == d)
+                continue;
+            s->proc_dev[k++] = d;
+        }
+    }
+    s->proc_first[np] = (uint32_t)k;
+    for (size_t i = 0; i < n; i++)
+        s->parts[i].devices = w[i].process < np ? s->proc_first[w[i].process + 1] -
+                                                      s->proc_first[w[i].process]
+                                                : 0;
+    return 0;
+}
+
+/* Device dv's figures up to time t (no earlier than its last event),
+ * without changing it: what its counts held since then added. */
+static cp_step_part device_at(const sweep_device *dv, const cp_device_metrics *o, uint64_t t)
+{
+    cp_step_part c = {
+        .kernel_busy_ns = o->kernel_busy_ns,
+        .copy_busy_ns = o->copy_busy_ns,
+        .copy_kernel_overlap_ns = o->copy_kernel_overlap_ns,
+        .comm_busy_ns = o->comm_busy_ns,
+        .comm_compute_overlap_ns = o->comm_compute_overlap_ns,
+        .busy_ns = o->span_ns - o->idle_ns,
+        .kernel_sum_ns = dv->weighted_kernels,
+        .kernels = dv->kernel_starts,
+    };
+    uint64_t seg = dv->started && t > dv->prev ? t - dv->prev : 0;
+    if (seg == 0)
+        return c;
+    if (dv->kernels > 0) {
+        c.kernel_busy_ns += seg;
+        c.kernel_sum_ns += seg * (uint64_t)dv->kernels;
+    }
+    if (dv->copies > 0)
+        c.copy_busy_ns += seg;
+    if (dv->kernels > 0 && dv->copies > 0)
+        c.copy_kernel_overlap_ns += seg;
+    if (dv->comm > 0) {
+        c.comm_busy_ns += seg;
+        if (dv->kernels > dv->comm)
+            c.comm_compute_overlap_ns += seg;
+    }
+    if (dv->busy > 0)
+        c.busy_ns += seg;
+    return c;
+}
+
+/* Takes every bound up to time t (before the events at t are applied,
+ * so that a window is [start, end)). Sums wrap modulo 2^64 between a
+ * window's start and its end, which leaves the difference exact. */
+static void steps_take(sweep_state *st, uint64_t t)
+{
+    sweep_steps *s = &st->steps;
+    for (; s->next < 2 * s->nwindows && s->bounds[s->next].t <= t; s->next++) {
+        const step_bound *b = &s->bounds[s->next];
+        uint32_t p = s->windows[b->window].process;
+        if (p >= s->nprocesses)
+            continue; /* a process with no device work: nothing to measure */
+        cp_step_part *part = &s->parts[b->window];
+        for (uint32_t k = s->proc_first[p]; k < s->proc_first[p + 1]; k++) {
+            uint32_t d = s->proc_dev[k];
+            cp_step_part c = device_at(&st->dev[d], &st->dev_out[d], b->t);
+#define CP_STEP_SUM_(f) part->f = b->is_end ? part->f + c.f : part->f - c.f;
+            CP_STEP_SUM_(kernel_busy_ns)
+            CP_STEP_SUM_(copy_busy_ns)
+            CP_STEP_SUM_(copy_kernel_overlap_ns)
+            CP_STEP_SUM_(comm_busy_ns)
+            CP_STEP_SUM_(comm_compute_overlap_ns)
+            CP_STEP_SUM_(busy_ns)
+            CP_STEP_SUM_(kernel_sum_ns)
+            CP_STEP_SUM_(kernels)
+#undef CP_STEP_SUM_
+        }
+    }
+}
+
 void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph, bool is_start,
                      uint8_t kind, uint8_t dir, bool comm, bool pageable_async, uint32_t coll)
 {
     cp_metrics *m = st->m;
+    if (st->steps.nwindows)
+        steps_take(st, t);
     /* Between consecutive event times the counts are constant, so each
      * segment adds its length to whatever is in flight: across devices,
      * only the time with several busy and graph-launched time. */
@@ -385,6 +514,7 @@ void cp__sweep_apply(sweep_state *st, uint64_t t, uint32_t lane, uint32_t graph,
     dv->busy += d;
     if (kind == CP_ACT_KERNEL) {
         dv->kernels += d;
+        dv->kernel_starts += is_start;
         dv->kernel_sum += signed_t;
         if (comm)
             dv->comm += d;
@@ -447,6 +577,14 @@ void cp__sweep_finish(sweep_state *st, uint64_t first, uint64_t last, uint32_t m
                       const copy_counts *copies, long legacy_serialised)
 {
     cp_metrics *m = st->m;
+    /* The windows that end after the last event: nothing is in flight
+     * then, so the figures stand where they are. */
+    if (st->steps.nwindows) {
+        steps_take(st, UINT64_MAX);
+        m->step_parts = st->steps.parts;
+        m->nstep_parts = st->steps.nwindows;
+        st->steps.parts = NULL;
+    }
     m->span_ns = last - first;
     m->pageable_async_calls = copies->calls_matched;
     m->pageable_async_call_ns = copies->calls_ns;

@@ -37,7 +37,31 @@ typedef struct sweep_device {
     /* Its time with no compute kernel in flight, so far: a communication
      * kernel's exposed time is its growth over the kernel (coll_rows.h). */
     uint64_t compute_free;
+    uint64_t kernel_starts; /* kernels started so far (per step's kernels) */
 } sweep_device;
+
+/* Per step (cp_timeline_opts.steps): each window's start and end in time
+ * order; at each, the cumulative figures of its process's devices are
+ * taken (nothing of the sweep changes) and subtracted from (start) or
+ * added to (end) its part, so that a part holds what happened inside its
+ * window. Memory: two boundaries a window and its process's devices. */
+typedef struct step_bound {
+    uint64_t t;
+    uint32_t window;
+    bool is_end;
+} step_bound;
+
+typedef struct sweep_steps {
+    const cp_step_window *windows;
+    size_t nwindows;
+    step_bound *bounds; /* 2 * nwindows, by time (a start before an end at one time) */
+    size_t next;        /* the first bound not yet taken */
+    cp_step_part *parts;
+    /* Each process's devices (sweep numbering), from the lanes:
+     * proc_dev[proc_first[p] .. proc_first[p + 1]). */
+    uint32_t *proc_first, *proc_dev;
+    uint32_t nprocesses;
+} sweep_steps;
 
 /* The counts in flight, and the per-lane, per-device and per-graph state
  * that turns opening and closing into busy time. */
@@ -59,6 +83,7 @@ typedef struct sweep_state {
     int32_t *graph_open;
     uint64_t *graph_since;
     struct coll_slot *coll; /* the communication kernels' slots (coll_rows.h); may be NULL */
+    sweep_steps steps;      /* empty without windows */
 } sweep_state;
 
 /* Allocates the per-lane, per-device and per-graph state for nl lanes and
@@ -66,6 +91,12 @@ typedef struct sweep_state {
  * CP_ENOMEM; cp__sweep_state_free frees what it allocated, either way. */
 int cp__sweep_state_alloc(sweep_state *st, size_t nl, size_t ng);
 void cp__sweep_state_free(sweep_state *st);
+
+/* Readies the per-step sums for n windows (none: nothing), once the lanes,
+ * their devices (st->lane_device) and st->m->devices are set and before
+ * the first event. Returns 0 or CP_ENOMEM; the state's free releases it,
+ * and cp__sweep_finish hands the parts to st->m (step_parts). */
+int cp__sweep_steps_init(sweep_state *st, const cp_step_window *w, size_t n);
 
 /* Applies one start or end at time t (not before the previous event's):
  * the segment since the previous event adds its length to whatever was in

@@ -194,6 +194,8 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
             m->devices++;
         st.lane_device[i] = m->devices - 1;
     }
+    if (opts && (rc = cp__sweep_steps_init(&st, opts->steps, opts->nsteps)) < 0)
+        goto out;
 
     size_t ne = 0;
     uint64_t first = UINT64_MAX, last = 0;

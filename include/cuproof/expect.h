@@ -13,6 +13,7 @@
  *
  *   line    := [('every' 'rank' | 'rank' 'spread') ':'] [scope ':'] body [comment]
  *            | 'rank' '(' N ')' [NAME '(' ARG ')'] ':' body [comment]
+ *            | 'per' 'step' ['(' ARG ')'] ['p' N] ':' body [comment]
  *   scope   := NAME | NAME '(' ARG ')'
  *   body    := METRIC OP NUMBER | 'finding' FINDING | 'no' 'finding' FINDING
  *   NAME    := [A-Za-z0-9_.+-]+
@@ -36,6 +37,13 @@
  * (`rank spread: range(step): idle_ns < 1e6`). `rank`, `every` and
  * `spread` are keywords only there: a variant called "rank" is
  * `rank: ...`.
+ *
+ * Steps (traced programs): `per step:` judges a metric of the per-step
+ * table (CP_STEP_METRIC_MAP: `per step: step_ns < 20e6`) on every
+ * occurrence of the NVTX range `step` (`per step(NAME):` another range)
+ * and names the worst; `per step p95:` judges the 95th percentile of the
+ * steps' values instead (p1 to p100, nearest rank). `per` and `step` are
+ * keywords only there, and 'per step' takes no other scope.
  *
  * Collectives (traced programs): `collective(OP)` takes the rows of the
  * per-collective table of operation OP (cp_collective_row: NCCL's
@@ -88,6 +96,16 @@ typedef struct cp_expectation {
      * over the ranks minus its smallest is what the line compares. */
     bool spread_ranks;
     int rank_column;
+    /* 'per step:' (cuproof/internal/steps.h): judged on each occurrence of
+     * the range `step_range` ("step" unless 'per step(NAME)' names
+     * another) alone, with the per-step metrics; holds when every step
+     * holds, or, with 'per step pNN:', when the NN-th percentile of the
+     * steps' values does (step_quantile NN, 0 for every step).
+     * step_column is the column of "per". */
+    bool per_step;
+    char *step_range;
+    int step_quantile;
+    int step_column;
 } cp_expectation;
 
 typedef struct cp_expect_list {
@@ -384,6 +402,8 @@ CP_API int cp_expect_judge_verdict(cp_expect_judge *j, size_t k, bool *ok, char 
 #define CP_MAX_RANGE_NAMES 64
 CP_API size_t cp_expect_judge_ranges(const cp_expect_judge *j, const char *const **names,
                                      bool *more);
+/* How many ranges the k-th of those names the first pass saw. */
+CP_API uint64_t cp_expect_judge_range_count(const cp_expect_judge *j, size_t k);
 /* Expectation k's scope's own metrics (cp_expect_stream_metrics), after
  * the second pass, instead of its verdict. */
 CP_API int cp_expect_judge_scope_metrics(cp_expect_judge *j, size_t k, cp_metrics *out, char *why,

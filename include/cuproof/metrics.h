@@ -197,7 +197,34 @@ typedef struct cp_timeline_opts {
      * (cp_activity_class); NULL means CP_COMM_PATTERN_DEFAULT. The
      * caller's string, read while the analysis runs. */
     const char *comm_pattern;
+    /* Per step (cuproof/internal/steps.h): windows of host time, each one
+     * occurrence of a range in one process, over which the sweep measures
+     * that process's devices alone; each window's sums land in
+     * cp_metrics.step_parts, in this order. NULL: none. The caller's
+     * array, read while the analysis runs (a streaming one's until it
+     * finishes). */
+    const struct cp_step_window *steps;
+    size_t nsteps;
 } cp_timeline_opts;
+
+/* One occurrence of a step range: process `process`'s `index`-th (from 1)
+ * range of that name, over [start, end) of host time. */
+typedef struct cp_step_window {
+    uint32_t process, index;
+    uint64_t start, end;
+} cp_step_window;
+
+/* What the sweep measured inside one window, on the devices its process
+ * ran work on (`devices` of them), summed over them: the time with a
+ * kernel, a copy, both, a communication kernel, communication beside
+ * compute, anything in flight; the kernels' time (each kernel its own,
+ * clipped to the window) and the kernels that started in it. */
+typedef struct cp_step_part {
+    uint32_t devices;
+    uint64_t kernel_busy_ns, copy_busy_ns, copy_kernel_overlap_ns;
+    uint64_t comm_busy_ns, comm_compute_overlap_ns, busy_ns;
+    uint64_t kernel_sum_ns, kernels;
+} cp_step_part;
 
 /* One device's own metrics: overlap, concurrency, idle time and gaps
  * happen on one device, so they are measured per device first; the
@@ -359,6 +386,10 @@ typedef struct cp_metrics {
      * operation, algorithm, protocol); owned; NULL without communication. */
     cp_collective_row *collective_rows;
     size_t ncollective_rows;
+    /* One entry per window of cp_timeline_opts.steps, in its order; owned;
+     * NULL when the analysis was given none. */
+    cp_step_part *step_parts;
+    size_t nstep_parts;
     cp_finding findings[CP_MAX_FINDINGS];
     size_t nfindings;
 } cp_metrics;

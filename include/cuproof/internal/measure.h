@@ -7,7 +7,10 @@
  * The scopes, in this order: a case's trace file, each variant; a
  * program's (per-process files, a rec file, exec's trace.json), the whole
  * program, each NVTX range name (range(NAME), at most 64 names), each
- * device where it ran on several (device(N)) and each rank (rank(N)).
+ * device where it ran on several (device(N)), each rank (rank(N)), and
+ * the steps of the first CP_MEASURE_STEP_RANGES range names that came
+ * more than once (per step(NAME): each metric's median, p95 and largest,
+ * with its step).
  *
  * Internal (include/cuproof/internal/): for cuproof's command line and
  * tests; it may change in any release.
@@ -26,12 +29,18 @@
 extern "C" {
 #endif
 
+#define CP_MEASURE_STEP_RANGES 4
+
 typedef struct cp_measured_scope {
     char scope[192]; /* as an expectation writes it: "range(step)", "device(1)", "rank(0)";
                       * "" for the whole program; a variant's name in a case's file */
     bool measured;   /* m holds its figures; else why says why it has none */
     char why[256];
     cp_metrics m;
+    /* 'per step(NAME)' (internal/steps.h): its steps instead of m; owned. */
+    bool per_step;
+    struct cp_step_row *steps;
+    size_t nsteps;
 } cp_measured_scope;
 
 typedef struct cp_measured {
