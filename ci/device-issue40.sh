@@ -80,11 +80,8 @@ runs3() {
     cp "build/$name/report.json" "$out/$name.json"
 }
 
-start=$(date +%s)
 if has build || [ ! -x "$bin" ]; then
-    cmake --preset default > "$out/configure.log" 2>&1 && cmake --build --preset default > "$out/build.log" 2>&1 ||
-        { tail -30 "$out/build.log"; device_pack; exit 1; }
-    echo "build: $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+    device_build
 fi
 
 if has smoke; then

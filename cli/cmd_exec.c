@@ -18,6 +18,7 @@
 #include <cuproof/metrics.h>
 #include <cuproof/program.h>
 #include <cuproof/units.h>
+#include <cuproof/internal/capture.h>
 #include <cuproof/internal/report.h>
 #include <cuproof/internal/session.h>
 
@@ -43,6 +44,8 @@ typedef struct exec_args {
     bool rec; /* --format rec: the processes write cuproof.rec files */
     bool api_all; /* --api all: the processes record every API call */
     uint64_t keep_records; /* --keep-records: held at most, else streamed; 0: the default */
+    const char *capture;   /* --capture SPEC (cuproof/internal/capture.h); NULL: everything */
+    cp_capture cap;
     cp_expect_list expect;
     char **program; /* NULL-terminated, from argv */
 } exec_args;
@@ -183,6 +186,15 @@ static int parse_args(int argc, char **argv, exec_args *a)
                 return cp_usage_error("--keep-records '%s': expected a count of records, 1 or "
                                       "more", val);
             a->keep_records = (uint64_t)keep;
+        } else if (strcmp(opt, "--capture") == 0) {
+            char why[400];
+            if (cp_capture_parse(val, &a->cap, why, sizeof why) < 0)
+                return cp_usage_error("%s", why);
+            if (a->cap.kind == CP_CAPTURE_STEPS)
+                return cp_usage_error("--capture '%s': steps:NAME:... is not built yet (issue "
+                                      "43); range:NAME@K-L takes a run of occurrences",
+                                      val);
+            a->capture = val;
         } else if (strcmp(opt, "--allow-dropped") == 0) {
             a->allow_dropped = true;
         } else if (strcmp(opt, "--keep-going") == 0) {
@@ -294,6 +306,12 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
            cp_fmt_count(m->copies, "copies", nc, sizeof nc),
            cp_fmt_count(m->memsets, "memsets", nm, sizeof nm),
            cp_fmt_ms((double)m->span_ns / 1e6, t1, sizeof t1));
+    /* What --capture took: the verdicts rest on these windows alone. */
+    if (info->windows)
+        printf("  traced inside %u capture window%s, %s in all; outside them nothing was "
+               "recorded\n",
+               info->windows, info->windows == 1 ? "" : "s",
+               cp_fmt_ms((double)info->window_ns / 1e6, t1, sizeof t1));
     /* A distributed program leads with its ranks: which rank waited,
      * communicated exposed or came last says more than the sums below. */
     if (v->ranks) {
@@ -517,6 +535,7 @@ int cp_cmd_exec(int argc, char **argv)
         .timeout_s = a.timeout_s,
         .rec = a.rec,
         .api_all = a.api_all,
+        .capture = a.capture,
         /* Several GPUs: the program sees every visible one, not the one
          * GPU of ctest's first resource group. */
         .ctest_gpu = a.need_gpus <= 1 &&
@@ -539,6 +558,7 @@ int cp_cmd_exec(int argc, char **argv)
         .device = r->env.device,
         .gpu_name = r->env.gpu_name,
         .no_device = r->env.has_device ? NULL : r->env.no_device_reason,
+        .capture = a.capture,
     };
     if (a.trace_only) {
         /* The other ranks may still be writing: nothing is judged here. */

@@ -167,6 +167,13 @@ const cp_help_opt cp_opts_exec[] = {
      "records held in memory at most (default 200000); past N they are streamed: analysed in "
      "bounded memory, written to OUT/PROGRAM.cprec and a Perfetto protobuf, drawn as a "
      "summary; CUPROOF_EXEC_KEEP_RECORDS sets the default"},
+    {"--capture SPEC",
+     "trace only inside capture windows, so that the program pays for tracing only where it "
+     "is judged: range:NAME (every occurrence of the NVTX range NAME), range:NAME@K or "
+     "range:NAME@K-L (its K-th to L-th in each process), profiler-api (between "
+     "cudaProfilerStart and cudaProfilerStop) or after:S,for:D (D seconds from S seconds "
+     "after tracing began); the expectations are judged over the windows, and a window that "
+     "never opened is exit 3"},
     {NULL, NULL},
 };
 

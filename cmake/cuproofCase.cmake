@@ -167,6 +167,8 @@ endfunction()
 #       [EXPECT_FILE f]        # a file of them, one a line; relative to the
 #                              # calling directory's sources
 #       [RANGE name]           # range(name) for every expectation without a scope
+#       [CAPTURE spec]         # trace only inside capture windows (exec --capture:
+#                              # range:step@10-20, profiler-api, after:S,for:D)
 #       [GPUS n]               # GPUs the test takes; default 1
 #       [TIMEOUT seconds]      # default 600
 #       [EXIT_CODE n]          # the exit status the test is written for; default 0
@@ -176,7 +178,8 @@ endfunction()
 # The test is `exec.NAME`, which runs
 #
 #   cuproof exec --skip-without-gpu --out <binary dir>/exec-out/NAME --timeout S
-#       [--expect expr]... [--expect-file f] [--range name] -- prog args...
+#       [--expect expr]... [--expect-file f] [--range name] [--capture spec]
+#       -- prog args...
 #
 # with the cuproof executable of cuproof's own tree (the target cuproof) or
 # of the installed package (the imported target cuproof::cli). When the
@@ -199,7 +202,7 @@ set_property(GLOBAL PROPERTY cuproof_exec_test_script
   "${CMAKE_CURRENT_LIST_DIR}/cuproofExecTest.cmake")
 
 function(cuproof_add_exec_test)
-  set(keywords COMMAND EXPECT EXPECT_FILE RANGE GPUS TIMEOUT EXIT_CODE ENVIRONMENT LABELS)
+  set(keywords COMMAND EXPECT EXPECT_FILE RANGE CAPTURE GPUS TIMEOUT EXIT_CODE ENVIRONMENT LABELS)
   list(JOIN keywords "|" keyword_regex)
   if(ARGC LESS 1 OR "${ARGV0}" STREQUAL "" OR ARGV0 MATCHES "^(${keyword_regex})$")
     message(FATAL_ERROR "cuproof_add_exec_test: the first argument must be the test's NAME "
@@ -207,12 +210,12 @@ function(cuproof_add_exec_test)
   endif()
   set(name "${ARGV0}")
   cmake_parse_arguments(PARSE_ARGV 1 arg ""
-    "EXPECT_FILE;RANGE;GPUS;TIMEOUT;EXIT_CODE" "COMMAND;EXPECT;ENVIRONMENT;LABELS")
+    "EXPECT_FILE;RANGE;CAPTURE;GPUS;TIMEOUT;EXIT_CODE" "COMMAND;EXPECT;ENVIRONMENT;LABELS")
   set(where "cuproof_add_exec_test(${name})")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unknown arguments: ${arg_UNPARSED_ARGUMENTS} "
-      "(expected COMMAND, EXPECT, EXPECT_FILE, RANGE, GPUS, TIMEOUT, EXIT_CODE, ENVIRONMENT, "
-      "LABELS)")
+      "(expected COMMAND, EXPECT, EXPECT_FILE, RANGE, CAPTURE, GPUS, TIMEOUT, EXIT_CODE, "
+      "ENVIRONMENT, LABELS)")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "${where}: ${arg_KEYWORDS_MISSING_VALUES} given without a value")
@@ -253,6 +256,12 @@ function(cuproof_add_exec_test)
   endif()
   if(DEFINED arg_RANGE AND arg_RANGE STREQUAL "")
     message(FATAL_ERROR "${where}: RANGE is empty: name an NVTX range")
+  endif()
+  # CAPTURE: exec --capture's SPEC (range:NAME[@K[-L]], profiler-api,
+  # after:S,for:D), whose grammar cuproof itself checks when the test runs.
+  if(DEFINED arg_CAPTURE AND NOT arg_CAPTURE MATCHES "^(range:.+|profiler-api|after:.+)$")
+    message(FATAL_ERROR "${where}: CAPTURE '${arg_CAPTURE}' is not a capture window "
+      "(range:NAME[@K[-L]], profiler-api or after:S,for:D)")
   endif()
   foreach(e IN LISTS arg_EXPECT)
     if(e MATCHES "^[ \t]*$")
@@ -332,6 +341,9 @@ function(cuproof_add_exec_test)
   endif()
   if(DEFINED arg_RANGE)
     list(APPEND cmd --range "${arg_RANGE}")
+  endif()
+  if(DEFINED arg_CAPTURE)
+    list(APPEND cmd --capture "${arg_CAPTURE}")
   endif()
   list(APPEND cmd -- "${program}")
   if(NOT args STREQUAL "")

@@ -259,6 +259,8 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
         .run = run->id,
         .no_device = o->no_device,
         .ranks = v->ranks,
+        .capture = o->capture,
+        .windows = j->info.windows,
     };
     cp_trust_judge(&in, &j->trust);
     /* A trace that cannot be read is untrusted before any rule. */

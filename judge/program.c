@@ -3,6 +3,7 @@
  * that through the analysis, a cuproof.rec file, and a second reading of
  * it for the Perfetto file, the timeline's summary and the scoped
  * expectations. */
+#include <cuproof/internal/capture.h>
 #include <cuproof/program.h>
 
 #include <cuproof/error.h>
@@ -72,6 +73,10 @@ static int on_record(void *ctx, const cp_activity *a)
 {
     reading *r = ctx;
     r->info->records++;
+    if (a->kind == CP_ACT_RANGE && a->name && strcmp(a->name, CP_CAPTURE_RANGE_NAME) == 0) {
+        r->info->windows++;
+        r->info->window_ns += a->end > a->start ? a->end - a->start : 0;
+    }
     if (a->start && a->start < r->info->first_ns)
         r->info->first_ns = a->start;
     if (r->streaming)

@@ -1,6 +1,7 @@
 /* Per-process trace files (cuproof.proc/1) read line by line with cJSON
  * and merged into one trace: see cuproof/internal/proc.h for what each record
  * becomes. */
+#include <cuproof/internal/capture.h>
 #include <cuproof/internal/proc.h>
 
 #include <cuproof/error.h>
@@ -129,6 +130,8 @@ typedef struct proc_state {
     size_t nopen, open_cap;
     bool profiling;
     size_t profiler_item;
+    bool capturing; /* a capture window is open (cuproof/internal/capture.h) */
+    size_t capture_item;
     const char *kind; /* the record under parse, for messages */
     /* Streaming (cp_proc_stream): activities go to emit as they are read,
      * except ranges, which wait in t for their ends and depths. */
@@ -289,6 +292,7 @@ static const char *const sync_names[] = {"event_synchronize", "stream_wait_event
 static const char *const flag_names[] = {"default", "non_blocking", "null", "unknown"};
 static const char *const phase_names[] = {"start", "end", "instant"};
 static const char *const profiler_names[] = {"start", "stop"};
+static const char *const capture_names[] = {"open", "close"};
 enum { PHASE_START = 0, PHASE_END, PHASE_INSTANT };
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
@@ -548,6 +552,31 @@ out:
     return rc;
 }
 
+/* A capture window's opening or closing: the window is a range named
+ * CP_CAPTURE_RANGE_NAME (CP_WARMUP_RANGE_NAME for a warm-up's) from one
+ * to the other, or to the file's last time when it never closed. */
+static int parse_capture(proc_state *st, const cJSON *o)
+{
+    int rc = 0, phase = 0;
+    uint64_t at = 0;
+    bool warmup = false;
+    uint32_t occurrence = 0;
+    CP_TRY(get_time(st, o, "t", &at));
+    CP_TRY(get_enum(st, o, "phase", capture_names, COUNT(capture_names), &phase));
+    CP_TRY(get_u32(st, o, "occurrence", &occurrence));
+    CP_TRY(get_bool(st, o, "warmup", &warmup));
+    if (phase == 0 && !st->capturing) {
+        CP_TRY(open_range_at(st, at, warmup ? CP_WARMUP_RANGE_NAME : CP_CAPTURE_RANGE_NAME, 0,
+                             &st->capture_item));
+        st->capturing = true;
+    } else if (phase == 1 && st->capturing) {
+        st->t->items[st->capture_item].end = at;
+        st->capturing = false;
+    }
+out:
+    return rc;
+}
+
 /* An optional field: 1 when present, 0 when absent (a writer before it). */
 static bool has_field(const cJSON *o, const char *k)
 {
@@ -713,7 +742,8 @@ static const struct {
     {"kernel", parse_kernel},   {"memcpy", parse_memcpy},     {"memset", parse_memset},
     {"runtime", parse_api},     {"driver", parse_api},        {"sync", parse_sync},
     {"stream", parse_stream},   {"context", parse_context},   {"device", parse_device},
-    {"marker", parse_marker},   {"profiler", parse_profiler}, {"flush", parse_flush},
+    {"marker", parse_marker},   {"profiler", parse_profiler}, {"capture", parse_capture},
+    {"flush", parse_flush},
     {"end", parse_end},         {"stream_name", parse_stream_name},
 };
 
@@ -867,6 +897,8 @@ static int finish(proc_state *st)
         st->t->items[st->open[i].item].end = st->last_ns;
     if (st->profiling)
         st->t->items[st->profiler_item].end = st->last_ns;
+    if (st->capturing)
+        st->t->items[st->capture_item].end = st->last_ns;
     int rc = set_depths(st);
     if (rc < 0)
         return rc;

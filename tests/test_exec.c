@@ -123,6 +123,13 @@ Test(exec_cli, usage_errors_exit_2)
     expect_output("--format 'xml': expected jsonl or rec");
     cr_expect_eq(exec("--comm-pattern 'a*' -- true"), 2);
     expect_output("--comm-pattern 'a*': expected a kernel name's prefix");
+    /* A capture window's SPEC is the command line's (cuproof/internal/capture.h). */
+    cr_expect_eq(exec("--capture range:step@5-3 -- true"), 2);
+    expect_output("the last occurrence comes before the first");
+    cr_expect_eq(exec("--capture nvtx:step -- true"), 2);
+    expect_output("not a capture form");
+    cr_expect_eq(exec("--capture steps:step:1,1,3 -- true"), 2);
+    expect_output("steps:NAME:... is not built yet");
 }
 
 /* What the program's processes see in `var`: each option of `runs` (with

@@ -4,6 +4,7 @@
  * lanes stay apart. */
 #include <cuproof/error.h>
 #include <cuproof/metrics.h>
+#include <cuproof/internal/capture.h>
 #include <cuproof/internal/proc.h>
 
 #include <criterion/criterion.h>
@@ -259,6 +260,38 @@ Test(proc, profiler_window)
     cp_trace_free(&t);
     expect_error(HEADER "{\"k\":\"profiler\",\"t\":5,\"phase\":\"pause\"}\n", CP_EPARSE,
                  "mem.proc.jsonl:2: profiler record: field 'phase' is 'pause'");
+}
+
+/* exec --capture's windows (cuproof/internal/capture.h): each opening to
+ * its closing a range CP_CAPTURE_RANGE_NAME (a warm-up's
+ * CP_WARMUP_RANGE_NAME), a second opening while one is open changing
+ * nothing, one still open at the end running to the file's last time. */
+Test(proc, capture_windows)
+{
+    cp_trace t;
+    cp_trace_init(&t);
+    const char *text = HEADER
+        "{\"k\":\"capture\",\"t\":10,\"phase\":\"open\",\"occurrence\":3,\"warmup\":false}\n"
+        "{\"k\":\"capture\",\"t\":12,\"phase\":\"open\",\"occurrence\":4,\"warmup\":false}\n"
+        KERNEL(20, 30, 7)
+        "{\"k\":\"capture\",\"t\":40,\"phase\":\"close\",\"occurrence\":5,\"warmup\":false}\n"
+        "{\"k\":\"capture\",\"t\":45,\"phase\":\"close\",\"occurrence\":5,\"warmup\":false}\n"
+        "{\"k\":\"capture\",\"t\":50,\"phase\":\"open\",\"occurrence\":9,\"warmup\":true}\n"
+        KERNEL(60, 70, 7);
+    cr_assert_eq(parse(text, &t), 0, "%s", cp_last_error());
+    cr_assert_eq(count(&t, CP_ACT_RANGE), 2);
+    const cp_activity *w = find(&t, CP_ACT_RANGE, CP_CAPTURE_RANGE_NAME, 0);
+    const cp_activity *u = find(&t, CP_ACT_RANGE, CP_WARMUP_RANGE_NAME, 0);
+    cr_expect_eq(w->start, 1000010);
+    cr_expect_eq(w->end, 1000040);
+    cr_expect_eq(u->start, 1000050);
+    cr_expect_eq(u->end, 1000070, "a window still open runs to the last time of the file");
+    cp_trace_free(&t);
+    expect_error(HEADER "{\"k\":\"capture\",\"t\":5,\"phase\":\"start\",\"occurrence\":1,"
+                        "\"warmup\":false}\n",
+                 CP_EPARSE, "mem.proc.jsonl:2: capture record: field 'phase' is 'start'");
+    expect_error(HEADER "{\"k\":\"capture\",\"t\":5,\"phase\":\"open\",\"warmup\":false}\n",
+                 CP_EPARSE, "occurrence");
 }
 
 /* Counts are CUPTI's so far: the largest flush or end value stands, and

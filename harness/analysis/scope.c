@@ -1032,6 +1032,23 @@ void cp_expect_stream_free(cp_expect_stream *x)
     free(x);
 }
 
+/* The error of a line whose metric is not one of its scope's own table
+ * (collective(OP)'s, per step's): the names that are, and the nearest. */
+static int not_its_metric(const cp_expectation *e, const char *what, const cp_metric_def *defs,
+                          size_t n)
+{
+    char names[400] = "";
+    for (size_t k = 0, used = 0; k < n && used < sizeof names; k++) {
+        int w = snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "", defs[k].name);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    const char *near =
+        e->kind == CP_EXPECT_COMPARE ? cp_nearest_name(e->name, defs, n, sizeof *defs) : NULL;
+    return cp_failf(CP_EINVAL, "line %d, column %d: %s measures %s, not '%s'%s%s%s", e->line,
+                    e->name_column, what, names, e->name, near ? " (did you mean '" : "",
+                    near ? near : "", near ? "'?)" : "");
+}
+
 int cp_expect_validate_program(const cp_expect_list *list)
 {
     cp_errors bad = {0};
@@ -1045,21 +1062,7 @@ int cp_expect_validate_program(const cp_expect_list *list)
             if (e->kind != CP_EXPECT_COMPARE || !cp_step_metric_find(e->name)) {
                 size_t n = 0;
                 const cp_metric_def *defs = cp_step_metric_defs(&n);
-                char names[400] = "";
-                for (size_t k = 0, used = 0; k < n && used < sizeof names; k++) {
-                    int w = snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "",
-                                     defs[k].name);
-                    used += w > 0 ? (size_t)w : 0;
-                }
-                const char *near = e->kind == CP_EXPECT_COMPARE
-                                       ? cp_nearest_name(e->name, defs, n, sizeof *defs)
-                                       : NULL;
-                cp_errors_add(&bad, cp_failf(CP_EINVAL,
-                                             "line %d, column %d: per step measures %s, not "
-                                             "'%s'%s%s%s",
-                                             e->line, e->name_column, names, e->name,
-                                             near ? " (did you mean '" : "", near ? near : "",
-                                             near ? "'?)" : ""));
+                cp_errors_add(&bad, not_its_metric(e, "per step", defs, n));
             }
             continue;
         }
@@ -1073,26 +1076,15 @@ int cp_expect_validate_program(const cp_expect_list *list)
             /* Its own metrics, of the whole program's table. */
             size_t n = 0;
             const cp_metric_def *defs = cp_collective_metric_defs(&n);
-            char names[256] = "";
-            for (size_t k = 0, used = 0; k < n && used < sizeof names; k++) {
-                int w = snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "",
-                                 defs[k].name);
-                used += w > 0 ? (size_t)w : 0;
-            }
             if (e->has_rank || e->every_rank)
                 rc = cp_failf(CP_EINVAL,
                               "line %d, column %d: collective(%s) is the whole program's table; "
                               "it takes no rank",
                               e->line, e->scope_column, e->scope_arg);
             else if (e->kind != CP_EXPECT_COMPARE || !cp_collective_metric_find(e->name)) {
-                const char *near = e->kind == CP_EXPECT_COMPARE
-                                       ? cp_nearest_name(e->name, defs, n, sizeof *defs)
-                                       : NULL;
-                rc = cp_failf(CP_EINVAL,
-                              "line %d, column %d: collective(%s) measures %s, not '%s'%s%s%s",
-                              e->line, e->name_column, e->scope_arg, names, e->name,
-                              near ? " (did you mean '" : "", near ? near : "",
-                              near ? "'?)" : "");
+                char what[160];
+                snprintf(what, sizeof what, "collective(%s)", e->scope_arg);
+                rc = not_its_metric(e, what, defs, n);
             }
             if (rc < 0)
                 cp_errors_add(&bad, rc);

@@ -159,6 +159,13 @@ void cp_trust_judge(const cp_trust_in *in, cp_trust *out)
             return;
         }
     }
+    if (in->capture && in->windows == 0) {
+        distrust(out, "the capture window '%.200s' never opened: nothing of the program was "
+                      "traced where it is judged (did the program push that NVTX range on the "
+                      "default domain, that many times, or call cudaProfilerStart?)",
+                 in->capture);
+        return;
+    }
     if (in->device_work == 0) {
         distrust(out, "no device activity at all: no kernel, copy or memset in %.600s%s", what,
                  in->cut_short ? " (it was cut short)"

@@ -374,6 +374,14 @@ out:
     return rc;
 }
 
+int cp_cupti_detach(void)
+{
+    int rc = 0;
+    CP_CUPTI(cuptiFinalize());
+out:
+    return rc;
+}
+
 void cp_cupti_release(void)
 {
     stop_worker();

@@ -5,6 +5,8 @@
 #include "collect/cupti.h"
 #include "analysis/json_put.h"
 
+#include <cuproof/internal/capture.h>
+
 #include <cupti.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -446,6 +448,29 @@ void cp_proc_writer_profiler(cp_proc_writer *w, uint64_t t, bool start)
     if (w->out)
         fprintf(w->out, "{\"k\":\"profiler\",\"t\":%lld,\"phase\":\"%s\"}\n", rel(w, t),
                 start ? "start" : "stop");
+}
+
+/* The capture window's range id in the rec form (markers count from 1,
+ * the profiler's is 0). */
+#define CAPTURE_ID UINT64_MAX
+
+void cp_proc_writer_capture(cp_proc_writer *w, uint64_t t, bool open, uint32_t occurrence,
+                            bool warmup)
+{
+    if (w->rec) {
+        size_t k = w->nopen;
+        while (k > 0 && w->open[k - 1].id != CAPTURE_ID)
+            k--;
+        if (open && k == 0)
+            open_range(w, CAPTURE_ID, t, warmup ? CP_WARMUP_RANGE_NAME : CP_CAPTURE_RANGE_NAME, 0);
+        else if (!open && k > 0)
+            close_range(w, k - 1, t);
+        return;
+    }
+    if (w->out)
+        fprintf(w->out, "{\"k\":\"capture\",\"t\":%lld,\"phase\":\"%s\",\"occurrence\":%u,"
+                        "\"warmup\":%s}\n",
+                rel(w, t), open ? "open" : "close", occurrence, warmup ? "true" : "false");
 }
 
 void cp_proc_writer_header(cp_proc_writer *w, const char *host, long pid, long ppid,

@@ -77,4 +77,12 @@ void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why);
 /* cuProfilerStart (start) or cuProfilerStop at CUPTI time t. */
 void cp_proc_writer_profiler(cp_proc_writer *w, uint64_t t, bool start);
 
+/* A capture window (cuproof/internal/capture.h) opening (open) or closing
+ * at CUPTI time t: `occurrence` is the range's first occurrence in it (at
+ * the opening) or its last (at the closing), 0 for windows of no range;
+ * `warmup` marks a window traced as warm-up, not judged. The reader makes
+ * it a range named CP_CAPTURE_RANGE_NAME (or CP_WARMUP_RANGE_NAME). */
+void cp_proc_writer_capture(cp_proc_writer *w, uint64_t t, bool open, uint32_t occurrence,
+                            bool warmup);
+
 #endif

@@ -30,9 +30,11 @@
 
 #include <cuproof/check.h>
 #include <cuproof/error.h>
+#include <cuproof/internal/capture.h>
 #include <cuproof/trace.h>
 
 #include <cupti.h>
+#include <generated_nvtx_meta.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -90,14 +92,32 @@ static struct {
     size_t nkinds;
     int chosen[NKINDS]; /* `kinds`, or those CUPROOF_EXEC_KINDS names */
     enum { HOOKS_RUNTIME, HOOKS_DRIVER, HOOKS_NONE } hooks; /* CUPROOF_EXEC_HOOKS */
-} inj = {.init_lock = PTHREAD_MUTEX_INITIALIZER,
+    /* Capture windows (CUPROOF_EXEC_CAPTURE): outside them the activity
+     * kinds are off; `cap_lock` orders their opening and closing. */
+    cp_capture cap;
+    pthread_mutex_t cap_lock;
+    bool cap_open, cap_warmup;
+    bool cap_between;         /* open between two occurrences it takes */
+    uint32_t cap_seen;        /* occurrences of the range so far */
+    uint32_t cap_first;       /* the open window's first occurrence */
+    pthread_t cap_owner;      /* the thread whose push opened it */
+    int cap_depth;            /* its depth of default-domain ranges inside the window's range */
+    uint64_t cap_time_start;  /* after:S,for:D: when tracing began */
+    bool marker_armed;        /* NVTX markers on ahead of the next window */
+    /* After the last window CUPTI is detached (cp_cupti_detach, at the
+     * exit of the first driver call after detach_pending is set): nothing
+     * of it is called again. */
+    bool detach_pending, detached;
+} inj = {.cap_lock = PTHREAD_MUTEX_INITIALIZER,.init_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop_lock = PTHREAD_MUTEX_INITIALIZER,
          .stop = PTHREAD_COND_INITIALIZER};
 
 static uint64_t now(void)
 {
     uint64_t t = 0;
-    if (cuptiGetTimestamp(&t) == CUPTI_SUCCESS)
+    /* CUPTI's clock is CLOCK_REALTIME's unless a timestamp callback says
+     * otherwise (none here): once detached, the same clock without it. */
+    if (!inj.detached && cuptiGetTimestamp(&t) == CUPTI_SUCCESS)
         return t;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -138,10 +158,162 @@ static void write_mark(const char *why, uint64_t global_dropped)
 static void flush_now(bool forced, const char *why)
 {
     uint64_t dropped = 0;
-    cp_cupti_flush(forced, &dropped);
+    if (!inj.detached)
+        cp_cupti_flush(forced, &dropped);
     cp_cupti_lock();
     write_mark(why, dropped);
     cp_cupti_unlock();
+}
+
+/* ---- Capture windows ---- */
+
+/* The ranges this thread has pushed on NVTX's default domain and not yet
+ * popped: the window closes at the pop that brings its owner back below
+ * the depth at which it opened. */
+static __thread int nvtx_depth;
+
+/* Opens a window at time t: the kinds on, the API filter again (enabling
+ * RUNTIME and DRIVER records every call of theirs), and its mark. The
+ * caller holds cap_lock. */
+static const int marker_kind[] = {CUPTI_ACTIVITY_KIND_MARKER};
+
+static void window_open(uint64_t t, uint32_t occurrence, bool warmup)
+{
+    cp_cupti_enable(inj.kinds, inj.nkinds, true);
+    inj.marker_armed = false;
+    if (!inj.w.cost.api_all)
+        cp_cupti_filter_api(true, NULL, NULL, &(uint32_t){0});
+    inj.cap_open = true;
+    inj.cap_warmup = warmup;
+    inj.cap_first = occurrence;
+    cp_cupti_lock();
+    cp_proc_writer_capture(&inj.w, t, true, occurrence, warmup);
+    cp_cupti_unlock();
+}
+
+/* Closes the open window at time t: its mark, then the kinds off, so that
+ * nothing after the mark is recorded but what was in flight. */
+static void window_close(uint64_t t, uint32_t occurrence)
+{
+    cp_cupti_lock();
+    cp_proc_writer_capture(&inj.w, t, false, occurrence, inj.cap_warmup);
+    cp_cupti_unlock();
+    cp_cupti_enable(inj.kinds, inj.nkinds, false);
+    inj.cap_open = false;
+    /* No window can follow: CUPTI is detached, since its instrumentation
+     * would tax every later launch. Where CUPTI asks it to be: at the exit
+     * of the next driver call (a detach from another thread crashed 4 of
+     * 6 CuPy runs on the H200), whose callbacks are turned on for it. */
+    bool last = inj.cap.kind == CP_CAPTURE_TIME ||
+                ((inj.cap.kind == CP_CAPTURE_RANGE || inj.cap.kind == CP_CAPTURE_STEPS) &&
+                 !cp_capture_more_after(&inj.cap, occurrence));
+    /* Only with every kind on: with CUPROOF_EXEC_KINDS's subsets (kernel
+     * alone, runtime and driver alone) a detach crashed the CuPy loop on
+     * the H200 in each of 3 tries, so those diagnostics stay attached. */
+    bool all_kinds = inj.kinds == inj.chosen && inj.nkinds == NKINDS;
+    if (last && all_kinds && inj.hooks != HOOKS_NONE &&
+        cuptiEnableDomain(1, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS)
+        __atomic_store_n(&inj.detach_pending, true, __ATOMIC_RELEASE);
+}
+
+/* At a driver call's exit, once the last window closed: what it recorded
+ * delivered, then CUPTI detached (one thread does it). */
+static void detach_now(void)
+{
+    if (!__atomic_exchange_n(&inj.detach_pending, false, __ATOMIC_ACQ_REL))
+        return;
+    flush_now(true, NULL);
+    pthread_mutex_lock(&inj.cap_lock);
+    if (cp_cupti_detach() < 0)
+        fprintf(stderr, "cuproof inject: %s; CUPTI stays attached after the last window\n",
+                cp_last_error());
+    else
+        inj.detached = true;
+    pthread_mutex_unlock(&inj.cap_lock);
+}
+
+/* NVTX's markers on ahead of a window that the next push of the range
+ * opens, so that the push itself is recorded (a kind enabled inside the
+ * push's own callback misses it). */
+static void arm_markers(void)
+{
+    if (inj.marker_armed || inj.cap_open || !cp_capture_takes(&inj.cap, inj.cap_seen + 1))
+        return;
+    cp_cupti_enable(marker_kind, 1, true);
+    inj.marker_armed = true;
+}
+
+/* The message of a default-domain push, where it is text. */
+static const char *pushed_name(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
+{
+    if (cbid == CUPTI_CBID_NVTX_nvtxRangePushA)
+        return ((const nvtxRangePushA_params *)d->functionParams)->message;
+    const nvtxEventAttributes_t *a = ((const nvtxRangePushEx_params *)d->functionParams)->eventAttrib;
+    return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : NULL;
+}
+
+/* A push or pop of NVTX's default domain, under a range capture. A
+ * window opens at the push of an occurrence it takes; at the pop that ends
+ * that occurrence it closes, or, when the next occurrence is taken the
+ * same way, stays open between the two (cap_between) so that a run of
+ * occurrences is one window. */
+static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
+{
+    bool push = cbid == CUPTI_CBID_NVTX_nvtxRangePushA || cbid == CUPTI_CBID_NVTX_nvtxRangePushEx;
+    if (!push && cbid != CUPTI_CBID_NVTX_nvtxRangePop)
+        return;
+    if (!push) {
+        nvtx_depth--;
+        pthread_mutex_lock(&inj.cap_lock);
+        if (inj.cap_open && !inj.cap_between && pthread_equal(inj.cap_owner, pthread_self()) &&
+            nvtx_depth < inj.cap_depth) {
+            int next = cp_capture_takes(&inj.cap, inj.cap_seen + 1);
+            if (next == 0 || (next == 2) != inj.cap_warmup)
+                window_close(now(), inj.cap_seen);
+            else
+                inj.cap_between = true;
+        }
+        if (!inj.detach_pending)
+            arm_markers();
+        pthread_mutex_unlock(&inj.cap_lock);
+        return;
+    }
+    nvtx_depth++;
+    const char *name = pushed_name(cbid, d);
+    if (!name || strcmp(name, inj.cap.name) != 0)
+        return;
+    pthread_mutex_lock(&inj.cap_lock);
+    uint32_t k = ++inj.cap_seen;
+    int takes = cp_capture_takes(&inj.cap, k);
+    if (inj.cap_open && inj.cap_between) {
+        /* The occurrence the window waited for (takes is as promised). */
+        inj.cap_between = false;
+        inj.cap_owner = pthread_self();
+        inj.cap_depth = nvtx_depth;
+    } else if (!inj.cap_open && takes) {
+        inj.cap_owner = pthread_self();
+        inj.cap_depth = nvtx_depth;
+        inj.cap_between = false;
+        window_open(now(), k, takes == 2);
+    }
+    pthread_mutex_unlock(&inj.cap_lock);
+}
+
+/* after:S,for:D, checked by the writer thread at each flush: the window
+ * opens and closes within a flush period of its times. */
+static void time_window_tick(void)
+{
+    if (inj.cap.kind != CP_CAPTURE_TIME)
+        return;
+    uint64_t t = now(), since = t - inj.cap_time_start;
+    pthread_mutex_lock(&inj.cap_lock);
+    if (!inj.cap_open && inj.cap_seen == 0 && since >= inj.cap.after_ns) {
+        inj.cap_seen = 1;
+        window_open(t, 0, false);
+    } else if (inj.cap_open && since >= inj.cap.after_ns + inj.cap.for_ns) {
+        window_close(t, 0);
+    }
+    pthread_mutex_unlock(&inj.cap_lock);
 }
 
 /* The writer thread: a flush every flush_ms until the process exits. */
@@ -162,6 +334,7 @@ static void *writer(void *arg)
         if (inj.stopping)
             break;
         pthread_mutex_unlock(&inj.stop_lock);
+        time_window_tick();
         /* Complete buffers only: a forced flush from here could cut
          * records that are still being filled. */
         flush_now(false, NULL);
@@ -183,10 +356,16 @@ static void at_exit(void)
         pthread_join(inj.writer, NULL);
         inj.writer_running = false;
     }
+    /* A window still open ends with the program. */
+    pthread_mutex_lock(&inj.cap_lock);
+    if (inj.cap_open)
+        window_close(now(), inj.cap_seen);
+    pthread_mutex_unlock(&inj.cap_lock);
     /* Kinds off first, then a forced flush: nothing new is recorded while
      * the last buffers are written (NVIDIA's injection sample does the same).
-     * One at a time, so that one CUPTI refuses cannot keep the rest on. */
-    for (size_t i = 0; i < inj.nkinds; i++)
+     * One at a time, so that one CUPTI refuses cannot keep the rest on.
+     * Detached after the last window, CUPTI holds nothing more. */
+    for (size_t i = 0; !inj.detached && i < inj.nkinds; i++)
         cp_cupti_enable(&inj.kinds[i], 1, false);
     flush_now(true, "exit");
     inj.tracing = false;
@@ -204,8 +383,17 @@ static void at_exit(void)
 static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                             const void *data)
 {
-    const CUpti_CallbackData *cb = data;
     (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_NVTX) {
+        on_nvtx(cbid, data);
+        return;
+    }
+    const CUpti_CallbackData *cb = data;
+    if (cb->callbackSite == CUPTI_API_EXIT && domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+        __atomic_load_n(&inj.detach_pending, __ATOMIC_ACQUIRE)) {
+        detach_now();
+        return;
+    }
     if (cb->callbackSite != CUPTI_API_ENTER)
         return;
     bool reset = (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
@@ -220,8 +408,19 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain domain, CUpti_C
     }
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ||
                                                  cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+        bool start = cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+        if (inj.cap.kind == CP_CAPTURE_PROFILER) {
+            /* The profiler's calls open and close the window itself. */
+            pthread_mutex_lock(&inj.cap_lock);
+            if (start && !inj.cap_open)
+                window_open(now(), ++inj.cap_seen, false);
+            else if (!start && inj.cap_open)
+                window_close(now(), inj.cap_seen);
+            pthread_mutex_unlock(&inj.cap_lock);
+            return;
+        }
         cp_cupti_lock();
-        cp_proc_writer_profiler(&inj.w, now(), cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+        cp_proc_writer_profiler(&inj.w, now(), start);
         cp_cupti_unlock();
     }
 }
@@ -341,8 +540,31 @@ static int start_tracing(void)
             CP_TRY(cp_check_cupti(
                 cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver[i]),
                 __FILE__, __LINE__, "cuptiEnableCallback(driver)"));
+        /* A range's windows: the default domain's pushes and pops alone,
+         * the only cost left outside them. */
+        const CUpti_CallbackId nvtx[] = {CUPTI_CBID_NVTX_nvtxRangePushA,
+                                         CUPTI_CBID_NVTX_nvtxRangePushEx,
+                                         CUPTI_CBID_NVTX_nvtxRangePop};
+        bool ranged = inj.cap.kind == CP_CAPTURE_RANGE || inj.cap.kind == CP_CAPTURE_STEPS;
+        for (size_t i = 0; ranged && i < sizeof nvtx / sizeof nvtx[0]; i++)
+            CP_TRY(cp_check_cupti(
+                cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_NVTX, nvtx[i]),
+                __FILE__, __LINE__, "cuptiEnableCallback(nvtx)"));
+    } else if (inj.cap.kind != CP_CAPTURE_NONE && inj.cap.kind != CP_CAPTURE_TIME) {
+        CP_TRY(cp_failf(CP_EINVAL, "CUPROOF_EXEC_HOOKS=none subscribes to nothing: no window "
+                                   "of a range or of the profiler can open"));
     }
     CP_TRY(cp_cupti_register(on_record, on_dropped, NULL));
+    inj.cap_time_start = now();
+    if (inj.cap.kind == CP_CAPTURE_RANGE || inj.cap.kind == CP_CAPTURE_STEPS)
+        arm_markers(); /* the first occurrence may be taken */
+    if (inj.cap.kind != CP_CAPTURE_NONE) {
+        /* Nothing until a window opens. */
+        cp_cupti_lock();
+        inj.w.cost.recorded = true;
+        cp_cupti_unlock();
+        return 0;
+    }
     CP_TRY(cp_cupti_enable(inj.kinds, inj.nkinds, true));
     /* After the kinds: enabling RUNTIME or DRIVER again would record
      * every call of it again. A call CUPTI would not turn off stays
@@ -436,6 +658,12 @@ EXPORT int InitializeInjection(void)
     else if (hooks && *hooks && !not_traced[0])
         snprintf(not_traced, sizeof not_traced,
                  CP_WHY_NOT_TRACED ": CUPROOF_EXEC_HOOKS is '%.40s', not driver or none", hooks);
+    const char *capture = getenv(CP_CAPTURE_VAR);
+    if (capture && *capture && !timing && !not_traced[0]) {
+        char why[240];
+        if (cp_capture_parse(capture, &inj.cap, why, sizeof why) < 0)
+            snprintf(not_traced, sizeof not_traced, CP_WHY_NOT_TRACED ": %s", why);
+    }
     const char *api = getenv("CUPROOF_EXEC_API");
     inj.w.cost.api_all = api && strcmp(api, "all") == 0;
     const char *ms = getenv("CUPROOF_EXEC_FLUSH_MS");

@@ -12,6 +12,7 @@
 
 #include <cuproof/case.h>
 #include <cuproof/error.h>
+#include <cuproof/internal/capture.h>
 #include <cuproof/internal/rec.h>
 #include <cuproof/version.h>
 
@@ -265,7 +266,8 @@ static int run_program(const cp_exec_opts *a, const char *lib, cp_program_run *o
         setenv("CUPROOF_EXEC_DIR", a->proc_dir, 1) || setenv("CUPROOF_EXEC_RUN", o->id, 1) ||
         (a->timing_only && setenv("CUPROOF_EXEC_MODE", "timing", 1)) ||
         setenv("CUPROOF_EXEC_FORMAT", a->rec ? "rec" : "jsonl", 1) ||
-        setenv("CUPROOF_EXEC_API", a->api_all ? "all" : "filtered", 1))
+        setenv("CUPROOF_EXEC_API", a->api_all ? "all" : "filtered", 1) ||
+        (a->capture && !a->timing_only && setenv(CP_CAPTURE_VAR, a->capture, 1)))
         return cp_failf(CP_EIO, "cannot set the injection variables: %s", strerror(errno));
     struct sigaction sa = {.sa_handler = forward, .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);
@@ -293,6 +295,7 @@ static int run_program(const cp_exec_opts *a, const char *lib, cp_program_run *o
     unsetenv("CUPROOF_EXEC_MODE");
     unsetenv("CUPROOF_EXEC_FORMAT");
     unsetenv("CUPROOF_EXEC_API");
+    unsetenv(CP_CAPTURE_VAR);
     unsetenv("CUPROOF_EXEC_RUN");
     if (err != 0) {
         child = -1;

@@ -51,6 +51,9 @@ typedef struct cp_exec_opts {
      * record only the calls an analysis reads (each recorded
      * call costs the program time on its own thread). */
     bool api_all;
+    /* Trace only inside capture windows (exec --capture SPEC,
+     * cuproof/internal/capture.h, as written); NULL: everything. */
+    const char *capture;
     /* The GPU ctest's resource allocation gave the caller
      * (CTEST_RESOURCE_GROUP_0_GPUS), by its index among the visible ones:
      * the program sees that GPU alone. -1: no allocation, the program sees

@@ -104,6 +104,11 @@ typedef struct cp_program_info {
      * none was, or no follower). */
     uint64_t records_during_run;
     char follow_why[512];
+    /* Capture windows read (ranges CP_CAPTURE_RANGE_NAME,
+     * cuproof/internal/capture.h) and their summed time; 0 without
+     * --capture. */
+    uint32_t windows;
+    uint64_t window_ns;
 } cp_program_info;
 
 /*
@@ -192,6 +197,9 @@ typedef struct cp_judge_opts {
     /* Why this machine has no usable GPU (cp_env.no_device_reason); NULL
      * or "" when it has one: what the verdict says when nothing was traced. */
     const char *no_device;
+    /* exec --capture's SPEC as written (NULL: none): a run whose windows
+     * never opened has nothing to judge (trust.h, rule 5). */
+    const char *capture;
 } cp_judge_opts;
 
 /* The verdict beside the result. */

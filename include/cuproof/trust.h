@@ -26,7 +26,11 @@
  *      are two runs' that no run id told apart;
  *   4. a process could not have CUPTI (another tool held it): its work is
  *      missing whatever the others show;
- *   5. no device work at all: no kernel, copy or memset to check;
+ *   5. capture windows were asked for (exec --capture) and none opened:
+ *      the program never reached what the windows take (the range never
+ *      pushed, its K-th occurrence never came, the profiler never
+ *      started), so nothing it did was traced where it is judged;
+ *      no device work at all: no kernel, copy or memset to check;
  *   6. CUPTI dropped records (unless allow_dropped): every metric may be
  *      an undercount;
  *   7. a file was cut short mid-record (unless allow_dropped), likewise.
@@ -74,6 +78,9 @@ typedef struct cp_trust_in {
     /* The ranks' analysis (internal/ranks.h), for rule 3's one job; NULL
      * for a trace without ranks. */
     const struct cp_ranks *ranks;
+    /* exec --capture's SPEC (NULL: none) and the windows read, for rule 5. */
+    const char *capture;
+    uint32_t windows;
 } cp_trust_in;
 
 typedef struct cp_trust {
