@@ -170,7 +170,9 @@ const cp_help_opt cp_opts_exec[] = {
     {"--capture SPEC",
      "trace only inside capture windows, so that the program pays for tracing only where it "
      "is judged: range:NAME (every occurrence of the NVTX range NAME), range:NAME@K or "
-     "range:NAME@K-L (its K-th to L-th in each process), profiler-api (between "
+     "range:NAME@K-L (its K-th to L-th in each process), steps:NAME:WAIT,WARMUP,ACTIVE[,REPEAT] "
+     "(the PyTorch profiler's schedule over the occurrences; warm-up steps traced, not "
+     "judged), profiler-api (between "
      "cudaProfilerStart and cudaProfilerStop) or after:S,for:D (D seconds from S seconds "
      "after tracing began); the expectations are judged over the windows, and a window that "
      "never opened is exit 3"},

@@ -257,11 +257,11 @@ function(cuproof_add_exec_test)
   if(DEFINED arg_RANGE AND arg_RANGE STREQUAL "")
     message(FATAL_ERROR "${where}: RANGE is empty: name an NVTX range")
   endif()
-  # CAPTURE: exec --capture's SPEC (range:NAME[@K[-L]], profiler-api,
+  # CAPTURE: exec --capture's SPEC (range:NAME[@K[-L]], steps:..., profiler-api,
   # after:S,for:D), whose grammar cuproof itself checks when the test runs.
-  if(DEFINED arg_CAPTURE AND NOT arg_CAPTURE MATCHES "^(range:.+|profiler-api|after:.+)$")
+  if(DEFINED arg_CAPTURE AND NOT arg_CAPTURE MATCHES "^(range:.+|steps:.+|profiler-api|after:.+)$")
     message(FATAL_ERROR "${where}: CAPTURE '${arg_CAPTURE}' is not a capture window "
-      "(range:NAME[@K[-L]], profiler-api or after:S,for:D)")
+      "(range:NAME[@K[-L]], steps:NAME:W,U,A[,R], profiler-api or after:S,for:D)")
   endif()
   foreach(e IN LISTS arg_EXPECT)
     if(e MATCHES "^[ \t]*$")

@@ -128,8 +128,8 @@ Test(exec_cli, usage_errors_exit_2)
     expect_output("the last occurrence comes before the first");
     cr_expect_eq(exec("--capture nvtx:step -- true"), 2);
     expect_output("not a capture form");
-    cr_expect_eq(exec("--capture steps:step:1,1,3 -- true"), 2);
-    expect_output("steps:NAME:... is not built yet");
+    cr_expect_eq(exec("--capture steps:step:1,1,0 -- true"), 2);
+    expect_output("ACTIVE must be at least 1");
 }
 
 /* What the program's processes see in `var`: each option of `runs` (with

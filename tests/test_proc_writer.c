@@ -7,6 +7,7 @@
 #include <cuproof/error.h>
 #include <cuproof/metrics.h>
 #include <cuproof/units.h>
+#include <cuproof/internal/capture.h>
 #include <cuproof/internal/proc.h>
 #include "collect/proc_writer.h"
 
@@ -38,6 +39,7 @@ static void close_writer(void)
 {
     free(text);
     text = NULL;
+    free(w.warm);
 }
 
 TestSuite(proc_writer, .init = open_writer, .fini = close_writer);
@@ -239,6 +241,44 @@ Test(proc_writer, what_the_library_writes_the_reader_reads)
     cr_expect_eq(ranges, 1);
     cr_expect_eq(calls, 2, "a runtime and a driver call");
     cp_metrics_free(&m);
+    cp_trace_free(&t);
+}
+
+/* exec --capture steps:...'s warm-up windows: traced, and left out of the
+ * file, so that no verdict rests on them; what starts before or after
+ * them is written, and the window itself is there as a range of its own
+ * name. */
+Test(proc_writer, a_warm_up_windows_records_are_left_out)
+{
+    kernel(ORIGIN + 10, ORIGIN + 20, 7, 0, "before");
+    cp_proc_writer_capture(&w, ORIGIN + 100, true, 3, true);
+    kernel(ORIGIN + 110, ORIGIN + 150, 7, 0, "warm");
+    cp_proc_writer_capture(&w, ORIGIN + 200, false, 3, true);
+    cp_proc_writer_capture(&w, ORIGIN + 300, true, 4, false);
+    kernel(ORIGIN + 310, ORIGIN + 350, 7, 0, "judged");
+    /* Delivered late, as CUPTI's buffers come: still left out. */
+    kernel(ORIGIN + 190, ORIGIN + 260, 7, 0, "warm, delivered late");
+    cp_proc_writer_capture(&w, ORIGIN + 400, false, 4, false);
+    cp_proc_writer_mark(&w, ORIGIN + 500, "exit");
+    fclose(w.out);
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(cp_proc_parse("written", text, size, &t), 0, "%s\n%s", cp_last_error(), text);
+    size_t kernels = 0, windows = 0, warm = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        const cp_activity *a = &t.items[i];
+        if (a->kind == CP_ACT_KERNEL) {
+            kernels++;
+            cr_expect(strcmp(a->name, "before") == 0 || strcmp(a->name, "judged") == 0, "%s",
+                      a->name);
+        } else if (a->kind == CP_ACT_RANGE) {
+            windows += strcmp(a->name, CP_CAPTURE_RANGE_NAME) == 0;
+            warm += strcmp(a->name, CP_WARMUP_RANGE_NAME) == 0;
+        }
+    }
+    cr_expect_eq(kernels, 2);
+    cr_expect_eq(windows, 1);
+    cr_expect_eq(warm, 1);
     cp_trace_free(&t);
 }
 

@@ -304,6 +304,49 @@ static void rec_record(cp_proc_writer *w, const CUpti_Activity *record)
     }
 }
 
+/* Record r's start (a marker's time), where its kind has one the
+ * analyses read. */
+static bool record_start(const CUpti_Activity *r, uint64_t *t)
+{
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        cp_activity a;
+        if (!cp_cupti_convert(r, &a))
+            return false;
+        *t = a.start;
+        return true;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        *t = ((const CUpti_ActivityAPI *)r)->start;
+        return true;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        *t = ((const CUpti_ActivitySynchronization2 *)r)->start;
+        return true;
+    case CUPTI_ACTIVITY_KIND_MARKER:
+        *t = ((const CUpti_ActivityMarker2 *)r)->timestamp;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Whether record r started inside a warm-up window. */
+static bool in_warmup(const cp_proc_writer *w, const CUpti_Activity *r)
+{
+    uint64_t t;
+    if ((!w->nwarm && !w->warm_open) || !record_start(r, &t))
+        return false;
+    if (w->warm_open && t >= w->warm_since)
+        return true;
+    for (size_t i = 0; i < w->nwarm; i++)
+        if (t >= w->warm[i].start && t < w->warm[i].end)
+            return true;
+    return false;
+}
+
 void cp_proc_writer_record(cp_proc_writer *w, const void *r)
 {
     const CUpti_Activity *record = r;
@@ -311,6 +354,8 @@ void cp_proc_writer_record(cp_proc_writer *w, const void *r)
         add_overhead(w, r);
         return;
     }
+    if (in_warmup(w, record))
+        return;
     if (w->rec) {
         rec_record(w, record);
         return;
@@ -457,6 +502,24 @@ void cp_proc_writer_profiler(cp_proc_writer *w, uint64_t t, bool start)
 void cp_proc_writer_capture(cp_proc_writer *w, uint64_t t, bool open, uint32_t occurrence,
                             bool warmup)
 {
+    if (warmup && open && !w->warm_open) {
+        w->warm_open = true;
+        w->warm_since = t;
+    } else if (warmup && !open && w->warm_open) {
+        w->warm_open = false;
+        if (w->nwarm == w->warm_cap) {
+            size_t cap = w->warm_cap ? 2 * w->warm_cap : 8;
+            struct cp_proc_span *p = realloc(w->warm, cap * sizeof *p);
+            if (p) {
+                w->warm = p;
+                w->warm_cap = cap;
+            }
+        }
+        /* Out of memory, the window's later records are written after all:
+         * never a record lost for want of room. */
+        if (w->nwarm < w->warm_cap)
+            w->warm[w->nwarm++] = (struct cp_proc_span){w->warm_since, t};
+    }
     if (w->rec) {
         size_t k = w->nopen;
         while (k > 0 && w->open[k - 1].id != CAPTURE_ID)

@@ -53,6 +53,15 @@ typedef struct cp_proc_writer {
      * lines keep their times relative to the origin, so only the origin
      * moves there; the rec form's absolute times each move. 0: none. */
     int64_t shift_ns;
+    /* Warm-up capture windows (cp_proc_writer_capture): records that start
+     * inside one are traced but not written, so that nothing judged rests
+     * on them; the closed ones, and the one open since warm_since. */
+    struct cp_proc_span {
+        uint64_t start, end;
+    } *warm;
+    size_t nwarm, warm_cap;
+    bool warm_open;
+    uint64_t warm_since;
 } cp_proc_writer;
 
 /* The header line: the host, the process, its command line, the origin,
@@ -80,8 +89,10 @@ void cp_proc_writer_profiler(cp_proc_writer *w, uint64_t t, bool start);
 /* A capture window (cuproof/internal/capture.h) opening (open) or closing
  * at CUPTI time t: `occurrence` is the range's first occurrence in it (at
  * the opening) or its last (at the closing), 0 for windows of no range;
- * `warmup` marks a window traced as warm-up, not judged. The reader makes
- * it a range named CP_CAPTURE_RANGE_NAME (or CP_WARMUP_RANGE_NAME). */
+ * `warmup` marks a window traced as warm-up, not judged: the records that
+ * start inside it are left out (CUPTI delivers them after it opened, so
+ * the writer knows it by then). The reader makes it a range named
+ * CP_CAPTURE_RANGE_NAME (or CP_WARMUP_RANGE_NAME). */
 void cp_proc_writer_capture(cp_proc_writer *w, uint64_t t, bool open, uint32_t occurrence,
                             bool warmup);
 
