@@ -9,6 +9,7 @@
 #include <cuproof/error.h>
 #include <cuproof/internal/proc.h>
 #include <cuproof/internal/rec.h>
+#include <cuproof/internal/steps.h>
 #include <cuproof/internal/ranks.h>
 #include <cuproof/summary.h>
 
@@ -442,10 +443,25 @@ int cp_program_analyse(const char *dir, const cp_expect_list *list, const cp_pro
         /* Expectations on the program-wide figures, which the reading's
          * analysis has not: unscoped (cp_expect_validate_program), so the
          * program's metrics answer them. */
-        for (size_t i = 0; list && i < list->n; i++)
-            if (cp_metric_is_program_wide(list->items[i].name))
-                checks[i].ok = cp_expect_eval(&list->items[i], &v->metrics, checks[i].measured,
+        for (size_t i = 0; list && i < list->n; i++) {
+            const cp_expectation *e = &list->items[i];
+            if (e->per_step && !info->streamed)
+                /* Again, with each collective's arrival: the straggler per step. */
+                rc = cp_step_eval_trace_arrivals(e, &v->trace, &opts->timeline, ranks->arrivals,
+                                                 ranks->narrivals, &checks[i].ok,
+                                                 checks[i].measured, sizeof checks[i].measured);
+            else if (e->per_step && across_ranks(e)) {
+                snprintf(checks[i].measured, sizeof checks[i].measured,
+                         "the straggler per step is not measured on a streamed trace yet: judge "
+                         "it with `cuproof check` on the program's .cprec file");
+                checks[i].ok = false;
+                checks[i].undecided = true;
+            } else if (!e->per_step && cp_metric_is_program_wide(e->name))
+                checks[i].ok = cp_expect_eval(e, &v->metrics, checks[i].measured,
                                               sizeof checks[i].measured);
+            if (rc < 0)
+                break;
+        }
     }
     for (size_t i = 0; rc == 0 && list && i < list->n; i++)
         if (undecided(&list->items[i], ranks, checks[i].measured, sizeof checks[i].measured)) {

@@ -8,9 +8,10 @@
  * (cp_metric_value), in its units (ns, counts, fractions). A program's
  * whole is followed by a scope per operation of its per-collective table,
  * "collective(OP)", with that scope's own metrics
- * (CP_COLLECTIVE_METRIC_MAP). A "per step(NAME)" scope has "steps" and,
- * per metric of CP_STEP_METRIC_MAP, {"measured_steps", "median", "p95",
- * "max", "max_step", "min", "min_step"}.
+ * (CP_COLLECTIVE_METRIC_MAP). A "per step(NAME)" scope has "steps",
+ * per metric of CP_STEP_METRIC_MAP {"measured_steps", "median", "p95",
+ * "max", "max_step", "min", "min_step"}, and "late_rank": each step's
+ * late rank (-1 where no collective was matched).
  */
 #include <cuproof/internal/measure.h>
 #include <cuproof/internal/steps.h>
@@ -50,7 +51,11 @@ static void put_steps(FILE *f, const cp_measured_scope *s)
         put_number(f, "min", sum.min, true);
         fprintf(f, ",\"min_step\":%u}", sum.min_step);
     }
-    fputs("}}", f);
+    /* Each step's late rank (-1: no collective matched in it), in order. */
+    fputs("},\"late_rank\":[", f);
+    for (size_t i = 0; i < s->nsteps; i++)
+        fprintf(f, "%s%d", i ? "," : "", (int)s->steps[i].late_rank);
+    fputs("]}", f);
 }
 
 static void put_scope(FILE *f, const cp_measured_scope *s)

@@ -4,6 +4,8 @@
  * nothing passing for want of steps or of what a ratio needs. */
 #include <cuproof/error.h>
 #include <cuproof/expect.h>
+#include <cuproof/program.h>
+#include <cuproof/internal/collectives.h>
 #include <cuproof/internal/rec.h>
 #include <cuproof/internal/steps.h>
 #include "helpers.h"
@@ -290,4 +292,74 @@ Test(steps, the_recorded_ddp_steps_equal_each_range_alone)
         cp_step_windows_free(&s);
         cp_trace_free(&t);
     }
+}
+
+/* The straggler per step, by hand: three steps of two processes; a
+ * collective goes to the step whose span holds its first start; per step
+ * the rank late at most of its collectives (the lowest on a tie) and its
+ * median lag; a step without one has none, and its lag is not measured. */
+Test(steps, the_late_rank_of_each_step)
+{
+    cp_step_windows s;
+    cr_assert_eq(cp_step_windows_init(&s, "step"), 0);
+    cp_step_window w[] = {{0, 0, 100, 200}, {1, 0, 105, 210}, {0, 0, 300, 400},
+                          {1, 0, 305, 420}, {0, 0, 500, 600}, {1, 0, 500, 600}};
+    for (size_t i = 0; i < 6; i++) {
+        cp_activity a = {.kind = CP_ACT_RANGE, .name = "step", .process = w[i].process,
+                         .start = w[i].start, .end = w[i].end};
+        cr_assert_eq(cp_step_windows_learn(&s, &a), 0);
+    }
+    cp_step_windows_finish(&s);
+    cp_step_row *rows;
+    long n = cp_step_rows(&s, NULL, &rows);
+    cr_assert_eq(n, 3);
+    cp_collective_arrival a[] = {
+        {110, 1, 40}, {150, 1, 60}, {190, 0, 10},  /* step 1: rank 1 twice, lags 40 60 */
+        {310, 0, 5},  {320, 1, 7},                 /* step 2: a tie, the lower rank */
+        {209, 1, 99},                              /* inside step 1's span (to 210) */
+        {450, 1, 1000},                            /* between steps: no step's */
+    };
+    cr_assert_eq(cp_step_rows_put_arrivals(rows, 3, &s, a, sizeof a / sizeof a[0]), 0);
+    cr_expect_eq(rows[0].collectives, 4);
+    cr_expect_eq(rows[0].late_rank, 1);
+    cr_expect_eq(rows[0].late_count, 3);
+    cr_expect_eq(rows[0].straggler_lag_ns, 60, "the middle of 40, 60, 99");
+    cr_expect_eq(rows[1].collectives, 2);
+    cr_expect_eq(rows[1].late_rank, 0);
+    cr_expect_eq(rows[1].straggler_lag_ns, 5);
+    cr_expect_eq(rows[2].collectives, 0);
+    cr_expect_eq(rows[2].late_rank, -1);
+    const cp_metric_def *d = cp_step_metric_find("straggler_lag_ns");
+    cr_assert_not_null(d);
+    cr_expect_not_null(cp_step_unmeasured(&rows[2], d));
+    cr_expect_null(cp_step_unmeasured(&rows[0], d));
+    free(rows);
+    cp_step_windows_free(&s);
+}
+
+/* On the recorded DDP runs, judged as `cuproof check` judges a rec file:
+ * where rank 1 sleeps 20 ms a step its median step lag passes the
+ * straggler's 0.4 ms, and where no rank is slow it stays under; the same
+ * line passes on one and fails on the other. */
+Test(steps, the_recorded_straggler_is_late_step_by_step)
+{
+    const char *lines = "per step p50: straggler_lag_ns >= 4e5\n"
+                        "per step p50: collectives >= 8\n";
+    cp_expect_list l = {0};
+    cr_assert_eq(cp_expect_parse(lines, 1, &l), 0, "%s", cp_last_error());
+    const char *runs[] = {CUPROOF_FIXTURES "/exec-h100x2-ddp/straggler.cprec",
+                          CUPROOF_FIXTURES "/exec-h100x2-ddp/overlap.cprec"};
+    for (size_t f = 0; f < 2; f++) {
+        cp_program_stream ps;
+        cr_assert_eq(cp_program_stream_judge(&runs[f], 1, true, &l, NULL, &ps), 0, "%s",
+                     cp_last_error());
+        cp_program_check c[2];
+        for (size_t k = 0; k < 2; k++)
+            cr_assert_eq(cp_program_stream_verdict(&ps, &l, k, &c[k]), 0);
+        cr_expect_eq(c[0].ok, f == 0, "%s: %s", runs[f], c[0].measured);
+        cr_expect_not(c[0].undecided, "%s", c[0].measured);
+        cr_expect(c[1].ok, "%s: %s", runs[f], c[1].measured);
+        cp_program_stream_free(&ps);
+    }
+    cp_expect_list_free(&l);
 }

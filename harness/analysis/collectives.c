@@ -320,8 +320,9 @@ static int alloc_scratch(const cp_collectives *c, scratch *s, cp_collectives_res
     s->spread_s = malloc((c->n + 1) * sizeof *s->spread_s);
     s->spread_e = malloc((c->n + 1) * sizeof *s->spread_e);
     s->waits = calloc(c->nclasses + 1, sizeof *s->waits);
+    out->arrivals = malloc((c->n + 1) * sizeof *out->arrivals);
     if (!out->hosts_of || !out->ranks_of || !s->a || !s->b || !s->diffs || !s->ndiffs ||
-        !s->lags || !s->nlags || !s->spread_s || !s->spread_e || !s->waits)
+        !s->lags || !s->nlags || !s->spread_s || !s->spread_e || !s->waits || !out->arrivals)
         return cp_failf(CP_ENOMEM, "out of memory matching %zu collectives", c->n);
     for (uint32_t r = 0; r < c->nranks; r++)
         out->ranks_of[r] =
@@ -555,6 +556,7 @@ static void find_arrivals(const cp_collectives *c, scratch *s, cp_collectives_re
         uint32_t r = c->k[last].rank;
         out->ranks_of[r].arrived_last++;
         int64_t lag = hi_s - median(s->b, no);
+        out->arrivals[out->narrivals++] = (cp_collective_arrival){lo_s, r, (uint64_t)lag};
         s->lags[r][s->nlags[r]++] = lag;
         out->ranks_of[r].mean_lag_ns += (uint64_t)lag; /* the sum, divided in name_straggler */
         if ((uint64_t)lag > out->ranks_of[r].max_lag_ns)
@@ -701,5 +703,6 @@ void cp_collectives_result_free(cp_collectives_result *r)
     free(r->hosts_of);
     free(r->ranks_of);
     free(r->waits);
+    free(r->arrivals);
     memset(r, 0, sizeof *r);
 }

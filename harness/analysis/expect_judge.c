@@ -105,8 +105,12 @@ const cp_metrics *cp_expect_judge_metrics(const cp_expect_judge *j)
 
 void cp_expect_judge_put_ranks(cp_expect_judge *j, const cp_ranks *r)
 {
-    if (r)
-        cp_ranks_put_metrics(r, &j->m);
+    if (!r)
+        return;
+    cp_ranks_put_metrics(r, &j->m);
+    /* The straggler per step rests on each collective's arrival. */
+    for (size_t i = 0; i < j->nx; i++)
+        cp_expect_stream_set_arrivals(j->x[i], r->arrivals, r->narrivals);
 }
 
 uint64_t cp_expect_judge_first(const cp_expect_judge *j)

@@ -355,6 +355,12 @@ int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks 
         c.waits = NULL;
         c.nwaits = 0;
     }
+    if (c.narrivals) {
+        r->arrivals = c.arrivals;
+        r->narrivals = c.narrivals;
+        c.arrivals = NULL;
+        c.narrivals = 0;
+    }
     r->median_start_spread_ns = c.median_start_spread_ns;
     r->median_end_spread_ns = c.median_end_spread_ns;
     r->straggler = c.straggler;
@@ -411,6 +417,7 @@ void cp_ranks_free(cp_ranks *r)
     free(r->rows);
     free(r->hosts);
     free(r->waits);
+    free(r->arrivals);
     free(r);
 }
 

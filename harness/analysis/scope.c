@@ -5,6 +5,7 @@
 
 #include <cuproof/error.h>
 #include <cuproof/internal/names.h>
+#include <cuproof/internal/collectives.h>
 #include <cuproof/internal/grow.h>
 #include <cuproof/internal/steps.h>
 
@@ -705,6 +706,8 @@ struct cp_expect_stream {
      * whole trace, on the second, through one.stream measuring them. */
     bool per_step;
     cp_step_windows steps;
+    const cp_collective_arrival *arrivals; /* the ranks', for the straggler per step */
+    size_t narrivals;
 };
 
 int cp_expect_stream_new(cp_expect_stream **out, const cp_expectation *e,
@@ -958,7 +961,22 @@ static long step_rows(cp_expect_stream *x, cp_step_row **rows)
         return rc;
     long n = cp_step_rows(&x->steps, m.step_parts, rows);
     cp_metrics_free(&m);
+    if (n > 0) {
+        int put = cp_step_rows_put_arrivals(*rows, (size_t)n, &x->steps, x->arrivals,
+                                            x->narrivals);
+        if (put < 0) {
+            free(*rows);
+            *rows = NULL;
+            return put;
+        }
+    }
     return n;
+}
+
+void cp_expect_stream_set_arrivals(cp_expect_stream *x, const cp_collective_arrival *a, size_t na)
+{
+    x->arrivals = a;
+    x->narrivals = na;
 }
 
 static int finish_steps(cp_expect_stream *x, bool *ok, char *measured, size_t len)

@@ -4,6 +4,7 @@
 #include <cuproof/internal/steps.h>
 
 #include <cuproof/error.h>
+#include <cuproof/internal/collectives.h>
 #include <cuproof/internal/grow.h>
 #include <cuproof/units.h>
 
@@ -42,6 +43,8 @@ const char *cp_step_unmeasured(const cp_step_row *r, const cp_metric_def *d)
          strcmp(d->name, "exposed_comm_ns") == 0 || strcmp(d->name, "exposed_comm_share") == 0) &&
         r->comm_busy_ns == 0)
         return "not measured: no communication kernel";
+    if (strcmp(d->name, "straggler_lag_ns") == 0 && r->collectives == 0)
+        return "not measured: no collective matched across ranks";
     return NULL;
 }
 
@@ -109,8 +112,10 @@ long cp_step_rows(const cp_step_windows *s, const cp_step_part *parts, cp_step_r
     cp_step_row *r = calloc(n, sizeof *r);
     if (!r)
         return cp_failf(CP_ENOMEM, "out of memory for %u steps", n);
-    for (uint32_t k = 0; k < n; k++)
+    for (uint32_t k = 0; k < n; k++) {
         r[k].index = k + 1;
+        r[k].late_rank = -1;
+    }
     for (size_t i = 0; i < s->n; i++) {
         const cp_step_window *w = &s->w[i];
         cp_step_row *x = &r[w->index - 1];
@@ -145,6 +150,95 @@ long cp_step_rows(const cp_step_windows *s, const cp_step_part *parts, cp_step_r
     }
     *rows = r;
     return (long)n;
+}
+
+/* ---- The straggler per step ---- */
+
+typedef struct step_span {
+    uint64_t start, end;
+    uint32_t row;
+} step_span;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const step_span *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* (step, rank, lag), sorted so that a step's ranks and their lags come
+ * together, lags ascending. */
+typedef struct late {
+    uint32_t row, rank;
+    uint64_t lag;
+} late;
+
+static int late_cmp(const void *a, const void *b)
+{
+    const late *x = a, *y = b;
+    if (x->row != y->row)
+        return x->row < y->row ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return (x->lag > y->lag) - (x->lag < y->lag);
+}
+
+int cp_step_rows_put_arrivals(cp_step_row *rows, size_t n, const cp_step_windows *s,
+                              const cp_collective_arrival *a, size_t na)
+{
+    if (n == 0 || na == 0)
+        return 0;
+    step_span *sp = calloc(n, sizeof *sp);
+    late *l = malloc(na * sizeof *l);
+    if (!sp || !l) {
+        free(sp);
+        free(l);
+        return cp_failf(CP_ENOMEM, "out of memory placing %zu collectives in %zu steps", na, n);
+    }
+    for (size_t k = 0; k < n; k++)
+        sp[k] = (step_span){UINT64_MAX, 0, (uint32_t)k};
+    for (size_t i = 0; i < s->n; i++) {
+        step_span *x = &sp[s->w[i].index - 1];
+        if (s->w[i].start < x->start)
+            x->start = s->w[i].start;
+        if (s->w[i].end > x->end)
+            x->end = s->w[i].end;
+    }
+    qsort(sp, n, sizeof *sp, span_cmp);
+    size_t nl = 0;
+    for (size_t i = 0; i < na; i++) {
+        if (a[i].first_ns < 0)
+            continue;
+        uint64_t t = (uint64_t)a[i].first_ns;
+        /* The last span starting at or before t, if it still holds t. */
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (sp[mid].start <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == 0 || t >= sp[lo - 1].end)
+            continue;
+        l[nl++] = (late){sp[lo - 1].row, a[i].last_rank, a[i].lag_ns};
+    }
+    qsort(l, nl, sizeof *l, late_cmp);
+    for (size_t i = 0, j; i < nl; i = j) {
+        /* One rank of one step: l[i..j). */
+        for (j = i; j < nl && l[j].row == l[i].row && l[j].rank == l[i].rank; j++)
+            ;
+        cp_step_row *r = &rows[l[i].row];
+        r->collectives += (uint32_t)(j - i);
+        if ((uint32_t)(j - i) > r->late_count) {
+            r->late_count = (uint32_t)(j - i);
+            r->late_rank = (int32_t)l[i].rank;
+            /* The median lag (the lower middle for an even count). */
+            r->straggler_lag_ns = l[i + (j - i - 1) / 2].lag;
+        }
+    }
+    free(sp);
+    free(l);
+    return 0;
 }
 
 /* ---- Summaries and verdicts ---- */
@@ -329,16 +423,24 @@ long cp_step_rows_of_trace(const cp_trace *t, const char *range, const cp_timeli
     return n;
 }
 
-int cp_step_eval_trace(const cp_expectation *e, const cp_trace *t, const cp_timeline_opts *opts,
-                       bool *ok, char *measured, size_t len)
+int cp_step_eval_trace_arrivals(const cp_expectation *e, const cp_trace *t,
+                                const cp_timeline_opts *opts, const cp_collective_arrival *a,
+                                size_t na, bool *ok, char *measured, size_t len)
 {
     *ok = false;
     cp_step_windows s;
     cp_step_row *rows = NULL;
     long n = cp_step_rows_of_trace(t, e->step_range, opts, &s, &rows);
-    if (n >= 0)
+    int rc = n < 0 ? (int)n : cp_step_rows_put_arrivals(rows, (size_t)n, &s, a, na);
+    if (rc == 0)
         *ok = cp_step_judge(e, &s, rows, (size_t)n, measured, len);
     free(rows);
     cp_step_windows_free(&s);
-    return n < 0 ? (int)n : 0;
+    return rc;
+}
+
+int cp_step_eval_trace(const cp_expectation *e, const cp_trace *t, const cp_timeline_opts *opts,
+                       bool *ok, char *measured, size_t len)
+{
+    return cp_step_eval_trace_arrivals(e, t, opts, NULL, 0, ok, measured, len);
 }

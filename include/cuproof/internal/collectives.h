@@ -122,6 +122,16 @@ typedef struct cp_rank_arrival {
     uint64_t max_lag_ns;    /* the largest such lag */
 } cp_rank_arrival;
 
+/* One matched collective's arrival, on host 0's clock: its first rank's
+ * start, the rank that started it last and that rank's lag (its start
+ * minus the others' median), for the straggler per step
+ * (cuproof/internal/steps.h). */
+typedef struct cp_collective_arrival {
+    int64_t first_ns;
+    uint32_t last_rank;
+    uint64_t lag_ns;
+} cp_collective_arrival;
+
 typedef struct cp_collectives_result {
     uint32_t ranks, hosts;
     uint32_t matched;           /* collectives that two or more ranks ran */
@@ -147,6 +157,8 @@ typedef struct cp_collectives_result {
     cp_rank_arrival *ranks_of;  /* `ranks` entries, by rank */
     cp_collective_wait *waits;  /* by operation, the most time first; owned */
     size_t nwaits;
+    cp_collective_arrival *arrivals; /* each matched collective's, in match order; owned */
+    size_t narrivals;
     uint64_t median_start_spread_ns, median_end_spread_ns;
     bool straggler;             /* the rule above found one */
     uint32_t straggler_rank;

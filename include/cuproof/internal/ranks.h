@@ -110,6 +110,10 @@ typedef struct cp_ranks {
      * owned; NULL when none was matched. */
     cp_collective_wait *waits;
     size_t nwaits;
+    /* Each matched collective's arrival (cp_collective_arrival), for the
+     * straggler per step; owned; NULL when none was matched. */
+    cp_collective_arrival *arrivals;
+    size_t narrivals;
     uint32_t collectives; /* matched across two or more ranks */
     uint64_t median_start_spread_ns, median_end_spread_ns;
     bool straggler; /* the rule of cuproof/internal/collectives.h found one */

@@ -59,7 +59,9 @@ extern "C" {
     XX(comm_busy_ns, U64, "Communication busy", "ns", "per device, the time inside the step with a communication kernel in flight; summed") \
     XX(comm_compute_overlap_ratio, DOUBLE, "Comm/compute overlap", "ratio", "time with communication and compute in flight / comm_busy_ns (not measured in a step without communication)") \
     XX(exposed_comm_ns, U64, "Exposed communication", "ns", "comm_busy_ns minus the part a compute kernel covered") \
-    XX(exposed_comm_share, DOUBLE, "Exposed share", "ratio", "exposed_comm_ns over the step's device time (its window on each device; not measured without communication)")
+    XX(exposed_comm_share, DOUBLE, "Exposed share", "ratio", "exposed_comm_ns over the step's device time (its window on each device; not measured without communication)") \
+    XX(collectives, U32, "Collectives", "collectives", "collectives matched across the ranks that the step's first rank started inside it") \
+    XX(straggler_lag_ns, U64, "Late rank's lag", "ns", "the rank that arrived last at most of the step's collectives: its median lag there (not measured without a matched collective)")
 
 /* One step: its index (from 1), the processes that ran it, and its
  * figures. */
@@ -79,6 +81,11 @@ typedef struct cp_step_row {
     /* The ratios' numerators, and the step's device time: each process's
      * window times its devices, summed (exposed_comm_share's denominator). */
     uint64_t comm_compute_overlap_ns, copy_kernel_overlap_ns, device_ns;
+    /* The straggler per step (cp_step_rows_put_arrivals): the rank that
+     * arrived last at most of its collectives (-1: none matched) and how
+     * often. */
+    int32_t late_rank;
+    uint32_t late_count;
 } cp_step_row;
 
 /* The per-step metrics in CP_STEP_METRIC_MAP's order (offsets into
@@ -114,6 +121,18 @@ CP_API void cp_step_windows_free(cp_step_windows *s);
  * number of rows, or CP_ENOMEM.
  */
 CP_API long cp_step_rows(const cp_step_windows *s, const cp_step_part *parts, cp_step_row **rows);
+
+/*
+ * The straggler per step: each matched collective (cp_ranks.arrivals,
+ * internal/collectives.h) goes to the step whose span (its processes'
+ * k-th windows, from the earliest start to the latest end, on host 0's
+ * clock as the aligned trace is) holds its first rank's start; per step,
+ * the rank that arrived last at most of them (the lowest rank on a tie)
+ * and its median lag there. Steps without one keep late_rank -1.
+ */
+struct cp_collective_arrival;
+CP_API int cp_step_rows_put_arrivals(cp_step_row *rows, size_t n, const cp_step_windows *s,
+                                     const struct cp_collective_arrival *a, size_t na);
 
 /* A metric over the steps: how many have a value, their median, 95th
  * percentile, largest and smallest (nearest rank), and the steps holding
@@ -153,6 +172,16 @@ CP_API int cp_expect_judge_steps(cp_expect_judge *j, size_t k, cp_step_row **row
  */
 CP_API int cp_step_eval_trace(const cp_expectation *e, const cp_trace *t,
                               const cp_timeline_opts *opts, bool *ok, char *measured, size_t len);
+/* The same with the ranks' arrivals (NULL, 0: none), for the straggler per
+ * step. */
+CP_API int cp_step_eval_trace_arrivals(const cp_expectation *e, const cp_trace *t,
+                                       const cp_timeline_opts *opts,
+                                       const struct cp_collective_arrival *a, size_t na, bool *ok,
+                                       char *measured, size_t len);
+/* A streamed 'per step' expectation's arrivals, before it finishes (the
+ * array must outlive it); others ignore it. */
+CP_API void cp_expect_stream_set_arrivals(cp_expect_stream *x,
+                                          const struct cp_collective_arrival *a, size_t na);
 
 /*
  * The verdict of 'per step' expectation e on the steps of windows `s`
