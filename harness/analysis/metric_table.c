@@ -121,13 +121,32 @@ bool cp_metric_is_program_wide(const char *name)
     XX(straggler_lag_ns, collectives, "no collective matched across ranks")                  \
     XX(straggler, collectives, "no collective matched across ranks")
 
-const char *cp_metric_unmeasured(const cp_metrics *m, const char *name)
+const char *cp_metric_needs(const char *name, const char **count)
 {
-#define CP_NEEDS_(metric, count, missing)                                                    \
-    if (strcmp(name, #metric) == 0 && m->count == 0)                                      \
-        return "not measured: " missing;
+#define CP_NEEDS_(metric, counted, missing)                                                  \
+    if (strcmp(name, #metric) == 0) {                                                     \
+        *count = #counted;                                                                \
+        return "not measured: " missing;                                                  \
+    }
     CP_METRIC_NEEDS_MAP(CP_NEEDS_)
 #undef CP_NEEDS_
+    *count = NULL;
+    return NULL;
+}
+
+const char *cp_metric_unmeasured(const cp_metrics *m, const char *name)
+{
+    const char *count;
+    const char *why = cp_metric_needs(name, &count);
+    const cp_metric_def *d = why ? cp_metric_find(count) : NULL;
+    return d && cp_metric_value(m, d) == 0 ? why : NULL;
+}
+
+const cp_metric_def *cp_metric_def_in(const cp_metric_def *defs, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(defs[i].name, name) == 0)
+            return &defs[i];
     return NULL;
 }
 
@@ -146,11 +165,8 @@ const cp_metric_def *cp_collective_metric_defs(size_t *n)
 
 const cp_metric_def *cp_collective_metric_find(const char *name)
 {
-    for (size_t i = 0; name && i < sizeof collective_metric_defs / sizeof *collective_metric_defs;
-         i++)
-        if (strcmp(collective_metric_defs[i].name, name) == 0)
-            return &collective_metric_defs[i];
-    return NULL;
+    return cp_metric_def_in(collective_metric_defs,
+                            sizeof collective_metric_defs / sizeof *collective_metric_defs, name);
 }
 
 bool cp_collective_figures_of(const cp_metrics *m, const char *op, cp_collective_figures *out,

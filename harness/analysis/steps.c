@@ -29,23 +29,18 @@ const cp_metric_def *cp_step_metric_defs(size_t *n)
 
 const cp_metric_def *cp_step_metric_find(const char *name)
 {
-    for (size_t i = 0; name && i < sizeof step_metric_defs / sizeof *step_metric_defs; i++)
-        if (strcmp(step_metric_defs[i].name, name) == 0)
-            return &step_metric_defs[i];
-    return NULL;
+    return cp_metric_def_in(step_metric_defs, sizeof step_metric_defs / sizeof *step_metric_defs,
+                            name);
 }
 
+/* The program's rule (cp_metric_needs), on the step's own counts, which
+ * carry the same names. */
 const char *cp_step_unmeasured(const cp_step_row *r, const cp_metric_def *d)
 {
-    if (strcmp(d->name, "copy_kernel_overlap_ratio") == 0 && r->copy_busy_ns == 0)
-        return "not measured: no copy";
-    if ((strcmp(d->name, "comm_compute_overlap_ratio") == 0 ||
-         strcmp(d->name, "exposed_comm_ns") == 0 || strcmp(d->name, "exposed_comm_share") == 0) &&
-        r->comm_busy_ns == 0)
-        return "not measured: no communication kernel";
-    if (strcmp(d->name, "straggler_lag_ns") == 0 && r->collectives == 0)
-        return "not measured: no collective matched across ranks";
-    return NULL;
+    const char *count;
+    const char *why = cp_metric_needs(d->name, &count);
+    const cp_metric_def *c = why ? cp_step_metric_find(count) : NULL;
+    return c && cp_field_value(r, c) == 0 ? why : NULL;
 }
 
 /* ---- Windows ---- */

@@ -484,6 +484,17 @@ CP_API double cp_metric_value(const cp_metrics *m, const cp_metric_def *d);
  * 0 or on a finding that could not have been raised. */
 CP_API const char *cp_metric_unmeasured(const cp_metrics *m, const char *name);
 
+/* The rule behind it, for any table whose rows carry the same counts
+ * (per step's, cuproof/internal/steps.h): the words for metric `name`
+ * when its count is 0, and the count's name in *count; NULL for a metric
+ * that needs none. */
+CP_API const char *cp_metric_needs(const char *name, const char **count);
+
+/* The definition named `name` among n (NULL: none), for each table of
+ * definitions (the program's, collective(OP)'s, per step's). */
+CP_API const cp_metric_def *cp_metric_def_in(const cp_metric_def *defs, size_t n,
+                                            const char *name);
+
 /* The per-device table (CP_DEVICE_METRIC_MAP) in its order, as
  * cp_metric_defs is (label, unit and meaning NULL), and the value of one
  * of its figures in `dm`. */
