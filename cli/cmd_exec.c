@@ -614,6 +614,13 @@ int cp_cmd_exec(int argc, char **argv)
     snprintf(r->read_after_exit_why, sizeof r->read_after_exit_why, "%s",
              not_followed[0] ? not_followed : j.info.follow_why);
     r->postprocess_ms = cp_now_ms() - exited;
+    if (a.capture) {
+        r->has_capture = true;
+        snprintf(r->capture, sizeof r->capture, "%s", a.capture);
+        r->capture_windows = j.info.windows;
+        r->capture_window_ms = (double)j.info.window_ns / 1e6;
+        r->capture_program_ms = run.wall_ms;
+    }
     if (!added || cp_session_close(s) < 0) {
         fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
         goto out;

@@ -580,6 +580,17 @@ static void tracing_cost_json(builder *b, cJSON *o, const cp_report *r)
     add_num(b, o, "records_read_after_exit", (double)r->records_read_after_exit);
     if (r->read_after_exit_why[0])
         add_str(b, o, "read_after_exit_why", r->read_after_exit_why);
+    /* 1.15: what --capture traced, and what not. */
+    if (r->has_capture) {
+        cJSON *c = add_obj(b, o, "capture");
+        add_str(b, c, "spec", r->capture);
+        add_num(b, c, "windows", r->capture_windows);
+        add_num(b, c, "window_ms", r->capture_window_ms);
+        add_num(b, c, "program_ms", r->capture_program_ms);
+        add_num(b, c, "outside_ms", r->capture_program_ms > r->capture_window_ms
+                                        ? r->capture_program_ms - r->capture_window_ms
+                                        : 0);
+    }
     add_num(b, o, "processes", (double)t->nprocesses);
     add_num(b, o, "processes_recorded", (double)recorded);
     cost_json(b, o, &sum, dropped);
@@ -615,8 +626,9 @@ cJSON *cp_report_to_json(const cp_report *r)
      * median in a pass of several (processes_ms, run --processes); 1.14:
      * each timed run's GPU time (timing.gpu_samples_ms and the passes'),
      * the figure a variant is judged on (timing.judged_on, _why) and
-     * whether its body was gated (timing.gated). */
-    add_str(&b, root, "schema_version", "1.14");
+     * whether its body was gated (timing.gated); 1.15: exec --capture's
+     * windows in tracing_cost.capture. */
+    add_str(&b, root, "schema_version", "1.15");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

@@ -153,7 +153,7 @@ Test(report, json_has_every_contract_field)
     cr_expect_str_eq(get(timing, "clock")->valuestring, "CLOCK_MONOTONIC");
     cr_expect_eq(get(get(v, "clocks_before"), "sm_mhz")->valueint, 1980);
     cr_expect_str_eq(get(get(v, "clocks_after"), "reason")->valuestring, "NVML unavailable");
-    cr_expect_str_eq(get(root, "schema_version")->valuestring, "1.14");
+    cr_expect_str_eq(get(root, "schema_version")->valuestring, "1.15");
     get(get(root, "environment"), "gpu_uuid");
     get(get(root, "environment"), "cpu_model");
     const cJSON *tr = get(v, "trace");
@@ -198,6 +198,34 @@ Test(report, json_has_every_contract_field)
     cr_expect_str_eq(get(s, "status")->valuestring, "skipped");
     cr_expect_str_eq(get(s, "skip_reason")->valuestring, "no CUDA device");
     cJSON_Delete(root);
+}
+
+/* 1.15: under exec --capture the report says what was traced and what
+ * not; without it there is no capture object. */
+Test(report, tracing_cost_says_what_capture_traced)
+{
+    cp_report r = rep;
+    r.has_tracing_cost = true;
+    for (int with = 0; with < 2; with++) {
+        r.has_capture = with;
+        snprintf(r.capture, sizeof r.capture, "range:step@1001-1050");
+        r.capture_windows = 1;
+        r.capture_window_ms = 75.5;
+        r.capture_program_ms = 4500.0;
+        cJSON *root = cp_report_to_json(&r);
+        cr_assert_not_null(root);
+        const cJSON *c = cJSON_GetObjectItem(get(root, "tracing_cost"), "capture");
+        if (!with) {
+            cr_expect_null(c);
+        } else {
+            cr_assert_not_null(c);
+            cr_expect_str_eq(get(c, "spec")->valuestring, "range:step@1001-1050");
+            cr_expect_eq(get(c, "windows")->valueint, 1);
+            cr_expect_float_eq(get(c, "window_ms")->valuedouble, 75.5, 1e-9);
+            cr_expect_float_eq(get(c, "outside_ms")->valuedouble, 4424.5, 1e-9);
+        }
+        cJSON_Delete(root);
+    }
 }
 
 Test(report, html_escapes_and_shows_everything)

@@ -309,6 +309,13 @@ typedef struct cp_report {
      * reason a file's records were read after it ("" when none was). */
     uint64_t records_read_during_run, records_read_after_exit;
     char read_after_exit_why[512];
+    /* 1.15: exec --capture (has_capture): its SPEC as written, the windows
+     * the processes traced and their summed time, and the program's wall
+     * time, so that the report says what was traced and what was not. */
+    bool has_capture;
+    char capture[160];
+    uint32_t capture_windows;
+    double capture_window_ms, capture_program_ms;
 } cp_report;
 
 CP_API const char *cp_status_name(cp_status s);
