@@ -568,6 +568,8 @@ static int parse_capture(proc_state *st, const cJSON *o)
     if (phase == 0 && !st->capturing) {
         CP_TRY(open_range_at(st, at, warmup ? CP_WARMUP_RANGE_NAME : CP_CAPTURE_RANGE_NAME, 0,
                              &st->capture_item));
+        /* The window's first occurrence, which its steps count from. */
+        st->t->items[st->capture_item].correlation = occurrence;
         st->capturing = true;
     } else if (phase == 1 && st->capturing) {
         st->t->items[st->capture_item].end = at;

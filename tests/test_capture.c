@@ -7,10 +7,12 @@
 #include <cuproof/expect.h>
 #include <cuproof/internal/capture.h>
 #include <cuproof/internal/proc.h>
+#include <cuproof/internal/steps.h>
 #include <cuproof/trust.h>
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static cp_capture parsed(const char *spec)
@@ -185,6 +187,15 @@ Test(capture, a_windows_verdicts_equal_the_whole_runs_over_its_steps)
         held += ok_w;
     }
     cr_expect_eq(held, 5, "the two lines written to fail fail, the others hold");
+    /* The window's steps are the program's steps 2 and 3, as numbered. */
+    cp_step_windows sw;
+    cp_step_row *rows = NULL;
+    long n = cp_step_rows_of_trace(&win, "step", NULL, &sw, &rows);
+    cr_assert_eq(n, 2);
+    cr_expect_eq(rows[0].index, 2);
+    cr_expect_eq(rows[1].index, 3);
+    free(rows);
+    cp_step_windows_free(&sw);
     cp_expect_list_free(&l);
     cp_trace_free(&win);
     cp_trace_free(&full);

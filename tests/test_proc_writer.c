@@ -179,6 +179,9 @@ static void write_program(void)
     marker(ORIGIN + 700, 2, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, "checkpoint");
     cp_proc_writer_profiler(&w, ORIGIN + 1, true);
     cp_proc_writer_profiler(&w, ORIGIN + 800, false);
+    /* A capture window from the 7th occurrence of its range. */
+    cp_proc_writer_capture(&w, ORIGIN + 850, true, 7, false);
+    cp_proc_writer_capture(&w, ORIGIN + 870, false, 9, false);
     cp_proc_writer_mark(&w, ORIGIN + 900, NULL);
     w.dropped = 0;
     cp_proc_writer_mark(&w, ORIGIN + 1000, "exit");
@@ -212,7 +215,7 @@ Test(proc_writer, what_the_library_writes_the_reader_reads)
     cr_expect_eq(m.peak_concurrent_kernels, 2);
     cr_expect_eq(m.span_ns, 590, "first copy at +20 to the memset's end at +610");
 
-    size_t kernels = 0, ranges = 0, calls = 0;
+    size_t kernels = 0, ranges = 0, calls = 0, windows = 0;
     for (size_t i = 0; i < t.n; i++) {
         const cp_activity *a = &t.items[i];
         if (a->kind == CP_ACT_KERNEL) {
@@ -233,6 +236,12 @@ Test(proc_writer, what_the_library_writes_the_reader_reads)
             ranges++;
             cr_expect_eq(a->start, ORIGIN + 10);
             cr_expect_eq(a->end, ORIGIN + 500);
+        } else if (a->kind == CP_ACT_RANGE && a->name &&
+                   strcmp(a->name, CP_CAPTURE_RANGE_NAME) == 0) {
+            windows++;
+            cr_expect_eq(a->start, ORIGIN + 850);
+            cr_expect_eq(a->end, ORIGIN + 870);
+            cr_expect_eq(a->correlation, 7, "the window's first occurrence");
         } else if (a->kind == CP_ACT_RUNTIME) {
             calls++;
         }
@@ -240,6 +249,7 @@ Test(proc_writer, what_the_library_writes_the_reader_reads)
     cr_expect_eq(kernels, 2);
     cr_expect_eq(ranges, 1);
     cr_expect_eq(calls, 2, "a runtime and a driver call");
+    cr_expect_eq(windows, 1);
     cp_metrics_free(&m);
     cp_trace_free(&t);
 }

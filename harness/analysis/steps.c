@@ -4,6 +4,7 @@
 #include <cuproof/internal/steps.h>
 
 #include <cuproof/error.h>
+#include <cuproof/internal/capture.h>
 #include <cuproof/internal/collectives.h>
 #include <cuproof/internal/grow.h>
 #include <cuproof/units.h>
@@ -55,6 +56,17 @@ int cp_step_windows_init(cp_step_windows *s, const char *range)
 
 int cp_step_windows_learn(cp_step_windows *s, const cp_activity *a)
 {
+    if (a->kind == CP_ACT_RANGE && a->name && a->correlation &&
+        strcmp(a->name, CP_CAPTURE_RANGE_NAME) == 0) {
+        /* A capture window and its first occurrence: its steps count from it. */
+        cp_step_window *c = cp_grow(s->caps, &s->caps_cap, s->ncaps, sizeof *c, 8);
+        if (!c)
+            return cp_failf(CP_ENOMEM, "out of memory for the capture windows");
+        s->caps = c;
+        s->caps[s->ncaps++] = (cp_step_window){a->process, a->correlation, a->start,
+                                               a->end < a->start ? a->start : a->end};
+        return 0;
+    }
     if (a->kind != CP_ACT_RANGE || !a->name || strcmp(a->name, s->range) != 0)
         return 0;
     s->found = true;
@@ -78,42 +90,100 @@ static int window_cmp(const void *a, const void *b)
     return (x->end > y->end) - (x->end < y->end);
 }
 
+/* The capture window of process p that step w overlaps (its push comes
+ * at the window's opening, a hair either side), or NULL. */
+static const cp_step_window *cap_of(const cp_step_windows *s, const cp_step_window *w)
+{
+    for (size_t k = 0; k < s->ncaps; k++) {
+        const cp_step_window *c = &s->caps[k];
+        if (c->process == w->process && w->end > c->start && w->start < c->end)
+            return c;
+    }
+    return NULL;
+}
+
 void cp_step_windows_finish(cp_step_windows *s)
 {
     if (s->n)
         qsort(s->w, s->n, sizeof *s->w, window_cmp);
-    for (size_t i = 0; i < s->n; i++)
-        s->w[i].index = i > 0 && s->w[i - 1].process == s->w[i].process ? s->w[i - 1].index + 1 : 1;
+    if (s->ncaps)
+        qsort(s->caps, s->ncaps, sizeof *s->caps, window_cmp);
+    for (size_t i = 0; i < s->n; i++) {
+        cp_step_window *w = &s->w[i];
+        bool same = i > 0 && s->w[i - 1].process == w->process;
+        /* A process traced in windows (exec --capture) counts its steps
+         * from each window's first occurrence, so that the ranks' step k is
+         * the same step; a step of such a process outside every window (a
+         * marker recorded on either side of one) is none of its steps. */
+        bool captured = false;
+        for (size_t k = 0; k < s->ncaps && !captured; k++)
+            captured = s->caps[k].process == w->process;
+        if (!captured) {
+            w->index = same && s->w[i - 1].index ? s->w[i - 1].index + 1 : 1;
+            continue;
+        }
+        const cp_step_window *c = cap_of(s, w);
+        const cp_step_window *before = same ? cap_of(s, &s->w[i - 1]) : NULL;
+        w->index = !c ? 0 : before == c && s->w[i - 1].index ? s->w[i - 1].index + 1 : c->index;
+    }
 }
 
 void cp_step_windows_free(cp_step_windows *s)
 {
     free(s->range);
     free(s->w);
+    free(s->caps);
     memset(s, 0, sizeof *s);
 }
 
 /* ---- Rows ---- */
 
+/* The row of step `index` among n rows sorted by index, or NULL. */
+static cp_step_row *row_of(cp_step_row *r, size_t n, uint32_t index)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && r[lo].index == index ? &r[lo] : NULL;
+}
+
 long cp_step_rows(const cp_step_windows *s, const cp_step_part *parts, cp_step_row **rows)
 {
     *rows = NULL;
-    uint32_t n = 0;
+    /* One row per step index that some window has (a captured trace's
+     * start past 1), in order. */
+    uint32_t top = 0;
     for (size_t i = 0; i < s->n; i++)
-        if (s->w[i].index > n)
-            n = s->w[i].index;
-    if (n == 0)
+        if (s->w[i].index > top)
+            top = s->w[i].index;
+    if (top == 0)
         return 0;
+    bool *seen = calloc((size_t)top + 1, sizeof *seen);
+    if (!seen)
+        return cp_failf(CP_ENOMEM, "out of memory for %u steps", top);
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->w[i].index && !seen[s->w[i].index])
+            seen[s->w[i].index] = true, n++;
     cp_step_row *r = calloc(n, sizeof *r);
-    if (!r)
-        return cp_failf(CP_ENOMEM, "out of memory for %u steps", n);
-    for (uint32_t k = 0; k < n; k++) {
-        r[k].index = k + 1;
-        r[k].late_rank = -1;
+    if (!r) {
+        free(seen);
+        return cp_failf(CP_ENOMEM, "out of memory for %zu steps", n);
     }
+    for (uint32_t k = 1, j = 0; k <= top; k++)
+        if (seen[k])
+            r[j++] = (cp_step_row){.index = k, .late_rank = -1};
+    free(seen);
     for (size_t i = 0; i < s->n; i++) {
         const cp_step_window *w = &s->w[i];
-        cp_step_row *x = &r[w->index - 1];
+        if (!w->index)
+            continue;
+        cp_step_row *x = row_of(r, n, w->index);
         uint64_t len = w->end - w->start;
         x->processes++;
         if (len > x->step_ns)
@@ -132,7 +202,7 @@ long cp_step_rows(const cp_step_windows *s, const cp_step_part *parts, cp_step_r
         x->comm_busy_ns += p->comm_busy_ns;
         x->comm_compute_overlap_ns += p->comm_compute_overlap_ns;
     }
-    for (uint32_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n; k++) {
         cp_step_row *x = &r[k];
         x->exposed_comm_ns = x->comm_busy_ns - x->comm_compute_overlap_ns;
         x->copy_kernel_overlap_ratio =
@@ -192,7 +262,10 @@ int cp_step_rows_put_arrivals(cp_step_row *rows, size_t n, const cp_step_windows
     for (size_t k = 0; k < n; k++)
         sp[k] = (step_span){UINT64_MAX, 0, (uint32_t)k};
     for (size_t i = 0; i < s->n; i++) {
-        step_span *x = &sp[s->w[i].index - 1];
+        const cp_step_row *row = s->w[i].index ? row_of(rows, n, s->w[i].index) : NULL;
+        if (!row)
+            continue;
+        step_span *x = &sp[row - rows];
         if (s->w[i].start < x->start)
             x->start = s->w[i].start;
         if (s->w[i].end > x->end)

@@ -219,7 +219,7 @@ static void open_range(cp_proc_writer *w, uint64_t id, uint64_t start, const cha
     char *copy = strdup(name ? name : "");
     if (!copy)
         return;
-    w->open[w->nopen] = (cp_proc_open_range){id, start, copy, (uint32_t)w->nopen, thread};
+    w->open[w->nopen] = (cp_proc_open_range){id, start, copy, (uint32_t)w->nopen, thread, 0};
     w->nopen++;
 }
 
@@ -228,7 +228,8 @@ static void close_range(cp_proc_writer *w, size_t k, uint64_t end)
 {
     cp_proc_open_range *o = &w->open[k];
     cp_activity a = {.kind = CP_ACT_RANGE, .start = o->start, .end = end < o->start ? o->start : end,
-                     .depth = o->depth, .thread = o->thread, .name = o->name};
+                     .depth = o->depth, .thread = o->thread, .name = o->name,
+                     .correlation = o->correlation};
     rec_put(w, &a);
     free(o->name);
     memmove(o, o + 1, (w->nopen - k - 1) * sizeof *o);
@@ -524,8 +525,12 @@ void cp_proc_writer_capture(cp_proc_writer *w, uint64_t t, bool open, uint32_t o
         size_t k = w->nopen;
         while (k > 0 && w->open[k - 1].id != CAPTURE_ID)
             k--;
-        if (open && k == 0)
+        if (open && k == 0) {
+            size_t at = w->nopen;
             open_range(w, CAPTURE_ID, t, warmup ? CP_WARMUP_RANGE_NAME : CP_CAPTURE_RANGE_NAME, 0);
+            if (w->nopen > at)
+                w->open[at].correlation = occurrence;
+        }
         else if (!open && k > 0)
             close_range(w, k - 1, t);
         return;

@@ -19,6 +19,7 @@ typedef struct cp_proc_open_range {
     uint64_t id, start;
     char *name;
     uint32_t depth, thread;
+    uint32_t correlation; /* a capture window's first occurrence; 0 for others */
 } cp_proc_open_range;
 
 /*

@@ -59,7 +59,9 @@ typedef struct cp_capture {
 } cp_capture;
 
 /* A window as the trace keeps it: a range of this name in its process
- * (a warm-up window's has the other), from its opening to its closing. */
+ * (a warm-up window's has the other), from its opening to its closing,
+ * whose `correlation` is the range's first occurrence in it (0 for
+ * windows of no range): per step numbers the steps inside from it. */
 #define CP_CAPTURE_RANGE_NAME "cuproof.capture"
 #define CP_WARMUP_RANGE_NAME "cuproof.warmup"
 

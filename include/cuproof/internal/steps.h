@@ -5,7 +5,11 @@
  *
  * Steps. Each process's ranges called NAME, in the order they start, are
  * its steps 1, 2, ...: step k is the k-th range of every process that has
- * one (in a data-parallel job, the k-th iteration of every rank). Each
+ * one (in a data-parallel job, the k-th iteration of every rank). A
+ * process traced in capture windows (exec --capture) numbers the steps
+ * inside each window from the window's first occurrence, so that step
+ * 1001 of a window range:step@1001-1050 is the program's 1001st on every
+ * rank; a step of it outside every window counts for none. Each
  * occurrence is a window of host time on its process's clock (aligned to
  * the reference host's for several hosts), over which the analysis's sweep
  * measures the devices that process ran work on, and nothing else
@@ -104,9 +108,13 @@ CP_API const char *cp_step_unmeasured(const cp_step_row *r, const cp_metric_def 
  */
 typedef struct cp_step_windows {
     char *range;
-    cp_step_window *w;
+    cp_step_window *w; /* index 0 after finish: a captured process's step outside its windows */
     size_t n, cap;
     bool found; /* a range of that name was seen (of length zero too) */
+    /* Capture windows (cuproof/internal/capture.h), `index` their first
+     * occurrence: a process that has them numbers its steps from it. */
+    cp_step_window *caps;
+    size_t ncaps, caps_cap;
 } cp_step_windows;
 
 CP_API int cp_step_windows_init(cp_step_windows *s, const char *range);
