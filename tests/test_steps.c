@@ -232,6 +232,9 @@ Test(steps, nothing_passes_for_want_of_steps)
     cr_expect_not_null(strstr(m, "not measured: no communication kernel in 1 step (the first: "
                                  "step 6)"),
                        "%s", m);
+    /* Step 6 ran on one process of two: a rank that missed it, named. */
+    cr_expect_not(judge_text(&t, "per step: processes == 2", m, sizeof m));
+    cr_expect_not_null(strstr(m, "1 of 6 steps fail; worst step 6: 1 process"), "%s", m);
     cp_trace_free(&t);
 }
 

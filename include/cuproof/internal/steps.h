@@ -54,6 +54,7 @@ extern "C" {
  * meaning). */
 #define CP_STEP_METRIC_MAP(XX)                                                                    \
     XX(step_ns, U64, "Step time", "ns", "the step's range: the longest of its processes' (host time)") \
+    XX(processes, U32, "Processes", "processes", "the processes (ranks) that ran the step: fewer than in the others' is a rank that missed it, or was traced in other steps") \
     XX(kernels, U32, "Kernels", "kernels", "kernels that started inside the step on its processes' devices") \
     XX(kernel_busy_ns, U64, "Kernel busy", "ns", "per device, the time inside the step with a kernel in flight; summed over devices") \
     XX(kernel_sum_ns, U64, "Kernel time", "ns", "the kernels' time inside the step, each its own (clipped to the step)") \
@@ -67,11 +68,10 @@ extern "C" {
     XX(collectives, U32, "Collectives", "collectives", "collectives matched across the ranks that the step's first rank started inside it") \
     XX(straggler_lag_ns, U64, "Late rank's lag", "ns", "the rank that arrived last at most of the step's collectives: its median lag there (not measured without a matched collective)")
 
-/* One step: its index (from 1), the processes that ran it, and its
- * figures. */
+/* One step: its index (from 1) and its figures, the processes that ran
+ * it among them. */
 typedef struct cp_step_row {
     uint32_t index;
-    uint32_t processes;
     uint32_t devices; /* summed over its processes */
 #define CP_STEP_FIELD_U32(name) uint32_t name;
 #define CP_STEP_FIELD_U64(name) uint64_t name;
