@@ -172,21 +172,24 @@ static void flush_now(bool forced, const char *why)
  * the depth at which it opened. */
 static __thread int nvtx_depth;
 
-/* Opens a window at time t: the kinds on, the API filter again (enabling
- * RUNTIME and DRIVER records every call of theirs), and its mark. The
- * caller holds cap_lock. */
 static const int marker_kind[] = {CUPTI_ACTIVITY_KIND_MARKER};
 
+/* Opens a window at time t: the kinds on, the API filter again (enabling
+ * RUNTIME and DRIVER records every call of theirs), and its mark, with the
+ * kinds of call filtered in the cost. The caller holds cap_lock. */
 static void window_open(uint64_t t, uint32_t occurrence, bool warmup)
 {
     cp_cupti_enable(inj.kinds, inj.nkinds, true);
     inj.marker_armed = false;
+    uint32_t filtered = 0;
     if (!inj.w.cost.api_all)
-        cp_cupti_filter_api(true, NULL, NULL, &(uint32_t){0});
+        cp_cupti_filter_api(true, NULL, NULL, &filtered);
     inj.cap_open = true;
     inj.cap_warmup = warmup;
     inj.cap_first = occurrence;
     cp_cupti_lock();
+    if (filtered)
+        inj.w.cost.api_filtered = filtered;
     cp_proc_writer_capture(&inj.w, t, true, occurrence, warmup);
     cp_cupti_unlock();
 }
@@ -356,10 +359,13 @@ static void at_exit(void)
         pthread_join(inj.writer, NULL);
         inj.writer_running = false;
     }
-    /* A window still open ends with the program. */
+    /* A window still open ends with the program; no detach is left
+     * pending, since the driver calls of CUDA's own teardown must not find
+     * one. */
     pthread_mutex_lock(&inj.cap_lock);
     if (inj.cap_open)
         window_close(now(), inj.cap_seen);
+    __atomic_store_n(&inj.detach_pending, false, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&inj.cap_lock);
     /* Kinds off first, then a forced flush: nothing new is recorded while
      * the last buffers are written (NVIDIA's injection sample does the same).
