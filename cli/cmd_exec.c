@@ -620,6 +620,19 @@ int cp_cmd_exec(int argc, char **argv)
         r->capture_windows = j.info.windows;
         r->capture_window_ms = (double)j.info.window_ns / 1e6;
         r->capture_program_ms = run.wall_ms;
+        /* Each window listed: when, for how long, from which occurrence. */
+        const cp_trace *t = &c.variants[0].trace;
+        for (uint32_t i = 0; i < j.info.windows && i < CP_WINDOWS_LISTED &&
+                             r->ncapture_list < sizeof r->capture_list / sizeof *r->capture_list;
+             i++) {
+            const struct cp_window_seen *w = &j.info.window_list[i];
+            r->capture_list[r->ncapture_list++] = (struct cp_report_window){
+                .pid = w->process < t->nprocesses ? t->processes[w->process].pid : 0,
+                .first = w->first,
+                .start_ms = w->start_ns > j.info.first_ns ? (double)(w->start_ns - j.info.first_ns) / 1e6
+                                                          : 0,
+                .length_ms = w->end_ns > w->start_ns ? (double)(w->end_ns - w->start_ns) / 1e6 : 0};
+        }
     }
     if (!added || cp_session_close(s) < 0) {
         fprintf(stderr, "cuproof exec: %s\n", cp_last_error());

@@ -75,6 +75,9 @@ static int on_record(void *ctx, const cp_activity *a)
     reading *r = ctx;
     r->info->records++;
     if (a->kind == CP_ACT_RANGE && a->name && strcmp(a->name, CP_CAPTURE_RANGE_NAME) == 0) {
+        if (r->info->windows < CP_WINDOWS_LISTED)
+            r->info->window_list[r->info->windows] =
+                (struct cp_window_seen){a->process, a->correlation, a->start, a->end};
         r->info->windows++;
         r->info->window_ns += a->end > a->start ? a->end - a->start : 0;
     }

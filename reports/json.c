@@ -590,6 +590,14 @@ static void tracing_cost_json(builder *b, cJSON *o, const cp_report *r)
         add_num(b, c, "outside_ms", r->capture_program_ms > r->capture_window_ms
                                         ? r->capture_program_ms - r->capture_window_ms
                                         : 0);
+        cJSON *list = add_arr(b, c, "list");
+        for (size_t i = 0; i < r->ncapture_list && b->ok; i++) {
+            cJSON *w = push_obj(b, list);
+            add_num(b, w, "pid", r->capture_list[i].pid);
+            add_num(b, w, "first_occurrence", r->capture_list[i].first);
+            add_num(b, w, "start_ms", r->capture_list[i].start_ms);
+            add_num(b, w, "length_ms", r->capture_list[i].length_ms);
+        }
     }
     add_num(b, o, "processes", (double)t->nprocesses);
     add_num(b, o, "processes_recorded", (double)recorded);

@@ -212,6 +212,8 @@ Test(report, tracing_cost_says_what_capture_traced)
         r.capture_windows = 1;
         r.capture_window_ms = 75.5;
         r.capture_program_ms = 4500.0;
+        r.capture_list[0] = (struct cp_report_window){4242, 1001, 3100.0, 75.5};
+        r.ncapture_list = 1;
         cJSON *root = cp_report_to_json(&r);
         cr_assert_not_null(root);
         const cJSON *c = cJSON_GetObjectItem(get(root, "tracing_cost"), "capture");
@@ -223,6 +225,11 @@ Test(report, tracing_cost_says_what_capture_traced)
             cr_expect_eq(get(c, "windows")->valueint, 1);
             cr_expect_float_eq(get(c, "window_ms")->valuedouble, 75.5, 1e-9);
             cr_expect_float_eq(get(c, "outside_ms")->valuedouble, 4424.5, 1e-9);
+            const cJSON *w = cJSON_GetArrayItem(get(c, "list"), 0);
+            cr_assert_not_null(w);
+            cr_expect_eq(get(w, "pid")->valueint, 4242);
+            cr_expect_eq(get(w, "first_occurrence")->valueint, 1001);
+            cr_expect_float_eq(get(w, "length_ms")->valuedouble, 75.5, 1e-9);
         }
         cJSON_Delete(root);
     }

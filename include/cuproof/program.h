@@ -88,6 +88,8 @@ typedef struct cp_program_check {
 } cp_program_check;
 
 /* What the reading found beside the metrics. */
+#define CP_WINDOWS_LISTED 16
+
 typedef struct cp_program_info {
     size_t nfiles;     /* per-process files read */
     uint64_t records;  /* records read, API calls included */
@@ -109,6 +111,12 @@ typedef struct cp_program_info {
      * --capture. */
     uint32_t windows;
     uint64_t window_ns;
+    /* The first CP_WINDOWS_LISTED of them: whose process (its index in the
+     * trace), the range's first occurrence in it (0: no range), and when. */
+    struct cp_window_seen {
+        uint32_t process, first;
+        uint64_t start_ns, end_ns;
+    } window_list[CP_WINDOWS_LISTED];
 } cp_program_info;
 
 /*

@@ -316,6 +316,14 @@ typedef struct cp_report {
     char capture[160];
     uint32_t capture_windows;
     double capture_window_ms, capture_program_ms;
+    /* The first of them (at most 16): its process's pid, the range's first
+     * occurrence in it (0: no range), its start after the trace's first
+     * record and its length. */
+    struct cp_report_window {
+        uint32_t pid, first;
+        double start_ms, length_ms;
+    } capture_list[16];
+    size_t ncapture_list;
 } cp_report;
 
 CP_API const char *cp_status_name(cp_status s);
