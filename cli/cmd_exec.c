@@ -304,8 +304,8 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
            cp_fmt_ms((double)m->span_ns / 1e6, t1, sizeof t1));
     /* What --capture took: the verdicts rest on these windows alone. */
     if (info->windows)
-        printf("  traced inside %u capture window%s, %s in all; outside them nothing was "
-               "recorded\n",
+        printf("  traced inside %u capture window%s, %s in all; outside them no device work "
+               "or API call was recorded\n",
                info->windows, info->windows == 1 ? "" : "s",
                cp_fmt_ms((double)info->window_ns / 1e6, t1, sizeof t1));
     /* A distributed program leads with its ranks: which rank waited,
