@@ -26,6 +26,12 @@ issue asks for, each written for one verdict:
 At the end every rank checks that its parameters equal rank 0's (an
 all-reduce of their checksum): exit 0 when they do, 1 when not, 2 without
 two GPUs or without NCCL.
+
+--backend gloo runs the ranks on whatever GPUs there are, several on one
+(rank r on GPU r modulo the GPUs visible), with gloo's collectives, which
+stage through the host: no NCCL kernel, so no figure of communication,
+but each rank's steps (issue 43's capture windows on one GPU: every rank
+captures the same steps).
 """
 import argparse
 import os
@@ -52,29 +58,32 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["overlap", "serial", "straggler"], default="overlap")
     ap.add_argument("--steps", type=int, default=STEPS)
+    ap.add_argument("--backend", choices=["nccl", "gloo"], default="nccl")
     args = ap.parse_args()
     if "LOCAL_RANK" not in os.environ:
         print("ddp_train: run me under torchrun (python3 -m torch.distributed.run)",
               file=sys.stderr)
         return 2
     local = int(os.environ["LOCAL_RANK"])
-    if not torch.cuda.is_available() or torch.cuda.device_count() <= local:
+    shared = args.backend == "gloo"
+    if not torch.cuda.is_available() or (not shared and torch.cuda.device_count() <= local):
         print(f"ddp_train: rank {local} has no GPU of its own "
               f"({torch.cuda.device_count()} visible)", file=sys.stderr)
         return 2
-    if not dist.is_nccl_available():
+    if not shared and not dist.is_nccl_available():
         print("ddp_train: this PyTorch has no NCCL", file=sys.stderr)
         return 2
-    torch.cuda.set_device(local)
-    dist.init_process_group("nccl")
+    gpu = local % torch.cuda.device_count() if shared else local
+    torch.cuda.set_device(gpu)
+    dist.init_process_group(args.backend)
     rank, world = dist.get_rank(), dist.get_world_size()
-    dev = torch.device("cuda", local)
+    dev = torch.device("cuda", gpu)
     torch.manual_seed(1234)  # the same initial weights on every rank
     layers = []
     for _ in range(LAYERS):
         layers += [torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU()]
     model = torch.nn.Sequential(*layers).to(dev)
-    ddp = DDP(model, device_ids=[local], bucket_cap_mb=BUCKET_MB)
+    ddp = DDP(model, device_ids=[gpu], bucket_cap_mb=BUCKET_MB)
     opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
     gen = torch.Generator(device=dev).manual_seed(100 + rank)  # each rank its own data
 
