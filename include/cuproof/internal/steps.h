@@ -22,7 +22,9 @@
  * window with nothing in flight on it; step_ns is the longest of the
  * processes' k-th ranges (the job's step lasts as long as its slowest
  * rank's). Ratios of a step without copies or communication are not
- * measured (NaN), never 0.
+ * measured (NaN), never 0. A part is a device's, not a process's own:
+ * processes that share a GPU (ranks on one device) each count all of its
+ * work in their window, so their sums count it once per process.
  *
  * Verdicts. `per step: METRIC OP N` holds when it holds on every step and
  * names the worst step with its index beside the median, p95 and max;
