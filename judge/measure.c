@@ -78,13 +78,16 @@ static int devices_of(const cp_metrics *whole, scopes_of *s)
     return 0;
 }
 
-/* Whether ranges called `name` may be a program's steps: not the
- * communication library's own ranges (NCCL's ncclAllReduce and the like,
- * one a call, by the communication pattern's prefix). */
-static bool may_be_steps(const char *name, const cp_timeline_opts *opts)
+/* The range names whose steps are measured (s->step_ranges): those that
+ * came more than once (counts[i] times the i-th), the first
+ * CP_MEASURE_STEP_RANGES of them, but the communication library's own
+ * ranges (NCCL's ncclAllReduce and the like, one a call: the work classes'
+ * rule, cp_name_is_comm). */
+static void pick_step_ranges(scopes_of *s, const uint64_t *counts, const cp_timeline_opts *opts)
 {
-    const char *pattern = opts && opts->comm_pattern ? opts->comm_pattern : CP_COMM_PATTERN_DEFAULT;
-    return strncmp(name, pattern, strlen(pattern)) != 0;
+    for (size_t i = 0; i < s->nranges && s->nstep_ranges < CP_MEASURE_STEP_RANGES; i++)
+        if (counts[i] > 1 && !cp_name_is_comm(s->ranges[i], opts ? opts->comm_pattern : NULL))
+            s->step_ranges[s->nstep_ranges++] = s->ranges[i];
 }
 
 /* Drops the 'per step' scopes of fewer than two steps (a range each
@@ -186,9 +189,10 @@ int cp_measure_program(const char *const *paths, size_t n, bool rec, const cp_st
     cp_expect_judge_take_metrics(first.judge, &whole->m);
     whole->measured = true;
     s.nranges = cp_expect_judge_ranges(first.judge, &s.ranges, &out->more_ranges);
-    for (size_t i = 0; i < s.nranges && s.nstep_ranges < CP_MEASURE_STEP_RANGES; i++)
-        if (cp_expect_judge_range_count(first.judge, i) > 1 && may_be_steps(s.ranges[i], opts ? &opts->timeline : NULL))
-            s.step_ranges[s.nstep_ranges++] = s.ranges[i];
+    uint64_t counts[CP_MAX_RANGE_NAMES];
+    for (size_t i = 0; i < s.nranges; i++)
+        counts[i] = cp_expect_judge_range_count(first.judge, i);
+    pick_step_ranges(&s, counts, opts ? &opts->timeline : NULL);
     if ((rc = devices_of(&whole->m, &s)) < 0)
         goto out;
     if ((s.nranks = cp_trace_ranks(&first.meta, &s.ranks)) < 0) {
@@ -297,9 +301,7 @@ int cp_measure_trace_file(const char *path, const cp_timeline_opts *opts, cp_mea
             else
                 counts[s.nranges] = 1, names[s.nranges++] = a->name;
         }
-        for (size_t i = 0; i < s.nranges && s.nstep_ranges < CP_MEASURE_STEP_RANGES; i++)
-            if (counts[i] > 1 && may_be_steps(names[i], opts))
-                s.step_ranges[s.nstep_ranges++] = names[i];
+        pick_step_ranges(&s, counts, opts);
         if (rc == 0 && out->scopes[0].measured)
             rc = devices_of(&out->scopes[0].m, &s);
         if (rc == 0 && (s.nranks = cp_trace_ranks(t, &s.ranks)) < 0)

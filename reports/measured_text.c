@@ -41,43 +41,18 @@ static void print_steps(FILE *f, const cp_measured_scope *s)
             fprintf(f, " over %zu steps", sum.measured);
         fputc('\n', f);
     }
-    /* The straggler per step: the rank late in most steps, and in how many
-     * of those that matched a collective. */
-    int32_t best = -1;
-    size_t best_n = 0, with = 0;
-    for (size_t i = 0; i < s->nsteps; i++) {
-        if (s->steps[i].late_rank < 0)
-            continue;
-        with++;
-        size_t times = 0;
-        for (size_t k = 0; k < s->nsteps; k++)
-            times += s->steps[k].late_rank == s->steps[i].late_rank;
-        if (times > best_n || (times == best_n && s->steps[i].late_rank < best)) {
-            best = s->steps[i].late_rank;
-            best_n = times;
-        }
-    }
-    if (!with)
+    /* The straggler per step: the rank late in most steps, and by how
+     * much, beside the least a straggler shows: late by a hair is no
+     * straggler. */
+    cp_step_late late;
+    if (!cp_step_late_rank(s->steps, s->nsteps, &late))
         return;
-    /* Its lag in those steps, the middle one, beside the least a straggler
-     * shows: late by a hair is no straggler. */
-    uint64_t lags[64];
-    size_t nl = 0;
-    for (size_t i = 0; i < s->nsteps && nl < 64; i++)
-        if (s->steps[i].late_rank == best)
-            lags[nl++] = s->steps[i].straggler_lag_ns;
-    for (size_t i = 1; i < nl; i++)
-        for (size_t k = i; k > 0 && lags[k - 1] > lags[k]; k--) {
-            uint64_t t = lags[k];
-            lags[k] = lags[k - 1];
-            lags[k - 1] = t;
-        }
     char lag[48];
-    cp_fmt_value((double)lags[(nl - 1) / 2], "ns", lag, sizeof lag);
+    cp_fmt_value((double)late.median_lag_ns, "ns", lag, sizeof lag);
     fprintf(f, "  late rank: rank %d arrived last at most collectives in %zu of the %zu steps with "
                "collectives, by a median %s there (a straggler's median lag is %.1f ms or "
                "more)\n",
-            (int)best, best_n, with, lag, (double)CP_STRAGGLER_MIN_LAG_NS / 1e6);
+            (int)late.rank, late.steps, late.with, lag, (double)CP_STRAGGLER_MIN_LAG_NS / 1e6);
 }
 
 static void print_scope(FILE *f, const cp_measured *m, const cp_measured_scope *s)

@@ -336,7 +336,26 @@ Test(steps, the_late_rank_of_each_step)
     cr_assert_not_null(d);
     cr_expect_not_null(cp_step_unmeasured(&rows[2], d));
     cr_expect_null(cp_step_unmeasured(&rows[0], d));
+    /* Over the steps: a tie of one step each goes to the lower rank. */
+    cp_step_late late;
+    cr_assert(cp_step_late_rank(rows, 3, &late));
+    cr_expect_eq(late.rank, 0);
+    cr_expect_eq(late.steps, 1);
+    cr_expect_eq(late.with, 2);
+    cr_expect_eq(late.median_lag_ns, 5);
     free(rows);
+    /* Its median lag is over all its steps (the page once took the first 64). */
+    cp_step_row many[100];
+    for (uint32_t i = 0; i < 100; i++)
+        many[i] = (cp_step_row){.index = i + 1, .late_rank = 1, .straggler_lag_ns = 99 - i};
+    many[7].late_rank = -1;
+    cr_assert(cp_step_late_rank(many, 100, &late));
+    cr_expect_eq(late.rank, 1);
+    cr_expect_eq(late.steps, 99);
+    cr_expect_eq(late.with, 99);
+    cr_expect_eq(late.median_lag_ns, 49, "the middle of 0..99 without 92");
+    cr_expect_not(cp_step_late_rank(many, 0, &late));
+    cr_expect_eq(late.rank, -1);
     cp_step_windows_free(&s);
 }
 

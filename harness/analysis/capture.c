@@ -186,8 +186,6 @@ void cp_capture_format(const cp_capture *c, char *out, size_t len)
             snprintf(out, len, "range:%s", c->name);
         else if (c->last == c->first)
             snprintf(out, len, "range:%s@%u", c->name, c->first);
-        else if (c->last == 0)
-            snprintf(out, len, "range:%s@%u-", c->name, c->first);
         else
             snprintf(out, len, "range:%s@%u-%u", c->name, c->first, c->last);
         break;

@@ -775,20 +775,24 @@ bool cp_expect_compare(double measured, cp_expect_op op, double value)
     return false;
 }
 
-/* ---- Names checked against the metric and finding tables, once ---- */
-
-/* Appends the names of the n entries (each `stride` bytes apart, the name
- * first) to `out`, comma-separated, cut at `len`. */
-static void list_names(const void *defs, size_t n, size_t stride, char *out, size_t len)
+double cp_expect_badness(double measured, cp_expect_op op, double value)
 {
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < n && used < len; i++) {
-        const char *name = *(const char *const *)(const void *)((const char *)defs + i * stride);
-        int w = snprintf(out + used, len - used, "%s%s", i ? ", " : "", name);
-        used += w > 0 ? (size_t)w : 0;
+    switch (op) {
+    case CP_OP_GT:
+    case CP_OP_GE:
+        return -measured;
+    case CP_OP_LT:
+    case CP_OP_LE:
+        return measured;
+    case CP_OP_EQ:
+        return measured > value ? measured - value : value - measured;
+    case CP_OP_NE:
+        break;
     }
+    return 0;
 }
+
+/* ---- Names checked against the metric and finding tables, once ---- */
 
 /* "unknown WHAT 'NAME' (did you mean 'X'?)" when one is near, else the
  * whole list of known names. */
@@ -800,7 +804,7 @@ static int unknown(const cp_expectation *e, int column, const char *what, const 
         return cp_failf(CP_EINVAL, "line %d, column %d: unknown %s '%s' (did you mean '%s'?)",
                         e->line, column, what, name, near);
     char known[1024];
-    list_names(defs, n, stride, known, sizeof known);
+    cp_list_names(defs, n, stride, known, sizeof known);
     return cp_failf(CP_EINVAL, "line %d, column %d: unknown %s '%s' (%s: %s)", e->line, column,
                     what, name, plural, known);
 }

@@ -1,10 +1,12 @@
 /*
- * "Did you mean": the known name nearest a misspelt one, for every
- * command's hint (expectations' metrics and findings, case names).
+ * "Did you mean": the known name nearest a misspelt one, and the list of
+ * the known names, for every command's hint (expectations' metrics and
+ * findings, case names).
  * Contracts in include/cuproof/internal/names.h.
  */
 #include <cuproof/internal/names.h>
 
+#include <stdio.h>
 #include <string.h>
 
 /* Edit distance between a and b (insertions, deletions, substitutions,
@@ -47,3 +49,13 @@ const char *cp_nearest_name(const char *name, const void *defs, size_t n, size_t
     return best;
 }
 
+void cp_list_names(const void *items, size_t n, size_t stride, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++) {
+        const char *name = *(const char *const *)(const void *)((const char *)items + i * stride);
+        int w = snprintf(out + used, len - used, "%s%s", i ? ", " : "", name);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}

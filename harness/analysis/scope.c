@@ -467,26 +467,6 @@ static bool eval_metrics(const cp_expectation *e, const cp_metrics *m, rank_answ
     return cp_expect_eval(e, m, measured, len);
 }
 
-/* How far answer `a` is from holding (larger is worse), among the
- * failing or among the passing: for > and >= the smaller value, for < and
- * <= the larger, for == the farther from the number. */
-static double badness(const cp_expectation *e, const rank_answer *a)
-{
-    switch (e->op) {
-    case CP_OP_GT:
-    case CP_OP_GE:
-        return -a->value;
-    case CP_OP_LT:
-    case CP_OP_LE:
-        return a->value;
-    case CP_OP_EQ:
-        return a->value > e->value ? a->value - e->value : e->value - a->value;
-    case CP_OP_NE:
-        break;
-    }
-    return 0;
-}
-
 /* Whether answer `a` is worse than `b`: a failure is worse than a pass, a
  * failure with nothing measured (a missing range, no work) worse than a
  * measured one, then the farther from holding; the first rank on a tie. */
@@ -498,7 +478,8 @@ static bool worse(const cp_expectation *e, const rank_answer *a, const rank_answ
         return !a->has_value;
     if (!a->has_value || e->kind != CP_EXPECT_COMPARE)
         return false;
-    return badness(e, a) > badness(e, b);
+    return cp_expect_badness(a->value, e->op, e->value) >
+           cp_expect_badness(b->value, e->op, e->value);
 }
 
 /* The verdict of 'every rank' from each rank's answer: it holds when all
@@ -1055,11 +1036,8 @@ void cp_expect_stream_free(cp_expect_stream *x)
 static int not_its_metric(const cp_expectation *e, const char *what, const cp_metric_def *defs,
                           size_t n)
 {
-    char names[400] = "";
-    for (size_t k = 0, used = 0; k < n && used < sizeof names; k++) {
-        int w = snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "", defs[k].name);
-        used += w > 0 ? (size_t)w : 0;
-    }
+    char names[400];
+    cp_list_names(defs, n, sizeof *defs, names, sizeof names);
     const char *near =
         e->kind == CP_EXPECT_COMPARE ? cp_nearest_name(e->name, defs, n, sizeof *defs) : NULL;
     return cp_failf(CP_EINVAL, "line %d, column %d: %s measures %s, not '%s'%s%s%s", e->line,

@@ -108,23 +108,28 @@ void cp_step_windows_finish(cp_step_windows *s)
         qsort(s->w, s->n, sizeof *s->w, window_cmp);
     if (s->ncaps)
         qsort(s->caps, s->ncaps, sizeof *s->caps, window_cmp);
+    /* A process traced in windows (exec --capture) counts its steps from
+     * each window's first occurrence, so that the ranks' step k is the
+     * same step; a step of such a process outside every window (a marker
+     * recorded on either side of one) is none of its steps. */
+    const cp_step_window *before = NULL; /* the previous step's window */
+    bool captured = false;               /* the process has windows */
     for (size_t i = 0; i < s->n; i++) {
         cp_step_window *w = &s->w[i];
         bool same = i > 0 && s->w[i - 1].process == w->process;
-        /* A process traced in windows (exec --capture) counts its steps
-         * from each window's first occurrence, so that the ranks' step k is
-         * the same step; a step of such a process outside every window (a
-         * marker recorded on either side of one) is none of its steps. */
-        bool captured = false;
-        for (size_t k = 0; k < s->ncaps && !captured; k++)
-            captured = s->caps[k].process == w->process;
+        if (!same) {
+            before = NULL;
+            captured = false;
+            for (size_t k = 0; k < s->ncaps && !captured; k++)
+                captured = s->caps[k].process == w->process;
+        }
         if (!captured) {
             w->index = same && s->w[i - 1].index ? s->w[i - 1].index + 1 : 1;
             continue;
         }
         const cp_step_window *c = cap_of(s, w);
-        const cp_step_window *before = same ? cap_of(s, &s->w[i - 1]) : NULL;
         w->index = !c ? 0 : before == c && s->w[i - 1].index ? s->w[i - 1].index + 1 : c->index;
+        before = c;
     }
 }
 
@@ -346,27 +351,61 @@ static valued *sorted_values(const cp_step_row *rows, size_t n, const cp_metric_
     return v;
 }
 
-void cp_step_summarise(const cp_step_row *rows, size_t n, const cp_metric_def *d,
-                       cp_step_summary *out)
+/* The summary of m sorted values (m may be 0). */
+static void summarise_sorted(const valued *v, size_t m, cp_step_summary *out)
 {
     memset(out, 0, sizeof *out);
     out->p50 = out->p95 = out->max = out->min = NAN;
+    if (m == 0)
+        return;
+    out->measured = m;
+    out->p50 = nearest_rank(v, m, 50);
+    out->p95 = nearest_rank(v, m, 95);
+    out->min = v[0].v;
+    out->min_step = v[0].step;
+    /* The first step of the largest value: ties go to the earliest. */
+    size_t top = m - 1;
+    while (top > 0 && v[top - 1].v == v[m - 1].v)
+        top--;
+    out->max = v[top].v;
+    out->max_step = v[top].step;
+}
+
+void cp_step_summarise(const cp_step_row *rows, size_t n, const cp_metric_def *d,
+                       cp_step_summary *out)
+{
     size_t m;
     valued *v = sorted_values(rows, n, d, &m);
-    if (v && m) {
-        out->measured = m;
-        out->p50 = nearest_rank(v, m, 50);
-        out->p95 = nearest_rank(v, m, 95);
-        out->min = v[0].v;
-        out->min_step = v[0].step;
-        /* The first step of the largest value: ties go to the earliest. */
-        size_t top = m - 1;
-        while (top > 0 && v[top - 1].v == v[m - 1].v)
-            top--;
-        out->max = v[top].v;
-        out->max_step = v[top].step;
-    }
+    summarise_sorted(v, v ? m : 0, out);
     free(v);
+}
+
+bool cp_step_late_rank(const cp_step_row *rows, size_t n, cp_step_late *out)
+{
+    memset(out, 0, sizeof *out);
+    out->rank = -1;
+    late *l = malloc((n ? n : 1) * sizeof *l);
+    if (!l)
+        return false;
+    size_t nl = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].late_rank >= 0)
+            l[nl++] = (late){0, (uint32_t)rows[i].late_rank, rows[i].straggler_lag_ns};
+    qsort(l, nl, sizeof *l, late_cmp);
+    /* Each rank's steps together, lags ascending: the longest run wins,
+     * the lowest rank on a tie (it comes first). */
+    for (size_t i = 0, j; i < nl; i = j) {
+        for (j = i; j < nl && l[j].rank == l[i].rank; j++)
+            ;
+        if (j - i > out->steps) {
+            out->rank = (int32_t)l[i].rank;
+            out->steps = j - i;
+            out->median_lag_ns = l[i + (j - i - 1) / 2].lag; /* the lower middle */
+        }
+    }
+    out->with = nl;
+    free(l);
+    return nl > 0;
 }
 
 /* "median 12.0 ms, p95 12.9 ms, max 23.1 ms (step 17) over 3000 steps". */
@@ -417,7 +456,7 @@ bool cp_step_judge(const cp_expectation *e, const cp_step_windows *s, const cp_s
         return false;
     }
     cp_step_summary sum;
-    cp_step_summarise(rows, n, d, &sum);
+    summarise_sorted(v, m, &sum);
     char spread[200], value[48];
     describe_spread(&sum, d, n, spread, sizeof spread);
     bool ok;
@@ -428,18 +467,15 @@ bool cp_step_judge(const cp_expectation *e, const cp_step_windows *s, const cp_s
         snprintf(measured, len, "p%d %s; %s", e->step_quantile, value, spread);
     } else {
         /* The worst step: a failing one before a passing one, then the
-         * farthest from holding (the smallest for > and >=, the largest
-         * for < and <=, the farthest from the number otherwise); the
-         * earliest on a tie. */
+         * farthest from holding (cp_expect_badness, as 'every rank' names
+         * its worst); the earliest on a tie. */
         size_t failing = 0, worst = 0;
         double worst_by = -INFINITY;
         bool worst_fails = false;
         for (size_t i = 0; i < m; i++) {
             bool holds = cp_expect_compare(v[i].v, e->op, e->value);
             failing += !holds;
-            double by = e->op == CP_OP_GT || e->op == CP_OP_GE   ? -v[i].v
-                        : e->op == CP_OP_LT || e->op == CP_OP_LE ? v[i].v
-                                                                 : fabs(v[i].v - e->value);
+            double by = cp_expect_badness(v[i].v, e->op, e->value);
             /* v is sorted by value, then step: a strict '>' keeps the
              * earliest of equals. */
             if (i == 0 || (!holds && !worst_fails) || (!holds == worst_fails && by > worst_by)) {

@@ -99,7 +99,6 @@ static struct {
     bool cap_open, cap_warmup;
     bool cap_between;         /* open between two occurrences it takes */
     uint32_t cap_seen;        /* occurrences of the range so far */
-    uint32_t cap_first;       /* the open window's first occurrence */
     pthread_t cap_owner;      /* the thread whose push opened it */
     int cap_depth;            /* its depth of default-domain ranges inside the window's range */
     uint64_t cap_time_start;  /* after:S,for:D: when tracing began */
@@ -186,7 +185,6 @@ static void window_open(uint64_t t, uint32_t occurrence, bool warmup)
         cp_cupti_filter_api(true, NULL, NULL, &filtered);
     inj.cap_open = true;
     inj.cap_warmup = warmup;
-    inj.cap_first = occurrence;
     cp_cupti_lock();
     if (filtered)
         inj.w.cost.api_filtered = filtered;

@@ -187,6 +187,12 @@ CP_API const char *cp_expect_op_name(cp_expect_op op);
  */
 CP_API bool cp_expect_compare(double measured, cp_expect_op op, double value);
 
+/* How far `measured` is from holding `op value` (larger is farther), to
+ * name the worst of several answers ('every rank', 'per step') among the
+ * failing or among the passing: for > and >= the smaller value, for < and
+ * <= the larger, for == the farther from the number; 0 for !=. */
+CP_API double cp_expect_badness(double measured, cp_expect_op op, double value);
+
 /*
  * Checks the names in every expectation of `list` against what exists:
  * each metric must be in CP_METRIC_MAP, each finding in CP_FINDING_MAP, and

@@ -1,7 +1,8 @@
 /*
- * "Did you mean": the known name nearest a misspelt one (harness/
- * analysis/names.c), which every hint of the command line and the
- * expectation grammar uses. Internal (include/cuproof/internal/).
+ * "Did you mean": the known name nearest a misspelt one, and the list of
+ * the known names (harness/analysis/names.c), which every hint of the
+ * command line and the expectation grammar uses. Internal
+ * (include/cuproof/internal/).
  */
 #ifndef CUPROOF_INTERNAL_NAMES_H
 #define CUPROOF_INTERNAL_NAMES_H
@@ -20,6 +21,10 @@ extern "C" {
  * edits, or a fifth of its length; a swap of two neighbours is one
  * edit); NULL when none is. */
 CP_API const char *cp_nearest_name(const char *name, const void *items, size_t n, size_t stride);
+
+/* The names of the same n items into `out` (len bytes), comma-separated,
+ * cut at len: the list a hint gives when no name is near. */
+CP_API void cp_list_names(const void *items, size_t n, size_t stride, char *out, size_t len);
 
 #ifdef __cplusplus
 }

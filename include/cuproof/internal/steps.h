@@ -156,6 +156,18 @@ typedef struct cp_step_summary {
 CP_API void cp_step_summarise(const cp_step_row *rows, size_t n, const cp_metric_def *d,
                               cp_step_summary *out);
 
+/* The straggler over the steps: the rank late in most of them (the lowest
+ * on a tie), in how many, of how many steps had a late rank at all, and
+ * its median lag over its steps (the lower middle). False, rank -1, when
+ * no step matched a collective (or memory ran out). */
+typedef struct cp_step_late {
+    int32_t rank;
+    size_t steps, with;
+    uint64_t median_lag_ns;
+} cp_step_late;
+
+CP_API bool cp_step_late_rank(const cp_step_row *rows, size_t n, cp_step_late *out);
+
 /* The steps of range `range` of a trace held in memory: its windows
  * (into *s, which the caller frees with cp_step_windows_free either way)
  * found, the trace analysed with them (`opts` may be NULL) and grouped
