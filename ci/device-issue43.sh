@@ -14,6 +14,11 @@
 #             BENCH_FORMS), in ROUNDS_CUPY and ROUNDS_TORCH (default 5)
 #             alternating rounds, into bench-cupy/ and bench-torch/
 #   gpufull   every GPU test: `ctest -L gpu`
+#   figure    issue 40's judged-figure check (CUPROOF_CHECK_GPU_TIME=1,
+#             ci/gpu-figure.py) on conway-streams alone, FIGURE_ROUNDS
+#             times (default 2), each report and table kept in figure-N/:
+#             how far the one traced run's busy time of the ungated
+#             streams-16 and streams-64 sits from their timed runs'
 set -uo pipefail
 # shellcheck source=ci/device-lib.sh
 source ci/device-lib.sh
@@ -107,5 +112,17 @@ if has gpufull; then
         --output-on-failure > "$out/ctest-gpu-all.log" 2>&1
     echo "ctest -L gpu: rc $?, $(( $(date +%s) - t0 )) s; $(grep -E 'tests passed|tests failed' "$out/ctest-gpu-all.log")" |
         tee -a "$out/summary.txt"
+fi
+if has figure; then
+    for i in $(seq "${FIGURE_ROUNDS:-2}"); do
+        d="$out/figure-$i"
+        mkdir -p "$d"
+        CUPROOF_CHECK_GPU_TIME=1 $bin run conway-streams --repeat 15 --out "$d" > "$d/run.log" 2>&1
+        python3 ci/gpu-figure.py "$d/report.json" > "$d/table.txt" 2>&1
+        echo "figure $i: rc $?; $(grep -E 'streams-(16|64) ' "$d/table.txt" | tr -s ' ' | tr '\n' ';')" |
+            tee -a "$out/summary.txt"
+        gzip -f "$d/report.json"
+        rm -f "$d/report.html"
+    done
 fi
 device_pack

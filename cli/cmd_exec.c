@@ -606,7 +606,6 @@ int cp_cmd_exec(int argc, char **argv)
         goto out;
     }
     print_summary(&c, &j, a.keep_records);
-    bool added = cp_session_add_case(s, &c) == 0;
     r->has_tracing_cost = true;
     r->records_read_during_run = j.info.records_during_run;
     r->records_read_after_exit =
@@ -634,7 +633,9 @@ int cp_cmd_exec(int argc, char **argv)
                 .length_ms = w->end_ns > w->start_ns ? (double)(w->end_ns - w->start_ns) / 1e6 : 0};
         }
     }
-    if (!added || cp_session_close(s) < 0) {
+    /* Last: the session takes the result (c is empty after it), and the
+     * windows above read its trace. */
+    if (cp_session_add_case(s, &c) < 0 || cp_session_close(s) < 0) {
         fprintf(stderr, "cuproof exec: %s\n", cp_last_error());
         goto out;
     }

@@ -26,6 +26,7 @@
 
 #define TRACE CUPROOF_FIXTURES "/exec-h100/streams-graph-nvtx.proc.jsonl"
 #define TRUNCATED CUPROOF_FIXTURES "/exec-h100/exit-early.proc.jsonl"
+#define CAPTURED CUPROOF_FIXTURES "/exec-h200-capture/window/vm.3279.proc.jsonl"
 
 static char output[65536];
 static char out_dir[64];
@@ -414,6 +415,39 @@ static bool most_read_during_run(double *during, double *after)
     cJSON_Delete(root);
     free(text);
     return *during > *after;
+}
+
+/* exec of a captured trace (the H200's nvtx_ranges, steps 2 and 3 of 5,
+ * --capture range:step@2-3): judged over its window, the window's share
+ * of the run said, and report.json listing it (its process, its first
+ * occurrence, its length). The list read the case's trace after the
+ * session had taken it: every exec with a window crashed on the H200,
+ * which only a test through exec itself could see. */
+Test(exec_cli, a_captured_trace_is_judged_and_its_windows_listed)
+{
+    /* Without its run id: the fake's run is another. */
+    char src[128];
+    snprintf(src, sizeof src, "%s/src", out_dir);
+    cr_assert_eq(mkdir(src, 0755), 0);
+    write_edited(CAPTURED, src, "vm.3279.proc.jsonl", ",\"run\":\"vm.3274.1795957297951000360\"", "");
+    cr_expect_eq(exec("--capture range:step@2-3 --expect 'per step: kernels >= 16' "
+                      "--expect 'range(step): kernels == 32' "
+                      "-- sh -c 'cp \"%s\"/*.proc.jsonl \"$CUPROOF_EXEC_DIR/\"'", src),
+                 0, "%s", output);
+    expect_output("passed  per step: kernels >= 16");
+    expect_output("inside 1 capture window (");
+    cJSON *root = cJSON_Parse(out_file("report.json"));
+    cr_assert_not_null(root);
+    const cJSON *cap = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "tracing_cost"), "capture");
+    cr_assert_not_null(cap, "no tracing_cost.capture");
+    cr_expect_str_eq(cJSON_GetObjectItem(cap, "spec")->valuestring, "range:step@2-3");
+    cr_expect_eq(report_number(root, "tracing_cost.capture.windows"), 1);
+    cr_expect_eq(report_number(root, "tracing_cost.capture.list.0.pid"), 3279);
+    cr_expect_eq(report_number(root, "tracing_cost.capture.list.0.first_occurrence"), 2);
+    /* The fixture's window: open at 327257743 ns, closed at 388284089. */
+    cr_expect(fabs(report_number(root, "tracing_cost.capture.list.0.length_ms") - 61.026) < 0.001,
+              "%g", report_number(root, "tracing_cost.capture.list.0.length_ms"));
+    cJSON_Delete(root);
 }
 
 /* The launcher reads the traces while the program writes them, so that

@@ -18,7 +18,11 @@
 # hooks alone cost). Beside each form's median over plain's median, the
 # median of the rounds' own ratios (form / plain of the same round): on a
 # machine whose plain loop spreads by 10% or more from round to round the
-# paired figure is the steadier one.
+# paired figure is the steadier one. BENCH_PIN (a taskset CPU list, e.g.
+# 4-7) runs every form on those CPUs alike, and PYTHONHASHSEED is fixed
+# (0 unless set) so that no form draws a luckier dict layout: on a VM whose
+# processes each sit on a level of their own, both take a cause of those
+# levels out of the comparison without favouring either form.
 
 set -uo pipefail
 source "$(dirname "$0")/../common.sh"
@@ -28,6 +32,9 @@ steps=${BENCH_STEPS:-3000}
 capture=${BENCH_CAPTURE:-range:step@1001-1050}
 cuproof=build/default/cuproof
 work=$(mktemp -d)
+export PYTHONHASHSEED=${PYTHONHASHSEED:-0}
+pin=()
+[ -n "${BENCH_PIN:-}" ] && pin=(taskset -c "$BENCH_PIN")
 trap 'rm -rf "$work"' EXIT
 
 programs=()
@@ -53,10 +60,10 @@ for prog in "${programs[@]}"; do
             t=$(date +%s%N)
             want=0
             case $form in
-            plain) $prog > "$work/log" 2>&1 ;;
-            exec) $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
-            capture) $cuproof exec --capture "$capture" --out "$work/c" -- $prog > "$work/log" 2>&1 ;;
-            never) want=3; $cuproof exec --capture range:step@1000000 --out "$work/n" -- $prog > "$work/log" 2>&1 ;;
+            plain) "${pin[@]}" $prog > "$work/log" 2>&1 ;;
+            exec) "${pin[@]}" $cuproof exec --out "$work/x" -- $prog > "$work/log" 2>&1 ;;
+            capture) "${pin[@]}" $cuproof exec --capture "$capture" --out "$work/c" -- $prog > "$work/log" 2>&1 ;;
+            never) want=3; "${pin[@]}" $cuproof exec --capture range:step@1000000 --out "$work/n" -- $prog > "$work/log" 2>&1 ;;
             esac
             rc=$?
             echo "$(( ($(date +%s%N) - t) / 1000000 ))" >> "$work/$form.wall"
@@ -86,5 +93,5 @@ for prog in "${programs[@]}"; do
     done
 done
 echo "]" >> "$out/capture-window.json"
-echo "medians of $rounds alternating rounds; window $capture; $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" |
+echo "medians of $rounds alternating rounds; window $capture; pinned to ${BENCH_PIN:-no CPUs}, PYTHONHASHSEED $PYTHONHASHSEED; $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" |
     tee -a "$out/capture-window.txt"
