@@ -13,6 +13,12 @@
 #             3000 steps, plain / exec / exec with a 50-step window (or
 #             BENCH_FORMS), in ROUNDS_CUPY and ROUNDS_TORCH (default 5)
 #             alternating rounds, into bench-cupy/ and bench-torch/
+#   levels    the CuPy loop plain, with the 50-step window and with a
+#             window that never opens, LEVEL_ROUNDS (default 8) times in
+#             turn, each run's 50-step blocks and its pure-Python
+#             calibration kept (levels/FORM-I.blocks, .log), read by
+#             ci/bench/capture-levels.py: the window's cost with each
+#             process's own level taken out
 #   gpufull   every GPU test: `ctest -L gpu`
 #   figure    issue 40's judged-figure check (CUPROOF_CHECK_GPU_TIME=1,
 #             ci/gpu-figure.py) on conway-streams alone, FIGURE_ROUNDS
@@ -104,6 +110,22 @@ if has blocks; then
     awk '{for (i = 1; i <= NF; i++) { s[i] += $i; if (NR > 21) t[i] += $i } } END {printf "blocks summed (plain capture kernel api; after the window):"; for (i = 1; i <= NF; i++) printf " %.3f (%.3f)", s[i], t[i]; print ""}' \
         "$out/blocks/all.txt" | tee -a "$out/summary.txt"
     grep -h "the program failed\|exit [0-9]$" "$out"/blocks/*.log | sort | uniq -c | tee -a "$out/summary.txt"
+fi
+
+if has levels; then
+    mkdir -p "$out/levels"
+    for i in $(seq "${LEVEL_ROUNDS:-8}"); do
+        for form in plain capture never; do
+            pre=()
+            case $form in
+            capture) pre=($bin exec --out build/lvl --capture range:step@1001-1050 --) ;;
+            never) pre=($bin exec --out build/lvl --capture range:step@1000000 --) ;;
+            esac
+            "${pre[@]}" python3 ci/bench/long_exec.py --steps 3000 --calibrate \
+                --blocks "$out/levels/$form-$i.blocks" > "$out/levels/$form-$i.log" 2>&1
+        done
+    done
+    python3 ci/bench/capture-levels.py "$out/levels" | tee -a "$out/summary.txt"
 fi
 
 if has gpufull; then

@@ -30,10 +30,27 @@ BATCH = 4096
 KERNELS = 10
 
 
+def calibration():
+    """The least of 5 timings of a fixed pure-Python workload (s)."""
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        acc = 0
+        for i in range(300000):
+            acc += i * i % 7
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=12000)
     p.add_argument("--blocks", help="write each 50 steps' time (s), one a line, to this file")
+    p.add_argument("--calibrate", action="store_true",
+                   help="time a fixed pure-Python workload before and after the loop and print "
+                        "it: a measure of the process's own pace that tracing cannot touch "
+                        "(no CUDA call in it), to tell a machine's per-process levels from "
+                        "tracing's cost")
     args = p.parse_args()
     steps = args.steps
     blocks = []
@@ -45,6 +62,7 @@ def main():
     for i, v in enumerate(views_in):
         v[:] = np.arange(BATCH, dtype=np.float32) + i
     dev = [cupy.empty(BATCH, cupy.float32) for _ in range(STREAMS)]
+    before = calibration() if args.calibrate else 0
     start = time.perf_counter()
     for step in range(steps):
         cupy.cuda.nvtx.RangePush("step")
@@ -64,6 +82,8 @@ def main():
     wall = time.perf_counter() - start
     ok = all(np.array_equal(views_out[s], views_in[s]) for s in range(STREAMS))
     print(f"long_exec: {steps} steps in {wall:.3f} s, {'right' if ok else 'WRONG'}")
+    if args.calibrate:
+        print(f"long_exec: calibration {before:.4f} s before, {calibration():.4f} s after")
     if args.blocks:
         with open(args.blocks, "w") as f:
             prev = start
