@@ -19,6 +19,10 @@
 #             calibration kept (levels/FORM-I.blocks, .log), read by
 #             ci/bench/capture-levels.py: the window's cost with each
 #             process's own level taken out
+#   nccl      issue 42: tests/exec/nccl_calls.py under torchrun on every
+#             GPU there is (and on one, where there are more), traced by
+#             exec: its proc files and log in nccl-N/, and how many of each
+#             NCCL range carry NCCL's payload (communicator, bytes, peer)
 #   gpufull   every GPU test: `ctest -L gpu`
 #   figure    issue 40's judged-figure check (CUPROOF_CHECK_GPU_TIME=1,
 #             ci/gpu-figure.py) on conway-streams alone, FIGURE_ROUNDS
@@ -126,6 +130,24 @@ if has levels; then
         done
     done
     python3 ci/bench/capture-levels.py "$out/levels" | tee -a "$out/summary.txt"
+fi
+
+if has nccl; then
+    gpus=$(nvidia-smi -L | wc -l)
+    for n in $(printf '%s\n' 1 "$gpus" | sort -un); do
+        d="$out/nccl-$n"
+        mkdir -p "$d"
+        $bin exec --out "build/nccl-$n" -- python3 -m torch.distributed.run --nproc_per_node="$n" \
+            tests/exec/nccl_calls.py > "$d/exec.log" 2>&1
+        echo "nccl_calls on $n GPU(s): rc $?; $(grep -m1 'nccl_calls:' "$d/exec.log")" | tee -a "$out/summary.txt"
+        cp build/nccl-$n/proc/* "$d/" 2>/dev/null
+        for f in "$d"/*.jsonl; do
+            [ -f "$f" ] || continue
+            echo "  $(basename "$f"): $(grep '"phase":"start"' "$f" | grep -o '"name":"nccl[A-Za-z]*"[^}]*' |
+                sed 's/"name":"\(nccl[A-Za-z]*\)".*"comm".*/\1+payload/; s/"name":"\(nccl[A-Za-z]*\)".*/\1/' |
+                sort | uniq -c | tr -s ' ' | tr '\n' ';')" | tee -a "$out/summary.txt"
+        done
+    done
 fi
 
 if has gpufull; then

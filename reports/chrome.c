@@ -336,6 +336,13 @@ static void put_slice(chrome *ch, const cp_activity *a, int pid, long long tid)
         if (a->end > a->start)
             html_fmt(b, ",\"GB/s\":%.6g", (double)a->bytes / (double)(a->end - a->start));
     }
+    if (a->kind == CP_ACT_RANGE && a->comm) {
+        /* An NCCL call's payload: its communicator, message and peer. */
+        html_fmt(b, ",\"communicator\":\"%016llx\",\"bytes\":%llu", (unsigned long long)a->comm,
+                 (unsigned long long)a->bytes);
+        if (a->peer >= 0)
+            html_fmt(b, ",\"peer\":%d", (int)a->peer);
+    }
     html_raw(b, "}}");
 }
 

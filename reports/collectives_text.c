@@ -1,11 +1,14 @@
 /* The terminal's per-collective table (cuproof/metrics.h,
  * cp_collective_row): a line per NCCL operation, algorithm and protocol
  * with its kernels, their device time, the median of one and the part of
- * it no compute kernel ran beside (exposed). The commands print it; the
- * words are here, in the library. */
+ * it no compute kernel ran beside (exposed); where NCCL's own account was
+ * recorded, the messages' size and the bus bandwidth ("-" for a row not
+ * every kernel of which had them). The commands print it; the words are
+ * here, in the library. */
 #include <cuproof/internal/report.h>
 #include <cuproof/units.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,17 +24,33 @@ char *cp_collectives_text(const cp_metrics *m, const char *indent)
     fprintf(f, "%scollectives (NCCL's kernels by operation, algorithm and protocol; exposed: "
                "no compute kernel beside them on their device):\n",
             indent);
-    fprintf(f, "%s  %-16s %-14s %-6s %8s %12s %12s %12s %8s\n", indent, "operation",
-            "algorithm", "proto", "kernels", "total", "median", "exposed", "exposed%");
+    bool sized = false;
+    for (size_t i = 0; i < m->ncollective_rows; i++)
+        sized |= m->collective_rows[i].sized > 0;
+    fprintf(f, "%s  %-16s %-14s %-6s %8s %12s %12s %12s %8s", indent, "operation", "algorithm",
+            "proto", "kernels", "total", "median", "exposed", "exposed%");
+    if (sized)
+        fprintf(f, " %12s %11s", "messages", "busbw GB/s");
+    fputc('\n', f);
     for (size_t i = 0; i < m->ncollective_rows; i++) {
         const cp_collective_row *r = &m->collective_rows[i];
         char total[32], median[32], exposed[32];
-        fprintf(f, "%s  %-16s %-14s %-6s %8u %12s %12s %12s %7.1f%%\n", indent, r->op,
+        fprintf(f, "%s  %-16s %-14s %-6s %8u %12s %12s %12s %7.1f%%", indent, r->op,
                 r->algo[0] ? r->algo : "-", r->proto[0] ? r->proto : "-", r->count,
                 cp_fmt_ms((double)r->total_ns / 1e6, total, sizeof total),
                 cp_fmt_ms((double)r->median_ns / 1e6, median, sizeof median),
                 cp_fmt_ms((double)r->exposed_ns / 1e6, exposed, sizeof exposed),
                 r->total_ns ? 100.0 * (double)r->exposed_ns / (double)r->total_ns : 0.0);
+        if (sized) {
+            char bytes[32] = "-", bus[32] = "-";
+            if (r->sized == r->count)
+                snprintf(bytes, sizeof bytes, r->bytes >= 1000000000 ? "%.2f GB" : "%.1f MB",
+                         (double)r->bytes / (r->bytes >= 1000000000 ? 1e9 : 1e6));
+            if (r->bw_kernels == r->count && r->bw_ns)
+                snprintf(bus, sizeof bus, "%.1f", r->bus_bytes / (double)r->bw_ns);
+            fprintf(f, " %12s %11s", bytes, bus);
+        }
+        fputc('\n', f);
     }
     if (fclose(f) != 0) {
         free(text);

@@ -707,9 +707,13 @@ static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m
     }
     html_raw(b, "</table>");
     /* The collectives by operation (cp_collective_row). */
+    bool sized = false;
+    for (size_t i = 0; i < m->ncollective_rows; i++)
+        sized |= m->collective_rows[i].sized > 0;
     if (m->ncollective_rows)
-        html_raw(b, "<table><tr><th>Collective</th><th>Algorithm</th><th>Protocol</th>"
-                    "<th>Kernels</th><th>Total</th><th>Median</th><th>Exposed</th></tr>");
+        html_fmt(b, "<table><tr><th>Collective</th><th>Algorithm</th><th>Protocol</th>"
+                    "<th>Kernels</th><th>Total</th><th>Median</th><th>Exposed</th>%s</tr>",
+                 sized ? "<th>Messages (MB)</th><th>Bus GB/s</th>" : "");
     for (size_t i = 0; i < m->ncollective_rows; i++) {
         const cp_collective_row *r = &m->collective_rows[i];
         html_raw(b, "<tr><td>");
@@ -722,6 +726,17 @@ static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m
         time_cell(b, (double)r->total_ns / 1e6);
         time_cell(b, (double)r->median_ns / 1e6);
         time_cell(b, (double)r->exposed_ns / 1e6);
+        if (sized) {
+            /* NCCL's own account ("-": not every kernel had its call). */
+            if (r->sized == r->count)
+                html_fmt(b, "<td>%.1f</td>", (double)r->bytes / 1e6);
+            else
+                html_raw(b, "<td>-</td>");
+            if (r->bw_kernels == r->count && r->bw_ns)
+                html_fmt(b, "<td>%.1f</td>", r->bus_bytes / (double)r->bw_ns);
+            else
+                html_raw(b, "<td>-</td>");
+        }
         html_raw(b, "</tr>");
     }
     if (m->ncollective_rows)

@@ -231,6 +231,17 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
         add_num(b, j, "total_ns", (double)r->total_ns);
         add_num(b, j, "median_ns", (double)r->median_ns);
         add_num(b, j, "exposed_ns", (double)r->exposed_ns);
+        /* 1.16: NCCL's own account, where its calls were recorded; the
+         * bandwidths only where every kernel had its call and ranks. */
+        if (!r->sized)
+            continue;
+        add_num(b, j, "kernels_with_call", r->sized);
+        if (r->sized == r->count)
+            add_num(b, j, "bytes", (double)r->bytes);
+        if (r->bw_kernels == r->count && r->bw_ns) {
+            add_num(b, j, "algbw_gbps", r->alg_bytes / (double)r->bw_ns);
+            add_num(b, j, "busbw_gbps", r->bus_bytes / (double)r->bw_ns);
+        }
     }
 }
 
@@ -635,8 +646,11 @@ cJSON *cp_report_to_json(const cp_report *r)
      * each timed run's GPU time (timing.gpu_samples_ms and the passes'),
      * the figure a variant is judged on (timing.judged_on, _why) and
      * whether its body was gated (timing.gated); 1.15: exec --capture's
-     * windows in tracing_cost.capture. */
-    add_str(&b, root, "schema_version", "1.15");
+     * windows in tracing_cost.capture; 1.16: NCCL's own account in a
+     * trace's collectives_by_operation (kernels_with_call, bytes,
+     * algbw_gbps, busbw_gbps), and an NCCL range's comm, bytes and peer in
+     * trace files. */
+    add_str(&b, root, "schema_version", "1.16");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);
@@ -810,6 +824,9 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
                         cp_mem_kind_name(a->dst), a->async ? "true" : "false");
             if (a->kind == CP_ACT_RANGE)
                 fprintf(f, ",\"depth\":%u", a->depth);
+            if (a->kind == CP_ACT_RANGE && a->comm)
+                fprintf(f, ",\"comm\":\"%016llx\",\"bytes\":%llu,\"peer\":%d",
+                        (unsigned long long)a->comm, (unsigned long long)a->bytes, (int)a->peer);
             if (a->kind == CP_ACT_KERNEL && a->block[0])
                 fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", a->grid[0], a->grid[1],
                         a->grid[2], a->block[0], a->block[1], a->block[2]);
@@ -906,6 +923,19 @@ static int parse_activity(const cJSON *j, size_t index, uint64_t origin, cp_trac
         uint64_t depth = 0;
         get_u64(j, "depth", &depth);
         a.depth = (uint32_t)depth;
+        /* An NCCL call's payload (cuproof/trace.h). */
+        const cJSON *comm = cJSON_GetObjectItemCaseSensitive(j, "comm");
+        if (comm) {
+            char *end = NULL;
+            const cJSON *peer = cJSON_GetObjectItemCaseSensitive(j, "peer");
+            a.comm = cJSON_IsString(comm) ? strtoull(comm->valuestring, &end, 16) : 0;
+            if (!a.comm || !end || *end || !get_u64(j, "bytes", &a.bytes) || !cJSON_IsNumber(peer) ||
+                peer->valuedouble < -1 || peer->valuedouble > 2147483647.0)
+                return cp_failf(CP_EPARSE, "activity %zu: an NCCL range's comm must be hexadecimal "
+                                           "and not 0, with bytes and peer (-1 or a rank)",
+                                index);
+            a.peer = (int32_t)peer->valuedouble;
+        }
     } else if (a.kind == CP_ACT_KERNEL) {
         const char *keys[2] = {"grid", "block"};
         uint32_t *dims[2] = {a.grid, a.block};

@@ -110,7 +110,7 @@ static void put_collectives(FILE *f, const cp_metrics *whole)
         fputs(",\"measured\":true,\"metrics\":{", f);
         size_t put = 0;
         for (size_t i = 0; i < n; i++) {
-            if (cp_collective_unmeasured(defs[i].name, several))
+            if (cp_collective_unmeasured(&c, defs[i].name, several))
                 continue;
             fprintf(f, "%s\"%s\":%.17g", put++ ? "," : "", defs[i].name,
                     cp_field_value(&c, &defs[i]));

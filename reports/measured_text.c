@@ -94,7 +94,7 @@ static void print_collectives(FILE *f, const cp_metrics *whole)
     while (cp_collective_next(whole, &row, &op, &c, &several)) {
         fprintf(f, "collective(%s):\n", op);
         for (size_t i = 0; i < n; i++) {
-            if (cp_collective_unmeasured(defs[i].name, several))
+            if (cp_collective_unmeasured(&c, defs[i].name, several))
                 continue;
             char v[96];
             cp_metric_format(&defs[i], cp_field_value(&c, &defs[i]), v, sizeof v);

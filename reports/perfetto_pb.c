@@ -558,8 +558,15 @@ static int write_slice(cp_pb_writer *w, const track_key *base, uint64_t base_uui
     annotation notes[6];
     int nnotes = 0;
     char text[96];
-    if (a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET)
+    if (a->kind == CP_ACT_MEMCPY || a->kind == CP_ACT_MEMSET || (a->kind == CP_ACT_RANGE && a->comm))
         annotate(w, &p, notes, &nnotes, "bytes", a->bytes);
+    if (a->kind == CP_ACT_RANGE && a->comm) {
+        /* An NCCL call's payload: its communicator (and peer, below). */
+        snprintf(text, sizeof text, "%016llx", (unsigned long long)a->comm);
+        annotate_string(w, &p, notes, &nnotes, "communicator", text);
+        if (a->peer >= 0)
+            annotate(w, &p, notes, &nnotes, "peer", (uint64_t)a->peer);
+    }
     if (a->kind == CP_ACT_MEMCPY) {
         snprintf(text, sizeof text, "%s -> %s%s", cp_mem_kind_name(a->src),
                  cp_mem_kind_name(a->dst), a->async ? ", async" : "");

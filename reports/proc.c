@@ -234,6 +234,30 @@ static int get_str(const proc_state *st, const cJSON *o, const char *k, const ch
     return 0;
 }
 
+/* A 64-bit identifier written as 16 hexadecimal digits (JSON's numbers
+ * hold 53 bits), not 0. */
+static int get_hex64(const proc_state *st, const cJSON *o, const char *k, uint64_t *out)
+{
+    const char *text = NULL;
+    int rc = get_str(st, o, k, &text);
+    if (rc < 0)
+        return rc;
+    uint64_t v = 0;
+    size_t n = 0;
+    for (; text[n] && n < 17; n++) {
+        char c = text[n];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            break;
+        v = v << 4 | (uint64_t)d;
+    }
+    if (n != 16 || text[n] || v == 0)
+        return fail(st, "field '%s' must be 16 lower-case hexadecimal digits, not 0, not '%.40s'",
+                    k, text);
+    *out = v;
+    return 0;
+}
+
 static int get_bool(const proc_state *st, const cJSON *o, const char *k, bool *out)
 {
     int rc = 0;
@@ -498,6 +522,15 @@ static int parse_marker(proc_state *st, const cJSON *o)
     uint32_t thread = 0;
     if (cJSON_GetObjectItemCaseSensitive(o, "tid"))
         CP_TRY(get_u32(st, o, "tid", &thread));
+    /* An NCCL call's payload, on its range's start (cuproof.proc/1's
+     * later writers; cuproof/trace.h's comm, bytes and peer). */
+    uint64_t comm = 0, bytes = 0;
+    double peer = -1;
+    if (phase == PHASE_START && cJSON_GetObjectItemCaseSensitive(o, "comm")) {
+        CP_TRY(get_hex64(st, o, "comm", &comm));
+        CP_TRY(get_u64(st, o, "bytes", &bytes));
+        CP_TRY(get_int(st, o, "peer", -1, 2147483647.0, &peer));
+    }
     if (phase == PHASE_INSTANT) {
         size_t item = 0;
         rc = open_range_at(st, at, name, thread, &item);
@@ -525,6 +558,12 @@ static int parse_marker(proc_state *st, const cJSON *o)
         }
         st->open[st->nopen].id = id;
         CP_TRY(open_range_at(st, at, name, thread, &st->open[st->nopen].item));
+        if (comm) {
+            cp_activity *a = &st->t->items[st->open[st->nopen].item];
+            a->comm = comm;
+            a->bytes = bytes;
+            a->peer = (int32_t)peer;
+        }
         st->nopen++;
     } else if (i > 0) {
         st->t->items[st->open[i - 1].item].end = at;

@@ -9,11 +9,13 @@
 #include <cuproof/metrics.h>
 #include <cuproof/error.h>
 #include <cuproof/internal/rec.h>
+#include <cuproof/internal/proc.h>
 #include <cuproof/internal/ranks.h>
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint32_t rnd(uint32_t *s)
 {
@@ -481,5 +483,164 @@ Test(collectives, a_clipped_collective_is_one_kernel)
     cr_expect_eq(m.collective_rows[0].exposed_ns, 100, "no compute kernel beside it");
     cp_metrics_free(&m);
     cp_trace_free(&scoped);
+    cp_trace_free(&t);
+}
+
+/* The recorded overlap run with an NCCL call's range, as exec records
+ * NCCL's payloads, 20 us before each NCCL kernel of its process (one
+ * communicator a stream, 0xC0FFEE ^ stream, the same on both ranks, as
+ * DDP runs two; 25 MB an all-reduce, 1 MB
+ * otherwise): on `drop_rank`, its `drop`-th call (from 0) is left out
+ * (UINT32_MAX: none); `only_rank` >= 0 gives calls to that rank alone. */
+static void with_calls(cp_trace *t, uint32_t drop_rank, uint32_t drop, int only_rank)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/exec-h100x2-ddp/overlap.cprec", CUPROOF_FIXTURES);
+    cp_trace_init(t);
+    bool truncated = false;
+    cr_assert_eq(cp_rec_read_trace(path, t, &truncated), 0, "%s", cp_last_error());
+    size_t n = t->n;
+    uint32_t seen[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        const cp_activity k = t->items[i];
+        const char *at = k.kind == CP_ACT_KERNEL && k.name ? strstr(k.name, "ncclDevKernel_") : NULL;
+        if (!at)
+            continue;
+        uint32_t rank = (uint32_t)cp_process_rank(&t->processes[k.process]);
+        if ((only_rank >= 0 && rank != (uint32_t)only_rank) || (rank == drop_rank && seen[rank & 1]++ == drop))
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "nccl%.*s", (int)strcspn(at + 14, "_"), at + 14);
+        cp_activity r = {.kind = CP_ACT_RANGE, .start = k.start - 20000, .end = k.start - 15000,
+                         .process = k.process, .thread = 7, .name = name, .comm = 0xC0FFEE ^ k.stream,
+                         .bytes = strcmp(name, "ncclAllReduce") == 0 ? 25000000 : 1000000,
+                         .peer = -1};
+        cr_assert_eq(cp_trace_add(t, &r), 0);
+    }
+}
+
+static const cp_collective_row *row_of(const cp_metrics *m, const char *op)
+{
+    for (size_t i = 0; i < m->ncollective_rows; i++)
+        if (strcmp(m->collective_rows[i].op, op) == 0)
+            return &m->collective_rows[i];
+    cr_assert_fail("no %s row", op);
+    return NULL;
+}
+
+/* NCCL's own account gives each kernel its call's message size (each
+ * process's calls of an operation on one communicator, its kernels on one
+ * stream, as many of each), and the rows their bus bandwidth over the
+ * ranks of the communicator (nccl-tests': AllReduce 2(n-1)/n); with one
+ * call missing on a rank, that operation has no size (not measured, never
+ * a shifted one), and with one rank's calls alone, no bandwidth. */
+Test(collectives, nccl_calls_give_the_rows_their_sizes_and_bus_bandwidth)
+{
+    cp_trace t;
+    with_calls(&t, UINT32_MAX, 0, -1);
+    cp_metrics m;
+    cr_assert_eq(cp_timeline_analyse(&t, NULL, &m), 0, "%s", cp_last_error());
+    const cp_collective_row *ar = row_of(&m, "AllReduce");
+    cr_expect_eq(ar->sized, ar->count, "%u of %u", ar->sized, ar->count);
+    cr_expect_eq(ar->bytes, (uint64_t)ar->count * 25000000);
+    cr_expect_eq(ar->bw_kernels, ar->count);
+    cr_expect_eq(ar->bw_ns, ar->total_ns);
+    /* Two ranks: the bus moves the data once (2 (2 - 1) / 2). */
+    cr_expect_float_eq(ar->bus_bytes, (double)ar->bytes, 1);
+    cp_collective_figures f;
+    bool several = false;
+    char why[224];
+    cr_assert(cp_collective_figures_of(&m, "AllReduce", &f, &several, why, sizeof why));
+    cr_expect_null(cp_collective_unmeasured(&f, "busbw_gbps", several));
+    cr_expect_float_eq(f.busbw_gbps, (double)ar->bytes / (double)ar->total_ns, 1e-9);
+    cr_expect_float_eq(f.algbw_gbps, f.busbw_gbps, 1e-9);
+    /* AllGather: its message is one rank's part; the data n times it. */
+    const cp_collective_row *ag = row_of(&m, "AllGather");
+    cr_expect_float_eq(ag->alg_bytes, 2.0 * (double)ag->bytes, 1);
+    cr_expect_float_eq(ag->bus_bytes, (double)ag->bytes, 1);
+    /* The streaming analysis, on the same written as rec (its NCCL
+     * ranges' payloads too), gives the same rows. */
+    char path[] = "/tmp/cuproof-nccl-calls-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(cp_rec_write_trace(path, &t), 0, "%s", cp_last_error());
+    cp_metrics streamed;
+    cr_assert_eq(cp_rec_analyse(path, NULL, &streamed, NULL, NULL, NULL, 0), 0, "%s",
+                 cp_last_error());
+    cr_assert_eq(streamed.ncollective_rows, m.ncollective_rows);
+    for (size_t i = 0; i < m.ncollective_rows; i++) {
+        const cp_collective_row *a = &m.collective_rows[i], *b = &streamed.collective_rows[i];
+        cr_expect(a->sized == b->sized && a->bytes == b->bytes && a->bw_kernels == b->bw_kernels &&
+                      a->bw_ns == b->bw_ns && a->bus_bytes == b->bus_bytes,
+                  "%s: %u/%u sized, %llu/%llu bytes", a->op, a->sized, b->sized,
+                  (unsigned long long)a->bytes, (unsigned long long)b->bytes);
+    }
+    cp_metrics_free(&streamed);
+    remove(path);
+    cp_metrics_free(&m);
+    cp_trace_free(&t);
+
+    /* Rank 1's 41st call left out: its all-reduces have no size. */
+    with_calls(&t, 1, 40, -1);
+    cr_assert_eq(cp_timeline_analyse(&t, NULL, &m), 0, "%s", cp_last_error());
+    ar = row_of(&m, "AllReduce");
+    cr_expect_lt(ar->sized, ar->count);
+    cr_assert(cp_collective_figures_of(&m, "AllReduce", &f, &several, why, sizeof why));
+    cr_expect_not_null(cp_collective_unmeasured(&f, "bytes", several));
+    cr_expect_not_null(cp_collective_unmeasured(&f, "busbw_gbps", several));
+    cp_metrics_free(&m);
+    cp_trace_free(&t);
+
+    /* Rank 0's calls alone: sizes, but no communicator's ranks. */
+    with_calls(&t, UINT32_MAX, 0, 0);
+    cr_assert_eq(cp_timeline_analyse(&t, NULL, &m), 0, "%s", cp_last_error());
+    cr_assert(cp_collective_figures_of(&m, "AllReduce", &f, &several, why, sizeof why));
+    cr_expect_lt(f.sized, f.kernels, "rank 1's kernels have no call");
+    cr_expect_not_null(cp_collective_unmeasured(&f, "busbw_gbps", several));
+    cp_metrics_free(&m);
+    cp_trace_free(&t);
+}
+
+/* The payloads exec recorded on the H200 (tests/fixtures/exec-h200-nccl):
+ * each NCCL call's range with its communicator, size and root, as
+ * nccl_calls.py made them; NCCL's communicator calls with none. */
+Test(collectives, the_h200s_nccl_payloads_read_back)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/exec-h200-nccl/rank0.proc.jsonl", CUPROOF_FIXTURES);
+    cp_trace t;
+    cp_trace_init(&t);
+    cr_assert_eq(cp_proc_read(path, &t), 0, "%s", cp_last_error());
+    int all_reduce[2] = {0, 0}, broadcast = 0, all_gather = 0, bare = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        const cp_activity *a = &t.items[i];
+        if (a->kind != CP_ACT_RANGE || strncmp(a->name, "nccl", 4) != 0)
+            continue;
+        if (!a->comm) {
+            bare++;
+            cr_expect(strncmp(a->name, "ncclComm", 8) == 0, "%s without its payload", a->name);
+            continue;
+        }
+        cr_expect_eq(a->comm, 0x8991122b163151a8ull, "%s", a->name);
+        if (strcmp(a->name, "ncclAllReduce") == 0) {
+            cr_expect(a->bytes == 1048576 || a->bytes == 4194304, "%llu",
+                      (unsigned long long)a->bytes);
+            all_reduce[a->bytes == 4194304]++;
+            cr_expect_eq(a->peer, -1);
+        } else if (strcmp(a->name, "ncclBroadcast") == 0) {
+            broadcast++;
+            cr_expect_eq(a->bytes, 1048576);
+            cr_expect_eq(a->peer, 0, "the root");
+        } else if (strcmp(a->name, "ncclAllGather") == 0) {
+            all_gather++;
+            cr_expect_eq(a->bytes, 1048576);
+        }
+    }
+    cr_expect_eq(all_reduce[0], 3);
+    cr_expect_eq(all_reduce[1], 3);
+    cr_expect_eq(broadcast, 1);
+    cr_expect_eq(all_gather, 1);
+    cr_expect_eq(bare, 6, "init, split, two finalizes and two destroys");
     cp_trace_free(&t);
 }

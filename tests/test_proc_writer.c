@@ -430,6 +430,119 @@ Test(proc_writer, a_stream_name_reads_back_from_both_forms)
     cp_trace_free(&rec);
 }
 
+/* NCCL's payloads (collect/nccl_payload.h) as NCCL lays them out
+ * (src/include/nvtx_payload_schemas.h): the decoder reads each schema it
+ * knows, and nothing from one it does not, a short payload or a call
+ * without a communicator. */
+Test(proc_writer, nccl_payloads_decode_by_schema)
+{
+    struct {
+        uint64_t comm;
+        size_t bytes;
+        int op;
+    } all_reduce = {0x5ee0c0ffee1234ull, 1 << 20, 0};
+    struct {
+        uint64_t comm;
+        size_t bytes;
+        int peer;
+    } send = {0x77ull, 4096, 1};
+    cp_nccl_call c;
+    cr_assert(cp_nccl_payload_decode(CP_NVTX_SCHEMA_ID_STATIC_START + 5, &all_reduce,
+                                     sizeof all_reduce, &c));
+    cr_expect_str_eq(c.name, "ncclAllReduce");
+    cr_expect_eq(c.comm, 0x5ee0c0ffee1234ull);
+    cr_expect_eq(c.bytes, 1u << 20);
+    cr_expect_eq(c.peer, -1, "an all-reduce has no peer; its op is not one");
+    cr_assert(cp_nccl_payload_decode(CP_NVTX_SCHEMA_ID_STATIC_START + 9, &send, sizeof send, &c));
+    cr_expect_str_eq(c.name, "ncclSend");
+    cr_expect_eq(c.peer, 1);
+    cr_assert(cp_nccl_payload_decode(CP_NVTX_SCHEMA_ID_STATIC_START + 10, &send, sizeof send, &c));
+    cr_expect_str_eq(c.name, "ncclRecv");
+    c.comm = 42;
+    cr_expect_not(cp_nccl_payload_decode(CP_NVTX_SCHEMA_ID_STATIC_START + 0, &send, sizeof send, &c),
+                  "ncclCommInitRank's schema: not a call of a collective");
+    cr_expect_not(cp_nccl_payload_decode(CP_NVTX_SCHEMA_ID_STATIC_START + 99, &send, sizeof send, &c));
+    cr_expect_not(cp_nccl_payload_decode(5, &send, sizeof send, &c), "a dynamic or foreign id");
+    cr_expect_not(cp_nccl_payload_decode(CP_NVTX_SCHEMA_ID_STATIC_START + 5, &all_reduce, 12, &c),
+                  "shorter than its schema");
+    send.comm = 0;
+    cr_expect_not(cp_nccl_payload_decode(CP_NVTX_SCHEMA_ID_STATIC_START + 9, &send, sizeof send, &c),
+                  "no communicator");
+    cr_expect_eq(c.comm, 42, "left untouched");
+}
+
+/* An NCCL call's range with its payload: the all-reduce's payload taken
+ * 300 ns before its marker's start goes with it, in both forms; the send
+ * whose payload was taken 2 ms from its marker, and a range of another
+ * name, go without; a payload whose range never comes is let go at the
+ * end. */
+static void write_nccl_program(void)
+{
+    cp_nccl_call ar = {"ncclAllReduce", 0xabcdef0123456789ull, 1 << 20, -1};
+    cp_nccl_call send = {"ncclSend", 0x77ull, 4096, 1};
+    cp_nccl_call lost = {"ncclBroadcast", 0x77ull, 64, 0};
+    cp_proc_writer_nccl(&w, ORIGIN + 1000, &ar);
+    cp_proc_writer_nccl(&w, ORIGIN + 1000, &send);
+    cp_proc_writer_nccl(&w, ORIGIN + 1000, &lost);
+    marker(ORIGIN + 1300, 1, CUPTI_ACTIVITY_FLAG_MARKER_START, "ncclAllReduce");
+    marker(ORIGIN + 9000, 1, CUPTI_ACTIVITY_FLAG_MARKER_END, NULL);
+    marker(ORIGIN + 1000 + 2000000, 2, CUPTI_ACTIVITY_FLAG_MARKER_START, "ncclSend");
+    marker(ORIGIN + 2009000, 2, CUPTI_ACTIVITY_FLAG_MARKER_END, NULL);
+    marker(ORIGIN + 1100, 3, CUPTI_ACTIVITY_FLAG_MARKER_START, "step");
+    marker(ORIGIN + 3000000, 3, CUPTI_ACTIVITY_FLAG_MARKER_END, NULL);
+    cp_proc_writer_mark(&w, ORIGIN + 4000000, "exit");
+    cr_expect_null(w.nccl, "the pending payloads are let go at the end");
+}
+
+Test(proc_writer, an_nccl_calls_payload_goes_with_its_range_in_both_forms)
+{
+    write_nccl_program();
+    fclose(w.out);
+    cp_trace lines, rec;
+    cp_trace_init(&lines);
+    cp_trace_init(&rec);
+    cr_assert_eq(cp_proc_parse("written", text, size, &lines), 0, "%s\n%s", cp_last_error(), text);
+    cr_expect_not_null(strstr(text, "\"comm\":\"abcdef0123456789\",\"bytes\":1048576,\"peer\":-1"),
+                       "%s", text);
+
+    char path[] = "/tmp/cuproof-proc-nccl-XXXXXX", file[128];
+    cr_assert_not_null(mkdtemp(path));
+    snprintf(file, sizeof file, "%s/gpu-1.4242.proc.cprec", path);
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(cp_rec_writer_open(&w.rec, file), 0);
+    w.origin = ORIGIN;
+    cp_proc_writer_header(&w, "gpu-1", 4242, 4200, "python3 train.py");
+    write_nccl_program();
+    cr_assert_eq(cp_proc_read(file, &rec), 0, "%s", cp_last_error());
+
+    const cp_trace *both[2] = {&lines, &rec};
+    for (int k = 0; k < 2; k++) {
+        const cp_trace *t = both[k];
+        const char *form = k ? "rec" : "JSON lines";
+        int ranges = 0;
+        for (size_t i = 0; i < t->n; i++) {
+            const cp_activity *a = &t->items[i];
+            if (a->kind != CP_ACT_RANGE)
+                continue;
+            ranges++;
+            if (strcmp(a->name, "ncclAllReduce") == 0) {
+                cr_expect_eq(a->comm, 0xabcdef0123456789ull, "%s", form);
+                cr_expect_eq(a->bytes, 1u << 20, "%s", form);
+                cr_expect_eq(a->peer, -1, "%s", form);
+                cr_expect_eq(a->end - a->start, 7700, "%s", form);
+            } else {
+                cr_expect_eq(a->comm, 0, "%s: %s has no payload of its own", form, a->name);
+                cr_expect_eq(a->bytes, 0, "%s: %s", form, a->name);
+            }
+        }
+        cr_expect_eq(ranges, 3, "%s", form);
+    }
+    remove(file);
+    rmdir(path);
+    cp_trace_free(&lines);
+    cp_trace_free(&rec);
+}
+
 static void expect_cost_eq(const cp_tracing_cost *got, const cp_tracing_cost *want,
                            const char *form)
 {

@@ -437,7 +437,7 @@ Test(rec, stream_names_read_back_for_their_own_streams)
     cr_assert_eq(cp_rec_write_trace(path, &t), 0, "%s", cp_last_error());
     size_t n;
     char *bytes = slurp(path, &n);
-    cr_expect_eq(bytes[7], 4, "minor version 4");
+    cr_expect_eq(bytes[7], 5, "minor version 5");
     free(bytes);
     cp_trace back;
     cp_trace_init(&back);

@@ -8,6 +8,8 @@
 #include <cuproof/error.h>
 #include <cuproof/internal/grow.h>
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,8 +103,253 @@ long cp__coll_add(coll_rows *c, const cp_activity *a, uint64_t end)
     if (!s)
         return cp_failf(CP_ENOMEM, "out of memory for the collectives' table");
     c->slots = s;
-    c->slots[c->n] = (coll_slot){.dur_ns = end - a->start, .cls = (uint32_t)cls, .piece = a->piece};
+    c->slots[c->n] = (coll_slot){.start = a->start, .process = a->process, .device = a->device,
+                                 .context = a->context, .stream = a->stream,
+                                 .dur_ns = end - a->start, .cls = (uint32_t)cls, .piece = a->piece};
     return (long)c->n++;
+}
+
+int cp__coll_call(coll_rows *c, const cp_activity *a)
+{
+    if (a->kind != CP_ACT_RANGE || a->piece || !a->comm || !a->name || strncmp(a->name, "nccl", 4) != 0)
+        return 0;
+    coll_call *p = cp_grow(c->calls, &c->calls_cap, c->ncalls, sizeof *p, 64);
+    if (!p)
+        return cp_failf(CP_ENOMEM, "out of memory for the NCCL calls");
+    c->calls = p;
+    coll_call *k = &c->calls[c->ncalls++];
+    *k = (coll_call){.start = a->start, .comm = a->comm, .bytes = a->bytes, .process = a->process};
+    snprintf(k->op, sizeof k->op, "%s", a->name + 4);
+    return 0;
+}
+
+/* The operation a call's kernels name: NCCL's point-to-point calls run
+ * as SendRecv kernels. */
+static const char *kernel_op_of_call(const char *op)
+{
+    return strcmp(op, "Send") == 0 || strcmp(op, "Recv") == 0 ? "SendRecv" : op;
+}
+
+static int by_start(const void *x, const void *y)
+{
+    uint64_t a = **(const uint64_t *const *)x, b = **(const uint64_t *const *)y;
+    return (a > b) - (a < b);
+}
+
+/* One communicator's calls of an operation in a process, or one stream's
+ * kernels of it: pointers to their starts, in time order. */
+typedef struct run {
+    uint64_t key;         /* the communicator, or the stream's device, context and stream */
+    uint64_t **start;
+    size_t n;
+    long paired;          /* the run of the other side it is paired with; -1 none */
+} run;
+
+/* The runs of `n` items (starts at base + i * size, keys by key_of) into
+ * *runs (sorted by key, each in time order). Returns how many, or
+ * CP_ENOMEM. */
+static long runs_of(uint64_t **items, size_t n, const uint64_t *keys, run **runs)
+{
+    *runs = NULL;
+    if (!n)
+        return 0;
+    run *r = calloc(n, sizeof *r);
+    if (!r)
+        return cp_failf(CP_ENOMEM, "out of memory pairing NCCL calls");
+    size_t nr = 0;
+    /* Few communicators and streams: a linear search each. */
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (k < nr && r[k].key != keys[i])
+            k++;
+        if (k == nr) {
+            r[nr] = (run){.key = keys[i], .start = items + i, .n = 0, .paired = -1};
+            nr++;
+        }
+    }
+    /* Group the pointers by run, in place: a stable pass per run. */
+    uint64_t **sorted = malloc(n * sizeof *sorted);
+    if (!sorted) {
+        free(r);
+        return cp_failf(CP_ENOMEM, "out of memory pairing NCCL calls");
+    }
+    size_t at = 0;
+    for (size_t k = 0; k < nr; k++) {
+        size_t from = at;
+        for (size_t i = 0; i < n; i++)
+            if (keys[i] == r[k].key)
+                sorted[at++] = items[i];
+        r[k].n = at - from;
+        qsort(sorted + from, r[k].n, sizeof *sorted, by_start);
+    }
+    memcpy(items, sorted, n * sizeof *items);
+    free(sorted);
+    for (size_t k = 0, from = 0; k < nr; from += r[k].n, k++)
+        r[k].start = items + from;
+    *runs = r;
+    return (long)nr;
+}
+
+/* Whether calls c can be kernels k one for one: as many, and each kernel
+ * starting after its call did (it cannot start before its launch). */
+static bool could_be(const run *c, const run *k)
+{
+    if (c->n != k->n)
+        return false;
+    for (size_t i = 0; i < c->n; i++)
+        if (*k->start[i] < *c->start[i])
+            return false;
+    return true;
+}
+
+/* Pairs each process's NCCL calls of an operation with its kernels of it
+ * (coll_rows.h says when), their comm and bytes into the slots. Per
+ * process and operation: each communicator's calls are paired with the
+ * one stream whose kernels they could be (could_be) when no other
+ * communicator's could be those too. */
+static int pair_calls(coll_rows *c)
+{
+    if (!c->ncalls)
+        return 0;
+    size_t most = c->ncalls > c->n ? c->ncalls : c->n;
+    uint64_t **calls = malloc(c->ncalls * sizeof *calls), **kern = malloc((c->n + 1) * sizeof *kern);
+    uint64_t *ckeys = malloc(most * sizeof *ckeys), *kkeys = malloc((most + 1) * sizeof *kkeys);
+    bool *done = calloc(c->ncalls, sizeof *done);
+    int rc = calls && kern && ckeys && kkeys && done
+                 ? 0
+                 : cp_failf(CP_ENOMEM, "out of memory pairing NCCL calls");
+    for (size_t i = 0; rc == 0 && i < c->ncalls; i++) {
+        if (done[i])
+            continue;
+        const coll_call *a = &c->calls[i];
+        const char *op = kernel_op_of_call(a->op);
+        size_t nc = 0, nk = 0;
+        for (size_t j = i; j < c->ncalls; j++) {
+            const coll_call *b = &c->calls[j];
+            if (done[j] || b->process != a->process || strcmp(kernel_op_of_call(b->op), op) != 0)
+                continue;
+            done[j] = true;
+            ckeys[nc] = b->comm;
+            calls[nc++] = (uint64_t *)&c->calls[j].start;
+        }
+        for (size_t k = 0; k < c->n; k++) {
+            const coll_slot *s = &c->slots[k];
+            if (s->piece || s->process != a->process || strcmp(c->classes[s->cls].op, op) != 0)
+                continue;
+            kkeys[nk] = (uint64_t)s->device << 48 ^ (uint64_t)s->context << 24 ^ s->stream;
+            kern[nk++] = (uint64_t *)&c->slots[k].start;
+        }
+        run *cr = NULL, *kr = NULL;
+        long ncr = runs_of(calls, nc, ckeys, &cr), nkr = ncr < 0 ? 0 : runs_of(kern, nk, kkeys, &kr);
+        if (ncr < 0 || nkr < 0) {
+            rc = ncr < 0 ? (int)ncr : (int)nkr;
+            free(cr);
+            break;
+        }
+        for (long x = 0; x < ncr; x++) {
+            long only = -1, fits = 0;
+            for (long y = 0; y < nkr; y++)
+                if (could_be(&cr[x], &kr[y])) {
+                    only = y;
+                    fits++;
+                }
+            if (fits != 1)
+                continue;
+            /* Another communicator that could be the same kernels leaves
+             * both unpaired. */
+            bool shared = false;
+            for (long z = 0; z < ncr && !shared; z++)
+                shared = z != x && could_be(&cr[z], &kr[only]);
+            if (!shared)
+                cr[x].paired = only;
+        }
+        for (long x = 0; x < ncr; x++) {
+            if (cr[x].paired < 0)
+                continue;
+            const run *k = &kr[cr[x].paired];
+            for (size_t i2 = 0; i2 < k->n; i2++) {
+                coll_slot *s = (coll_slot *)((char *)k->start[i2] - offsetof(coll_slot, start));
+                const coll_call *b =
+                    (const coll_call *)((char *)cr[x].start[i2] - offsetof(coll_call, start));
+                s->comm = b->comm;
+                s->bytes = b->bytes;
+            }
+        }
+        free(cr);
+        free(kr);
+    }
+    free(calls);
+    free(kern);
+    free(ckeys);
+    free(kkeys);
+    free(done);
+    return rc;
+}
+
+/* Each communicator's ranks: its distinct processes among the calls,
+ * into c->comms sorted by communicator. Returns 0 or CP_ENOMEM. */
+static int cmp_comm_process(const void *x, const void *y)
+{
+    const coll_call *a = x, *b = y;
+    if (a->comm != b->comm)
+        return a->comm < b->comm ? -1 : 1;
+    return (a->process > b->process) - (a->process < b->process);
+}
+
+static int count_comm_ranks(coll_rows *c)
+{
+    if (!c->ncalls)
+        return 0;
+    qsort(c->calls, c->ncalls, sizeof *c->calls, cmp_comm_process);
+    c->comms = malloc(c->ncalls * sizeof *c->comms);
+    if (!c->comms)
+        return cp_failf(CP_ENOMEM, "out of memory counting communicators");
+    for (size_t i = 0; i < c->ncalls; i++) {
+        bool new_comm = i == 0 || c->calls[i].comm != c->calls[i - 1].comm;
+        if (new_comm)
+            c->comms[c->ncomms++] = (coll_comm){c->calls[i].comm, 0};
+        if (new_comm || c->calls[i].process != c->calls[i - 1].process)
+            c->comms[c->ncomms - 1].ranks++;
+    }
+    return 0;
+}
+
+/* The ranks of communicator `comm` (count_comm_ranks), 0 when unknown. */
+static uint32_t comm_ranks(const coll_rows *c, uint64_t comm)
+{
+    size_t lo = 0, hi = c->ncomms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->comms[mid].comm < comm)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->ncomms && c->comms[lo].comm == comm ? c->comms[lo].ranks : 0;
+}
+
+/* nccl-tests' (doc/PERFORMANCE.md) for operation `op` on n ranks: the
+ * data size S a call of NCCL's message size `bytes` moves (AllGather's
+ * and ReduceScatter's message is one rank's part), into *size, and the
+ * bus bandwidth's factor over S / t; false for an operation it does not
+ * define. */
+static bool bus_rule(const char *op, uint64_t bytes, uint32_t n, double *size, double *factor)
+{
+    double r = n;
+    *size = (double)bytes;
+    if (strcmp(op, "AllReduce") == 0)
+        *factor = 2 * (r - 1) / r;
+    else if (strcmp(op, "AllGather") == 0 || strcmp(op, "ReduceScatter") == 0) {
+        *size = (double)bytes * r;
+        *factor = (r - 1) / r;
+    } else if (strcmp(op, "AlltoAll") == 0)
+        *factor = (r - 1) / r;
+    else if (strcmp(op, "Broadcast") == 0 || strcmp(op, "Reduce") == 0 ||
+             strcmp(op, "SendRecv") == 0)
+        *factor = 1;
+    else
+        return false;
+    return true;
 }
 
 static size_t key_of(uint32_t lane1, uint64_t start, size_t cap)
@@ -169,7 +416,13 @@ static int row_cmp(const void *x, const void *y)
 
 int cp__coll_finish(coll_rows *c, cp_metrics *m)
 {
-    int rc = 0;
+    int rc = pair_calls(c);
+    if (rc == 0)
+        rc = count_comm_ranks(c);
+    if (rc < 0) {
+        cp__coll_free(c);
+        return rc;
+    }
     cp_collective_row *rows = c->nclasses ? calloc(c->nclasses, sizeof *rows) : NULL;
     uint64_t *dur = c->n ? malloc(c->n * sizeof *dur) : NULL;
     if ((c->nclasses && !rows) || (c->n && !dur)) {
@@ -188,10 +441,26 @@ int cp__coll_finish(coll_rows *c, cp_metrics *m)
                 continue;
             /* A clipped kernel's later pieces add time, not a kernel (as
              * the kernel breakdown counts them). */
-            if (!c->slots[i].piece)
-                dur[n++] = c->slots[i].dur_ns;
-            r->total_ns += c->slots[i].dur_ns;
-            r->exposed_ns += c->slots[i].exposed_ns;
+            const coll_slot *sl = &c->slots[i];
+            if (!sl->piece)
+                dur[n++] = sl->dur_ns;
+            r->total_ns += sl->dur_ns;
+            r->exposed_ns += sl->exposed_ns;
+            if (sl->piece || !sl->comm)
+                continue;
+            r->sized++;
+            r->bytes += sl->bytes;
+            /* Bandwidth where the communicator's ranks are known: two or
+             * more of its processes in this analysis. The kernel's whole
+             * time, its wait for the last rank in it, as nccl-tests'. */
+            uint32_t ranks = comm_ranks(c, sl->comm);
+            double size = 0, factor = 0;
+            if (ranks >= 2 && bus_rule(r->op, sl->bytes, ranks, &size, &factor)) {
+                r->bw_kernels++;
+                r->bw_ns += sl->dur_ns;
+                r->alg_bytes += size;
+                r->bus_bytes += size * factor;
+            }
         }
         r->count = (uint32_t)n;
         qsort(dur, n, sizeof *dur, cmp_u64);
@@ -211,6 +480,8 @@ int cp__coll_finish(coll_rows *c, cp_metrics *m)
 void cp__coll_free(coll_rows *c)
 {
     free(c->slots);
+    free(c->calls);
+    free(c->comms);
     free(c->classes);
     free(c->keys);
     memset(c, 0, sizeof *c);

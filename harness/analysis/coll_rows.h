@@ -17,6 +17,9 @@
 #include <stdint.h>
 
 typedef struct coll_slot {
+    uint64_t start; /* its process's, device's, context's and stream's, for its NCCL call */
+    uint32_t process, device, context, stream;
+    uint64_t comm, bytes; /* its NCCL call's (cp__coll_finish), 0 when unknown */
     uint64_t dur_ns;
     uint64_t free_at_start; /* the device's compute-free time when it started */
     uint64_t exposed_ns;    /* its compute-free time, once it ended */
@@ -36,9 +39,25 @@ typedef struct coll_key {
     uint32_t slot;
 } coll_key;
 
+/* An NCCL call with its payload (an NCCL range with comm, cuproof/trace.h). */
+typedef struct coll_call {
+    uint64_t start, comm, bytes;
+    uint32_t process;
+    char op[24]; /* the range's name without "nccl": the kernels' operation */
+} coll_call;
+
+typedef struct coll_comm {
+    uint64_t comm;
+    uint32_t ranks;
+} coll_comm;
+
 typedef struct coll_rows {
     coll_slot *slots;
     size_t n, cap;
+    coll_call *calls;
+    size_t ncalls, calls_cap;
+    coll_comm *comms; /* each communicator's ranks, once the calls are paired */
+    size_t ncomms;
     coll_class *classes;
     size_t nclasses, classes_cap;
     coll_key *keys;
@@ -61,6 +80,11 @@ long cp__coll_class_intern(coll_class **classes, size_t *n, size_t *cap, const c
  * CP_ENOMEM. */
 long cp__coll_add(coll_rows *c, const cp_activity *a, uint64_t end);
 
+/* Range `a` when it is an NCCL call with its payload (a->comm): kept for
+ * cp__coll_finish, which gives its size to its kernel. Anything else is
+ * left alone. Returns 0 or CP_ENOMEM. */
+int cp__coll_call(coll_rows *c, const cp_activity *a);
+
 /* The streaming analysis's index: put slot `slot` under (lane, start);
  * get returns slot + 1, or 0 when none is there (a second kernel on one
  * lane at one instant shares the first's). put returns 0 or CP_ENOMEM. */
@@ -68,7 +92,13 @@ int cp__coll_key_put(coll_rows *c, uint32_t lane, uint64_t start, uint32_t slot)
 uint32_t cp__coll_key_get(const coll_rows *c, uint32_t lane, uint64_t start);
 
 /* The rows into m (collective_rows), the slots' classes grouped; the
- * table is emptied. Returns 0 or CP_ENOMEM. */
+ * table is emptied. Each kernel gets its NCCL call's size where the
+ * pairing is shown (cuproof/metrics.h, cp_collective_row): in a process,
+ * a communicator's calls of an operation and a stream's kernels of it
+ * are paired, the k-th call's the k-th kernel's (NCCL launches one kernel
+ * a call, in order), when they are as many, each kernel starts after its
+ * call, and no other stream's kernels or communicator's calls of it fit
+ * them so; otherwise those kernels have none. Returns 0 or CP_ENOMEM. */
 int cp__coll_finish(coll_rows *c, cp_metrics *m);
 void cp__coll_free(coll_rows *c);
 

@@ -175,6 +175,8 @@ bool cp_collective_figures_of(const cp_metrics *m, const char *op, cp_collective
     memset(out, 0, sizeof *out);
     *several = false;
     size_t rows = 0, used = 0;
+    uint64_t bw_ns = 0;
+    double alg = 0, bus = 0;
     char ops[160] = "";
     for (size_t i = 0; i < m->ncollective_rows; i++) {
         const cp_collective_row *r = &m->collective_rows[i];
@@ -189,6 +191,12 @@ bool cp_collective_figures_of(const cp_metrics *m, const char *op, cp_collective
         out->total_ns += r->total_ns;
         out->exposed_ns += r->exposed_ns;
         out->median_ns = r->median_ns;
+        out->sized += r->sized;
+        out->bw_kernels += r->bw_kernels;
+        out->bytes += r->bytes;
+        bw_ns += r->bw_ns;
+        alg += r->alg_bytes;
+        bus += r->bus_bytes;
     }
     if (!rows) {
         snprintf(why, len, "no %s collective in the trace (%s%s)", op,
@@ -201,6 +209,9 @@ bool cp_collective_figures_of(const cp_metrics *m, const char *op, cp_collective
         out->median_ns = 0;
     }
     out->exposed_share = out->total_ns ? (double)out->exposed_ns / (double)out->total_ns : 0.0;
+    /* Bytes per ns are GB/s. */
+    out->algbw_gbps = bw_ns ? alg / (double)bw_ns : 0.0;
+    out->busbw_gbps = bw_ns ? bus / (double)bw_ns : 0.0;
     return true;
 }
 
@@ -222,11 +233,23 @@ bool cp_collective_next(const cp_metrics *m, size_t *row, const char **op,
     return false;
 }
 
-const char *cp_collective_unmeasured(const char *name, bool several)
+const char *cp_collective_unmeasured(const cp_collective_figures *f, const char *name,
+                                     bool several)
 {
-    return several && strcmp(name, "median_ns") == 0
-               ? "ran with several algorithms or protocols, each with its own median"
-               : NULL;
+    if (several && strcmp(name, "median_ns") == 0)
+        return "ran with several algorithms or protocols, each with its own median";
+    bool size = strcmp(name, "bytes") == 0,
+         bw = strcmp(name, "algbw_gbps") == 0 || strcmp(name, "busbw_gbps") == 0;
+    if ((size || bw) && f->sized < f->kernels)
+        return f->sized ? "has kernels whose NCCL call is not known (exec records NCCL's payloads; "
+                          "each process's calls of it on one communicator, its kernels on one "
+                          "stream, as many of each)"
+                        : "has no NCCL call known for its kernels (exec records NCCL's payloads "
+                          "when NCCL's NVTX is on; traces of an earlier cuproof have none)";
+    if (bw && f->bw_kernels < f->kernels)
+        return "has kernels whose communicator's ranks are not known (fewer than two of its "
+               "processes in the trace)";
+    return NULL;
 }
 
 void cp_collective_label(const char *op, const char *algo, const char *proto, char *out,

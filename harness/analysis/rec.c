@@ -15,7 +15,7 @@
 /* An activity's payload at most: 2 bytes and 22 varints of 10 bytes. */
 #define MAX_ACTIVITY 256
 
-enum { FLAG_ASYNC = 1, FLAG_SHAPE = 2, FLAG_GRAPH = 4, FLAG_COPY = 8, FLAG_THREAD = 16 };
+enum { FLAG_ASYNC = 1, FLAG_SHAPE = 2, FLAG_GRAPH = 4, FLAG_COPY = 8, FLAG_THREAD = 16, FLAG_NCCL = 32 };
 
 /* ---- Encoding ---- */
 
@@ -293,7 +293,7 @@ int cp_rec_put(cp_rec_writer *w, const cp_activity *a)
     b[n++] = (uint8_t)a->kind;
     b[n++] = (uint8_t)((a->async ? FLAG_ASYNC : 0) | (shape ? FLAG_SHAPE : 0) |
                        (graph ? FLAG_GRAPH : 0) | (copy ? FLAG_COPY : 0) |
-                       (a->thread ? FLAG_THREAD : 0));
+                       (a->thread ? FLAG_THREAD : 0) | (a->comm ? FLAG_NCCL : 0));
     n += put_varint(b + n, zigzag((int64_t)(a->start - w->prev_start)));
     n += put_varint(b + n, zigzag((int64_t)(a->end - a->start)));
     n += put_varint(b + n, a->device);
@@ -321,6 +321,10 @@ int cp_rec_put(cp_rec_writer *w, const cp_activity *a)
         n += put_varint(b + n, a->depth);
     if (a->thread)
         n += put_varint(b + n, a->thread);
+    if (a->comm) {
+        n += put_varint(b + n, a->comm);
+        n += put_varint(b + n, zigzag(a->peer));
+    }
     rc = emit(w, CP_REC_ACTIVITY, b, n);
     if (rc == 0) {
         w->activities++;
@@ -717,7 +721,14 @@ static int read_activity(cp_rec_reader *r, cursor *c, uint64_t at, cp_activity *
         a->depth = get_u32(c);
     if (flags & FLAG_THREAD)
         a->thread = get_u32(c);
-    if (flags & ~(FLAG_ASYNC | FLAG_SHAPE | FLAG_GRAPH | FLAG_COPY | FLAG_THREAD))
+    if (flags & FLAG_NCCL) {
+        a->comm = get_varint(c);
+        int64_t peer = unzigzag(get_varint(c));
+        if (peer < INT32_MIN || peer > INT32_MAX)
+            return reader_bad(r, at, "NCCL peer out of range");
+        a->peer = (int32_t)peer;
+    }
+    if (flags & ~(FLAG_ASYNC | FLAG_SHAPE | FLAG_GRAPH | FLAG_COPY | FLAG_THREAD | FLAG_NCCL))
         return reader_bad(r, at, "activity with a flag this reader does not know");
     if (c->bad || c->p != c->end)
         return reader_bad(r, at, "activity record does not decode");

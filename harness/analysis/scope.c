@@ -127,7 +127,7 @@ static bool eval_collective(const cp_expectation *e, const cp_metrics *m, char *
         snprintf(measured, len, "not measured: %s", why);
         return false;
     }
-    const char *unmeasured = cp_collective_unmeasured(e->name, several);
+    const char *unmeasured = cp_collective_unmeasured(&f, e->name, several);
     if (unmeasured) {
         snprintf(measured, len, "not measured: %s %s", e->scope_arg, unmeasured);
         return false;

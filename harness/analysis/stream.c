@@ -308,7 +308,9 @@ int cp_stream_add(cp_stream *s, const cp_activity *a)
         return s->error;
     int rc = 0;
     if (!cp_activity_is_device_work(a)) {
-        rc = cp__count_host(&s->counted, a);
+        /* An NCCL call's range: its size, for its kernel's row. */
+        if ((rc = cp__count_host(&s->counted, a)) == 0)
+            rc = cp__coll_call(&s->coll, a);
         goto out;
     }
     long lane = lane_of(s, a);

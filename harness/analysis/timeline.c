@@ -202,7 +202,8 @@ int cp_timeline_analyse(const cp_trace *t, const cp_timeline_opts *opts, cp_metr
     for (size_t i = 0; i < t->n; i++) {
         const cp_activity *a = &t->items[i];
         if (!cp_activity_is_device_work(a)) {
-            if ((rc = cp__count_host(&counted, a)) < 0)
+            /* An NCCL call's range: its size, for its kernel's row. */
+            if ((rc = cp__count_host(&counted, a)) < 0 || (rc = cp__coll_call(&coll, a)) < 0)
                 goto out;
             continue;
         }

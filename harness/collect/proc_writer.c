@@ -119,6 +119,49 @@ static uint32_t marker_thread(const CUpti_ActivityMarker2 *m)
     return m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
 }
 
+void cp_proc_writer_nccl(cp_proc_writer *w, uint64_t t, const cp_nccl_call *call)
+{
+    if (w->nnccl == CP_PROC_NCCL_PENDING) {
+        memmove(w->nccl, w->nccl + 1, (w->nnccl - 1) * sizeof *w->nccl);
+        w->nnccl--;
+    }
+    if (w->nnccl == w->nccl_cap) {
+        size_t cap = w->nccl_cap ? 2 * w->nccl_cap : 64;
+        struct cp_proc_nccl *p = realloc(w->nccl, cap * sizeof *p);
+        if (!p)
+            return; /* the range goes without its payload */
+        w->nccl = p;
+        w->nccl_cap = cap;
+    }
+    w->nccl[w->nnccl++] = (struct cp_proc_nccl){t, *call};
+}
+
+/* The payload waiting for a range `name` that starts at `start`: the
+ * nearest in time within CP_PROC_NCCL_NEAR_NS, taken off the queue into
+ * *out; false (out's comm 0) when none is. Only NCCL's names are looked
+ * for: they begin "nccl". */
+static bool take_nccl(cp_proc_writer *w, const char *name, uint64_t start, cp_nccl_call *out)
+{
+    out->comm = 0;
+    if (!w->nnccl || !name || strncmp(name, "nccl", 4) != 0)
+        return false;
+    size_t best = w->nnccl;
+    uint64_t best_gap = UINT64_MAX;
+    for (size_t i = 0; i < w->nnccl; i++) {
+        uint64_t t = w->nccl[i].t, gap = t > start ? t - start : start - t;
+        if (gap < best_gap && strcmp(w->nccl[i].call.name, name) == 0) {
+            best = i;
+            best_gap = gap;
+        }
+    }
+    if (best == w->nnccl || best_gap > CP_PROC_NCCL_NEAR_NS)
+        return false;
+    *out = w->nccl[best].call;
+    memmove(w->nccl + best, w->nccl + best + 1, (w->nnccl - best - 1) * sizeof *w->nccl);
+    w->nnccl--;
+    return true;
+}
+
 static void write_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
 {
     FILE *f = w->out;
@@ -130,6 +173,10 @@ static void write_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
     cp_json_put_string(f, m->name);
     fputs(",\"domain\":", f);
     cp_json_put_string(f, m->domain);
+    cp_nccl_call call;
+    if ((m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) && take_nccl(w, m->name, m->timestamp, &call))
+        fprintf(f, ",\"comm\":\"%016llx\",\"bytes\":%llu,\"peer\":%d", (unsigned long long)call.comm,
+                (unsigned long long)call.bytes, (int)call.peer);
     fprintf(f, ",\"tid\":%u}\n", marker_thread(m));
 }
 
@@ -219,7 +266,8 @@ static void open_range(cp_proc_writer *w, uint64_t id, uint64_t start, const cha
     char *copy = strdup(name ? name : "");
     if (!copy)
         return;
-    w->open[w->nopen] = (cp_proc_open_range){id, start, copy, (uint32_t)w->nopen, thread, 0};
+    w->open[w->nopen] = (cp_proc_open_range){id, start, copy, (uint32_t)w->nopen, thread, 0, {0}};
+    take_nccl(w, name, start, &w->open[w->nopen].nccl);
     w->nopen++;
 }
 
@@ -230,6 +278,11 @@ static void close_range(cp_proc_writer *w, size_t k, uint64_t end)
     cp_activity a = {.kind = CP_ACT_RANGE, .start = o->start, .end = end < o->start ? o->start : end,
                      .depth = o->depth, .thread = o->thread, .name = o->name,
                      .correlation = o->correlation};
+    if (o->nccl.comm) {
+        a.comm = o->nccl.comm;
+        a.bytes = o->nccl.bytes;
+        a.peer = o->nccl.peer;
+    }
     rec_put(w, &a);
     free(o->name);
     memmove(o, o + 1, (w->nopen - k - 1) * sizeof *o);
@@ -437,6 +490,11 @@ void cp_proc_writer_record(cp_proc_writer *w, const void *r)
 
 void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why)
 {
+    if (why) {
+        free(w->nccl); /* payloads whose range never came */
+        w->nccl = NULL;
+        w->nnccl = w->nccl_cap = 0;
+    }
     if (w->rec && !why) {
         if (w->cost.recorded) {
             cp_process p = {.cost = w->cost};

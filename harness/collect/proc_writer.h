@@ -8,6 +8,8 @@
 #ifndef CUPROOF_COLLECT_PROC_WRITER_H
 #define CUPROOF_COLLECT_PROC_WRITER_H
 
+#include "collect/nccl_payload.h"
+
 #include <cuproof/internal/rec.h>
 
 #include <stdbool.h>
@@ -20,6 +22,7 @@ typedef struct cp_proc_open_range {
     char *name;
     uint32_t depth, thread;
     uint32_t correlation; /* a capture window's first occurrence; 0 for others */
+    cp_nccl_call nccl;    /* an NCCL call's payload (comm 0: none) */
 } cp_proc_open_range;
 
 /*
@@ -63,7 +66,21 @@ typedef struct cp_proc_writer {
     size_t nwarm, warm_cap;
     bool warm_open;
     uint64_t warm_since;
+    /* NCCL calls' payloads (cp_proc_writer_nccl) waiting for their range's
+     * start marker, which CUPTI delivers with a later buffer; the oldest
+     * goes when CP_PROC_NCCL_PENDING wait (a range never traced: outside
+     * a capture window, or its marker dropped). */
+    struct cp_proc_nccl {
+        uint64_t t;
+        cp_nccl_call call;
+    } *nccl;
+    size_t nnccl, nccl_cap;
 } cp_proc_writer;
+
+#define CP_PROC_NCCL_PENDING 4096
+/* How far apart (ns) a payload's time and its range's start may be: both
+ * are taken inside one nvtxDomainRangePushEx call. */
+#define CP_PROC_NCCL_NEAR_NS 1000000
 
 /* The header line: the host, the process, its command line, the origin,
  * and w->who's rank fields. */
@@ -83,6 +100,14 @@ void cp_proc_writer_record(cp_proc_writer *w, const void *record);
  * recorded (in the rec form a cost record, and the process's end); the
  * file is flushed to the kernel. */
 void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why);
+
+/* An NCCL call's payload (nccl_payload.h), taken at CUPTI time t in
+ * its range's push: it goes with the start of the range of the same name
+ * that starts nearest t (within CP_PROC_NCCL_NEAR_NS), in both forms
+ * ("comm", "bytes" and "peer" on the marker's start line; the range's
+ * fields in the rec form). `call->name` must outlive the writer (the
+ * decoder's names do). The end mark lets go of those still waiting. */
+void cp_proc_writer_nccl(cp_proc_writer *w, uint64_t t, const cp_nccl_call *call);
 
 /* cuProfilerStart (start) or cuProfilerStop at CUPTI time t. */
 void cp_proc_writer_profiler(cp_proc_writer *w, uint64_t t, bool start);

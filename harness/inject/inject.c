@@ -253,6 +253,32 @@ static const char *pushed_name(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
     return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : NULL;
 }
 
+/* A push on a domain of the program's (NCCL's "NCCL"): an NCCL call's
+ * payload (collect/nccl_payload.h), kept for its range's start marker.
+ * The payload lives only during the call, so it is read here; a push of
+ * any other payload is left alone. */
+static void nccl_payload(const CUpti_NvtxData *d)
+{
+    const nvtxDomainRangePushEx_params *p = d->functionParams;
+    const nvtxEventAttributes_t *a = p ? p->core.eventAttrib : NULL;
+    if (!a || a->payloadType != CP_NVTX_PAYLOAD_TYPE_EXT || a->reserved0 < 1 ||
+        !a->payload.ullValue)
+        return;
+    /* nvToolsExtPayload.h's nvtxPayloadData_t: schema id, size, data. */
+    const struct {
+        uint64_t schema_id;
+        size_t size;
+        const void *data;
+    } *pd = (const void *)(uintptr_t)a->payload.ullValue;
+    cp_nccl_call call;
+    if (!cp_nccl_payload_decode(pd->schema_id, pd->data, pd->size, &call))
+        return;
+    uint64_t t = now();
+    cp_cupti_lock();
+    cp_proc_writer_nccl(&inj.w, t, &call);
+    cp_cupti_unlock();
+}
+
 /* A push or pop of NVTX's default domain, under a range capture. A
  * window opens at the push of an occurrence it takes; at the pop that ends
  * that occurrence it closes, or, when the next occurrence is taken the
@@ -260,6 +286,10 @@ static const char *pushed_name(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
  * occurrences is one window. */
 static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 {
+    if (cbid == CUPTI_CBID_NVTX_nvtxDomainRangePushEx) {
+        nccl_payload(d);
+        return;
+    }
     bool push = cbid == CUPTI_CBID_NVTX_nvtxRangePushA || cbid == CUPTI_CBID_NVTX_nvtxRangePushEx;
     if (!push && cbid != CUPTI_CBID_NVTX_nvtxRangePop)
         return;
@@ -554,6 +584,11 @@ static int start_tracing(void)
             CP_TRY(cp_check_cupti(
                 cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_NVTX, nvtx[i]),
                 __FILE__, __LINE__, "cuptiEnableCallback(nvtx)"));
+        /* NCCL's payloads: its pushes on its own domain (a program's other
+         * domains' pushes pay the callback too; NCCL's come once a call). */
+        CP_TRY(cp_check_cupti(cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_NVTX,
+                                                  CUPTI_CBID_NVTX_nvtxDomainRangePushEx),
+                              __FILE__, __LINE__, "cuptiEnableCallback(nvtxDomainRangePushEx)"));
     } else if (inj.cap.kind != CP_CAPTURE_NONE && inj.cap.kind != CP_CAPTURE_TIME) {
         CP_TRY(cp_failf(CP_EINVAL, "CUPROOF_EXEC_HOOKS=none subscribes to nothing: no window "
                                    "of a range or of the profiler can open"));

@@ -299,6 +299,17 @@ typedef struct cp_collective_row {
     char op[24], algo[24], proto[12];
     uint32_t count;
     uint64_t total_ns, median_ns, exposed_ns;
+    /* What NCCL's own account adds (its calls' payloads, recorded by exec:
+     * docs/distributed.md), where a kernel's call is known (each
+     * process's calls of the operation on one communicator, its kernels
+     * on one stream, as many of each): `sized` of the `count` kernels had
+     * one, with `bytes` of messages in all; `bw_kernels` of those also
+     * had their communicator's ranks (two or more of its processes in the
+     * analysis), taking `bw_ns` of device time and moving `alg_bytes` of
+     * data, `bus_bytes` over the bus, as nccl-tests reckons them. */
+    uint32_t sized, bw_kernels;
+    uint64_t bytes, bw_ns;
+    double alg_bytes, bus_bytes;
 } cp_collective_row;
 
 /* What an expectation scoped by collective(OP) measures: the rows of
@@ -309,7 +320,10 @@ typedef struct cp_collective_row {
     XX(total_ns, U64, "Their device time", "ns", "the sum of their durations")                 \
     XX(median_ns, U64, "Median kernel", "ns", "the median duration of one (of one algorithm and protocol: not measured when the operation ran with several)") \
     XX(exposed_ns, U64, "Exposed time", "ns", "the part of their time with no compute kernel on their device, summed kernel by kernel") \
-    XX(exposed_share, DOUBLE, "Exposed share", "ratio", "exposed_ns / total_ns")
+    XX(exposed_share, DOUBLE, "Exposed share", "ratio", "exposed_ns / total_ns")                 \
+    XX(bytes, U64, "Message bytes", "bytes", "the sum of NCCL's message sizes of its calls (NCCL's payloads, recorded by exec; not measured unless every kernel's call is known)") \
+    XX(algbw_gbps, DOUBLE, "Algorithm bandwidth", "GB/s", "the data its calls moved over their kernels' time, as nccl-tests' algbw (not measured unless every kernel's call and its communicator's ranks are known)") \
+    XX(busbw_gbps, DOUBLE, "Bus bandwidth", "GB/s", "algbw times nccl-tests' factor for the operation on its ranks (AllReduce 2(n-1)/n, AllGather and ReduceScatter (n-1)/n, Broadcast 1): comparable with the links' peak")
 
 typedef struct cp_collective_figures {
 #define CP_COLLECTIVE_FIELD_U32(name) uint32_t name;
@@ -321,6 +335,10 @@ typedef struct cp_collective_figures {
 #undef CP_COLLECTIVE_FIELD_U32
 #undef CP_COLLECTIVE_FIELD_U64
 #undef CP_COLLECTIVE_FIELD_DOUBLE
+    /* Of `kernels`, how many had their call's size, and how many also
+     * their communicator's ranks: bytes, algbw_gbps and busbw_gbps are
+     * measured only when every kernel had (cp_collective_unmeasured). */
+    uint32_t sized, bw_kernels;
 } cp_collective_figures;
 
 typedef struct cp_metrics {
@@ -520,10 +538,12 @@ CP_API bool cp_collective_figures_of(const cp_metrics *m, const char *op,
 CP_API bool cp_collective_next(const cp_metrics *m, size_t *row, const char **op,
                                cp_collective_figures *out, bool *several);
 
-/* Why collective metric `name` is not measured for an operation whose
- * figures said `several` (rows of several algorithms or protocols: one
- * median each), or NULL when it is. */
-CP_API const char *cp_collective_unmeasured(const char *name, bool several);
+/* Why collective metric `name` is not measured for an operation with
+ * figures `f` that said `several` (rows of several algorithms or
+ * protocols: one median each; a size or bandwidth some kernel of which
+ * has no known call), or NULL when it is. */
+CP_API const char *cp_collective_unmeasured(const cp_collective_figures *f, const char *name,
+                                            bool several);
 
 /* "AllReduce RING LL": an operation with what of its algorithm and
  * protocol is known, as the terminal and the page show it. */

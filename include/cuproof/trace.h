@@ -68,6 +68,13 @@ typedef struct cp_activity {
      * unknown. Perfetto draws each thread's calls and ranges on a track of
      * their own, where they nest. */
     uint32_t thread;
+    /* NCCL's ranges (ncclAllReduce, ncclSend, ...) whose NVTX payload the
+     * injection recorded (docs/distributed.md, "NCCL's own account"): the
+     * communicator, NCCL's commHash (0: no payload recorded), the message
+     * size in `bytes`, and the peer or root rank of a call that has one
+     * (-1 otherwise). */
+    uint64_t comm;
+    int32_t peer;
     uint32_t grid[3], block[3]; /* kernels: the launch shape (x, y, z); 0 when unknown */
     /* A later piece of a record that a scope clipped into several
      * (cp_trace_scope): its time counts, its number does not, so that a

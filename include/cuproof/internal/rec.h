@@ -11,7 +11,7 @@
  * Layout (little-endian throughout; "varint" is unsigned LEB128, "zigzag"
  * a signed value folded into a varint as protobuf does):
  *
- *   header   8 bytes "CUPREC\x01\x04" (magic, major version 1, minor 4;
+ *   header   8 bytes "CUPREC\x01\x05" (magic, major version 1, minor 5;
  *            a reader of major 1 reads every minor)
  *   records  each: type (1 byte), payload length (varint), payload
  *
@@ -25,15 +25,18 @@
  *                whose process has no rank
  *   3 activity   kind (1 byte), flags (1 byte: 1 async, 2 has launch
  *                shape, 4 has graph ids, 8 has bytes and memory kinds,
- *                16 has a host thread: minor 1),
+ *                16 has a host thread: minor 1, 32 has an NCCL payload:
+ *                minor 5),
  *                start as zigzag delta from the previous activity's start,
  *                end - start (zigzag: a reversed record stays reversed),
  *                device, context, stream, process, correlation and name
  *                id (varints; name 0 is no name), then as flagged: grid
  *                and block (6 varints), graph id and node (2 varints),
  *                bytes, copy direction, source and destination kinds (4
- *                varints); a range then has its depth (varint); last, as
- *                flagged, the thread (varint). A flag the reader does not
+ *                varints); a range then has its depth (varint); then, as
+ *                flagged, the thread (varint); last, as flagged, an NCCL
+ *                range's communicator (varint) and peer or root (zigzag),
+ *                its message size in the bytes above. A flag the reader does not
  *                know is an error (the fields after it could not be found)
  *   4 process end  index, ended (0/1), last_ns, dropped, zero_timestamps
  *                (varints) and why (varint length and the bytes)
@@ -90,7 +93,7 @@
 extern "C" {
 #endif
 
-#define CP_REC_MAGIC "CUPREC\x01\x04"
+#define CP_REC_MAGIC "CUPREC\x01\x05"
 #define CP_REC_MAGIC_LEN 8
 
 typedef enum {
