@@ -23,6 +23,9 @@
 #             GPU there is (and on one, where there are more), traced by
 #             exec: its proc files and log in nccl-N/, and how many of each
 #             NCCL range carry NCCL's payload (communicator, bytes, peer)
+#   twogpu    the tests of two GPUs: the DDP programs (with the capture
+#             window), exec.nccl_calls and case.multi-gpu
+#   execgpu   every other exec test on the GPU (`ctest -L exec`)
 #   gpufull   every GPU test: `ctest -L gpu`
 #   figure    issue 40's judged-figure check (CUPROOF_CHECK_GPU_TIME=1,
 #             ci/gpu-figure.py) on conway-streams alone, FIGURE_ROUNDS
@@ -148,6 +151,22 @@ if has nccl; then
                 sort | uniq -c | tr -s ' ' | tr '\n' ';')" | tee -a "$out/summary.txt"
         done
     done
+fi
+
+if has twogpu; then
+    t0=$(date +%s)
+    CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -R 'exec\.(ddp|nccl_calls)|case\.multi-gpu' \
+        --output-on-failure > "$out/ctest-twogpu.log" 2>&1
+    echo "two-GPU tests: rc $?, $(( $(date +%s) - t0 )) s; $(grep -E 'tests passed|tests failed' "$out/ctest-twogpu.log")" |
+        tee -a "$out/summary.txt"
+fi
+
+if has execgpu; then
+    t0=$(date +%s)
+    CUPROOF_REQUIRE_GPU=1 timeout "${GPUTESTS_TIME:-420}" ctest --test-dir build/default -L exec \
+        -E 'exec\.(ddp|nccl_calls)' --output-on-failure > "$out/ctest-exec.log" 2>&1
+    echo "ctest -L exec: rc $?, $(( $(date +%s) - t0 )) s; $(grep -E 'tests passed|tests failed' "$out/ctest-exec.log")" |
+        tee -a "$out/summary.txt"
 fi
 
 if has gpufull; then
