@@ -644,3 +644,38 @@ Test(collectives, the_h200s_nccl_payloads_read_back)
     cr_expect_eq(bare, 6, "init, split, two finalizes and two destroys");
     cp_trace_free(&t);
 }
+
+/* The two ranks exec recorded on two H200s (tests/fixtures/exec-h200x2-nccl):
+ * every NCCL kernel paired with its call, the two communicators' all-reduces
+ * sharing one stream among them, and each operation's bus bandwidth by
+ * nccl-tests' rule on two ranks. */
+Test(collectives, the_h200x2_nccl_calls_pair_with_their_kernels)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/exec-h200x2-nccl", CUPROOF_FIXTURES);
+    cp_trace t;
+    cp_trace_init(&t);
+    size_t files = 0;
+    cr_assert_eq(cp_proc_read_dir(path, &t, &files), 0, "%s", cp_last_error());
+    cr_assert_eq(files, 2);
+    cp_metrics m;
+    cr_assert_eq(cp_timeline_analyse(&t, NULL, &m), 0, "%s", cp_last_error());
+    static const struct {
+        const char *op;
+        uint64_t bytes;
+        double factor; /* bus over algorithm bandwidth on two ranks */
+        double data;   /* the data over the messages */
+    } want[] = {{"AllReduce", 33554432, 1, 1},   {"AllGather", 2097152, 0.5, 2},
+                {"ReduceScatter", 2097152, 0.5, 2}, {"Broadcast", 2097152, 1, 1},
+                {"SendRecv", 4194304, 1, 1}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const cp_collective_row *r = row_of(&m, want[i].op);
+        cr_expect_eq(r->sized, r->count, "%s: %u of %u", want[i].op, r->sized, r->count);
+        cr_expect_eq(r->bytes, want[i].bytes, "%s: %llu", want[i].op, (unsigned long long)r->bytes);
+        cr_expect_eq(r->bw_kernels, r->count, "%s", want[i].op);
+        cr_expect_float_eq(r->alg_bytes, want[i].data * (double)r->bytes, 1, "%s", want[i].op);
+        cr_expect_float_eq(r->bus_bytes, want[i].factor * r->alg_bytes, 1, "%s", want[i].op);
+    }
+    cp_metrics_free(&m);
+    cp_trace_free(&t);
+}

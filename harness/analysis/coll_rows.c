@@ -202,11 +202,23 @@ static bool could_be(const run *c, const run *k)
     return true;
 }
 
+/* Calls c's communicator and size to kernels k, one for one in order. */
+static void give(const run *c, const run *k)
+{
+    for (size_t i = 0; i < k->n; i++) {
+        coll_slot *s = (coll_slot *)((char *)k->start[i] - offsetof(coll_slot, start));
+        const coll_call *b = (const coll_call *)((char *)c->start[i] - offsetof(coll_call, start));
+        s->comm = b->comm;
+        s->bytes = b->bytes;
+    }
+}
+
 /* Pairs each process's NCCL calls of an operation with its kernels of it
  * (coll_rows.h says when), their comm and bytes into the slots. Per
  * process and operation: each communicator's calls are paired with the
  * one stream whose kernels they could be (could_be) when no other
- * communicator's could be those too. */
+ * communicator's could be those too; then, where one stream is left, the
+ * communicators left together, when their calls could be its kernels. */
 static int pair_calls(coll_rows *c)
 {
     if (!c->ncalls)
@@ -263,16 +275,42 @@ static int pair_calls(coll_rows *c)
             if (!shared)
                 cr[x].paired = only;
         }
-        for (long x = 0; x < ncr; x++) {
-            if (cr[x].paired < 0)
-                continue;
-            const run *k = &kr[cr[x].paired];
-            for (size_t i2 = 0; i2 < k->n; i2++) {
-                coll_slot *s = (coll_slot *)((char *)k->start[i2] - offsetof(coll_slot, start));
-                const coll_call *b =
-                    (const coll_call *)((char *)cr[x].start[i2] - offsetof(coll_call, start));
-                s->comm = b->comm;
-                s->bytes = b->bytes;
+        for (long x = 0; x < ncr; x++)
+            if (cr[x].paired >= 0)
+                give(&cr[x], &kr[cr[x].paired]);
+        /* Communicators that share one stream (PyTorch's process groups
+         * can): where one stream's kernels are left and the communicators
+         * left have as many calls, theirs together in time order. */
+        long left = -1, nleft = 0;
+        for (long y = 0; y < nkr; y++) {
+            bool taken = false;
+            for (long x = 0; x < ncr && !taken; x++)
+                taken = cr[x].paired == y;
+            if (!taken) {
+                left = y;
+                nleft++;
+            }
+        }
+        size_t rest = 0, rest_runs = 0;
+        for (long x = 0; x < ncr; x++)
+            if (cr[x].paired < 0) {
+                rest += cr[x].n;
+                rest_runs++;
+            }
+        if (nleft == 1 && rest_runs >= 2 && rest == kr[left].n) {
+            uint64_t **merged = malloc(rest * sizeof *merged);
+            if (!merged) {
+                rc = cp_failf(CP_ENOMEM, "out of memory pairing NCCL calls");
+            } else {
+                size_t m = 0;
+                for (long x = 0; x < ncr; x++)
+                    for (size_t i2 = 0; cr[x].paired < 0 && i2 < cr[x].n; i2++)
+                        merged[m++] = cr[x].start[i2];
+                qsort(merged, m, sizeof *merged, by_start);
+                run all = {.start = merged, .n = m, .paired = left};
+                if (could_be(&all, &kr[left]))
+                    give(&all, &kr[left]);
+                free(merged);
             }
         }
         free(cr);

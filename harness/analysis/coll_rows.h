@@ -98,7 +98,10 @@ uint32_t cp__coll_key_get(const coll_rows *c, uint32_t lane, uint64_t start);
  * are paired, the k-th call's the k-th kernel's (NCCL launches one kernel
  * a call, in order), when they are as many, each kernel starts after its
  * call, and no other stream's kernels or communicator's calls of it fit
- * them so; otherwise those kernels have none. Returns 0 or CP_ENOMEM. */
+ * them so (and where one stream's kernels are left, the communicators
+ * left, their calls together in time order, under the same test:
+ * PyTorch's process groups may share a stream); otherwise those kernels
+ * have none. Returns 0 or CP_ENOMEM. */
 int cp__coll_finish(coll_rows *c, cp_metrics *m);
 void cp__coll_free(coll_rows *c);
 
