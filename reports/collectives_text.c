@@ -44,10 +44,9 @@ char *cp_collectives_text(const cp_metrics *m, const char *indent)
         if (sized) {
             char bytes[32] = "-", bus[32] = "-";
             if (r->sized == r->count)
-                snprintf(bytes, sizeof bytes, r->bytes >= 1000000000 ? "%.2f GB" : "%.1f MB",
-                         (double)r->bytes / (r->bytes >= 1000000000 ? 1e9 : 1e6));
+                cp_fmt_bytes((double)r->bytes, bytes, sizeof bytes);
             if (r->bw_kernels == r->count && r->bw_ns)
-                snprintf(bus, sizeof bus, "%.1f", r->bus_bytes / (double)r->bw_ns);
+                snprintf(bus, sizeof bus, "%.3g", r->bus_bytes / (double)r->bw_ns);
             fprintf(f, " %12s %11s", bytes, bus);
         }
         fputc('\n', f);

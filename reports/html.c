@@ -713,7 +713,7 @@ static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m
     if (m->ncollective_rows)
         html_fmt(b, "<table><tr><th>Collective</th><th>Algorithm</th><th>Protocol</th>"
                     "<th>Kernels</th><th>Total</th><th>Median</th><th>Exposed</th>%s</tr>",
-                 sized ? "<th>Messages (MB)</th><th>Bus GB/s</th>" : "");
+                 sized ? "<th>Messages</th><th>Bus GB/s</th>" : "");
     for (size_t i = 0; i < m->ncollective_rows; i++) {
         const cp_collective_row *r = &m->collective_rows[i];
         html_raw(b, "<tr><td>");
@@ -729,11 +729,14 @@ static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m
         if (sized) {
             /* NCCL's own account ("-": not every kernel had its call). */
             if (r->sized == r->count)
-                html_fmt(b, "<td>%.1f</td>", (double)r->bytes / 1e6);
+            {
+                char text[32];
+                html_fmt(b, "<td>%s</td>", cp_fmt_bytes((double)r->bytes, text, sizeof text));
+            }
             else
                 html_raw(b, "<td>-</td>");
             if (r->bw_kernels == r->count && r->bw_ns)
-                html_fmt(b, "<td>%.1f</td>", r->bus_bytes / (double)r->bw_ns);
+                html_fmt(b, "<td>%.3g</td>", r->bus_bytes / (double)r->bw_ns);
             else
                 html_raw(b, "<td>-</td>");
         }

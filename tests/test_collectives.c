@@ -679,3 +679,35 @@ Test(collectives, the_h200x2_nccl_calls_pair_with_their_kernels)
     cp_metrics_free(&m);
     cp_trace_free(&t);
 }
+
+/* DDP on two H200s (tests/fixtures/exec-h200x2-ddp-nccl): a communicator's
+ * stream is the one most of its calls fit (stream 17, by its 73
+ * all-reduces), so its one broadcast call with a payload does not go to
+ * the lone broadcast kernel of stream 7, which it fits by count and time;
+ * the calls that came without a payload leave their operations' sizes
+ * unmeasured, and the all-gather's are known. */
+Test(collectives, a_communicators_stream_is_voted_by_its_calls)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/exec-h200x2-ddp-nccl/overlap.cprec", CUPROOF_FIXTURES);
+    cp_trace t;
+    cp_trace_init(&t);
+    bool truncated = false;
+    cr_assert_eq(cp_rec_read_trace(path, &t, &truncated), 0, "%s", cp_last_error());
+    cp_metrics m;
+    cr_assert_eq(cp_timeline_analyse(&t, NULL, &m), 0, "%s", cp_last_error());
+    const cp_collective_row *bc = row_of(&m, "Broadcast"), *ar = row_of(&m, "AllReduce"),
+                            *ag = row_of(&m, "AllGather");
+    cr_expect_eq(bc->sized, 0, "no broadcast kernel takes another stream's call: %u", bc->sized);
+    cr_expect_eq(ar->sized, 146, "%u", ar->sized);
+    cr_expect_eq(ar->count, 148);
+    cr_expect_eq(ag->sized, 2);
+    cr_expect_eq(ag->bytes, 16);
+    cp_collective_figures f;
+    bool several = false;
+    char why[224];
+    cr_assert(cp_collective_figures_of(&m, "AllReduce", &f, &several, why, sizeof why));
+    cr_expect_not_null(cp_collective_unmeasured(&f, "bytes", several));
+    cp_metrics_free(&m);
+    cp_trace_free(&t);
+}

@@ -213,12 +213,94 @@ static void give(const run *c, const run *k)
     }
 }
 
+/* A communicator's stream as one operation's calls showed it (pair_calls'
+ * first pass): `weight` calls of it fit that stream's kernels. */
+typedef struct stream_vote {
+    uint64_t comm, stream;
+    bool p2p;
+    size_t weight;
+} stream_vote;
+
+/* The operation's calls and kernels of process `process` into runs (by
+ * communicator, by stream); *ncr and *nkr their counts. Returns 0 or
+ * CP_ENOMEM. */
+static int op_runs(coll_rows *c, uint32_t process, const char *op, uint64_t **calls,
+                   uint64_t *ckeys, uint64_t **kern, uint64_t *kkeys, run **cr, long *ncr,
+                   run **kr, long *nkr)
+{
+    size_t nc = 0, nk = 0;
+    for (size_t j = 0; j < c->ncalls; j++) {
+        const coll_call *b = &c->calls[j];
+        if (b->process != process || strcmp(kernel_op_of_call(b->op), op) != 0)
+            continue;
+        ckeys[nc] = b->comm;
+        calls[nc++] = (uint64_t *)&c->calls[j].start;
+    }
+    for (size_t k = 0; k < c->n; k++) {
+        const coll_slot *s = &c->slots[k];
+        if (s->piece || s->process != process || strcmp(c->classes[s->cls].op, op) != 0)
+            continue;
+        kkeys[nk] = (uint64_t)s->device << 48 ^ (uint64_t)s->context << 24 ^ s->stream;
+        kern[nk++] = (uint64_t *)&c->slots[k].start;
+    }
+    *cr = *kr = NULL;
+    *ncr = runs_of(calls, nc, ckeys, cr);
+    *nkr = *ncr < 0 ? 0 : runs_of(kern, nk, kkeys, kr);
+    if (*ncr < 0 || *nkr < 0) {
+        int rc = *ncr < 0 ? (int)*ncr : (int)*nkr;
+        free(*cr);
+        *cr = NULL;
+        return rc;
+    }
+    return 0;
+}
+
+/* Adds a vote; returns 0 or CP_ENOMEM. */
+static int vote(stream_vote **v, size_t *n, size_t *cap, stream_vote add)
+{
+    stream_vote *p = cp_grow(*v, cap, *n, sizeof *p, 16);
+    if (!p)
+        return cp_failf(CP_ENOMEM, "out of memory pairing NCCL calls");
+    *v = p;
+    p[(*n)++] = add;
+    return 0;
+}
+
+/* The stream of (comm, p2p) by the votes: the one with the most calls
+ * behind it; false where none or a tie. */
+static bool stream_of(const stream_vote *v, size_t n, uint64_t comm, bool p2p, uint64_t *stream)
+{
+    size_t best = 0;
+    bool tie = false;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].comm != comm || v[i].p2p != p2p)
+            continue;
+        size_t w = 0;
+        for (size_t j = 0; j < n; j++)
+            if (v[j].comm == comm && v[j].p2p == p2p && v[j].stream == v[i].stream)
+                w += v[j].weight;
+        if (w > best) {
+            best = w;
+            *stream = v[i].stream;
+            tie = false;
+        } else if (w == best && v[i].stream != *stream) {
+            tie = true;
+        }
+    }
+    return best && !tie;
+}
+
 /* Pairs each process's NCCL calls of an operation with its kernels of it
- * (coll_rows.h says when), their comm and bytes into the slots. Per
- * process and operation: each communicator's calls are paired with the
- * one stream whose kernels they could be (could_be) when no other
- * communicator's could be those too; then, where one stream is left, the
- * communicators left together, when their calls could be its kernels. */
+ * (coll_rows.h says when), their comm and bytes into the slots. Two
+ * passes per process. First, each operation votes each communicator a
+ * stream: its calls and one stream's kernels fit one for one (could_be)
+ * and no other communicator's or stream's do, or where one stream's
+ * kernels are left, the communicators left together fit them. Each
+ * communicator's stream is then the one most of its calls voted for,
+ * point-to-point calls apart (PyTorch runs them on a stream of their
+ * own): one operation's coincidence cannot outvote the rest. Second, per
+ * operation and stream, the calls of the communicators on that stream,
+ * in time order, go to its kernels where they fit one for one. */
 static int pair_calls(coll_rows *c)
 {
     if (!c->ncalls)
@@ -226,100 +308,115 @@ static int pair_calls(coll_rows *c)
     size_t most = c->ncalls > c->n ? c->ncalls : c->n;
     uint64_t **calls = malloc(c->ncalls * sizeof *calls), **kern = malloc((c->n + 1) * sizeof *kern);
     uint64_t *ckeys = malloc(most * sizeof *ckeys), *kkeys = malloc((most + 1) * sizeof *kkeys);
+    uint64_t **mine = malloc(c->ncalls * sizeof *mine);
     bool *done = calloc(c->ncalls, sizeof *done);
-    int rc = calls && kern && ckeys && kkeys && done
+    stream_vote *votes = NULL;
+    size_t nvotes = 0, votes_cap = 0;
+    int rc = calls && kern && ckeys && kkeys && mine && done
                  ? 0
                  : cp_failf(CP_ENOMEM, "out of memory pairing NCCL calls");
     for (size_t i = 0; rc == 0 && i < c->ncalls; i++) {
         if (done[i])
             continue;
-        const coll_call *a = &c->calls[i];
-        const char *op = kernel_op_of_call(a->op);
-        size_t nc = 0, nk = 0;
-        for (size_t j = i; j < c->ncalls; j++) {
-            const coll_call *b = &c->calls[j];
-            if (done[j] || b->process != a->process || strcmp(kernel_op_of_call(b->op), op) != 0)
-                continue;
-            done[j] = true;
-            ckeys[nc] = b->comm;
-            calls[nc++] = (uint64_t *)&c->calls[j].start;
-        }
-        for (size_t k = 0; k < c->n; k++) {
-            const coll_slot *s = &c->slots[k];
-            if (s->piece || s->process != a->process || strcmp(c->classes[s->cls].op, op) != 0)
-                continue;
-            kkeys[nk] = (uint64_t)s->device << 48 ^ (uint64_t)s->context << 24 ^ s->stream;
-            kern[nk++] = (uint64_t *)&c->slots[k].start;
-        }
-        run *cr = NULL, *kr = NULL;
-        long ncr = runs_of(calls, nc, ckeys, &cr), nkr = ncr < 0 ? 0 : runs_of(kern, nk, kkeys, &kr);
-        if (ncr < 0 || nkr < 0) {
-            rc = ncr < 0 ? (int)ncr : (int)nkr;
-            free(cr);
-            break;
-        }
-        for (long x = 0; x < ncr; x++) {
-            long only = -1, fits = 0;
-            for (long y = 0; y < nkr; y++)
-                if (could_be(&cr[x], &kr[y])) {
-                    only = y;
-                    fits++;
+        uint32_t process = c->calls[i].process;
+        nvotes = 0;
+        for (int pass = 0; rc == 0 && pass < 2; pass++) {
+            /* Each operation of the process once: its first call's. */
+            for (size_t j = i; rc == 0 && j < c->ncalls; j++) {
+                const coll_call *first = &c->calls[j];
+                if (first->process != process)
+                    continue;
+                const char *op = kernel_op_of_call(first->op);
+                bool seen = false;
+                for (size_t k = i; k < j && !seen; k++)
+                    seen = c->calls[k].process == process &&
+                           strcmp(kernel_op_of_call(c->calls[k].op), op) == 0;
+                if (seen)
+                    continue;
+                bool p2p = strcmp(op, "SendRecv") == 0;
+                run *cr = NULL, *kr = NULL;
+                long ncr = 0, nkr = 0;
+                if ((rc = op_runs(c, process, op, calls, ckeys, kern, kkeys, &cr, &ncr, &kr,
+                                  &nkr)) < 0)
+                    break;
+                if (pass == 0) {
+                    for (long x = 0; x < ncr; x++) {
+                        long only = -1, fits = 0;
+                        for (long y = 0; y < nkr; y++)
+                            if (could_be(&cr[x], &kr[y])) {
+                                only = y;
+                                fits++;
+                            }
+                        bool shared = false;
+                        for (long z = 0; fits == 1 && z < ncr && !shared; z++)
+                            shared = z != x && could_be(&cr[z], &kr[only]);
+                        if (fits == 1 && !shared)
+                            cr[x].paired = only;
+                    }
+                    long left = -1, nleft = 0;
+                    for (long y = 0; y < nkr; y++) {
+                        bool taken = false;
+                        for (long x = 0; x < ncr && !taken; x++)
+                            taken = cr[x].paired == y;
+                        if (!taken) {
+                            left = y;
+                            nleft++;
+                        }
+                    }
+                    size_t rest = 0, rest_runs = 0;
+                    for (long x = 0; x < ncr; x++)
+                        if (cr[x].paired < 0) {
+                            rest += cr[x].n;
+                            rest_runs++;
+                        }
+                    bool together = false;
+                    if (nleft == 1 && rest_runs >= 2 && rest == kr[left].n) {
+                        size_t m = 0;
+                        for (long x = 0; x < ncr; x++)
+                            for (size_t k = 0; cr[x].paired < 0 && k < cr[x].n; k++)
+                                mine[m++] = cr[x].start[k];
+                        qsort(mine, m, sizeof *mine, by_start);
+                        run all = {.start = mine, .n = m, .paired = left};
+                        together = could_be(&all, &kr[left]);
+                    }
+                    for (long x = 0; rc == 0 && x < ncr; x++) {
+                        long y = cr[x].paired >= 0 ? cr[x].paired : together ? left : -1;
+                        if (y >= 0)
+                            rc = vote(&votes, &nvotes, &votes_cap,
+                                      (stream_vote){cr[x].key, kr[y].key, p2p, cr[x].n});
+                    }
+                } else {
+                    /* Each stream's kernels, and the calls of the
+                     * communicators whose stream it is. */
+                    for (long y = 0; y < nkr; y++) {
+                        size_t m = 0;
+                        for (long x = 0; x < ncr; x++) {
+                            uint64_t stream = 0;
+                            if (!stream_of(votes, nvotes, cr[x].key, p2p, &stream) ||
+                                stream != kr[y].key)
+                                continue;
+                            for (size_t k = 0; k < cr[x].n; k++)
+                                mine[m++] = cr[x].start[k];
+                        }
+                        qsort(mine, m, sizeof *mine, by_start);
+                        run all = {.start = mine, .n = m, .paired = y};
+                        if (m && could_be(&all, &kr[y]))
+                            give(&all, &kr[y]);
+                    }
                 }
-            if (fits != 1)
-                continue;
-            /* Another communicator that could be the same kernels leaves
-             * both unpaired. */
-            bool shared = false;
-            for (long z = 0; z < ncr && !shared; z++)
-                shared = z != x && could_be(&cr[z], &kr[only]);
-            if (!shared)
-                cr[x].paired = only;
-        }
-        for (long x = 0; x < ncr; x++)
-            if (cr[x].paired >= 0)
-                give(&cr[x], &kr[cr[x].paired]);
-        /* Communicators that share one stream (PyTorch's process groups
-         * can): where one stream's kernels are left and the communicators
-         * left have as many calls, theirs together in time order. */
-        long left = -1, nleft = 0;
-        for (long y = 0; y < nkr; y++) {
-            bool taken = false;
-            for (long x = 0; x < ncr && !taken; x++)
-                taken = cr[x].paired == y;
-            if (!taken) {
-                left = y;
-                nleft++;
+                free(cr);
+                free(kr);
             }
         }
-        size_t rest = 0, rest_runs = 0;
-        for (long x = 0; x < ncr; x++)
-            if (cr[x].paired < 0) {
-                rest += cr[x].n;
-                rest_runs++;
-            }
-        if (nleft == 1 && rest_runs >= 2 && rest == kr[left].n) {
-            uint64_t **merged = malloc(rest * sizeof *merged);
-            if (!merged) {
-                rc = cp_failf(CP_ENOMEM, "out of memory pairing NCCL calls");
-            } else {
-                size_t m = 0;
-                for (long x = 0; x < ncr; x++)
-                    for (size_t i2 = 0; cr[x].paired < 0 && i2 < cr[x].n; i2++)
-                        merged[m++] = cr[x].start[i2];
-                qsort(merged, m, sizeof *merged, by_start);
-                run all = {.start = merged, .n = m, .paired = left};
-                if (could_be(&all, &kr[left]))
-                    give(&all, &kr[left]);
-                free(merged);
-            }
-        }
-        free(cr);
-        free(kr);
+        for (size_t j = i; j < c->ncalls; j++)
+            done[j] |= c->calls[j].process == process;
     }
+    free(votes);
     free(calls);
     free(kern);
     free(ckeys);
     free(kkeys);
+    free(mine);
     free(done);
     return rc;
 }

@@ -93,15 +93,13 @@ uint32_t cp__coll_key_get(const coll_rows *c, uint32_t lane, uint64_t start);
 
 /* The rows into m (collective_rows), the slots' classes grouped; the
  * table is emptied. Each kernel gets its NCCL call's size where the
- * pairing is shown (cuproof/metrics.h, cp_collective_row): in a process,
- * a communicator's calls of an operation and a stream's kernels of it
- * are paired, the k-th call's the k-th kernel's (NCCL launches one kernel
- * a call, in order), when they are as many, each kernel starts after its
- * call, and no other stream's kernels or communicator's calls of it fit
- * them so (and where one stream's kernels are left, the communicators
- * left, their calls together in time order, under the same test:
- * PyTorch's process groups may share a stream); otherwise those kernels
- * have none. Returns 0 or CP_ENOMEM. */
+ * pairing is shown (cuproof/metrics.h, cp_collective_row; pair_calls in
+ * coll_rows.c): per process, each communicator's stream is the one most
+ * of its calls fit one for one (as many, each kernel after its call),
+ * point-to-point calls apart; then per operation and stream, the calls
+ * of the communicators on it, in time order, go to its kernels where
+ * they fit so (NCCL launches one kernel a call, in order); otherwise
+ * those kernels have none. Returns 0 or CP_ENOMEM. */
 int cp__coll_finish(coll_rows *c, cp_metrics *m);
 void cp__coll_free(coll_rows *c);
 

@@ -169,6 +169,21 @@ char *cp_fmt_count(double count, const char *unit, char *buf, size_t size)
     return buf;
 }
 
+char *cp_fmt_bytes(double bytes, char *buf, size_t size)
+{
+    static const struct {
+        double scale;
+        const char *unit;
+    } u[] = {{1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}};
+    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
+        if (bytes >= u[i].scale) {
+            snprintf(buf, size, "%.3g %s", bytes / u[i].scale, u[i].unit);
+            return buf;
+        }
+    snprintf(buf, size, "%.0f B", bytes);
+    return buf;
+}
+
 static bool is_time_unit(const char *unit, double *per_ms)
 {
     static const struct {

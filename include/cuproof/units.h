@@ -58,6 +58,10 @@ CP_API const char *cp_unit_agree(const char *unit, double count);
  * unit in agreement. Returns buf. */
 CP_API char *cp_fmt_count(double count, const char *unit, char *buf, size_t size);
 
+/* A size in bytes to three significant digits in decimal units: "16 B",
+ * "384 B", "2.1 MB", "33.6 MB", "3.7 GB". Returns buf. */
+CP_API char *cp_fmt_bytes(double bytes, char *buf, size_t size);
+
 /* A figure's value in its unit, through the rules above: durations
  * ("ms", "us", "µs", "ns", "s"), ratios ("x"), shares ("ratio",
  * "fraction" up to 1: a percentage; above 1 it is no share and is shown
