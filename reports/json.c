@@ -299,6 +299,9 @@ static void ranks_json(builder *b, cJSON *o, const cp_ranks *r)
         add_str(b, rj, "unmatched", r->unmatched);
     if (r->partial[0])
         add_str(b, rj, "partial", r->partial);
+    /* 1.16: how, where NCCL's calls were recorded. */
+    if (r->matched_by[0])
+        add_str(b, rj, "matched_by", r->matched_by);
     if (r->missing[0])
         add_str(b, rj, "missing", r->missing);
     if (r->not_one_job[0])

@@ -120,8 +120,9 @@ char *cp_ranks_text(const cp_ranks *r, const char *indent)
         return NULL;
     int host_w, dev_w;
     widths(r, &host_w, &dev_w);
-    fprintf(f, "%sranks: %zu on %zu host%s, %u collective%s matched\n", indent, r->nrows,
-            r->nhosts, r->nhosts == 1 ? "" : "s", r->collectives, r->collectives == 1 ? "" : "s");
+    fprintf(f, "%sranks: %zu on %zu host%s, %u collective%s matched%s%s%s\n", indent, r->nrows,
+            r->nhosts, r->nhosts == 1 ? "" : "s", r->collectives, r->collectives == 1 ? "" : "s",
+            r->matched_by[0] ? " (" : "", r->matched_by, r->matched_by[0] ? ")" : "");
     fprintf(f, "%s%4s  %-*s  %-*s  %9s  %6s  %12s  %12s  %12s\n", indent, "rank", host_w, "host",
             dev_w, "devices", "busy ms", "idle", "comm/compute", "exposed comm", "arrived last");
     for (size_t i = 0; i < r->nrows; i++)

@@ -332,6 +332,7 @@ static int read_ranks_into(const where *w, const cJSON *o, cp_ranks *r)
     r->all_aligned = flag(o, "all_aligned");
     str(o, "unmatched", r->unmatched, sizeof r->unmatched);
     str(o, "partial", r->partial, sizeof r->partial);
+    str(o, "matched_by", r->matched_by, sizeof r->matched_by);
     str(o, "missing", r->missing, sizeof r->missing);
     str(o, "not_one_job", r->not_one_job, sizeof r->not_one_job);
     const cJSON *waits = item(o, "collectives_by_operation");

@@ -711,3 +711,56 @@ Test(collectives, a_communicators_stream_is_voted_by_its_calls)
     cp_metrics_free(&m);
     cp_trace_free(&t);
 }
+
+/* Two process groups of three ranks on one host: A of ranks 0 and 1, B of
+ * ranks 0 and 2, 20 all-reduces each, interleaved (B's half a
+ * millisecond after A's), rank 0 running A on its stream 1 and B on its
+ * stream 2, ranks 1 and 2 each on its stream 1, every rank arriving
+ * within 30 us; with their NCCL calls (`calls`) or without. */
+static cp_collectives *two_groups(bool calls)
+{
+    static const char *name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+    cp_collectives *c;
+    cr_assert_eq(cp_collectives_new(&c), 0);
+    for (uint32_t k = 0; k < 20; k++)
+        for (int g = 0; g < 2; g++) {
+            uint64_t t = 1000000000ull + (uint64_t)k * 1000000 + (uint64_t)g * 500000;
+            uint32_t ranks[2] = {0, g ? 2u : 1u};
+            for (int i = 0; i < 2; i++) {
+                uint32_t r = ranks[i], stream = r == 0 && g ? 2 : 1;
+                uint64_t start = t + (uint64_t)i * 30000;
+                cr_assert_eq(cp_collectives_add_named(c, r, 0, stream, start, t + 150000, name), 0);
+                if (calls)
+                    cr_assert_eq(cp_collectives_add_call(c, r, start - 20000, g ? 0xBBull : 0xAAull,
+                                                         4096, "ncclAllReduce"),
+                                 0);
+            }
+        }
+    return c;
+}
+
+/* Subgroups (issue 42): by stream position rank 2's group-B kernels are
+ * taken for group A's (its first stream is communicator 0 there, as rank
+ * 0's is A), so the trace is refused as not one job, every A and B end
+ * half a millisecond apart; matched by NCCL's communicators, each group's
+ * collectives are its own ranks', 40 in all, and nobody is late. */
+Test(collectives, subgroups_are_matched_by_their_communicators)
+{
+    cp_collectives *c = two_groups(false);
+    cp_collectives_result r;
+    cr_assert_eq(cp_collectives_analyse(c, 400000, &r), 0, "%s", cp_last_error());
+    cr_expect(r.not_one_job || r.unmatched[0], "by position the groups are confused");
+    cr_expect_str_eq(r.matched_by, "");
+    cp_collectives_result_free(&r);
+    cp_collectives_free(c);
+
+    c = two_groups(true);
+    cr_assert_eq(cp_collectives_analyse(c, 400000, &r), 0, "%s", cp_last_error());
+    cr_expect_not(r.not_one_job);
+    cr_expect_str_eq(r.unmatched, "");
+    cr_expect_eq(r.matched, 40);
+    cr_expect_not(r.straggler);
+    cr_expect_str_eq(r.matched_by, "by NCCL's communicators and the order of their calls");
+    cp_collectives_result_free(&r);
+    cp_collectives_free(c);
+}

@@ -206,12 +206,21 @@ static bool could_be(const run *c, const run *k)
 static void give(const run *c, const run *k)
 {
     for (size_t i = 0; i < k->n; i++) {
-        coll_slot *s = (coll_slot *)((char *)k->start[i] - offsetof(coll_slot, start));
+        coll_pairable *s = (coll_pairable *)((char *)k->start[i] - offsetof(coll_pairable, start));
         const coll_call *b = (const coll_call *)((char *)c->start[i] - offsetof(coll_call, start));
         s->comm = b->comm;
         s->bytes = b->bytes;
+        s->call_start = b->start;
     }
 }
+
+/* What the pairing works on: the calls and the kernels. */
+typedef struct pairing {
+    const coll_call *calls;
+    size_t ncalls;
+    coll_pairable *k;
+    size_t n;
+} pairing;
 
 /* A communicator's stream as one operation's calls showed it (pair_calls'
  * first pass): `weight` calls of it fit that stream's kernels. */
@@ -224,7 +233,7 @@ typedef struct stream_vote {
 /* The operation's calls and kernels of process `process` into runs (by
  * communicator, by stream); *ncr and *nkr their counts. Returns 0 or
  * CP_ENOMEM. */
-static int op_runs(coll_rows *c, uint32_t process, const char *op, uint64_t **calls,
+static int op_runs(const pairing *c, uint32_t process, const char *op, uint64_t **calls,
                    uint64_t *ckeys, uint64_t **kern, uint64_t *kkeys, run **cr, long *ncr,
                    run **kr, long *nkr)
 {
@@ -237,11 +246,11 @@ static int op_runs(coll_rows *c, uint32_t process, const char *op, uint64_t **ca
         calls[nc++] = (uint64_t *)&c->calls[j].start;
     }
     for (size_t k = 0; k < c->n; k++) {
-        const coll_slot *s = &c->slots[k];
-        if (s->piece || s->process != process || strcmp(c->classes[s->cls].op, op) != 0)
+        const coll_pairable *s = &c->k[k];
+        if (s->process != process || strcmp(s->op, op) != 0)
             continue;
-        kkeys[nk] = (uint64_t)s->device << 48 ^ (uint64_t)s->context << 24 ^ s->stream;
-        kern[nk++] = (uint64_t *)&c->slots[k].start;
+        kkeys[nk] = s->stream;
+        kern[nk++] = (uint64_t *)&c->k[k].start;
     }
     *cr = *kr = NULL;
     *ncr = runs_of(calls, nc, ckeys, cr);
@@ -252,6 +261,62 @@ static int op_runs(coll_rows *c, uint32_t process, const char *op, uint64_t **ca
         *cr = NULL;
         return rc;
     }
+    return 0;
+}
+
+/* Which stream's kernels each communicator's calls are (cr[x].paired),
+ * by elimination: a communicator whose calls fit (could_be) one stream
+ * alone of those not yet taken takes it, unless another's fit that one
+ * alone too (then neither does); again until none does. A communicator
+ * left fitting several stays unpaired. Returns 0 or CP_ENOMEM. */
+static int settle(run *cr, long ncr, const run *kr, long nkr)
+{
+    bool *fit = malloc((size_t)(ncr ? ncr : 1) * (size_t)(nkr ? nkr : 1) * sizeof *fit);
+    bool *taken = calloc((size_t)(nkr ? nkr : 1), sizeof *taken);
+    if (!fit || !taken) {
+        free(fit);
+        free(taken);
+        return cp_failf(CP_ENOMEM, "out of memory pairing NCCL calls");
+    }
+    for (long x = 0; x < ncr; x++)
+        for (long y = 0; y < nkr; y++)
+            fit[x * nkr + y] = could_be(&cr[x], &kr[y]);
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (long x = 0; x < ncr; x++) {
+            if (cr[x].paired >= 0)
+                continue;
+            long only = -1, fits = 0;
+            for (long y = 0; y < nkr; y++)
+                if (fit[x * nkr + y] && !taken[y]) {
+                    only = y;
+                    fits++;
+                }
+            if (fits != 1)
+                continue;
+            bool rival = false;
+            for (long z = 0; z < ncr && !rival; z++) {
+                if (z == x || cr[z].paired >= 0 || !fit[z * nkr + only])
+                    continue;
+                long others = 0;
+                for (long y = 0; y < nkr; y++)
+                    others += fit[z * nkr + y] && !taken[y] && y != only;
+                rival = others == 0;
+            }
+            if (rival) {
+                /* Two whose calls fit that stream alone: neither. */
+                for (long z = 0; z < ncr; z++)
+                    fit[z * nkr + only] = false;
+                taken[only] = true;
+            } else {
+                cr[x].paired = only;
+                taken[only] = true;
+            }
+            moved = true;
+        }
+    }
+    free(fit);
+    free(taken);
     return 0;
 }
 
@@ -291,17 +356,17 @@ static bool stream_of(const stream_vote *v, size_t n, uint64_t comm, bool p2p, u
 }
 
 /* Pairs each process's NCCL calls of an operation with its kernels of it
- * (coll_rows.h says when), their comm and bytes into the slots. Two
+ * (coll_rows.h says when), their comm and bytes into the kernels. Two
  * passes per process. First, each operation votes each communicator a
- * stream: its calls and one stream's kernels fit one for one (could_be)
- * and no other communicator's or stream's do, or where one stream's
- * kernels are left, the communicators left together fit them. Each
+ * stream: the one its calls fit one for one (could_be) by elimination
+ * (settle), or where one stream's kernels are left, the communicators
+ * left together fit them. Each
  * communicator's stream is then the one most of its calls voted for,
  * point-to-point calls apart (PyTorch runs them on a stream of their
  * own): one operation's coincidence cannot outvote the rest. Second, per
  * operation and stream, the calls of the communicators on that stream,
  * in time order, go to its kernels where they fit one for one. */
-static int pair_calls(coll_rows *c)
+static int pair_calls(const pairing *c)
 {
     if (!c->ncalls)
         return 0;
@@ -340,18 +405,10 @@ static int pair_calls(coll_rows *c)
                                   &nkr)) < 0)
                     break;
                 if (pass == 0) {
-                    for (long x = 0; x < ncr; x++) {
-                        long only = -1, fits = 0;
-                        for (long y = 0; y < nkr; y++)
-                            if (could_be(&cr[x], &kr[y])) {
-                                only = y;
-                                fits++;
-                            }
-                        bool shared = false;
-                        for (long z = 0; fits == 1 && z < ncr && !shared; z++)
-                            shared = z != x && could_be(&cr[z], &kr[only]);
-                        if (fits == 1 && !shared)
-                            cr[x].paired = only;
+                    if ((rc = settle(cr, ncr, kr, nkr)) < 0) {
+                        free(cr);
+                        free(kr);
+                        break;
                     }
                     long left = -1, nleft = 0;
                     for (long y = 0; y < nkr; y++) {
@@ -418,6 +475,50 @@ static int pair_calls(coll_rows *c)
     free(kkeys);
     free(mine);
     free(done);
+    return rc;
+}
+
+int cp__coll_pair(const coll_call *calls, size_t ncalls, coll_pairable *k, size_t nk)
+{
+    for (size_t i = 0; i < nk; i++)
+        k[i].comm = k[i].bytes = k[i].call_start = 0;
+    pairing p = {calls, ncalls, k, nk};
+    return pair_calls(&p);
+}
+
+/* The table's kernels paired with its calls (cp__coll_pair): each slot's
+ * comm and bytes, a clipped kernel's later pieces left out. Returns 0 or
+ * CP_ENOMEM. */
+static int pair_slots(coll_rows *c)
+{
+    if (!c->ncalls || !c->n)
+        return 0;
+    coll_pairable *k = malloc(c->n * sizeof *k);
+    uint32_t *slot = malloc(c->n * sizeof *slot);
+    if (!k || !slot) {
+        free(k);
+        free(slot);
+        return cp_failf(CP_ENOMEM, "out of memory pairing NCCL calls");
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const coll_slot *s = &c->slots[i];
+        if (s->piece)
+            continue;
+        slot[n] = (uint32_t)i;
+        k[n++] = (coll_pairable){.start = s->start,
+                                 .stream = (uint64_t)s->device << 48 ^ (uint64_t)s->context << 24 ^
+                                           s->stream,
+                                 .op = c->classes[s->cls].op,
+                                 .process = s->process};
+    }
+    int rc = cp__coll_pair(c->calls, c->ncalls, k, n);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        c->slots[slot[i]].comm = k[i].comm;
+        c->slots[slot[i]].bytes = k[i].bytes;
+    }
+    free(k);
+    free(slot);
     return rc;
 }
 
@@ -551,7 +652,7 @@ static int row_cmp(const void *x, const void *y)
 
 int cp__coll_finish(coll_rows *c, cp_metrics *m)
 {
-    int rc = pair_calls(c);
+    int rc = pair_slots(c);
     if (rc == 0)
         rc = count_comm_ranks(c);
     if (rc < 0) {

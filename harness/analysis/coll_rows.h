@@ -46,6 +46,23 @@ typedef struct coll_call {
     char op[24]; /* the range's name without "nccl": the kernels' operation */
 } coll_call;
 
+/* A communication kernel as the pairing sees it (cp__coll_pair): its
+ * start, its stream (its process's device, context and stream as one
+ * key), its operation (coll_class.op) and its process (or rank); and,
+ * where paired, its call's communicator (0: none), message size and
+ * start. */
+typedef struct coll_pairable {
+    uint64_t start, stream;
+    const char *op;
+    uint32_t process;
+    uint64_t comm, bytes, call_start;
+} coll_pairable;
+
+/* Pairs the `nk` kernels with the `ncalls` calls by the rule of
+ * cp__coll_finish below (each process's own), setting their comm, bytes
+ * and call_start (0 where unpaired). Returns 0 or CP_ENOMEM. */
+int cp__coll_pair(const coll_call *calls, size_t ncalls, coll_pairable *k, size_t nk);
+
 typedef struct coll_comm {
     uint64_t comm;
     uint32_t ranks;

@@ -24,6 +24,7 @@ typedef struct comm_kernel {
     uint32_t comm, seq; /* the collective it is, once numbered */
     uint32_t cls;       /* its operation, algorithm and protocol: an index into classes */
     uint64_t start, end;
+    uint64_t hash, call_start; /* its NCCL call's communicator and start, where paired */
 } comm_kernel;
 
 struct cp_collectives {
@@ -35,6 +36,10 @@ struct cp_collectives {
     char partial[300];   /* which rank's collectives were left out, matched without them */
     coll_class *classes; /* the operations named so far (cp__coll_class_intern) */
     size_t nclasses, classes_cap;
+    coll_call *calls; /* NCCL's calls with their payloads, by rank (process = rank) */
+    size_t ncalls, calls_cap;
+    bool by_comm;         /* numbered by NCCL's communicators (identify) */
+    char matched_by[200]; /* how, when calls were recorded ("" when none was) */
 };
 
 int cp_collectives_new(cp_collectives **out)
@@ -50,6 +55,7 @@ void cp_collectives_free(cp_collectives *c)
     free(c->k);
     free(c->host_of);
     free(c->classes);
+    free(c->calls);
     free(c);
 }
 
@@ -137,6 +143,111 @@ static int64_t median(int64_t *v, size_t n)
     return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 
+int cp_collectives_add_call(cp_collectives *c, uint32_t rank, uint64_t start, uint64_t comm,
+                            uint64_t bytes, const char *name)
+{
+    if (!comm || !name || strncmp(name, "nccl", 4) != 0)
+        return 0;
+    coll_call *p = cp_grow(c->calls, &c->calls_cap, c->ncalls, sizeof *p, 64);
+    if (!p)
+        return cp_failf(CP_ENOMEM, "out of memory keeping NCCL's calls");
+    c->calls = p;
+    coll_call *k = &c->calls[c->ncalls++];
+    *k = (coll_call){.start = start, .comm = comm, .bytes = bytes, .process = rank};
+    snprintf(k->op, sizeof k->op, "%s", name + 4);
+    return 0;
+}
+
+/* Each communication kernel paired with its NCCL call, per rank
+ * (cp__coll_pair, coll_rows.h's rule): where every kernel of every rank
+ * was, the collectives are numbered by communicator and call
+ * (c->by_comm); c->matched_by says how they were. Returns 0 or
+ * CP_ENOMEM. */
+static int identify(cp_collectives *c)
+{
+    c->by_comm = false;
+    c->matched_by[0] = '\0';
+    if (!c->ncalls || !c->n)
+        return 0;
+    coll_pairable *k = malloc(c->n * sizeof *k);
+    if (!k)
+        return cp_failf(CP_ENOMEM, "out of memory pairing NCCL calls");
+    for (size_t i = 0; i < c->n; i++)
+        k[i] = (coll_pairable){.start = c->k[i].start, .stream = c->k[i].stream,
+                               .op = c->classes[c->k[i].cls].op, .process = c->k[i].rank};
+    int rc = cp__coll_pair(c->calls, c->ncalls, k, c->n);
+    size_t paired = 0;
+    for (size_t i = 0; rc == 0 && i < c->n; i++) {
+        c->k[i].hash = k[i].comm;
+        c->k[i].call_start = k[i].call_start;
+        paired += k[i].comm != 0;
+    }
+    free(k);
+    if (rc < 0)
+        return rc;
+    c->by_comm = paired == c->n;
+    if (c->by_comm)
+        snprintf(c->matched_by, sizeof c->matched_by, "%s",
+                 "by NCCL's communicators and the order of their calls");
+    else
+        snprintf(c->matched_by, sizeof c->matched_by,
+                 "by stream position: %zu of %zu communication kernels had their NCCL call", paired,
+                 c->n);
+    return 0;
+}
+
+static int by_rank_hash_call(const void *x, const void *y)
+{
+    const comm_kernel *a = x, *b = y;
+    int c = a->rank < b->rank ? -1 : a->rank > b->rank;
+    if (!c)
+        c = a->hash < b->hash ? -1 : a->hash > b->hash;
+    if (!c)
+        c = a->call_start < b->call_start ? -1 : a->call_start > b->call_start;
+    return c;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Numbers the kernels by identity (c->by_comm): communicator m is the
+ * m-th of the communicators' ids in ascending order, the same on every
+ * rank; a kernel's seq is its call's place among its rank's calls on it.
+ * Returns 0 or CP_ENOMEM. */
+static int number_by_comm(cp_collectives *c)
+{
+    uint64_t *ids = malloc(c->n * sizeof *ids);
+    if (!ids)
+        return cp_failf(CP_ENOMEM, "out of memory numbering collectives");
+    for (size_t i = 0; i < c->n; i++)
+        ids[i] = c->k[i].hash;
+    qsort(ids, c->n, sizeof *ids, cmp_u64);
+    size_t nids = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (!nids || ids[i] != ids[nids - 1])
+            ids[nids++] = ids[i];
+    qsort(c->k, c->n, sizeof *c->k, by_rank_hash_call);
+    for (size_t i = 0, seq = 0; i < c->n; i++) {
+        if (i && (c->k[i].rank != c->k[i - 1].rank || c->k[i].hash != c->k[i - 1].hash))
+            seq = 0;
+        size_t lo = 0, hi = nids;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ids[mid] < c->k[i].hash)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        c->k[i].comm = (uint32_t)lo;
+        c->k[i].seq = (uint32_t)seq++;
+    }
+    free(ids);
+    return 0;
+}
+
 /* A jump of the difference of two ranks' ends, from one collective to the
  * next, larger than this is no clock's drift: a true pair's ends coincide
  * (none can finish before the last rank arrived), a pair shifted by one
@@ -187,7 +298,9 @@ static int check_counts(cp_collectives *c)
         keep[m] = full;
         for (uint32_t r = 0; r < c->nranks && !c->unmatched[0]; r++) {
             uint32_t n = count[(size_t)r * most + m];
-            if (!ran[r] || n == full)
+            /* By identity, a rank with no call on a communicator is not
+             * of it (a subgroup's), not one that ran none. */
+            if (!ran[r] || n == full || (c->by_comm && n == 0))
                 continue;
             const comm_kernel *a = &c->k[from[(size_t)ref * most + m]],
                               *b = &c->k[from[(size_t)r * most + m]];
@@ -213,12 +326,13 @@ static int check_counts(cp_collectives *c)
                 gap = 0;
             if (gap)
                 snprintf(c->unmatched, sizeof c->unmatched,
-                         "collectives cannot be matched by position: on communicator %u, rank "
+                         "collectives cannot be matched%s: on communicator %u, rank "
                          "%u ran %u and rank %u ran %u, and their ends part in %u of the last "
                          "%u (by up to %.3f ms: a kernel missing before them, a dropped record "
                          "or a collective some ranks ran); with nothing in the trace to tell "
                          "which collective a kernel is, every match after it would be shifted",
-                         m, r, n, ref, full, big, late, (double)gap / 1e6);
+                         c->by_comm ? "" : " by position", m, r, n, ref, full, big, late,
+                         (double)gap / 1e6);
             else if (2 * (size_t)n < full)
                 snprintf(c->unmatched, sizeof c->unmatched,
                          "collectives cannot be matched: on communicator %u, rank %u ran %u and "
@@ -252,6 +366,15 @@ static int check_counts(cp_collectives *c)
  * collective (comm, k). */
 static int number(cp_collectives *c)
 {
+    int rc = identify(c);
+    if (rc < 0)
+        return rc;
+    if (c->by_comm) {
+        if ((rc = number_by_comm(c)) < 0)
+            return rc;
+        return check_counts(c) < 0 ? CP_ENOMEM
+                                   : (qsort(c->k, c->n, sizeof *c->k, by_collective), 0);
+    }
     qsort(c->k, c->n, sizeof *c->k, by_rank_stream_start);
     size_t i = 0;
     while (i < c->n) {
@@ -678,6 +801,7 @@ int cp_collectives_analyse(cp_collectives *c, uint64_t min_lag_ns, cp_collective
         check_identity(c);
     snprintf(out->unmatched, sizeof out->unmatched, "%s", c->unmatched);
     snprintf(out->partial, sizeof out->partial, "%s", c->partial);
+    snprintf(out->matched_by, sizeof out->matched_by, "%s", c->matched_by);
     scratch s = {0};
     if ((rc = alloc_scratch(c, &s, out)) == 0 && !out->unmatched[0])
         rc = check_one_job(c, &s, out);

@@ -178,13 +178,18 @@ static int rank_of(cp_ranks_builder *b, const cp_trace *meta, uint32_t process, 
 
 int cp_ranks_builder_add(cp_ranks_builder *b, const cp_trace *meta, const cp_activity *a)
 {
-    if (!cp_activity_is_device_work(a) || a->process >= meta->nprocesses ||
+    bool call = a->kind == CP_ACT_RANGE && a->comm && !a->piece;
+    if ((!call && !cp_activity_is_device_work(a)) || a->process >= meta->nprocesses ||
         cp_process_rank(&meta->processes[a->process]) < 0)
         return 0;
     rank_state *r;
     int rc = rank_of(b, meta, a->process, &r);
     if (rc < 0)
         return rc;
+    /* An NCCL call with its payload: for matching by identity. */
+    if (call)
+        return cp_collectives_add_call(b->coll, (uint32_t)r->rank, a->start, a->comm, a->bytes,
+                                       a->name);
     /* Its devices, every one kept (the row lists the first
      * CP_RANK_MAX_DEVICES and counts them all): past the listed ones a
      * device must still be recognised, or each of its records would
@@ -338,6 +343,7 @@ int cp_ranks_builder_finish(cp_ranks_builder *b, const cp_trace *meta, cp_ranks 
     r->collectives = c.matched;
     snprintf(r->unmatched, sizeof r->unmatched, "%s", c.unmatched);
     snprintf(r->partial, sizeof r->partial, "%s", c.partial);
+    snprintf(r->matched_by, sizeof r->matched_by, "%s", c.matched_by);
     if (c.not_one_job) {
         const char *host = c.apart_host < r->nhosts ? r->hosts[c.apart_host].name : "";
         snprintf(r->not_one_job, sizeof r->not_one_job,

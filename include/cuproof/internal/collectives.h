@@ -17,6 +17,12 @@
  * across ranks stands (issue 42: one NCCL kernel removed from rank 1 of a
  * run with no slow rank named rank 1 a straggler at 80 of 81).
  *
+ * Identity. Where NCCL's calls were recorded (cp_collectives_add_call)
+ * and every kernel of every rank is paired with its call, communicator i
+ * is the i-th by NCCL's id and a kernel's place is its call's among its
+ * rank's calls on it; a rank with none on a communicator is not of it.
+ * The counts' checks above then hold per communicator among its ranks.
+ *
  * One job. The ends of a collective on the ranks of one host (one clock)
  * nearly coincide; where their median distance exceeds the median
  * interval between one collective and the next (and 1 ms), the files are
@@ -87,6 +93,20 @@ CP_API int cp_collectives_add_named(cp_collectives *c, uint32_t rank, uint32_t h
                                     uint32_t stream, uint64_t start, uint64_t end,
                                     const char *name);
 
+/* An NCCL call of rank `rank` with its payload (cuproof/trace.h: an NCCL
+ * range whose comm is set): its start on that rank's clock, its
+ * communicator (NCCL's commHash, the same on every rank of it), its
+ * message size and its range's name ("ncclAllReduce"; others are left
+ * out). Where every communication kernel of every rank is paired with
+ * its call (the per-collective table's rule: cuproof/metrics.h,
+ * cp_collective_row), collective (i, k) is the k-th call on the i-th
+ * communicator by id instead of the k-th kernel of the i-th stream: a
+ * subgroup's collectives are matched among its own ranks, and a
+ * communicator whose streams differ across ranks is one. Returns 0 or
+ * CP_ENOMEM. */
+CP_API int cp_collectives_add_call(cp_collectives *c, uint32_t rank, uint64_t start,
+                                   uint64_t comm, uint64_t bytes, const char *name);
+
 /* Declares rank `rank` on host `host` whether or not it ran a collective,
  * so that a host none of whose ranks did is seen, and reported as not
  * aligned. Returns as cp_collectives_add. */
@@ -146,6 +166,11 @@ typedef struct cp_collectives_result {
      * (a rank's trace ends first): which rank, and how many ("" when
      * every rank ran them all). */
     char partial[300];
+    /* How they were matched when NCCL's calls were recorded: "by NCCL's
+     * communicators and the order of their calls", or "by stream
+     * position: N of M communication kernels had their NCCL call"; ""
+     * when no call was recorded (by stream position, as always). */
+    char matched_by[200];
     /* Not one job: on host `apart_host`, matched collectives' ends are a
      * median apart_median_ns apart (ranks apart_ranks the farthest), more
      * than the median apart_interval_ns between one collective and the

@@ -99,6 +99,7 @@ typedef struct cp_ranks {
     bool all_aligned;    /* every host's clock could be put on host 0's */
     char unmatched[400]; /* why the collectives could not be matched ("" when they were) */
     char partial[300];   /* matched without a rank's last ones, and why ("" when all) */
+    char matched_by[200]; /* how, where NCCL's calls were recorded (cp_collectives_result) */
     char missing[400];   /* the ranks the world size promises that have no trace ("" none) */
     /* Why the files are not one job: ranks of one host whose collectives
      * end far apart (cuproof/internal/collectives.h, "One job"); "" when
