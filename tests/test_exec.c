@@ -450,6 +450,29 @@ Test(exec_cli, a_captured_trace_is_judged_and_its_windows_listed)
     cJSON_Delete(root);
 }
 
+/* NCCL's own account through exec (the two ranks recorded on two H200s,
+ * tests/fixtures/exec-h200x2-nccl, their run id taken out): the
+ * collectives matched by communicator, and the sizes judged. */
+Test(exec_cli, nccls_own_account_is_judged)
+{
+    char src[128];
+    snprintf(src, sizeof src, "%s/src", out_dir);
+    cr_assert_eq(mkdir(src, 0755), 0);
+    static const char *ranks[] = {"rank0", "rank1"};
+    for (int r = 0; r < 2; r++) {
+        char from[256], name[64];
+        snprintf(from, sizeof from, "%s/exec-h200x2-nccl/%s.proc.jsonl", CUPROOF_FIXTURES, ranks[r]);
+        snprintf(name, sizeof name, "vm.%d.proc.jsonl", 3648 + r);
+        write_edited(from, src, name, ",\"run\":\"vm.3598.1795968107480267516\"", "");
+    }
+    cr_expect_eq(exec("--expect 'collective(AllReduce): bytes == 33554432' "
+                      "--expect 'collective(SendRecv): busbw_gbps > 0' "
+                      "-- sh -c 'cp \"%s\"/*.proc.jsonl \"$CUPROOF_EXEC_DIR/\"'", src),
+                 0, "%s", output);
+    expect_output("11 collectives matched (by NCCL's communicators and the order of their calls)");
+    expect_output("passed  collective(AllReduce): bytes == 33554432");
+}
+
 /* The launcher reads the traces while the program writes them, so that
  * after it only the rest is left to read. A program that writes its
  * records over a second has most of them read while it ran, said in
