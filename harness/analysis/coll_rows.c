@@ -109,18 +109,28 @@ long cp__coll_add(coll_rows *c, const cp_activity *a, uint64_t end)
     return (long)c->n++;
 }
 
+long cp__coll_call_add(coll_call **calls, size_t *n, size_t *cap, uint32_t process,
+                       uint64_t start, uint64_t comm, uint64_t bytes, const char *name)
+{
+    if (!comm || !name || strncmp(name, "nccl", 4) != 0)
+        return 0;
+    coll_call *p = cp_grow(*calls, cap, *n, sizeof *p, 64);
+    if (!p)
+        return cp_failf(CP_ENOMEM, "out of memory keeping NCCL's calls");
+    *calls = p;
+    coll_call *k = &p[(*n)++];
+    *k = (coll_call){.start = start, .comm = comm, .bytes = bytes, .process = process};
+    snprintf(k->op, sizeof k->op, "%s", name + 4);
+    return 1;
+}
+
 int cp__coll_call(coll_rows *c, const cp_activity *a)
 {
-    if (a->kind != CP_ACT_RANGE || a->piece || !a->comm || !a->name || strncmp(a->name, "nccl", 4) != 0)
+    if (a->kind != CP_ACT_RANGE || a->piece)
         return 0;
-    coll_call *p = cp_grow(c->calls, &c->calls_cap, c->ncalls, sizeof *p, 64);
-    if (!p)
-        return cp_failf(CP_ENOMEM, "out of memory for the NCCL calls");
-    c->calls = p;
-    coll_call *k = &c->calls[c->ncalls++];
-    *k = (coll_call){.start = a->start, .comm = a->comm, .bytes = a->bytes, .process = a->process};
-    snprintf(k->op, sizeof k->op, "%s", a->name + 4);
-    return 0;
+    long rc = cp__coll_call_add(&c->calls, &c->ncalls, &c->calls_cap, a->process, a->start,
+                                a->comm, a->bytes, a->name);
+    return rc < 0 ? (int)rc : 0;
 }
 
 /* The operation a call's kernels name: NCCL's point-to-point calls run

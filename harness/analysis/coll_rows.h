@@ -97,6 +97,14 @@ long cp__coll_class_intern(coll_class **classes, size_t *n, size_t *cap, const c
  * CP_ENOMEM. */
 long cp__coll_add(coll_rows *c, const cp_activity *a, uint64_t end);
 
+/* Keeps an NCCL call of `process` (or rank) in *calls (n of them, room
+ * for *cap): its start, communicator, message size and range name, when
+ * it is one (a communicator, a name beginning "nccl"). Returns 1 when
+ * kept, 0 when it is no call, or CP_ENOMEM. Both the per-collective
+ * table and the collectives' match keep their calls so. */
+long cp__coll_call_add(coll_call **calls, size_t *n, size_t *cap, uint32_t process,
+                       uint64_t start, uint64_t comm, uint64_t bytes, const char *name);
+
 /* Range `a` when it is an NCCL call with its payload (a->comm): kept for
  * cp__coll_finish, which gives its size to its kernel. Anything else is
  * left alone. Returns 0 or CP_ENOMEM. */

@@ -146,16 +146,9 @@ static int64_t median(int64_t *v, size_t n)
 int cp_collectives_add_call(cp_collectives *c, uint32_t rank, uint64_t start, uint64_t comm,
                             uint64_t bytes, const char *name)
 {
-    if (!comm || !name || strncmp(name, "nccl", 4) != 0)
-        return 0;
-    coll_call *p = cp_grow(c->calls, &c->calls_cap, c->ncalls, sizeof *p, 64);
-    if (!p)
-        return cp_failf(CP_ENOMEM, "out of memory keeping NCCL's calls");
-    c->calls = p;
-    coll_call *k = &c->calls[c->ncalls++];
-    *k = (coll_call){.start = start, .comm = comm, .bytes = bytes, .process = rank};
-    snprintf(k->op, sizeof k->op, "%s", name + 4);
-    return 0;
+    long rc = cp__coll_call_add(&c->calls, &c->ncalls, &c->calls_cap, rank, start, comm, bytes,
+                                name);
+    return rc < 0 ? (int)rc : 0;
 }
 
 /* Each communication kernel paired with its NCCL call, per rank
