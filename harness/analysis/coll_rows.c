@@ -395,19 +395,22 @@ static int pair_calls(const pairing *c)
             continue;
         uint32_t process = c->calls[i].process;
         nvotes = 0;
+        /* The process's operations, each once (few: NCCL has a dozen). */
+        const char *ops[32];
+        size_t nops = 0;
+        for (size_t j = i; j < c->ncalls; j++) {
+            if (c->calls[j].process != process)
+                continue;
+            const char *op = kernel_op_of_call(c->calls[j].op);
+            size_t k = 0;
+            while (k < nops && strcmp(ops[k], op) != 0)
+                k++;
+            if (k == nops && nops < sizeof ops / sizeof *ops)
+                ops[nops++] = op;
+        }
         for (int pass = 0; rc == 0 && pass < 2; pass++) {
-            /* Each operation of the process once: its first call's. */
-            for (size_t j = i; rc == 0 && j < c->ncalls; j++) {
-                const coll_call *first = &c->calls[j];
-                if (first->process != process)
-                    continue;
-                const char *op = kernel_op_of_call(first->op);
-                bool seen = false;
-                for (size_t k = i; k < j && !seen; k++)
-                    seen = c->calls[k].process == process &&
-                           strcmp(kernel_op_of_call(c->calls[k].op), op) == 0;
-                if (seen)
-                    continue;
+            for (size_t o = 0; rc == 0 && o < nops; o++) {
+                const char *op = ops[o];
                 bool p2p = strcmp(op, "SendRecv") == 0;
                 run *cr = NULL, *kr = NULL;
                 long ncr = 0, nkr = 0;
