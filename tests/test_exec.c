@@ -471,6 +471,31 @@ Test(exec_cli, nccls_own_account_is_judged)
                  0, "%s", output);
     expect_output("11 collectives matched (by NCCL's communicators and the order of their calls)");
     expect_output("passed  collective(AllReduce): bytes == 33554432");
+    /* The page's and report.json's table say it too. */
+    const char *page = out_file("report.html");
+    cr_expect_not_null(strstr(page, "<th>Messages</th><th>Bus GB/s</th>"));
+    cr_expect_not_null(strstr(page, "<td>33.6 MB</td>"));
+    cJSON *root = cJSON_Parse(out_file("report.json"));
+    cr_assert_not_null(root);
+    const cJSON *rows;
+    const cJSON *cases = cJSON_GetObjectItem(root, "cases");
+    const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cases, 0), "variants"), 0);
+    const cJSON *tr = cJSON_GetObjectItem(v, "trace");
+    rows = cJSON_GetObjectItem(cJSON_GetObjectItem(tr, "metrics") ? cJSON_GetObjectItem(tr, "metrics") : tr,
+                               "collectives_by_operation");
+    cr_assert_not_null(rows, "no collectives_by_operation");
+    bool seen = false;
+    for (const cJSON *r = rows->child; r; r = r->next)
+        if (strcmp(cJSON_GetObjectItem(r, "operation")->valuestring, "AllReduce") == 0) {
+            seen = true;
+            cr_expect_eq(cJSON_GetObjectItem(r, "bytes")->valuedouble, 33554432);
+            cr_expect_gt(cJSON_GetObjectItem(r, "busbw_gbps")->valuedouble, 0);
+        }
+    cr_expect(seen);
+    const cJSON *table = cJSON_GetObjectItem(v, "ranks");
+    cr_expect_str_eq(cJSON_GetObjectItem(table, "matched_by")->valuestring,
+                     "by NCCL's communicators and the order of their calls");
+    cJSON_Delete(root);
 }
 
 /* The launcher reads the traces while the program writes them, so that
