@@ -155,9 +155,10 @@ typedef struct run {
     long paired;          /* the run of the other side it is paired with; -1 none */
 } run;
 
-/* The runs of `n` items (starts at base + i * size, keys by key_of) into
- * *runs (sorted by key, each in time order). Returns how many, or
- * CP_ENOMEM. */
+/* The runs of `n` items (pointers to their starts, item i's key keys[i])
+ * into *runs, in the order their keys are first seen, each in time order;
+ * `items` is regrouped so, each run's pointers together. Returns how
+ * many, or CP_ENOMEM. */
 static long runs_of(uint64_t **items, size_t n, const uint64_t *keys, run **runs)
 {
     *runs = NULL;
