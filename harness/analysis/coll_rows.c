@@ -377,13 +377,78 @@ static bool stream_of(const stream_vote *v, size_t n, uint64_t comm, bool p2p, u
  * own): one operation's coincidence cannot outvote the rest. Second, per
  * operation and stream, the calls of the communicators on that stream,
  * in time order, go to its kernels where they fit one for one. */
+/* The calls of the runs paired with `want` (-1: those unpaired), together
+ * in time order in `mine`, as one run. */
+static run merged(const run *cr, long ncr, long want, uint64_t **mine)
+{
+    size_t m = 0;
+    for (long x = 0; x < ncr; x++)
+        for (size_t k = 0; cr[x].paired == want && k < cr[x].n; k++)
+            mine[m++] = cr[x].start[k];
+    qsort(mine, m, sizeof *mine, by_start);
+    return (run){.start = mine, .n = m, .paired = want};
+}
+
+/* pair_calls' first pass for one operation: its communicators' runs `cr`
+ * settled on its streams' runs `kr`, and where one stream is left the
+ * communicators left together; each pairing a vote. Returns 0 or
+ * CP_ENOMEM. */
+static int vote_op(run *cr, long ncr, const run *kr, long nkr, bool p2p, uint64_t **mine,
+                   stream_vote **votes, size_t *nvotes, size_t *cap)
+{
+    int rc = settle(cr, ncr, kr, nkr);
+    long left = -1, nleft = 0, rest_runs = 0;
+    for (long y = 0; rc == 0 && y < nkr; y++) {
+        bool taken = false;
+        for (long x = 0; x < ncr && !taken; x++)
+            taken = cr[x].paired == y;
+        if (!taken) {
+            left = y;
+            nleft++;
+        }
+    }
+    for (long x = 0; x < ncr; x++)
+        rest_runs += cr[x].paired < 0;
+    bool together = false;
+    if (rc == 0 && nleft == 1 && rest_runs >= 2) {
+        run all = merged(cr, ncr, -1, mine);
+        together = could_be(&all, &kr[left]);
+    }
+    for (long x = 0; rc == 0 && x < ncr; x++) {
+        long y = cr[x].paired >= 0 ? cr[x].paired : together ? left : -1;
+        if (y >= 0)
+            rc = vote(votes, nvotes, cap, (stream_vote){cr[x].key, kr[y].key, p2p, cr[x].n});
+    }
+    return rc;
+}
+
+/* pair_calls' second pass for one operation: each communicator's run on
+ * the stream its votes chose, and each stream's kernels given the calls
+ * of the communicators on it where they fit one for one. */
+static void give_op(run *cr, long ncr, const run *kr, long nkr, bool p2p, const stream_vote *votes,
+                    size_t nvotes, uint64_t **mine)
+{
+    for (long x = 0; x < ncr; x++) {
+        uint64_t stream = 0;
+        bool voted = stream_of(votes, nvotes, cr[x].key, p2p, &stream);
+        cr[x].paired = -1;
+        for (long y = 0; voted && y < nkr; y++)
+            if (kr[y].key == stream)
+                cr[x].paired = y;
+    }
+    for (long y = 0; y < nkr; y++) {
+        run all = merged(cr, ncr, y, mine);
+        if (all.n && could_be(&all, &kr[y]))
+            give(&all, &kr[y]);
+    }
+}
+
 static int pair_calls(const pairing *c)
 {
     if (!c->ncalls)
         return 0;
-    size_t most = c->ncalls > c->n ? c->ncalls : c->n;
     uint64_t **calls = malloc(c->ncalls * sizeof *calls), **kern = malloc((c->n + 1) * sizeof *kern);
-    uint64_t *ckeys = malloc(most * sizeof *ckeys), *kkeys = malloc((most + 1) * sizeof *kkeys);
+    uint64_t *ckeys = malloc(c->ncalls * sizeof *ckeys), *kkeys = malloc((c->n + 1) * sizeof *kkeys);
     uint64_t **mine = malloc(c->ncalls * sizeof *mine);
     bool *done = calloc(c->ncalls, sizeof *done);
     stream_vote *votes = NULL;
@@ -402,6 +467,7 @@ static int pair_calls(const pairing *c)
         for (size_t j = i; j < c->ncalls; j++) {
             if (c->calls[j].process != process)
                 continue;
+            done[j] = true;
             const char *op = kernel_op_of_call(c->calls[j].op);
             size_t k = 0;
             while (k < nops && strcmp(ops[k], op) != 0)
@@ -409,78 +475,19 @@ static int pair_calls(const pairing *c)
             if (k == nops && nops < sizeof ops / sizeof *ops)
                 ops[nops++] = op;
         }
-        for (int pass = 0; rc == 0 && pass < 2; pass++) {
+        for (int pass = 0; rc == 0 && pass < 2; pass++)
             for (size_t o = 0; rc == 0 && o < nops; o++) {
-                const char *op = ops[o];
-                bool p2p = strcmp(op, "SendRecv") == 0;
+                bool p2p = strcmp(ops[o], "SendRecv") == 0;
                 run *cr = NULL, *kr = NULL;
                 long ncr = 0, nkr = 0;
-                if ((rc = op_runs(c, process, op, calls, ckeys, kern, kkeys, &cr, &ncr, &kr,
-                                  &nkr)) < 0)
-                    break;
-                if (pass == 0) {
-                    if ((rc = settle(cr, ncr, kr, nkr)) < 0) {
-                        free(cr);
-                        free(kr);
-                        break;
-                    }
-                    long left = -1, nleft = 0;
-                    for (long y = 0; y < nkr; y++) {
-                        bool taken = false;
-                        for (long x = 0; x < ncr && !taken; x++)
-                            taken = cr[x].paired == y;
-                        if (!taken) {
-                            left = y;
-                            nleft++;
-                        }
-                    }
-                    size_t rest = 0, rest_runs = 0;
-                    for (long x = 0; x < ncr; x++)
-                        if (cr[x].paired < 0) {
-                            rest += cr[x].n;
-                            rest_runs++;
-                        }
-                    bool together = false;
-                    if (nleft == 1 && rest_runs >= 2 && rest == kr[left].n) {
-                        size_t m = 0;
-                        for (long x = 0; x < ncr; x++)
-                            for (size_t k = 0; cr[x].paired < 0 && k < cr[x].n; k++)
-                                mine[m++] = cr[x].start[k];
-                        qsort(mine, m, sizeof *mine, by_start);
-                        run all = {.start = mine, .n = m, .paired = left};
-                        together = could_be(&all, &kr[left]);
-                    }
-                    for (long x = 0; rc == 0 && x < ncr; x++) {
-                        long y = cr[x].paired >= 0 ? cr[x].paired : together ? left : -1;
-                        if (y >= 0)
-                            rc = vote(&votes, &nvotes, &votes_cap,
-                                      (stream_vote){cr[x].key, kr[y].key, p2p, cr[x].n});
-                    }
-                } else {
-                    /* Each stream's kernels, and the calls of the
-                     * communicators whose stream it is. */
-                    for (long y = 0; y < nkr; y++) {
-                        size_t m = 0;
-                        for (long x = 0; x < ncr; x++) {
-                            uint64_t stream = 0;
-                            if (!stream_of(votes, nvotes, cr[x].key, p2p, &stream) ||
-                                stream != kr[y].key)
-                                continue;
-                            for (size_t k = 0; k < cr[x].n; k++)
-                                mine[m++] = cr[x].start[k];
-                        }
-                        qsort(mine, m, sizeof *mine, by_start);
-                        run all = {.start = mine, .n = m, .paired = y};
-                        if (m && could_be(&all, &kr[y]))
-                            give(&all, &kr[y]);
-                    }
-                }
+                rc = op_runs(c, process, ops[o], calls, ckeys, kern, kkeys, &cr, &ncr, &kr, &nkr);
+                if (rc == 0 && pass == 0)
+                    rc = vote_op(cr, ncr, kr, nkr, p2p, mine, &votes, &nvotes, &votes_cap);
+                else if (rc == 0)
+                    give_op(cr, ncr, kr, nkr, p2p, votes, nvotes, mine);
                 free(cr);
                 free(kr);
             }
-        }
-        for (size_t j = i; j < c->ncalls; j++)
-            done[j] |= c->calls[j].process == process;
     }
     free(votes);
     free(calls);
