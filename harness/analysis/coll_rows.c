@@ -543,8 +543,6 @@ static int pair_slots(coll_rows *c)
     return rc;
 }
 
-/* Each communicator's ranks: its distinct processes among the calls,
- * into c->comms sorted by communicator. Returns 0 or CP_ENOMEM. */
 static int cmp_comm_process(const void *x, const void *y)
 {
     const coll_call *a = x, *b = y;
@@ -553,36 +551,45 @@ static int cmp_comm_process(const void *x, const void *y)
     return (a->process > b->process) - (a->process < b->process);
 }
 
-static int count_comm_ranks(coll_rows *c)
+long cp__coll_comms(coll_call *calls, size_t ncalls, coll_comm **out)
 {
-    if (!c->ncalls)
+    *out = NULL;
+    if (!ncalls)
         return 0;
-    qsort(c->calls, c->ncalls, sizeof *c->calls, cmp_comm_process);
-    c->comms = malloc(c->ncalls * sizeof *c->comms);
-    if (!c->comms)
+    qsort(calls, ncalls, sizeof *calls, cmp_comm_process);
+    coll_comm *comms = malloc(ncalls * sizeof *comms);
+    if (!comms)
         return cp_failf(CP_ENOMEM, "out of memory counting communicators");
-    for (size_t i = 0; i < c->ncalls; i++) {
-        bool new_comm = i == 0 || c->calls[i].comm != c->calls[i - 1].comm;
+    size_t n = 0;
+    for (size_t i = 0; i < ncalls; i++) {
+        bool new_comm = i == 0 || calls[i].comm != calls[i - 1].comm;
         if (new_comm)
-            c->comms[c->ncomms++] = (coll_comm){c->calls[i].comm, 0};
-        if (new_comm || c->calls[i].process != c->calls[i - 1].process)
-            c->comms[c->ncomms - 1].ranks++;
+            comms[n++] = (coll_comm){calls[i].comm, 0};
+        if (new_comm || calls[i].process != calls[i - 1].process)
+            comms[n - 1].ranks++;
     }
-    return 0;
+    *out = comms;
+    return (long)n;
 }
 
-/* The ranks of communicator `comm` (count_comm_ranks), 0 when unknown. */
-static uint32_t comm_ranks(const coll_rows *c, uint64_t comm)
+size_t cp__coll_comm_find(const coll_comm *comms, size_t n, uint64_t comm)
 {
-    size_t lo = 0, hi = c->ncomms;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (c->comms[mid].comm < comm)
+        if (comms[mid].comm < comm)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < c->ncomms && c->comms[lo].comm == comm ? c->comms[lo].ranks : 0;
+    return lo < n && comms[lo].comm == comm ? lo : n;
+}
+
+/* The ranks of communicator `comm` among the table's calls, 0 when unknown. */
+static uint32_t comm_ranks(const coll_rows *c, uint64_t comm)
+{
+    size_t k = cp__coll_comm_find(c->comms, c->ncomms, comm);
+    return k < c->ncomms ? c->comms[k].ranks : 0;
 }
 
 /* nccl-tests' (doc/PERFORMANCE.md) for operation `op` on n ranks: the
@@ -674,8 +681,11 @@ static int row_cmp(const void *x, const void *y)
 int cp__coll_finish(coll_rows *c, cp_metrics *m)
 {
     int rc = pair_slots(c);
-    if (rc == 0)
-        rc = count_comm_ranks(c);
+    long ncomms = rc < 0 ? 0 : cp__coll_comms(c->calls, c->ncalls, &c->comms);
+    if (ncomms < 0)
+        rc = (int)ncomms;
+    else
+        c->ncomms = (size_t)ncomms;
     if (rc < 0) {
         cp__coll_free(c);
         return rc;

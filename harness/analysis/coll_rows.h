@@ -68,6 +68,15 @@ typedef struct coll_comm {
     uint32_t ranks;
 } coll_comm;
 
+/* The communicators of the `ncalls` calls, by id ascending, each with its
+ * ranks (the distinct processes with calls on it), into *out (owned by
+ * the caller); `calls` is sorted by communicator and process on the way.
+ * Returns how many, or CP_ENOMEM. */
+long cp__coll_comms(coll_call *calls, size_t ncalls, coll_comm **out);
+
+/* The index of communicator `comm` in `comms` (n of them, by id), or n. */
+size_t cp__coll_comm_find(const coll_comm *comms, size_t n, uint64_t comm);
+
 typedef struct coll_rows {
     coll_slot *slots;
     size_t n, cap;

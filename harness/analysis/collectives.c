@@ -200,44 +200,24 @@ static int by_rank_hash_call(const void *x, const void *y)
     return c;
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* Numbers the kernels by identity (c->by_comm): communicator m is the
- * m-th of the communicators' ids in ascending order, the same on every
- * rank; a kernel's seq is its call's place among its rank's calls on it.
- * Returns 0 or CP_ENOMEM. */
+ * m-th of the calls' communicators by id (cp__coll_comms), the same on
+ * every rank; a kernel's seq is its call's place among its rank's calls on
+ * it. Returns 0 or CP_ENOMEM. */
 static int number_by_comm(cp_collectives *c)
 {
-    uint64_t *ids = malloc(c->n * sizeof *ids);
-    if (!ids)
-        return cp_failf(CP_ENOMEM, "out of memory numbering collectives");
-    for (size_t i = 0; i < c->n; i++)
-        ids[i] = c->k[i].hash;
-    qsort(ids, c->n, sizeof *ids, cmp_u64);
-    size_t nids = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (!nids || ids[i] != ids[nids - 1])
-            ids[nids++] = ids[i];
+    coll_comm *comms = NULL;
+    long n = cp__coll_comms(c->calls, c->ncalls, &comms);
+    if (n < 0)
+        return (int)n;
     qsort(c->k, c->n, sizeof *c->k, by_rank_hash_call);
     for (size_t i = 0, seq = 0; i < c->n; i++) {
         if (i && (c->k[i].rank != c->k[i - 1].rank || c->k[i].hash != c->k[i - 1].hash))
             seq = 0;
-        size_t lo = 0, hi = nids;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (ids[mid] < c->k[i].hash)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        c->k[i].comm = (uint32_t)lo;
+        c->k[i].comm = (uint32_t)cp__coll_comm_find(comms, (size_t)n, c->k[i].hash);
         c->k[i].seq = (uint32_t)seq++;
     }
-    free(ids);
+    free(comms);
     return 0;
 }
 
