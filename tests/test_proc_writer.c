@@ -494,6 +494,33 @@ static void write_nccl_program(void)
     cr_expect_null(w.nccl, "the pending payloads are let go at the end");
 }
 
+/* The payloads' ring: when CP_PROC_NCCL_PENDING wait, the oldest goes
+ * (its range then has none), the newest stays; taken ones leave it. */
+Test(proc_writer, the_oldest_waiting_payload_goes_when_the_ring_is_full)
+{
+    cp_nccl_call call = {"ncclAllReduce", 0x77ull, 4096, -1};
+    for (uint64_t i = 0; i <= CP_PROC_NCCL_PENDING; i++) {
+        call.bytes = 4096 + i;
+        cp_proc_writer_nccl(&w, ORIGIN + i * 10000000, &call);
+    }
+    cr_expect_eq(w.nnccl, CP_PROC_NCCL_PENDING);
+    marker(ORIGIN, 1, CUPTI_ACTIVITY_FLAG_MARKER_START, "ncclAllReduce");
+    marker(ORIGIN + (uint64_t)CP_PROC_NCCL_PENDING * 10000000, 2, CUPTI_ACTIVITY_FLAG_MARKER_START,
+           "ncclAllReduce");
+    marker(ORIGIN + 10000000, 3, CUPTI_ACTIVITY_FLAG_MARKER_START, "ncclAllReduce");
+    /* The second, taken at the ring's start, left it; the newest, taken
+     * at its end, stays a hole until those before it go. */
+    cr_expect_eq(w.nnccl, CP_PROC_NCCL_PENDING - 1, "%zu", w.nnccl);
+    cp_proc_writer_mark(&w, ORIGIN + 1, "exit");
+    fclose(w.out);
+    cr_expect_null(strstr(text, "\"bytes\":4096,"), "the first payload went: %s", text);
+    char want[64];
+    snprintf(want, sizeof want, "\"bytes\":%d,", 4096 + CP_PROC_NCCL_PENDING);
+    cr_expect_not_null(strstr(text, want), "the newest stayed");
+    cr_expect_not_null(strstr(text, "\"bytes\":4097,"), "the second stayed");
+    cr_expect_null(w.nccl, "the end lets the ring go");
+}
+
 Test(proc_writer, an_nccl_calls_payload_goes_with_its_range_in_both_forms)
 {
     write_nccl_program();

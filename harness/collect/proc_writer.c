@@ -121,23 +121,18 @@ static uint32_t marker_thread(const CUpti_ActivityMarker2 *m)
 
 void cp_proc_writer_nccl(cp_proc_writer *w, uint64_t t, const cp_nccl_call *call)
 {
-    if (w->nnccl == CP_PROC_NCCL_PENDING) {
-        memmove(w->nccl, w->nccl + 1, (w->nnccl - 1) * sizeof *w->nccl);
-        w->nnccl--;
-    }
-    if (w->nnccl == w->nccl_cap) {
-        size_t cap = w->nccl_cap ? 2 * w->nccl_cap : 64;
-        struct cp_proc_nccl *p = realloc(w->nccl, cap * sizeof *p);
-        if (!p)
-            return; /* the range goes without its payload */
-        w->nccl = p;
-        w->nccl_cap = cap;
-    }
-    w->nccl[w->nnccl++] = (struct cp_proc_nccl){t, *call};
+    if (!w->nccl && !(w->nccl = malloc(CP_PROC_NCCL_PENDING * sizeof *w->nccl)))
+        return; /* the range goes without its payload */
+    size_t at = (w->nccl_head + w->nnccl) % CP_PROC_NCCL_PENDING;
+    if (w->nnccl == CP_PROC_NCCL_PENDING)
+        w->nccl_head = (w->nccl_head + 1) % CP_PROC_NCCL_PENDING; /* the oldest goes */
+    else
+        w->nnccl++;
+    w->nccl[at] = (struct cp_proc_nccl){t, *call};
 }
 
 /* The payload waiting for a range `name` that starts at `start`: the
- * nearest in time within CP_PROC_NCCL_NEAR_NS, taken off the queue into
+ * nearest in time within CP_PROC_NCCL_NEAR_NS, taken off the ring into
  * *out; false (out's comm 0) when none is. Only NCCL's names are looked
  * for: they begin "nccl". */
 static bool take_nccl(cp_proc_writer *w, const char *name, uint64_t start, cp_nccl_call *out)
@@ -145,20 +140,25 @@ static bool take_nccl(cp_proc_writer *w, const char *name, uint64_t start, cp_nc
     out->comm = 0;
     if (!w->nnccl || !name || strncmp(name, "nccl", 4) != 0)
         return false;
-    size_t best = w->nnccl;
+    struct cp_proc_nccl *best = NULL;
     uint64_t best_gap = UINT64_MAX;
     for (size_t i = 0; i < w->nnccl; i++) {
-        uint64_t t = w->nccl[i].t, gap = t > start ? t - start : start - t;
-        if (gap < best_gap && strcmp(w->nccl[i].call.name, name) == 0) {
-            best = i;
+        struct cp_proc_nccl *e = &w->nccl[(w->nccl_head + i) % CP_PROC_NCCL_PENDING];
+        uint64_t gap = e->t > start ? e->t - start : start - e->t;
+        if (e->call.name && gap < best_gap && strcmp(e->call.name, name) == 0) {
+            best = e;
             best_gap = gap;
         }
     }
-    if (best == w->nnccl || best_gap > CP_PROC_NCCL_NEAR_NS)
+    if (!best || best_gap > CP_PROC_NCCL_NEAR_NS)
         return false;
-    *out = w->nccl[best].call;
-    memmove(w->nccl + best, w->nccl + best + 1, (w->nnccl - best - 1) * sizeof *w->nccl);
-    w->nnccl--;
+    *out = best->call;
+    best->call.name = NULL;
+    /* Taken slots at the ring's start go with it. */
+    while (w->nnccl && !w->nccl[w->nccl_head].call.name) {
+        w->nccl_head = (w->nccl_head + 1) % CP_PROC_NCCL_PENDING;
+        w->nnccl--;
+    }
     return true;
 }
 
@@ -493,7 +493,7 @@ void cp_proc_writer_mark(cp_proc_writer *w, uint64_t t, const char *why)
     if (why) {
         free(w->nccl); /* payloads whose range never came */
         w->nccl = NULL;
-        w->nnccl = w->nccl_cap = 0;
+        w->nccl_head = w->nnccl = 0;
     }
     if (w->rec && !why) {
         if (w->cost.recorded) {

@@ -67,14 +67,17 @@ typedef struct cp_proc_writer {
     bool warm_open;
     uint64_t warm_since;
     /* NCCL calls' payloads (cp_proc_writer_nccl) waiting for their range's
-     * start marker, which CUPTI delivers with a later buffer; the oldest
-     * goes when CP_PROC_NCCL_PENDING wait (a range never traced: outside
-     * a capture window, or its marker dropped). */
+     * start marker, which CUPTI delivers with a later buffer: a ring of
+     * CP_PROC_NCCL_PENDING (allocated at the first), nnccl from nccl_head,
+     * whose oldest goes when it is full (a range never traced: outside a
+     * capture window, or its marker dropped), so that a call outside every
+     * window costs the same however many came before. A payload taken
+     * leaves its slot with no name until the ones before it go. */
     struct cp_proc_nccl {
         uint64_t t;
         cp_nccl_call call;
     } *nccl;
-    size_t nnccl, nccl_cap;
+    size_t nccl_head, nnccl;
 } cp_proc_writer;
 
 #define CP_PROC_NCCL_PENDING 4096
