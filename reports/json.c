@@ -828,8 +828,7 @@ int cp_trace_file_write(const cp_case_result *c, const char *device, const char 
             if (a->kind == CP_ACT_RANGE)
                 fprintf(f, ",\"depth\":%u", a->depth);
             if (a->kind == CP_ACT_RANGE && a->comm)
-                fprintf(f, ",\"comm\":\"%016llx\",\"bytes\":%llu,\"peer\":%d",
-                        (unsigned long long)a->comm, (unsigned long long)a->bytes, (int)a->peer);
+                cp_json_put_nccl(f, a->comm, a->bytes, a->peer);
             if (a->kind == CP_ACT_KERNEL && a->block[0])
                 fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", a->grid[0], a->grid[1],
                         a->grid[2], a->block[0], a->block[1], a->block[2]);
@@ -929,13 +928,13 @@ static int parse_activity(const cJSON *j, size_t index, uint64_t origin, cp_trac
         /* An NCCL call's payload (cuproof/trace.h). */
         const cJSON *comm = cJSON_GetObjectItemCaseSensitive(j, "comm");
         if (comm) {
-            char *end = NULL;
             const cJSON *peer = cJSON_GetObjectItemCaseSensitive(j, "peer");
-            a.comm = cJSON_IsString(comm) ? strtoull(comm->valuestring, &end, 16) : 0;
-            if (!a.comm || !end || *end || !get_u64(j, "bytes", &a.bytes) || !cJSON_IsNumber(peer) ||
+            if (!cJSON_IsString(comm) || !cp_json_comm_parse(comm->valuestring, &a.comm) ||
+                !get_u64(j, "bytes", &a.bytes) || !cJSON_IsNumber(peer) ||
                 peer->valuedouble < -1 || peer->valuedouble > 2147483647.0)
-                return cp_failf(CP_EPARSE, "activity %zu: an NCCL range's comm must be hexadecimal "
-                                           "and not 0, with bytes and peer (-1 or a rank)",
+                return cp_failf(CP_EPARSE, "activity %zu: an NCCL range's comm must be 16 "
+                                           "lower-case hexadecimal digits, not 0, with bytes and "
+                                           "peer (-1 or a rank)",
                                 index);
             a.peer = (int32_t)peer->valuedouble;
         }

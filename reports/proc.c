@@ -6,6 +6,7 @@
 
 #include <cuproof/error.h>
 #include <cuproof/internal/rec.h>
+#include "analysis/json_put.h"
 
 #include <cjson/cJSON.h>
 
@@ -234,28 +235,15 @@ static int get_str(const proc_state *st, const cJSON *o, const char *k, const ch
     return 0;
 }
 
-/* A 64-bit identifier written as 16 hexadecimal digits (JSON's numbers
- * hold 53 bits), not 0. */
-static int get_hex64(const proc_state *st, const cJSON *o, const char *k, uint64_t *out)
+/* An NCCL communicator (cp_json_comm_parse's form). */
+static int get_comm(const proc_state *st, const cJSON *o, const char *k, uint64_t *out)
 {
     const char *text = NULL;
     int rc = get_str(st, o, k, &text);
-    if (rc < 0)
-        return rc;
-    uint64_t v = 0;
-    size_t n = 0;
-    for (; text[n] && n < 17; n++) {
-        char c = text[n];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (d < 0)
-            break;
-        v = v << 4 | (uint64_t)d;
-    }
-    if (n != 16 || text[n] || v == 0)
-        return fail(st, "field '%s' must be 16 lower-case hexadecimal digits, not 0, not '%.40s'",
-                    k, text);
-    *out = v;
-    return 0;
+    if (rc == 0 && !cp_json_comm_parse(text, out))
+        rc = fail(st, "field '%s' must be 16 lower-case hexadecimal digits, not 0, not '%.40s'", k,
+                  text);
+    return rc;
 }
 
 static int get_bool(const proc_state *st, const cJSON *o, const char *k, bool *out)
@@ -527,7 +515,7 @@ static int parse_marker(proc_state *st, const cJSON *o)
     uint64_t comm = 0, bytes = 0;
     double peer = -1;
     if (phase == PHASE_START && cJSON_GetObjectItemCaseSensitive(o, "comm")) {
-        CP_TRY(get_hex64(st, o, "comm", &comm));
+        CP_TRY(get_comm(st, o, "comm", &comm));
         CP_TRY(get_u64(st, o, "bytes", &bytes));
         CP_TRY(get_int(st, o, "peer", -1, 2147483647.0, &peer));
     }

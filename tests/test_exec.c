@@ -496,6 +496,13 @@ Test(exec_cli, nccls_own_account_is_judged)
     cr_expect_str_eq(cJSON_GetObjectItem(table, "matched_by")->valuestring,
                      "by NCCL's communicators and the order of their calls");
     cJSON_Delete(root);
+    /* The merged trace file keeps the payloads: judged from it alone. */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "'%s' check '%s/sh.trace.json' --expect 'collective(AllReduce): bytes == 33554432' "
+             "> /dev/null 2>&1",
+             CUPROOF_BIN, out_dir);
+    cr_expect_eq(system(cmd), 0, "%s", cmd);
 }
 
 /* The launcher reads the traces while the program writes them, so that

@@ -1,4 +1,4 @@
-/* JSON strings written by hand (json_put.h). */
+/* JSON strings and NCCL payloads written by hand (json_put.h). */
 #include "analysis/json_put.h"
 
 #include <string.h>
@@ -25,4 +25,27 @@ void cp_json_put_string(FILE *f, const char *s)
             fprintf(f, "\\u%04x", c);
     }
     fputc('"', f);
+}
+
+void cp_json_put_nccl(FILE *f, uint64_t comm, uint64_t bytes, int32_t peer)
+{
+    fprintf(f, ",\"comm\":\"%016llx\",\"bytes\":%llu,\"peer\":%d", (unsigned long long)comm,
+            (unsigned long long)bytes, (int)peer);
+}
+
+bool cp_json_comm_parse(const char *text, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t n = 0;
+    for (; text && text[n] && n < 17; n++) {
+        char c = text[n];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return false;
+        v = v << 4 | (uint64_t)d;
+    }
+    if (n != 16 || text[n] || v == 0)
+        return false;
+    *out = v;
+    return true;
 }

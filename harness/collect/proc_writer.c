@@ -175,8 +175,7 @@ static void write_marker(cp_proc_writer *w, const CUpti_ActivityMarker2 *m)
     cp_json_put_string(f, m->domain);
     cp_nccl_call call;
     if ((m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) && take_nccl(w, m->name, m->timestamp, &call))
-        fprintf(f, ",\"comm\":\"%016llx\",\"bytes\":%llu,\"peer\":%d", (unsigned long long)call.comm,
-                (unsigned long long)call.bytes, (int)call.peer);
+        cp_json_put_nccl(f, call.comm, call.bytes, call.peer);
     fprintf(f, ",\"tid\":%u}\n", marker_thread(m));
 }
 
