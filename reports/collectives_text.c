@@ -43,10 +43,12 @@ char *cp_collectives_text(const cp_metrics *m, const char *indent)
                 r->total_ns ? 100.0 * (double)r->exposed_ns / (double)r->total_ns : 0.0);
         if (sized) {
             char bytes[32] = "-", bus[32] = "-";
-            if (r->sized == r->count)
-                cp_fmt_bytes((double)r->bytes, bytes, sizeof bytes);
-            if (r->bw_kernels == r->count && r->bw_ns)
-                snprintf(bus, sizeof bus, "%.3g", r->bus_bytes / (double)r->bw_ns);
+            uint64_t n = 0;
+            double alg = 0, busbw = 0;
+            if (cp_collective_row_bytes(r, &n))
+                cp_fmt_bytes((double)n, bytes, sizeof bytes);
+            if (cp_collective_row_bandwidth(r, &alg, &busbw))
+                snprintf(bus, sizeof bus, "%.3g", busbw);
             fprintf(f, " %12s %11s", bytes, bus);
         }
         fputc('\n', f);

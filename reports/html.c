@@ -728,17 +728,14 @@ static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m
         time_cell(b, (double)r->exposed_ns / 1e6);
         if (sized) {
             /* NCCL's own account ("-": not every kernel had its call). */
-            if (r->sized == r->count)
-            {
-                char text[32];
-                html_fmt(b, "<td>%s</td>", cp_fmt_bytes((double)r->bytes, text, sizeof text));
-            }
-            else
-                html_raw(b, "<td>-</td>");
-            if (r->bw_kernels == r->count && r->bw_ns)
-                html_fmt(b, "<td>%.3g</td>", r->bus_bytes / (double)r->bw_ns);
-            else
-                html_raw(b, "<td>-</td>");
+            char text[32] = "-", bus[32] = "-";
+            uint64_t n = 0;
+            double alg = 0, busbw = 0;
+            if (cp_collective_row_bytes(r, &n))
+                cp_fmt_bytes((double)n, text, sizeof text);
+            if (cp_collective_row_bandwidth(r, &alg, &busbw))
+                snprintf(bus, sizeof bus, "%.3g", busbw);
+            html_fmt(b, "<td>%s</td><td>%s</td>", text, bus);
         }
         html_raw(b, "</tr>");
     }

@@ -236,11 +236,13 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
         if (!r->sized)
             continue;
         add_num(b, j, "kernels_with_call", r->sized);
-        if (r->sized == r->count)
-            add_num(b, j, "bytes", (double)r->bytes);
-        if (r->bw_kernels == r->count && r->bw_ns) {
-            add_num(b, j, "algbw_gbps", r->alg_bytes / (double)r->bw_ns);
-            add_num(b, j, "busbw_gbps", r->bus_bytes / (double)r->bw_ns);
+        uint64_t bytes = 0;
+        double alg = 0, bus = 0;
+        if (cp_collective_row_bytes(r, &bytes))
+            add_num(b, j, "bytes", (double)bytes);
+        if (cp_collective_row_bandwidth(r, &alg, &bus)) {
+            add_num(b, j, "algbw_gbps", alg);
+            add_num(b, j, "busbw_gbps", bus);
         }
     }
 }

@@ -252,6 +252,24 @@ const char *cp_collective_unmeasured(const cp_collective_figures *f, const char 
     return NULL;
 }
 
+bool cp_collective_row_bytes(const cp_collective_row *r, uint64_t *bytes)
+{
+    if (!r->count || r->sized < r->count)
+        return false;
+    *bytes = r->bytes;
+    return true;
+}
+
+bool cp_collective_row_bandwidth(const cp_collective_row *r, double *algbw, double *busbw)
+{
+    if (!r->count || r->bw_kernels < r->count || !r->bw_ns)
+        return false;
+    /* Bytes per ns are GB/s. */
+    *algbw = r->alg_bytes / (double)r->bw_ns;
+    *busbw = r->bus_bytes / (double)r->bw_ns;
+    return true;
+}
+
 void cp_collective_label(const char *op, const char *algo, const char *proto, char *out,
                          size_t len)
 {

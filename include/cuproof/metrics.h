@@ -545,6 +545,14 @@ CP_API bool cp_collective_next(const cp_metrics *m, size_t *row, const char **op
 CP_API const char *cp_collective_unmeasured(const cp_collective_figures *f, const char *name,
                                             bool several);
 
+/* One row's share of NCCL's own account (cp_collective_row): its
+ * messages where every kernel of it had its call (true, *bytes), and its
+ * algorithm and bus bandwidth in GB/s where every kernel also had its
+ * communicator's ranks (true, *algbw and *busbw); false where not, so
+ * that no page or file shows a figure of part of the row. */
+CP_API bool cp_collective_row_bytes(const cp_collective_row *r, uint64_t *bytes);
+CP_API bool cp_collective_row_bandwidth(const cp_collective_row *r, double *algbw, double *busbw);
+
 /* "AllReduce RING LL": an operation with what of its algorithm and
  * protocol is known, as the terminal and the page show it. */
 CP_API void cp_collective_label(const char *op, const char *algo, const char *proto, char *out,
