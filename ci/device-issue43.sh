@@ -23,8 +23,14 @@
 #             GPU there is (and on one, where there are more), traced by
 #             exec: its proc files and log in nccl-N/, and how many of each
 #             NCCL range carry NCCL's payload (communicator, bytes, peer)
+#             and DDP (ddp_train.py --mode overlap) and FSDP
+#             (fsdp_train.py) on every GPU with CUPROOF_NCCL_DEBUG=1: which
+#             NCCL pushes carried a payload the decoder read, and where
+#             those it did not lay (nccl-ddp/, nccl-fsdp/)
 #   twogpu    the tests of two GPUs: the DDP programs (with the capture
-#             window), exec.nccl_calls and case.multi-gpu
+#             window), exec.nccl_calls, issue 42's FSDP, pipeline and
+#             two-group programs with their controls (their proc files
+#             in i42/NAME/), and case.multi-gpu
 #   execgpu   every other exec test on the GPU (`ctest -L exec`)
 #   gpufull   every GPU test: `ctest -L gpu`
 #   figure    issue 40's judged-figure check (CUPROOF_CHECK_GPU_TIME=1,
@@ -38,6 +44,9 @@ source ci/device-lib.sh
 bin=./build/default/cuproof
 steps=",${STEP:-build,capture},"
 has() { [[ $steps == *",$1,"* ]]; }
+# The exec tests of two GPUs (twogpu runs them, execgpu the rest).
+twogpu_exec='ddp|nccl_calls|fsdp|pipeline|two_groups'
+
 if has build || [ ! -x "$bin" ]; then
     device_build
 fi
@@ -151,20 +160,35 @@ if has nccl; then
                 sort | uniq -c | tr -s ' ' | tr '\n' ';')" | tee -a "$out/summary.txt"
         done
     done
+    for p in "ddp_train.py --mode overlap" fsdp_train.py; do
+        d="$out/nccl-${p%%_*}"
+        mkdir -p "$d"
+        # shellcheck disable=SC2086
+        CUPROOF_NCCL_DEBUG=1 $bin exec --out "build/nccl-${p%%_*}" -- python3 -m torch.distributed.run \
+            --nproc_per_node="$gpus" tests/exec/$p > "$d/exec.log" 2>&1
+        echo "${p%% *} with CUPROOF_NCCL_DEBUG: rc $?" | tee -a "$out/summary.txt"
+        grep 'NCCL domain pushes\|NCCL push not decoded' "$d/exec.log" | tee -a "$out/summary.txt"
+        cp "build/nccl-${p%%_*}"/proc/* "$d/" 2>/dev/null
+    done
 fi
 
 if has twogpu; then
     t0=$(date +%s)
-    CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -R 'exec\.(ddp|nccl_calls)|case\.multi-gpu' \
+    CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -R "exec\.($twogpu_exec)|case\.multi-gpu" \
         --output-on-failure > "$out/ctest-twogpu.log" 2>&1
     echo "two-GPU tests: rc $?, $(( $(date +%s) - t0 )) s; $(grep -E 'tests passed|tests failed' "$out/ctest-twogpu.log")" |
         tee -a "$out/summary.txt"
+    for t in build/default/tests/exec/exec-out/{fsdp,pipeline,two_groups}*; do
+        [ -d "$t" ] || continue
+        mkdir -p "$out/i42/${t##*/}"
+        cp "$t"/proc/* "$t"/*.json "$out/i42/${t##*/}/" 2>/dev/null
+    done
 fi
 
 if has execgpu; then
     t0=$(date +%s)
     CUPROOF_REQUIRE_GPU=1 timeout "${GPUTESTS_TIME:-420}" ctest --test-dir build/default -L exec \
-        -E 'exec\.(ddp|nccl_calls)' --output-on-failure > "$out/ctest-exec.log" 2>&1
+        -E "exec\.($twogpu_exec)" --output-on-failure > "$out/ctest-exec.log" 2>&1
     echo "ctest -L exec: rc $?, $(( $(date +%s) - t0 )) s; $(grep -E 'tests passed|tests failed' "$out/ctest-exec.log")" |
         tee -a "$out/summary.txt"
 fi

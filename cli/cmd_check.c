@@ -184,12 +184,13 @@ static void print_result(bool ok, bool trusted, const char *prefix, const char *
                          const char *measured, tally *t)
 {
     if (ok && !trusted) {
-        printf("judged  %s%s  (measured %s), but the trace's verdict is inconclusive\n", prefix,
-               text, measured);
+        printf("judged  %s%s  (%s%s), but the trace's verdict is inconclusive\n", prefix, text,
+               cp_measured_label(measured), measured);
         t->inconclusive++;
         return;
     }
-    printf("%s  %s%s  (measured %s)\n", ok ? "passed" : "failed", prefix, text, measured);
+    printf("%s  %s%s  (%s%s)\n", ok ? "passed" : "failed", prefix, text,
+           cp_measured_label(measured), measured);
     *(ok ? &t->passed : &t->failed) += 1;
 }
 

@@ -376,14 +376,19 @@ static void print_summary(const cp_case_result *c, const cp_judgement *j, uint64
      * passed: only a failure stands on it (the trust rule). */
     size_t first_expectation = c->nchecks - (j->checked ? j->expectations : 0);
     for (size_t i = 0; i < c->nchecks; i++) {
-        char measured[sizeof c->checks[i].measured];
-        bool judged = !j->trust.trusted && i >= first_expectation &&
-                      c->checks[i].status == CP_CHECK_PASSED;
-        printf("  %-7s %s (measured %s)%s%s%s\n",
-               judged ? "judged" : cp_check_status_name(c->checks[i].status), c->checks[i].name,
-               cp_fmt_measured(c->checks[i].measured, measured, sizeof measured),
-               c->checks[i].skip_reason[0] ? ": " : "", c->checks[i].skip_reason,
-               judged ? ", but the program's verdict is inconclusive" : "");
+        const cp_check_result *k = &c->checks[i];
+        char measured[sizeof k->measured];
+        bool judged = !j->trust.trusted && i >= first_expectation && k->status == CP_CHECK_PASSED;
+        /* An expectation left undecided on a trusted trace (collectives
+         * that cannot be matched) is inconclusive, as check says it. */
+        if (j->trust.trusted && i >= first_expectation && k->status == CP_CHECK_SKIPPED) {
+            printf("  inconclusive %s (%s)\n", k->name, k->skip_reason);
+            continue;
+        }
+        cp_fmt_measured(k->measured, measured, sizeof measured);
+        printf("  %-7s %s (%s%s)%s%s%s\n", judged ? "judged" : cp_check_status_name(k->status),
+               k->name, cp_measured_label(measured), measured, k->skip_reason[0] ? ": " : "",
+               k->skip_reason, judged ? ", but the program's verdict is inconclusive" : "");
     }
     if (v->timing.runs > 0)
         printf("  %d timed runs: median %s (min %s, max %s)\n", v->timing.runs,

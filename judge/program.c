@@ -388,11 +388,14 @@ static int read_aligned(const program_reader *r, const cp_timeline_opts *t, cp_r
 }
 
 /* Whether expectation `e` asks for a figure across ranks: a program-wide
- * metric (the collectives', the straggler's) or the straggler finding. */
+ * metric (the collectives', the straggler's) or the straggler finding.
+ * `ranks` counts the ranks that are there, which no match or alignment
+ * changes. */
 static bool across_ranks(const cp_expectation *e)
 {
-    return e->kind == CP_EXPECT_COMPARE ? cp_metric_is_program_wide(e->name)
-                                        : strcmp(e->name, "straggler") == 0;
+    return e->kind == CP_EXPECT_COMPARE
+               ? cp_metric_is_program_wide(e->name) && strcmp(e->name, "ranks") != 0
+               : strcmp(e->name, "straggler") == 0;
 }
 
 /* Whether expectation `e` cannot be judged (why in `why`): it asks for a

@@ -505,6 +505,34 @@ Test(exec_cli, nccls_own_account_is_judged)
     cr_expect_eq(system(cmd), 0, "%s", cmd);
 }
 
+/* The one rule of exit statuses (cuproof/exit.h) in exec as in check: one
+ * rank of the two recorded, so the collectives cannot be judged (no
+ * verdict, 3), beside an expectation that fails (1): no verdict wins, and
+ * the undecided line says inconclusive, not skipped. exec ranked the
+ * failure first before. */
+Test(exec_cli, no_verdict_beats_a_failure_as_in_check)
+{
+    char src[128];
+    snprintf(src, sizeof src, "%s/src", out_dir);
+    cr_assert_eq(mkdir(src, 0755), 0);
+    char from[256];
+    snprintf(from, sizeof from, "%s/exec-h200x2-nccl/rank0.proc.jsonl", CUPROOF_FIXTURES);
+    write_edited(from, src, "vm.3648.proc.jsonl", ",\"run\":\"vm.3598.1795968107480267516\"", "");
+    cr_expect_eq(exec("--expect 'collectives >= 1' --expect 'kernels == 0' "
+                      "-- sh -c 'cp \"%s\"/*.proc.jsonl \"$CUPROOF_EXEC_DIR/\"'", src),
+                 3, "%s", output);
+    expect_output("inconclusive collectives >= 1 (");
+    expect_output("failed  kernels == 0 (measured ");
+    cr_expect_null(strstr(output, "skipped collectives"), "%s", output);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "'%s' check '%s/vm.3648.proc.jsonl' --expect 'collectives >= 1' --expect 'kernels == 0' "
+             "> /dev/null 2>&1",
+             CUPROOF_BIN, src);
+    int rc = system(cmd);
+    cr_expect_eq(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 3, "%s", cmd);
+}
+
 /* The launcher reads the traces while the program writes them, so that
  * after it only the rest is left to read. A program that writes its
  * records over a second has most of them read while it ran, said in

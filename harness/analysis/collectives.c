@@ -609,15 +609,49 @@ static bool aligned_times(const cp_collectives *c, const cp_collectives_result *
     return o->aligned;
 }
 
+/* A collective's arrival (kernels i to j, `last` the rank that started
+ * last, at hi_s): its spreads kept, each rank's count of collectives
+ * raised, the last one charged its lag (its start minus the others'
+ * median). */
+static void charge_last(const cp_collectives *c, scratch *s, cp_collectives_result *out, size_t i,
+                        size_t j, size_t last, int64_t hi_s, int64_t lo_s, int64_t spread_e)
+{
+    s->spread_s[s->ngroups] = hi_s - lo_s;
+    s->spread_e[s->ngroups++] = spread_e;
+    for (size_t t = i; t < j; t++)
+        if (out->hosts_of[c->k[t].host].aligned)
+            out->ranks_of[c->k[t].rank].collectives++;
+    size_t no = 0;
+    for (size_t t = i; t < j; t++) {
+        int64_t st, e;
+        if (aligned_times(c, out, t, &st, &e) && t != last)
+            s->b[no++] = st;
+    }
+    uint32_t r = c->k[last].rank;
+    out->ranks_of[r].arrived_last++;
+    int64_t lag = hi_s - median(s->b, no);
+    out->arrivals[out->narrivals++] = (cp_collective_arrival){lo_s, r, (uint64_t)lag};
+    s->lags[r][s->nlags[r]++] = lag;
+    out->ranks_of[r].mean_lag_ns += (uint64_t)lag; /* the sum, divided in name_straggler */
+    if ((uint64_t)lag > out->ranks_of[r].max_lag_ns)
+        out->ranks_of[r].max_lag_ns = (uint64_t)lag;
+}
+
 /* Second pass: arrivals on aligned clocks. Each collective that two or
  * more aligned ranks ran is matched; its spreads of starts and of ends
- * are kept, and the rank that started it last is charged its lag. */
+ * are kept, and the rank that started it last is charged its lag. A
+ * point-to-point transfer (NCCL's SendRecv kernels: a send and its
+ * receive) is matched and its wait kept, but charges no one: a receiver
+ * waits for its sender by the program's own order (a pipeline's stage
+ * for the one before it), which is no straggler, as Holistic Trace
+ * Analysis finds stragglers on collectives alone. */
 static void find_arrivals(const cp_collectives *c, scratch *s, cp_collectives_result *out)
 {
     for (size_t i = 0, j; i < c->n; i = j) {
         j = collective_end(c, i);
         if (c->k[i].comm == LEFT_OUT)
             continue;
+        bool p2p = strcmp(c->classes[c->k[i].cls].op, "SendRecv") == 0;
         size_t m = 0;
         int64_t lo_s = INT64_MAX, hi_s = INT64_MIN, lo_e = INT64_MAX, hi_e = INT64_MIN;
         size_t last = j;
@@ -637,26 +671,8 @@ static void find_arrivals(const cp_collectives *c, scratch *s, cp_collectives_re
         if (m < 2)
             continue;
         out->matched++;
-        s->spread_s[s->ngroups] = hi_s - lo_s;
-        s->spread_e[s->ngroups++] = hi_e - lo_e;
-        for (size_t t = i; t < j; t++)
-            if (out->hosts_of[c->k[t].host].aligned)
-                out->ranks_of[c->k[t].rank].collectives++;
-        /* The last one's lag: its start minus the others' median. */
-        size_t no = 0;
-        for (size_t t = i; t < j; t++) {
-            int64_t st, e;
-            if (aligned_times(c, out, t, &st, &e) && t != last)
-                s->b[no++] = st;
-        }
-        uint32_t r = c->k[last].rank;
-        out->ranks_of[r].arrived_last++;
-        int64_t lag = hi_s - median(s->b, no);
-        out->arrivals[out->narrivals++] = (cp_collective_arrival){lo_s, r, (uint64_t)lag};
-        s->lags[r][s->nlags[r]++] = lag;
-        out->ranks_of[r].mean_lag_ns += (uint64_t)lag; /* the sum, divided in name_straggler */
-        if ((uint64_t)lag > out->ranks_of[r].max_lag_ns)
-            out->ranks_of[r].max_lag_ns = (uint64_t)lag;
+        if (!p2p)
+            charge_last(c, s, out, i, j, last, hi_s, lo_s, hi_e - lo_e);
         /* Each rank's kernel before the last arrived waited for it; the
          * rest is the transfer. One class a collective (check_identity). */
         cp_collective_wait *w = &s->waits[c->k[i].cls];

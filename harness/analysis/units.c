@@ -248,6 +248,15 @@ char *cp_fmt_fraction(double share, char *buf, size_t size)
     return buf;
 }
 
+const char *cp_measured_label(const char *text)
+{
+    static const char *const none[] = {"not measured", "not judged", "not checked"};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+        if (strncmp(text, none[i], strlen(none[i])) == 0)
+            return "";
+    return "measured ";
+}
+
 char *cp_fmt_measured(const char *text, char *buf, size_t size)
 {
     char unit[32];

@@ -253,17 +253,95 @@ static const char *pushed_name(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
     return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : NULL;
 }
 
+/* What CUPROOF_NCCL_DEBUG=1 prints at exit (stderr): each kind of push
+ * on a program's domain that was or was not an NCCL payload, counted, so
+ * that calls whose ranges come without a payload can be told apart (no
+ * extended payload, a schema the decoder does not know, a communicator of
+ * 0). At most 16 kinds; the rest are counted together. */
+#define NCCL_DEBUG_KINDS 16
+struct nccl_debug_kind {
+    int32_t type;
+    uint64_t sid, size;
+    int outcome; /* 0 decoded, 1 not an extended payload, 2 not decoded */
+    unsigned long n;
+};
+static struct {
+    bool on;
+    pthread_mutex_t lock;
+    struct nccl_debug_kind k[NCCL_DEBUG_KINDS];
+    size_t nk;
+    unsigned long more;
+} nccl_debug = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void nccl_debug_count(int32_t type, uint64_t sid, uint64_t size, int outcome)
+{
+    if (!nccl_debug.on)
+        return;
+    pthread_mutex_lock(&nccl_debug.lock);
+    size_t i = 0;
+    while (i < nccl_debug.nk &&
+           !(nccl_debug.k[i].type == type && nccl_debug.k[i].sid == sid &&
+             nccl_debug.k[i].size == size && nccl_debug.k[i].outcome == outcome))
+        i++;
+    if (i < nccl_debug.nk)
+        nccl_debug.k[i].n++;
+    else if (i < NCCL_DEBUG_KINDS)
+        nccl_debug.k[nccl_debug.nk++] = (struct nccl_debug_kind){type, sid, size, outcome, 1};
+    else
+        nccl_debug.more++;
+    pthread_mutex_unlock(&nccl_debug.lock);
+}
+
+/* Where an entry that would not decode lay (CUPROOF_NCCL_DEBUG, the
+ * first 8 of a process): the attributes' and the entry's addresses beside
+ * this callback's own frame, the entry count and the range's name, to
+ * tell a payload of the caller's live frames (above this frame) from one
+ * left behind. */
+static void nccl_debug_where(const CUpti_NvtxData *d, const nvtxEventAttributes_t *a,
+                             const void *entry)
+{
+    static unsigned long shown;
+    int here = 0;
+    if (!nccl_debug.on || __atomic_fetch_add(&shown, 1, __ATOMIC_RELAXED) >= 8)
+        return;
+    fprintf(stderr,
+            "cuproof: pid %ld: NCCL push not decoded: %s, attributes %p, entry %p, this frame %p, "
+            "entries %d, message type %d\n",
+            (long)getpid(), d->functionName ? d->functionName : "?", (const void *)a, entry,
+            (void *)&here, a->reserved0, a->messageType);
+}
+
+static void nccl_debug_print(void)
+{
+    static const char *what[] = {"decoded", "no extended payload", "not decoded"};
+    for (size_t i = 0; nccl_debug.on && i < nccl_debug.nk; i++)
+        fprintf(stderr,
+                "cuproof: pid %ld: NCCL domain pushes: %lu %s (payload type %#x, schema %llu, "
+                "size %llu)\n",
+                (long)getpid(), nccl_debug.k[i].n, what[nccl_debug.k[i].outcome],
+                (unsigned)nccl_debug.k[i].type, (unsigned long long)nccl_debug.k[i].sid,
+                (unsigned long long)nccl_debug.k[i].size);
+    if (nccl_debug.on && nccl_debug.more)
+        fprintf(stderr, "cuproof: pid %ld: NCCL domain pushes: %lu of other kinds\n",
+                (long)getpid(), nccl_debug.more);
+}
+
 /* A push on a domain of the program's (NCCL's "NCCL"): an NCCL call's
  * payload (collect/nccl_payload.h), kept for its range's start marker.
  * The payload lives only during the call, so it is read here; a push of
- * any other payload is left alone. */
+ * any other payload is left alone. Every entry of the payload array is
+ * tried (nvToolsExtPayload.h lets a push carry several; reserved0 counts
+ * them), the first NCCL call among them taken. */
 static void nccl_payload(const CUpti_NvtxData *d)
 {
     const nvtxDomainRangePushEx_params *p = d->functionParams;
     const nvtxEventAttributes_t *a = p ? p->core.eventAttrib : NULL;
-    if (!a || a->payloadType != CP_NVTX_PAYLOAD_TYPE_EXT || a->reserved0 < 1 ||
-        !a->payload.ullValue)
+    if (!a)
         return;
+    if (a->payloadType != CP_NVTX_PAYLOAD_TYPE_EXT || a->reserved0 < 1 || !a->payload.ullValue) {
+        nccl_debug_count(a->payloadType, 0, 0, 1);
+        return;
+    }
     /* nvToolsExtPayload.h's nvtxPayloadData_t: schema id, size, data. */
     const struct {
         uint64_t schema_id;
@@ -271,12 +349,21 @@ static void nccl_payload(const CUpti_NvtxData *d)
         const void *data;
     } *pd = (const void *)(uintptr_t)a->payload.ullValue;
     cp_nccl_call call;
-    if (!cp_nccl_payload_decode(pd->schema_id, pd->data, pd->size, &call))
+    /* NCCL passes one (nvtx3.hpp's event_attributes sets reserved0 to 1);
+     * a few are read at most, whatever the count says. */
+    for (int32_t i = 0; i < a->reserved0 && i < 4; i++) {
+        if (!cp_nccl_payload_decode(pd[i].schema_id, pd[i].data, pd[i].size, &call)) {
+            nccl_debug_count(a->payloadType, pd[i].schema_id, pd[i].size, 2);
+            nccl_debug_where(d, a, &pd[i]);
+            continue;
+        }
+        nccl_debug_count(a->payloadType, pd[i].schema_id, pd[i].size, 0);
+        uint64_t t = now();
+        cp_cupti_lock();
+        cp_proc_writer_nccl(&inj.w, t, &call);
+        cp_cupti_unlock();
         return;
-    uint64_t t = now();
-    cp_cupti_lock();
-    cp_proc_writer_nccl(&inj.w, t, &call);
-    cp_cupti_unlock();
+    }
 }
 
 /* A push or pop of NVTX's default domain, under a range capture. A
@@ -402,6 +489,7 @@ static void at_exit(void)
     for (size_t i = 0; !inj.detached && i < inj.nkinds; i++)
         cp_cupti_enable(&inj.kinds[i], 1, false);
     flush_now(true, "exit");
+    nccl_debug_print();
     inj.tracing = false;
     cp_cupti_lock();
     /* A rec writer was closed by the end mark; a JSON-lines file is closed here. */
@@ -705,6 +793,8 @@ EXPORT int InitializeInjection(void)
     }
     const char *api = getenv("CUPROOF_EXEC_API");
     inj.w.cost.api_all = api && strcmp(api, "all") == 0;
+    const char *debug = getenv("CUPROOF_NCCL_DEBUG");
+    nccl_debug.on = debug && strcmp(debug, "1") == 0;
     const char *ms = getenv("CUPROOF_EXEC_FLUSH_MS");
     inj.flush_ms = ms && *ms ? (unsigned)strtoul(ms, NULL, 10) : 500;
     if (inj.flush_ms < 10)

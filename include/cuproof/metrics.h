@@ -67,9 +67,9 @@ extern "C" {
     XX(ranks, U32, "Ranks", "ranks", "distinct ranks among the program's processes (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK)") \
     XX(hosts, U32, "Hosts", "hosts", "distinct hosts among the program's processes") \
     XX(clock_residual_ns, U64, "Clock alignment residual", "ns", "the largest residual of a host's clock offset: the median distance of the collectives' ends from it (0 on one host)") \
-    XX(collectives, U32, "Collectives", "collectives", "collectives two or more ranks ran (the k-th kernel of each rank's i-th communication stream, where the ranks' counts agree or one rank's trace ends first), on aligned clocks") \
-    XX(collective_start_spread_ns, U64, "Collective arrival spread", "ns", "median over the collectives of the last rank's start minus the first's") \
-    XX(straggler_lag_ns, U64, "Straggler lag", "ns", "the rank that arrived last at the most collectives: its median lag there (its start minus the others' median start)")
+    XX(collectives, U32, "Collectives", "collectives", "collectives two or more ranks ran, a point-to-point transfer (a send and its receive) one: the k-th call on each NCCL communicator where every kernel's call was recorded, else the k-th kernel of each rank's i-th communication stream, where the ranks' counts agree or one rank's trace ends first; on aligned clocks") \
+    XX(collective_start_spread_ns, U64, "Collective arrival spread", "ns", "median over the collectives (point-to-point transfers apart) of the last rank's start minus the first's") \
+    XX(straggler_lag_ns, U64, "Straggler lag", "ns", "the rank that arrived last at the most collectives (point-to-point transfers apart: a receive waits for its send by the program's order): its median lag there (its start minus the others' median start)")
 
 /*
  * Every finding the analysis derives, named after the Nsight Systems
@@ -81,7 +81,7 @@ extern "C" {
     XX(gpu_gaps, "GPU idle gaps", "idle gaps longer than gap_threshold_ns inside the span")                    \
     XX(default_stream_serialization, "Default-stream serialisation", "work on the legacy default stream serialised other streams") \
     XX(serialized_streams, "Serialised streams", "kernels on several streams, never more than one at once, with no order of their own in the trace (no graph edges, no event waits) to explain it") \
-    XX(straggler, "Straggler", "one rank arrived last at most collectives (at least 3, half of those it ran, 1.5 times chance) by a median lag of at least 0.4 ms: the others waited for it")
+    XX(straggler, "Straggler", "one rank arrived last at most collectives (point-to-point transfers apart; at least 3, half of those it ran, 1.5 times chance) by a median lag of at least 0.4 ms: the others waited for it")
 
 /* The metrics and findings measured across the ranks of the whole program
  * (cuproof/internal/ranks.h) rather than by the analysis of its records: a scope

@@ -87,6 +87,12 @@ CP_API char *cp_fmt_fraction(double share, char *buf, size_t size);
  * Returns buf. */
 CP_API char *cp_fmt_measured(const char *text, char *buf, size_t size);
 
+/* The word a verdict line puts before a measured text: "measured " before
+ * a value (a finding's "not raised" is one), "" before a text that says
+ * there is none ("not measured: ...", "not judged", "not checked"), so
+ * that no line reads "measured not measured". */
+CP_API const char *cp_measured_label(const char *text);
+
 /* A figure's name without the unit it repeats: "launch call ms" with unit
  * "ms" is "launch call", "global ns per generation" is "global per
  * generation". Returns buf. */
