@@ -732,7 +732,7 @@ static cp_collectives *two_groups(bool calls)
                 cr_assert_eq(cp_collectives_add_named(c, r, 0, stream, start, t + 150000, name), 0);
                 if (calls)
                     cr_assert_eq(cp_collectives_add_call(c, r, start - 20000, g ? 0xBBull : 0xAAull,
-                                                         4096, "ncclAllReduce"),
+                                                         4096, -1, "ncclAllReduce"),
                                  0);
             }
         }
@@ -744,6 +744,71 @@ static cp_collectives *two_groups(bool calls)
  * 0's is A), so the trace is refused as not one job, every A and B end
  * half a millisecond apart; matched by NCCL's communicators, each group's
  * collectives are its own ranks', 40 in all, and nobody is late. */
+/* A pipeline of three stages on one communicator 0xCC (ranks 0, 1 and 2,
+ * as PyTorch runs send and receive on its default group): per microbatch
+ * rank 0 sends to 1, then 1 sends to 2, 8 microbatches; then one
+ * all-reduce of all three. Rank 1's calls alternate a receive and a send,
+ * so the k-th call on the communicator is not one transfer on every
+ * rank. `peer1` is the peer rank 1's sends name (2: rank 2). */
+static cp_collectives *three_stages(int32_t peer1)
+{
+    static const char *p2p = "ncclDevKernel_SendRecv", *ar = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+    cp_collectives *c;
+    cr_assert_eq(cp_collectives_new(&c), 0);
+    const uint64_t base = 1000000000ull, comm = 0xCCull;
+    for (uint32_t m = 0; m < 8; m++) {
+        uint64_t t = base + (uint64_t)m * 1000000;
+        /* rank 0 -> 1, then rank 1 -> 2 */
+        static const struct { uint32_t rank; int32_t peer; const char *call; uint64_t at; } x[] = {
+            {0, 1, "ncclSend", 0}, {1, 0, "ncclRecv", 10000}, {1, 2, "ncclSend", 300000},
+            {2, 1, "ncclRecv", 310000}};
+        for (size_t i = 0; i < 4; i++) {
+            uint64_t start = t + x[i].at;
+            uint64_t end = t + (x[i].at < 300000 ? 100000 : 400000);
+            int32_t peer = x[i].rank == 1 && x[i].peer == 2 ? peer1 : x[i].peer;
+            cr_assert_eq(cp_collectives_add_named(c, x[i].rank, 0, 1, start, end, p2p), 0);
+            cr_assert_eq(cp_collectives_add_call(c, x[i].rank, start - 20000, comm, 131072, peer,
+                                                 x[i].call),
+                         0);
+        }
+    }
+    uint64_t t = base + 9000000;
+    for (uint32_t r = 0; r < 3; r++) {
+        uint64_t start = t + r * 20000;
+        cr_assert_eq(cp_collectives_add_named(c, r, 0, 2, start, t + 200000, ar), 0);
+        cr_assert_eq(cp_collectives_add_call(c, r, start - 20000, comm, 4, -1, "ncclAllReduce"), 0);
+    }
+    return c;
+}
+
+/* Each send is matched with its receive by its channel (sender, receiver)
+ * on the communicator, and the all-reduce of all three apart: 16
+ * transfers and 1 collective. Numbered by the k-th call on the
+ * communicator instead, rank 1's receives and sends were shifted against
+ * the other ranks' (its 16 calls against their 8): no match. A peer that
+ * is no other rank of the communicator leaves identity for position,
+ * saying so. */
+Test(collectives, a_pipelines_sends_are_matched_by_channel)
+{
+    cp_collectives *c = three_stages(2);
+    cp_collectives_result r;
+    cr_assert_eq(cp_collectives_analyse(c, 400000, &r), 0, "%s", cp_last_error());
+    cr_expect_str_eq(r.matched_by, "by NCCL's communicators and the order of their calls");
+    cr_expect_str_eq(r.unmatched, "");
+    cr_expect_not(r.not_one_job);
+    cr_expect_eq(r.matched, 17, "%u", r.matched);
+    cr_expect_not(r.straggler, "a receive waiting for its send charges no one");
+    cp_collectives_result_free(&r);
+    cp_collectives_free(c);
+
+    c = three_stages(7);
+    cr_assert_eq(cp_collectives_analyse(c, 400000, &r), 0, "%s", cp_last_error());
+    cr_expect_str_eq(r.matched_by, "by stream position: 8 sends or receives name a peer that is not "
+                                   "one of their communicator's other ranks in the trace");
+    cp_collectives_result_free(&r);
+    cp_collectives_free(c);
+}
+
 Test(collectives, subgroups_are_matched_by_their_communicators)
 {
     cp_collectives *c = two_groups(false);

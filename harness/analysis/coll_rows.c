@@ -110,7 +110,8 @@ long cp__coll_add(coll_rows *c, const cp_activity *a, uint64_t end)
 }
 
 long cp__coll_call_add(coll_call **calls, size_t *n, size_t *cap, uint32_t process,
-                       uint64_t start, uint64_t comm, uint64_t bytes, const char *name)
+                       uint64_t start, uint64_t comm, uint64_t bytes, int32_t peer,
+                       const char *name)
 {
     if (!comm || !name || strncmp(name, "nccl", 4) != 0)
         return 0;
@@ -119,7 +120,8 @@ long cp__coll_call_add(coll_call **calls, size_t *n, size_t *cap, uint32_t proce
         return cp_failf(CP_ENOMEM, "out of memory keeping NCCL's calls");
     *calls = p;
     coll_call *k = &p[(*n)++];
-    *k = (coll_call){.start = start, .comm = comm, .bytes = bytes, .process = process};
+    *k = (coll_call){.start = start, .comm = comm, .bytes = bytes, .process = process,
+                     .peer = peer};
     snprintf(k->op, sizeof k->op, "%s", name + 4);
     return 1;
 }
@@ -129,7 +131,7 @@ int cp__coll_call(coll_rows *c, const cp_activity *a)
     if (a->kind != CP_ACT_RANGE || a->piece)
         return 0;
     long rc = cp__coll_call_add(&c->calls, &c->ncalls, &c->calls_cap, a->process, a->start,
-                                a->comm, a->bytes, a->name);
+                                a->comm, a->bytes, a->peer, a->name);
     return rc < 0 ? (int)rc : 0;
 }
 
@@ -222,6 +224,8 @@ static void give(const run *c, const run *k)
         s->comm = b->comm;
         s->bytes = b->bytes;
         s->call_start = b->start;
+        s->peer = b->peer;
+        s->dir = strcmp(b->op, "Send") == 0 ? 1 : strcmp(b->op, "Recv") == 0 ? -1 : 0;
     }
 }
 
@@ -501,8 +505,11 @@ static int pair_calls(const pairing *c)
 
 int cp__coll_pair(const coll_call *calls, size_t ncalls, coll_pairable *k, size_t nk)
 {
-    for (size_t i = 0; i < nk; i++)
+    for (size_t i = 0; i < nk; i++) {
         k[i].comm = k[i].bytes = k[i].call_start = 0;
+        k[i].peer = -1;
+        k[i].dir = 0;
+    }
     pairing p = {calls, ncalls, k, nk};
     return pair_calls(&p);
 }

@@ -43,19 +43,23 @@ typedef struct coll_key {
 typedef struct coll_call {
     uint64_t start, comm, bytes;
     uint32_t process;
-    char op[24]; /* the range's name without "nccl": the kernels' operation */
+    int32_t peer; /* a send's or receive's peer (its rank in the communicator); -1 none */
+    char op[24];  /* the range's name without "nccl": the kernels' operation */
 } coll_call;
 
 /* A communication kernel as the pairing sees it (cp__coll_pair): its
  * start, its stream (its process's device, context and stream as one
  * key), its operation (coll_class.op) and its process (or rank); and,
  * where paired, its call's communicator (0: none), message size and
- * start. */
+ * start, and for a send or a receive its peer and direction (dir +1 a
+ * send, -1 a receive, 0 a collective). */
 typedef struct coll_pairable {
     uint64_t start, stream;
     const char *op;
     uint32_t process;
     uint64_t comm, bytes, call_start;
+    int32_t peer;
+    int8_t dir;
 } coll_pairable;
 
 /* Pairs the `nk` kernels with the `ncalls` calls by the rule of
@@ -107,12 +111,13 @@ long cp__coll_class_intern(coll_class **classes, size_t *n, size_t *cap, const c
 long cp__coll_add(coll_rows *c, const cp_activity *a, uint64_t end);
 
 /* Keeps an NCCL call of `process` (or rank) in *calls (n of them, room
- * for *cap): its start, communicator, message size and range name, when
- * it is one (a communicator, a name beginning "nccl"). Returns 1 when
- * kept, 0 when it is no call, or CP_ENOMEM. Both the per-collective
- * table and the collectives' match keep their calls so. */
+ * for *cap): its start, communicator, message size, peer (-1: none) and
+ * range name, when it is one (a communicator, a name beginning "nccl").
+ * Returns 1 when kept, 0 when it is no call, or CP_ENOMEM. Both the
+ * per-collective table and the collectives' match keep their calls so. */
 long cp__coll_call_add(coll_call **calls, size_t *n, size_t *cap, uint32_t process,
-                       uint64_t start, uint64_t comm, uint64_t bytes, const char *name);
+                       uint64_t start, uint64_t comm, uint64_t bytes, int32_t peer,
+                       const char *name);
 
 /* Range `a` when it is an NCCL call with its payload (a->comm): kept for
  * cp__coll_finish, which gives its size to its kernel. Anything else is

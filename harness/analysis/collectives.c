@@ -25,6 +25,8 @@ typedef struct comm_kernel {
     uint32_t cls;       /* its operation, algorithm and protocol: an index into classes */
     uint64_t start, end;
     uint64_t hash, call_start; /* its NCCL call's communicator and start, where paired */
+    int32_t peer;              /* a send's or receive's peer in the communicator */
+    int8_t dir;                /* +1 a send, -1 a receive, 0 a collective */
 } comm_kernel;
 
 struct cp_collectives {
@@ -144,10 +146,10 @@ static int64_t median(int64_t *v, size_t n)
 }
 
 int cp_collectives_add_call(cp_collectives *c, uint32_t rank, uint64_t start, uint64_t comm,
-                            uint64_t bytes, const char *name)
+                            uint64_t bytes, int32_t peer, const char *name)
 {
     long rc = cp__coll_call_add(&c->calls, &c->ncalls, &c->calls_cap, rank, start, comm, bytes,
-                                name);
+                                peer, name);
     return rc < 0 ? (int)rc : 0;
 }
 
@@ -173,6 +175,8 @@ static int identify(cp_collectives *c)
     for (size_t i = 0; rc == 0 && i < c->n; i++) {
         c->k[i].hash = k[i].comm;
         c->k[i].call_start = k[i].call_start;
+        c->k[i].peer = k[i].peer;
+        c->k[i].dir = k[i].dir;
         paired += k[i].comm != 0;
     }
     free(k);
@@ -189,36 +193,127 @@ static int identify(cp_collectives *c)
     return 0;
 }
 
-static int by_rank_hash_call(const void *x, const void *y)
+static int by_rank_comm_call(const void *x, const void *y)
 {
     const comm_kernel *a = x, *b = y;
-    int c = a->rank < b->rank ? -1 : a->rank > b->rank;
+    int c = CMP(a->rank, b->rank);
     if (!c)
-        c = a->hash < b->hash ? -1 : a->hash > b->hash;
+        c = CMP(a->comm, b->comm);
     if (!c)
-        c = a->call_start < b->call_start ? -1 : a->call_start > b->call_start;
+        c = CMP(a->call_start, b->call_start);
     return c;
+}
+
+/* A point-to-point channel: sends from one rank to another on one
+ * communicator, which NCCL matches in order with the receiver's receives
+ * from that rank. */
+typedef struct channel {
+    uint64_t hash;
+    uint32_t from, to;
+} channel;
+
+static int cmp_channel(const void *x, const void *y)
+{
+    const channel *a = x, *b = y;
+    int c = CMP(a->hash, b->hash);
+    if (!c)
+        c = CMP(a->from, b->from);
+    if (!c)
+        c = CMP(a->to, b->to);
+    return c;
+}
+
+/* The channel of kernel `k`, a send or a receive: its peer is its rank in
+ * the communicator, taken as the place of the peer's rank among the
+ * communicator's ranks in ascending order (members[0..n), `off` into
+ * `mem`), as PyTorch's process groups order them (new_group sorts its
+ * ranks). False where that gives no other rank. */
+static bool channel_of(const comm_kernel *k, const uint32_t *mem, size_t n, channel *out)
+{
+    if (k->peer < 0 || (size_t)k->peer >= n || mem[k->peer] == k->rank)
+        return false;
+    uint32_t other = mem[k->peer];
+    *out = (channel){k->hash, k->dir > 0 ? k->rank : other, k->dir > 0 ? other : k->rank};
+    return true;
 }
 
 /* Numbers the kernels by identity (c->by_comm): communicator m is the
  * m-th of the calls' communicators by id (cp__coll_comms), the same on
- * every rank; a kernel's seq is its call's place among its rank's calls on
- * it. Returns 0 or CP_ENOMEM. */
+ * every rank, and a kernel's seq is its call's place among its rank's
+ * collective calls on it. A send or a receive is numbered on its channel
+ * instead (communicators' count + its channel's place): the k-th send
+ * from one rank to another is the k-th receive there from it, as NCCL
+ * pairs them, whatever collectives or other peers' transfers the two
+ * ranks ran between. Where a peer cannot be placed, nothing is numbered
+ * so (c->by_comm false: matched by position, saying why). Returns 0 or
+ * CP_ENOMEM. */
 static int number_by_comm(cp_collectives *c)
 {
     coll_comm *comms = NULL;
     long n = cp__coll_comms(c->calls, c->ncalls, &comms);
     if (n < 0)
         return (int)n;
-    qsort(c->k, c->n, sizeof *c->k, by_rank_hash_call);
+    /* Each communicator's ranks, ascending (the calls are sorted by
+     * communicator and rank now). */
+    size_t *off = calloc((size_t)n + 1, sizeof *off);
+    uint32_t *mem = malloc((c->ncalls ? c->ncalls : 1) * sizeof *mem);
+    channel *ch = malloc((c->n ? c->n : 1) * sizeof *ch);
+    int rc = 0;
+    if (!off || !mem || !ch) {
+        rc = cp_failf(CP_ENOMEM, "out of memory numbering collectives");
+        goto out;
+    }
+    size_t nm = 0;
+    for (size_t i = 0, m = 0; i < c->ncalls; i++) {
+        if (i && c->calls[i].comm != c->calls[i - 1].comm)
+            off[++m] = nm;
+        if (!i || c->calls[i].comm != c->calls[i - 1].comm ||
+            c->calls[i].process != c->calls[i - 1].process)
+            mem[nm++] = c->calls[i].process;
+    }
+    off[n] = nm;
+    size_t nch = 0, unplaced = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        size_t m = cp__coll_comm_find(comms, (size_t)n, c->k[i].hash);
+        c->k[i].comm = (uint32_t)m;
+        if (c->k[i].dir != 0 && m < (size_t)n &&
+            !channel_of(&c->k[i], mem + off[m], off[m + 1] - off[m], &ch[nch++]))
+            nch--, unplaced++;
+    }
+    if (unplaced) {
+        c->by_comm = false;
+        snprintf(c->matched_by, sizeof c->matched_by,
+                 "by stream position: %zu sends or receives name a peer that is not one of "
+                 "their communicator's other ranks in the trace",
+                 unplaced);
+        goto out;
+    }
+    qsort(ch, nch, sizeof *ch, cmp_channel);
+    size_t u = 0;
+    for (size_t i = 0; i < nch; i++)
+        if (!u || cmp_channel(&ch[i], &ch[u - 1]) != 0)
+            ch[u++] = ch[i];
+    for (size_t i = 0; i < c->n; i++) {
+        channel key;
+        if (c->k[i].dir == 0 ||
+            !channel_of(&c->k[i], mem + off[c->k[i].comm], off[c->k[i].comm + 1] - off[c->k[i].comm],
+                        &key))
+            continue;
+        const channel *at = bsearch(&key, ch, u, sizeof *ch, cmp_channel);
+        c->k[i].comm = (uint32_t)((size_t)n + (size_t)(at - ch));
+    }
+    qsort(c->k, c->n, sizeof *c->k, by_rank_comm_call);
     for (size_t i = 0, seq = 0; i < c->n; i++) {
-        if (i && (c->k[i].rank != c->k[i - 1].rank || c->k[i].hash != c->k[i - 1].hash))
+        if (i && (c->k[i].rank != c->k[i - 1].rank || c->k[i].comm != c->k[i - 1].comm))
             seq = 0;
-        c->k[i].comm = (uint32_t)cp__coll_comm_find(comms, (size_t)n, c->k[i].hash);
         c->k[i].seq = (uint32_t)seq++;
     }
+out:
     free(comms);
-    return 0;
+    free(off);
+    free(mem);
+    free(ch);
+    return rc;
 }
 
 /* A jump of the difference of two ranks' ends, from one collective to the
@@ -342,12 +437,11 @@ static int number(cp_collectives *c)
     int rc = identify(c);
     if (rc < 0)
         return rc;
-    if (c->by_comm) {
-        if ((rc = number_by_comm(c)) < 0)
-            return rc;
+    if (c->by_comm && (rc = number_by_comm(c)) < 0)
+        return rc;
+    if (c->by_comm)
         return check_counts(c) < 0 ? CP_ENOMEM
                                    : (qsort(c->k, c->n, sizeof *c->k, by_collective), 0);
-    }
     qsort(c->k, c->n, sizeof *c->k, by_rank_stream_start);
     size_t i = 0;
     while (i < c->n) {

@@ -189,7 +189,7 @@ int cp_ranks_builder_add(cp_ranks_builder *b, const cp_trace *meta, const cp_act
     /* An NCCL call with its payload: for matching by identity. */
     if (call)
         return cp_collectives_add_call(b->coll, (uint32_t)r->rank, a->start, a->comm, a->bytes,
-                                       a->name);
+                                       a->peer, a->name);
     /* Its devices, every one kept (the row lists the first
      * CP_RANK_MAX_DEVICES and counts them all): past the listed ones a
      * device must still be recognised, or each of its records would

@@ -96,8 +96,9 @@ CP_API int cp_collectives_add_named(cp_collectives *c, uint32_t rank, uint32_t h
 /* An NCCL call of rank `rank` with its payload (cuproof/trace.h: an NCCL
  * range whose comm is set): its start on that rank's clock, its
  * communicator (NCCL's commHash, the same on every rank of it), its
- * message size and its range's name ("ncclAllReduce"; others are left
- * out). Where every communication kernel of every rank is paired with
+ * message size, its peer (a send's or receive's rank in the
+ * communicator; -1 for a collective) and its range's name
+ * ("ncclAllReduce"; others are left out). Where every communication kernel of every rank is paired with
  * its call (the per-collective table's rule: cuproof/metrics.h,
  * cp_collective_row), collective (i, k) is the k-th call on the i-th
  * communicator by id instead of the k-th kernel of the i-th stream: a
@@ -105,7 +106,8 @@ CP_API int cp_collectives_add_named(cp_collectives *c, uint32_t rank, uint32_t h
  * communicator whose streams differ across ranks is one. Returns 0 or
  * CP_ENOMEM. */
 CP_API int cp_collectives_add_call(cp_collectives *c, uint32_t rank, uint64_t start,
-                                   uint64_t comm, uint64_t bytes, const char *name);
+                                   uint64_t comm, uint64_t bytes, int32_t peer,
+                                   const char *name);
 
 /* Declares rank `rank` on host `host` whether or not it ran a collective,
  * so that a host none of whose ranks did is seen, and reported as not
