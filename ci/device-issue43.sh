@@ -27,6 +27,7 @@
 #             (fsdp_train.py) on every GPU with CUPROOF_NCCL_DEBUG=1: which
 #             NCCL pushes carried a payload the decoder read, and where
 #             those it did not lay (nccl-ddp/, nccl-fsdp/)
+#   payloadtests  exec.nccl_calls, exec.pipeline and exec.two_groups alone
 #   twogpu    the tests of two GPUs: the DDP programs (with the capture
 #             window), exec.nccl_calls, issue 42's FSDP, pipeline and
 #             two-group programs with their controls (their proc files
@@ -170,6 +171,14 @@ if has nccl; then
         grep 'NCCL domain pushes\|NCCL push not decoded' "$d/exec.log" | tee -a "$out/summary.txt"
         cp "build/nccl-${p%%_*}"/proc/* "$d/" 2>/dev/null
     done
+fi
+
+if has payloadtests; then
+    # The exec tests that rest on NCCL's payloads, alone.
+    CUPROOF_REQUIRE_GPU=1 ctest --test-dir build/default -R 'exec\.(nccl_calls|pipeline|two_groups)$' \
+        --output-on-failure > "$out/ctest-payloads.log" 2>&1
+    echo "payload tests: rc $?; $(grep -E 'tests passed|tests failed' "$out/ctest-payloads.log")" |
+        tee -a "$out/summary.txt"
 fi
 
 if has twogpu; then

@@ -262,7 +262,7 @@ static const char *pushed_name(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 struct nccl_debug_kind {
     int32_t type;
     uint64_t sid, size;
-    int outcome; /* 0 decoded, 1 not an extended payload, 2 not decoded */
+    int outcome; /* 0 decoded, 1 not an extended payload, 2 not decoded, 3 not in the call's stack */
     unsigned long n;
 };
 static struct {
@@ -313,7 +313,8 @@ static void nccl_debug_where(const CUpti_NvtxData *d, const nvtxEventAttributes_
 
 static void nccl_debug_print(void)
 {
-    static const char *what[] = {"decoded", "no extended payload", "not decoded"};
+    static const char *what[] = {"decoded", "no extended payload", "not decoded",
+                                 "pointing outside the calling thread's live stack"};
     for (size_t i = 0; nccl_debug.on && i < nccl_debug.nk; i++)
         fprintf(stderr,
                 "cuproof: pid %ld: NCCL domain pushes: %lu %s (payload type %#x, schema %llu, "
@@ -324,6 +325,34 @@ static void nccl_debug_print(void)
     if (nccl_debug.on && nccl_debug.more)
         fprintf(stderr, "cuproof: pid %ld: NCCL domain pushes: %lu of other kinds\n",
                 (long)getpid(), nccl_debug.more);
+}
+
+/* Whether [p, p + size) lies in this thread's stack above this frame:
+ * where a payload that NCCL's call is still building must be (its
+ * nvtx3_bpl__ and _payload are automatic variables of the NCCL function,
+ * whose frame holds this callback's). On two H200s, DDP's and FSDP's
+ * undecodable pushes (CUPROOF_NCCL_DEBUG) pointed just below this
+ * callback's frame or into another thread's stack: memory the call no
+ * longer owns, whose content may even pass for another call's payload.
+ * The thread's stack bounds are read once (pthread_getattr_np). */
+static bool in_live_stack(const void *p, size_t size)
+{
+    static __thread uintptr_t lo, hi;
+    if (!hi) {
+        pthread_attr_t attr;
+        void *addr;
+        size_t len;
+        if (pthread_getattr_np(pthread_self(), &attr) != 0)
+            return false;
+        int rc = pthread_attr_getstack(&attr, &addr, &len);
+        pthread_attr_destroy(&attr);
+        if (rc != 0)
+            return false;
+        lo = (uintptr_t)addr;
+        hi = lo + len;
+    }
+    uintptr_t a = (uintptr_t)p, frame = (uintptr_t)__builtin_frame_address(0);
+    return a > frame && a >= lo && a < hi && size <= hi - a;
 }
 
 /* A push on a domain of the program's (NCCL's "NCCL"): an NCCL call's
@@ -351,8 +380,14 @@ static void nccl_payload(const CUpti_NvtxData *d)
     cp_nccl_call call;
     /* NCCL passes one (nvtx3.hpp's event_attributes sets reserved0 to 1);
      * a few are read at most, whatever the count says. */
+    if (!in_live_stack(pd, sizeof *pd)) {
+        nccl_debug_count(a->payloadType, 0, 0, 3);
+        nccl_debug_where(d, a, pd);
+        return;
+    }
     for (int32_t i = 0; i < a->reserved0 && i < 4; i++) {
-        if (!cp_nccl_payload_decode(pd[i].schema_id, pd[i].data, pd[i].size, &call)) {
+        if (!in_live_stack(&pd[i], sizeof pd[i]) || !in_live_stack(pd[i].data, pd[i].size) ||
+            !cp_nccl_payload_decode(pd[i].schema_id, pd[i].data, pd[i].size, &call)) {
             nccl_debug_count(a->payloadType, pd[i].schema_id, pd[i].size, 2);
             nccl_debug_where(d, a, &pd[i]);
             continue;
