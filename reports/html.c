@@ -662,6 +662,50 @@ static void variants_html(html_buf *b, const cp_case_result *c)
     html_raw(b, "</table>");
 }
 
+/* One per-collective table: by operation, algorithm and protocol, or
+ * (`by_size`) by message-size bucket too. */
+static void collectives_html(html_buf *b, const cp_collective_row *rows, size_t n, bool by_size)
+{
+    bool sized = by_size;
+    for (size_t i = 0; i < n; i++)
+        sized |= rows[i].sized > 0;
+    if (!n)
+        return;
+    html_fmt(b, "<table><tr><th>Collective</th><th>Algorithm</th><th>Protocol</th>%s"
+                "<th>Kernels</th><th>Total</th><th>Median</th><th>Exposed</th>%s</tr>",
+             by_size ? "<th>Message (bytes)</th>" : "",
+             sized ? "<th>Messages</th><th>Bus GB/s</th>" : "");
+    for (size_t i = 0; i < n; i++) {
+        const cp_collective_row *r = &rows[i];
+        html_raw(b, "<tr><td>");
+        html_text(b, r->op);
+        html_raw(b, "</td><td>");
+        html_text(b, r->algo);
+        html_raw(b, "</td><td>");
+        html_text(b, r->proto);
+        if (by_size)
+            html_fmt(b, "</td><td>%llu to %llu", (unsigned long long)r->size_lo,
+                     (unsigned long long)r->size_hi);
+        html_fmt(b, "</td><td>%u</td>", r->count);
+        time_cell(b, (double)r->total_ns / 1e6);
+        time_cell(b, (double)r->median_ns / 1e6);
+        time_cell(b, (double)r->exposed_ns / 1e6);
+        if (sized) {
+            /* NCCL's own account ("-": not every kernel had its call). */
+            char text[32] = "-", bus[32] = "-";
+            uint64_t bytes = 0;
+            double alg = 0, busbw = 0;
+            if (cp_collective_row_bytes(r, &bytes))
+                cp_fmt_bytes((double)bytes, text, sizeof text);
+            if (cp_collective_row_bandwidth(r, &alg, &busbw))
+                snprintf(bus, sizeof bus, "%.3g", busbw);
+            html_fmt(b, "<td>%s</td><td>%s</td>", text, bus);
+        }
+        html_raw(b, "</tr>");
+    }
+    html_raw(b, "</table>");
+}
+
 /* The kernel breakdown of one traced variant (kernels.h): per class, the
  * top kernels by total device time, demangled, and the rest summed. The
  * rules of the classes are the class cells' titles. */
@@ -706,41 +750,10 @@ static void breakdown_html(html_buf *b, const char *variant, const cp_metrics *m
         }
     }
     html_raw(b, "</table>");
-    /* The collectives by operation (cp_collective_row). */
-    bool sized = false;
-    for (size_t i = 0; i < m->ncollective_rows; i++)
-        sized |= m->collective_rows[i].sized > 0;
-    if (m->ncollective_rows)
-        html_fmt(b, "<table><tr><th>Collective</th><th>Algorithm</th><th>Protocol</th>"
-                    "<th>Kernels</th><th>Total</th><th>Median</th><th>Exposed</th>%s</tr>",
-                 sized ? "<th>Messages</th><th>Bus GB/s</th>" : "");
-    for (size_t i = 0; i < m->ncollective_rows; i++) {
-        const cp_collective_row *r = &m->collective_rows[i];
-        html_raw(b, "<tr><td>");
-        html_text(b, r->op);
-        html_raw(b, "</td><td>");
-        html_text(b, r->algo);
-        html_raw(b, "</td><td>");
-        html_text(b, r->proto);
-        html_fmt(b, "</td><td>%u</td>", r->count);
-        time_cell(b, (double)r->total_ns / 1e6);
-        time_cell(b, (double)r->median_ns / 1e6);
-        time_cell(b, (double)r->exposed_ns / 1e6);
-        if (sized) {
-            /* NCCL's own account ("-": not every kernel had its call). */
-            char text[32] = "-", bus[32] = "-";
-            uint64_t n = 0;
-            double alg = 0, busbw = 0;
-            if (cp_collective_row_bytes(r, &n))
-                cp_fmt_bytes((double)n, text, sizeof text);
-            if (cp_collective_row_bandwidth(r, &alg, &busbw))
-                snprintf(bus, sizeof bus, "%.3g", busbw);
-            html_fmt(b, "<td>%s</td><td>%s</td>", text, bus);
-        }
-        html_raw(b, "</tr>");
-    }
-    if (m->ncollective_rows)
-        html_raw(b, "</table>");
+    /* The collectives by operation (cp_collective_row), then by message
+     * size (collective_size_rows). */
+    collectives_html(b, m->collective_rows, m->ncollective_rows, false);
+    collectives_html(b, m->collective_size_rows, m->ncollective_size_rows, true);
 }
 
 static void case_html(html_buf *b, const cp_case_result *c, bool replay)

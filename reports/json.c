@@ -106,6 +106,40 @@ static void env_json(builder *b, cJSON *o, const cp_env *e)
     add_str(b, o, "host", e->host);
 }
 
+/* One row of the per-collective table into `arr`: false when out of
+ * memory. A row of the size table (size_hi set) adds its bucket. */
+static bool collective_row_json(builder *b, cJSON *arr, const cp_collective_row *r)
+{
+    cJSON *j = push_obj(b, arr);
+    if (!j)
+        return false;
+    add_str(b, j, "operation", r->op);
+    add_str(b, j, "algorithm", r->algo);
+    add_str(b, j, "protocol", r->proto);
+    if (r->size_hi) {
+        add_num(b, j, "size_from_bytes", (double)r->size_lo);
+        add_num(b, j, "size_below_bytes", (double)r->size_hi);
+    }
+    add_num(b, j, "count", r->count);
+    add_num(b, j, "total_ns", (double)r->total_ns);
+    add_num(b, j, "median_ns", (double)r->median_ns);
+    add_num(b, j, "exposed_ns", (double)r->exposed_ns);
+    /* 1.16: NCCL's own account, where its calls were recorded; the
+     * bandwidths only where every kernel had its call and ranks. */
+    if (!r->sized)
+        return true;
+    add_num(b, j, "kernels_with_call", r->sized);
+    uint64_t bytes = 0;
+    double alg = 0, bus = 0;
+    if (cp_collective_row_bytes(r, &bytes))
+        add_num(b, j, "bytes", (double)bytes);
+    if (cp_collective_row_bandwidth(r, &alg, &bus)) {
+        add_num(b, j, "algbw_gbps", alg);
+        add_num(b, j, "busbw_gbps", bus);
+    }
+    return true;
+}
+
 /* 1.6: the kernel breakdown: per class (compute, communication), the
  * top kernels by total device time with their launches, total, mean,
  * least and most, the name as the trace gave it and demangled, and the
@@ -217,34 +251,15 @@ static void metrics_json(builder *b, cJSON *o, const cp_metrics *m)
     }
     breakdown_json(b, o, m);
     /* The per-collective table (cp_collective_row), absent without
-     * communication kernels. */
+     * communication kernels; 1.17: the same by message-size bucket. */
     cJSON *coll = m->ncollective_rows ? add_arr(b, o, "collectives_by_operation") : NULL;
-    for (size_t i = 0; coll && i < m->ncollective_rows; i++) {
-        const cp_collective_row *r = &m->collective_rows[i];
-        cJSON *j = push_obj(b, coll);
-        if (!j)
+    for (size_t i = 0; coll && i < m->ncollective_rows; i++)
+        if (!collective_row_json(b, coll, &m->collective_rows[i]))
             return;
-        add_str(b, j, "operation", r->op);
-        add_str(b, j, "algorithm", r->algo);
-        add_str(b, j, "protocol", r->proto);
-        add_num(b, j, "count", r->count);
-        add_num(b, j, "total_ns", (double)r->total_ns);
-        add_num(b, j, "median_ns", (double)r->median_ns);
-        add_num(b, j, "exposed_ns", (double)r->exposed_ns);
-        /* 1.16: NCCL's own account, where its calls were recorded; the
-         * bandwidths only where every kernel had its call and ranks. */
-        if (!r->sized)
-            continue;
-        add_num(b, j, "kernels_with_call", r->sized);
-        uint64_t bytes = 0;
-        double alg = 0, bus = 0;
-        if (cp_collective_row_bytes(r, &bytes))
-            add_num(b, j, "bytes", (double)bytes);
-        if (cp_collective_row_bandwidth(r, &alg, &bus)) {
-            add_num(b, j, "algbw_gbps", alg);
-            add_num(b, j, "busbw_gbps", bus);
-        }
-    }
+    cJSON *sizes = m->ncollective_size_rows ? add_arr(b, o, "collectives_by_size") : NULL;
+    for (size_t i = 0; sizes && i < m->ncollective_size_rows; i++)
+        if (!collective_row_json(b, sizes, &m->collective_size_rows[i]))
+            return;
 }
 
 /* 1.7: a distributed program's ranks (cuproof/internal/ranks.h): a row per rank
@@ -654,8 +669,9 @@ cJSON *cp_report_to_json(const cp_report *r)
      * windows in tracing_cost.capture; 1.16: NCCL's own account in a
      * trace's collectives_by_operation (kernels_with_call, bytes,
      * algbw_gbps, busbw_gbps), and an NCCL range's comm, bytes and peer in
-     * trace files. */
-    add_str(&b, root, "schema_version", "1.16");
+     * trace files; 1.17: collectives_by_size, the same rows by message
+     * size (size_from_bytes, size_below_bytes). */
+    add_str(&b, root, "schema_version", "1.17");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

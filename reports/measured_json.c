@@ -8,7 +8,11 @@
  * (cp_metric_value), in its units (ns, counts, fractions). A program's
  * whole is followed by a scope per operation of its per-collective table,
  * "collective(OP)", with that scope's own metrics
- * (CP_COLLECTIVE_METRIC_MAP). A "per step(NAME)" scope has "steps",
+ * (CP_COLLECTIVE_METRIC_MAP), its rows of the per-collective table
+ * ("rows": [{"algorithm", "protocol", "count", "total_ns", "median_ns",
+ * "exposed_ns", "bytes"?, "algbw_gbps"?, "busbw_gbps"?}]) and the same by
+ * message size ("by_size": each with "size_from_bytes",
+ * "size_below_bytes"). A "per step(NAME)" scope has "steps",
  * per metric of CP_STEP_METRIC_MAP {"measured_steps", "median", "p95",
  * "max", "max_step", "min", "min_step"}, and "late_rank": each step's
  * late rank (-1 where no collective was matched).
@@ -20,6 +24,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static void put_number(FILE *f, const char *key, double v, bool comma)
 {
@@ -93,8 +98,45 @@ static void put_scope(FILE *f, const cp_measured_scope *s)
     fputs("]}", f);
 }
 
+/* The rows of operation `op` in `rows` (n of them) as "key": [{...}]:
+ * algorithm, protocol, for a size row its bucket, and the row's figures
+ * (NCCL's bytes and bandwidths where the table's rules give them). */
+static void put_rows(FILE *f, const char *key, const cp_collective_row *rows, size_t n,
+                     const char *op)
+{
+    fprintf(f, ",\"%s\":[", key);
+    size_t put = 0;
+    for (size_t i = 0; i < n; i++) {
+        const cp_collective_row *r = &rows[i];
+        if (strcmp(r->op, op) != 0)
+            continue;
+        fputs(put++ ? ",{\"algorithm\":" : "{\"algorithm\":", f);
+        cp_json_put_string(f, r->algo);
+        fputs(",\"protocol\":", f);
+        cp_json_put_string(f, r->proto);
+        if (r->size_hi)
+            fprintf(f, ",\"size_from_bytes\":%llu,\"size_below_bytes\":%llu",
+                    (unsigned long long)r->size_lo, (unsigned long long)r->size_hi);
+        fprintf(f, ",\"count\":%u,\"total_ns\":%llu,\"median_ns\":%llu,\"exposed_ns\":%llu", r->count,
+                (unsigned long long)r->total_ns, (unsigned long long)r->median_ns,
+                (unsigned long long)r->exposed_ns);
+        uint64_t bytes = 0;
+        double alg = 0, bus = 0;
+        if (cp_collective_row_bytes(r, &bytes))
+            fprintf(f, ",\"bytes\":%llu", (unsigned long long)bytes);
+        if (cp_collective_row_bandwidth(r, &alg, &bus)) {
+            put_number(f, "algbw_gbps", alg, true);
+            put_number(f, "busbw_gbps", bus, true);
+        }
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
 /* After the whole program: each operation of its per-collective table as
- * a scope of its own, "collective(OP)", with that scope's metrics. */
+ * a scope of its own, "collective(OP)", with that scope's metrics, its
+ * rows ("rows": by algorithm and protocol) and the same by message size
+ * ("by_size": the kernels whose call's size is known). */
 static void put_collectives(FILE *f, const cp_metrics *whole)
 {
     size_t n = 0, row = 0;
@@ -115,7 +157,10 @@ static void put_collectives(FILE *f, const cp_metrics *whole)
             fprintf(f, "%s\"%s\":%.17g", put++ ? "," : "", defs[i].name,
                     cp_field_value(&c, &defs[i]));
         }
-        fputs("},\"findings\":[]}", f);
+        fputc('}', f);
+        put_rows(f, "rows", whole->collective_rows, whole->ncollective_rows, op);
+        put_rows(f, "by_size", whole->collective_size_rows, whole->ncollective_size_rows, op);
+        fputs(",\"findings\":[]}", f);
     }
 }
 

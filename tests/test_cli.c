@@ -2240,6 +2240,15 @@ Test(cli, fsdp_pipeline_and_two_groups_are_judged)
     cr_expect_eq(rc, 0, "%s", output);
     HAS("ranks: 4 on 1 host, 42 collectives matched (by NCCL's communicators");
     HAS("passed  collective(AllReduce): bytes == 59768832");
+    /* By message size: the data groups' 256 KiB and the tensor groups'
+     * 1 MiB apart (6 x (2 x 2 + 2) and 6 x 4 x 2 kernels). */
+    HAS("  AllReduce        RING           LL     256 KiB-512 KiB         36");
+    HAS("  AllReduce        RING           LL     1 MiB-2 MiB             48");
+    rc = check("%s/two-groups.cprec --format json", f);
+    cr_expect_eq(rc, 0, "%s", output);
+    HAS("\"by_size\":[{\"algorithm\":\"RING\",\"protocol\":\"LL\",\"size_from_bytes\":262144,"
+        "\"size_below_bytes\":524288,\"count\":36,");
+    HAS("\"rows\":[{\"algorithm\":\"RING\",\"protocol\":\"LL\",\"count\":84,");
     /* By position the groups' counts part: no verdict, never a shifted one. */
     rc = check("%s/two-groups-no-payloads.cprec --expect-file %s/two_groups.expect", f, x);
     cr_expect_eq(rc, 3, "%s", output);

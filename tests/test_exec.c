@@ -337,7 +337,7 @@ Test(exec_cli, the_tracing_cost_is_in_the_report_and_the_summary)
     char *text = strdup(out_file("report.json"));
     cJSON *root = cJSON_Parse(text);
     cr_assert_not_null(root);
-    cr_expect_str_eq(cJSON_GetObjectItem(root, "schema_version")->valuestring, "1.16");
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "schema_version")->valuestring, "1.17");
     const cJSON *cost = cJSON_GetObjectItem(root, "tracing_cost");
     cr_assert_not_null(cost, "no tracing_cost in report.json");
     cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(cost, "recorded")));
@@ -475,6 +475,7 @@ Test(exec_cli, nccls_own_account_is_judged)
     const char *page = out_file("report.html");
     cr_expect_not_null(strstr(page, "<th>Messages</th><th>Bus GB/s</th>"));
     cr_expect_not_null(strstr(page, "<td>33.6 MB</td>"));
+    cr_expect_not_null(strstr(page, "<th>Message (bytes)</th>"));
     cJSON *root = cJSON_Parse(out_file("report.json"));
     cr_assert_not_null(root);
     const cJSON *rows;
@@ -492,6 +493,21 @@ Test(exec_cli, nccls_own_account_is_judged)
             cr_expect_gt(cJSON_GetObjectItem(r, "busbw_gbps")->valuedouble, 0);
         }
     cr_expect(seen);
+    /* 1.17: by message size, the 1 MiB and 4 MiB all-reduces apart. */
+    const cJSON *sizes = cJSON_GetObjectItem(cJSON_GetObjectItem(tr, "metrics") ? cJSON_GetObjectItem(tr, "metrics") : tr,
+                                             "collectives_by_size");
+    cr_assert_not_null(sizes, "no collectives_by_size");
+    int buckets = 0;
+    for (const cJSON *r = sizes->child; r; r = r->next)
+        if (strcmp(cJSON_GetObjectItem(r, "operation")->valuestring, "AllReduce") == 0 &&
+            (cJSON_GetObjectItem(r, "size_from_bytes")->valuedouble == 1048576 ||
+             cJSON_GetObjectItem(r, "size_from_bytes")->valuedouble == 4194304)) {
+            buckets++;
+            /* 1 MiB: 3 calls and the second group's one on each rank. */
+            double from = cJSON_GetObjectItem(r, "size_from_bytes")->valuedouble;
+            cr_expect_eq(cJSON_GetObjectItem(r, "count")->valuedouble, from == 1048576 ? 8 : 6);
+        }
+    cr_expect_eq(buckets, 2);
     const cJSON *table = cJSON_GetObjectItem(v, "ranks");
     cr_expect_str_eq(cJSON_GetObjectItem(table, "matched_by")->valuestring,
                      "by NCCL's communicators and the order of their calls");

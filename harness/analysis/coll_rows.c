@@ -685,6 +685,108 @@ static int row_cmp(const void *x, const void *y)
     return k ? k : strcmp(a->proto, b->proto);
 }
 
+/* The bucket of a message of `bytes`: [lo, 2 lo), lo a power of two. */
+static uint64_t bucket_lo(uint64_t bytes)
+{
+    uint64_t lo = 1;
+    while (bytes >= 2 * lo && lo < (UINT64_C(1) << 62))
+        lo *= 2;
+    return lo;
+}
+
+/* A sized kernel (slot i) ordered by its row of the size table: the
+ * order of its class's row in m->collective_rows, its bucket, its
+ * duration. */
+typedef struct sized_slot {
+    uint32_t row;
+    uint64_t lo, dur;
+    size_t slot;
+} sized_slot;
+
+static int sized_cmp(const void *x, const void *y)
+{
+    const sized_slot *a = x, *b = y;
+    if (a->row != b->row)
+        return a->row < b->row ? -1 : 1;
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    return (a->dur > b->dur) - (a->dur < b->dur);
+}
+
+/* m->collective_size_rows from the paired slots (after m->collective_rows,
+ * whose order the classes keep): each row the kernels of one class whose
+ * call's size falls in one bucket, with their time, exposed time, bytes
+ * and bandwidth by the class table's rules. Returns 0 or CP_ENOMEM. */
+static int size_rows(const coll_rows *c, cp_metrics *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        n += !c->slots[i].piece && c->slots[i].comm;
+    if (!n)
+        return 0;
+    sized_slot *v = malloc(n * sizeof *v);
+    if (!v)
+        return cp_failf(CP_ENOMEM, "out of memory for the collectives' sizes");
+    size_t k = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const coll_slot *sl = &c->slots[i];
+        if (sl->piece || !sl->comm)
+            continue;
+        const coll_class *cl = &c->classes[sl->cls];
+        uint32_t row = 0;
+        while (row < m->ncollective_rows &&
+               !(strcmp(m->collective_rows[row].op, cl->op) == 0 &&
+                 strcmp(m->collective_rows[row].algo, cl->algo) == 0 &&
+                 strcmp(m->collective_rows[row].proto, cl->proto) == 0))
+            row++;
+        v[k++] = (sized_slot){row, bucket_lo(sl->bytes), sl->dur_ns, i};
+    }
+    qsort(v, n, sizeof *v, sized_cmp);
+    size_t nrows = 0;
+    for (size_t i = 0; i < n; i++)
+        nrows += !i || sized_cmp(&(sized_slot){v[i].row, v[i].lo, 0, 0},
+                                 &(sized_slot){v[i - 1].row, v[i - 1].lo, 0, 0}) != 0;
+    cp_collective_row *rows = calloc(nrows, sizeof *rows);
+    if (!rows) {
+        free(v);
+        return cp_failf(CP_ENOMEM, "out of memory for the collectives' sizes");
+    }
+    size_t r = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        j = i;
+        while (j < n && v[j].row == v[i].row && v[j].lo == v[i].lo)
+            j++;
+        cp_collective_row *w = &rows[r++];
+        const cp_collective_row *cls = &m->collective_rows[v[i].row];
+        memcpy(w->op, cls->op, sizeof w->op);
+        memcpy(w->algo, cls->algo, sizeof w->algo);
+        memcpy(w->proto, cls->proto, sizeof w->proto);
+        w->size_lo = v[i].lo;
+        w->size_hi = 2 * v[i].lo;
+        w->count = w->sized = (uint32_t)(j - i);
+        for (size_t t = i; t < j; t++) {
+            const coll_slot *sl = &c->slots[v[t].slot];
+            w->total_ns += sl->dur_ns;
+            w->exposed_ns += sl->exposed_ns;
+            w->bytes += sl->bytes;
+            uint32_t ranks = comm_ranks(c, sl->comm);
+            double size = 0, factor = 0;
+            if (ranks >= 2 && bus_rule(w->op, sl->bytes, ranks, &size, &factor)) {
+                w->bw_kernels++;
+                w->bw_ns += sl->dur_ns;
+                w->alg_bytes += size;
+                w->bus_bytes += size * factor;
+            }
+        }
+        size_t cnt = j - i, mid = i + cnt / 2;
+        w->median_ns = cnt % 2 ? v[mid].dur : v[mid - 1].dur + (v[mid].dur - v[mid - 1].dur) / 2;
+    }
+    free(v);
+    m->collective_size_rows = rows;
+    m->ncollective_size_rows = nrows;
+    return 0;
+}
+
 int cp__coll_finish(coll_rows *c, cp_metrics *m)
 {
     int rc = pair_slots(c);
@@ -746,6 +848,11 @@ int cp__coll_finish(coll_rows *c, cp_metrics *m)
     free(m->collective_rows);
     m->collective_rows = rows;
     m->ncollective_rows = rc == 0 ? c->nclasses : 0;
+    free(m->collective_size_rows);
+    m->collective_size_rows = NULL;
+    m->ncollective_size_rows = 0;
+    if (rc == 0)
+        rc = size_rows(c, m);
     free(dur);
     cp__coll_free(c);
     return rc;

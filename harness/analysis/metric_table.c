@@ -341,6 +341,9 @@ void cp_metrics_free(cp_metrics *m)
     free(m->collective_rows);
     m->collective_rows = NULL;
     m->ncollective_rows = 0;
+    free(m->collective_size_rows);
+    m->collective_size_rows = NULL;
+    m->ncollective_size_rows = 0;
     free(m->step_parts);
     m->step_parts = NULL;
     m->nstep_parts = 0;

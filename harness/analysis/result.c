@@ -236,6 +236,8 @@ static int run_of(const cp_variant_result *v, int pid, cp_run_value *out)
         out->metrics.kernel_stats = NULL;
         out->metrics.collective_rows = NULL;
         out->metrics.ncollective_rows = 0;
+        out->metrics.collective_size_rows = NULL;
+        out->metrics.ncollective_size_rows = 0;
         out->metrics.nlanes = out->metrics.ngraphs = out->metrics.nkernel_stats = 0;
     }
     return 0;

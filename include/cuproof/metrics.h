@@ -310,6 +310,10 @@ typedef struct cp_collective_row {
     uint32_t sized, bw_kernels;
     uint64_t bytes, bw_ns;
     double alg_bytes, bus_bytes;
+    /* In cp_metrics.collective_size_rows: the bucket of its calls' message
+     * size, [size_lo, size_hi) bytes, a power of two to the next (as
+     * nccl-tests sweeps sizes); 0 in collective_rows. */
+    uint64_t size_lo, size_hi;
 } cp_collective_row;
 
 /* What an expectation scoped by collective(OP) measures: the rows of
@@ -404,6 +408,12 @@ typedef struct cp_metrics {
      * operation, algorithm, protocol); owned; NULL without communication. */
     cp_collective_row *collective_rows;
     size_t ncollective_rows;
+    /* The same kernels by operation, algorithm, protocol and message-size
+     * bucket (size_lo, size_hi), those whose call's size is known alone
+     * (a row of collective_rows says how many had, `sized`): by class as
+     * collective_rows, then by size ascending; owned; NULL without. */
+    cp_collective_row *collective_size_rows;
+    size_t ncollective_size_rows;
     /* One entry per window of cp_timeline_opts.steps, in its order; owned;
      * NULL when the analysis was given none. */
     cp_step_part *step_parts;
