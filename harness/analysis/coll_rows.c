@@ -685,6 +685,24 @@ static int row_cmp(const void *x, const void *y)
     return k ? k : strcmp(a->proto, b->proto);
 }
 
+/* NCCL's account of a kernel whose call is known (slot sl) added to row
+ * r: its size, and its bandwidth where the communicator's ranks are
+ * known (two or more of its processes in this analysis), over the
+ * kernel's whole time, its wait for the last rank in it, as nccl-tests'. */
+static void add_call(const coll_rows *c, cp_collective_row *r, const coll_slot *sl)
+{
+    r->sized++;
+    r->bytes += sl->bytes;
+    uint32_t ranks = comm_ranks(c, sl->comm);
+    double size = 0, factor = 0;
+    if (ranks >= 2 && bus_rule(r->op, sl->bytes, ranks, &size, &factor)) {
+        r->bw_kernels++;
+        r->bw_ns += sl->dur_ns;
+        r->alg_bytes += size;
+        r->bus_bytes += size * factor;
+    }
+}
+
 /* The bucket of a message of `bytes`: [lo, 2 lo), lo a power of two. */
 static uint64_t bucket_lo(uint64_t bytes)
 {
@@ -763,20 +781,12 @@ static int size_rows(const coll_rows *c, cp_metrics *m)
         memcpy(w->proto, cls->proto, sizeof w->proto);
         w->size_lo = v[i].lo;
         w->size_hi = 2 * v[i].lo;
-        w->count = w->sized = (uint32_t)(j - i);
+        w->count = (uint32_t)(j - i);
         for (size_t t = i; t < j; t++) {
             const coll_slot *sl = &c->slots[v[t].slot];
             w->total_ns += sl->dur_ns;
             w->exposed_ns += sl->exposed_ns;
-            w->bytes += sl->bytes;
-            uint32_t ranks = comm_ranks(c, sl->comm);
-            double size = 0, factor = 0;
-            if (ranks >= 2 && bus_rule(w->op, sl->bytes, ranks, &size, &factor)) {
-                w->bw_kernels++;
-                w->bw_ns += sl->dur_ns;
-                w->alg_bytes += size;
-                w->bus_bytes += size * factor;
-            }
+            add_call(c, w, sl);
         }
         size_t cnt = j - i, mid = i + cnt / 2;
         w->median_ns = cnt % 2 ? v[mid].dur : v[mid - 1].dur + (v[mid].dur - v[mid - 1].dur) / 2;
@@ -822,21 +832,8 @@ int cp__coll_finish(coll_rows *c, cp_metrics *m)
                 dur[n++] = sl->dur_ns;
             r->total_ns += sl->dur_ns;
             r->exposed_ns += sl->exposed_ns;
-            if (sl->piece || !sl->comm)
-                continue;
-            r->sized++;
-            r->bytes += sl->bytes;
-            /* Bandwidth where the communicator's ranks are known: two or
-             * more of its processes in this analysis. The kernel's whole
-             * time, its wait for the last rank in it, as nccl-tests'. */
-            uint32_t ranks = comm_ranks(c, sl->comm);
-            double size = 0, factor = 0;
-            if (ranks >= 2 && bus_rule(r->op, sl->bytes, ranks, &size, &factor)) {
-                r->bw_kernels++;
-                r->bw_ns += sl->dur_ns;
-                r->alg_bytes += size;
-                r->bus_bytes += size * factor;
-            }
+            if (!sl->piece && sl->comm)
+                add_call(c, r, sl);
         }
         r->count = (uint32_t)n;
         qsort(dur, n, sizeof *dur, cmp_u64);
