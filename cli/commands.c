@@ -224,10 +224,9 @@ const cp_command cp_commands[] = {
              "run writes report.json and report.html to the output directory, CASE.trace.json "
              "per case and, per traced variant, CASE.VARIANT.perfetto.json for ui.perfetto.dev.",
      .opts = cp_opts_run,
-     .exits = "0 when every case passed or was skipped, 1 when one failed, 3 when one was "
-              "inconclusive (a check its claim rests on could not be made; the worst wins, so 3 "
-              "beside a failure too), 6 when the output directory or the report cannot be "
-              "written."},
+     .exits = "0 when every case passed or was skipped, 1 when one failed, 3 when none failed "
+              "but one was inconclusive (a check its claim rests on could not be made), 6 when "
+              "the output directory or the report cannot be written."},
     {.name = "test",
      .args = "CASE [OPTIONS]",
      .summary = "run one case as a ctest test",
@@ -277,8 +276,7 @@ const cp_command cp_commands[] = {
              "judged on its wall time and each NVTX range's.",
      .opts = cp_opts_ab,
      .exits = "0 when no variant of B is slower than A's by more than the threshold, 1 when "
-              "one is, 3 when a variant is still undecided after the budget (beside a slower "
-              "one too: the worst wins), 5 for a build that "
+              "one is, 3 when a variant is still undecided after the budget, 5 for a build that "
               "cannot be run or leaves no report, 6 when the work directory cannot be "
               "written."},
     {.name = "gpus",
