@@ -595,8 +595,12 @@ static int check_program(const check_args *a)
     print_tally(&tl);
     print_processes(&ps.meta, cp_expect_judge_first(j));
     status = cp_exit_worse(tl.failed ? CP_EXIT_FAILED : CP_EXIT_OK, print_trust(&trust));
-    /* An expectation not judged (hosts not aligned) is no pass. */
-    status = cp_exit_worse(status, tl.inconclusive ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
+    /* An expectation not judged (hosts not aligned, collectives not
+     * matched) is no pass: inconclusive where nothing failed, as exec's
+     * verdict and a case's (DESIGN.md, "Verdicts"); a failure measured on
+     * a trusted trace stands. An untrusted trace is 3 by the trust rule. */
+    if (!tl.failed)
+        status = cp_exit_worse(status, tl.inconclusive ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
     print_inconclusive(&tl, status);
 out:
     cp_program_stream_free(&ps);
@@ -661,7 +665,9 @@ static int check_rec(const check_args *a)
         printf("%zu of %zu trace files could not be read (named above): no verdict on them\n",
                nbad, a->ntraces);
     status = cp_exit_worse(status, tl.failed ? CP_EXIT_FAILED : CP_EXIT_OK);
-    status = cp_exit_worse(status, tl.inconclusive ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
+    /* Undecided lines: inconclusive where nothing failed (as above). */
+    if (!tl.failed)
+        status = cp_exit_worse(status, tl.inconclusive ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
     print_inconclusive(&tl, status);
     return status;
 }

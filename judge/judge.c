@@ -284,8 +284,8 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
     size_t undecided = 0;
     for (size_t i = 0; j->checked && i < j->expectations; i++)
         undecided += checks[i].undecided;
-    if (undecided)
-        c->status = CP_STATUS_INCONCLUSIVE; /* as the exit status: no verdict beats a failure */
+    if (c->status == CP_STATUS_PASSED && undecided)
+        c->status = CP_STATUS_INCONCLUSIVE;
     /* No verdict, as the exit status says (3): inconclusive, with why,
      * in report.json and on the page as on the terminal. */
     if (!j->trust.trusted) {
@@ -309,16 +309,17 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
         }
     }
     j->program_failed = cp_program_run_failed(run);
-    /* The one rule of cuproof/exit.h (cp_exit_worse), as check has it:
-     * an expectation left undecided is no verdict (3) even beside one
-     * that failed (1). */
-    j->exit = !j->trust.trusted ? CP_EXIT_INCONCLUSIVE
-                                : cp_exit_worse(
-                                      cp_exit_worse(j->program_failed ? CP_EXIT_PROGRAM : CP_EXIT_OK,
-                                                    j->met + undecided < j->expectations
-                                                        ? CP_EXIT_FAILED
-                                                        : CP_EXIT_OK),
-                                      undecided ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
+    /* An untrusted trace carries no verdict (3, cuproof/exit.h); on a
+     * trusted one an expectation left undecided (collectives that cannot
+     * be matched) makes the verdict inconclusive only where nothing
+     * failed, as a case's essential check does (DESIGN.md, "Verdicts"):
+     * a failure measured on a trusted trace stands. check has the same
+     * rule. */
+    j->exit = !j->trust.trusted     ? CP_EXIT_INCONCLUSIVE
+              : j->program_failed   ? CP_EXIT_PROGRAM
+              : j->met + undecided < j->expectations ? CP_EXIT_FAILED
+              : undecided                ? CP_EXIT_INCONCLUSIVE
+                                         : CP_EXIT_OK;
 out:
     free(checks);
     return rc;

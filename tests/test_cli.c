@@ -2249,12 +2249,16 @@ Test(cli, fsdp_pipeline_and_two_groups_are_judged)
     HAS("\"by_size\":[{\"algorithm\":\"RING\",\"protocol\":\"LL\",\"size_from_bytes\":262144,"
         "\"size_below_bytes\":524288,\"count\":36,");
     HAS("\"rows\":[{\"algorithm\":\"RING\",\"protocol\":\"LL\",\"count\":84,");
-    /* By position the groups' counts part: no verdict, never a shifted one. */
+    /* By position the groups' counts part: no verdict, never a shifted
+     * one (the sizes, not measured, fail beside it: 1). */
     rc = check("%s/two-groups-no-payloads.cprec --expect-file %s/two_groups.expect", f, x);
-    cr_expect_eq(rc, 3, "%s", output);
+    cr_expect_eq(rc, 1, "%s", output);
     HAS("passed  ranks == 4");
     HAS("inconclusive  collectives == 42  (collectives cannot be matched by position: on "
         "communicator 0, rank 1 ran 18 and rank 0 ran 24");
+    rc = check("%s/two-groups-no-payloads.cprec --expect 'ranks == 4' --expect 'collectives == 42'",
+               f);
+    cr_expect_eq(rc, 3, "%s", output);
 }
 
 Test(cli, ddp_recordings_are_judged_on_every_rank)
