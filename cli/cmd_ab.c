@@ -154,7 +154,7 @@ int cp_cmd_ab(int argc, char **argv)
         return cp_exit_of_read(rc);
     }
     cp_ab_print(&r, &o, stdout);
-    status = r.regressions ? CP_EXIT_FAILED : !r.all_decided ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK;
+    status = cp_exit_of_verdicts(r.regressions, !r.all_decided);
     cp_ab_result_free(&r);
     free(cases);
     return status;

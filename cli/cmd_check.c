@@ -393,7 +393,7 @@ static int check_trace_files(const check_args *a)
         free(prog);
     }
     print_tally(&tl);
-    status = cp_exit_worse(tl.failed ? CP_EXIT_FAILED : CP_EXIT_OK, untrusted);
+    status = cp_exit_worse(cp_exit_of_verdicts(tl.failed, tl.inconclusive), untrusted);
     if (nbad) {
         printf("%zu of %zu trace files could not be read (named above): no verdict on them\n",
                nbad, a->ntraces);
@@ -594,13 +594,10 @@ static int check_program(const check_args *a)
         goto out;
     print_tally(&tl);
     print_processes(&ps.meta, cp_expect_judge_first(j));
-    status = cp_exit_worse(tl.failed ? CP_EXIT_FAILED : CP_EXIT_OK, print_trust(&trust));
     /* An expectation not judged (hosts not aligned, collectives not
-     * matched) is no pass: inconclusive where nothing failed, as exec's
-     * verdict and a case's (DESIGN.md, "Verdicts"); a failure measured on
-     * a trusted trace stands. An untrusted trace is 3 by the trust rule. */
-    if (!tl.failed)
-        status = cp_exit_worse(status, tl.inconclusive ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
+     * matched) is no pass (cp_exit_of_verdicts); an untrusted trace is 3
+     * by the trust rule. */
+    status = cp_exit_worse(cp_exit_of_verdicts(tl.failed, tl.inconclusive), print_trust(&trust));
     print_inconclusive(&tl, status);
 out:
     cp_program_stream_free(&ps);
@@ -664,10 +661,7 @@ static int check_rec(const check_args *a)
     if (nbad)
         printf("%zu of %zu trace files could not be read (named above): no verdict on them\n",
                nbad, a->ntraces);
-    status = cp_exit_worse(status, tl.failed ? CP_EXIT_FAILED : CP_EXIT_OK);
-    /* Undecided lines: inconclusive where nothing failed (as above). */
-    if (!tl.failed)
-        status = cp_exit_worse(status, tl.inconclusive ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
+    status = cp_exit_worse(status, cp_exit_of_verdicts(tl.failed, tl.inconclusive));
     print_inconclusive(&tl, status);
     return status;
 }

@@ -360,7 +360,7 @@ int cp_cmd_replay(int argc, char **argv)
                t.disagreements == 1 ? "" : "s");
         rc = cp_exit_worse(rc, CP_EXIT_FAILED);
     } else {
-        rc = cp_exit_worse(rc, nf ? CP_EXIT_FAILED : ni ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK);
+        rc = cp_exit_worse(rc, cp_exit_of_verdicts(nf, ni));
     }
 out:
     cp_session_free(s);

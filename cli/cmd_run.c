@@ -411,7 +411,8 @@ static int run_or_test(int argc, char **argv, bool test)
     cp_session_counts(s, &np, &nf, &ns, &ni);
     if (a.out_dir)
         cp_session_print_counts(s, a.out_dir, stdout);
-    rc = status == CP_EXIT_OK && ni ? CP_EXIT_INCONCLUSIVE : status;
+    /* A case failed (status 1) stands beside one inconclusive. */
+    rc = status == CP_EXIT_OK ? cp_exit_of_verdicts(0, ni) : status;
     if (test)
         rc = test_verdict(cp_session_report(s), rc);
     if (test && ns == 1) {

@@ -309,17 +309,13 @@ int cp_program_judge(const char *proc_dir, const cp_judge_opts *o, const cp_prog
         }
     }
     j->program_failed = cp_program_run_failed(run);
-    /* An untrusted trace carries no verdict (3, cuproof/exit.h); on a
-     * trusted one an expectation left undecided (collectives that cannot
-     * be matched) makes the verdict inconclusive only where nothing
-     * failed, as a case's essential check does (DESIGN.md, "Verdicts"):
-     * a failure measured on a trusted trace stands. check has the same
-     * rule. */
-    j->exit = !j->trust.trusted     ? CP_EXIT_INCONCLUSIVE
-              : j->program_failed   ? CP_EXIT_PROGRAM
-              : j->met + undecided < j->expectations ? CP_EXIT_FAILED
-              : undecided                ? CP_EXIT_INCONCLUSIVE
-                                         : CP_EXIT_OK;
+    /* An untrusted trace carries no verdict (3); then the program's
+     * failure (4); then the expectations' verdicts (cp_exit_of_verdicts:
+     * a failure stands beside an undecided one). */
+    j->exit = !j->trust.trusted   ? CP_EXIT_INCONCLUSIVE
+              : j->program_failed ? CP_EXIT_PROGRAM
+                                  : cp_exit_of_verdicts(j->met + undecided < j->expectations,
+                                                        undecided);
 out:
     free(checks);
     return rc;

@@ -127,6 +127,11 @@ Test(exit, the_worst_wins_and_every_status_means_something)
     for (size_t i = 0; i < 8; i++)
         cr_expect_not_null(cp_exit_meaning(statuses[i]), "status %d", statuses[i]);
     cr_expect_null(cp_exit_meaning(7));
+    /* Verdicts on trusted input: a failure stands beside an undecided
+     * one; undecided alone is no verdict. */
+    cr_expect_eq(cp_exit_of_verdicts(1, 1), CP_EXIT_FAILED);
+    cr_expect_eq(cp_exit_of_verdicts(0, 2), CP_EXIT_INCONCLUSIVE);
+    cr_expect_eq(cp_exit_of_verdicts(0, 0), CP_EXIT_OK);
 }
 
 /* --range scopes the unscoped expectations, says so in their text, and

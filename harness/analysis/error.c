@@ -116,6 +116,11 @@ int cp_exit_worse(int a, int b)
     return exit_rank(a) >= exit_rank(b) ? a : b;
 }
 
+int cp_exit_of_verdicts(size_t failed, size_t undecided)
+{
+    return failed ? CP_EXIT_FAILED : undecided ? CP_EXIT_INCONCLUSIVE : CP_EXIT_OK;
+}
+
 /* The count of a line "(and N more errors)" that an inner list's
  * cp_errors_finish wrote; 0 for any other line. */
 static int more_of(const char *s, size_t len)

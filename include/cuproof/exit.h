@@ -19,6 +19,8 @@
 
 #include "export.h"
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -59,6 +61,14 @@ CP_API const char *cp_exit_meaning(int status);
 /* The worse of two statuses by the rule above: 2 beats 6 beats 5 beats 3
  * beats 4 beats 1 beats 0; 77 only when both are 77. */
 CP_API int cp_exit_worse(int a, int b);
+
+/* The status of verdicts on input that can be trusted (DESIGN.md,
+ * "Verdicts"): 1 when one failed, else 3 when one could not be decided
+ * (an essential check not made, collectives not matched, hosts not
+ * aligned), else 0. A failure measured on a trusted trace stands beside
+ * an undecided verdict; an untrusted trace is 3 by the trust rule, before
+ * any verdict (cp_exit_worse). exec, check, run, replay and ab decide so. */
+CP_API int cp_exit_of_verdicts(size_t failed, size_t undecided);
 
 /* The status of a reader's failure on a file the user gave: out of
  * memory is cuproof's own (CP_EXIT_TOOL); anything else (CP_EIO: missing
