@@ -123,6 +123,7 @@ long cp__coll_call_add(coll_call **calls, size_t *n, size_t *cap, uint32_t proce
     *k = (coll_call){.start = start, .comm = comm, .bytes = bytes, .process = process,
                      .peer = peer};
     snprintf(k->op, sizeof k->op, "%s", name + 4);
+    k->dir = strcmp(k->op, "Send") == 0 ? 1 : strcmp(k->op, "Recv") == 0 ? -1 : 0;
     return 1;
 }
 
@@ -137,9 +138,9 @@ int cp__coll_call(coll_rows *c, const cp_activity *a)
 
 /* The operation a call's kernels name: NCCL's point-to-point calls run
  * as SendRecv kernels. */
-static const char *kernel_op_of_call(const char *op)
+static const char *kernel_op_of_call(const coll_call *b)
 {
-    return strcmp(op, "Send") == 0 || strcmp(op, "Recv") == 0 ? "SendRecv" : op;
+    return b->dir ? CP_COLL_P2P_OP : b->op;
 }
 
 static int by_start(const void *x, const void *y)
@@ -225,7 +226,7 @@ static void give(const run *c, const run *k)
         s->bytes = b->bytes;
         s->call_start = b->start;
         s->peer = b->peer;
-        s->dir = strcmp(b->op, "Send") == 0 ? 1 : strcmp(b->op, "Recv") == 0 ? -1 : 0;
+        s->dir = b->dir;
     }
 }
 
@@ -255,7 +256,7 @@ static int op_runs(const pairing *c, uint32_t process, const char *op, uint64_t 
     size_t nc = 0, nk = 0;
     for (size_t j = 0; j < c->ncalls; j++) {
         const coll_call *b = &c->calls[j];
-        if (b->process != process || strcmp(kernel_op_of_call(b->op), op) != 0)
+        if (b->process != process || strcmp(kernel_op_of_call(b), op) != 0)
             continue;
         ckeys[nc] = b->comm;
         calls[nc++] = (uint64_t *)&c->calls[j].start;
@@ -472,7 +473,7 @@ static int pair_calls(const pairing *c)
             if (c->calls[j].process != process)
                 continue;
             done[j] = true;
-            const char *op = kernel_op_of_call(c->calls[j].op);
+            const char *op = kernel_op_of_call(&c->calls[j]);
             size_t k = 0;
             while (k < nops && strcmp(ops[k], op) != 0)
                 k++;
@@ -481,7 +482,7 @@ static int pair_calls(const pairing *c)
         }
         for (int pass = 0; rc == 0 && pass < 2; pass++)
             for (size_t o = 0; rc == 0 && o < nops; o++) {
-                bool p2p = strcmp(ops[o], "SendRecv") == 0;
+                bool p2p = strcmp(ops[o], CP_COLL_P2P_OP) == 0;
                 run *cr = NULL, *kr = NULL;
                 long ncr = 0, nkr = 0;
                 rc = op_runs(c, process, ops[o], calls, ckeys, kern, kkeys, &cr, &ncr, &kr, &nkr);
@@ -616,7 +617,7 @@ static bool bus_rule(const char *op, uint64_t bytes, uint32_t n, double *size, d
     } else if (strcmp(op, "AlltoAll") == 0)
         *factor = (r - 1) / r;
     else if (strcmp(op, "Broadcast") == 0 || strcmp(op, "Reduce") == 0 ||
-             strcmp(op, "SendRecv") == 0)
+             strcmp(op, CP_COLL_P2P_OP) == 0)
         *factor = 1;
     else
         return false;
@@ -672,6 +673,13 @@ static int cmp_u64(const void *x, const void *y)
 {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return (a > b) - (a < b);
+}
+
+/* The median of n sorted durations (the lower two's midpoint when n is
+ * even), 0 for none. */
+static uint64_t median_sorted(const uint64_t *v, size_t n)
+{
+    return n ? (n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2) : 0;
 }
 
 static int row_cmp(const void *x, const void *y)
@@ -734,8 +742,9 @@ static int sized_cmp(const void *x, const void *y)
 /* m->collective_size_rows from the paired slots (after m->collective_rows,
  * whose order the classes keep): each row the kernels of one class whose
  * call's size falls in one bucket, with their time, exposed time, bytes
- * and bandwidth by the class table's rules. Returns 0 or CP_ENOMEM. */
-static int size_rows(const coll_rows *c, cp_metrics *m)
+ * and bandwidth by the class table's rules. `dur` has room for c->n
+ * durations. Returns 0 or CP_ENOMEM. */
+static int size_rows(const coll_rows *c, cp_metrics *m, uint64_t *dur)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++)
@@ -743,27 +752,32 @@ static int size_rows(const coll_rows *c, cp_metrics *m)
     if (!n)
         return 0;
     sized_slot *v = malloc(n * sizeof *v);
-    if (!v)
+    uint32_t *row_of = malloc((c->nclasses ? c->nclasses : 1) * sizeof *row_of); /* each class's row */
+    if (!v || !row_of) {
+        free(v);
+        free(row_of);
         return cp_failf(CP_ENOMEM, "out of memory for the collectives' sizes");
-    size_t k = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        const coll_slot *sl = &c->slots[i];
-        if (sl->piece || !sl->comm)
-            continue;
-        const coll_class *cl = &c->classes[sl->cls];
+    }
+    for (size_t k = 0; k < c->nclasses; k++) {
+        const coll_class *cl = &c->classes[k];
         uint32_t row = 0;
         while (row < m->ncollective_rows &&
                !(strcmp(m->collective_rows[row].op, cl->op) == 0 &&
                  strcmp(m->collective_rows[row].algo, cl->algo) == 0 &&
                  strcmp(m->collective_rows[row].proto, cl->proto) == 0))
             row++;
-        v[k++] = (sized_slot){row, bucket_lo(sl->bytes), sl->dur_ns, i};
+        row_of[k] = row;
     }
+    size_t k = 0, nrows = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const coll_slot *sl = &c->slots[i];
+        if (!sl->piece && sl->comm)
+            v[k++] = (sized_slot){row_of[sl->cls], bucket_lo(sl->bytes), sl->dur_ns, i};
+    }
+    free(row_of);
     qsort(v, n, sizeof *v, sized_cmp);
-    size_t nrows = 0;
     for (size_t i = 0; i < n; i++)
-        nrows += !i || sized_cmp(&(sized_slot){v[i].row, v[i].lo, 0, 0},
-                                 &(sized_slot){v[i - 1].row, v[i - 1].lo, 0, 0}) != 0;
+        nrows += !i || v[i].row != v[i - 1].row || v[i].lo != v[i - 1].lo;
     cp_collective_row *rows = calloc(nrows, sizeof *rows);
     if (!rows) {
         free(v);
@@ -771,9 +785,6 @@ static int size_rows(const coll_rows *c, cp_metrics *m)
     }
     size_t r = 0;
     for (size_t i = 0, j; i < n; i = j) {
-        j = i;
-        while (j < n && v[j].row == v[i].row && v[j].lo == v[i].lo)
-            j++;
         cp_collective_row *w = &rows[r++];
         const cp_collective_row *cls = &m->collective_rows[v[i].row];
         memcpy(w->op, cls->op, sizeof w->op);
@@ -781,15 +792,15 @@ static int size_rows(const coll_rows *c, cp_metrics *m)
         memcpy(w->proto, cls->proto, sizeof w->proto);
         w->size_lo = v[i].lo;
         w->size_hi = 2 * v[i].lo;
-        w->count = (uint32_t)(j - i);
-        for (size_t t = i; t < j; t++) {
-            const coll_slot *sl = &c->slots[v[t].slot];
+        for (j = i; j < n && v[j].row == v[i].row && v[j].lo == v[i].lo; j++) {
+            const coll_slot *sl = &c->slots[v[j].slot];
+            dur[j - i] = v[j].dur; /* sorted within the row */
             w->total_ns += sl->dur_ns;
             w->exposed_ns += sl->exposed_ns;
             add_call(c, w, sl);
         }
-        size_t cnt = j - i, mid = i + cnt / 2;
-        w->median_ns = cnt % 2 ? v[mid].dur : v[mid - 1].dur + (v[mid].dur - v[mid - 1].dur) / 2;
+        w->count = (uint32_t)(j - i);
+        w->median_ns = median_sorted(dur, j - i);
     }
     free(v);
     m->collective_size_rows = rows;
@@ -837,8 +848,7 @@ int cp__coll_finish(coll_rows *c, cp_metrics *m)
         }
         r->count = (uint32_t)n;
         qsort(dur, n, sizeof *dur, cmp_u64);
-        r->median_ns = n ? (n % 2 ? dur[n / 2] : dur[n / 2 - 1] + (dur[n / 2] - dur[n / 2 - 1]) / 2)
-                         : 0;
+        r->median_ns = median_sorted(dur, n);
     }
     if (rc == 0 && rows)
         qsort(rows, c->nclasses, sizeof *rows, row_cmp);
@@ -849,7 +859,7 @@ int cp__coll_finish(coll_rows *c, cp_metrics *m)
     m->collective_size_rows = NULL;
     m->ncollective_size_rows = 0;
     if (rc == 0)
-        rc = size_rows(c, m);
+        rc = size_rows(c, m, dur);
     free(dur);
     cp__coll_free(c);
     return rc;

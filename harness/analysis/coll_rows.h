@@ -39,11 +39,16 @@ typedef struct coll_key {
     uint32_t slot;
 } coll_key;
 
+/* The kernels' operation of NCCL's point-to-point calls (ncclSend and
+ * ncclRecv run SendRecv kernels). */
+#define CP_COLL_P2P_OP "SendRecv"
+
 /* An NCCL call with its payload (an NCCL range with comm, cuproof/trace.h). */
 typedef struct coll_call {
     uint64_t start, comm, bytes;
     uint32_t process;
     int32_t peer; /* a send's or receive's peer (its rank in the communicator); -1 none */
+    int8_t dir;   /* +1 a send, -1 a receive, 0 a collective (from its name) */
     char op[24];  /* the range's name without "nccl": the kernels' operation */
 } coll_call;
 

@@ -257,9 +257,12 @@ static int number_by_comm(cp_collectives *c)
      * communicator and rank now). */
     size_t *off = calloc((size_t)n + 1, sizeof *off);
     uint32_t *mem = malloc((c->ncalls ? c->ncalls : 1) * sizeof *mem);
+    /* Each send's or receive's channel (kc, by kernel), and the distinct
+     * channels sorted (ch). */
+    channel *kc = malloc((c->n ? c->n : 1) * sizeof *kc);
     channel *ch = malloc((c->n ? c->n : 1) * sizeof *ch);
     int rc = 0;
-    if (!off || !mem || !ch) {
+    if (!off || !mem || !kc || !ch) {
         rc = cp_failf(CP_ENOMEM, "out of memory numbering collectives");
         goto out;
     }
@@ -276,9 +279,12 @@ static int number_by_comm(cp_collectives *c)
     for (size_t i = 0; i < c->n; i++) {
         size_t m = cp__coll_comm_find(comms, (size_t)n, c->k[i].hash);
         c->k[i].comm = (uint32_t)m;
-        if (c->k[i].dir != 0 && m < (size_t)n &&
-            !channel_of(&c->k[i], mem + off[m], off[m + 1] - off[m], &ch[nch++]))
-            nch--, unplaced++;
+        if (c->k[i].dir == 0 || m >= (size_t)n)
+            continue;
+        if (channel_of(&c->k[i], mem + off[m], off[m + 1] - off[m], &kc[i]))
+            ch[nch++] = kc[i];
+        else
+            unplaced++;
     }
     if (unplaced) {
         c->by_comm = false;
@@ -294,12 +300,9 @@ static int number_by_comm(cp_collectives *c)
         if (!u || cmp_channel(&ch[i], &ch[u - 1]) != 0)
             ch[u++] = ch[i];
     for (size_t i = 0; i < c->n; i++) {
-        channel key;
-        if (c->k[i].dir == 0 ||
-            !channel_of(&c->k[i], mem + off[c->k[i].comm], off[c->k[i].comm + 1] - off[c->k[i].comm],
-                        &key))
+        if (c->k[i].dir == 0 || c->k[i].comm >= (uint32_t)n)
             continue;
-        const channel *at = bsearch(&key, ch, u, sizeof *ch, cmp_channel);
+        const channel *at = bsearch(&kc[i], ch, u, sizeof *ch, cmp_channel);
         c->k[i].comm = (uint32_t)((size_t)n + (size_t)(at - ch));
     }
     qsort(c->k, c->n, sizeof *c->k, by_rank_comm_call);
@@ -312,6 +315,7 @@ out:
     free(comms);
     free(off);
     free(mem);
+    free(kc);
     free(ch);
     return rc;
 }
@@ -745,7 +749,7 @@ static void find_arrivals(const cp_collectives *c, scratch *s, cp_collectives_re
         j = collective_end(c, i);
         if (c->k[i].comm == LEFT_OUT)
             continue;
-        bool p2p = strcmp(c->classes[c->k[i].cls].op, "SendRecv") == 0;
+        bool p2p = strcmp(c->classes[c->k[i].cls].op, CP_COLL_P2P_OP) == 0;
         size_t m = 0;
         int64_t lo_s = INT64_MAX, hi_s = INT64_MIN, lo_e = INT64_MAX, hi_e = INT64_MIN;
         size_t last = j;

@@ -339,17 +339,17 @@ static bool in_live_stack(const void *p, size_t size)
 {
     static __thread uintptr_t lo, hi;
     if (!hi) {
+        /* Bounds that cannot be read are an empty stack, read no more. */
         pthread_attr_t attr;
-        void *addr;
-        size_t len;
-        if (pthread_getattr_np(pthread_self(), &attr) != 0)
-            return false;
-        int rc = pthread_attr_getstack(&attr, &addr, &len);
-        pthread_attr_destroy(&attr);
-        if (rc != 0)
-            return false;
-        lo = (uintptr_t)addr;
-        hi = lo + len;
+        void *addr = NULL;
+        size_t len = 0;
+        bool ok = pthread_getattr_np(pthread_self(), &attr) == 0;
+        if (ok) {
+            ok = pthread_attr_getstack(&attr, &addr, &len) == 0;
+            pthread_attr_destroy(&attr);
+        }
+        lo = ok ? (uintptr_t)addr : 1;
+        hi = ok ? lo + len : 1;
     }
     uintptr_t a = (uintptr_t)p, frame = (uintptr_t)__builtin_frame_address(0);
     return a > frame && a >= lo && a < hi && size <= hi - a;
@@ -357,10 +357,12 @@ static bool in_live_stack(const void *p, size_t size)
 
 /* A push on a domain of the program's (NCCL's "NCCL"): an NCCL call's
  * payload (collect/nccl_payload.h), kept for its range's start marker.
- * The payload lives only during the call, so it is read here; a push of
- * any other payload is left alone. Every entry of the payload array is
- * tried (nvToolsExtPayload.h lets a push carry several; reserved0 counts
- * them), the first NCCL call among them taken. */
+ * The payload lives only during the call, so it is read here, and only
+ * from the calling thread's live stack (in_live_stack); a push of any
+ * other payload is left alone. The entries of the payload array are
+ * tried in turn (nvToolsExtPayload.h lets a push carry several; reserved0
+ * counts them; NCCL's nvtx3.hpp passes one), at most four, the first
+ * NCCL call among them taken. */
 static void nccl_payload(const CUpti_NvtxData *d)
 {
     const nvtxDomainRangePushEx_params *p = d->functionParams;
@@ -378,16 +380,14 @@ static void nccl_payload(const CUpti_NvtxData *d)
         const void *data;
     } *pd = (const void *)(uintptr_t)a->payload.ullValue;
     cp_nccl_call call;
-    /* NCCL passes one (nvtx3.hpp's event_attributes sets reserved0 to 1);
-     * a few are read at most, whatever the count says. */
-    if (!in_live_stack(pd, sizeof *pd)) {
-        nccl_debug_count(a->payloadType, 0, 0, 3);
-        nccl_debug_where(d, a, pd);
-        return;
-    }
     for (int32_t i = 0; i < a->reserved0 && i < 4; i++) {
-        if (!in_live_stack(&pd[i], sizeof pd[i]) || !in_live_stack(pd[i].data, pd[i].size) ||
-            !cp_nccl_payload_decode(pd[i].schema_id, pd[i].data, pd[i].size, &call)) {
+        /* The entry's own place first: its fields are read only there. */
+        if (!in_live_stack(&pd[i], sizeof pd[i]) || !in_live_stack(pd[i].data, pd[i].size)) {
+            nccl_debug_count(a->payloadType, 0, 0, 3);
+            nccl_debug_where(d, a, &pd[i]);
+            continue;
+        }
+        if (!cp_nccl_payload_decode(pd[i].schema_id, pd[i].data, pd[i].size, &call)) {
             nccl_debug_count(a->payloadType, pd[i].schema_id, pd[i].size, 2);
             nccl_debug_where(d, a, &pd[i]);
             continue;
