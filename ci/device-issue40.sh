@@ -42,6 +42,17 @@
 #   queued    conway-streams --runs 3 --processes 5, as it is and pinned to
 #             the GPU's CPUs (CUPROOF_CPU_AFFINITY=gpu): queued-all.json
 #             and queued-gpu.json, 15 processes' GPU time each
+#   levels    ci/bench/queued_levels.cu (built with nvcc) in LEVEL_PROCS fresh
+#             processes (default 6) for each of its modes (none, streams,
+#             device, host, all; or LEVEL_MODES), 4 rounds of 11 samples,
+#             then mode none under CUDA_DEVICE_MAX_CONNECTIONS=1 and 32 (or
+#             LEVEL_CONNS): levels.txt, one line a process, round and
+#             figure; NO_BUILD=1 skips the build that a machine without
+#             cuproof's binary would otherwise make
+#   procs     conway-streams --runs 10, each pass in one process and in 3
+#             (--processes 3; a pass's GPU value the mean of its
+#             processes'): procs1.json and procs3.json, the queued
+#             variants' spread between passes
 #   mainexec  issue 41: the main job's build (preset main) of a copy of the
 #             tree without build/, and its binary's `exec` of
 #             tests/exec/cupy_streams.py with its expectations
@@ -80,7 +91,7 @@ runs3() {
     cp "build/$name/report.json" "$out/$name.json"
 }
 
-if has build || [ ! -x "$bin" ]; then
+if has build || { [ ! -x "$bin" ] && [ "${NO_BUILD:-0}" != 1 ]; }; then
     device_build
 fi
 
@@ -161,6 +172,31 @@ if has queued; then
             --out "build/queued-$aff" > "$out/queued-$aff.log" 2>&1
         echo "queued, affinity $aff: rc $?, $(( $(date +%s) - t0 )) s" | tee -a "$out/summary.txt"
         cp "build/queued-$aff/report.json" "$out/queued-$aff.json"
+    done
+fi
+
+if has levels; then
+    mkdir -p build && nvcc -O2 -arch=sm_90 -o build/queued_levels ci/bench/queued_levels.cu > "$out/levels-build.log" 2>&1 ||
+        echo "queued_levels: build failed" | tee -a "$out/summary.txt"
+    t0=$(date +%s)
+    for p in $(seq "${LEVEL_PROCS:-6}"); do
+        for mode in ${LEVEL_MODES:-none streams device host all}; do
+            build/queued_levels $mode 4 11 | sed "s/^/$p /" >> "$out/levels.txt" 2>&1
+        done
+        for c in ${LEVEL_CONNS:-1 32}; do
+            CUDA_DEVICE_MAX_CONNECTIONS=$c build/queued_levels none 4 11 | sed "s/^/$p conn$c-/" \
+                >> "$out/levels.txt" 2>&1
+        done
+    done
+    echo "levels: $(wc -l < "$out/levels.txt") lines, $(( $(date +%s) - t0 )) s" | tee -a "$out/summary.txt"
+fi
+
+if has procs; then
+    for p in 1 3; do
+        t0=$(date +%s)
+        $bin run conway-streams --runs 10 --processes $p --out "build/procs$p" > "$out/procs$p.log" 2>&1
+        echo "conway-streams --runs 10 --processes $p: rc $?, $(( $(date +%s) - t0 )) s" | tee -a "$out/summary.txt"
+        cp "build/procs$p/report.json" "$out/procs$p.json"
     done
 fi
 

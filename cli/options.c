@@ -47,8 +47,8 @@ const cp_help_opt cp_opts_run[] = {
     {"--processes P", "each pass times its short cases (every variant under 50 ms) in P "
                       "processes, 1..8: its own and P - 1 more, untraced (OUT/passes/"
                       "pass-N-process-M); a pass's value is the median of its processes' (report."
-                      "json processes_ms), since a short variant's time sits on a level each "
-                      "process draws"},
+                      "json processes_ms), on the GPU's time their mean (gpu_processes_ms), since "
+                      "a short variant's time sits on a level each process draws"},
     RUN_OPTS_AFTER,
     {"--devices 0,1,...", "spread the cases over these GPUs (one at a time; run only)", true},
     {NULL, NULL},

@@ -365,12 +365,12 @@ static void clocks_json(builder *b, cJSON *parent, const char *key, const cp_clo
     }
 }
 
-/* processes_ms (1.13): each process's median in a pass of several
- * (cuproof run --processes). */
-static void processes_json(builder *b, cJSON *o, const double *ms, int n)
+/* processes_ms (1.13) or gpu_processes_ms (1.18): each process's median
+ * in a pass of several (cuproof run --processes). */
+static void processes_json(builder *b, cJSON *o, const char *key, const double *ms, int n)
 {
     if (n >= 2)
-        add_numbers(b, o, "processes_ms", ms, (size_t)n);
+        add_numbers(b, o, key, ms, (size_t)n);
 }
 
 /* 1.8: the passes of `cuproof run --runs K` (cp_run_value), each its own
@@ -396,7 +396,10 @@ static void passes_json(builder *b, cJSON *timing, const cp_variant_result *v)
         add_num(b, o, "device_busy_ns", (double)r->device_busy_ns);
         if (r->pid)
             add_num(b, o, "pid", r->pid);
-        processes_json(b, o, r->process_ms, r->nprocesses);
+        processes_json(b, o, "processes_ms", r->process_ms, r->nprocesses);
+        /* 1.18: the GPU's time of each process, whose mean is the pass's
+         * gpu_median_ms. */
+        processes_json(b, o, "gpu_processes_ms", r->gpu_process_ms, r->ngpu_processes);
         if (r->traced)
             scalar_metrics_json(b, add_obj(b, o, "metrics"), &r->metrics, false);
     }
@@ -488,7 +491,7 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
             /* A report of one pass: its processes here; of several, each
              * pass's in timing.passes. */
             if (!v->nruns)
-                processes_json(b, t, v->process_ms, v->nprocesses);
+                processes_json(b, t, "processes_ms", v->process_ms, v->nprocesses);
         }
         if (v->ngpu_samples) {
             /* 1.14: the GPU's time of the same timed runs (CUDA events). */
@@ -497,6 +500,8 @@ static void case_json(builder *b, cJSON *o, const cp_case_result *c)
             add_num(b, t, "gpu_min_ms", v->gpu_timing.min_ms);
             add_num(b, t, "gpu_max_ms", v->gpu_timing.max_ms);
             add_num(b, t, "gpu_stddev_ms", v->gpu_timing.stddev_ms);
+            if (!v->nruns)
+                processes_json(b, t, "gpu_processes_ms", v->gpu_process_ms, v->ngpu_processes);
         }
         if (v->ran && v->nsamples) {
             /* 1.14: the figure the variant is judged on, and why wall. */
@@ -670,8 +675,10 @@ cJSON *cp_report_to_json(const cp_report *r)
      * trace's collectives_by_operation (kernels_with_call, bytes,
      * algbw_gbps, busbw_gbps), and an NCCL range's comm, bytes and peer in
      * trace files; 1.17: collectives_by_size, the same rows by message
-     * size (size_from_bytes, size_below_bytes). */
-    add_str(&b, root, "schema_version", "1.17");
+     * size (size_from_bytes, size_below_bytes); 1.18: each process's
+     * GPU time in a pass of several (gpu_processes_ms), whose mean is
+     * then the pass's gpu_median_ms. */
+    add_str(&b, root, "schema_version", "1.18");
     cJSON *tool = add_obj(&b, root, "tool");
     add_str(&b, tool, "name", "cuproof");
     add_str(&b, tool, "version", r->tool_version);

@@ -379,20 +379,27 @@ static int read_ranks(const where *w, const cJSON *o, cp_ranks **out)
 
 #undef RANK_U
 
-/* processes_ms (1.13): each process's median in a pass of several;
- * absent for a pass of one. */
-static int read_processes(const where *w, const cJSON *arr, double *ms, int *n)
+/* o's `key`: processes_ms (1.13) or gpu_processes_ms (1.18), each
+ * process's median in a pass of several; absent for a pass of one. */
+static int read_processes(const where *w, const cJSON *o, const char *key, double *ms, int *n)
 {
+    const cJSON *arr = item(o, key);
     *n = 0;
     if (!arr)
         return 0;
-    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > CP_MAX_PROCESSES)
-        return bad(w, "processes_ms is not an array of at most 8 times");
+    char what[96];
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > CP_MAX_PROCESSES) {
+        snprintf(what, sizeof what, "%s is not an array of at most %d times", key,
+                 CP_MAX_PROCESSES);
+        return bad(w, what);
+    }
     const cJSON *x;
     cJSON_ArrayForEach(x, arr)
     {
-        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || !(x->valuedouble > 0))
-            return bad(w, "processes_ms holds a value that is not a time > 0");
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || !(x->valuedouble > 0)) {
+            snprintf(what, sizeof what, "%s holds a value that is not a time > 0", key);
+            return bad(w, what);
+        }
         ms[(*n)++] = x->valuedouble;
     }
     return 0;
@@ -430,7 +437,10 @@ static int read_passes(const where *w, const cJSON *arr, cp_variant_result *v)
         read_clocks(item(p, "clocks_after"), &r->clocks_after);
         r->device_busy_ns = (uint64_t)num(p, "device_busy_ns", 0);
         r->pid = (int)num(p, "pid", 0);
-        rc = read_processes(w, item(p, "processes_ms"), r->process_ms, &r->nprocesses);
+        rc = read_processes(w, p, "processes_ms", r->process_ms, &r->nprocesses);
+        /* 1.18: the GPU's time of each process. */
+        if (rc == 0)
+            rc = read_processes(w, p, "gpu_processes_ms", r->gpu_process_ms, &r->ngpu_processes);
         if (rc < 0)
             return rc;
         /* 1.9: the pass's traced metrics; the bits of metrics the pass
@@ -493,7 +503,8 @@ static int read_variant(where *w, const cJSON *o, cp_variant_result *v)
     CP_TRY(numbers(w, item(t, "samples_ms"), &v->samples_ms, &v->nsamples));
     str(t, "stopped_by", v->stopped_by, sizeof v->stopped_by);
     v->noise = num(t, "median_noise", NAN);
-    CP_TRY(read_processes(w, item(t, "processes_ms"), v->process_ms, &v->nprocesses));
+    CP_TRY(read_processes(w, t, "processes_ms", v->process_ms, &v->nprocesses));
+    CP_TRY(read_processes(w, t, "gpu_processes_ms", v->gpu_process_ms, &v->ngpu_processes));
     CP_TRY(read_figure(w, t, v));
     read_clocks(item(o, "clocks_before"), &v->clocks_before);
     read_clocks(item(o, "clocks_after"), &v->clocks_after);

@@ -337,7 +337,7 @@ Test(exec_cli, the_tracing_cost_is_in_the_report_and_the_summary)
     char *text = strdup(out_file("report.json"));
     cJSON *root = cJSON_Parse(text);
     cr_assert_not_null(root);
-    cr_expect_str_eq(cJSON_GetObjectItem(root, "schema_version")->valuestring, "1.17");
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "schema_version")->valuestring, "1.18");
     const cJSON *cost = cJSON_GetObjectItem(root, "tracing_cost");
     cr_assert_not_null(cost, "no tracing_cost in report.json");
     cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(cost, "recorded")));

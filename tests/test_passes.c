@@ -157,6 +157,96 @@ Test(passes, a_pass_of_several_processes_is_the_median_of_theirs)
     cp_case_result_free(&f);
 }
 
+/* One pass's GPU time: n samples from `level` ms up by 0.001. */
+static void gpu_samples(cp_case_result *c, double level, int n)
+{
+    cp_variant_result *v = &c->variants[0];
+    v->gpu_samples_ms = malloc((size_t)n * sizeof *v->gpu_samples_ms);
+    cr_assert_not_null(v->gpu_samples_ms);
+    for (int i = 0; i < n; i++)
+        v->gpu_samples_ms[i] = level + 0.001 * i;
+    v->ngpu_samples = (size_t)n;
+    v->figure = CP_WORK_GPU;
+    cr_assert_eq(cp_timing_compute(v->gpu_samples_ms, v->ngpu_samples, &v->gpu_timing), 0);
+}
+
+/* On the GPU's time the processes' levels are draws of two levels (the
+ * stream's hardware channel, samples/h200-gpu-time/queued-levels): the
+ * pass's value is their mean, which the median of three (one of the
+ * two) and the pooled samples' median (the process with most samples)
+ * are not; each process's GPU median is kept, written as
+ * gpu_processes_ms (1.18) and read back; wall time keeps the median. */
+Test(passes, a_pass_of_several_processes_is_the_mean_of_their_gpu_times)
+{
+    cp_case_result a, b, c, second, plain;
+    one_pass(&a, 1.0, 5, 1980, false);
+    one_pass(&b, 1.3, 5, 1980, false);
+    one_pass(&c, 2.0, 40, 1980, false);
+    gpu_samples(&a, 0.130, 5);  /* median 0.132 */
+    gpu_samples(&b, 0.139, 5);  /* 0.141 */
+    gpu_samples(&c, 0.130, 40); /* 0.1495, most of the samples */
+    cr_assert_eq(cp_case_result_add_process(&a, &b, 2), 0, "%s", cp_last_error());
+    cr_assert_eq(cp_case_result_add_process(&a, &c, 3), 0, "%s", cp_last_error());
+    const cp_variant_result *v = &a.variants[0];
+    cr_assert_eq(v->ngpu_processes, 3);
+    cr_expect_float_eq(v->gpu_process_ms[0], 0.132, 1e-12);
+    cr_expect_float_eq(v->gpu_process_ms[1], 0.141, 1e-12);
+    cr_expect_float_eq(v->gpu_process_ms[2], 0.1495, 1e-12);
+    cr_expect_eq(v->ngpu_samples, 50);
+    one_pass(&second, 1.4, 5, 1980, false);
+    gpu_samples(&second, 0.135, 5);
+    cr_assert_eq(cp_case_result_add_pass(&a, &second, 2), 0);
+    cr_assert_eq(v->nruns, 2);
+    double mean = (0.132 + 0.141 + 0.1495) / 3;
+    cr_expect_float_eq(v->runs[0].gpu_median_ms, mean, 1e-12, "%g", v->runs[0].gpu_median_ms);
+    cr_expect_float_eq(v->runs[0].median_ms, 1.5, 1e-12); /* wall: the middle process */
+    cr_expect_eq(v->runs[0].ngpu_processes, 3);
+    /* A pass of one process: its samples' median, no processes. */
+    cr_expect_float_eq(v->runs[1].gpu_median_ms, 0.137, 1e-12);
+    cr_expect_eq(v->runs[1].ngpu_processes, 0);
+
+    cp_report rep;
+    memset(&rep, 0, sizeof rep);
+    snprintf(rep.tool_version, sizeof rep.tool_version, "test");
+    snprintf(rep.profile, sizeof rep.profile, "ci");
+    rep.cases = &a;
+    rep.ncases = 1;
+    char dir[] = "/tmp/cuproof-gpuproc-XXXXXX", path[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    cr_assert_eq(cp_report_json_write(&rep, path), 0, "%s", cp_last_error());
+    cp_report back;
+    cr_assert_eq(cp_report_read(path, &back), 0, "%s", cp_last_error());
+    const cp_variant_result *r = &back.cases[0].variants[0];
+    cr_assert_eq(r->nruns, 2);
+    cr_assert_eq(r->runs[0].ngpu_processes, 3);
+    cr_expect_float_eq(r->runs[0].gpu_process_ms[2], 0.1495, 1e-12);
+    cr_expect_float_eq(r->runs[0].gpu_median_ms, mean, 1e-12);
+    cr_expect_eq(r->runs[1].ngpu_processes, 0);
+    cp_report_free(&back);
+    /* A report of one pass keeps them in timing. */
+    one_pass(&plain, 1.0, 5, 1980, false);
+    gpu_samples(&plain, 0.130, 5);
+    cp_case_result p2;
+    one_pass(&p2, 1.0, 5, 1980, false);
+    gpu_samples(&p2, 0.139, 5);
+    cr_assert_eq(cp_case_result_add_process(&plain, &p2, 2), 0);
+    rep.cases = &plain;
+    cr_assert_eq(cp_report_json_write(&rep, path), 0, "%s", cp_last_error());
+    cr_assert_eq(cp_report_read(path, &back), 0, "%s", cp_last_error());
+    cr_assert_eq(back.cases[0].variants[0].ngpu_processes, 2);
+    cr_expect_float_eq(back.cases[0].variants[0].gpu_process_ms[1], 0.141, 1e-12);
+    cp_report_free(&back);
+    unlink(path);
+    rmdir(dir);
+    cp_case_result_free(&p2);
+    cp_case_result_free(&plain);
+    cp_case_result_free(&b);
+    cp_case_result_free(&c);
+    cp_case_result_free(&second);
+    cp_case_result_free(&a);
+}
+
 Test(passes, report_keeps_each_pass_and_reads_it_back)
 {
     cp_case_result c, second;

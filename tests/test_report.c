@@ -153,7 +153,7 @@ Test(report, json_has_every_contract_field)
     cr_expect_str_eq(get(timing, "clock")->valuestring, "CLOCK_MONOTONIC");
     cr_expect_eq(get(get(v, "clocks_before"), "sm_mhz")->valueint, 1980);
     cr_expect_str_eq(get(get(v, "clocks_after"), "reason")->valuestring, "NVML unavailable");
-    cr_expect_str_eq(get(root, "schema_version")->valuestring, "1.17");
+    cr_expect_str_eq(get(root, "schema_version")->valuestring, "1.18");
     get(get(root, "environment"), "gpu_uuid");
     get(get(root, "environment"), "cpu_model");
     const cJSON *tr = get(v, "trace");

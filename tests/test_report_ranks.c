@@ -131,7 +131,7 @@ Test(ranks_report, json_round_trip)
     /* The file's own words, as a reader of the contract sees them. */
     cJSON *root = NULL;
     cr_assert_eq(cp_report_json_load(path, &root), 0);
-    cr_expect_str_eq(cJSON_GetObjectItem(root, "schema_version")->valuestring, "1.17");
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "schema_version")->valuestring, "1.18");
     const cJSON *v = cJSON_GetArrayItem(
         cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "cases"), 0),
                             "variants"),

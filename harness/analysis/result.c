@@ -223,6 +223,14 @@ static int run_of(const cp_variant_result *v, int pid, cp_run_value *out)
         out->median_ms = t.median_ms;
     memcpy(out->process_ms, v->process_ms, sizeof out->process_ms);
     out->nprocesses = v->nprocesses;
+    /* The GPU's: the mean of theirs (cp_case_result_add_process says why). */
+    if (v->ngpu_processes > 1) {
+        double mean, sd;
+        cp_mean_std(v->gpu_process_ms, (size_t)v->ngpu_processes, &mean, &sd);
+        out->gpu_median_ms = mean;
+    }
+    memcpy(out->gpu_process_ms, v->gpu_process_ms, sizeof out->gpu_process_ms);
+    out->ngpu_processes = v->ngpu_processes;
     out->clocks_before = v->clocks_before;
     out->clocks_after = v->clocks_after;
     out->device_busy_ns = cp_variant_busy_ns(v);
@@ -347,8 +355,12 @@ int cp_case_result_add_process(cp_case_result *into, const cp_case_result *proc,
         int rc = cp_timing_compute(v->samples_ms, v->nsamples, &v->timing);
         if (rc < 0)
             return rc;
-        /* The GPU's time pooled likewise, where both have it. */
+        /* The GPU's time pooled likewise, where both have it, each
+         * process's median kept (into's own first). */
         if (v->ngpu_samples && pv->ngpu_samples) {
+            if (v->ngpu_processes == 0)
+                v->gpu_process_ms[v->ngpu_processes++] = v->gpu_timing.median_ms;
+            v->gpu_process_ms[v->ngpu_processes++] = pv->gpu_timing.median_ms;
             double *g = realloc(v->gpu_samples_ms,
                                 (v->ngpu_samples + pv->ngpu_samples) * sizeof *g);
             if (!g)

@@ -140,7 +140,9 @@ typedef struct cp_run_value {
     double *samples_ms; /* owned */
     size_t nsamples;
     /* The GPU's time of the same timed runs (cp_variant_result's
-     * gpu_samples_ms) and their median; NULL, 0 and 0 without. */
+     * gpu_samples_ms) and the pass's value on it: their median, or with
+     * several processes the mean of the processes' (gpu_process_ms);
+     * NULL, 0 and 0 without. */
     double gpu_median_ms;
     double *gpu_samples_ms; /* owned */
     size_t ngpu_samples;
@@ -155,6 +157,11 @@ typedef struct cp_run_value {
      * first; median_ms is then their median, not the pooled samples'. */
     double process_ms[CP_MAX_PROCESSES];
     int nprocesses;
+    /* The same for the GPU's time, of the processes that have it;
+     * gpu_median_ms is then their mean (cp_case_result_add_process says
+     * why). */
+    double gpu_process_ms[CP_MAX_PROCESSES];
+    int ngpu_processes;
 } cp_run_value;
 
 /* Which figure of a variant's timed runs is its work, the one compare,
@@ -215,9 +222,12 @@ typedef struct cp_variant_result {
     size_t nruns;
     /* The pass's value with --processes P: each process's median (this
      * one's first; cp_case_result_add_process adds the others), of which
-     * the median is the pass's value; 0 for a pass of one process. */
+     * the median is the pass's value; 0 for a pass of one process. The
+     * GPU's time likewise, of which the mean is the pass's value. */
     double process_ms[CP_MAX_PROCESSES];
     int nprocesses;
+    double gpu_process_ms[CP_MAX_PROCESSES];
+    int ngpu_processes;
     bool traced;
     char untraced_reason[512];
     char skip_reason[160]; /* why the variant did not run; "" when it ran */
@@ -401,7 +411,18 @@ CP_API int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *p
  * Each variant of proc with timed samples adds its median to into's
  * process_ms (into's own median first) and its samples after into's;
  * into's timing becomes theirs, and a later cp_case_result_add_pass
- * takes the median of process_ms as the pass's value. A proc that failed
+ * takes the median of process_ms as the pass's value. The GPU's time,
+ * where both have it, goes likewise into gpu_process_ms, and the pass's
+ * GPU value is their *mean*: a process's GPU level is a draw of the
+ * hardware channels its context was given, and on the H200 a short
+ * chain of kernels and copies on one stream runs at one of two levels
+ * 7-10% apart by its channel (samples/h200-gpu-time/queued-levels), so
+ * the median of a few processes is one of the two, where the mean
+ * estimates the level a program meets on average. Each process's level
+ * is itself a median of its samples, so a stray sample does not move
+ * it. Wall time keeps the median: a host-bound process can stray by a
+ * whole level (a busy neighbour, a layout), the GPU's only by what its
+ * channels allow. A proc that failed
  * makes `into` fail, its error prefixed "process N: ", and its failed
  * checks are added likewise; its skipped and inconclusive checks are not
  * (it ran untraced on purpose). Returns 0, CP_EINVAL when into already
