@@ -49,7 +49,7 @@
 #             LEVEL_CONNS): levels.txt, one line a process, round and
 #             figure; NO_BUILD=1 skips the build that a machine without
 #             cuproof's binary would otherwise make
-#   procs     conway-streams --runs 10, each pass in one process and in 3
+#   procs     conway-streams --runs 10, each pass in one process and in 3 (or PROCS)
 #             (--processes 3; a pass's GPU value the mean of its
 #             processes'): procs1.json and procs3.json, the queued
 #             variants' spread between passes
@@ -192,7 +192,7 @@ if has levels; then
 fi
 
 if has procs; then
-    for p in 1 3; do
+    for p in ${PROCS:-1 3}; do
         t0=$(date +%s)
         $bin run conway-streams --runs 10 --processes $p --out "build/procs$p" > "$out/procs$p.log" 2>&1
         echo "conway-streams --runs 10 --processes $p: rc $?, $(( $(date +%s) - t0 )) s" | tee -a "$out/summary.txt"
