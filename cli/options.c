@@ -42,8 +42,8 @@ const cp_help_opt cp_opts_run[] = {
                  "output in OUT/passes): each variant keeps every pass's samples, median, "
                  "clocks, device time and trace metrics apart (report.json timing.passes), so "
                  "that compare rests on runs, not samples; prints each variant's spread "
-                 "between passes and warns of a declared expectation or a claim's window within 3 "
-                 "of its own"},
+                 "between passes on the figure it is judged on and warns of a declared "
+                 "expectation or a claim's window within 3 of its own"},
     {"--processes P", "each pass times its short cases (every variant under 50 ms) in P "
                       "processes, 1..8: its own and P - 1 more, untraced (OUT/passes/"
                       "pass-N-process-M); a pass's value is the median of its processes' (report."

@@ -319,14 +319,18 @@ int cp_passes_run(const cp_passes_opts *o, cp_session *s, int *status)
  * its spread (cp_case_margins). */
 void cp_passes_print_spread(const cp_report *r, int runs, FILE *out, FILE *warn)
 {
-    fprintf(out, "cuproof: between-run spread of each variant's median over %d passes:\n", runs);
+    fprintf(out,
+            "cuproof: between-run spread of each variant's value over %d passes, on the figure "
+            "it is judged on:\n",
+            runs);
     for (size_t i = 0; i < r->ncases; i++)
         for (size_t k = 0; k < r->cases[i].nvariants; k++) {
             const cp_variant_result *v = &r->cases[i].variants[k];
             double sd, span;
-            if (cp_variant_run_spread(v, &sd, &span))
-                fprintf(out, "  %s/%s: %.1f%% (largest/smallest %.3f)\n", r->cases[i].name, v->name,
-                        100 * sd, span);
+            const char *figure;
+            if (cp_variant_run_spread(v, &sd, &span, &figure))
+                fprintf(out, "  %s/%s: %.1f%% on %s (largest/smallest %.3f)\n", r->cases[i].name,
+                        v->name, 100 * sd, figure, span);
         }
     enum { CAP = 256 };
     cp_case_margin *m = malloc(CAP * sizeof *m);

@@ -79,7 +79,9 @@ Test(passes, later_passes_become_runs_and_keep_failures)
     cr_expect_eq(v->runs[1].clocks_before.sm_mhz, 1755);
     /* The spread of the medians 1.2, 2.1, 3.15: sd 0.9760 over mean 2.15. */
     double sd, span;
-    cr_assert(cp_variant_run_spread(v, &sd, &span));
+    const char *figure;
+    cr_assert(cp_variant_run_spread(v, &sd, &span, &figure));
+    cr_expect_str_eq(figure, "wall time");
     cr_expect_float_eq(sd, 0.453935, 1e-5, "%g", sd);
     cr_expect_float_eq(span, 3.15 / 1.2, 1e-12);
     /* Every run's samples together: 5 + 3 + 4, and their median. */
@@ -221,6 +223,13 @@ Test(passes, a_pass_of_several_processes_is_the_mean_of_their_gpu_times)
     /* A pass of one process: its samples' median, no processes. */
     cr_expect_float_eq(v->runs[1].gpu_median_ms, 0.137, 1e-12);
     cr_expect_eq(v->runs[1].ngpu_processes, 0);
+    /* The spread between the passes is on the GPU's time, which the
+     * variant is judged on: 0.14083 and 0.137, not wall's 1.5 and 1.6. */
+    double sd, span;
+    const char *figure;
+    cr_assert(cp_variant_run_spread(v, &sd, &span, &figure));
+    cr_expect_str_eq(figure, "GPU time");
+    cr_expect_float_eq(span, mean / 0.137, 1e-9, "%g", span);
 
     char dir[] = "/tmp/cuproof-gpuproc-XXXXXX", path[64];
     cp_report back;

@@ -423,21 +423,51 @@ int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *pass, in
     return keep_failed_checks(into, pass, "pass", number);
 }
 
-bool cp_variant_run_spread(const cp_variant_result *v, double *rel_sd, double *max_over_min)
+/* The figures a variant's passes can be judged on. */
+typedef enum { BY_WALL, BY_GPU, BY_BUSY } judged_by;
+
+/* A pass's value on the figure its variant is judged on (judged_figure). */
+static double judged_value(const cp_run_value *r, judged_by by)
+{
+    return by == BY_BUSY  ? (double)cp_metrics_own_ns(&r->metrics) / 1e6
+           : by == BY_GPU ? r->gpu_median_ms
+                          : r->median_ms;
+}
+
+/* Which figure compare judges v's passes on, as for one report's: its own
+ * busy time (cp_variant_judged_on_busy, every pass traced), the GPU's
+ * time (every pass measured it), else wall time; named in *name. */
+static judged_by judged_figure(const cp_variant_result *v, const char **name)
+{
+    bool gpu = cp_variant_judged_on_gpu(v), busy = gpu && cp_variant_judged_on_busy(v);
+    for (size_t k = 0; k < v->nruns; k++) {
+        gpu &= v->runs[k].gpu_median_ms > 0;
+        busy &= v->runs[k].traced && cp_metrics_own_ns(&v->runs[k].metrics) > 0;
+    }
+    *name = busy ? "GPU own busy time (traced)" : gpu ? "GPU time" : "wall time";
+    return busy ? BY_BUSY : gpu ? BY_GPU : BY_WALL;
+}
+
+bool cp_variant_run_spread(const cp_variant_result *v, double *rel_sd, double *max_over_min,
+                           const char **figure)
 {
     *rel_sd = *max_over_min = 0;
+    *figure = "wall time";
     if (v->nruns < 2)
         return false;
-    double sum = 0, lo = v->runs[0].median_ms, hi = lo;
+    judged_by by = judged_figure(v, figure);
+    double sum = 0, lo = judged_value(&v->runs[0], by), hi = lo;
     for (size_t k = 0; k < v->nruns; k++) {
-        double m = v->runs[k].median_ms;
+        double m = judged_value(&v->runs[k], by);
         sum += m;
         lo = m < lo ? m : lo;
         hi = m > hi ? m : hi;
     }
     double mean = sum / (double)v->nruns, ss = 0;
-    for (size_t k = 0; k < v->nruns; k++)
-        ss += (v->runs[k].median_ms - mean) * (v->runs[k].median_ms - mean);
+    for (size_t k = 0; k < v->nruns; k++) {
+        double d = judged_value(&v->runs[k], by) - mean;
+        ss += d * d;
+    }
     *rel_sd = mean > 0 ? sqrt(ss / (double)(v->nruns - 1)) / mean : 0;
     *max_over_min = lo > 0 ? hi / lo : 0;
     return true;

@@ -431,11 +431,13 @@ CP_API int cp_case_result_add_pass(cp_case_result *into, const cp_case_result *p
 CP_API int cp_case_result_add_process(cp_case_result *into, const cp_case_result *proc,
                                       int number);
 
-/* The between-run spread of a variant's passes (cp_run_value): the
- * relative standard deviation of their medians (sample sd over mean) and
- * the largest median over the smallest. Returns false (both 0) with fewer
- * than two passes. */
-CP_API bool cp_variant_run_spread(const cp_variant_result *v, double *rel_sd, double *max_over_min);
+/* The between-run spread of a variant's passes (cp_run_value) on the
+ * figure compare judges it on, named in *figure ("GPU time", "GPU own
+ * busy time (traced)" or "wall time"): the relative standard deviation of
+ * the passes' values (sample sd over mean) and the largest over the
+ * smallest. Returns false (both 0) with fewer than two passes. */
+CP_API bool cp_variant_run_spread(const cp_variant_result *v, double *rel_sd, double *max_over_min,
+                                  const char **figure);
 
 CP_API void cp_case_result_free(cp_case_result *r);
 
