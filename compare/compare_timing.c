@@ -160,11 +160,8 @@ static int side_runs(const side_case *s, const char *vname, side_timing *t)
         if (v->nruns) {
             for (size_t k = 0; k < v->nruns; k++) {
                 const cp_run_value *r = &v->runs[k];
-                /* A pass from before its metrics were kept (schema 1.9)
-                 * has only its busy time. */
-                uint64_t own = r->traced ? cp_metrics_own_ns(&r->metrics) : r->device_busy_ns;
                 CP_TRY(add_run(t, i, r->median_ms, NAN, r->samples_ms, r->nsamples,
-                               &r->clocks_before, &r->clocks_after, own));
+                               &r->clocks_before, &r->clocks_after, cp_pass_own_ns(r)));
                 CP_TRY(add_gpu(t, r->gpu_median_ms, r->gpu_samples_ms, r->ngpu_samples));
             }
         } else {

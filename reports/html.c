@@ -666,11 +666,11 @@ static void variants_html(html_buf *b, const cp_case_result *c)
  * (`by_size`) by message-size bucket too. */
 static void collectives_html(html_buf *b, const cp_collective_row *rows, size_t n, bool by_size)
 {
+    if (!n)
+        return;
     bool sized = by_size;
     for (size_t i = 0; i < n; i++)
         sized |= rows[i].sized > 0;
-    if (!n)
-        return;
     html_fmt(b, "<table><tr><th>Collective</th><th>Algorithm</th><th>Protocol</th>%s"
                 "<th>Kernels</th><th>Total</th><th>Median</th><th>Exposed</th>%s</tr>",
              by_size ? "<th>Message (bytes)</th>" : "",

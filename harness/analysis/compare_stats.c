@@ -313,6 +313,11 @@ uint64_t cp_variant_own_ns(const cp_variant_result *v)
     return v->traced ? cp_metrics_own_ns(&v->metrics) : 0;
 }
 
+uint64_t cp_pass_own_ns(const cp_run_value *r)
+{
+    return r->traced ? cp_metrics_own_ns(&r->metrics) : r->device_busy_ns;
+}
+
 double cp_variant_device_share(const cp_variant_result *v, double median_ms)
 {
     const cp_metrics *m = &v->metrics;

@@ -429,20 +429,20 @@ typedef enum { BY_WALL, BY_GPU, BY_BUSY } judged_by;
 /* A pass's value on the figure its variant is judged on (judged_figure). */
 static double judged_value(const cp_run_value *r, judged_by by)
 {
-    return by == BY_BUSY  ? (double)cp_metrics_own_ns(&r->metrics) / 1e6
+    return by == BY_BUSY  ? (double)cp_pass_own_ns(r) / 1e6
            : by == BY_GPU ? r->gpu_median_ms
                           : r->median_ms;
 }
 
 /* Which figure compare judges v's passes on, as for one report's: its own
- * busy time (cp_variant_judged_on_busy, every pass traced), the GPU's
+ * busy time (cp_variant_judged_on_busy, every pass having one), the GPU's
  * time (every pass measured it), else wall time; named in *name. */
 static judged_by judged_figure(const cp_variant_result *v, const char **name)
 {
     bool gpu = cp_variant_judged_on_gpu(v), busy = gpu && cp_variant_judged_on_busy(v);
     for (size_t k = 0; k < v->nruns; k++) {
         gpu &= v->runs[k].gpu_median_ms > 0;
-        busy &= v->runs[k].traced && cp_metrics_own_ns(&v->runs[k].metrics) > 0;
+        busy &= cp_pass_own_ns(&v->runs[k]) > 0;
     }
     *name = busy ? "GPU own busy time (traced)" : gpu ? "GPU time" : "wall time";
     return busy ? BY_BUSY : gpu ? BY_GPU : BY_WALL;

@@ -98,13 +98,13 @@ CP_API int cp_collectives_add_named(cp_collectives *c, uint32_t rank, uint32_t h
  * communicator (NCCL's commHash, the same on every rank of it), its
  * message size, its peer (a send's or receive's rank in the
  * communicator; -1 for a collective) and its range's name
- * ("ncclAllReduce"; others are left out). Where every communication kernel of every rank is paired with
- * its call (the per-collective table's rule: cuproof/metrics.h,
- * cp_collective_row), collective (i, k) is the k-th call on the i-th
- * communicator by id instead of the k-th kernel of the i-th stream: a
- * subgroup's collectives are matched among its own ranks, and a
- * communicator whose streams differ across ranks is one. Returns 0 or
- * CP_ENOMEM. */
+ * ("ncclAllReduce"; others are left out). Where every communication
+ * kernel of every rank is paired with its call (the per-collective
+ * table's rule: cuproof/metrics.h, cp_collective_row), collective (i, k)
+ * is the k-th call on the i-th communicator by id instead of the k-th
+ * kernel of the i-th stream: a subgroup's collectives are matched among
+ * its own ranks, and a communicator whose streams differ across ranks is
+ * one. Returns 0 or CP_ENOMEM. */
 CP_API int cp_collectives_add_call(cp_collectives *c, uint32_t rank, uint64_t start,
                                    uint64_t comm, uint64_t bytes, int32_t peer,
                                    const char *name);

@@ -172,10 +172,14 @@ CP_API uint64_t cp_variant_busy_ns(const struct cp_variant_result *v);
  * within 0.2%); a report from before pageable_copy_sum_ns counts all copy
  * time as theirs when it has any. What the busy-time figure and drift
  * rest on, and what cp_variant_device_share divides. cp_variant_own_ns:
- * a variant's, 0 untraced. */
+ * a variant's, 0 untraced; cp_pass_own_ns: a pass's (cp_run_value), its
+ * traced run's, or for a pass from before its metrics were kept (schema
+ * 1.9) its busy time. */
 struct cp_metrics;
+struct cp_run_value;
 CP_API uint64_t cp_metrics_own_ns(const struct cp_metrics *m);
 CP_API uint64_t cp_variant_own_ns(const struct cp_variant_result *v);
+CP_API uint64_t cp_pass_own_ns(const struct cp_run_value *r);
 
 /*
  * The figure rules compare and ab share, on one report's variant:
